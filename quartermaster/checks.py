@@ -1,0 +1,492 @@
+"""Cross-object checks: small named rules in one registry, each returning every problem it finds.
+
+A check is `check_<rule>(inventory) -> list[Issue]`, registered with its name and severity by the
+`@rule` decorator. Issues carry a logical reference (`ref`); the loader turns it into file:line.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, replace
+
+from quartermaster.capacity import flavor_capacity, pool_max_nodes
+from quartermaster.issues import Issue, Ref, Severity
+from quartermaster.loader import did_you_mean
+from quartermaster.model import Inventory
+from quartermaster.names import PROVIDER_OF_KIND
+
+CheckFn = Callable[[Inventory], list[Issue]]
+
+
+@dataclass(frozen=True)
+class Rule:
+    """A registered check."""
+
+    name: str
+    severity: Severity
+    summary: str
+    fn: CheckFn
+
+
+RULES: list[Rule] = []
+
+
+def rule(name: str, summary: str, severity: Severity = "error") -> Callable[[CheckFn], CheckFn]:
+    """Register a check under `name`; its issues get that rule name and, by default, that severity."""
+
+    def register(fn: CheckFn) -> CheckFn:
+        RULES.append(Rule(name, severity, summary, fn))
+        return fn
+
+    return register
+
+
+def run_checks(inventory: Inventory) -> list[Issue]:
+    """Every issue of every registered rule (never stops at the first)."""
+    found: list[Issue] = []
+    for r in RULES:
+        for issue in r.fn(inventory):
+            severity = "warning" if r.severity == "warning" else issue.severity
+            found.append(replace(issue, rule=r.name, severity=severity))
+    return found
+
+
+def _issue(message: str, fix: str, ref: Ref, got: object = None, about: Iterable[tuple[str, str]] = (),
+           severity: Severity = "error") -> Issue:
+    """An issue of the running rule (run_checks fills in the rule name)."""
+    kwargs: dict[str, object] = {} if got is None else {"got": got}
+    return Issue(rule="", message=message, fix=fix, ref=ref, about=tuple(about), severity=severity,
+                 **kwargs)  # type: ignore[arg-type]
+
+
+def _unknown(kind: str, name: str, known: Iterable[str], ref: Ref, section: str) -> Issue:
+    hint = did_you_mean(name, known)
+    fix = hint or f"Define {kind} `{name}` or use an existing one."
+    return _issue(f"no such {kind} `{name}`", fix, ref, about=[(section, name)])
+
+
+# --- names -----------------------------------------------------------------------------------------
+
+
+@rule("unique-names", "every object has a name that no other object of its kind has")
+def check_unique_names(inv: Inventory) -> list[Issue]:
+    out = []
+    for section, objects in [("sites", inv.sites), ("clusters", inv.clusters), ("pools", inv.pools),
+                             ("commitments", inv.commitments), ("teams", inv.teams), ("cohorts", inv.cohorts),
+                             ("priority_classes", inv.priority_classes), ("machines", inv.machines)]:
+        counts = Counter(o.name for o in objects)
+        for name, n in sorted(counts.items()):
+            if n > 1:
+                out.append(_issue(f"{n} {section} are named `{name}`", "Give each one its own name.",
+                                  (section, name, "name")))
+    owner: dict[str, str] = {}
+    for team in inv.teams:
+        for i, ns in enumerate(team.namespaces):
+            if ns in owner and owner[ns] != team.name:
+                out.append(_issue(f"namespace `{ns}` already belongs to team `{owner[ns]}`",
+                                  "A namespace belongs to one team; remove it from one of them.",
+                                  ("teams", team.name, "namespaces", i)))
+            owner.setdefault(ns, team.name)
+    return out
+
+
+@rule("derived-names", "names derived from inventory names fit Kubernetes and cloud limits")
+def check_derived_names(inv: Inventory) -> list[Issue]:
+    out = []
+    for pool in inv.pools:
+        if pool.tpu is not None and pool.tpu.slices > 1:
+            longest = f"{pool.name}-{pool.tpu.slices - 1}"
+            if len(longest) > 40:
+                out.append(_issue(f"slice node pool name `{longest}` is longer than GKE's 40 characters",
+                                  f"Shorten the pool name to at most {40 - len(str(pool.tpu.slices - 1)) - 1} "
+                                  "characters.", ("pools", pool.name, "name"), got=len(longest)))
+    return out
+
+
+# --- references ------------------------------------------------------------------------------------
+
+
+@rule("references", "every reference by name resolves")
+def check_references(inv: Inventory) -> list[Issue]:
+    out = []
+    for c in inv.clusters:
+        if c.site not in inv.site_by_name:
+            out.append(_unknown("site", c.site, inv.site_by_name, ("clusters", c.name, "site"), "sites"))
+        for w in c.multikueue_workers:
+            if w not in inv.cluster_by_name:
+                out.append(_unknown("cluster", w, inv.cluster_by_name, ("clusters", c.name, "multikueue_workers"),
+                                    "clusters"))
+        for p in c.pools:
+            if p.machine not in inv.machine_by_name:
+                out.append(_unknown("machine", p.machine, inv.machine_by_name, ("pools", p.name, "machine"),
+                                    "machines"))
+            if p.commitment is not None and p.commitment not in inv.commitment_by_name:
+                out.append(_unknown("commitment", p.commitment, inv.commitment_by_name,
+                                    ("pools", p.name, "commitment"), "commitments"))
+    for cm in inv.commitments:
+        if cm.machine not in inv.machine_by_name:
+            out.append(_unknown("machine", cm.machine, inv.machine_by_name, ("commitments", cm.name, "machine"),
+                                "machines"))
+        if cm.site not in inv.site_by_name:
+            out.append(_unknown("site", cm.site, inv.site_by_name, ("commitments", cm.name, "site"), "sites"))
+    for t in inv.teams:
+        if t.cohort is not None and t.cohort not in inv.cohort_by_name:
+            out.append(_unknown("cohort", t.cohort, inv.cohort_by_name, ("teams", t.name, "cohort"), "cohorts"))
+        if t.priority_class is not None and t.priority_class not in inv.priority_class_by_name:
+            out.append(_unknown("priority class", t.priority_class, inv.priority_class_by_name,
+                                ("teams", t.name, "priority_class"), "priority_classes"))
+        for i, site in enumerate(t.sites):
+            if site not in inv.site_by_name:
+                out.append(_unknown("site", site, inv.site_by_name, ("teams", t.name, "sites", i), "sites"))
+        seen: set[str] = set()
+        for i, q in enumerate(t.quotas):
+            if q.flavor not in inv.pool_by_name:
+                out.append(_unknown("flavor", q.flavor, inv.pool_by_name, ("teams", t.name, "quotas", i, "flavor"),
+                                    "pools"))
+            if q.flavor in seen:
+                out.append(_issue(f"flavor `{q.flavor}` has two quotas", "Merge them into one quota entry.",
+                                  ("teams", t.name, "quotas", i, "flavor")))
+            seen.add(q.flavor)
+    for co in inv.cohorts:
+        if co.parent is not None and co.parent not in inv.cohort_by_name:
+            out.append(_unknown("cohort", co.parent, inv.cohort_by_name, ("cohorts", co.name, "parent"), "cohorts"))
+        for i, q in enumerate(co.quotas):
+            if q.flavor not in inv.pool_by_name:
+                out.append(_unknown("flavor", q.flavor, inv.pool_by_name, ("cohorts", co.name, "quotas", i, "flavor"),
+                                    "pools"))
+    for i, price in enumerate(inv.prices):
+        if price.site not in inv.site_by_name:
+            out.append(_unknown("site", price.site, inv.site_by_name, ("prices", i, "site"), "sites"))
+        if price.machine not in inv.machine_by_name:
+            out.append(_unknown("machine", price.machine, inv.machine_by_name, ("prices", i, "machine"), "machines"))
+    scenarios = {s.name for s in inv.policy.scenarios}
+    for i, d in enumerate(inv.demand):
+        if d.team not in inv.team_by_name:
+            out.append(_unknown("team", d.team, inv.team_by_name, ("demand", i, "team"), "teams"))
+        if d.site is not None and d.site not in inv.site_by_name:
+            out.append(_unknown("site", d.site, inv.site_by_name, ("demand", i, "site"), "sites"))
+        if d.scenario is not None and d.scenario not in scenarios:
+            out.append(_unknown("scenario", d.scenario, scenarios, ("demand", i, "scenario"), "scenarios"))
+    for i, u in enumerate(inv.usage):
+        if u.cluster not in inv.cluster_by_name:
+            out.append(_unknown("cluster", u.cluster, inv.cluster_by_name, ("usage", i, "cluster"), "clusters"))
+        if u.team not in inv.team_by_name:
+            out.append(_unknown("team", u.team, inv.team_by_name, ("usage", i, "team"), "teams"))
+        if u.flavor not in inv.pool_by_name:
+            out.append(_unknown("flavor", u.flavor, inv.pool_by_name, ("usage", i, "flavor"), "pools"))
+    return out
+
+
+@rule("accelerator-names", "accelerator names are canonical names of the accelerator registry")
+def check_accelerator_names(inv: Inventory) -> list[Issue]:
+    from quartermaster.catalog import UnknownAccelerator, canonical_accelerator
+
+    out = []
+    named: list[tuple[str, Ref]] = [(m.accelerator, ("machines", m.name, "accelerator")) for m in inv.machines]
+    named += [(d.accelerator, ("demand", i, "accelerator")) for i, d in enumerate(inv.demand)]
+    named += [(a, ("policy", "equivalence", a)) for a in inv.policy.equivalence]
+    for name, ref in named:
+        try:
+            canonical = canonical_accelerator(name)
+        except UnknownAccelerator as exc:
+            out.append(_issue(str(exc), "Use a canonical accelerator name from the catalog.", ref))
+            continue
+        if canonical != name:
+            out.append(_issue(f"accelerator `{name}` is not the canonical spelling", f"Write `{canonical}`.", ref))
+    return out
+
+
+@rule("cohort-cycles", "the cohort tree has no cycles (Kueue disables every ClusterQueue in a cycle)")
+def check_cohort_cycles(inv: Inventory) -> list[Issue]:
+    out = []
+    reported: set[str] = set()
+    for start in inv.cohorts:
+        path: list[str] = []
+        current: str | None = start.name
+        while current is not None and current in inv.cohort_by_name and current not in path:
+            path.append(current)
+            current = inv.cohort_by_name[current].parent
+        if current is not None and current in path and current not in reported:
+            cycle = path[path.index(current):]
+            reported.update(cycle)
+            out.append(_issue(f"cohorts form a cycle: {' -> '.join([*cycle, current])}",
+                              "Make one of them a root (remove its `parent`).", ("cohorts", current, "parent")))
+    return out
+
+
+# --- placement -------------------------------------------------------------------------------------
+
+
+@rule("machine-at-provider", "a pool's machine and a cluster's kind exist at the cluster's provider")
+def check_machine_at_provider(inv: Inventory) -> list[Issue]:
+    out = []
+    for c in inv.clusters:
+        site = inv.site_by_name.get(c.site)
+        if site is None:
+            continue
+        if PROVIDER_OF_KIND[c.kind] != site.provider:
+            out.append(_issue(f"a `{c.kind}` cluster cannot run at a `{site.provider}` site", "Use a site of provider "
+                              f"`{PROVIDER_OF_KIND[c.kind]}` or change `kind`.", ("clusters", c.name, "kind")))
+        for p in c.pools:
+            m = inv.machine_by_name.get(p.machine)
+            if m is not None and m.provider != site.provider:
+                out.append(_issue(f"machine `{p.machine}` is a `{m.provider}` machine but cluster `{c.name}` is at "
+                                  f"`{site.provider}`", "Use a machine of the cluster's provider.",
+                                  ("pools", p.name, "machine")))
+    for cm in inv.commitments:
+        m, site = inv.machine_by_name.get(cm.machine), inv.site_by_name.get(cm.site)
+        if m is not None and site is not None and m.provider != site.provider:
+            out.append(_issue(f"machine `{cm.machine}` does not exist at `{site.provider}` site `{site.name}`",
+                              "Use a machine of the site's provider.", ("commitments", cm.name, "machine")))
+    return out
+
+
+@rule("zones-in-region", "pool zones lie in the cluster's region")
+def check_zones_in_region(inv: Inventory) -> list[Issue]:
+    out = []
+    for c in inv.clusters:
+        site = inv.site_by_name.get(c.site)
+        if site is None:
+            continue
+        for p in c.pools:
+            for i, zone in enumerate(p.zones):
+                outside = (site.zones and zone not in site.zones) or (
+                    site.provider in ("gcp", "aws") and not zone.startswith(site.region))
+                if outside:
+                    options = ", ".join(site.zones) or f"zones of {site.region}"
+                    out.append(_issue(f"zone `{zone}` is not in site `{site.name}` ({site.region})",
+                                      f"Use one of: {options}.", ("pools", p.name, "zones", i)))
+        for i, zone in enumerate(site.zones):
+            if site.provider in ("gcp", "aws") and not zone.startswith(site.region):
+                out.append(_issue(f"zone `{zone}` is not in region `{site.region}`",
+                                  f"Zones of {site.region} start with `{site.region}`.", ("sites", site.name, "zones", i)))
+    return out
+
+
+@rule("tpu-slices", "TPU pools have a valid topology for their generation and whole slices")
+def check_tpu_slices(inv: Inventory) -> list[Issue]:
+    out = []
+    for p in inv.pools:
+        m = inv.machine_by_name.get(p.machine)
+        if m is None:
+            continue
+        ref: Ref = ("pools", p.name)
+        if m.kind == "gpu":
+            if p.tpu is not None:
+                out.append(_issue(f"`tpu` is set but `{m.name}` is a GPU machine", "Remove `tpu`.", ref + ("tpu",)))
+            continue
+        if p.tpu is None:
+            out.append(_issue(f"TPU machine `{m.name}` needs a slice shape",
+                              f"Add `tpu: {{topology: {m.tpu_topologies[0] if m.tpu_topologies else '2x2'}, slices: 1}}`.",
+                              ref + ("machine",)))
+            continue
+        if p.tpu.topology not in m.tpu_topologies:
+            out.append(_issue(f"topology `{p.tpu.topology}` is not valid for `{m.name}` ({m.accelerator})",
+                              f"Use one of: {', '.join(m.tpu_topologies)}.", ref + ("tpu", "topology")))
+            continue
+        if p.tpu.chips_per_slice % m.accelerators_per_node:
+            out.append(_issue(f"a `{p.tpu.topology}` slice has {p.tpu.chips_per_slice} chips, not a multiple of the "
+                              f"{m.accelerators_per_node} chips per host", "Choose a larger topology.",
+                              ref + ("tpu", "topology")))
+        expected = pool_max_nodes(p, m)
+        if p.nodes is not None and p.nodes != expected:
+            out.append(_issue(f"`nodes` must be slices x chips / chips per host = {p.tpu.slices} x "
+                              f"{p.tpu.chips_per_slice} / {m.accelerators_per_node} = {expected}",
+                              f"Set `nodes: {expected}` or remove it (it is derived).", ref + ("nodes",), got=p.nodes))
+        if p.autoscaling is not None:
+            out.append(_issue("TPU slices are atomic: a slice pool has 0 or all its nodes, it cannot autoscale "
+                              "within a slice", "Remove `autoscaling`; change `tpu.slices` instead.",
+                              ref + ("autoscaling",)))
+        if len(p.zones) != 1:
+            out.append(_issue("a TPU slice pool must be in exactly one zone (COMPACT placement)",
+                              "List a single zone.", ref + ("zones",), got=list(p.zones)))
+    return out
+
+
+@rule("provisioning", "each provisioning mode's requirements hold (GKE DWS, capacity blocks, reservations)")
+def check_provisioning(inv: Inventory) -> list[Issue]:
+    out = []
+    for c in inv.clusters:
+        for p in c.pools:
+            ref: Ref = ("pools", p.name)
+            if p.provisioning == "flex-start":
+                if c.kind != "gke":
+                    out.append(_issue("flex-start (DWS) is a GKE provisioning mode", "Use `on-demand` or `spot` here.",
+                                      ref + ("provisioning",), got=c.kind))
+                if p.nodes is not None:
+                    out.append(_issue("a flex-start pool autoscales from 0; it cannot have a fixed size",
+                                      "Replace `nodes` with `autoscaling: {min_nodes: 0, max_nodes: N}`.", ref + ("nodes",)))
+                elif p.autoscaling is not None and p.autoscaling.min_nodes != 0:
+                    out.append(_issue("a flex-start pool must scale from 0 nodes", "Set `autoscaling.min_nodes: 0`.",
+                                      ref + ("autoscaling", "min_nodes"), got=p.autoscaling.min_nodes))
+            elif p.max_run_duration_hours is not None:
+                out.append(_issue("`max_run_duration_hours` applies only to flex-start pools",
+                                  "Remove it or set `provisioning: flex-start`.", ref + ("max_run_duration_hours",)))
+            if p.provisioning == "capacity-block":
+                if c.kind != "eks":
+                    out.append(_issue("capacity blocks are an EC2 (EKS) provisioning mode",
+                                      "Use `reservation` for reserved capacity elsewhere.", ref + ("provisioning",)))
+                if len(p.zones) != 1:
+                    out.append(_issue("a capacity-block pool must be in the block's single zone", "List one zone.",
+                                      ref + ("zones",), got=list(p.zones)))
+            if p.provisioning in ("reservation", "capacity-block") and p.commitment is None:
+                out.append(_issue(f"a `{p.provisioning}` pool must name the commitment it consumes",
+                                  "Add `commitment: <name>`.", ref + ("provisioning",)))
+            if p.provisioning not in ("reservation", "capacity-block") and p.commitment is not None:
+                out.append(_issue(f"a `{p.provisioning}` pool cannot consume a commitment",
+                                  "Set `provisioning: reservation` (or `capacity-block`) or remove `commitment`.",
+                                  ref + ("commitment",)))
+            if c.kind == "onprem" and p.provisioning in ("spot", "flex-start", "capacity-block"):
+                out.append(_issue(f"on-prem pools cannot be `{p.provisioning}`",
+                                  "On-prem pools are `reservation` against an on-prem-purchase commitment.",
+                                  ref + ("provisioning",)))
+            if p.gpudirect and c.kind == "eks" and len(p.zones) != 1:
+                out.append(_issue("EFA needs a cluster placement group in one zone", "List one zone.", ref + ("zones",)))
+            if c.kind == "onprem" and not p.labels:
+                out.append(_issue("an on-prem pool needs `labels` that select its nodes",
+                                  "Add the node labels of the pool's servers, e.g. `{pool: dgx-a}`.", ref + ("labels",)))
+    return out
+
+
+@rule("commitment-consumers", "a commitment is consumed only by pools of its machine and site, within its count")
+def check_commitment_consumers(inv: Inventory) -> list[Issue]:
+    out = []
+    used: dict[str, int] = {}
+    for c in inv.clusters:
+        for p in c.pools:
+            cm = inv.commitment_by_name.get(p.commitment) if p.commitment else None
+            if cm is None:
+                continue
+            ref: Ref = ("pools", p.name, "commitment")
+            if cm.machine != p.machine:
+                out.append(_issue(f"commitment `{cm.name}` is for `{cm.machine}`, not `{p.machine}`",
+                                  "Consume a commitment of the pool's machine.", ref))
+            if cm.site != c.site:
+                out.append(_issue(f"commitment `{cm.name}` is at site `{cm.site}`, but the pool is at `{c.site}`",
+                                  "Consume a commitment at the pool's site.", ref))
+            if cm.zone is not None and cm.zone not in p.zones:
+                out.append(_issue(f"commitment `{cm.name}` is in zone `{cm.zone}`, which the pool does not use",
+                                  f"Add `{cm.zone}` to the pool's zones.", ("pools", p.name, "zones")))
+            m = inv.machine_by_name.get(p.machine)
+            if m is not None:
+                used[cm.name] = used.get(cm.name, 0) + pool_max_nodes(p, m)
+    for cm in inv.commitments:
+        if used.get(cm.name, 0) > cm.count:
+            out.append(_issue(f"pools consume {used[cm.name]} nodes of commitment `{cm.name}`, which holds {cm.count}",
+                              "Shrink the consuming pools or raise the commitment's count.",
+                              ("commitments", cm.name, "count"), severity="warning"))
+    return out
+
+
+@rule("cluster-settings", "clusters carry the settings their kind and MultiKueue role need")
+def check_cluster_settings(inv: Inventory) -> list[Issue]:
+    out = []
+    for c in inv.clusters:
+        ref: Ref = ("clusters", c.name)
+        if c.kind == "eks":
+            if c.eks is None:
+                out.append(_issue("an EKS cluster needs `eks: {node_role_arn, subnets}`", "Add the `eks` block.",
+                                  ref + ("kind",)))
+            else:
+                for p in c.pools:
+                    for i, zone in enumerate(p.zones):
+                        if zone not in c.eks.subnets:
+                            out.append(_issue(f"no subnet for zone `{zone}` in cluster `{c.name}`",
+                                              f"Add `{zone}: subnet-...` under the cluster's `eks.subnets`.",
+                                              ("pools", p.name, "zones", i)))
+        if c.kind == "aks" and c.aks is None:
+            out.append(_issue("an AKS cluster needs `aks: {resource_group}`", "Add the `aks` block.", ref + ("kind",)))
+        if c.kind in ("gke", "eks", "aks") and not c.project:
+            out.append(_issue(f"a `{c.kind}` cluster needs `project` (project, account or subscription id)",
+                              "Add `project:`.", ref + ("kind",)))
+        if c.multikueue_role == "manager":
+            if not c.multikueue_workers:
+                out.append(_issue("a MultiKueue manager needs `multikueue_workers`", "List the worker clusters.",
+                                  ref + ("multikueue_role",)))
+            for i, w in enumerate(c.multikueue_workers):
+                worker = inv.cluster_by_name.get(w)
+                if w == c.name:
+                    out.append(_issue("a MultiKueue manager cannot be its own worker", "Remove it from the list.",
+                                      ref + ("multikueue_workers", i)))
+                elif worker is not None and worker.multikueue_role != "worker":
+                    out.append(_issue(f"cluster `{w}` is listed as a worker but its `multikueue_role` is "
+                                      f"`{worker.multikueue_role}`", f"Set `multikueue_role: worker` on `{w}`.",
+                                      ref + ("multikueue_workers", i)))
+                elif worker is not None and not worker.kubeconfig_secret:
+                    out.append(_issue(f"worker `{w}` has no `kubeconfig_secret` for the manager to reach it",
+                                      f"Set `kubeconfig_secret` on cluster `{w}`.", ref + ("multikueue_workers", i)))
+        elif c.multikueue_workers:
+            out.append(_issue("only a MultiKueue manager lists workers", "Set `multikueue_role: manager` or remove "
+                              "`multikueue_workers`.", ref + ("multikueue_workers",)))
+    return out
+
+
+# --- quotas ----------------------------------------------------------------------------------------
+
+
+@rule("quota-within-capacity", "per flavor, the sum of nominal quotas fits the pool's capacity")
+def check_quota_within_capacity(inv: Inventory) -> list[Issue]:
+    capacity = flavor_capacity(inv)
+    totals: dict[str, list[tuple[str, int, int]]] = {}
+    for t in inv.teams:
+        for i, q in enumerate(t.quotas):
+            totals.setdefault(q.flavor, []).append((t.name, i, q.nominal))
+    out = []
+    for flavor, entries in totals.items():
+        if flavor not in capacity:
+            continue
+        total = sum(n for _, _, n in entries)
+        if total > capacity[flavor]:
+            team, i, _ = max(entries, key=lambda e: e[2])
+            teams = ", ".join(f"{t}={n}" for t, _, n in sorted(entries, key=lambda e: -e[2]))
+            severity = "warning" if inv.policy.allow_oversubscription else "error"
+            out.append(_issue(f"flavor `{flavor}` is over-subscribed: nominal quotas sum to {total} but the pool has "
+                              f"{capacity[flavor]} accelerators ({teams})",
+                              "Lower the quotas, grow the pool, or set `policy.allow_oversubscription: true` to "
+                              "over-subscribe deliberately.", ("teams", team, "quotas", i, "nominal"), got=total,
+                              severity=severity))
+    return out
+
+
+@rule("lending-within-nominal", "a team lends at most its nominal quota (Kueue webhook rule)")
+def check_lending_within_nominal(inv: Inventory) -> list[Issue]:
+    return [
+        _issue(f"lending_limit ({q.lending_limit}) is above nominal ({q.nominal})",
+               f"Set `lending_limit` to at most {q.nominal}.", ("teams", t.name, "quotas", i, "lending_limit"))
+        for t in inv.teams for i, q in enumerate(t.quotas)
+        if q.lending_limit is not None and q.lending_limit > q.nominal
+    ]
+
+
+@rule("cohort-for-borrowing", "only teams in a cohort borrow or lend (Kueue rejects limits without a cohort)")
+def check_cohort_for_borrowing(inv: Inventory) -> list[Issue]:
+    out = []
+    for t in inv.teams:
+        if t.cohort is not None:
+            continue
+        for i, q in enumerate(t.quotas):
+            for key in ("borrowing_limit", "lending_limit"):
+                if getattr(q, key) is not None:
+                    out.append(_issue(f"`{key}` needs the team to be in a cohort",
+                                      "Set the team's `cohort` or remove the limit.", ("teams", t.name, "quotas", i, key)))
+    for co in inv.cohorts:
+        if co.parent is not None:
+            continue
+        for i, q in enumerate(co.quotas):
+            for key in ("borrowing_limit", "lending_limit"):
+                if getattr(q, key) is not None:
+                    out.append(_issue(f"`{key}` on a root cohort has no parent to borrow from or lend to",
+                                      "Remove the limit or give the cohort a `parent`.",
+                                      ("cohorts", co.name, "quotas", i, key)))
+    return out
+
+
+@rule("scenario-probabilities", "demand scenarios' probabilities sum to 1")
+def check_scenario_probabilities(inv: Inventory) -> list[Issue]:
+    scenarios = inv.policy.scenarios
+    total = sum(s.probability for s in scenarios)
+    if scenarios and abs(total - 1) > 1e-6:
+        return [_issue(f"scenario probabilities sum to {total:g}, not 1", "Adjust them so they sum to 1.",
+                       ("policy", "scenarios"), got=round(total, 6))]
+    return []

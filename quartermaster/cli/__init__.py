@@ -1,0 +1,29 @@
+"""The `qm` command line: one module per command, each thin (parse, call the library, render, exit code).
+
+Exit codes: 0 ok, 1 problems found, 2 usage error.
+"""
+
+from __future__ import annotations
+
+import sys
+
+import typer
+
+from quartermaster.cli import schema, validate
+
+app = typer.Typer(
+    name="qm",
+    help="Quartermaster: capacity-as-code for accelerator fleets.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+app.command("validate")(validate.command)
+app.command("schema")(schema.command)
+
+EXIT_OK, EXIT_PROBLEMS, EXIT_USAGE = 0, 1, 2
+
+
+def main() -> None:
+    """Console-script entry point."""
+    sys.exit(app())

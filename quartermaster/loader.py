@@ -1,0 +1,460 @@
+"""Load an inventory directory (YAML + CSV) into one typed Inventory and every problem found.
+
+YAML is composed with libyaml into nodes that carry their start marks, so each value keeps its line;
+sections from all files are merged; each object is validated on its own so one bad object does not
+hide the others; then the cross-object checks run. Nothing raises for a user mistake: problems come
+back as `Issue`s with file, line, YAML path, what is wrong and how to fix it.
+"""
+
+from __future__ import annotations
+
+import csv
+import difflib
+import io
+import os
+import typing
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import BaseModel, TypeAdapter, ValidationError
+
+from quartermaster.issues import Issue, Location, Ref, format_path
+from quartermaster.model import (
+    Cluster,
+    Cohort,
+    Commitment,
+    DemandRow,
+    Inventory,
+    Machine,
+    Policy,
+    PriceRow,
+    PriorityClass,
+    Site,
+    Team,
+    UsageRow,
+)
+
+# Top-level YAML sections: name -> model of each list item.
+LIST_SECTIONS: dict[str, type[BaseModel]] = {
+    "sites": Site,
+    "clusters": Cluster,
+    "machines": Machine,
+    "commitments": Commitment,
+    "teams": Team,
+    "cohorts": Cohort,
+    "priority_classes": PriorityClass,
+}
+SINGLE_SECTIONS: dict[str, type[BaseModel]] = {"policy": Policy}
+# CSV files by the start of their name (prices.csv, demand-2027.csv, usage.csv).
+CSV_SECTIONS: dict[str, type[BaseModel]] = {"prices": PriceRow, "demand": DemandRow, "usage": UsageRow}
+YAML_SUFFIXES = (".yaml", ".yml")
+MAX_FILE_BYTES = 256 * 1024 * 1024
+REFERENCE_DOC = "docs/inventory-reference.md"
+
+YamlPath = tuple[str | int, ...]
+
+
+@dataclass
+class SourceMap:
+    """Where every loaded object and value came from, to turn references into file:line."""
+
+    lines: dict[str, dict[YamlPath, int]] = field(default_factory=dict)
+    objects: dict[Ref, tuple[str, YamlPath]] = field(default_factory=dict)
+
+    def at(self, file: str, path: YamlPath) -> Location:
+        """The location of a YAML path in a file: the line of the deepest part of the path that exists."""
+        lines = self.lines.get(file, {})
+        shown = format_path(path)
+        if file.endswith(".csv"):  # rows are lines; show the column, not the row index
+            shown = ".".join(str(p) for p in path[1:]) or f"row {lines.get(path[:1], '?')}"
+        for end in range(len(path), -1, -1):
+            if path[:end] in lines:
+                return Location(file, lines[path[:end]], shown)
+        return Location(file, None, shown)
+
+    def locate(self, ref: Ref) -> Location | None:
+        """The location of a logical reference such as ("teams", "ml", "quotas", 0, "flavor")."""
+        for end in range(len(ref), 0, -1):
+            if ref[:end] in self.objects:
+                file, prefix = self.objects[ref[:end]]
+                return self.at(file, prefix + ref[end:])
+        return None
+
+
+@dataclass
+class LoadResult:
+    """An inventory with every problem found in it."""
+
+    inventory: Inventory
+    issues: list[Issue]
+    sources: SourceMap
+    files: list[str]
+
+    @property
+    def ok(self) -> bool:
+        return not any(i.severity == "error" for i in self.issues)
+
+
+def load(root: str | os.PathLike[str], *, run_checks: bool = True) -> LoadResult:
+    """Load every inventory file under `root` (a directory or one file)."""
+    root = Path(root)
+    sources = SourceMap()
+    issues: list[Issue] = []
+    files = _inventory_files(root)
+    if not files:
+        issues.append(
+            Issue(
+                "files",
+                f"no inventory files (*.yaml, *.yml, prices*.csv, demand*.csv, usage*.csv) under {_display(root)}",
+                "Point qm at an inventory directory, e.g. `qm validate inventory/`.",
+            )
+        )
+    raw: dict[str, list[tuple[str, YamlPath, Any]]] = {s: [] for s in [*LIST_SECTIONS, *SINGLE_SECTIONS]}
+    rows: dict[str, list[tuple[str, int, Any]]] = {s: [] for s in CSV_SECTIONS}
+    for path in files:
+        shown = _display(path)
+        if path.suffix in YAML_SUFFIXES:
+            _read_yaml(path, shown, sources, issues, raw)
+        else:
+            _read_csv(path, shown, sources, issues, rows)
+
+    built: dict[str, Any] = {}
+    broken: set[tuple[str, str]] = set()
+    for section, model in LIST_SECTIONS.items():
+        built[section] = _validate_items(section, model, raw[section], sources, issues, broken)
+    policies = raw["policy"]
+    if len(policies) > 1:
+        first = sources.at(policies[0][0], policies[0][1])
+        for file, ypath, _ in policies[1:]:
+            issues.append(
+                Issue(
+                    "unique-names",
+                    "`policy` is defined twice",
+                    f"Keep one `policy:` section; the first is at {first.file}:{first.line}.",
+                    location=sources.at(file, ypath),
+                )
+            )
+    if policies:
+        file, ypath, data = policies[0]
+        sources.objects[("policy",)] = (file, ypath)
+        policy = _validate_one(Policy, data, file, ypath, sources, issues)
+        if policy is not None:
+            built["policy"] = policy
+    for section in CSV_SECTIONS:
+        for k, (file, index, _) in enumerate(rows[section]):
+            sources.objects[(section, k)] = (file, (index,))
+        built[section] = [row for _, _, row in rows[section]]
+
+    inventory = Inventory(**built)
+    if run_checks:
+        from quartermaster.checks import run_checks as run_all
+
+        for issue in run_all(inventory):
+            if any(about in broken for about in issue.about):
+                continue  # the object it refers to already failed to load; that error says enough
+            issues.append(issue if issue.location else _located(issue, sources))
+    return LoadResult(inventory, issues, sources, [_display(f) for f in files])
+
+
+# --- files -----------------------------------------------------------------------------------------
+
+
+def _inventory_files(root: Path) -> list[Path]:
+    if root.is_file():
+        return [root]
+    if not root.is_dir():
+        return []
+    found = []
+    for path in sorted(root.rglob("*")):
+        if any(part.startswith(".") for part in path.relative_to(root).parts) or not path.is_file():
+            continue
+        if path.suffix in YAML_SUFFIXES or (path.suffix == ".csv" and _csv_section(path)):
+            found.append(path)
+    return found
+
+
+def _csv_section(path: Path) -> str | None:
+    return next((s for s in CSV_SECTIONS if path.stem.startswith(s)), None)
+
+
+def _display(path: Path) -> str:
+    try:
+        rel = os.path.relpath(path)
+    except ValueError:
+        return str(path)
+    return str(path) if rel.startswith("..") else rel
+
+
+def _read_text(path: Path, shown: str, issues: list[Issue]) -> str | None:
+    if path.stat().st_size > MAX_FILE_BYTES:
+        issues.append(Issue("files", "file is larger than 256 MiB", "Split it into several files.",
+                            location=Location(shown, None, "")))
+        return None
+    data = path.read_bytes()
+    if b"\x00" in data[:8192]:
+        issues.append(Issue("files", "file is binary, not YAML or CSV text",
+                            "Replace it with the text file it should be, or move it out of the inventory.",
+                            location=Location(shown, 1, "")))
+        return None
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line = data[: exc.start].count(b"\n") + 1
+        issues.append(Issue("files", f"file is not UTF-8 text (byte {data[exc.start]:#04x})",
+                            "Save the file as UTF-8.", location=Location(shown, line, "")))
+        return None
+    if not text.strip():
+        issues.append(Issue("files", "file is empty", "Add its content or delete the file.",
+                            location=Location(shown, 1, "")))
+        return None
+    return text
+
+
+def _read_yaml(path: Path, shown: str, sources: SourceMap, issues: list[Issue],
+               raw: dict[str, list[tuple[str, YamlPath, Any]]]) -> None:
+    text = _read_text(path, shown, issues)
+    if text is None:
+        return
+    try:
+        node = yaml.compose(text, Loader=yaml.CSafeLoader)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
+        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+        issues.append(Issue("yaml", f"malformed YAML: {problem}",
+                            "Fix the syntax at that line (indentation, a missing ':' or an unclosed quote or bracket).",
+                            location=Location(shown, mark.line + 1 if mark else None, "")))
+        return
+    lines: dict[YamlPath, int] = {}
+    sources.lines[shown] = lines
+    if node is None:
+        issues.append(Issue("files", "file has no content, only comments", "Add its content or delete the file.",
+                            location=Location(shown, 1, "")))
+        return
+    before = len(issues)
+    data = _plain(node, (), lines, shown, issues)
+    if len(issues) > before:
+        return  # duplicate keys: the file's meaning is unclear, say so and read no further
+    if not isinstance(data, dict):
+        issues.append(Issue("yaml", "the top level must be a mapping of sections (sites:, clusters:, teams:, ...)",
+                            "Start the file with a section key such as `teams:`.", got=type(data).__name__,
+                            location=Location(shown, 1, "")))
+        return
+    known = [*LIST_SECTIONS, *SINGLE_SECTIONS]
+    for key, value in data.items():
+        if key not in known:
+            issues.append(Issue("schema", f"unknown section `{key}`", _did_you_mean(str(key), known),
+                                location=sources.at(shown, (key,))))
+        elif key in SINGLE_SECTIONS:
+            raw[key].append((shown, (key,), value))
+        elif not isinstance(value, list):
+            issues.append(Issue("schema", f"`{key}` must be a list of objects (items start with '- ')",
+                                f"Write `{key}:` followed by items like `  - name: ...`.",
+                                got=type(value).__name__, location=sources.at(shown, (key,))))
+        else:
+            raw[key].extend((shown, (key, i), item) for i, item in enumerate(value))
+
+
+_SCALARS = yaml.constructor.SafeConstructor()
+
+
+def _plain(node: yaml.Node, path: YamlPath, lines: dict[YamlPath, int], shown: str, issues: list[Issue]) -> Any:
+    """Turn a composed node into plain Python data, recording the line of every path."""
+    lines.setdefault(path, node.start_mark.line + 1)
+    if isinstance(node, yaml.MappingNode):
+        out: dict[Any, Any] = {}
+        for key_node, value_node in node.value:
+            key = _plain(key_node, path, lines, shown, issues) if isinstance(key_node, yaml.ScalarNode) else None
+            if not isinstance(key, (str, int)) or isinstance(key, bool):
+                key = str(key)
+            if key in out:
+                issues.append(Issue("yaml", f"duplicate key `{key}`",
+                                    f"Remove one of them; the first is on line {lines[path + (key,)]}.",
+                                    location=Location(shown, key_node.start_mark.line + 1, format_path(path + (key,)))))
+                continue
+            lines[path + (key,)] = key_node.start_mark.line + 1
+            out[key] = _plain(value_node, path + (key,), lines, shown, issues)
+        return out
+    if isinstance(node, yaml.SequenceNode):
+        return [_plain(item, path + (i,), lines, shown, issues) for i, item in enumerate(node.value)]
+    return _SCALARS.construct_object(node, deep=True)
+
+
+def _read_csv(path: Path, shown: str, sources: SourceMap, issues: list[Issue],
+              rows: dict[str, list[tuple[str, int, Any]]]) -> None:
+    text = _read_text(path, shown, issues)
+    if text is None:
+        return
+    section = _csv_section(path)
+    assert section is not None  # _inventory_files only returns CSVs with a section
+    model = CSV_SECTIONS[section]
+    reader = csv.reader(io.StringIO(text))
+    header = next(reader)
+    fields = list(model.model_fields)
+    lines: dict[YamlPath, int] = {(): 1}
+    sources.lines[shown] = lines
+    bad = False
+    for col, name in enumerate(header):
+        lines[(name,)] = 1
+        if name not in fields:
+            issues.append(Issue("schema", f"unknown column `{name}`", _did_you_mean(name, fields),
+                                location=Location(shown, 1, f"column {col + 1}")))
+            bad = True
+    required = [n for n, f in model.model_fields.items() if f.is_required()]
+    for name in required:
+        if name not in header:
+            issues.append(Issue("schema", f"missing column `{name}`",
+                                f"Add `{name}` to the header; the columns are: {', '.join(fields)}.",
+                                location=Location(shown, 1, "header")))
+            bad = True
+    if bad:
+        return
+    records: list[dict[str, str]] = []
+    for number, values in enumerate(reader, start=2):
+        if not any(v.strip() for v in values):
+            continue
+        index = len(records)
+        lines[(index,)] = number
+        if len(values) != len(header):
+            issues.append(Issue("csv", f"row has {len(values)} values but the header has {len(header)}",
+                                "Give every row one value per header column (quote values that contain commas).",
+                                location=Location(shown, number, f"row {number}")))
+            records.append({})
+            continue
+        records.append({k: v for k, v in zip(header, values) if v.strip() != ""})
+    valid: list[Any] = [None] * len(records)
+    try:
+        valid = list(TypeAdapter(list[model]).validate_python(records))  # type: ignore[valid-type]
+    except ValidationError as exc:
+        failed = {err["loc"][0] for err in exc.errors()}
+        for err in exc.errors():
+            index = err["loc"][0]
+            if records[index]:  # type: ignore[index]
+                issues.append(_schema_issue(err, model, shown, (index,), sources, csv_row=True))
+        valid = [model.model_validate(r) if i not in failed else None for i, r in enumerate(records)]
+    rows[section].extend((shown, i, row) for i, row in enumerate(valid) if row is not None)
+
+
+# --- validation ------------------------------------------------------------------------------------
+
+
+def _validate_items(section: str, model: type[BaseModel], items: list[tuple[str, YamlPath, Any]],
+                    sources: SourceMap, issues: list[Issue], broken: set[tuple[str, str]]) -> list[Any]:
+    out = []
+    for file, ypath, data in items:
+        name = data.get("name") if isinstance(data, dict) else None
+        if isinstance(name, str):
+            sources.objects.setdefault((section, name), (file, ypath))
+            if section == "clusters":
+                for j, pool in enumerate(data.get("pools") or []):
+                    if isinstance(pool, dict) and isinstance(pool.get("name"), str):
+                        sources.objects.setdefault(("pools", pool["name"]), (file, ypath + ("pools", j)))
+        obj = _validate_one(model, data, file, ypath, sources, issues)
+        if obj is not None:
+            out.append(obj)
+        elif isinstance(name, str):
+            broken.add((section, name))
+            if section == "clusters":
+                broken.update(("pools", p["name"]) for p in data.get("pools") or []
+                              if isinstance(p, dict) and isinstance(p.get("name"), str))
+    return out
+
+
+def _validate_one(model: type[BaseModel], data: Any, file: str, ypath: YamlPath, sources: SourceMap,
+                  issues: list[Issue]) -> Any:
+    try:
+        return model.model_validate(data)
+    except ValidationError as exc:
+        issues.extend(_schema_issue(err, model, file, ypath, sources) for err in exc.errors())
+        return None
+
+
+def _schema_issue(err: Any, model: type[BaseModel], file: str, prefix: YamlPath, sources: SourceMap,
+                  csv_row: bool = False) -> Issue:
+    """Turn one pydantic error into an Issue with location, message and fix."""
+    loc: tuple[str | int, ...] = tuple(err["loc"])
+    if csv_row:
+        loc = loc[1:]
+    kind, ctx, value = err["type"], err.get("ctx") or {}, err.get("input")
+    where_model = _model_at(model, loc[:-1]) if loc else model
+    doc = f"See {REFERENCE_DOC}#{(where_model or model).__name__.lower()}."
+    location = sources.at(file, prefix + loc)
+    field_name = loc[-1] if loc else ""
+    if kind == "extra_forbidden":
+        fields = list(where_model.model_fields) if where_model else []
+        return Issue("schema", f"unknown key `{field_name}`", _did_you_mean(str(field_name), fields), location=location)
+    if kind == "missing":
+        return Issue("schema", f"missing required key `{field_name}`", f"Add `{field_name}:`. {doc}",
+                     location=location)
+    if kind == "literal_error":
+        expected = ctx.get("expected", "")
+        options = [o.strip().strip("'") for o in expected.replace(" or ", ", ").split(",") if o.strip()]
+        hint = _did_you_mean(str(value), options, plain=True)
+        return Issue("schema", f"`{field_name}` must be one of {', '.join(options)}", hint or doc,
+                     got=value, location=location)
+    if kind == "string_pattern_mismatch":
+        return Issue("schema", f"`{field_name}` is not a valid name", _name_fix(str(value)), got=value,
+                     location=location)
+    if kind in ("greater_than_equal", "greater_than", "less_than_equal", "less_than"):
+        op = {"greater_than_equal": ">=", "greater_than": ">", "less_than_equal": "<=", "less_than": "<"}[kind]
+        bound = next(iter(ctx.values()), "")
+        return Issue("schema", f"`{field_name}` must be {op} {bound}", f"Use a value {op} {bound}. {doc}",
+                     got=value, location=location)
+    if kind == "value_error":
+        what, _, fix = str(ctx.get("error", err["msg"])).partition("; ")
+        return Issue("schema", what, (fix[:1].upper() + fix[1:] + ".") if fix else doc, location=location)
+    message = err["msg"][:1].lower() + err["msg"][1:]
+    subject = f"`{field_name}`: " if field_name != "" else ""
+    return Issue("schema", f"{subject}{message}", doc, got=value, location=location)
+
+
+def _model_at(model: type[BaseModel], loc: Iterable[str | int]) -> type[BaseModel] | None:
+    """The model class that holds the last part of `loc`, walking nested fields."""
+    current: type[BaseModel] | None = model
+    for part in loc:
+        if current is None:
+            return None
+        if isinstance(part, int):
+            continue
+        info = current.model_fields.get(part)
+        current = _inner_model(info.annotation) if info else None
+    return current
+
+
+def _inner_model(annotation: Any) -> type[BaseModel] | None:
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return annotation
+    for arg in typing.get_args(annotation):
+        found = _inner_model(arg)
+        if found:
+            return found
+    return None
+
+
+def _did_you_mean(word: str, options: list[str], plain: bool = False) -> str:
+    close = difflib.get_close_matches(word, options, n=1, cutoff=0.6)
+    if close:
+        return f"Did you mean `{close[0]}`?"
+    return "" if plain else f"Valid keys here: {', '.join(options)}."
+
+
+def _name_fix(value: str) -> str:
+    slug = "".join(c if c.isalnum() else "-" for c in value.lower()).strip("-")
+    while "--" in slug:
+        slug = slug.replace("--", "-")
+    suggestion = f" such as `{slug[:63].strip('-')}`" if slug else ""
+    return ("Use lower-case letters, digits and '-', starting and ending with a letter or digit, "
+            f"at most 63 characters (40 for pools){suggestion}.")
+
+
+def _located(issue: Issue, sources: SourceMap) -> Issue:
+    from dataclasses import replace
+
+    return replace(issue, location=sources.locate(issue.ref))
+
+
+def did_you_mean(word: str, options: Iterable[str]) -> str:
+    """A 'Did you mean ...?' hint for a name, or the empty string."""
+    return _did_you_mean(word, sorted(options), plain=True)

@@ -1,0 +1,546 @@
+"""The typed inventory model: one class per concept of DESIGN.md.
+
+Every field's docstring starts with its YAML key, then gives meaning, unit and default; pydantic's
+`use_attribute_docstrings` carries the text into the JSON Schema (`qm schema`) and the reference page.
+Models are strict (unknown keys rejected) and frozen; derive variants with `model_copy(update=...)`.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from decimal import Decimal
+from functools import cached_property
+from typing import Annotated
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from quartermaster.names import (
+    MAX_USD_PER_NODE_HOUR,
+    AcceleratorCount,
+    AcceleratorKind,
+    AcceleratorType,
+    ClusterKind,
+    ClusterName,
+    CohortName,
+    CommitmentKind,
+    CommitmentName,
+    CostCenter,
+    K8sName,
+    KueueApiVersion,
+    LabelKey,
+    LabelValue,
+    MachineType,
+    MultiKueueRole,
+    NamespaceName,
+    NodeCount,
+    PoolName,
+    PricingModel,
+    PriorityClassName,
+    Provider,
+    Provisioning,
+    Quarter,
+    RegionName,
+    SiteName,
+    TaintEffect,
+    TeamName,
+    ZoneName,
+)
+
+Usd = Annotated[Decimal, Field(ge=0, le=Decimal(10) ** 12, decimal_places=6)]
+UsdPerNodeHour = Annotated[Decimal, Field(ge=0, le=MAX_USD_PER_NODE_HOUR, decimal_places=6)]
+Share = Annotated[float, Field(ge=0, le=1)]
+
+
+class Strict(BaseModel):
+    """Base of every inventory object: unknown keys are errors, objects are immutable."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, use_attribute_docstrings=True)
+
+
+# --- catalog ---------------------------------------------------------------------------------------
+
+
+class Machine(Strict):
+    """A provider machine type and the accelerators it carries (a catalog entry)."""
+
+    name: MachineType
+    """name: the provider's machine type, e.g. `a3-megagpu-8g`, `p5.48xlarge`, `dgx-h100`."""
+    provider: Provider
+    """provider: where the machine type exists: `gcp`, `aws`, `azure` or `onprem`."""
+    accelerator: AcceleratorType
+    """accelerator: canonical accelerator name from the registry, e.g. `H100-80GB`, `TPU-v5p`."""
+    kind: AcceleratorKind
+    """kind: `gpu` or `tpu`; decides the Kubernetes resource (`nvidia.com/gpu` or `google.com/tpu`)."""
+    accelerators_per_node: Annotated[int, Field(ge=1, le=64)]
+    """accelerators_per_node: GPUs, or TPU chips, on one node (VM or server)."""
+    accelerator_label: str
+    """accelerator_label: the provider's accelerator label value, e.g. GKE `nvidia-h100-mega-80gb`."""
+    accelerator_memory_gb: Annotated[int, Field(ge=0, le=4096)]
+    """accelerator_memory_gb: memory of one accelerator, in GB."""
+    vcpus: Annotated[int, Field(ge=0, le=4096)] = 0
+    """vcpus: vCPUs of one node; 0 = unknown."""
+    memory_gb: Annotated[int, Field(ge=0, le=65536)] = 0
+    """memory_gb: host memory of one node in GB; 0 = unknown."""
+    tpu_topologies: tuple[str, ...] = ()
+    """tpu_topologies: valid slice topologies for a TPU machine, e.g. `[2x2x1, 2x2x2]`; empty for GPUs."""
+    source: str
+    """source: where the facts come from (URL or repository path) and when they were read."""
+
+    @property
+    def resource_name(self) -> str:
+        """The Kubernetes extended resource the accelerator is requested as."""
+        return "google.com/tpu" if self.kind == "tpu" else "nvidia.com/gpu"
+
+
+# --- sites and clusters ----------------------------------------------------------------------------
+
+
+class SupplyCap(Strict):
+    """The most capacity of one machine and pricing model that can be had at a site."""
+
+    machine: MachineType
+    """machine: the machine type the cap applies to."""
+    pricing_model: PricingModel
+    """pricing_model: `on-demand`, `spot`, `flex-start`, `capacity-block`, `commit` or `onprem`."""
+    max_nodes: NodeCount
+    """max_nodes: the most nodes obtainable at any time, in nodes."""
+
+
+class Site(Strict):
+    """A provider region or an on-prem data centre."""
+
+    name: SiteName
+    """name: stable site name, e.g. `gcp-us-central1`."""
+    provider: Provider
+    """provider: `gcp`, `aws`, `azure` or `onprem`."""
+    region: RegionName
+    """region: the provider's region (`us-central1`, `us-east-1`, `eastus`) or a data-centre code (`sjc`)."""
+    zones: tuple[ZoneName, ...] = ()
+    """zones: zones of the region that pools may use; empty = any zone (not recommended)."""
+    supply_caps: tuple[SupplyCap, ...] = ()
+    """supply_caps: limits on obtainable capacity per machine and pricing model; empty = no limit known."""
+
+
+class EksSettings(Strict):
+    """What an EKS node group needs that the cluster already has."""
+
+    node_role_arn: str
+    """node_role_arn: IAM role ARN the node groups' instances assume."""
+    subnets: dict[ZoneName, str]
+    """subnets: subnet id per availability zone, e.g. `{us-east-1a: subnet-0abc}`."""
+
+
+class AksSettings(Strict):
+    """What an AKS agent pool needs that the cluster already has."""
+
+    resource_group: str
+    """resource_group: Azure resource group of the managed cluster."""
+    capacity_reservation_group_id: str | None = None
+    """capacity_reservation_group_id: ARM id of a capacity reservation group; null = none."""
+
+
+class Cluster(Strict):
+    """A Kubernetes cluster at a site, its Kueue settings and its accelerator node pools."""
+
+    name: ClusterName
+    """name: stable cluster name; also the Pulumi stack and the rendered file name."""
+    kind: ClusterKind
+    """kind: `gke`, `eks`, `aks` or `onprem` (on-prem pools live in the inventory only)."""
+    site: SiteName
+    """site: the site the cluster runs in."""
+    project: str | None = None
+    """project: GCP project id, AWS account id or Azure subscription id; null for on-prem."""
+    kueue_api_version: KueueApiVersion = "v1beta2"
+    """kueue_api_version: Kueue API version to emit, `v1beta2` (default) or `v1beta1` for older Kueue."""
+    multikueue_role: MultiKueueRole = "none"
+    """multikueue_role: `manager`, `worker` or `none` (default)."""
+    multikueue_workers: tuple[ClusterName, ...] = ()
+    """multikueue_workers: for a manager, the worker clusters it dispatches to, in order."""
+    topology_aware: bool = False
+    """topology_aware: emit a Kueue Topology and attach it to this cluster's flavors (TAS)."""
+    kubeconfig_secret: str | None = None
+    """kubeconfig_secret: for a MultiKueue worker, the Secret in the manager's kueue-system holding its kubeconfig."""
+    eks: EksSettings | None = None
+    """eks: EKS-only settings (node role, subnets); required when kind is `eks`."""
+    aks: AksSettings | None = None
+    """aks: AKS-only settings (resource group); required when kind is `aks`."""
+    pools: tuple[Pool, ...] = ()
+    """pools: the cluster's accelerator node pools; each pool is one Kueue ResourceFlavor."""
+
+
+class Autoscaling(Strict):
+    """Autoscaling bounds of a pool, in nodes over all its zones."""
+
+    min_nodes: NodeCount = 0
+    """min_nodes: fewest nodes; default 0."""
+    max_nodes: NodeCount
+    """max_nodes: most nodes; the pool's capacity for quotas and planning."""
+
+    @model_validator(mode="after")
+    def _min_below_max(self) -> Autoscaling:
+        if self.min_nodes > self.max_nodes:
+            raise ValueError(
+                f"min_nodes ({self.min_nodes}) is above max_nodes ({self.max_nodes}); swap them or raise max_nodes"
+            )
+        return self
+
+
+class TpuSlices(Strict):
+    """A TPU pool's slice shape: every slice is one node pool of `nodes per slice` hosts."""
+
+    topology: Annotated[str, Field(pattern=r"^\d+x\d+(x\d+)?$")]
+    """topology: slice topology in chips, e.g. `2x2x4` (v5p) or `4x4` (v6e)."""
+    slices: Annotated[int, Field(ge=1, le=1024)] = 1
+    """slices: number of identical slices; default 1."""
+
+    @property
+    def chips_per_slice(self) -> int:
+        """Product of the topology's dimensions."""
+        product = 1
+        for dim in self.topology.split("x"):
+            product *= int(dim)
+        return product
+
+
+class Taint(Strict):
+    """A node taint."""
+
+    key: LabelKey
+    """key: taint key, e.g. `nvidia.com/gpu`."""
+    value: LabelValue = ""
+    """value: taint value; default empty."""
+    effect: TaintEffect = "NoSchedule"
+    """effect: `NoSchedule` (default), `PreferNoSchedule` or `NoExecute`."""
+
+
+class Pool(Strict):
+    """A node pool in a cluster; one Kueue ResourceFlavor."""
+
+    name: PoolName
+    """name: pool name, at most 40 characters (GKE's limit); also the ResourceFlavor name."""
+    machine: MachineType
+    """machine: machine type from the catalog, e.g. `a3-megagpu-8g`."""
+    zones: tuple[ZoneName, ...]
+    """zones: zones the pool's nodes run in; TPU slices, capacity blocks and EFA pools take exactly one."""
+    nodes: NodeCount | None = None
+    """nodes: fixed size in nodes; for TPU pools, if given, must equal slices x nodes per slice."""
+    autoscaling: Autoscaling | None = None
+    """autoscaling: min/max nodes instead of a fixed size; null = fixed size."""
+    tpu: TpuSlices | None = None
+    """tpu: slice topology and count for TPU machines; required for TPU pools, absent for GPU pools."""
+    provisioning: Provisioning = "on-demand"
+    """provisioning: `on-demand` (default), `spot`, `reservation`, `flex-start` or `capacity-block`."""
+    commitment: CommitmentName | None = None
+    """commitment: the commitment (reservation, capacity block, on-prem purchase) the pool consumes."""
+    max_run_duration_hours: Annotated[int, Field(ge=1, le=24 * 7)] | None = None
+    """max_run_duration_hours: flex-start only: longest a node lives, in hours (at most 7 days)."""
+    gpudirect: bool = False
+    """gpudirect: attach the machine's GPUDirect networking (TCPX/TCPXO/RDMA on GKE, EFA on EKS)."""
+    labels: dict[LabelKey, LabelValue] = {}
+    """labels: extra node labels; on-prem pools must set the labels that select their nodes."""
+    taints: tuple[Taint, ...] = ()
+    """taints: extra taints; the accelerator taint (`nvidia.com/gpu`, `google.com/tpu`) is always added."""
+
+    @model_validator(mode="after")
+    def _one_size(self) -> Pool:
+        if self.tpu is None and self.nodes is None and self.autoscaling is None:
+            raise ValueError("a pool needs a size: set `nodes` (fixed) or `autoscaling: {max_nodes: N}`")
+        if self.nodes is not None and self.autoscaling is not None:
+            raise ValueError("`nodes` and `autoscaling` exclude each other; keep one of them")
+        return self
+
+
+# --- buying capacity -------------------------------------------------------------------------------
+
+
+class Commitment(Strict):
+    """Capacity bought ahead: a committed-use discount, reserved instances, savings plan,
+    capacity block or on-prem purchase."""
+
+    name: CommitmentName
+    """name: stable commitment name."""
+    kind: CommitmentKind
+    """kind: `cud`, `reserved-instance`, `savings-plan`, `capacity-block` or `on-prem-purchase`."""
+    machine: MachineType
+    """machine: the machine type committed to."""
+    site: SiteName
+    """site: where the capacity is."""
+    count: Annotated[int, Field(ge=1, le=100_000)]
+    """count: committed nodes."""
+    term_months: Annotated[int, Field(ge=0, le=120)]
+    """term_months: length of the commitment in months (capacity blocks: 0 = shorter than a month)."""
+    term_days: Annotated[int, Field(ge=0, le=182)] = 0
+    """term_days: capacity blocks only: length in days (1-14, or multiples of 7 up to 182)."""
+    start: dt.date
+    """start: first day of the commitment (ISO date)."""
+    usd_per_node_hour: UsdPerNodeHour
+    """usd_per_node_hour: effective price per node-hour over the term (on-prem: capex amortised + opex)."""
+    zone: ZoneName | None = None
+    """zone: zone of a zonal reservation or capacity block; null = regional."""
+    reservation_name: str | None = None
+    """reservation_name: cloud reservation the commitment holds capacity in (GCP reservation); null = discount only."""
+    capacity_reservation_id: str | None = None
+    """capacity_reservation_id: AWS capacity reservation id (`cr-...`) of a capacity block or ODCR."""
+
+    @property
+    def end(self) -> dt.date:
+        """The first day after the term."""
+        if self.term_months == 0:
+            return self.start + dt.timedelta(days=self.term_days)
+        months = self.start.month - 1 + self.term_months
+        return self.start.replace(year=self.start.year + months // 12, month=months % 12 + 1)
+
+
+class PriceRow(Strict):
+    """One price-book row: the price of a node-hour of a machine at a site under a pricing model."""
+
+    machine: MachineType
+    """machine: machine type."""
+    site: SiteName
+    """site: site the price applies to."""
+    pricing_model: PricingModel
+    """pricing_model: `on-demand`, `spot`, `flex-start`, `capacity-block`, `commit` or `onprem`."""
+    term_months: Annotated[int, Field(ge=0, le=120)] = 0
+    """term_months: commitment term for `commit` prices (12 or 36); 0 otherwise."""
+    usd_per_node_hour: UsdPerNodeHour
+    """usd_per_node_hour: price of one node for one hour, in USD."""
+    source: str
+    """source: URL or document the price comes from."""
+    as_of: dt.date | None = None
+    """as_of: date the price was read; null = undated source."""
+
+
+# --- tenants ---------------------------------------------------------------------------------------
+
+
+class Quota(Strict):
+    """A team's (or cohort's) quota in one flavor, in accelerators."""
+
+    flavor: PoolName
+    """flavor: the pool (ResourceFlavor) the quota is in."""
+    nominal: AcceleratorCount
+    """nominal: guaranteed accelerators (Kueue nominalQuota)."""
+    borrowing_limit: AcceleratorCount | None = None
+    """borrowing_limit: most accelerators borrowed from the cohort beyond nominal; null = no limit."""
+    lending_limit: AcceleratorCount | None = None
+    """lending_limit: most of nominal lent to the cohort; null = all of it may be lent."""
+    cpu: Annotated[int, Field(ge=0, le=10_000_000)] | None = None
+    """cpu: nominal CPU cores in the same flavor; null = CPU not covered."""
+    memory_gib: Annotated[int, Field(ge=0, le=100_000_000)] | None = None
+    """memory_gib: nominal memory in GiB in the same flavor; null = memory not covered."""
+
+
+class Team(Strict):
+    """A tenant: who they are, who pays, where they run and how much they may use."""
+
+    name: TeamName
+    """name: team name; also the ClusterQueue name."""
+    cost_center: CostCenter
+    """cost_center: finance cost centre charged for the team's capacity."""
+    owners: Annotated[tuple[str, ...], Field(min_length=1)]
+    """owners: people or groups who approve the team's quota changes (GitHub handles or e-mails)."""
+    group: str | None = None
+    """group: identity-provider group bound to the team's RBAC roles; default = the team name."""
+    namespaces: Annotated[tuple[NamespaceName, ...], Field(min_length=1)]
+    """namespaces: Kubernetes namespaces the team submits workloads from."""
+    cohort: CohortName | None = None
+    """cohort: cohort the team's ClusterQueues join; null = no borrowing or lending."""
+    priority_class: PriorityClassName | None = None
+    """priority_class: default WorkloadPriorityClass of the team's workloads."""
+    fair_sharing_weight: Annotated[float, Field(ge=0, le=1000)] | None = None
+    """fair_sharing_weight: Kueue fair-sharing weight; null = Kueue's default 1."""
+    sites: tuple[SiteName, ...] = ()
+    """sites: sites the team's work may run at (data residency); empty = any site."""
+    quotas: tuple[Quota, ...] = ()
+    """quotas: quota per flavor."""
+
+
+class Cohort(Strict):
+    """A node of the cohort tree (org -> division -> team)."""
+
+    name: CohortName
+    """name: cohort name."""
+    parent: CohortName | None = None
+    """parent: parent cohort; null = root."""
+    fair_sharing_weight: Annotated[float, Field(ge=0, le=1000)] | None = None
+    """fair_sharing_weight: Kueue fair-sharing weight; null = Kueue's default 1."""
+    quotas: tuple[Quota, ...] = ()
+    """quotas: shared quota held by the cohort itself, on top of its members'."""
+
+
+class PriorityClass(Strict):
+    """A Kueue WorkloadPriorityClass."""
+
+    name: PriorityClassName
+    """name: priority class name (at most 63 characters: it is a label value)."""
+    value: Annotated[int, Field(ge=-2_000_000_000, le=1_000_000_000)]
+    """value: priority; higher is more important."""
+    description: Annotated[str, Field(max_length=2048)] = ""
+    """description: what the class is for."""
+
+
+# --- planning inputs -------------------------------------------------------------------------------
+
+
+class Budget(Strict):
+    """A spending cap for a cost centre in a quarter."""
+
+    cost_center: CostCenter
+    """cost_center: the cost centre."""
+    quarter: Quarter
+    """quarter: e.g. `2027Q1`."""
+    usd: Usd
+    """usd: most that may be spent in the quarter, in USD."""
+
+
+class Scenario(Strict):
+    """A named demand scenario with its probability (two-stage planning)."""
+
+    name: K8sName
+    """name: scenario name used in the demand file's `scenario` column."""
+    probability: Annotated[float, Field(gt=0, le=1)]
+    """probability: probability of the scenario; the probabilities of all scenarios sum to 1."""
+
+
+class Policy(Strict):
+    """Organisation-wide rules that checks, the planner and the PR review apply."""
+
+    allow_oversubscription: bool = False
+    """allow_oversubscription: allow the sum of nominal quotas to exceed a flavor's capacity; default false."""
+    finance_approvers: tuple[str, ...] = ()
+    """finance_approvers: who approves changes above the finance threshold (GitHub handles)."""
+    finance_approval_usd_per_month: Usd | None = None
+    """finance_approval_usd_per_month: a change costing more than this per month needs finance; null = never."""
+    max_spot_share: Share = 1.0
+    """max_spot_share: most of a team's accelerators that may be spot; default 1 (no limit)."""
+    equivalence: dict[AcceleratorType, Annotated[float, Field(gt=0, le=100)]] = {}
+    """equivalence: accelerator -> how many reference accelerators one is worth (H200: 1.5 H100s)."""
+    budgets: tuple[Budget, ...] = ()
+    """budgets: spending caps per cost centre and quarter."""
+    scenarios: tuple[Scenario, ...] = ()
+    """scenarios: demand scenarios and their probabilities; empty = quantile demand (p50/p90)."""
+
+
+class DemandRow(Strict):
+    """Forecast demand of one team for one accelerator class in one quarter."""
+
+    period: Quarter
+    """period: quarter, e.g. `2027Q1`."""
+    team: TeamName
+    """team: the team."""
+    accelerator: AcceleratorType
+    """accelerator: accelerator class (canonical name), e.g. `H100-80GB`."""
+    site: SiteName | None = None
+    """site: site the demand must run at; null = anywhere the team may run."""
+    scenario: K8sName | None = None
+    """scenario: scenario the row belongs to; null = quantile row."""
+    p50: Annotated[float, Field(ge=0, le=1_000_000)]
+    """p50: median demand, in accelerators (average concurrent)."""
+    p90: Annotated[float, Field(ge=0, le=1_000_000)] | None = None
+    """p90: 90th-percentile demand in accelerators; null = same as p50."""
+    preemptible_share: Share = 0.0
+    """preemptible_share: share of the demand that tolerates preemption (may run on spot); default 0."""
+
+    @model_validator(mode="after")
+    def _p90_not_below_p50(self) -> DemandRow:
+        if self.p90 is not None and self.p90 < self.p50:
+            raise ValueError(f"p90 ({self.p90}) is below p50 ({self.p50}); p90 must be at least p50")
+        return self
+
+
+class UsageRow(Strict):
+    """Metered accelerator use of one team in one flavor for one hour."""
+
+    hour: dt.datetime
+    """hour: start of the hour (ISO 8601)."""
+    cluster: ClusterName
+    """cluster: the cluster."""
+    team: TeamName
+    """team: the team."""
+    flavor: PoolName
+    """flavor: the pool (ResourceFlavor) that served the work."""
+    accelerators_used: Annotated[float, Field(ge=0, le=1_000_000)]
+    """accelerators_used: mean accelerators busy over the hour."""
+    accelerators_requested: Annotated[float, Field(ge=0, le=1_000_000)]
+    """accelerators_requested: mean accelerators requested (allocated) over the hour."""
+
+
+# --- the whole inventory ---------------------------------------------------------------------------
+
+
+class Inventory(Strict):
+    """Everything Quartermaster knows about the fleet; loaded from a directory by `quartermaster.loader`."""
+
+    sites: tuple[Site, ...] = ()
+    """sites: provider regions and data centres."""
+    clusters: tuple[Cluster, ...] = ()
+    """clusters: Kubernetes clusters and their pools."""
+    machines: tuple[Machine, ...] = ()
+    """machines: catalog additions; the shipped catalog is always included."""
+    commitments: tuple[Commitment, ...] = ()
+    """commitments: capacity bought ahead."""
+    teams: tuple[Team, ...] = ()
+    """teams: tenants and their quotas."""
+    cohorts: tuple[Cohort, ...] = ()
+    """cohorts: the cohort tree."""
+    priority_classes: tuple[PriorityClass, ...] = ()
+    """priority_classes: workload priority classes."""
+    policy: Policy = Policy()
+    """policy: organisation-wide rules."""
+    prices: tuple[PriceRow, ...] = ()
+    """prices: the price book (`prices.csv`)."""
+    demand: tuple[DemandRow, ...] = ()
+    """demand: the demand forecast (`demand.csv`)."""
+    usage: tuple[UsageRow, ...] = ()
+    """usage: metered usage history (`usage.csv`)."""
+
+    # Lookups by name. The loader guarantees unique names; cached_property works on frozen models
+    # because pydantic keeps instance dicts.
+    @cached_property
+    def site_by_name(self) -> dict[str, Site]:
+        return {s.name: s for s in self.sites}
+
+    @cached_property
+    def cluster_by_name(self) -> dict[str, Cluster]:
+        return {c.name: c for c in self.clusters}
+
+    @cached_property
+    def pools(self) -> tuple[Pool, ...]:
+        """Every pool of every cluster, in file order."""
+        return tuple(p for c in self.clusters for p in c.pools)
+
+    @cached_property
+    def pool_by_name(self) -> dict[str, Pool]:
+        return {p.name: p for p in self.pools}
+
+    @cached_property
+    def cluster_of_pool(self) -> dict[str, Cluster]:
+        return {p.name: c for c in self.clusters for p in c.pools}
+
+    @cached_property
+    def machine_by_name(self) -> dict[str, Machine]:
+        """Catalog machines, overridden by the inventory's own `machines` entries."""
+        from quartermaster.catalog import load_machines
+
+        merged = {m.name: m for m in load_machines()}
+        merged.update({m.name: m for m in self.machines})
+        return merged
+
+    @cached_property
+    def commitment_by_name(self) -> dict[str, Commitment]:
+        return {c.name: c for c in self.commitments}
+
+    @cached_property
+    def team_by_name(self) -> dict[str, Team]:
+        return {t.name: t for t in self.teams}
+
+    @cached_property
+    def cohort_by_name(self) -> dict[str, Cohort]:
+        return {c.name: c for c in self.cohorts}
+
+    @cached_property
+    def priority_class_by_name(self) -> dict[str, PriorityClass]:
+        return {p.name: p for p in self.priority_classes}
+
+
+Cluster.model_rebuild()

@@ -1,0 +1,66 @@
+"""Constrained name and unit types shared by the inventory model.
+
+Names are Kubernetes-safe because most of them become object names: pools become ResourceFlavors and
+node pools, teams become ClusterQueues, namespaces and RBAC subjects (see ../shared/kueue/RULES.md 1.1).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Annotated, Literal
+
+from pydantic import Field, StringConstraints
+
+DNS_LABEL_PATTERN = r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$"
+DNS_LABEL_RE = re.compile(DNS_LABEL_PATTERN)
+
+# A DNS-1123 label: lower-case alphanumerics and '-', at most 63 characters. LocalQueue and
+# WorkloadPriorityClass names must fit a label value, so 63 is also the practical Kueue limit.
+K8sName = Annotated[str, StringConstraints(pattern=DNS_LABEL_PATTERN, max_length=63)]
+SiteName = K8sName
+ClusterName = K8sName
+TeamName = K8sName
+CohortName = K8sName
+PriorityClassName = K8sName
+CommitmentName = K8sName
+NamespaceName = K8sName
+# GKE limits node pool names to 40 characters; a pool name is also its ResourceFlavor's name.
+PoolName = Annotated[str, StringConstraints(pattern=DNS_LABEL_PATTERN, max_length=40)]
+# Provider machine types keep their own spelling (Standard_ND96isr_H100_v5, p5.48xlarge).
+MachineType = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]*$", max_length=64)]
+# Canonical accelerator name from the catalog registry, e.g. H100-80GB, TPU-v5p.
+AcceleratorType = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]*$", max_length=32)]
+RegionName = Annotated[str, StringConstraints(pattern=r"^[a-z0-9][a-z0-9-]*$", max_length=32)]
+ZoneName = Annotated[str, StringConstraints(pattern=r"^[a-z0-9][a-z0-9-]*$", max_length=40)]
+CostCenter = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9][A-Za-z0-9_-]*$", max_length=32)]
+# A calendar quarter, e.g. 2027Q1.
+Quarter = Annotated[str, StringConstraints(pattern=r"^(19|20|21)\d\dQ[1-4]$")]
+# A Kubernetes label key: optional DNS prefix and '/', then a name of at most 63 characters.
+LabelKey = Annotated[
+    str,
+    StringConstraints(pattern=r"^([a-z0-9]([-a-z0-9.]*[a-z0-9])?/)?[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$", max_length=316),
+]
+LabelValue = Annotated[
+    str, StringConstraints(pattern=r"^([A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?)?$", max_length=63)
+]
+
+# Upper bounds that catch absurd numbers (a typo of a few extra zeros) without limiting real fleets.
+MAX_NODES = 100_000
+MAX_ACCELERATORS = 1_000_000
+MAX_USD_PER_NODE_HOUR = 10_000
+
+NodeCount = Annotated[int, Field(ge=0, le=MAX_NODES)]
+AcceleratorCount = Annotated[int, Field(ge=0, le=MAX_ACCELERATORS)]
+
+Provider = Literal["gcp", "aws", "azure", "onprem"]
+ClusterKind = Literal["gke", "eks", "aks", "onprem"]
+Provisioning = Literal["on-demand", "spot", "reservation", "flex-start", "capacity-block"]
+CommitmentKind = Literal["cud", "reserved-instance", "savings-plan", "capacity-block", "on-prem-purchase"]
+PricingModel = Literal["on-demand", "spot", "flex-start", "capacity-block", "commit", "onprem"]
+KueueApiVersion = Literal["v1beta2", "v1beta1"]
+MultiKueueRole = Literal["manager", "worker", "none"]
+AcceleratorKind = Literal["gpu", "tpu"]
+TaintEffect = Literal["NoSchedule", "PreferNoSchedule", "NoExecute"]
+
+# Which provider each cluster kind runs on.
+PROVIDER_OF_KIND: dict[str, str] = {"gke": "gcp", "eks": "aws", "aks": "azure", "onprem": "onprem"}
