@@ -258,6 +258,7 @@ def _read_yaml(path: Path, shown: str, sources: SourceMap, issues: list[Issue],
 
 
 _SCALARS = yaml.constructor.SafeConstructor()
+_STR, _INT = "tag:yaml.org,2002:str", "tag:yaml.org,2002:int"
 
 
 def _plain(node: yaml.Node, path: YamlPath, lines: dict[YamlPath, int], shown: str, issues: list[Issue]) -> Any:
@@ -279,6 +280,10 @@ def _plain(node: yaml.Node, path: YamlPath, lines: dict[YamlPath, int], shown: s
         return out
     if isinstance(node, yaml.SequenceNode):
         return [_plain(item, path + (i,), lines, shown, issues) for i, item in enumerate(node.value)]
+    if node.tag == _STR:  # fast path for the common scalars; the constructor handles the rest
+        return node.value
+    if node.tag == _INT and node.value.isdigit():
+        return int(node.value)
     return _SCALARS.construct_object(node, deep=True)
 
 

@@ -1,0 +1,92 @@
+"""Fluent builders for test inventories.
+
+    make_inventory().pool("h100-b", nodes=4).team("ml", quotas={"h100-b": 32}).build()
+
+The base inventory is small and valid: one GCP site, one GKE cluster with one a3-megagpu-8g pool of
+2 nodes (16 GPUs), one cohort and one team with 8 GPUs of nominal quota in it.
+"""
+
+from __future__ import annotations
+
+import copy
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from quartermaster.model import Inventory
+
+
+class InventoryBuilder:
+    """Plain data for an inventory, changed step by step, then built or written as YAML files."""
+
+    def __init__(self) -> None:
+        self.data: dict[str, Any] = {
+            "sites": [{"name": "gcp-us-central1", "provider": "gcp", "region": "us-central1",
+                       "zones": ["us-central1-a", "us-central1-b"]}],
+            "clusters": [{"name": "gke-a", "kind": "gke", "site": "gcp-us-central1", "project": "proj", "pools": [
+                {"name": "h100", "machine": "a3-megagpu-8g", "zones": ["us-central1-a"], "nodes": 2}]}],
+            "cohorts": [{"name": "org"}],
+            "priority_classes": [{"name": "training", "value": 100}],
+            "teams": [{"name": "ml", "cost_center": "CC-1", "owners": ["@ml-leads"], "namespaces": ["ml"],
+                       "cohort": "org", "quotas": [{"flavor": "h100", "nominal": 8}]}],
+        }
+
+    def _named(self, section: str, name: str) -> dict[str, Any]:
+        return next(o for o in self.data.setdefault(section, []) if o["name"] == name)
+
+    def site(self, name: str, **fields: Any) -> InventoryBuilder:
+        self.data["sites"].append({"name": name, **fields})
+        return self
+
+    def cluster(self, name: str, **fields: Any) -> InventoryBuilder:
+        self.data["clusters"].append({"name": name, "pools": [], **fields})
+        return self
+
+    def pool(self, name: str, cluster: str = "gke-a", **fields: Any) -> InventoryBuilder:
+        fields.setdefault("machine", "a3-megagpu-8g")
+        fields.setdefault("zones", ["us-central1-a"])
+        self._named("clusters", cluster)["pools"].append({"name": name, **fields})
+        return self
+
+    def edit_pool(self, name: str, **fields: Any) -> InventoryBuilder:
+        for cluster in self.data["clusters"]:
+            for pool in cluster["pools"]:
+                if pool["name"] == name:
+                    pool.update(fields)
+        return self
+
+    def edit(self, section: str, name: str, **fields: Any) -> InventoryBuilder:
+        self._named(section, name).update(fields)
+        return self
+
+    def team(self, name: str, quotas: dict[str, int] | None = None, **fields: Any) -> InventoryBuilder:
+        fields.setdefault("cost_center", "CC-1")
+        fields.setdefault("owners", ["@owners"])
+        fields.setdefault("namespaces", [name])
+        fields.setdefault("quotas", [{"flavor": f, "nominal": n} for f, n in (quotas or {}).items()])
+        self.data["teams"].append({"name": name, **fields})
+        return self
+
+    def add(self, section: str, **fields: Any) -> InventoryBuilder:
+        self.data.setdefault(section, []).append(fields)
+        return self
+
+    def policy(self, **fields: Any) -> InventoryBuilder:
+        self.data.setdefault("policy", {}).update(fields)
+        return self
+
+    def build(self) -> Inventory:
+        return Inventory.model_validate(copy.deepcopy(self.data))
+
+    def write(self, directory: Path) -> Path:
+        """Write one YAML file per section into `directory`; return it."""
+        directory.mkdir(parents=True, exist_ok=True)
+        for section, value in self.data.items():
+            (directory / f"{section}.yaml").write_text(yaml.safe_dump({section: value}, sort_keys=False))
+        return directory
+
+
+def make_inventory() -> InventoryBuilder:
+    """A small valid inventory to change in a test."""
+    return InventoryBuilder()

@@ -1,0 +1,51 @@
+"""`qm validate` and `qm schema` as a user runs them: exit codes and the key sentences."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from typer.testing import CliRunner
+
+from quartermaster.cli import app
+from tests.builders import make_inventory
+
+REPO = Path(__file__).resolve().parents[2]
+runner = CliRunner()
+
+
+def test_validate_example_prints_summary_and_exits_0() -> None:
+    result = runner.invoke(app, ["validate", str(REPO / "inventory")])
+    assert result.exit_code == 0, result.output
+    assert "6 clusters, 10 pools, 8 teams, 3 cohorts, 5 commitments" in result.output
+    assert "gcp-us-east5" in result.output and "32 x TPU-v5p, 32 x TPU-v6e" in result.output
+    assert "OK: no errors." in result.output
+
+
+def test_validate_problems_exit_1_without_traceback(tmp_path: Path) -> None:
+    root = make_inventory().team("ops", quotas={"h100": 16}).write(tmp_path)
+    result = runner.invoke(app, ["validate", str(root)])
+    assert result.exit_code == 1
+    assert "flavor `h100` is over-subscribed: nominal quotas sum to 24 but the pool has 16" in result.output
+    assert "1 error(s)" in result.output
+    assert "Traceback" not in result.output and result.exception is None or isinstance(result.exception, SystemExit)
+
+
+def test_validate_warnings_only_exit_0(tmp_path: Path) -> None:
+    root = make_inventory().team("ops", quotas={"h100": 16}).policy(allow_oversubscription=True).write(tmp_path)
+    result = runner.invoke(app, ["validate", str(root)])
+    assert result.exit_code == 0, result.output
+    assert "warning: flavor `h100` is over-subscribed" in result.output
+    assert "OK: no errors, 1 warning(s)." in result.output
+
+
+def test_validate_missing_path_is_a_usage_error(tmp_path: Path) -> None:
+    result = runner.invoke(app, ["validate", str(tmp_path / "nope")])
+    assert result.exit_code == 2
+
+
+def test_schema_writes_both_files(tmp_path: Path) -> None:
+    out, ref = tmp_path / "s.json", tmp_path / "ref.md"
+    result = runner.invoke(app, ["schema", "--out", str(out), "--reference", str(ref)])
+    assert result.exit_code == 0, result.output
+    assert out.read_text() == (REPO / "inventory" / "inventory.schema.json").read_text()
+    assert "## Team" in ref.read_text()

@@ -1,0 +1,143 @@
+"""The loader turns every class of bad input into located, actionable issues, never a traceback."""
+
+from __future__ import annotations
+
+import re
+import shutil
+from pathlib import Path
+
+import pytest
+
+from quartermaster.loader import load
+from tests.builders import make_inventory
+
+REPO = Path(__file__).resolve().parents[2]
+EXAMPLE = REPO / "inventory"
+# <file>:<line> <yaml.path>: <what is wrong> (got <value>). <how to fix>
+ISSUE_FORMAT = re.compile(r"^(?P<file>\S+):(?P<line>\d+) (?P<path>\S*): (?P<what>.+?)(?: \(got .+\))?\. (?P<fix>.+)$")
+
+
+def formatted(root: Path) -> list[str]:
+    return [i.format() for i in load(root).issues]
+
+
+def test_example_inventory_loads_without_issues() -> None:
+    result = load(EXAMPLE)
+    assert result.ok, [i.format() for i in result.issues]
+    assert result.issues == []
+    inv = result.inventory
+    assert (len(inv.clusters), len(inv.pools), len(inv.teams)) == (6, 10, 8)
+    assert len(inv.usage) == 31 * 24 * 16  # one row per hour of October 2026 per Helios VC
+    assert {d.period for d in inv.demand} == {f"{y}Q{q}" for y in (2027, 2028) for q in (1, 2, 3, 4)}
+
+
+def test_issue_format_has_file_line_path_what_and_fix(tmp_path: Path) -> None:
+    root = make_inventory().edit("teams", "ml", cohort="orgg").write(tmp_path)
+    [line] = formatted(root)
+    match = ISSUE_FORMAT.match(line)
+    assert match, line
+    assert match["file"].endswith("teams.yaml")
+    want_line = (root / "teams.yaml").read_text().splitlines().index("  cohort: orgg") + 1
+    assert match["line"] == str(want_line)
+    assert match["path"] == "teams[0].cohort"
+    assert match["fix"] == "Did you mean `org`?"
+
+
+def test_typo_key_negative_quota_dangling_reference_oversubscription_and_broken_yaml_all_reported(
+        tmp_path: Path) -> None:
+    """The issue's acceptance case: every problem at once, each located, each with a fix."""
+    root = tmp_path / "inv"
+    shutil.copytree(EXAMPLE, root)
+    multimodal = root / "teams" / "multimodal.yaml"
+    multimodal.write_text(multimodal.read_text().replace("    cost_center: CC-1002", "    cost_centre: CC-1002"))
+    rl = root / "teams" / "rl-research.yaml"
+    rl.write_text(rl.read_text().replace("cohort: research", "cohort: reserch"))
+    tpu = root / "teams" / "tpu-research.yaml"
+    tpu.write_text(tpu.read_text().replace("{flavor: v5p-2x2x4, nominal: 32}", "{flavor: v5p-2x2x4, nominal: -8}"))
+    platform = root / "teams" / "ml-platform.yaml"
+    platform.write_text(platform.read_text().replace("nominal: 16", "nominal: 48"))
+    (root / "teams" / "broken.yaml").write_text("teams:\n  - name: broken\n    owners: [x\n")
+
+    result = load(root)
+    lines = [i.format() for i in result.issues]
+    assert not result.ok
+    want = [
+        "teams/multimodal.yaml:4 teams[0].cost_centre: unknown key `cost_centre`. Did you mean `cost_center`?",
+        "teams/rl-research.yaml:7 teams[0].cohort: no such cohort `reserch`. Did you mean `research`?",
+        "teams/tpu-research.yaml:11 teams[0].quotas[0].nominal: `nominal` must be >= 0 (got -8).",
+        "teams/ml-platform.yaml:9 teams[0].quotas[0].nominal: flavor `dgx-h100-a` is over-subscribed",
+        "teams/broken.yaml:4: malformed YAML: did not find expected ',' or ']'.",
+    ]
+    for fragment in want:
+        assert any(fragment in line for line in lines), (fragment, lines)
+    assert all(ISSUE_FORMAT.match(line.split("/inv/", 1)[-1]) or "malformed" in line for line in lines), lines
+
+
+BAD_FILES = {
+    # Unbalanced bracket: YAML syntax error with its line.
+    "malformed yaml": ("teams.yaml", b"teams:\n  - name: a\n    owners: [x\n", "teams.yaml:4: malformed YAML"),
+    # A key given twice makes the meaning unclear.
+    "duplicate key": ("teams.yaml", b"teams:\n  - name: a\n    name: b\n", "teams.yaml:3 teams[0].name: duplicate key"),
+    # A zero-byte file.
+    "empty file": ("sites.yaml", b"", "sites.yaml:1: file is empty"),
+    # Only comments.
+    "comments only": ("sites.yaml", b"# nothing yet\n", "sites.yaml:1: file has no content"),
+    # Binary garbage with NUL bytes.
+    "binary garbage": ("sites.yaml", b"\x00\x01\x02\xff", "sites.yaml:1: file is binary"),
+    # Latin-1 text.
+    "not utf-8": ("sites.yaml", b"sites:\n  - name: caf\xe9\n", "sites.yaml:2: file is not UTF-8 text"),
+    # A list where a mapping of sections is expected.
+    "top level is a list": ("sites.yaml", b"- a\n- b\n", "the top level must be a mapping"),
+    # An unknown section with a near miss.
+    "unknown section": ("x.yaml", b"team:\n  - name: a\n", "x.yaml:1 team: unknown section `team`. Did you mean `teams`?"),
+    # A section that must be a list.
+    "section not a list": ("x.yaml", b"teams:\n  name: a\n", "`teams` must be a list"),
+    # Wrong type.
+    "wrong type": ("x.yaml", b"priority_classes:\n  - name: p\n    value: high\n",
+                   "x.yaml:3 priority_classes[0].value: `value`: input should be a valid integer"),
+    # An absurd number.
+    "absurd number": ("x.yaml", b"priority_classes:\n  - name: p\n    value: 99999999999\n",
+                      "`value` must be <= 1000000000"),
+    # A closed set.
+    "bad enum": ("x.yaml", b"sites:\n  - {name: s, provider: gcq, region: r}\n",
+                 "`provider` must be one of gcp, aws, azure, onprem (got 'gcq'). Did you mean `gcp`?"),
+    # A name Kubernetes would refuse.
+    "invalid name": ("x.yaml", b"priority_classes:\n  - {name: Prod_Critical, value: 1}\n",
+                     "`name` is not a valid name (got 'Prod_Critical'). Use lower-case letters"),
+    # CSV: unknown column.
+    "csv unknown column": ("demand.csv", b"period,team,acelerator,p50\n2027Q1,ml,H100-80GB,1\n",
+                           "demand.csv:1 column 3: unknown column `acelerator`. Did you mean `accelerator`?"),
+    # CSV: bad value on a row.
+    "csv bad value": ("demand.csv", b"period,team,accelerator,p50\n2027Q5,ml,H100-80GB,1\n",
+                      "demand.csv:2 period: `period` is not a valid name"),
+    # CSV: a row with too few values.
+    "csv short row": ("usage.csv", b"hour,cluster,team,flavor,accelerators_used,accelerators_requested\n2026-10-01T00:00,gke-a\n",
+                      "usage.csv:2 row 2: row has 2 values but the header has 6"),
+}
+
+
+@pytest.mark.parametrize("name,content,want", BAD_FILES.values(), ids=list(BAD_FILES))
+def test_bad_input_is_located_and_explained(tmp_path: Path, name: str, content: bytes, want: str) -> None:
+    root = make_inventory().write(tmp_path / "inv")
+    (root / name).write_bytes(content)
+    lines = formatted(root)
+    assert any(want in line for line in lines), lines
+
+
+def test_missing_directory_is_an_issue_not_a_crash(tmp_path: Path) -> None:
+    [line] = formatted(tmp_path / "nowhere")
+    assert "no inventory files" in line
+
+
+def test_follow_on_errors_about_broken_objects_are_suppressed(tmp_path: Path) -> None:
+    """A pool that fails to load does not also produce 'no such flavor' for every quota on it."""
+    root = make_inventory().edit_pool("h100", nodes=-1).write(tmp_path)
+    lines = formatted(root)
+    assert len(lines) == 1 and "`nodes` must be >= 0" in lines[0], lines
+
+
+def test_yaml_and_csv_rows_keep_their_lines(tmp_path: Path) -> None:
+    root = make_inventory().write(tmp_path)
+    (root / "demand.csv").write_text("period,team,accelerator,p50\n2027Q1,ml,H100-80GB,1\n\n2027Q2,nobody,H100-80GB,2\n")
+    [line] = formatted(root)
+    assert "demand.csv:4 team: no such team `nobody`" in line
