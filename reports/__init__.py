@@ -1,0 +1,1 @@
+"""Everything a person reads: finance report, PR quota diff, FOCUS export, metering."""
