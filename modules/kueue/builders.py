@@ -1,0 +1,532 @@
+"""Pure builders: inventory -> the Kueue objects (plus Namespaces and RBAC) of one cluster, as plain dicts.
+
+Rules of the derivation (rule numbers refer to ../shared/kueue/RULES.md, copied facts cite their source):
+- one ResourceFlavor per pool, its `nodeLabels` selecting exactly that pool's nodes;
+- one ClusterQueue per team with quota in the cluster, named after the team, admitting only the team's
+  namespaces; flavors in preference order reservation > capacity-block > on-demand > flex-start > spot;
+- resource groups are the smallest groups in which no resource appears twice (rules 15-18);
+- a Cohort object for every cohort a ClusterQueue joins, and its ancestors (rule 48);
+- LocalQueues `<team>` and `default` in every team namespace (rule 67);
+- an AdmissionCheck + ProvisioningRequestConfig per flex-start pool, scoped with `onFlavors` (rule 42);
+- on a MultiKueue manager: one logical flavor per accelerator with the sum of the workers' quotas, and
+  per team a MultiKueue AdmissionCheck + MultiKueueConfig listing the workers where the team has quota;
+- Kueue's CRD defaults are written out explicitly so that live objects do not show drift (RULES.md 0).
+"""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+from collections.abc import Iterable
+from dataclasses import dataclass
+from decimal import Decimal
+from typing import Any
+
+from quartermaster.model import Cluster, Cohort, Inventory, Pool, Quota, Team
+
+KUEUE_GROUP = "kueue.x-k8s.io"
+LABEL_PREFIX = "quartermaster.dev"
+TEAM_LABEL = f"{LABEL_PREFIX}/team"
+COST_CENTER_LABEL = f"{LABEL_PREFIX}/cost-center"
+# Set on every node of a pool whose provider label cannot name the pool (TPU slices are one GKE node
+# pool each, named `<pool>-<i>`); the node-pool modules put it on the nodes.
+POOL_LABEL = f"{LABEL_PREFIX}/pool"
+NAMESPACE_NAME_LABEL = "kubernetes.io/metadata.name"  # set by the API server on every namespace
+DEFAULT_LOCAL_QUEUE = "default"  # the namespace's default queue (RULES.md 67)
+
+# The node label each provider puts on a node naming its node pool.
+NODE_POOL_LABEL = {
+    "gke": "cloud.google.com/gke-nodepool",
+    "eks": "eks.amazonaws.com/nodegroup",
+    "aks": "kubernetes.azure.com/agentpool",
+}
+GKE_TPU_ACCELERATOR_LABEL = "cloud.google.com/gke-tpu-accelerator"
+GKE_TPU_TOPOLOGY_LABEL = "cloud.google.com/gke-tpu-topology"
+HOSTNAME_LABEL = "kubernetes.io/hostname"
+
+# Topology levels, coarsest first, hostname last (RULES.md 71, 73). GKE: cloud.google.com/kubernetes-engine/
+# docs/how-to/workload-scheduling/topology-aware-scheduling (compact placement labels); AWS: EC2 instance
+# topology, docs.aws.amazon.com/AWSEC2/latest/UserGuide/ec2-instance-topology.html (EKS node labels
+# topology.k8s.aws/network-node-layer-1..3). Other kinds know only the host.
+TOPOLOGY_LEVELS = {
+    "gke": ("cloud.google.com/gce-topology-block", "cloud.google.com/gce-topology-subblock",
+            "cloud.google.com/gce-topology-host", HOSTNAME_LABEL),
+    "eks": ("topology.k8s.aws/network-node-layer-1", "topology.k8s.aws/network-node-layer-2",
+            "topology.k8s.aws/network-node-layer-3", HOSTNAME_LABEL),
+    "aks": (HOSTNAME_LABEL,),
+    "onprem": (HOSTNAME_LABEL,),
+}
+
+# Flavor preference inside a ClusterQueue: paid-for capacity first, interruptible capacity last.
+PROVISIONING_PREFERENCE = {"reservation": 0, "capacity-block": 1, "on-demand": 2, "flex-start": 3, "spot": 4}
+
+# GKE Dynamic Workload Scheduler (queued provisioning); RULES.md section 2, ProvisioningRequest row.
+QUEUED_PROVISIONING_CLASS = "queued-provisioning.gke.io"
+PROVISIONING_CONTROLLER = "kueue.x-k8s.io/provisioning-request"
+MULTIKUEUE_CONTROLLER = "kueue.x-k8s.io/multikueue"
+
+# Kueue v0.19.2 CRD defaults (RULES.md 0), emitted explicitly.
+RETRY_STRATEGY_DEFAULT = {"backoffLimitCount": 3, "backoffBaseSeconds": 60, "backoffMaxSeconds": 1800}
+FLAVOR_FUNGIBILITY_DEFAULT = {"whenCanBorrow": "MayStopSearch", "whenCanPreempt": "TryNextFlavor"}
+
+# Workload kinds a team may create in its own namespaces (Kueue's built-in integrations).
+WORKLOAD_RESOURCES = {
+    "": ("pods",),
+    "apps": ("deployments", "statefulsets"),
+    "batch": ("cronjobs", "jobs"),
+    "jobset.x-k8s.io": ("jobsets",),
+    "kubeflow.org": ("jaxjobs", "mpijobs", "paddlejobs", "pytorchjobs", "tfjobs", "xgboostjobs"),
+    "leaderworkerset.x-k8s.io": ("leaderworkersets",),
+    "ray.io": ("rayclusters", "rayjobs"),
+    "trainer.kubeflow.org": ("trainjobs",),
+}
+WRITE_VERBS = ("create", "delete", "deletecollection", "get", "list", "patch", "update", "watch")
+READ_VERBS = ("get", "list", "watch")
+TEAM_ROLE = "quartermaster-team-workloads"
+
+# The order objects are applied in: namespaces and RBAC, then what others reference, then referrers.
+KIND_ORDER = (
+    "Namespace", "Role", "RoleBinding", "WorkloadPriorityClass", "Topology", "ResourceFlavor", "Cohort",
+    "ProvisioningRequestConfig", "MultiKueueCluster", "MultiKueueConfig", "AdmissionCheck", "ClusterQueue",
+    "LocalQueue",
+)
+RESOURCE_ORDER = ("cpu", "memory")  # then accelerator resources, sorted
+
+
+@dataclass(frozen=True)
+class FlavorQuota:
+    """Quota of one ClusterQueue or Cohort in one flavor: resource -> (nominal, borrowing, lending)."""
+
+    flavor: str
+    resources: dict[str, tuple[Any, Any, Any]]
+
+
+# --- entry points ----------------------------------------------------------------------------------
+
+
+def objects_for_cluster(inventory: Inventory, cluster: str) -> list[dict[str, Any]]:
+    """Every object for `cluster`, in apply order, in the cluster's `kueue_api_version`."""
+    c = inventory.cluster_by_name[cluster]
+    version = f"{KUEUE_GROUP}/{c.kueue_api_version}"
+    quotas = _team_quotas(inventory, c)
+    objects: list[dict[str, Any]] = []
+    objects += [_priority_class(version, p.name, p.value, p.description) for p in inventory.priority_classes]
+    if c.topology_aware:
+        objects.append(_topology(version, c))
+    objects += [_pool_flavor(inventory, version, c, p) for p in c.pools]
+    objects += [_logical_flavor(version, name) for name in sorted(_manager_flavors(inventory, c))]
+    objects += _cohorts(inventory, c, version, {inventory.team_by_name[t].cohort for t in quotas})
+    flex = [p for p in c.pools if p.provisioning == "flex-start"]
+    for pool in flex:
+        objects += _provisioning_check(inventory, version, pool)
+    mk_checks: dict[str, str] = {}
+    if c.multikueue_role == "manager":
+        objects += [_multikueue_cluster(inventory, version, w) for w in c.multikueue_workers]
+        for team in sorted(quotas):
+            check, config = _multikueue_check(version, team, _workers_of_team(inventory, c, team))
+            objects += [check, config]
+            mk_checks[team] = check["metadata"]["name"]
+    for name in sorted(quotas):
+        team = inventory.team_by_name[name]
+        objects += _tenancy(team)
+        objects.append(_cluster_queue(inventory, version, c, team, quotas[name], flex, mk_checks.get(name)))
+        objects += _local_queues(version, team)
+    return sorted(objects, key=_apply_order)
+
+
+def _apply_order(obj: dict[str, Any]) -> tuple[int, str, str]:
+    meta = obj["metadata"]
+    return KIND_ORDER.index(obj["kind"]), meta.get("namespace", ""), meta["name"]
+
+
+# --- quotas ----------------------------------------------------------------------------------------
+
+
+def _team_quotas(inventory: Inventory, cluster: Cluster) -> dict[str, list[FlavorQuota]]:
+    """Team -> its quotas in this cluster's flavors, in flavor preference order; teams without quota left out."""
+    out: dict[str, list[FlavorQuota]] = {}
+    for team in inventory.teams:
+        flavors = _quotas_here(inventory, cluster, team.quotas, lending_allowed=team.cohort is not None)
+        if flavors:
+            out[team.name] = flavors
+    return out
+
+
+def _quotas_here(inventory: Inventory, cluster: Cluster, quotas: Iterable[Quota], *,
+                 lending_allowed: bool) -> list[FlavorQuota]:
+    """Quotas in this cluster's own pools, plus (on a manager) the workers' quotas summed per accelerator."""
+    own = {p.name: p for p in cluster.pools}
+    quotas = tuple(quotas)
+    result = [
+        _flavor_quota(inventory, own[q.flavor], q, lending_allowed)
+        for q in sorted((q for q in quotas if q.flavor in own), key=lambda q: _preference(own[q.flavor], cluster))
+    ]
+    if cluster.multikueue_role == "manager":
+        result += _summed_worker_quotas(inventory, cluster, quotas, lending_allowed)
+    return result
+
+
+def _preference(pool: Pool, cluster: Cluster) -> tuple[int, int]:
+    return PROVISIONING_PREFERENCE[pool.provisioning], [p.name for p in cluster.pools].index(pool.name)
+
+
+def _flavor_quota(inventory: Inventory, pool: Pool, quota: Quota, lending_allowed: bool) -> FlavorQuota:
+    resource = inventory.machine_by_name[pool.machine].resource_name
+    borrowing = quota.borrowing_limit if lending_allowed else None
+    lending = quota.lending_limit if lending_allowed else None
+    resources: dict[str, tuple[Any, Any, Any]] = {resource: (quota.nominal, borrowing, lending)}
+    if quota.cpu is not None:
+        resources["cpu"] = (quota.cpu, None, None)
+    if quota.memory_gib is not None:
+        resources["memory"] = (f"{quota.memory_gib}Gi", None, None)
+    return FlavorQuota(pool.name, resources)
+
+
+def accelerator_flavor_name(accelerator: str) -> str:
+    """The manager's logical flavor for an accelerator: `H100-80GB` -> `h100-80gb`."""
+    return "".join(ch if ch.isalnum() else "-" for ch in accelerator.lower()).strip("-")
+
+
+def _worker_pools(inventory: Inventory, manager: Cluster) -> dict[str, tuple[str, Pool]]:
+    """Pool name -> (worker cluster, pool) for every pool of the manager's workers."""
+    return {p.name: (w, p) for w in manager.multikueue_workers if w in inventory.cluster_by_name
+            for p in inventory.cluster_by_name[w].pools}
+
+
+def _manager_flavors(inventory: Inventory, cluster: Cluster) -> set[str]:
+    if cluster.multikueue_role != "manager":
+        return set()
+    return {accelerator_flavor_name(inventory.machine_by_name[p.machine].accelerator)
+            for _, p in _worker_pools(inventory, cluster).values()}
+
+
+def _summed_worker_quotas(inventory: Inventory, manager: Cluster, quotas: tuple[Quota, ...],
+                          lending_allowed: bool) -> list[FlavorQuota]:
+    """Manager quota = the sum of the workers' quotas, per accelerator (RULES.md section 2, MultiKueue row).
+
+    A borrowing limit sums only if every part has one (unset = unlimited); an unset lending limit counts
+    as the whole nominal (all of it may be lent) and the sum is left unset when it equals the nominal.
+    """
+    pools = _worker_pools(inventory, manager)
+    sums: dict[str, dict[str, list[Any]]] = {}
+    for q in quotas:
+        if q.flavor not in pools:
+            continue
+        machine = inventory.machine_by_name[pools[q.flavor][1].machine]
+        flavor = accelerator_flavor_name(machine.accelerator)
+        part = _flavor_quota(inventory, pools[q.flavor][1], q, lending_allowed).resources
+        acc = sums.setdefault(flavor, {})
+        for resource, (nominal, borrowing, lending) in part.items():
+            total = acc.setdefault(resource, [0, 0, 0, False, False])  # nominal, borrow, lend, unlimited, any-lend
+            value = _number(nominal)
+            total[0] += value
+            total[3] = total[3] or borrowing is None
+            total[1] += borrowing or 0
+            total[4] = total[4] or lending is not None
+            total[2] += value if lending is None else lending
+    out = []
+    for flavor in sorted(sums):
+        resources: dict[str, tuple[Any, Any, Any]] = {}
+        for resource, (nominal, borrowing, lending, unlimited, any_lend) in sums[flavor].items():
+            resources[resource] = (
+                f"{nominal}Gi" if resource == "memory" else nominal,
+                None if unlimited or not lending_allowed else borrowing,
+                lending if any_lend and lending_allowed and lending != nominal else None,
+            )
+        out.append(FlavorQuota(flavor, resources))
+    return out
+
+
+def _number(quantity: Any) -> int:
+    return int(str(quantity).removesuffix("Gi"))
+
+
+def resource_groups(flavors: list[FlavorQuota]) -> list[dict[str, Any]]:
+    """Group flavors so that no resource is in two groups (RULES.md 17) and no flavor in two (18).
+
+    Each group covers the union of its flavors' resources, cpu and memory first; a flavor that does not set a
+    covered resource gets nominalQuota 0 for it, because every flavor lists every covered resource in the
+    same order (RULES.md 15, 16). Flavors keep the order given (preference order).
+    """
+    parent: dict[str, str] = {}
+
+    def find(r: str) -> str:
+        while parent.setdefault(r, r) != r:
+            r = parent[r]
+        return r
+
+    for fq in flavors:
+        first, *rest = list(fq.resources)
+        for r in rest:
+            parent[find(r)] = find(first)
+        find(first)
+    groups: dict[str, list[FlavorQuota]] = {}
+    for fq in flavors:
+        groups.setdefault(find(next(iter(fq.resources))), []).append(fq)
+    out = []
+    for members in groups.values():
+        covered = sorted({r for fq in members for r in fq.resources}, key=_resource_order)
+        out.append({
+            "coveredResources": covered,
+            "flavors": [{"name": fq.flavor, "resources": [_resource_quota(r, fq.resources.get(r)) for r in covered]}
+                        for fq in members],
+        })
+    return out
+
+
+def _resource_order(resource: str) -> tuple[int, str]:
+    return (RESOURCE_ORDER.index(resource) if resource in RESOURCE_ORDER else len(RESOURCE_ORDER), resource)
+
+
+def _resource_quota(resource: str, quota: tuple[Any, Any, Any] | None) -> dict[str, Any]:
+    nominal, borrowing, lending = quota or (0, None, None)
+    out: dict[str, Any] = {"name": resource, "nominalQuota": nominal}
+    if borrowing is not None:
+        out["borrowingLimit"] = borrowing
+    if lending is not None:
+        out["lendingLimit"] = lending
+    return out
+
+
+def quantity(value: float) -> int | str:
+    """A fair-sharing weight as a Kubernetes quantity: 2 -> 2, 0.75 -> "0.75"."""
+    if value == int(value):
+        return int(value)
+    return format(Decimal(str(value)).normalize(), "f")
+
+
+# --- objects ---------------------------------------------------------------------------------------
+
+
+def _meta(name: str, namespace: str | None = None, labels: dict[str, str] | None = None) -> dict[str, Any]:
+    meta: dict[str, Any] = {"name": name}
+    if namespace is not None:
+        meta["namespace"] = namespace
+    if labels:
+        meta["labels"] = labels
+    return meta
+
+
+def _priority_class(version: str, name: str, value: int, description: str) -> dict[str, Any]:
+    obj: dict[str, Any] = {"apiVersion": version, "kind": "WorkloadPriorityClass", "metadata": _meta(name),
+                           "value": value}
+    if description:
+        obj["description"] = description  # top level, no spec (RULES.md 74)
+    return obj
+
+
+def topology_name(cluster: Cluster) -> str:
+    """The Topology of a topology-aware cluster, named after its kind's level scheme."""
+    return f"{cluster.kind}-topology"
+
+
+def _topology(version: str, cluster: Cluster) -> dict[str, Any]:
+    levels = [{"nodeLabel": label} for label in TOPOLOGY_LEVELS[cluster.kind]]
+    return {"apiVersion": version, "kind": "Topology", "metadata": _meta(topology_name(cluster)),
+            "spec": {"levels": levels}}
+
+
+def flavor_node_labels(inventory: Inventory, cluster: Cluster, pool: Pool) -> dict[str, str]:
+    """Node labels selecting exactly the pool's nodes: the provider's node-pool label (or, for TPU slices,
+    which are one node pool each, the TPU labels plus POOL_LABEL), plus the pool's own labels."""
+    labels = dict(pool.labels)
+    machine = inventory.machine_by_name[pool.machine]
+    if pool.tpu is not None and cluster.kind == "gke":
+        labels[GKE_TPU_ACCELERATOR_LABEL] = machine.accelerator_label
+        labels[GKE_TPU_TOPOLOGY_LABEL] = pool.tpu.topology
+        labels[POOL_LABEL] = pool.name
+    elif cluster.kind in NODE_POOL_LABEL:
+        labels[NODE_POOL_LABEL[cluster.kind]] = pool.name
+    return labels
+
+
+def flavor_tolerations(inventory: Inventory, pool: Pool) -> list[dict[str, Any]]:
+    """Tolerations for the accelerator taint (always on accelerator nodes) and the pool's own taints."""
+    resource = inventory.machine_by_name[pool.machine].resource_name
+    out = [{"key": resource, "operator": "Exists", "effect": "NoSchedule"}]
+    for taint in pool.taints:
+        toleration = {"key": taint.key, "effect": taint.effect, "operator": "Equal" if taint.value else "Exists"}
+        if taint.value:
+            toleration["value"] = taint.value
+        if toleration not in out:
+            out.append(toleration)
+    return out
+
+
+def _pool_flavor(inventory: Inventory, version: str, cluster: Cluster, pool: Pool) -> dict[str, Any]:
+    spec: dict[str, Any] = {"nodeLabels": flavor_node_labels(inventory, cluster, pool),
+                            "tolerations": flavor_tolerations(inventory, pool)}
+    if cluster.topology_aware:
+        spec["topologyName"] = topology_name(cluster)
+    return {"apiVersion": version, "kind": "ResourceFlavor", "metadata": _meta(pool.name), "spec": spec}
+
+
+def _logical_flavor(version: str, name: str) -> dict[str, Any]:
+    """A manager-side flavor: no nodes of its own, it only counts quota for the workers."""
+    return {"apiVersion": version, "kind": "ResourceFlavor", "metadata": _meta(name), "spec": {}}
+
+
+def _cohorts(inventory: Inventory, cluster: Cluster, version: str, used: set[str | None]) -> list[dict[str, Any]]:
+    """Cohort objects for the cohorts joined here and their ancestors (parents may be implicit, RULES.md 48)."""
+    names: list[str] = []
+    for name in sorted(n for n in used if n):
+        seen = set()
+        while name and name in inventory.cohort_by_name and name not in seen:
+            seen.add(name)
+            if name not in names:
+                names.append(name)
+            name = inventory.cohort_by_name[name].parent  # type: ignore[assignment]
+    return [_cohort(inventory, cluster, version, inventory.cohort_by_name[n]) for n in sorted(names)]
+
+
+def _cohort(inventory: Inventory, cluster: Cluster, version: str, cohort: Cohort) -> dict[str, Any]:
+    spec: dict[str, Any] = {"fairSharing": {"weight": quantity(cohort.fair_sharing_weight or 1)}}
+    if cohort.parent:
+        spec["parentName"] = cohort.parent
+    # Cohort limits need a parent (RULES.md 50).
+    flavors = _quotas_here(inventory, cluster, cohort.quotas, lending_allowed=cohort.parent is not None)
+    if flavors:
+        spec["resourceGroups"] = resource_groups(flavors)
+    return {"apiVersion": version, "kind": "Cohort", "metadata": _meta(cohort.name), "spec": spec}
+
+
+def label_name(base: str, suffix: str) -> str:
+    """`<base>-<suffix>` as a DNS-1123 label (<= 63, RULES.md 7), shortened with a hash when too long."""
+    name = f"{base}-{suffix}"
+    if len(name) <= 63:
+        return name
+    digest = hashlib.sha256(name.encode()).hexdigest()[:8]
+    return f"{base[: 63 - len(suffix) - 10].rstrip('-')}-{digest}-{suffix}"
+
+
+def provisioning_check_name(pool: Pool) -> str:
+    return label_name(pool.name, "flex-start")
+
+
+def _provisioning_check(inventory: Inventory, version: str, pool: Pool) -> list[dict[str, Any]]:
+    """AdmissionCheck + ProvisioningRequestConfig for a flex-start (GKE DWS queued provisioning) pool."""
+    name = provisioning_check_name(pool)
+    resource = inventory.machine_by_name[pool.machine].resource_name
+    config: dict[str, Any] = {"provisioningClassName": QUEUED_PROVISIONING_CLASS, "managedResources": [resource],
+                              "retryStrategy": dict(RETRY_STRATEGY_DEFAULT)}
+    if pool.max_run_duration_hours:
+        config["parameters"] = {"maxRunDurationSeconds": str(pool.max_run_duration_hours * 3600)}
+    check = {"controllerName": PROVISIONING_CONTROLLER,
+             "parameters": {"apiGroup": KUEUE_GROUP, "kind": "ProvisioningRequestConfig", "name": name}}
+    return [
+        {"apiVersion": version, "kind": "ProvisioningRequestConfig", "metadata": _meta(name), "spec": config},
+        {"apiVersion": version, "kind": "AdmissionCheck", "metadata": _meta(name), "spec": check},
+    ]
+
+
+def _workers_of_team(inventory: Inventory, manager: Cluster, team: str) -> list[str]:
+    flavors = {q.flavor for q in inventory.team_by_name[team].quotas}
+    return [w for w in manager.multikueue_workers if w in inventory.cluster_by_name
+            and any(p.name in flavors for p in inventory.cluster_by_name[w].pools)]
+
+
+def _multikueue_cluster(inventory: Inventory, version: str, worker: str) -> dict[str, Any]:
+    c = inventory.cluster_by_name[worker]
+    kubeconfig = {"location": c.kubeconfig_secret or f"{worker}-kubeconfig", "locationType": "Secret"}
+    # v1beta2 moved kubeConfig under clusterSource (RULES.md 87).
+    spec = {"clusterSource": {"kubeConfig": kubeconfig}} if version.endswith("v1beta2") else {"kubeConfig": kubeconfig}
+    return {"apiVersion": version, "kind": "MultiKueueCluster", "metadata": _meta(worker), "spec": spec}
+
+
+def _multikueue_check(version: str, team: str, workers: list[str]) -> tuple[dict[str, Any], dict[str, Any]]:
+    """Per team: a MultiKueue AdmissionCheck and a MultiKueueConfig listing the workers where it has quota."""
+    name = label_name(team, "multikueue")
+    check = {"controllerName": MULTIKUEUE_CONTROLLER,
+             "parameters": {"apiGroup": KUEUE_GROUP, "kind": "MultiKueueConfig", "name": name}}
+    return (
+        {"apiVersion": version, "kind": "AdmissionCheck", "metadata": _meta(name), "spec": check},
+        {"apiVersion": version, "kind": "MultiKueueConfig", "metadata": _meta(name), "spec": {"clusters": workers}},
+    )
+
+
+def fair_sharing_in_use(inventory: Inventory) -> bool:
+    """Fair sharing is meant when any team or cohort sets a weight."""
+    return any(t.fair_sharing_weight is not None for t in inventory.teams) or any(
+        c.fair_sharing_weight is not None for c in inventory.cohorts)
+
+
+def preemption(inventory: Inventory, team: Team) -> dict[str, Any]:
+    """Preemption from the team's priority and the organisation's fair-sharing choice.
+
+    Within the queue, higher priority preempts lower. In a cohort, a team reclaims its lent nominal quota
+    from anyone; under classic preemption a borrowing team may preempt only lower-priority work, up to its
+    own priority class's value; with fair sharing, borrowing preemption is left to fair sharing (RULES.md 36).
+    """
+    if team.cohort is None:
+        return {"borrowWithinCohort": {"policy": "Never"}, "reclaimWithinCohort": "Never",
+                "withinClusterQueue": "LowerPriority"}
+    borrow: dict[str, Any] = {"policy": "Never"}
+    if not fair_sharing_in_use(inventory):
+        borrow = {"policy": "LowerPriority"}
+        priority = inventory.priority_class_by_name.get(team.priority_class or "")
+        if priority is not None:
+            borrow["maxPriorityThreshold"] = priority.value
+    return {"borrowWithinCohort": borrow, "reclaimWithinCohort": "Any", "withinClusterQueue": "LowerPriority"}
+
+
+def namespace_selector(team: Team) -> dict[str, Any]:
+    """Selects exactly the team's namespaces by their immutable name label (never `{}`, RULES.md 30)."""
+    return {"matchExpressions": [{"key": NAMESPACE_NAME_LABEL, "operator": "In", "values": sorted(team.namespaces)}]}
+
+
+def _cluster_queue(inventory: Inventory, version: str, cluster: Cluster, team: Team, flavors: list[FlavorQuota],
+                   flex: list[Pool], multikueue_check: str | None) -> dict[str, Any]:
+    spec: dict[str, Any] = {
+        "namespaceSelector": namespace_selector(team),
+        "resourceGroups": resource_groups(flavors),
+        "queueingStrategy": "BestEffortFIFO",
+        "stopPolicy": "None",
+        "flavorFungibility": dict(FLAVOR_FUNGIBILITY_DEFAULT),
+        "preemption": preemption(inventory, team),
+        "fairSharing": {"weight": quantity(team.fair_sharing_weight if team.fair_sharing_weight is not None else 1)},
+    }
+    if team.cohort:
+        spec["cohortName" if version.endswith("v1beta2") else "cohort"] = team.cohort  # RULES.md 83
+    used = {fq.flavor for fq in flavors}
+    checks = [{"name": provisioning_check_name(p), "onFlavors": [p.name]} for p in flex if p.name in used]
+    if multikueue_check:
+        checks.append({"name": multikueue_check})  # never scoped with onFlavors (RULES.md 44)
+    if checks:
+        spec["admissionChecksStrategy"] = {"admissionChecks": sorted(checks, key=lambda c: c["name"])}
+    return {"apiVersion": version, "kind": "ClusterQueue", "metadata": _meta(team.name, labels=_team_labels(team)),
+            "spec": spec}
+
+
+def _team_labels(team: Team) -> dict[str, str]:
+    return {COST_CENTER_LABEL: team.cost_center, TEAM_LABEL: team.name}
+
+
+def _local_queues(version: str, team: Team) -> list[dict[str, Any]]:
+    out = []
+    for namespace in team.namespaces:
+        for name in sorted({team.name, DEFAULT_LOCAL_QUEUE}):
+            out.append({"apiVersion": version, "kind": "LocalQueue",
+                        "metadata": _meta(name, namespace, _team_labels(team)),
+                        "spec": {"clusterQueue": team.name, "stopPolicy": "None", "fairSharing": {"weight": 1}}})
+    return out
+
+
+def _tenancy(team: Team) -> list[dict[str, Any]]:
+    """Namespace, Role and RoleBinding per team namespace: the team's group may create workloads there and
+    read its LocalQueues and Workloads; it gets nothing cluster-scoped, so it cannot write ClusterQueues,
+    Cohorts or ResourceFlavors."""
+    labels = _team_labels(team)
+    rules = [{"apiGroups": [group], "resources": list(resources), "verbs": list(WRITE_VERBS)}
+             for group, resources in sorted(WORKLOAD_RESOURCES.items())]
+    rules.append({"apiGroups": [KUEUE_GROUP], "resources": ["localqueues", "workloads"], "verbs": list(READ_VERBS)})
+    out: list[dict[str, Any]] = []
+    for namespace in team.namespaces:
+        out.append({"apiVersion": "v1", "kind": "Namespace", "metadata": _meta(namespace, labels=labels)})
+        out.append({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role",
+                    "metadata": _meta(TEAM_ROLE, namespace, labels), "rules": copy.deepcopy(rules)})
+        out.append({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding",
+                    "metadata": _meta(TEAM_ROLE, namespace, labels),
+                    "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": TEAM_ROLE},
+                    "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "Group",
+                                  "name": team.group or team.name}]})
+    return out
