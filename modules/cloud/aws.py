@@ -1,0 +1,211 @@
+"""EKS managed node groups, their launch templates, capacity reservations and EC2 vCPU quotas.
+
+Field names follow the provider arguments (`pulumi_aws` 7.51 / Terraform aws). Recipes: IAC.md 2.2
+(capacity blocks), 2.3 (EFA and placement groups), 2.4 (quota codes, values in vCPUs).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from modules.cloud.common import SpecError, TaintSpec, pool_taints, read_table, sorted_labels
+from quartermaster.capacity import pool_max_nodes, pool_min_nodes
+from quartermaster.model import Cluster, Commitment, Inventory, Pool
+
+GPU_AMI_TYPE = "AL2023_x86_64_NVIDIA"  # IAC.md 2.2 step 4
+EFA_LABEL = "vpc.amazonaws.com/efa.present"
+CAPACITY_TYPE = {"spot": "SPOT", "capacity-block": "CAPACITY_BLOCK"}  # everything else is ON_DEMAND
+
+
+@dataclass(frozen=True)
+class NetworkInterfaceSpec:
+    """One launch-template network interface (EFA layout of IAC.md 2.3)."""
+
+    network_card_index: int
+    device_index: int
+    interface_type: str
+
+
+@dataclass(frozen=True)
+class LaunchTemplateSpec:
+    """An `ec2.LaunchTemplate` for one node group."""
+
+    name: str
+    instance_type: str | None
+    market_type: str | None
+    capacity_reservation_id: str | None
+    capacity_reservation: str | None
+    """Name of an `AwsCapacityReservationSpec` declared in the same stack whose id the template targets."""
+    network_interfaces: tuple[NetworkInterfaceSpec, ...]
+    placement_group: str | None
+
+
+@dataclass(frozen=True)
+class EksNodeGroupSpec:
+    """An `eks.NodeGroup` (plus its launch template and, for EFA, a cluster placement group)."""
+
+    node_group_name: str
+    pool: str
+    cluster_name: str
+    region: str
+    node_role_arn: str
+    subnet_ids: tuple[str, ...]
+    capacity_type: str
+    instance_types: tuple[str, ...]
+    ami_type: str
+    desired_size: int
+    min_size: int
+    max_size: int
+    labels: dict[str, str]
+    taints: tuple[TaintSpec, ...]
+    launch_template: LaunchTemplateSpec
+    accelerators: int
+    """Most GPUs the node group can hold; not a provider argument."""
+
+
+@dataclass(frozen=True)
+class AwsCapacityReservationSpec:
+    """An `ec2.CapacityReservation` (ODCR) for a reserved-instance commitment without an existing id."""
+
+    name: str
+    region: str
+    instance_type: str
+    availability_zone: str
+    instance_count: int
+    end_date: str
+    instance_platform: str = "Linux/UNIX"
+    instance_match_criteria: str = "targeted"
+    end_date_type: str = "limited"
+
+
+@dataclass(frozen=True)
+class AwsServiceQuotaSpec:
+    """A `servicequotas.ServiceQuota`: the vCPUs a quota must allow for the cluster's pools."""
+
+    quota_code: str
+    quota_name: str
+    region: str
+    value: float
+    pools: tuple[str, ...]
+    service_code: str = "ec2"
+
+
+def eks_node_groups(inventory: Inventory, cluster: Cluster) -> list[EksNodeGroupSpec]:
+    """A node group per pool of an EKS cluster."""
+    if cluster.eks is None:
+        raise SpecError(f"cluster {cluster.name}: an EKS cluster needs `eks: {{node_role_arn, subnets}}`.")
+    region = inventory.site_by_name[cluster.site].region
+    return [_node_group(inventory, cluster, region, pool) for pool in cluster.pools]
+
+
+def _node_group(inventory: Inventory, cluster: Cluster, region: str, pool: Pool) -> EksNodeGroupSpec:
+    assert cluster.eks is not None
+    machine = inventory.machine_by_name[pool.machine]
+    missing = [z for z in pool.zones if z not in cluster.eks.subnets]
+    if missing:
+        raise SpecError(f"pool {pool.name}: no subnet for zone(s) {', '.join(missing)} in cluster {cluster.name}. "
+                        "Add them under `eks.subnets`.")
+    block = pool.provisioning == "capacity-block"
+    labels = dict(pool.labels)
+    if pool.gpudirect:
+        labels[EFA_LABEL] = "true"
+    target_id, target_name = _reservation_target(inventory, pool)
+    name = f"{cluster.name}-{pool.name}"
+    template = LaunchTemplateSpec(
+        name=name,
+        # capacity blocks: instance type in the template, node group instance_types empty (IAC.md 2.2)
+        instance_type=pool.machine if block else None,
+        market_type="capacity-block" if block else None,
+        capacity_reservation_id=target_id, capacity_reservation=target_name,
+        network_interfaces=_efa_interfaces(pool) if pool.gpudirect else (),
+        placement_group=name if pool.gpudirect else None,
+    )
+    max_nodes = pool_max_nodes(pool, machine)
+    min_nodes = 0 if block else pool_min_nodes(pool, machine)  # blocks scale to 0 before they end
+    return EksNodeGroupSpec(
+        node_group_name=pool.name, pool=pool.name, cluster_name=cluster.name, region=region,
+        node_role_arn=cluster.eks.node_role_arn, subnet_ids=tuple(cluster.eks.subnets[z] for z in pool.zones),
+        capacity_type=CAPACITY_TYPE.get(pool.provisioning, "ON_DEMAND"),
+        instance_types=() if block else (pool.machine,), ami_type=GPU_AMI_TYPE,
+        desired_size=pool_min_nodes(pool, machine), min_size=min_nodes, max_size=max_nodes,
+        labels=sorted_labels(labels), taints=pool_taints(pool, machine), launch_template=template,
+        accelerators=max_nodes * machine.accelerators_per_node,
+    )
+
+
+def _reservation_target(inventory: Inventory, pool: Pool) -> tuple[str | None, str | None]:
+    """(existing capacity reservation id, or name of one this stack creates) the pool launches into."""
+    if pool.commitment is None:
+        return None, None
+    commitment = inventory.commitment_by_name[pool.commitment]
+    if commitment.capacity_reservation_id:
+        return commitment.capacity_reservation_id, None
+    if _creates_reservation(commitment):
+        return None, commitment.name
+    if pool.provisioning == "capacity-block":
+        raise SpecError(f"pool {pool.name}: capacity block {commitment.name} has no `capacity_reservation_id`. "
+                        "Buy the block, then set its `cr-...` id on the commitment.")
+    return None, None
+
+
+def _creates_reservation(commitment: Commitment) -> bool:
+    """A reserved-instance commitment without an existing id asks for an ODCR to be created."""
+    return commitment.kind == "reserved-instance" and not commitment.capacity_reservation_id
+
+
+def _efa_interfaces(pool: Pool) -> tuple[NetworkInterfaceSpec, ...]:
+    """ENA on card 0 device 0, then `efa-only` on card 0 device 1 and on device 0 of every other card."""
+    row = next((r for r in read_table("aws_efa.csv") if r["machine"] == pool.machine), None)
+    if row is None:
+        known = ", ".join(r["machine"] for r in read_table("aws_efa.csv"))
+        raise SpecError(f"pool {pool.name}: no EFA layout known for {pool.machine} (known: {known}). "
+                        "Remove `gpudirect: true` or add the machine to modules/cloud/data/aws_efa.csv.")
+    cards = int(row["network_cards"])
+    return (NetworkInterfaceSpec(0, 0, "interface"), NetworkInterfaceSpec(0, 1, "efa-only"),
+            *(NetworkInterfaceSpec(card, 0, "efa-only") for card in range(1, cards)))
+
+
+def aws_capacity_reservations(inventory: Inventory, cluster: Cluster) -> list[AwsCapacityReservationSpec]:
+    """An ODCR per reserved-instance commitment (without an id) that the cluster's pools consume."""
+    region = inventory.site_by_name[cluster.site].region
+    specs: dict[str, AwsCapacityReservationSpec] = {}
+    for pool in cluster.pools:
+        commitment = inventory.commitment_by_name.get(pool.commitment or "")
+        if commitment is None or not _creates_reservation(commitment) or commitment.name in specs:
+            continue
+        zone = commitment.zone or (pool.zones[0] if len(pool.zones) == 1 else None)
+        if zone is None:
+            raise SpecError(f"commitment {commitment.name}: a capacity reservation is in one zone. "
+                            "Set the commitment's `zone`.")
+        specs[commitment.name] = AwsCapacityReservationSpec(
+            name=commitment.name, region=region, instance_type=commitment.machine, availability_zone=zone,
+            instance_count=commitment.count, end_date=f"{commitment.end.isoformat()}T00:00:00Z",
+        )
+    return sorted(specs.values(), key=lambda s: s.name)
+
+
+def quota_class(pool: Pool) -> str | None:
+    """The EC2 vCPU quota a pool draws on; capacity blocks are left out (IAC.md 2.4: not confirmed)."""
+    if pool.provisioning == "capacity-block":
+        return None
+    return "spot" if pool.provisioning == "spot" else "on-demand"
+
+
+def aws_service_quotas(inventory: Inventory, cluster: Cluster) -> list[AwsServiceQuotaSpec]:
+    """One quota per (instance family, market): the vCPUs of all pools at their largest size."""
+    region = inventory.site_by_name[cluster.site].region
+    table = {(r["instance_family"], r["quota_class"]): r for r in read_table("aws_quota_codes.csv")}
+    needs: dict[str, tuple[dict[str, str], int, list[str]]] = {}
+    for pool in cluster.pools:
+        machine = inventory.machine_by_name[pool.machine]
+        klass = quota_class(pool)
+        row = table.get((pool.machine[0], klass)) if klass else None
+        if row is None:
+            continue
+        if machine.vcpus == 0:
+            raise SpecError(f"pool {pool.name}: machine {machine.name} has no `vcpus`, so its EC2 quota "
+                            "cannot be computed. Set `vcpus` on the machine.")
+        _, vcpus, pools = needs.get(row["quota_code"], (row, 0, []))
+        needs[row["quota_code"]] = (row, vcpus + pool_max_nodes(pool, machine) * machine.vcpus, [*pools, pool.name])
+    return [AwsServiceQuotaSpec(code, row["name"], region, float(vcpus), tuple(pools))
+            for code, (row, vcpus, pools) in sorted(needs.items())]

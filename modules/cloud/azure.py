@@ -1,0 +1,83 @@
+"""AKS agent pools from the inventory (`pulumi_azure_native` 3.29, ARM API 2025-09-01; IAC.md 3).
+
+Azure GPU quota has no request resource in azure-native 3.x or azurerm (IAC.md 3), so it stays manual.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from modules.cloud.common import SpecError, pool_taints, sorted_labels
+from quartermaster.capacity import pool_max_nodes, pool_min_nodes
+from quartermaster.model import Cluster, Inventory, Pool
+
+# AKS Linux agent pool names: lowercase letters and digits, starting with a letter, at most 12 characters.
+AGENT_POOL_NAME = re.compile(r"^[a-z][a-z0-9]{0,11}$")
+
+
+@dataclass(frozen=True)
+class AksAgentPoolSpec:
+    """A `containerservice.AgentPool` in an existing managed cluster."""
+
+    agent_pool_name: str
+    pool: str
+    resource_group_name: str
+    resource_name: str
+    vm_size: str
+    count: int
+    enable_auto_scaling: bool
+    min_count: int | None
+    max_count: int | None
+    availability_zones: tuple[str, ...]
+    node_labels: dict[str, str]
+    node_taints: tuple[str, ...]
+    scale_set_priority: str
+    scale_set_eviction_policy: str | None
+    spot_max_price: float | None
+    capacity_reservation_group_id: str | None
+    gpu_driver: str
+    accelerators: int
+    """Most GPUs the agent pool can hold; not a provider argument."""
+    mode: str = "User"
+    os_type: str = "Linux"
+    os_sku: str = "Ubuntu"
+    type: str = "VirtualMachineScaleSets"
+
+
+def aks_agent_pools(inventory: Inventory, cluster: Cluster) -> list[AksAgentPoolSpec]:
+    """An agent pool per pool of an AKS cluster."""
+    if cluster.aks is None or not cluster.project:
+        raise SpecError(f"cluster {cluster.name}: an AKS cluster needs `project` (the subscription id) "
+                        "and `aks: {resource_group}`.")
+    return [_agent_pool(inventory, cluster, pool) for pool in cluster.pools]
+
+
+def _agent_pool(inventory: Inventory, cluster: Cluster, pool: Pool) -> AksAgentPoolSpec:
+    assert cluster.aks is not None
+    if not AGENT_POOL_NAME.match(pool.name):
+        raise SpecError(f"pool {pool.name}: AKS agent pool names are 1-12 lowercase letters and digits, "
+                        "starting with a letter. Rename the pool, e.g. `ndh100a`.")
+    machine = inventory.machine_by_name[pool.machine]
+    spot = pool.provisioning == "spot"
+    reserved = pool.provisioning == "reservation"
+    if reserved and not cluster.aks.capacity_reservation_group_id:
+        raise SpecError(f"pool {pool.name}: a reservation pool on AKS needs the cluster's "
+                        "`aks.capacity_reservation_group_id`. Set it or use `provisioning: on-demand`.")
+    autoscaled = pool.autoscaling is not None
+    return AksAgentPoolSpec(
+        agent_pool_name=pool.name, pool=pool.name, resource_group_name=cluster.aks.resource_group,
+        resource_name=cluster.name, vm_size=pool.machine,
+        count=pool_min_nodes(pool, machine), enable_auto_scaling=autoscaled,
+        min_count=pool_min_nodes(pool, machine) if autoscaled else None,
+        max_count=pool_max_nodes(pool, machine) if autoscaled else None,
+        availability_zones=pool.zones, node_labels=sorted_labels(dict(pool.labels)),
+        node_taints=tuple(f"{t.key}={t.value}:{t.effect}" for t in pool_taints(pool, machine)),
+        scale_set_priority="Spot" if spot else "Regular",
+        scale_set_eviction_policy="Delete" if spot else None,
+        spot_max_price=-1.0 if spot else None,  # -1: pay up to the on-demand price, never evicted for price
+        capacity_reservation_group_id=cluster.aks.capacity_reservation_group_id if reserved else None,
+        # GPUDirect over InfiniBand runs the NVIDIA GPU and Network Operators, which bring their own driver
+        gpu_driver="None" if pool.gpudirect else "Install",
+        accelerators=pool_max_nodes(pool, machine) * machine.accelerators_per_node,
+    )

@@ -1,0 +1,64 @@
+"""Shared pieces of the cloud builders: the spec error, taints, zone arithmetic and the fact tables."""
+
+from __future__ import annotations
+
+import csv
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+
+from quartermaster.model import Machine, Pool
+
+DATA = Path(__file__).parent / "data"
+
+# The taint every accelerator node carries, so that only pods that tolerate it land there
+# (GKE and cluster-toolkit use `nvidia.com/gpu=present` / `google.com/tpu=present`, IAC.md 1.3, 1.5).
+ACCELERATOR_TAINT_VALUE = "present"
+
+
+class SpecError(ValueError):
+    """The inventory asks for something the provider cannot express; the message says how to fix it."""
+
+
+@dataclass(frozen=True)
+class TaintSpec:
+    """A node taint in Kubernetes spelling (`NoSchedule`); emitters convert the effect per provider."""
+
+    key: str
+    value: str
+    effect: str
+
+
+def pool_taints(pool: Pool, machine: Machine) -> tuple[TaintSpec, ...]:
+    """The pool's own taints plus the accelerator taint, unless the pool already taints that key."""
+    own = tuple(TaintSpec(t.key, t.value, t.effect) for t in pool.taints)
+    if any(t.key == machine.resource_name for t in own):
+        return own
+    return (*own, TaintSpec(machine.resource_name, ACCELERATOR_TAINT_VALUE, "NoSchedule"))
+
+
+def upper_snake_effect(effect: str) -> str:
+    """`NoSchedule` -> `NO_SCHEDULE` (GKE and EKS spell taint effects this way)."""
+    return "".join("_" + c if c.isupper() and i else c for i, c in enumerate(effect)).upper()
+
+
+def per_zone(count: int, zones: int, pool: str, what: str) -> int:
+    """`count` nodes split evenly over `zones` zones, or a SpecError that says how to make it even."""
+    if count % zones:
+        raise SpecError(
+            f"pool {pool}: {what} of {count} nodes cannot be split evenly over {zones} zones (the provider "
+            f"sizes pools per zone). Use a multiple of {zones} or list fewer zones."
+        )
+    return count // zones
+
+
+def sorted_labels(labels: dict[str, str]) -> dict[str, str]:
+    """Labels with sorted keys, so specs and their emitted output are deterministic."""
+    return dict(sorted(labels.items()))
+
+
+@cache
+def read_table(name: str) -> tuple[dict[str, str], ...]:
+    """Rows of a fact table under `modules/cloud/data/` (each row cites its source)."""
+    with (DATA / name).open(newline="") as f:
+        return tuple(csv.DictReader(f))

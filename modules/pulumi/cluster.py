@@ -1,0 +1,89 @@
+"""The component of one cluster's stack: cloud capacity (pools, reservations, quota requests) and Kueue."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import pulumi
+
+from modules.cloud import ClusterSpec, cluster_spec
+from modules.pulumi.kueue import KueueObjects
+from quartermaster.model import Inventory
+
+
+class ClusterCapacity(pulumi.ComponentResource):
+    """Everything a cluster's stack declares. The cluster itself exists already and is referenced by name."""
+
+    def __init__(self, name: str, spec: ClusterSpec, manifests: Sequence[dict[str, Any]] = (),
+                 kubeconfig: pulumi.Input[str] | None = None, opts: pulumi.ResourceOptions | None = None) -> None:
+        super().__init__("quartermaster:cluster:ClusterCapacity", name, None, opts)
+        self.spec = spec
+        if manifests and kubeconfig is None:
+            raise pulumi.ResourceError(f"cluster {spec.cluster}: Kueue objects need a kubeconfig; set "
+                                       "`pulumi config set --secret quartermaster:kubeconfig ...`", self)
+        self.pools: list[pulumi.ComponentResource] = []
+        self.pool_names = sorted({p.pool for p in [*spec.gke_node_pools, *spec.eks_node_groups, *spec.aks_agent_pools]})
+        if spec.kind == "gke":
+            self._gcp(spec)
+        elif spec.kind == "eks":
+            self._aws(spec)
+        elif spec.kind == "aks":
+            self._azure(spec)
+        self.kueue = None
+        if manifests:
+            assert kubeconfig is not None
+            self.kueue = KueueObjects(f"{spec.cluster}-kueue", manifests, kubeconfig, depends_on=self.pools,
+                                      opts=pulumi.ResourceOptions(parent=self))
+        self.register_outputs({"pools": sorted(self.pool_names)})
+
+    def _gcp(self, spec: ClusterSpec) -> None:
+        from modules.pulumi.gke import GcpQuotaRequest, GcpReservation, GkeAcceleratorPool
+
+        child = pulumi.ResourceOptions(parent=self)
+        reservations = {r.name: GcpReservation(r.commitment, r, opts=child) for r in spec.gcp_reservations}
+        by_pool: dict[str, list[Any]] = {}
+        for node_pool in spec.gke_node_pools:
+            by_pool.setdefault(node_pool.pool, []).append(node_pool)
+        for pool, node_pools in by_pool.items():
+            consumed = {v for n in node_pools for v in n.reservation_affinity.values}
+            self.pools.append(GkeAcceleratorPool(pool, node_pools, opts=pulumi.ResourceOptions(
+                parent=self, depends_on=[reservations[r] for r in sorted(consumed) if r in reservations])))
+        for preference in spec.gcp_quota_preferences:
+            GcpQuotaRequest(preference.name, preference, opts=child)
+
+    def _aws(self, spec: ClusterSpec) -> None:
+        import pulumi_aws as aws
+
+        from modules.pulumi.eks import AwsCapacityReservation, AwsQuotaRequest, EksAcceleratorNodeGroup
+
+        provider = aws.Provider(f"aws-{spec.region}", region=spec.region, opts=pulumi.ResourceOptions(parent=self))
+        child = pulumi.ResourceOptions(parent=self, providers={"aws": provider})
+        reservations = {r.name: AwsCapacityReservation(r.name, r, opts=child) for r in spec.aws_capacity_reservations}
+        for group in spec.eks_node_groups:
+            target = reservations.get(group.launch_template.capacity_reservation or "")
+            self.pools.append(EksAcceleratorNodeGroup(
+                group.pool, group, capacity_reservation_id=target.reservation.id if target else None,
+                opts=pulumi.ResourceOptions(parent=self, providers={"aws": provider},
+                                            depends_on=[target] if target else None)))
+        for quota in spec.aws_service_quotas:
+            AwsQuotaRequest(quota.quota_code, quota, opts=child)
+
+    def _azure(self, spec: ClusterSpec) -> None:
+        import pulumi_azure_native as azure_native
+
+        from modules.pulumi.aks import AksAcceleratorPool
+
+        provider = azure_native.Provider(f"azure-{spec.region}", subscription_id=spec.project,
+                                         opts=pulumi.ResourceOptions(parent=self))
+        for pool in spec.aks_agent_pools:
+            self.pools.append(AksAcceleratorPool(pool.pool, pool, opts=pulumi.ResourceOptions(
+                parent=self, providers={"azure-native": provider})))
+
+
+def declare_cluster(inventory: Inventory, cluster_name: str, kubeconfig: pulumi.Input[str] | None) -> ClusterCapacity:
+    """Declare one cluster's stack: its cloud specs and, when Kueue is in use, its Kueue objects."""
+    from modules.kueue import objects_for_cluster
+
+    spec = cluster_spec(inventory, cluster_name)
+    return ClusterCapacity(cluster_name, spec, objects_for_cluster(inventory, cluster_name), kubeconfig)

@@ -1,0 +1,113 @@
+"""GKE components: an accelerator pool (one NodePool, or one per TPU slice), a reservation, a quota request."""
+
+from __future__ import annotations
+
+import pulumi
+import pulumi_gcp as gcp
+
+from modules.cloud import GcpQuotaPreferenceSpec, GcpReservationSpec, GkeNodePoolSpec, conflicts, upper_snake_effect
+
+
+class GkeAcceleratorPool(pulumi.ComponentResource):
+    """One inventory pool on GKE: a `container.NodePool` per spec (a GPU pool has one, a TPU pool one per slice)."""
+
+    def __init__(self, name: str, node_pools: list[GkeNodePoolSpec],
+                 opts: pulumi.ResourceOptions | None = None) -> None:
+        super().__init__("quartermaster:gke:AcceleratorPool", name, None, opts)
+        for spec in node_pools:
+            problems = conflicts(spec)
+            if problems:
+                raise pulumi.ResourceError(f"node pool {spec.name}: " + "; ".join(problems), self)
+        self.node_pools = [
+            gcp.container.NodePool(spec.name, args=node_pool_args(spec), opts=pulumi.ResourceOptions(parent=self))
+            for spec in node_pools
+        ]
+        self.register_outputs({"node_pools": [p.name for p in self.node_pools]})
+
+
+def node_pool_args(spec: GkeNodePoolSpec) -> gcp.container.NodePoolArgs:
+    """The typed NodePool arguments of a spec (a misspelt argument is a TypeError)."""
+    autoscaling = None
+    if spec.autoscaling is not None:
+        a = spec.autoscaling
+        autoscaling = gcp.container.NodePoolAutoscalingArgs(
+            location_policy=a.location_policy, min_node_count=a.min_node_count, max_node_count=a.max_node_count,
+            total_min_node_count=a.total_min_node_count, total_max_node_count=a.total_max_node_count)
+    accelerators = None
+    if spec.guest_accelerator is not None:
+        g = spec.guest_accelerator
+        accelerators = [gcp.container.NodePoolNodeConfigGuestAcceleratorArgs(
+            type=g.type, count=g.count,
+            gpu_driver_installation_config=(
+                gcp.container.NodePoolNodeConfigGuestAcceleratorGpuDriverInstallationConfigArgs(
+                    gpu_driver_version=g.gpu_driver_version)))]
+    affinity = spec.reservation_affinity
+    node_config = gcp.container.NodePoolNodeConfigArgs(
+        machine_type=spec.machine_type,
+        guest_accelerators=accelerators,
+        labels=spec.labels,
+        taints=[gcp.container.NodePoolNodeConfigTaintArgs(key=t.key, value=t.value, effect=upper_snake_effect(t.effect))
+                for t in spec.taints],
+        reservation_affinity=gcp.container.NodePoolNodeConfigReservationAffinityArgs(
+            consume_reservation_type=affinity.consume_reservation_type, key=affinity.key,
+            values=list(affinity.values) or None),
+        spot=spec.spot or None,
+        flex_start=spec.flex_start or None,
+        max_run_duration=spec.max_run_duration,
+        gvnic=gcp.container.NodePoolNodeConfigGvnicArgs(enabled=True) if spec.gvnic else None,
+        gpudirect_strategy=spec.gpudirect_strategy,
+    )
+    network_config = None
+    if spec.additional_networks:
+        network_config = gcp.container.NodePoolNetworkConfigArgs(additional_node_network_configs=[
+            gcp.container.NodePoolNetworkConfigAdditionalNodeNetworkConfigArgs(network=n.network, subnetwork=n.subnetwork)
+            for n in spec.additional_networks])
+    placement = None
+    if spec.placement_type is not None:
+        placement = gcp.container.NodePoolPlacementPolicyArgs(type=spec.placement_type, tpu_topology=spec.tpu_topology)
+    return gcp.container.NodePoolArgs(
+        cluster=spec.cluster, project=spec.project, location=spec.location, name=spec.name,
+        node_locations=list(spec.node_locations), node_count=spec.node_count, autoscaling=autoscaling,
+        management=gcp.container.NodePoolManagementArgs(auto_repair=spec.auto_repair, auto_upgrade=spec.auto_upgrade),
+        queued_provisioning=(gcp.container.NodePoolQueuedProvisioningArgs(enabled=True)
+                             if spec.queued_provisioning else None),
+        placement_policy=placement, network_config=network_config, node_config=node_config,
+    )
+
+
+class GcpReservation(pulumi.ComponentResource):
+    """A commitment's Compute Engine reservation (protected: deleting it gives the capacity away)."""
+
+    def __init__(self, name: str, spec: GcpReservationSpec, opts: pulumi.ResourceOptions | None = None) -> None:
+        super().__init__("quartermaster:gcp:Reservation", name, None, opts)
+        accelerators = None
+        if spec.accelerator_type is not None:
+            accelerators = [gcp.compute.ReservationSpecificReservationInstancePropertiesGuestAcceleratorArgs(
+                accelerator_type=spec.accelerator_type, accelerator_count=spec.accelerator_count)]
+        self.reservation = gcp.compute.Reservation(
+            spec.name,
+            args=gcp.compute.ReservationArgs(
+                name=spec.name, project=spec.project, zone=spec.zone,
+                specific_reservation_required=spec.specific_reservation_required,
+                specific_reservation=gcp.compute.ReservationSpecificReservationArgs(
+                    count=spec.count,
+                    instance_properties=gcp.compute.ReservationSpecificReservationInstancePropertiesArgs(
+                        machine_type=spec.machine_type, guest_accelerators=accelerators)),
+                description=f"Quartermaster commitment {spec.commitment}"),
+            opts=pulumi.ResourceOptions(parent=self, protect=True))
+        self.register_outputs({"reservation": self.reservation.name})
+
+
+class GcpQuotaRequest(pulumi.ComponentResource):
+    """A Cloud Quotas preference for the accelerators the cluster's pools need (a request, not a grant)."""
+
+    def __init__(self, name: str, spec: GcpQuotaPreferenceSpec, opts: pulumi.ResourceOptions | None = None) -> None:
+        super().__init__("quartermaster:gcp:QuotaRequest", name, None, opts)
+        self.preference = gcp.cloudquota.SQuotaPreference(
+            spec.name,
+            args=gcp.cloudquota.SQuotaPreferenceArgs(
+                name=spec.name, parent=spec.parent, service=spec.service, quota_id=spec.quota_id,
+                dimensions=spec.dimensions, justification=spec.justification,
+                quota_config=gcp.cloudquota.SQuotaPreferenceQuotaConfigArgs(preferred_value=spec.preferred_value)),
+            opts=pulumi.ResourceOptions(parent=self))
+        self.register_outputs({"quota_id": spec.quota_id, "preferred_value": spec.preferred_value})

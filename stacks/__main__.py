@@ -1,0 +1,39 @@
+"""The Pulumi program: one stack per cluster declares that cluster's capacity and Kueue objects.
+
+Stack config (`stacks/Pulumi.<stack>.yaml`):
+    quartermaster:inventory   path of the inventory, relative to the repository root (default `inventory`)
+    quartermaster:cluster     the inventory cluster this stack declares (default: the stack name)
+    quartermaster:kubeconfig  secret: kubeconfig of the cluster, for the Kueue objects
+"""
+
+import sys
+from dataclasses import asdict
+from pathlib import Path
+
+import pulumi
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))  # Pulumi runs this file from stacks/; the packages live at the root
+
+from modules.cloud import SpecError  # noqa: E402
+from modules.pulumi import declare_cluster  # noqa: E402
+from quartermaster.issues import errors  # noqa: E402
+from quartermaster.loader import load  # noqa: E402
+
+config = pulumi.Config("quartermaster")
+inventory_path = ROOT / (config.get("inventory") or "inventory")
+cluster_name = config.get("cluster") or pulumi.get_stack()
+
+loaded = load(inventory_path)
+if not loaded.ok:
+    problems = "\n".join(issue.format() for issue in errors(loaded.issues))
+    raise pulumi.RunError(f"the inventory at {inventory_path} has problems; fix them first "
+                          f"(`qm validate {inventory_path}`):\n{problems}")
+try:
+    capacity = declare_cluster(loaded.inventory, cluster_name, config.get_secret("kubeconfig"))
+except SpecError as e:
+    raise pulumi.RunError(str(e)) from None
+
+pulumi.export("cluster", cluster_name)
+pulumi.export("pools", capacity.pool_names)
+pulumi.export("manual_quota_requests", [asdict(q) for q in capacity.spec.manual_quota])
