@@ -10,6 +10,7 @@ import sys
 import typer
 
 from quartermaster.cli import schema, validate
+from quartermaster.cli import meter
 
 app = typer.Typer(
     name="qm",
@@ -20,6 +21,7 @@ app = typer.Typer(
 )
 app.command("validate")(validate.command)
 app.command("schema")(schema.command)
+app.command("meter")(meter.command)
 
 EXIT_OK, EXIT_PROBLEMS, EXIT_USAGE = 0, 1, 2
 

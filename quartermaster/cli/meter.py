@@ -1,0 +1,78 @@
+"""`qm meter USAGE`: cost per team and cost centre from usage records, with idle capacity as its own line."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+from rich.table import Table
+
+from quartermaster.cli.common import console, err_console, load_or_exit
+from quartermaster.issues import Issue
+from reports.filters import money, pct
+from reports.metering import MeterResult, check_policy, meter, parse_period, period_of, read_usage
+from reports.metering.export import write_meter
+
+
+def command(
+    usage: Path = typer.Argument(..., help="Usage records: CSV or Parquet with hour, cluster, team or namespace, "
+                                 "flavor, accelerators_used, accelerators_requested.", exists=True, dir_okay=False),
+    inventory: Path = typer.Option(Path("inventory"), "--inventory", "-i", help="Inventory directory.", exists=True),
+    period: str = typer.Option(None, help="Month (2026-10) or quarter (2026Q4); default: the months the records span."),
+    idle: str = typer.Option("proportional", help="Idle sharing: proportional, even, or owner:TEAM."),
+    out: Path = typer.Option(None, help="Also write meter.json and CSVs (teams, cost centres, lines) to this folder."),
+) -> None:
+    """Charge each team max(requested, used) accelerator-hours at the rate of the capacity that served it."""
+    loaded = load_or_exit(inventory)
+    inv = loaded.inventory
+    problem = check_policy(idle, inv)
+    if problem:
+        err_console.print(problem)
+        raise typer.Exit(2)
+    try:
+        chosen = parse_period(period) if period else None
+    except ValueError as err:
+        err_console.print(f"--period {err}")
+        raise typer.Exit(2) from None
+    records, issues = read_usage(usage, inv)
+    _exit_on(issues)
+    result, issues = meter(inv, records, chosen or period_of(records["hour"]), idle)
+    _exit_on(issues)
+    assert result is not None  # meter returns a result whenever it returns no issues
+    show(result)
+    if out:
+        for path in write_meter(result, out):
+            console.print(f"wrote {path}")
+
+
+def _exit_on(issues: list[Issue]) -> None:
+    for issue in issues:
+        err_console.print(issue.format(), markup=False)
+    if issues:
+        err_console.print(f"{len(issues)} problem(s); nothing was metered.")
+        raise typer.Exit(1)
+
+
+def show(result: MeterResult) -> None:
+    """Print the team table, the idle lines and the reconciliation."""
+    teams = Table(title=f"Metered {result.period.label} (idle shared {result.policy})", title_justify="left")
+    for column in ("team", "cost centre", "requested h", "used h", "charged h", "efficiency", "usage",
+                   "idle share", "total"):
+        teams.add_column(column, justify="left" if column in ("team", "cost centre") else "right")
+    for t in result.teams:
+        teams.add_row(t.team, t.cost_center, f"{t.requested_hours:,.1f}", f"{t.used_hours:,.1f}",
+                      f"{t.charged_hours:,.1f}", pct(t.efficiency), money(t.usage_cost), money(t.idle_share),
+                      money(t.total))
+    console.print(teams)
+    idle = Table(title="Idle capacity (paid, held by nobody)", title_justify="left")
+    for column in ("block", "accelerator-hours", "rate / acc-h", "cost"):
+        idle.add_column(column, justify="left" if column == "block" else "right")
+    for x in result.idle:
+        idle.add_row(x.block, f"{x.accelerator_hours:,.1f}", money(x.rate, places=4), money(x.cost))
+    console.print(idle)
+    centers = ", ".join(f"{cc} {money(v)}" for cc, v in sorted(result.cost_centers.items()))
+    console.print(f"cost centres: {centers}")
+    console.print(f"total {money(result.total_cost)} = team usage {money(result.usage_cost)} + idle "
+                  f"{money(result.idle_cost)}")
+    if result.unallocated_idle:
+        console.print(f"idle not shared (no team used anything): {money(result.unallocated_idle)}")

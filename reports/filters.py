@@ -1,0 +1,63 @@
+"""Formatting for everything a person reads: money, signed deltas, percentages. Registered as jinja2
+filters so templates format but never compute."""
+
+from __future__ import annotations
+
+from decimal import ROUND_HALF_UP, Decimal
+
+import jinja2
+
+UNKNOWN = "–"  # None means unknown (STYLE habit 6); shown as an en dash
+
+
+def _number(value: Decimal | float | int) -> Decimal:
+    return value if isinstance(value, Decimal) else Decimal(str(value))
+
+
+def money(value: Decimal | float | int | None, places: int = 2) -> str:
+    """`Decimal("1234.5")` -> `$1,234.50`; negative -> `-$1,234.50`; None -> `–`."""
+    if value is None:
+        return UNKNOWN
+    amount = _number(value).quantize(Decimal(1).scaleb(-places), rounding=ROUND_HALF_UP)
+    sign = "-" if amount < 0 else ""
+    return f"{sign}${abs(amount):,.{places}f}"
+
+
+def delta(value: Decimal | float | int | None, places: int = 2) -> str:
+    """A signed change in money: `+$1,234.50`, `-$20.00`, `$0.00`."""
+    if value is None:
+        return UNKNOWN
+    amount = _number(value)
+    return ("+" if amount > 0 else "") + money(amount, places)
+
+
+def pct(value: Decimal | float | int | None, places: int = 1) -> str:
+    """A ratio as a percentage: `0.9766` -> `97.7%`; None -> `–`."""
+    if value is None:
+        return UNKNOWN
+    share = (_number(value) * 100).quantize(Decimal(1).scaleb(-places), rounding=ROUND_HALF_UP)
+    return f"{share:,.{places}f}%"
+
+
+def signed_pct(value: Decimal | float | int | None, places: int = 1) -> str:
+    """A change in a ratio, in percentage points with a sign: `+2.5 pp`."""
+    if value is None:
+        return UNKNOWN
+    points = (_number(value) * 100).quantize(Decimal(1).scaleb(-places), rounding=ROUND_HALF_UP)
+    return f"{'+' if points > 0 else ''}{points:,.{places}f} pp"
+
+
+def number(value: Decimal | float | int | None, places: int = 0) -> str:
+    """A plain quantity with thousands separators: `1234.5` -> `1,235`."""
+    if value is None:
+        return UNKNOWN
+    return f"{_number(value).quantize(Decimal(1).scaleb(-places), rounding=ROUND_HALF_UP):,.{places}f}"
+
+
+FILTERS = {"money": money, "delta": delta, "pct": pct, "signed_pct": signed_pct, "number": number}
+
+
+def register(env: jinja2.Environment) -> jinja2.Environment:
+    """Add the formatting filters to a jinja2 environment."""
+    env.filters.update(FILTERS)
+    return env

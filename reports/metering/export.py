@@ -1,0 +1,31 @@
+"""Write a metering result: `meter.json` (everything) and CSVs for spreadsheets."""
+
+from __future__ import annotations
+
+import csv
+import json
+from dataclasses import asdict, fields
+from pathlib import Path
+
+from reports.metering.meter import ChargeLine, MeterResult, TeamCharge
+
+
+def write_meter(result: MeterResult, out: Path) -> list[Path]:
+    """meter.json, meter_teams.csv, meter_cost_centers.csv and meter_lines.csv (usage, idle, idle shares)."""
+    out.mkdir(parents=True, exist_ok=True)
+    written = [out / "meter.json", out / "meter_teams.csv", out / "meter_cost_centers.csv", out / "meter_lines.csv"]
+    written[0].write_text(json.dumps(result.to_dict(), indent=2, sort_keys=True) + "\n", encoding="utf-8")
+    _csv(written[1], [f.name for f in fields(TeamCharge)], [asdict(t) for t in result.teams])
+    _csv(written[2], ["cost_center", "total"],
+         [{"cost_center": cc, "total": v} for cc, v in sorted(result.cost_centers.items())])
+    _csv(written[3], [f.name for f in fields(ChargeLine)],
+         [asdict(x) for x in (*result.lines, *result.idle, *result.idle_shares)])
+    return written
+
+
+def _csv(path: Path, header: list[str], rows: list[dict[str, object]]) -> None:
+    with path.open("w", newline="", encoding="utf-8") as f:
+        writer = csv.DictWriter(f, fieldnames=header, lineterminator="\n")
+        writer.writeheader()
+        for row in rows:
+            writer.writerow({k: "" if v is None else v for k, v in row.items()})

@@ -1,0 +1,129 @@
+"""What an accelerator-hour costs on each piece of capacity: the blocks that are paid for every hour
+(commitments, fixed-size pools) and the rate of anything used beyond them.
+
+Rates come from the inventory only: a commitment's `usd_per_node_hour` (amortised: capex + opex for on-prem),
+the price book (`prices.csv`) for the pricing model a pool is provisioned with, divided by the machine's
+accelerators per node.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass
+from decimal import Decimal
+from typing import Literal
+
+from quartermaster.capacity import pool_min_nodes
+from quartermaster.issues import Issue
+from quartermaster.model import Commitment, Inventory, Machine, Pool, Site
+
+# FOCUS PricingCategory of the pricing model a pool is provisioned with (PLANNING.md §3 mapping).
+PricingCategory = Literal["Committed", "Standard", "Dynamic"]
+PRICE_MODEL_OF_PROVISIONING = {"on-demand": "on-demand", "spot": "spot", "flex-start": "flex-start",
+                               "capacity-block": "capacity-block", "reservation": "on-demand"}
+CATEGORY_OF_PRICE_MODEL: dict[str, PricingCategory] = {
+    "on-demand": "Standard", "flex-start": "Standard", "capacity-block": "Standard", "spot": "Dynamic",
+    "onprem": "Committed", "commit": "Committed"}
+
+
+@dataclass(frozen=True)
+class Block:
+    """Capacity paid as one: a commitment (shared by the pools that consume it) or a pool outside any
+    active commitment. `accelerators` are paid every hour of the `paid` windows; use beyond them is paid
+    at `overflow_rate`."""
+
+    name: str
+    kind: Literal["commitment", "pool"]
+    pools: tuple[str, ...]
+    machine: Machine
+    site: Site
+    accelerators: int
+    paid: tuple[tuple[dt.datetime, dt.datetime], ...]
+    """The [from, to) windows in which the block is paid (a commitment's term; a pool's time outside it)."""
+    rate: Decimal
+    """USD per accelerator-hour of the paid block."""
+    category: PricingCategory
+    overflow_rate: Decimal
+    overflow_category: PricingCategory
+    list_rate: Decimal
+    """USD per accelerator-hour at the public on-demand price (the FOCUS list price); the block's own rate
+    where no on-demand price exists (on-prem)."""
+    commitment: Commitment | None = None
+
+    @property
+    def key(self) -> str:
+        """Unique among blocks: `commitment:<name>` or `pool:<name>`."""
+        return f"{self.kind}:{self.name}"
+
+
+def price(inventory: Inventory, machine: str, site: str, model: str) -> Decimal | None:
+    """USD per node-hour from the price book, or None if the book has no such row."""
+    for row in inventory.prices:
+        if row.machine == machine and row.site == site and row.pricing_model == model and row.term_months == 0:
+            return row.usd_per_node_hour
+    return None
+
+
+def _midnight(day: dt.date) -> dt.datetime:
+    return dt.datetime(day.year, day.month, day.day)
+
+
+def term_within(commitment: Commitment, start: dt.datetime, end: dt.datetime) -> tuple[dt.datetime, dt.datetime]:
+    """The part of [start, end) a commitment's term covers (empty: from == to)."""
+    term_from = min(end, max(start, _midnight(commitment.start)))
+    return term_from, max(term_from, min(end, _midnight(commitment.end)))
+
+
+def blocks(inventory: Inventory, start: dt.datetime, end: dt.datetime) -> tuple[list[Block], list[Issue]]:
+    """Every commitment and every pool as paid blocks for [start, end); a commitment no pool consumes is
+    still paid (and all idle)."""
+    out: list[Block] = []
+    issues: list[Issue] = []
+
+    def rate_of(machine: Machine, site: Site, model: str, what: str) -> Decimal:
+        if site.provider == "onprem":
+            model = "onprem"
+        node_price = price(inventory, machine.name, site.name, model)
+        if node_price is None:
+            issues.append(Issue(
+                "meter-prices", f"{what}: the price book has no `{model}` price for {machine.name} at {site.name}",
+                f"Add a row `{machine.name},{site.name},{model},0,<usd_per_node_hour>,<source>,<date>` to prices.csv.",
+                ref=("prices",)))
+            return Decimal(0)
+        return node_price / machine.accelerators_per_node
+
+    def list_rate_of(machine: Machine, site: Site, fallback: Decimal) -> Decimal:
+        on_demand = price(inventory, machine.name, site.name, "on-demand")
+        return fallback if on_demand is None else on_demand / machine.accelerators_per_node
+
+    consumers: dict[str, list[Pool]] = {}
+    for pool in inventory.pools:
+        if pool.commitment:
+            consumers.setdefault(pool.commitment, []).append(pool)
+    for commitment in inventory.commitments:
+        machine = inventory.machine_by_name[commitment.machine]
+        site = inventory.site_by_name[commitment.site]
+        rate = commitment.usd_per_node_hour / machine.accelerators_per_node
+        overflow = rate_of(machine, site, "on-demand", f"commitment {commitment.name} overflow")
+        out.append(Block(
+            commitment.name, "commitment", tuple(p.name for p in consumers.get(commitment.name, [])), machine, site,
+            commitment.count * machine.accelerators_per_node, (term_within(commitment, start, end),), rate, "Committed",
+            overflow, CATEGORY_OF_PRICE_MODEL["onprem" if site.provider == "onprem" else "on-demand"],
+            list_rate_of(machine, site, rate), commitment))
+    for pool in inventory.pools:
+        cluster = inventory.cluster_of_pool[pool.name]
+        machine = inventory.machine_by_name[pool.machine]
+        site = inventory.site_by_name[cluster.site]
+        model = "onprem" if site.provider == "onprem" else PRICE_MODEL_OF_PROVISIONING[pool.provisioning]
+        rate = rate_of(machine, site, model, f"pool {pool.name} ({pool.provisioning})")
+        paid = ((start, end),)
+        commitment = inventory.commitment_by_name.get(pool.commitment or "")
+        if commitment is not None:
+            term_from, term_to = term_within(commitment, start, end)
+            paid = tuple(w for w in ((start, term_from), (term_to, end)) if w[0] < w[1])
+        out.append(Block(
+            pool.name, "pool", (pool.name,), machine, site,
+            pool_min_nodes(pool, machine) * machine.accelerators_per_node, paid, rate,
+            CATEGORY_OF_PRICE_MODEL[model], rate, CATEGORY_OF_PRICE_MODEL[model],
+            list_rate_of(machine, site, rate)))
+    return out, issues

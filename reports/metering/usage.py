@@ -1,0 +1,158 @@
+"""Usage records in: read a CSV or Parquet file, map namespaces to teams, check every row against the
+inventory, and pick the period to meter.
+
+Columns: `hour` (start of the hour, ISO 8601), `cluster`, `team` or `namespace`, `flavor`,
+`accelerators_used`, `accelerators_requested` (mean accelerators over the hour). Problems come back as
+`Issue`s with the file, the first offending line and how many rows share the problem.
+"""
+
+from __future__ import annotations
+
+import calendar
+import datetime as dt
+import difflib
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from quartermaster.issues import Issue, Location
+from quartermaster.model import Inventory
+
+NUMERIC = ("accelerators_used", "accelerators_requested")
+REQUIRED = ("hour", "cluster", "flavor", *NUMERIC)
+
+
+@dataclass(frozen=True)
+class Period:
+    """A metering period [start, end), named like `2026-10`, `2026Q4` or `2026-10..2026-12`."""
+
+    label: str
+    start: dt.datetime
+    end: dt.datetime
+
+    @property
+    def hours(self) -> int:
+        return int((self.end - self.start).total_seconds()) // 3600
+
+    def months(self) -> list[Period]:
+        """The calendar months of the period (FOCUS billing periods)."""
+        out, year, month = [], self.start.year, self.start.month
+        while dt.datetime(year, month, 1) < self.end:
+            out.append(month_period(year, month))
+            year, month = (year + 1, 1) if month == 12 else (year, month + 1)
+        return out
+
+
+def month_period(year: int, month: int) -> Period:
+    """The calendar month as a period."""
+    last = calendar.monthrange(year, month)[1]
+    return Period(f"{year:04d}-{month:02d}", dt.datetime(year, month, 1),
+                  dt.datetime(year, month, last) + dt.timedelta(days=1))
+
+
+def parse_period(text: str) -> Period:
+    """`2026-10` (a month) or `2026Q4` (a quarter); ValueError with the accepted forms otherwise."""
+    if m := re.fullmatch(r"(\d{4})-(\d{2})", text):
+        year, month = int(m[1]), int(m[2])
+        if 1 <= month <= 12:
+            return month_period(year, month)
+    if m := re.fullmatch(r"(\d{4})[Qq]([1-4])", text):
+        year, q = int(m[1]), int(m[2])
+        first, last = month_period(year, 3 * q - 2), month_period(year, 3 * q)
+        return Period(f"{year}Q{q}", first.start, last.end)
+    raise ValueError(f"`{text}` is not a period; write a month like 2026-10 or a quarter like 2026Q4")
+
+
+def period_of(hours: pd.Series) -> Period:
+    """The whole calendar months the records span."""
+    first, last = hours.min(), hours.max()
+    a, b = month_period(first.year, first.month), month_period(last.year, last.month)
+    return a if a == b else Period(f"{a.label}..{b.label}", a.start, b.end)
+
+
+def read_usage(path: Path, inventory: Inventory) -> tuple[pd.DataFrame, list[Issue]]:
+    """Records as a frame with columns hour, team, flavor, used, requested; and every problem found."""
+    shown = str(path)
+    try:
+        if path.suffix.lower() in (".parquet", ".pq"):
+            raw = pd.read_parquet(path)
+        else:
+            raw = pd.read_csv(path, engine="pyarrow")
+    except (OSError, ValueError) as err:
+        return pd.DataFrame(), [Issue("usage-file", f"{shown}: cannot read usage records: {err}",
+                                      "Give a CSV or Parquet file with the usage columns (see `qm meter --help`).")]
+    return check_usage(raw, inventory, shown)
+
+
+def check_usage(raw: pd.DataFrame, inventory: Inventory, shown: str = "<usage>") -> tuple[pd.DataFrame, list[Issue]]:
+    """Validate raw usage columns against the inventory and normalise them."""
+    issues: list[Issue] = []
+    who = "team" if "team" in raw.columns else "namespace"
+    missing = [c for c in (*REQUIRED, who) if c not in raw.columns]
+    if missing:
+        return pd.DataFrame(), [Issue(
+            "usage-columns", f"{shown}: missing column(s) {', '.join(missing)}",
+            f"The header must have {', '.join(REQUIRED)} and `team` or `namespace`.", got=list(raw.columns),
+            location=Location(shown, 1, "header"))]
+    if raw.empty:
+        return pd.DataFrame(), [Issue("usage-empty", f"{shown}: no usage records", "Give a file with at least one row.",
+                                      location=Location(shown, 2, ""))]
+    hour = pd.to_datetime(raw["hour"], errors="coerce", utc=True).dt.tz_localize(None)
+    _flag(issues, shown, hour.isna().to_numpy(), raw["hour"], "hour",
+          "is not an ISO 8601 time", "Write the start of the hour, e.g. 2026-10-01T13:00:00.")
+    numbers = {}
+    for column in NUMERIC:
+        values = pd.to_numeric(raw[column], errors="coerce").to_numpy(dtype="float64")
+        _flag(issues, shown, ~np.isfinite(values) | (values < 0), raw[column], column,
+              "must be a number of accelerators, 0 or more", "Fix the value or drop the row.")
+        numbers[column] = values
+    names = raw[who].astype(str)
+    if who == "namespace":
+        owner = {ns: t.name for t in inventory.teams for ns in t.namespaces}
+        team = names.map(owner)
+        _flag_unknown(issues, shown, names, team.isna().to_numpy(), "namespace", sorted(owner),
+                      "belongs to no team", "Add it to a team's `namespaces` or fix the name.")
+    else:
+        team = names
+        _flag_unknown(issues, shown, names, ~names.isin(inventory.team_by_name).to_numpy(), "team",
+                      sorted(inventory.team_by_name), "is not a team of the inventory", "Fix the team name.")
+    flavor = raw["flavor"].astype(str)
+    unknown_flavor = ~flavor.isin(inventory.pool_by_name).to_numpy()
+    _flag_unknown(issues, shown, flavor, unknown_flavor, "flavor", sorted(inventory.pool_by_name),
+                  "is not a pool (ResourceFlavor) of the inventory", "Fix the flavor name.")
+    cluster_of = {p: c.name for p, c in inventory.cluster_of_pool.items()}
+    expected = flavor.map(cluster_of)
+    wrong = (~unknown_flavor) & (expected != raw["cluster"].astype(str)).to_numpy()
+    if wrong.any():
+        first = int(np.flatnonzero(wrong)[0])
+        _flag(issues, shown, wrong, raw["cluster"], "cluster", "is not the cluster of the row's flavor",
+              f"Flavor `{flavor.iloc[first]}` is a pool of cluster `{expected.iloc[first]}`; fix the cluster or the flavor.")
+    frame = pd.DataFrame({"hour": hour, "team": team, "flavor": flavor,
+                          "used": numbers["accelerators_used"], "requested": numbers["accelerators_requested"]})
+    return frame, issues
+
+
+def _flag(issues: list[Issue], shown: str, bad: np.ndarray, values: pd.Series, column: str, what: str,
+          fix: str) -> None:
+    """One issue for every row where `bad` holds: the first such line and the count."""
+    rows = np.flatnonzero(bad)
+    if rows.size == 0:
+        return
+    first = int(rows[0])
+    more = f" ({rows.size} rows; the first is shown)" if rows.size > 1 else ""
+    issues.append(Issue(f"usage-{column}", f"{column} {what}{more}", fix, got=values.iloc[first],
+                        location=Location(shown, first + 2, column)))
+
+
+def _flag_unknown(issues: list[Issue], shown: str, names: pd.Series, bad: np.ndarray, column: str,
+                  known: list[str], what: str, fix: str) -> None:
+    rows = np.flatnonzero(bad)
+    if rows.size == 0:
+        return
+    name = str(names.iloc[int(rows[0])])
+    close = difflib.get_close_matches(name, known, n=1)
+    hint = f" Did you mean `{close[0]}`?" if close else ""
+    _flag(issues, shown, bad, names, column, f"`{name}` {what}", fix + hint)

@@ -1,0 +1,105 @@
+"""Metering on a hand-checked fixture: request vs usage, committed cover and overflow, idle and its sharing."""
+
+from __future__ import annotations
+
+from decimal import Decimal
+
+import pytest
+
+from reports.metering import check_usage, meter, parse_period
+from tests.reports.fixtures import FEBRUARY, small_fleet, usage
+
+FEB = parse_period("2026-02")  # 28 days = 672 hours
+
+
+def run(rows=FEBRUARY, policy: str = "proportional"):  # type: ignore[no-untyped-def]
+    inventory = small_fleet()
+    frame, issues = check_usage(usage(rows), inventory)
+    assert issues == []
+    result, issues = meter(inventory, frame, FEB, policy)
+    assert issues == [] and result is not None
+    return result
+
+
+def test_team_charges_by_hand() -> None:
+    r = run()
+    teams = {t.team: t for t in r.teams}
+    # a holds max(req, used): 4 + 6 + 2 = 12 GPU-h. Covered: 4 (hour 0) + 6 x 8/10 = 4.8 (hour 1) = 8.8 at $2
+    # = $17.60; overflow 1.2 at $10 = $12.00; on-demand 2 at $10 = $20.00. Total $49.60.
+    assert teams["a"].charged_hours == Decimal("12")
+    assert teams["a"].usage_cost == Decimal("49.60")
+    # b: covered 3 + 3.2 = 6.2 at $2 = $12.40; overflow 0.8 at $10 = $8.00; spot 4 at $3 = $12.00. Total $32.40.
+    assert teams["b"].usage_cost == Decimal("32.40")
+    # Efficiency = used / requested: a 9 / 11, b 11 / 11.
+    assert teams["a"].efficiency == Decimal("0.8182")
+    assert teams["b"].efficiency == Decimal("1.0000")
+    lines = {(x.team, x.pool, x.category): (x.accelerator_hours, x.cost) for x in r.lines}
+    assert lines[("a", "h100-resv", "Committed")] == (Decimal("8.800"), Decimal("17.60"))
+    assert lines[("a", "h100-resv", "Standard")] == (Decimal("1.200"), Decimal("12.00"))
+    assert lines[("b", "h100-spot", "Dynamic")] == (Decimal("4.000"), Decimal("12.00"))
+
+
+def test_idle_is_paid_commitment_nobody_held_and_reconciles() -> None:
+    r = run()
+    # Paid: 8 GPUs x 672 h = 5,376 GPU-h at $2 = $10,752; held within it 7 + 8 = 15, so 5,361 GPU-h idle = $10,722.
+    assert [(x.block, x.accelerator_hours, x.cost) for x in r.idle] == [
+        ("commitment:c1", Decimal("5361.000"), Decimal("10722.00"))]
+    # Total = commitment $10,752 + overflow 2 GPU-h x $10 + on-demand $20 + spot $12 = $10,804.
+    assert r.total_cost == Decimal("10804.00")
+    assert r.usage_cost + r.idle_cost == r.total_cost
+    assert sum(t.total for t in r.teams) == r.total_cost
+
+
+def test_idle_shared_proportionally_to_charges_on_the_block() -> None:
+    r = run(policy="proportional")
+    # On the commitment block a was charged 17.60 + 12.00 = 29.60 and b 12.40 + 8.00 = 20.40 (of 50.00):
+    # a 10,722 x 29.6/50 = 6,347.424 -> 6,347.42; b 4,374.576 -> 4,374.58 (largest remainder keeps the sum).
+    shares = {t.team: t.idle_share for t in r.teams}
+    assert shares == {"a": Decimal("6347.42"), "b": Decimal("4374.58")}
+
+
+def test_idle_shared_evenly_between_teams_that_used_anything() -> None:
+    shares = {t.team: t.idle_share for t in run(policy="even").teams}
+    assert shares == {"a": Decimal("5361.00"), "b": Decimal("5361.00")}
+
+
+def test_idle_to_an_owner() -> None:
+    teams = {t.team: t for t in run(policy="owner:c").teams}
+    assert teams["c"].idle_share == Decimal("10722.00") and teams["c"].usage_cost == Decimal(0)
+    assert teams["a"].total == Decimal("49.60")
+
+
+def test_idle_of_an_unused_commitment_is_not_lost() -> None:
+    # OpenCost PR #883: idle disappeared when nothing ran on the resource. Only on-demand use here, so the
+    # whole commitment ($10,752) is idle and goes to the only paying team.
+    r = run(rows=[(5, "a", "h100", 3, 3)])
+    assert r.idle_cost == Decimal("10752.00")
+    assert {t.team: t.total for t in r.teams} == {"a": Decimal("10782.00")}
+    assert r.total_cost == Decimal("10782.00")
+
+
+def test_no_usage_at_all_leaves_idle_unallocated() -> None:
+    r = run(rows=[(700, "a", "h100", 1, 1)])  # hour 700 is in March: outside the period
+    assert r.teams == () and r.unallocated_idle == r.idle_cost == r.total_cost == Decimal("10752.00")
+
+
+@pytest.mark.parametrize(("column", "value", "want"), [
+    # an unknown flavor names the row and suggests the closest pool
+    ("flavor", "h100-resvv", "flavor `h100-resvv` is not a pool (ResourceFlavor) of the inventory"),
+    # an unknown team
+    ("team", "zz", "team `zz` is not a team of the inventory"),
+    # a negative number of accelerators
+    ("accelerators_used", -1, "accelerators_used must be a number of accelerators, 0 or more"),
+])
+def test_bad_records_are_located_issues(column: str, value: object, want: str) -> None:
+    frame = usage(FEBRUARY)
+    frame.loc[3, column] = value
+    _, issues = check_usage(frame, small_fleet(), "usage.csv")
+    assert len(issues) == 1
+    assert issues[0].format().startswith(f"usage.csv:5 {column}: {want}")
+
+
+def test_namespaces_map_to_teams() -> None:
+    frame = usage(FEBRUARY).rename(columns={"team": "namespace"})
+    normalised, issues = check_usage(frame, small_fleet())
+    assert issues == [] and list(normalised["team"]) == [r[1] for r in FEBRUARY]
