@@ -11,6 +11,7 @@ import typer
 
 from quartermaster.cli import schema, validate
 from quartermaster.cli import meter
+from quartermaster.cli import codeowners, diff, quota
 
 app = typer.Typer(
     name="qm",
@@ -22,6 +23,9 @@ app = typer.Typer(
 app.command("validate")(validate.command)
 app.command("schema")(schema.command)
 app.command("meter")(meter.command)
+app.command("diff")(diff.command)
+app.add_typer(quota.app, name="quota")
+app.command("codeowners")(codeowners.command)
 
 EXIT_OK, EXIT_PROBLEMS, EXIT_USAGE = 0, 1, 2
 

@@ -1,0 +1,386 @@
+"""Comment-preserving quota edits of the inventory YAML: `qm quota set` and the planner's `qm plan --propose`.
+
+A quota edit must change that quota's line and nothing else, byte for byte. ruamel.yaml's round-trip
+dump gets close but reformats what it does not model: `- { flavor: x, nominal: 64 }` comes back as
+`- {flavor: x, nominal: 96}` and trailing comments move. So ruamel.yaml round-trip loads each file only to
+find where things are (line and column of every key and value), and the edit splices the new scalar into
+the original text at that place. The result is proved twice before anything is written:
+
+1. the edited text, parsed again, equals the old data with exactly the requested changes applied;
+2. the edited inventory loads and validates (`quartermaster.loader.load`) — an edit that would make it
+   invalid is refused with the located messages.
+
+Files with uncommitted git changes are refused unless `force` (the edit would mix with unreviewed work).
+Each file is written atomically: a temporary file in the same directory, fsync, then rename over.
+"""
+
+from __future__ import annotations
+
+import copy
+import os
+import re
+import shutil
+import subprocess
+import tempfile
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+import yaml
+from ruamel.yaml import YAML
+from ruamel.yaml.comments import CommentedMap, CommentedSeq
+from ruamel.yaml.error import YAMLError
+
+from quartermaster.issues import Issue, Location, format_path
+from quartermaster.loader import load
+
+QUOTA_KEYS = ("nominal", "borrowing_limit", "lending_limit")  # the keys an edit may set, in model order
+_SCALAR_TOKEN = re.compile(r"\"(?:[^\"\\]|\\.)*\"|'(?:[^']|'')*'|[^\s,}\]#]+")
+_BOM = "\ufeff"
+
+
+@dataclass(frozen=True)
+class QuotaChange:
+    """Set one team's quota for one flavor; None leaves that value as it is (or absent)."""
+
+    team: str
+    flavor: str
+    nominal: int | None = None
+    borrowing_limit: int | None = None
+    lending_limit: int | None = None
+
+    def values(self) -> dict[str, int]:
+        """The keys this change sets, in model order."""
+        return {k: v for k in QUOTA_KEYS if (v := getattr(self, k)) is not None}
+
+
+@dataclass(frozen=True)
+class Edit:
+    """One value written: where, and old -> new (old None: the key or quota entry was added)."""
+
+    file: str
+    line: int
+    path: str
+    old: int | None
+    new: int
+
+    def format(self) -> str:
+        old = "(new)" if self.old is None else str(self.old)
+        return f"{self.file}:{self.line} {self.path}: {old} -> {self.new}"
+
+
+@dataclass
+class EditResult:
+    """What an edit did: the edits (planned or written), the files written, and every problem."""
+
+    edits: list[Edit] = field(default_factory=list)
+    written: list[str] = field(default_factory=list)
+    issues: list[Issue] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return not any(i.severity == "error" for i in self.issues)
+
+
+@dataclass
+class _TeamFile:
+    path: Path
+    shown: str
+    bom: str
+    text: str
+
+
+def set_quotas(inventory_dir: str | os.PathLike[str], changes: list[QuotaChange], *, force: bool = False,
+               dry_run: bool = False) -> EditResult:
+    """Write quota changes into the team files under `inventory_dir`, keeping every other byte.
+
+    Refuses (writes nothing, returns issues) when a team is unknown, a file has uncommitted changes and
+    `force` is false, or the edited inventory would not validate.
+    """
+    root = Path(inventory_dir)
+    result = EditResult()
+    files = _team_files(root)
+    edited: dict[Path, _TeamFile] = {}
+    for change in changes:
+        if not change.values():
+            result.issues.append(Issue("quota-edit", f"nothing to set for team `{change.team}` flavor "
+                                       f"`{change.flavor}`", "Give a nominal, borrowing or lending value."))
+            continue
+        team_file = next((f for f in files if _find_team(f.text, change.team) is not None), None)
+        if team_file is None:
+            names = sorted(n for f in files for n in _team_names(f.text))
+            result.issues.append(Issue("quota-edit", f"no team `{change.team}` in {_shown(root)}",
+                                       _did_you_mean(change.team, names), got=change.team))
+            continue
+        try:
+            team_file.text, edits = _apply(team_file, change)
+        except _CannotEdit as exc:
+            result.issues.append(Issue("quota-edit", str(exc), exc.fix, location=exc.location))
+            continue
+        result.edits.extend(edits)
+        edited[team_file.path] = team_file
+    if not result.ok or not edited:
+        return result
+    result.issues.extend(_prove_only_requested(root, edited, changes))
+    if not force:
+        result.issues.extend(_uncommitted(f) for f in edited.values() if _is_dirty(f.path))
+    if result.ok:
+        result.issues.extend(_validate_edited(root, edited))
+    if result.ok and not dry_run:
+        for team_file in edited.values():
+            _write_atomically(team_file.path, team_file.bom + team_file.text)
+            result.written.append(team_file.shown)
+    return result
+
+
+# --- finding the team and its quota -----------------------------------------------------------------
+
+
+class _CannotEdit(Exception):
+    def __init__(self, message: str, fix: str, location: Location | None = None) -> None:
+        super().__init__(message)
+        self.fix = fix
+        self.location = location
+
+
+def _rt_load(text: str) -> Any:
+    """Round-trip load (keeps positions); None for text that does not parse (the loader reports it)."""
+    try:
+        return YAML(typ="rt").load(text)
+    except YAMLError:
+        return None
+
+
+def _team_files(root: Path) -> list[_TeamFile]:
+    paths = [root] if root.is_file() else sorted(
+        p for p in root.rglob("*") if p.suffix in (".yaml", ".yml") and p.is_file()
+        and not any(part.startswith(".") for part in p.relative_to(root).parts))
+    out = []
+    for path in paths:
+        text = path.read_bytes().decode("utf-8")
+        bom = _BOM if text.startswith(_BOM) else ""
+        out.append(_TeamFile(path, _shown(path), bom, text[len(bom):]))
+    return out
+
+
+def _teams_of(text: str) -> list[Any]:
+    data = _rt_load(text)
+    teams = data.get("teams") if isinstance(data, CommentedMap) else None
+    return [t for t in teams if isinstance(t, CommentedMap)] if isinstance(teams, CommentedSeq) else []
+
+
+def _team_names(text: str) -> list[str]:
+    return [str(t.get("name")) for t in _teams_of(text)]
+
+
+def _find_team(text: str, name: str) -> tuple[int, CommentedMap] | None:
+    data = _rt_load(text) if "teams" in text else None
+    if not isinstance(data, CommentedMap) or not isinstance(data.get("teams"), CommentedSeq):
+        return None
+    for index, team in enumerate(data["teams"]):
+        if isinstance(team, CommentedMap) and team.get("name") == name:
+            return index, team
+    return None
+
+
+# --- splicing ---------------------------------------------------------------------------------------
+
+
+def _apply(team_file: _TeamFile, change: QuotaChange) -> tuple[str, list[Edit]]:
+    """Apply one change to the file's text, one value at a time (each splice re-reads the positions)."""
+    text, edits = team_file.text, []
+    for key, value in change.values().items():
+        found = _find_team(text, change.team)
+        assert found is not None  # the caller found the team in this text
+        team_index, team = found
+        quotas = team.get("quotas")
+        entries = [q for q in quotas or [] if isinstance(q, CommentedMap)]
+        index = next((i for i, q in enumerate(entries) if q.get("flavor") == change.flavor), None)
+        where = ("teams", team_index, "quotas")
+        if index is None:  # a new quota entry carrying every value of the change at once
+            text, line = _add_entry(text, team, change)
+            path = format_path(where + (len(entries),))
+            edits.extend(Edit(team_file.shown, line, f"{path}.{k}", None, v) for k, v in change.values().items())
+            return text, edits
+        entry = entries[index]
+        path = format_path(where + (index, key))
+        if key in entry:
+            line, col = entry.lc.value(key)
+            text = _replace_scalar(text, line, col, str(value))
+            edits.append(Edit(team_file.shown, line + 1, path, entry[key], value))
+        else:
+            text, line = _add_key(text, entry, key, value)
+            edits.append(Edit(team_file.shown, line + 1, path, None, value))
+    return text, edits
+
+
+def _offset(text: str, line: int, col: int) -> int:
+    starts = [0] + [m.end() for m in re.finditer(r"\n", text)]
+    return starts[line] + col
+
+
+def _token_end(text: str, start: int) -> int:
+    match = _SCALAR_TOKEN.match(text, start)
+    if match is None:
+        raise _CannotEdit("the value is not a plain scalar", "Edit this value by hand.")
+    return match.end()
+
+
+def _replace_scalar(text: str, line: int, col: int, new: str) -> str:
+    start = _offset(text, line, col)
+    return text[:start] + new + text[_token_end(text, start):]
+
+
+def _line_end(text: str, offset: int) -> int:
+    """The offset just after the newline that ends the line holding `offset` (adds one at end of file)."""
+    end = text.find("\n", offset)
+    return len(text) if end < 0 else end + 1
+
+
+def _add_key(text: str, entry: CommentedMap, key: str, value: int) -> tuple[str, int]:
+    """Add `key: value` to an existing quota entry, in its own style; returns the text and the 0-based line."""
+    last = list(entry)[-1]
+    line, col = entry.lc.value(last)
+    end = _token_end(text, _offset(text, line, col))
+    if entry.fa.flow_style():
+        return text[:end] + f", {key}: {value}" + text[end:], line
+    indent = entry.lc.key(list(entry)[0])[1]
+    at = _line_end(text, end)
+    prefix = "" if text[:at].endswith("\n") else "\n"
+    return text[:at] + f"{prefix}{' ' * indent}{key}: {value}\n" + text[at:], line + 1
+
+
+def _add_entry(text: str, team: CommentedMap, change: QuotaChange) -> tuple[str, int]:
+    """Add a quota entry for a new flavor after the team's last one, in the style of that one."""
+    values = {"flavor": change.flavor, **change.values()}
+    flow = ", ".join(f"{k}: {v}" for k, v in values.items())
+    quotas = team.get("quotas")
+    if "quotas" not in team:  # no quotas yet: a `quotas:` block right after the team's name
+        line, col = team.lc.value("name")
+        indent = team.lc.key("name")[1]
+        at = _line_end(text, _token_end(text, _offset(text, line, col)))
+        addition = f"{' ' * indent}quotas:\n{' ' * (indent + 2)}- {{{flow}}}\n"
+        return text[:at] + addition + text[at:], line + 3
+    if not isinstance(quotas, CommentedSeq) or not all(isinstance(q, CommentedMap) for q in quotas):
+        raise _CannotEdit(f"team `{change.team}`: `quotas` is not a list of entries", "Fix the file first.")
+    if quotas.fa.flow_style():
+        if quotas:
+            raise _CannotEdit(f"team `{change.team}`: quotas are written as one flow list `[...]`",
+                              "Write them as a block list (one `- {flavor: ..., nominal: ...}` per line) "
+                              "or add the entry by hand.")
+        line, col = team.lc.value("quotas")
+        start = _offset(text, line, col)
+        close = text.index("]", start) + 1
+        return text[:start] + f"[{{{flow}}}]" + text[close:], line + 1
+    last = quotas[-1]
+    item_line, item_col = quotas.lc.item(len(quotas) - 1)
+    line_start = _offset(text, item_line, 0)
+    dash = text.rindex("-", line_start, line_start + item_col)
+    gap = " " * (item_col - (dash - line_start) - 1)
+    value_line, value_col = last.lc.value(list(last)[-1])
+    end = _token_end(text, _offset(text, value_line, value_col))
+    if last.fa.flow_style():
+        end = text.index("}", end) + 1
+        opening = text[_offset(text, item_line, item_col):]
+        inner = f" {flow} " if opening.startswith("{ ") else flow
+        body = f"{{{inner}}}\n"
+    else:
+        body = "".join(f"{'' if i == 0 else ' ' * item_col}{k}: {v}\n" for i, (k, v) in enumerate(values.items()))
+    at = _line_end(text, end)
+    prefix = "" if text[:at].endswith("\n") else "\n"
+    new_line = text[:at].count("\n") + (1 if prefix else 0)
+    return text[:at] + prefix + " " * (dash - line_start) + "-" + gap + body + text[at:], new_line + 1
+
+
+# --- proofs and writing -----------------------------------------------------------------------------
+
+
+def _prove_only_requested(root: Path, edited: dict[Path, _TeamFile], changes: list[QuotaChange]) -> list[Issue]:
+    """The edited files parse to the old data with exactly the requested changes; anything else is a bug."""
+    issues = []
+    for path, team_file in edited.items():
+        before = yaml.safe_load(path.read_bytes().decode("utf-8-sig"))
+        want = copy.deepcopy(before)
+        for change in changes:
+            for team in want.get("teams") or []:
+                if isinstance(team, dict) and team.get("name") == change.team:
+                    entries = team.setdefault("quotas", [])
+                    entry = next((q for q in entries if q.get("flavor") == change.flavor), None)
+                    if entry is None:
+                        entries.append(entry := {"flavor": change.flavor})
+                    entry.update(change.values())
+        if yaml.safe_load(team_file.text) != want:
+            issues.append(Issue("quota-edit", "the edit would change more than the requested quota values",
+                                "Edit this file by hand and report the file's layout as a bug.",
+                                location=Location(team_file.shown, None, "")))
+    return issues
+
+
+def _is_dirty(path: Path) -> bool:
+    """True if git knows the file has uncommitted changes (or is untracked); False outside a git work tree."""
+    try:
+        status = subprocess.run(["git", "status", "--porcelain", "--untracked-files=all", "--", path.name],
+                                cwd=path.parent, capture_output=True, text=True, check=False)
+    except FileNotFoundError:  # no git installed: nothing to protect
+        return False
+    return status.returncode == 0 and bool(status.stdout.strip())
+
+
+def _uncommitted(team_file: _TeamFile) -> Issue:
+    return Issue("quota-edit", "file has uncommitted changes; an edit now would mix with unreviewed work",
+                 "Commit or stash them first, or pass --force to edit anyway.",
+                 location=Location(team_file.shown, None, ""))
+
+
+def _validate_edited(root: Path, edited: dict[Path, _TeamFile]) -> list[Issue]:
+    """Load the inventory as it would be after the edit, in a scratch copy; return its errors."""
+    with tempfile.TemporaryDirectory(prefix="qm-edit-") as scratch:
+        copy_root = Path(scratch) / "inventory"
+        if root.is_file():
+            copy_root.mkdir()
+            shutil.copy2(root, copy_root / root.name)
+        else:
+            shutil.copytree(root, copy_root, ignore=shutil.ignore_patterns(".*"))
+        base = root.parent if root.is_file() else root
+        for path, team_file in edited.items():
+            (copy_root / path.relative_to(base)).write_text(team_file.bom + team_file.text, encoding="utf-8")
+        loaded = load(copy_root)
+        errors = []
+        for issue in loaded.issues:
+            if issue.severity != "error":
+                continue
+            if issue.location is not None:
+                file = _shown(base / Path(issue.location.file).resolve().relative_to(copy_root.resolve()))
+                issue = replace(issue, location=replace(issue.location, file=file))
+            errors.append(replace(issue, message=f"after the edit, {issue.message}"))
+        return errors
+
+
+def _write_atomically(path: Path, text: str) -> None:
+    """Write through a temporary file in the same directory, then rename over the original."""
+    mode = path.stat().st_mode & 0o7777
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as out:
+            out.write(text.encode("utf-8"))
+            out.flush()
+            os.fsync(out.fileno())
+        os.chmod(tmp, mode)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def _shown(path: Path) -> str:
+    rel = os.path.relpath(path)
+    return str(path) if rel.startswith("..") else rel
+
+
+def _did_you_mean(word: str, options: list[str]) -> str:
+    import difflib
+
+    close = difflib.get_close_matches(word, options, n=1, cutoff=0.6)
+    if close:
+        return f"Did you mean `{close[0]}`?"
+    return f"Teams: {', '.join(options)}." if options else "Add the team's file under teams/ first."

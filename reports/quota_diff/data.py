@@ -1,0 +1,362 @@
+"""The quota diff as data: what changed between two inventories, what it costs, which policies it breaks.
+
+Everything a renderer shows is computed here; renderers only format. Every figure comes as past / current
+/ delta (`Change`). Money is Decimal, quantised to cents only when rendered or serialised.
+
+Pricing a quota change (see `pricing` for a flavor's cost curve): within one flavor f, with N_b and N_h
+the sums of nominal quotas before and after,
+
+    quota_usd(f) = variable_h(N_h) - variable_h(N_b)            # priced on the new pools and prices
+    rate(f)      = quota_usd(f) / (N_h - N_b)                   # the effective marginal rate
+                   (if N_h = N_b: the rate of the last accelerator in use, 0 inside paid-anyway capacity)
+    row_usd      = (nominal_h - nominal_b) of the team * rate(f)   # rows of a flavor sum to quota_usd(f)
+    other_usd(f) = monthly_h(N_h) - monthly_b(N_b) - quota_usd(f)  # pools, commitments or prices changed
+
+A team's monthly cost before the change is its share of each flavor's monthly cost in proportion to its
+nominal quota; after the change it is that plus its rows. The fleet's monthly cost is the sum over flavors.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import difflib
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from decimal import Decimal
+from typing import Any, Literal
+
+from quartermaster.capacity import nominal_by_flavor
+from quartermaster.model import Inventory, Quota, Team
+from quartermaster.units import cents
+from reports.quota_diff.pricing import FlavorEconomics, flavor_economics
+
+Status = Literal["pass", "warn", "fail"]
+RenderCluster = Callable[[Inventory, str], str]
+MARKER = "<!-- quartermaster-quota-diff -->"
+
+
+@dataclass(frozen=True)
+class Change:
+    """One value before (past) and after (current) the change."""
+
+    past: Any
+    current: Any
+
+    @property
+    def delta(self) -> Any:
+        """current - past when both are numbers; None when either is unknown or absent."""
+        if isinstance(self.past, (int, Decimal)) and isinstance(self.current, (int, Decimal)):
+            return self.current - self.past
+        return None
+
+    @property
+    def pct(self) -> Decimal | None:
+        """The delta as a percentage of past; None when past is 0 or unknown."""
+        delta = self.delta
+        if delta is None or not self.past:
+            return None
+        return Decimal(delta) * 100 / Decimal(self.past)
+
+    @property
+    def changed(self) -> bool:
+        return bool(self.past != self.current)
+
+
+@dataclass(frozen=True)
+class QuotaRow:
+    """One team's quota in one flavor that changed."""
+
+    team: str
+    cost_center: str
+    cluster: str
+    flavor: str
+    accelerator: str
+    provisioning: str
+    nominal: Change
+    borrowing_limit: Change
+    lending_limit: Change
+    flavor_capacity: Change
+    flavor_left: Change
+    """flavor_left: the flavor's capacity minus the sum of all teams' nominal quotas in it."""
+    rate_usd_per_accelerator_month: Decimal | None
+    """rate_usd_per_accelerator_month: the flavor's effective marginal rate (see the module docstring)."""
+    monthly_usd: Decimal | None
+    """monthly_usd: change of monthly cost from this row; None if the flavor has no price."""
+
+
+@dataclass(frozen=True)
+class FlavorChange:
+    """A flavor whose quotas, capacity or prices changed."""
+
+    flavor: str
+    cluster: str
+    accelerator: str
+    provisioning: str
+    capacity: Change
+    nominal: Change
+    paid_anyway: Change
+    monthly_usd: Change
+    quota_usd: Decimal | None
+    other_usd: Decimal | None
+    """other_usd: cost change not from quotas: pool size, commitments or prices changed."""
+
+
+@dataclass(frozen=True)
+class Move:
+    """A team's net change of accelerators of one kind in one cluster."""
+
+    accelerator: str
+    cluster: str
+    delta: int
+
+
+@dataclass(frozen=True)
+class LimitChange:
+    """A borrowing or lending limit that changed (None: no limit)."""
+
+    flavor: str
+    limit: Literal["borrowing", "lending"]
+    value: Change
+
+
+@dataclass(frozen=True)
+class TeamChange:
+    """One team the change touches, its moves and its monthly cost."""
+
+    team: str
+    cost_center: str
+    owners: tuple[str, ...]
+    status: Literal["added", "removed", "changed"]
+    moves: tuple[Move, ...]
+    limits: tuple[LimitChange, ...]
+    monthly_usd: Change
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """The outcome of one policy check on one subject."""
+
+    check: str
+    status: Status
+    subject: str
+    message: str
+
+
+@dataclass(frozen=True)
+class Approval:
+    """Someone who must approve the change, and why."""
+
+    who: str
+    reasons: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class KueueDiff:
+    """The unified diff of one cluster's rendered Kueue objects."""
+
+    cluster: str
+    diff: str
+
+
+@dataclass(frozen=True)
+class QuotaDiff:
+    """Everything the PR comment shows."""
+
+    base: str
+    head: str
+    teams: tuple[TeamChange, ...]
+    rows: tuple[QuotaRow, ...]
+    flavors: tuple[FlavorChange, ...]
+    monthly_usd: Change
+    """monthly_usd: the fleet's monthly cost (every priced flavor) before and after."""
+    unpriced: tuple[str, ...]
+    """unpriced: flavors left out of the money figures because the price book has no price for them."""
+    verdicts: tuple[Verdict, ...] = ()
+    approvals: tuple[Approval, ...] = ()
+    kueue: tuple[KueueDiff, ...] = ()
+    kueue_note: str | None = None
+    """kueue_note: why there is no Kueue diff, when there is none."""
+
+    @property
+    def blocking(self) -> bool:
+        """True when a policy failed: the PR must not merge as it is."""
+        return any(v.status == "fail" for v in self.verdicts)
+
+    @property
+    def empty(self) -> bool:
+        return not self.teams and not self.flavors
+
+    def to_json(self) -> dict[str, Any]:
+        """Plain JSON data: money as strings of cents, every Change as past / current / delta."""
+        out = _plain(self)
+        out["blocking"] = self.blocking
+        return out
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, Change):
+        data = {"past": _plain(value.past), "current": _plain(value.current), "delta": _plain(value.delta)}
+        if isinstance(value.past, Decimal) or isinstance(value.current, Decimal):
+            data["pct"] = _plain(value.pct)
+        return data
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return {f.name: _plain(getattr(value, f.name)) for f in dataclasses.fields(value)}
+    if isinstance(value, Decimal):
+        return str(cents(value))
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    return value
+
+
+# --- building ---------------------------------------------------------------------------------------
+
+
+@dataclass
+class _Side:
+    inventory: Inventory
+    economics: dict[str, FlavorEconomics]
+    totals: dict[str, int]
+    quotas: dict[tuple[str, str], Quota] = field(default_factory=dict)
+
+    @classmethod
+    def of(cls, inventory: Inventory) -> _Side:
+        quotas = {(t.name, q.flavor): q for t in inventory.teams for q in t.quotas}
+        return cls(inventory, flavor_economics(inventory), nominal_by_flavor(inventory), quotas)
+
+    def monthly(self, flavor: str) -> Decimal | None:
+        econ = self.economics.get(flavor)
+        return Decimal(0) if econ is None else econ.monthly_usd(self.totals.get(flavor, 0))
+
+
+def build_quota_diff(base: Inventory, head: Inventory, *, base_label: str = "base", head_label: str = "head",
+                     render_cluster: RenderCluster | None = None, kueue_note: str | None = None) -> QuotaDiff:
+    """Compare two inventories: the rows, teams, flavors and money; then the policies and approvers."""
+    from reports.quota_diff.policy import approvals, verdicts
+
+    b, h = _Side.of(base), _Side.of(head)
+    changed_keys = sorted(k for k in set(b.quotas) | set(h.quotas) if _quota_tuple(b.quotas.get(k))
+                          != _quota_tuple(h.quotas.get(k)))
+    flavors = _flavor_changes(b, h, {f for _, f in changed_keys})
+    by_flavor = {f.flavor: f for f in flavors}
+    rows = tuple(sorted((_row(b, h, team, flavor, by_flavor[flavor]) for team, flavor in changed_keys),
+                        key=lambda r: (r.team, r.cluster, r.flavor)))
+    teams = _team_changes(b, h, rows)
+    unpriced = tuple(sorted({f for s in (b, h) for f, e in s.economics.items() if s.monthly(f) is None}))
+    past = sum((m for f in b.economics if (m := b.monthly(f)) is not None), Decimal(0))
+    current = sum((m for f in h.economics if (m := h.monthly(f)) is not None), Decimal(0))
+    diff = QuotaDiff(base_label, head_label, teams, rows, flavors, Change(past, current), unpriced)
+    kueue, note = _kueue_diffs(base, head, render_cluster) if render_cluster else ((), kueue_note)
+    found = verdicts(base, head, diff, team_monthly=_team_monthly(b, h, rows))
+    return dataclasses.replace(diff, verdicts=found, approvals=approvals(base, head, diff, found), kueue=kueue,
+                               kueue_note=note)
+
+
+def _quota_tuple(q: Quota | None) -> tuple[int, int | None, int | None]:
+    return (0, None, None) if q is None else (q.nominal, q.borrowing_limit, q.lending_limit)
+
+
+def _flavor_changes(b: _Side, h: _Side, quota_flavors: set[str]) -> tuple[FlavorChange, ...]:
+    names = quota_flavors | {f for f in set(b.economics) | set(h.economics)
+                             if b.economics.get(f) != h.economics.get(f)}
+    out = []
+    for flavor in sorted(names):
+        econ = h.economics.get(flavor) or b.economics.get(flavor)
+        if econ is None:
+            continue  # a quota for a flavor no side has: the loader reports the reference
+        n_b, n_h = b.totals.get(flavor, 0), h.totals.get(flavor, 0)
+        past, current = b.monthly(flavor), h.monthly(flavor)
+        v_h, v_b = econ.variable_usd(n_h), econ.variable_usd(n_b)
+        quota_usd = None if v_h is None or v_b is None else v_h - v_b
+        other = None if None in (past, current, quota_usd) else current - past - quota_usd  # type: ignore[operator]
+
+        def size(side: _Side, attr: str) -> int:
+            e = side.economics.get(flavor)
+            return 0 if e is None else int(getattr(e, attr))
+
+        out.append(FlavorChange(flavor, econ.cluster, econ.accelerator, econ.provisioning,
+                                Change(size(b, "capacity"), size(h, "capacity")), Change(n_b, n_h),
+                                Change(size(b, "paid_anyway"), size(h, "paid_anyway")), Change(past, current),
+                                quota_usd, other))
+    return tuple(out)
+
+
+def _flavor_rate(h: _Side, flavor: FlavorChange) -> Decimal | None:
+    econ = h.economics.get(flavor.flavor)
+    if econ is None:  # the pool is gone: its quotas go with it at no marginal cost
+        return Decimal(0)
+    net = flavor.nominal.delta
+    if net == 0:
+        return econ.last_unit_rate(flavor.nominal.current)
+    return None if flavor.quota_usd is None else flavor.quota_usd / net
+
+
+def _row(b: _Side, h: _Side, team: str, flavor_name: str, flavor: FlavorChange) -> QuotaRow:
+    qb, qh = b.quotas.get((team, flavor_name)), h.quotas.get((team, flavor_name))
+    owner = h.inventory.team_by_name.get(team) or b.inventory.team_by_name[team]
+    nominal = Change(qb.nominal if qb else 0, qh.nominal if qh else 0)
+    rate = _flavor_rate(h, flavor)
+    left = Change(flavor.capacity.past - flavor.nominal.past, flavor.capacity.current - flavor.nominal.current)
+    return QuotaRow(team, owner.cost_center, flavor.cluster, flavor_name, flavor.accelerator, flavor.provisioning,
+                    nominal, Change(qb.borrowing_limit if qb else None, qh.borrowing_limit if qh else None),
+                    Change(qb.lending_limit if qb else None, qh.lending_limit if qh else None),
+                    flavor.capacity, left, rate, None if rate is None else nominal.delta * rate)
+
+
+def _showback(side: _Side, team: Team) -> Decimal | None:
+    """A team's share of each flavor's monthly cost, in proportion to its nominal quota."""
+    total = Decimal(0)
+    for quota in team.quotas:
+        if quota.nominal == 0 or quota.flavor not in side.economics:
+            continue
+        monthly = side.monthly(quota.flavor)
+        if monthly is None:
+            return None
+        total += monthly * quota.nominal / side.totals[quota.flavor]
+    return total
+
+
+def _team_monthly(b: _Side, h: _Side, rows: tuple[QuotaRow, ...]) -> dict[str, Change]:
+    """Every team's monthly cost: its share before, plus its rows after."""
+    out = {}
+    for name in sorted(set(b.inventory.team_by_name) | set(h.inventory.team_by_name)):
+        before = b.inventory.team_by_name.get(name)
+        past = _showback(b, before) if before else Decimal(0)
+        deltas = [r.monthly_usd for r in rows if r.team == name]
+        current = None if past is None or None in deltas else past + sum(deltas, Decimal(0))  # type: ignore[arg-type]
+        out[name] = Change(past, current if name in h.inventory.team_by_name else Decimal(0))
+    return out
+
+
+def _team_changes(b: _Side, h: _Side, rows: tuple[QuotaRow, ...]) -> tuple[TeamChange, ...]:
+    monthly = _team_monthly(b, h, rows)
+    names = sorted({r.team for r in rows} | (set(b.inventory.team_by_name) ^ set(h.inventory.team_by_name)))
+    out = []
+    for name in names:
+        team = h.inventory.team_by_name.get(name) or b.inventory.team_by_name[name]
+        status: Literal["added", "removed", "changed"] = (
+            "added" if name not in b.inventory.team_by_name else
+            "removed" if name not in h.inventory.team_by_name else "changed")
+        mine = [r for r in rows if r.team == name]
+        net: dict[tuple[str, str], int] = {}
+        for r in mine:
+            net[(r.accelerator, r.cluster)] = net.get((r.accelerator, r.cluster), 0) + r.nominal.delta
+        moves = tuple(Move(a, c, d) for (a, c), d in sorted(net.items()) if d)
+        limits = tuple(LimitChange(r.flavor, kind, value) for r in mine
+                       for kind, value in (("borrowing", r.borrowing_limit), ("lending", r.lending_limit))
+                       if value.changed and r.nominal.past and r.nominal.current)
+        out.append(TeamChange(name, team.cost_center, team.owners, status, moves, limits, monthly[name]))
+    return tuple(out)
+
+
+def _kueue_diffs(base: Inventory, head: Inventory, render: RenderCluster) -> tuple[tuple[KueueDiff, ...], None]:
+    """Per cluster, the unified diff of the rendered Kueue objects (clusters without a change left out)."""
+    out = []
+    for cluster in sorted(set(base.cluster_by_name) | set(head.cluster_by_name)):
+        old = render(base, cluster) if cluster in base.cluster_by_name else ""
+        new = render(head, cluster) if cluster in head.cluster_by_name else ""
+        if old == new:
+            continue
+        lines = difflib.unified_diff(old.splitlines(keepends=True), new.splitlines(keepends=True),
+                                     fromfile=f"a/{cluster}.yaml", tofile=f"b/{cluster}.yaml", n=3)
+        out.append(KueueDiff(cluster, "".join(line if line.endswith("\n") else line + "\n" for line in lines)))
+    return tuple(out), None

@@ -1,0 +1,122 @@
+"""Renderers of a `QuotaDiff`: one per format, one signature, `render_<format>(data, options) -> str`.
+
+Formatting lives in the Jinja filters registered here (`money`, `delta`, `pct`, `limit`, `icon`); the
+templates under `reports/templates/` do no arithmetic.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from decimal import ROUND_HALF_UP, Decimal
+from pathlib import Path
+from typing import Any
+
+import jinja2
+
+from quartermaster.units import cents
+from reports.quota_diff.data import MARKER, Change, KueueDiff, QuotaDiff
+
+TEMPLATES = Path(__file__).resolve().parents[1] / "templates"
+ICONS = {"pass": "✅", "warn": "⚠️", "fail": "❌"}
+TEXT_ICONS = {"pass": "PASS", "warn": "WARN", "fail": "FAIL"}
+
+
+@dataclass(frozen=True)
+class RenderOptions:
+    """How to render: the hidden marker the CI finds its comment by, and how much Kueue diff to show."""
+
+    marker: bool = True
+    max_diff_lines: int = 300
+    """max_diff_lines: Kueue diff lines per cluster before the rest is cut (GitHub comments hold 65,536 chars)."""
+
+
+def money(value: Decimal | None) -> str:
+    """`Decimal("-1234.5")` -> `-$1,234.50`; None -> `unknown`."""
+    if value is None:
+        return "unknown"
+    amount = cents(Decimal(value))
+    return f"-${-amount:,}" if amount < 0 else f"${amount:,}"
+
+
+def delta(value: Decimal | int | None) -> str:
+    """A signed change: money for Decimal (`+$1.00`), a count for int (`+128`); zero unsigned."""
+    if value is None:
+        return "unknown"
+    if isinstance(value, Decimal):
+        return money(value) if cents(value) <= 0 else f"+{money(value)}"
+    return f"+{value}" if value > 0 else str(value)
+
+
+def pct(value: Decimal | None) -> str:
+    """`Decimal("12.345")` -> `+12.3 %`; None (no baseline) -> `new`."""
+    if value is None:
+        return "new"
+    shown = Decimal(value).quantize(Decimal("0.1"), rounding=ROUND_HALF_UP)
+    return f"+{shown} %" if shown > 0 else f"{shown} %"
+
+
+def limit(value: Change) -> str:
+    """An optional value before and after: `32`, `32 → 64`, `none → 16`, or `-` when absent on both sides."""
+    def one(v: Any) -> str:
+        return "none" if v is None else str(v)
+
+    if not value.changed:
+        return "-" if value.current is None else one(value.current)
+    return f"{one(value.past)} → {one(value.current)}"
+
+
+def environment() -> jinja2.Environment:
+    """The Jinja environment with the report filters; undefined names are errors."""
+    env = jinja2.Environment(loader=jinja2.FileSystemLoader(TEMPLATES), undefined=jinja2.StrictUndefined,
+                             trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True, autoescape=False)
+    env.filters.update(money=money, delta=delta, pct=pct, limit=limit, icon=ICONS.__getitem__,
+                       text_icon=TEXT_ICONS.__getitem__)
+    return env
+
+
+def _cut(diffs: tuple[KueueDiff, ...], max_lines: int) -> list[KueueDiff]:
+    out = []
+    for d in diffs:
+        lines = d.diff.splitlines(keepends=True)
+        if len(lines) > max_lines:
+            lines = [*lines[:max_lines], f"... {len(lines) - max_lines} more lines: run `qm diff` locally\n"]
+        out.append(replace(d, diff="".join(lines)))
+    return out
+
+
+def _context(data: QuotaDiff, options: RenderOptions) -> dict[str, Any]:
+    return {"d": data, "o": options, "marker": MARKER, "kueue": _cut(data.kueue, options.max_diff_lines),
+            "other_flavors": [f for f in data.flavors if f.other_usd is None or f.other_usd != 0]}
+
+
+def render_markdown(data: QuotaDiff, options: RenderOptions = RenderOptions()) -> str:
+    """The PR comment."""
+    return environment().get_template("quota_diff.md.j2").render(_context(data, options))
+
+
+def render_text(data: QuotaDiff, options: RenderOptions = RenderOptions()) -> str:
+    """Plain text for a terminal."""
+    return environment().get_template("quota_diff.txt.j2").render(_context(data, options))
+
+
+def render_json(data: QuotaDiff, options: RenderOptions = RenderOptions()) -> str:
+    """The data itself, past / current / delta, money in cents as strings, sorted keys."""
+    return json.dumps(data.to_json(), indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+
+
+RENDERERS: dict[str, Callable[[QuotaDiff, RenderOptions], str]] = {
+    "markdown": render_markdown, "json": render_json, "text": render_text}
+
+
+def render_invalid(fmt: str, problems: list[str], options: RenderOptions = RenderOptions()) -> str:
+    """What `qm diff` prints when either side does not validate: the located messages."""
+    if fmt == "json":
+        return json.dumps({"blocking": True, "errors": problems}, indent=2, sort_keys=True) + "\n"
+    if fmt == "text":
+        return "".join(f"{p}\n" for p in problems)
+    head = f"{MARKER}\n" if options.marker else ""
+    body = "".join(f"{p}\n" for p in problems)
+    return (f"{head}## Quartermaster quota diff\n\n{ICONS['fail']} The inventory does not validate; fix these "
+            f"and push again:\n\n```\n{body}```\n")
