@@ -8,9 +8,10 @@ Models are strict (unknown keys rejected) and frozen; derive variants with `mode
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Mapping
 from decimal import Decimal
 from functools import cached_property
-from typing import Annotated
+from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
@@ -541,6 +542,15 @@ class Inventory(Strict):
     @cached_property
     def priority_class_by_name(self) -> dict[str, PriorityClass]:
         return {p.name: p for p in self.priority_classes}
+
+    def model_copy(self, *, update: Mapping[str, Any] | None = None, deep: bool = False) -> Inventory:
+        """A copy with `update` applied; the cached lookups above are dropped so they follow the update
+        (pydantic copies the instance dict, cached values included)."""
+        copy = super().model_copy(update=update, deep=deep)
+        for name, attribute in vars(Inventory).items():
+            if isinstance(attribute, cached_property):
+                copy.__dict__.pop(name, None)
+        return copy
 
 
 Cluster.model_rebuild()
