@@ -5,7 +5,7 @@ Rules of the derivation (rule numbers refer to ../shared/kueue/RULES.md, copied 
 - one ClusterQueue per team with quota in the cluster, named after the team, admitting only the team's
   namespaces; flavors in preference order reservation > capacity-block > on-demand > flex-start > spot;
 - resource groups are the smallest groups in which no resource appears twice (rules 15-18);
-- a Cohort object for every cohort a ClusterQueue joins, and its ancestors (rule 48);
+- a Cohort object for every cohort of the tree (on every cluster, so the tree is the same everywhere);
 - LocalQueues `<team>` and `default` in every team namespace (rule 67);
 - an AdmissionCheck + ProvisioningRequestConfig per flex-start pool, scoped with `onFlavors` (rule 42);
 - on a MultiKueue manager: one logical flavor per accelerator with the sum of the workers' quotas, and
@@ -15,7 +15,6 @@ Rules of the derivation (rule numbers refer to ../shared/kueue/RULES.md, copied 
 
 from __future__ import annotations
 
-import copy
 import hashlib
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -115,7 +114,7 @@ def objects_for_cluster(inventory: Inventory, cluster: str) -> list[dict[str, An
         objects.append(_topology(version, c))
     objects += [_pool_flavor(inventory, version, c, p) for p in c.pools]
     objects += [_logical_flavor(version, name) for name in sorted(_manager_flavors(inventory, c))]
-    objects += _cohorts(inventory, c, version, {inventory.team_by_name[t].cohort for t in quotas})
+    objects += [_cohort(inventory, c, version, cohort) for cohort in inventory.cohorts]
     flex = [p for p in c.pools if p.provisioning == "flex-start"]
     for pool in flex:
         objects += _provisioning_check(inventory, version, pool)
@@ -126,10 +125,11 @@ def objects_for_cluster(inventory: Inventory, cluster: str) -> list[dict[str, An
             check, config = _multikueue_check(version, team, _workers_of_team(inventory, c, team))
             objects += [check, config]
             mk_checks[team] = check["metadata"]["name"]
+    fair = fair_sharing_in_use(inventory)
     for name in sorted(quotas):
         team = inventory.team_by_name[name]
         objects += _tenancy(team)
-        objects.append(_cluster_queue(inventory, version, c, team, quotas[name], flex, mk_checks.get(name)))
+        objects.append(_cluster_queue(inventory, version, c, team, quotas[name], flex, mk_checks.get(name), fair))
         objects += _local_queues(version, team)
     return sorted(objects, key=_apply_order)
 
@@ -366,19 +366,6 @@ def _logical_flavor(version: str, name: str) -> dict[str, Any]:
     return {"apiVersion": version, "kind": "ResourceFlavor", "metadata": _meta(name), "spec": {}}
 
 
-def _cohorts(inventory: Inventory, cluster: Cluster, version: str, used: set[str | None]) -> list[dict[str, Any]]:
-    """Cohort objects for the cohorts joined here and their ancestors (parents may be implicit, RULES.md 48)."""
-    names: list[str] = []
-    for name in sorted(n for n in used if n):
-        seen = set()
-        while name and name in inventory.cohort_by_name and name not in seen:
-            seen.add(name)
-            if name not in names:
-                names.append(name)
-            name = inventory.cohort_by_name[name].parent  # type: ignore[assignment]
-    return [_cohort(inventory, cluster, version, inventory.cohort_by_name[n]) for n in sorted(names)]
-
-
 def _cohort(inventory: Inventory, cluster: Cluster, version: str, cohort: Cohort) -> dict[str, Any]:
     spec: dict[str, Any] = {"fairSharing": {"weight": quantity(cohort.fair_sharing_weight or 1)}}
     if cohort.parent:
@@ -450,7 +437,7 @@ def fair_sharing_in_use(inventory: Inventory) -> bool:
         c.fair_sharing_weight is not None for c in inventory.cohorts)
 
 
-def preemption(inventory: Inventory, team: Team) -> dict[str, Any]:
+def preemption(inventory: Inventory, team: Team, fair_sharing: bool) -> dict[str, Any]:
     """Preemption from the team's priority and the organisation's fair-sharing choice.
 
     Within the queue, higher priority preempts lower. In a cohort, a team reclaims its lent nominal quota
@@ -461,7 +448,7 @@ def preemption(inventory: Inventory, team: Team) -> dict[str, Any]:
         return {"borrowWithinCohort": {"policy": "Never"}, "reclaimWithinCohort": "Never",
                 "withinClusterQueue": "LowerPriority"}
     borrow: dict[str, Any] = {"policy": "Never"}
-    if not fair_sharing_in_use(inventory):
+    if not fair_sharing:
         borrow = {"policy": "LowerPriority"}
         priority = inventory.priority_class_by_name.get(team.priority_class or "")
         if priority is not None:
@@ -475,14 +462,14 @@ def namespace_selector(team: Team) -> dict[str, Any]:
 
 
 def _cluster_queue(inventory: Inventory, version: str, cluster: Cluster, team: Team, flavors: list[FlavorQuota],
-                   flex: list[Pool], multikueue_check: str | None) -> dict[str, Any]:
+                   flex: list[Pool], multikueue_check: str | None, fair_sharing: bool) -> dict[str, Any]:
     spec: dict[str, Any] = {
         "namespaceSelector": namespace_selector(team),
         "resourceGroups": resource_groups(flavors),
         "queueingStrategy": "BestEffortFIFO",
         "stopPolicy": "None",
         "flavorFungibility": dict(FLAVOR_FUNGIBILITY_DEFAULT),
-        "preemption": preemption(inventory, team),
+        "preemption": preemption(inventory, team, fair_sharing),
         "fairSharing": {"weight": quantity(team.fair_sharing_weight if team.fair_sharing_weight is not None else 1)},
     }
     if team.cohort:
@@ -511,19 +498,24 @@ def _local_queues(version: str, team: Team) -> list[dict[str, Any]]:
     return out
 
 
+def _team_rules() -> list[dict[str, Any]]:
+    """Write workloads, read LocalQueues and Workloads; nothing else."""
+    rules = [{"apiGroups": [group], "resources": list(resources), "verbs": list(WRITE_VERBS)}
+             for group, resources in sorted(WORKLOAD_RESOURCES.items())]
+    rules.append({"apiGroups": [KUEUE_GROUP], "resources": ["localqueues", "workloads"], "verbs": list(READ_VERBS)})
+    return rules
+
+
 def _tenancy(team: Team) -> list[dict[str, Any]]:
     """Namespace, Role and RoleBinding per team namespace: the team's group may create workloads there and
     read its LocalQueues and Workloads; it gets nothing cluster-scoped, so it cannot write ClusterQueues,
     Cohorts or ResourceFlavors."""
     labels = _team_labels(team)
-    rules = [{"apiGroups": [group], "resources": list(resources), "verbs": list(WRITE_VERBS)}
-             for group, resources in sorted(WORKLOAD_RESOURCES.items())]
-    rules.append({"apiGroups": [KUEUE_GROUP], "resources": ["localqueues", "workloads"], "verbs": list(READ_VERBS)})
     out: list[dict[str, Any]] = []
     for namespace in team.namespaces:
         out.append({"apiVersion": "v1", "kind": "Namespace", "metadata": _meta(namespace, labels=labels)})
         out.append({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role",
-                    "metadata": _meta(TEAM_ROLE, namespace, labels), "rules": copy.deepcopy(rules)})
+                    "metadata": _meta(TEAM_ROLE, namespace, labels), "rules": _team_rules()})
         out.append({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding",
                     "metadata": _meta(TEAM_ROLE, namespace, labels),
                     "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": TEAM_ROLE},

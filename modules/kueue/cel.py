@@ -8,6 +8,7 @@ Transition rules (those that read `oldSelf`) only run on update, so a create-tim
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 from functools import cache
 from typing import Any
@@ -16,6 +17,8 @@ import celpy
 from celpy import celtypes
 
 _ENV = celpy.Environment()
+_RESULTS: dict[tuple[str, str], str | None] = {}
+MEMO_LIMIT = 200_000
 
 
 @dataclass(frozen=True)
@@ -33,9 +36,21 @@ class CelRule:
         return self.program is None
 
     def check(self, value: Any) -> str | None:
-        """None if the rule holds for `value` (the JSON at the rule's place), else the failure message."""
+        """None if the rule holds for `value` (the JSON at the rule's place), else the failure message.
+
+        A rule's result depends only on `value`, so results are memoised on its canonical JSON: generated
+        fleets repeat the same blocks (preemption, fungibility, identical resource groups) many times.
+        """
         if self.program is None:
             return None
+        key = (self.rule, json.dumps(value, sort_keys=True, separators=(",", ":")))
+        if key not in _RESULTS:
+            if len(_RESULTS) > MEMO_LIMIT:
+                _RESULTS.clear()
+            _RESULTS[key] = self._evaluate(value)
+        return _RESULTS[key]
+
+    def _evaluate(self, value: Any) -> str | None:
         try:
             result = self.program.evaluate({"self": _to_cel(value)})
         except celpy.CELEvalError as exc:

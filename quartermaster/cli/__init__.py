@@ -12,6 +12,7 @@ import typer
 from quartermaster.cli import schema, validate
 from quartermaster.cli import meter
 from quartermaster.cli import codeowners, diff, quota
+from quartermaster.cli import importer, render
 
 app = typer.Typer(
     name="qm",
@@ -26,6 +27,8 @@ app.command("meter")(meter.command)
 app.command("diff")(diff.command)
 app.add_typer(quota.app, name="quota")
 app.command("codeowners")(codeowners.command)
+app.command("render")(render.command)
+app.add_typer(importer.app, name="import")
 
 EXIT_OK, EXIT_PROBLEMS, EXIT_USAGE = 0, 1, 2
 

@@ -11,8 +11,16 @@ from quartermaster.cli.common import console, inventory_argument, load_or_exit
 from quartermaster.summary import summarise
 
 
-def command(path: Path = inventory_argument()) -> None:
+def command(
+    path: Path = inventory_argument(),
+    kueue: Path | None = typer.Option(None, "--kueue", exists=True, file_okay=True, dir_okay=True,
+                                      help="Lint these Kueue manifests (a file or directory) instead of the inventory."),
+) -> None:
     """Check an inventory and print clusters, pools, accelerators per site and quota vs capacity."""
+    if kueue is not None:
+        from quartermaster.cli.kueue_lint import lint
+
+        raise typer.Exit(lint(kueue))
     result = load_or_exit(path)
     s = summarise(result.inventory)
     console.print(f"[bold]{path}[/]: {len(result.files)} files, {s.clusters} clusters, {s.pools} pools, "

@@ -1,0 +1,40 @@
+"""`qm import kueue FILE_OR_DIR [--out DIR] [--cluster NAME]`: existing Kueue manifests -> inventory skeleton."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+from modules.kueue.importer import import_kueue
+from modules.kueue.validate import load_manifests
+from quartermaster.cli.common import console, err_console
+
+app = typer.Typer(help="Import existing objects into an inventory skeleton.", no_args_is_help=True)
+SKELETON = "kueue-import.yaml"
+
+
+@app.command("kueue")
+def kueue(
+    path: Path = typer.Argument(..., exists=True, file_okay=True, dir_okay=True, readable=True,
+                                help="A Kueue manifest file or a directory of them."),
+    out: Path | None = typer.Option(None, "--out", "-o", file_okay=False, dir_okay=True,
+                                    help=f"Write <DIR>/{SKELETON} instead of printing it."),
+    cluster: str = typer.Option("imported", "--cluster", help="Name of the cluster the manifests come from."),
+) -> None:
+    """Turn ResourceFlavors, ClusterQueues, Cohorts, LocalQueues and priority classes into inventory YAML."""
+    manifests, issues = load_manifests(path)
+    for issue in issues:
+        err_console.print(issue.format(), markup=False)
+    if any(i.severity == "error" for i in issues):
+        raise typer.Exit(1)
+    result = import_kueue([m.obj for m in manifests], cluster)
+    for note in result.dropped:
+        err_console.print(f"note: {note}", markup=False)
+    if out is None:
+        typer.echo(result.text, nl=False)
+        raise typer.Exit(0)
+    out.mkdir(parents=True, exist_ok=True)
+    (out / SKELETON).write_text(result.text, encoding="utf-8")
+    console.print(f"wrote {out / SKELETON}; fill in the TODOs, then run `qm validate {out}`.", markup=False)
+    raise typer.Exit(0)

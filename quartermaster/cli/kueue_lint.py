@@ -1,0 +1,25 @@
+"""`qm validate --kueue FILE_OR_DIR`: lint any Kueue manifests against Kueue v0.19.2's own rules."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from modules.kueue import validate_path
+from quartermaster.cli.common import console, err_console
+
+
+def lint(path: Path) -> int:
+    """Print every problem (errors first) and a summary; return the exit code (1 if any error)."""
+    manifests, issues = validate_path(path)
+    for issue in sorted(issues, key=lambda i: i.severity != "error"):
+        err_console.print(issue.format(), markup=False)
+    errors = sum(1 for i in issues if i.severity == "error")
+    warnings = len(issues) - errors
+    kueue = sum(1 for m in manifests if isinstance(m.obj, dict)
+                and str(m.obj.get("apiVersion", "")).startswith("kueue.x-k8s.io/"))
+    summary = f"{path}: {len(manifests)} objects ({kueue} Kueue), {errors} error(s), {warnings} warning(s)"
+    if errors:
+        err_console.print(summary, markup=False)
+        return 1
+    console.print(f"OK: {summary}", markup=False)
+    return 0

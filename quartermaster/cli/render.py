@@ -1,0 +1,54 @@
+"""`qm render [PATH] [--cluster NAME] [--out DIR]`: the Kueue objects of each cluster as YAML.
+
+Every rendered object is validated (Kueue's schema, CEL and webhook rules) before anything is written.
+"""
+
+from __future__ import annotations
+
+import difflib
+from pathlib import Path
+
+import typer
+
+from modules.kueue import objects_for_cluster, validate_manifests
+from modules.kueue.render import render_objects
+from quartermaster.cli.common import console, err_console, inventory_argument, load_or_exit
+
+
+def command(
+    path: Path = inventory_argument(),
+    cluster: list[str] = typer.Option(None, "--cluster", "-c", help="Render only this cluster (repeatable)."),
+    out: Path | None = typer.Option(None, "--out", "-o", help="Write <DIR>/<cluster>.yaml instead of printing.",
+                                    file_okay=False, dir_okay=True),
+) -> None:
+    """Render Kueue objects (plus Namespaces and RBAC) per cluster, byte-identical across runs."""
+    inventory = load_or_exit(path).inventory
+    known = [c.name for c in inventory.clusters]
+    for name in cluster or []:
+        if name not in known:
+            close = difflib.get_close_matches(name, known, n=1)
+            hint = f" Did you mean `{close[0]}`?" if close else f" Clusters: {', '.join(known)}."
+            err_console.print(f"--cluster: no such cluster `{name}` in {path}.{hint}", markup=False)
+            raise typer.Exit(2)
+    names = cluster or known
+    rendered: dict[str, str] = {}
+    errors = 0
+    for name in names:
+        objects = objects_for_cluster(inventory, name)
+        for issue in validate_manifests(objects, f"render:{name}"):
+            errors += issue.severity == "error"
+            err_console.print(issue.format(), markup=False)
+        rendered[name] = render_objects(name, objects)
+    if errors:
+        err_console.print(f"{errors} error(s) in the rendered objects; nothing was written.")
+        raise typer.Exit(1)
+    if out is None:
+        for text in rendered.values():
+            typer.echo(text, nl=False)
+        raise typer.Exit(0)
+    out.mkdir(parents=True, exist_ok=True)
+    for name, text in rendered.items():
+        target = out / f"{name}.yaml"
+        target.write_text(text, encoding="utf-8")
+        console.print(f"wrote {target} ({text.count(chr(10) + 'kind: ')} objects)")
+    raise typer.Exit(0)
