@@ -1,0 +1,426 @@
+"""Step 1 of the planner: inventory, price book and demand -> the plain tables the model is built from.
+
+Nothing here knows about PuLP. `build_data(inventory, options)` returns a `PlanData` whose tables are
+pandas DataFrames (one row per fact, sorted) so that a test, the bench generator or a what-if can build
+or change them directly:
+
+- `offers`: where capacity can be had: one row per (site, machine) with a price or an existing commitment;
+- `recourse_prices`: pay-per-use pricing models per offer (on-demand, spot, flex-start, capacity-block);
+- `commit_options`: commitments that can be started per offer (1y/3y `commit`, `onprem` purchases);
+- `existing`: the inventory's commitments, as average active nodes and cost per quarter (fixed);
+- `caps`: the sites' supply caps per offer and pricing model;
+- `demand`: a load-duration curve per demand key, quarter and scenario: buckets of hours (`weight` =
+  share of the quarter's hours, the same for every key) and the demand `level` in accelerators;
+- `routes`: which offers may serve which demand key, and how many of the offer's accelerators one unit
+  of demand needs (equivalence); residency and pinned sites are applied here;
+- `budgets`, `scenarios`.
+"""
+
+from __future__ import annotations
+
+import difflib
+import math
+from dataclasses import dataclass, field, replace
+from decimal import Decimal
+from statistics import NormalDist
+
+import pandas as pd
+
+from quartermaster.capacity import nodes_per_slice
+from quartermaster.model import Inventory
+from quartermaster.units import next_quarters, overlap_hours, parse_quarter, quarter_hours
+
+# Load-duration bands (shares of a quarter's hours, low demand to high) used to turn p50/p90 into buckets.
+# Finer at the top, where the on-demand / commitment trade-off is decided.
+BANDS: tuple[tuple[float, float], ...] = (
+    (0.0, 0.1), (0.1, 0.3), (0.3, 0.5), (0.5, 0.7), (0.7, 0.9), (0.9, 0.97), (0.97, 1.0))
+# New on-prem purchases are amortised over 48 months when the price row gives no term: the example's
+# purchase orders PO-2025-031 and PO-2026-077 (inventory/prices.csv) amortise capex over 48 months.
+ONPREM_LIFE_MONTHS = 48
+HOURS_PER_WEEK = 168
+RECOURSE_MODELS = ("capacity-block", "flex-start", "on-demand", "spot")
+COMMIT_MODELS = ("commit", "onprem")
+# Unmet demand costs this many times the dearest price per accelerator-hour in the price book.
+UNMET_PENALTY_FACTOR = 10.0
+P90_Z = NormalDist().inv_cdf(0.9)
+
+
+class PlanInputError(Exception):
+    """A planning input the user must fix (bad what-if, unknown scenario, no demand in the horizon)."""
+
+
+@dataclass(frozen=True)
+class PlanOptions:
+    """How to plan: horizon, scenario, what-ifs, solver settings."""
+
+    horizon: int = 8
+    """Quarters to plan."""
+    start: str | None = None
+    """First quarter; default: the earliest quarter with demand (or after the usage history)."""
+    scenario: str | None = None
+    """Plan for one named scenario only (probability 1); default: all scenarios."""
+    what_if: tuple[str, ...] = ()
+    """Overrides: `demand=+20%`, `demand:<team>=-10%`, `price:<site>/<machine>[/<model>]=-10%`, `lose-site=<site>`."""
+    explain_infeasible: bool = False
+    """Add named, penalised slack variables so that a plan always exists and report which rules gave."""
+    from_usage: bool = False
+    """Derive demand from the usage history (quantiles per quarter, with a linear trend)."""
+    solver: str = "highs"
+    """`highs` (default, in-process through highspy) or `cbc` (bundled with PuLP)."""
+    time_limit_s: float = 120.0
+    gap_rel: float = 1e-3
+    """Stop when the plan is proven within this share of the best possible expected cost."""
+    threads: int | None = None
+    charge_full_term: bool = False
+    """Charge the whole term of a new commitment in the objective; default: only the part inside the horizon."""
+    min_utilisation: float | None = None
+    """Least expected utilisation of new commitments per offer and quarter (0-1); default none."""
+    bands: tuple[tuple[float, float], ...] = BANDS
+    """Load-duration bands for quantile demand and for demand derived from usage."""
+
+
+@dataclass
+class PlanData:
+    """Everything the model needs, as plain tables (see the module docstring)."""
+
+    quarters: list[str]
+    hours: dict[str, int]
+    offers: pd.DataFrame
+    recourse_prices: pd.DataFrame
+    commit_options: pd.DataFrame
+    existing: pd.DataFrame
+    caps: pd.DataFrame
+    demand: pd.DataFrame
+    routes: pd.DataFrame
+    budgets: pd.DataFrame
+    scenarios: dict[str, float]
+    teams: pd.DataFrame
+    pools: pd.DataFrame
+    """The inventory's pools (pool, site, machine, provisioning), for proposed quotas."""
+    unmet_penalty: float
+    """USD per accelerator-hour of unmet demand."""
+    max_spot_share: float = 1.0
+    """policy.max_spot_share: most of any demand that may run on spot."""
+    options: PlanOptions = field(default_factory=PlanOptions)
+    lost_sites: tuple[str, ...] = ()
+
+    @property
+    def first_quarter(self) -> str:
+        return self.quarters[0]
+
+    def with_options(self, options: PlanOptions) -> PlanData:
+        return replace(self, options=options)
+
+
+OFFER_COLUMNS = ["offer", "site", "machine", "accelerator", "accelerators_per_node", "nodes_per_unit"]
+DEMAND_COLUMNS = ["demand_key", "team", "accelerator", "site", "quarter", "scenario", "bucket", "weight",
+                  "level", "preemptible_share"]
+
+
+def offer_key(site: str, machine: str) -> str:
+    return f"{site}/{machine}"
+
+
+def build_data(inventory: Inventory, options: PlanOptions | None = None,
+               demand_curves: pd.DataFrame | None = None) -> PlanData:
+    """Turn an inventory into planning tables.
+
+    `demand_curves` (columns team, accelerator, site, quarter, scenario, weight, level, preemptible_share)
+    replaces the inventory's demand, e.g. an exact load-duration curve from `load_duration_curve`.
+    """
+    from planner import whatif  # what-ifs edit these tables; imported here to keep the import graph one-way
+
+    options = options or PlanOptions()
+    overrides = whatif.parse(options.what_if, inventory)
+    scenarios = _scenarios(inventory, options)
+
+    if demand_curves is not None:
+        curves = demand_curves
+    elif options.from_usage:
+        from planner.usage_forecast import demand_from_usage
+
+        curves = demand_from_usage(inventory, options)
+    else:
+        curves = _curves_from_quantiles(inventory, options.bands)
+    quarters = _horizon(curves, options)
+    curves = curves[curves["quarter"].isin(quarters)]
+    curves = _expand_scenarios(curves, scenarios)
+    if curves.empty:
+        raise PlanInputError(f"no demand in the horizon {quarters[0]}..{quarters[-1]}; add rows to demand.csv "
+                             "for these quarters or change --start / --horizon")
+
+    offers = _offers(inventory, overrides.lost_sites)
+    prices = _prices(inventory, offers)
+    prices = whatif.apply_price_overrides(prices, overrides)
+    recourse = prices[prices["pricing_model"].isin(RECOURSE_MODELS)].reset_index(drop=True)
+    commit_options = _commit_options(prices)
+    teams = pd.DataFrame(
+        [{"team": t.name, "cost_center": t.cost_center, "sites": ",".join(t.sites)} for t in inventory.teams],
+        columns=["team", "cost_center", "sites"]).sort_values("team").reset_index(drop=True)
+    demand = _merge_buckets(curves, scenarios)
+    demand = whatif.apply_demand_overrides(demand, overrides)
+    routes = _routes(inventory, demand, offers)
+    hours = {q: quarter_hours(q) for q in quarters}
+    budgets = pd.DataFrame(
+        [{"cost_center": b.cost_center, "quarter": b.quarter, "usd": b.usd} for b in inventory.policy.budgets
+         if b.quarter in hours], columns=["cost_center", "quarter", "usd"]
+    ).sort_values(["cost_center", "quarter"]).reset_index(drop=True)
+    return PlanData(
+        quarters=quarters, hours=hours, offers=offers, recourse_prices=recourse, commit_options=commit_options,
+        existing=_existing(inventory, quarters, hours), caps=_caps(inventory, offers), demand=demand,
+        routes=routes, budgets=budgets, scenarios=scenarios, teams=teams, pools=_pools(inventory),
+        unmet_penalty=_unmet_penalty(prices, offers), max_spot_share=inventory.policy.max_spot_share,
+        options=options, lost_sites=overrides.lost_sites)
+
+
+# --- horizon and scenarios -------------------------------------------------------------------------
+
+
+def parse_horizon(text: str) -> int:
+    """`8q`, `8` -> 8 quarters; `2y` -> 8."""
+    raw = text.strip().lower()
+    try:
+        if raw.endswith("y"):
+            return int(raw[:-1]) * 4
+        return int(raw.removesuffix("q"))
+    except ValueError:
+        raise PlanInputError(f"horizon `{text}` is not a number of quarters; write e.g. `8q` or `2y`") from None
+
+
+def _horizon(curves: pd.DataFrame, options: PlanOptions) -> list[str]:
+    if options.horizon < 1 or options.horizon > 40:
+        raise PlanInputError(f"horizon of {options.horizon} quarters is outside 1..40; use e.g. --horizon 8q")
+    start = options.start
+    if start is None:
+        if curves.empty:
+            raise PlanInputError("the inventory has no demand; add demand.csv rows or use --from-usage")
+        start = min(curves["quarter"], key=parse_quarter)
+    return next_quarters(start, options.horizon)
+
+
+def _scenarios(inventory: Inventory, options: PlanOptions) -> dict[str, float]:
+    declared = {s.name: s.probability for s in inventory.policy.scenarios}
+    if options.scenario is not None:
+        if options.scenario not in declared:
+            hint = difflib.get_close_matches(options.scenario, declared, n=1)
+            raise PlanInputError(
+                f"no scenario `{options.scenario}` in policy.scenarios (got {sorted(declared) or 'none'})."
+                + (f" Did you mean `{hint[0]}`?" if hint else ""))
+        return {options.scenario: 1.0}
+    return dict(sorted(declared.items())) or {"expected": 1.0}
+
+
+def _expand_scenarios(curves: pd.DataFrame, scenarios: dict[str, float]) -> pd.DataFrame:
+    """Rows without a scenario apply to every scenario; rows of other scenarios are dropped."""
+    curves = curves.copy()
+    curves["scenario"] = curves["scenario"].fillna("")
+    shared = curves[curves["scenario"] == ""]
+    parts = [curves[curves["scenario"].isin(scenarios)]]
+    for name in scenarios:
+        parts.append(shared.assign(scenario=name))
+    return pd.concat(parts, ignore_index=True)
+
+
+# --- demand as load-duration curves ----------------------------------------------------------------
+
+
+def quantile_curve(p50: float, p90: float | None, bands: tuple[tuple[float, float], ...] = BANDS
+                   ) -> list[tuple[float, float]]:
+    """(weight, level) per band of a normal fitted to p50/p90, level = mean of the band, at least 0."""
+    sigma = 0.0 if p90 is None else max(0.0, (p90 - p50) / P90_Z)
+    out = []
+    for lo, hi in bands:
+        if sigma == 0:
+            level = p50
+        else:
+            pdf_lo = 0.0 if lo <= 0 else NormalDist().pdf(NormalDist().inv_cdf(lo))
+            pdf_hi = 0.0 if hi >= 1 else NormalDist().pdf(NormalDist().inv_cdf(hi))
+            level = p50 + sigma * (pdf_lo - pdf_hi) / (hi - lo)
+        out.append((hi - lo, max(0.0, level)))
+    return out
+
+
+def load_duration_curve(hourly: list[float] | pd.Series, bands: tuple[tuple[float, float], ...] | None = None
+                        ) -> list[tuple[float, float]]:
+    """(weight, level) of hourly demand: exact (one bucket per distinct value) or mean per band."""
+    values = sorted(float(v) for v in hourly)
+    n = len(values)
+    if bands is None:
+        counts: dict[float, int] = {}
+        for v in values:
+            counts[v] = counts.get(v, 0) + 1
+        return [(c / n, v) for v, c in sorted(counts.items())]
+    out = []
+    for lo, hi in bands:
+        chunk = values[round(lo * n):round(hi * n)] or [values[min(n - 1, round(lo * n))]]
+        out.append((hi - lo, sum(chunk) / len(chunk)))
+    return out
+
+
+def _curves_from_quantiles(inventory: Inventory, bands: tuple[tuple[float, float], ...]) -> pd.DataFrame:
+    rows = []
+    for d in inventory.demand:
+        for weight, level in quantile_curve(d.p50, d.p90, bands):
+            rows.append({"team": d.team, "accelerator": d.accelerator, "site": d.site or "", "quarter": d.period,
+                         "scenario": d.scenario or "", "weight": weight, "level": level,
+                         "preemptible_share": d.preemptible_share})
+    return curves_frame(rows)
+
+
+def curves_frame(rows: list[dict]) -> pd.DataFrame:
+    """A demand-curves table with the expected columns (also for hand-built curves in tests)."""
+    frame = pd.DataFrame(rows, columns=["team", "accelerator", "site", "quarter", "scenario", "weight", "level",
+                                        "preemptible_share", "bucket"])
+    frame["site"] = frame["site"].fillna("")
+    frame["scenario"] = frame["scenario"].fillna("")
+    return frame
+
+
+def _merge_buckets(curves: pd.DataFrame, scenarios: dict[str, float]) -> pd.DataFrame:
+    """Put every demand key of a (quarter, scenario) on common buckets of hours.
+
+    Curves that carry a `bucket` column already share their buckets (demand from usage: the same hours
+    for every key) and are kept. Others are coupled comonotonically (all teams' busy hours coincide), the
+    cautious reading of separate per-team forecasts: the union of the keys' cumulative-weight breakpoints
+    makes the buckets.
+    """
+    rows = []
+    curves = curves.assign(demand_key=curves["team"] + "/" + curves["accelerator"]
+                           + curves["site"].map(lambda s: f"@{s}" if s else ""))
+    for (quarter, scenario), group in curves.groupby(["quarter", "scenario"], sort=True):
+        if group["bucket"].notna().all():
+            for r in group.itertuples():
+                rows.append({"demand_key": r.demand_key, "team": r.team, "accelerator": r.accelerator,
+                             "site": r.site, "quarter": quarter, "scenario": scenario, "bucket": int(r.bucket),
+                             "weight": r.weight, "level": float(r.level),
+                             "preemptible_share": float(r.preemptible_share)})
+            continue
+        per_key = {}
+        for key, g in group.groupby("demand_key", sort=True):
+            g = g.sort_values("level", kind="stable")
+            total = g["weight"].sum()
+            per_key[key] = (g.iloc[0], list(zip((g["weight"] / total).cumsum().round(12), g["level"])))
+        cuts = sorted({0.0, 1.0} | {c for _, steps in per_key.values() for c, _ in steps})
+        for key, (first, steps) in per_key.items():
+            for b, (lo, hi) in enumerate(zip(cuts, cuts[1:])):
+                if hi - lo <= 1e-12:
+                    continue
+                level = next(lv for c, lv in steps if c >= hi - 1e-12)
+                rows.append({"demand_key": key, "team": first["team"], "accelerator": first["accelerator"],
+                             "site": first["site"], "quarter": quarter, "scenario": scenario, "bucket": b,
+                             "weight": hi - lo, "level": float(level),
+                             "preemptible_share": float(first["preemptible_share"])})
+    demand = pd.DataFrame(rows, columns=DEMAND_COLUMNS)
+    # renumber buckets 0..n-1 per (quarter, scenario)
+    demand["bucket"] = demand.groupby(["quarter", "scenario"])["bucket"].rank(method="dense").astype(int) - 1
+    return demand.sort_values(["quarter", "scenario", "demand_key", "bucket"]).reset_index(drop=True)
+
+
+# --- supply: offers, prices, commitments, caps -----------------------------------------------------
+
+
+def _offers(inventory: Inventory, lost_sites: tuple[str, ...]) -> pd.DataFrame:
+    pairs = {(p.site, p.machine) for p in inventory.prices} | {(c.site, c.machine) for c in inventory.commitments}
+    rows = []
+    for site, machine_name in sorted(pairs):
+        machine = inventory.machine_by_name.get(machine_name)
+        if machine is None or site in lost_sites or site not in inventory.site_by_name:
+            continue
+        unit = 1
+        for cluster in inventory.clusters:  # TPU: whole slices of the site's pools of this machine
+            if cluster.site == site:
+                for pool in cluster.pools:
+                    if pool.machine == machine_name and pool.tpu is not None:
+                        unit = max(unit, nodes_per_slice(pool, machine))
+        rows.append({"offer": offer_key(site, machine_name), "site": site, "machine": machine_name,
+                     "accelerator": machine.accelerator, "accelerators_per_node": machine.accelerators_per_node,
+                     "nodes_per_unit": unit})
+    return pd.DataFrame(rows, columns=OFFER_COLUMNS)
+
+
+def _prices(inventory: Inventory, offers: pd.DataFrame) -> pd.DataFrame:
+    known = set(offers["offer"])
+    rows = [{"offer": offer_key(p.site, p.machine), "pricing_model": p.pricing_model, "term_months": p.term_months,
+             "usd_per_node_hour": p.usd_per_node_hour} for p in inventory.prices
+            if offer_key(p.site, p.machine) in known]
+    return pd.DataFrame(rows, columns=["offer", "pricing_model", "term_months", "usd_per_node_hour"]).sort_values(
+        ["offer", "pricing_model", "term_months"]).reset_index(drop=True)
+
+
+def _commit_options(prices: pd.DataFrame) -> pd.DataFrame:
+    rows = []
+    for p in prices[prices["pricing_model"].isin(COMMIT_MODELS)].itertuples():
+        months = p.term_months or (ONPREM_LIFE_MONTHS if p.pricing_model == "onprem" else 12)
+        rows.append({"offer": p.offer, "option": f"{p.pricing_model}_{months}m", "pricing_model": p.pricing_model,
+                     "term_months": months, "term_quarters": math.ceil(months / 3),
+                     "usd_per_node_hour": p.usd_per_node_hour})
+    return pd.DataFrame(rows, columns=["offer", "option", "pricing_model", "term_months", "term_quarters",
+                                       "usd_per_node_hour"])
+
+
+def _existing(inventory: Inventory, quarters: list[str], hours: dict[str, int]) -> pd.DataFrame:
+    """Average active nodes and cost per quarter of each existing commitment (paid even at a lost site)."""
+    rows = []
+    for c in inventory.commitments:
+        for q in quarters:
+            h = overlap_hours(c.start, c.end, q)
+            if h > 0:
+                rows.append({"commitment": c.name, "offer": offer_key(c.site, c.machine), "kind": c.kind,
+                             "quarter": q, "nodes": c.count * h / hours[q], "usd": c.usd_per_node_hour * c.count * h,
+                             "usd_per_node_hour": c.usd_per_node_hour})
+    return pd.DataFrame(rows, columns=["commitment", "offer", "kind", "quarter", "nodes", "usd",
+                                       "usd_per_node_hour"]).sort_values(["offer", "quarter", "commitment"]
+                                                                          ).reset_index(drop=True)
+
+
+def _caps(inventory: Inventory, offers: pd.DataFrame) -> pd.DataFrame:
+    known = set(offers["offer"])
+    rows = [{"offer": offer_key(s.name, cap.machine), "pricing_model": cap.pricing_model, "max_nodes": cap.max_nodes}
+            for s in inventory.sites for cap in s.supply_caps if offer_key(s.name, cap.machine) in known]
+    return pd.DataFrame(rows, columns=["offer", "pricing_model", "max_nodes"]).sort_values(
+        ["offer", "pricing_model"]).reset_index(drop=True)
+
+
+def equivalence_ratio(inventory_equivalence: dict[str, float], demand_accelerator: str, offer_accelerator: str
+                      ) -> float | None:
+    """Accelerators of the offer needed per accelerator of demand; None if they are not fungible."""
+    if demand_accelerator == offer_accelerator:
+        return 1.0
+    a, b = inventory_equivalence.get(demand_accelerator), inventory_equivalence.get(offer_accelerator)
+    return None if a is None or b is None else a / b
+
+
+def _routes(inventory: Inventory, demand: pd.DataFrame, offers: pd.DataFrame) -> pd.DataFrame:
+    rows = []
+    keys = demand[["demand_key", "team", "accelerator", "site"]].drop_duplicates()
+    for k in keys.itertuples():
+        team = inventory.team_by_name.get(k.team)
+        allowed_sites = set(team.sites) if team is not None and team.sites else None
+        for o in offers.itertuples():
+            if k.site and o.site != k.site:
+                continue
+            if allowed_sites is not None and o.site not in allowed_sites:
+                continue
+            ratio = equivalence_ratio(inventory.policy.equivalence, k.accelerator, o.accelerator)
+            if ratio is not None:
+                rows.append({"demand_key": k.demand_key, "offer": o.offer, "ratio": ratio})
+    return pd.DataFrame(rows, columns=["demand_key", "offer", "ratio"]).sort_values(
+        ["demand_key", "offer"]).reset_index(drop=True)
+
+
+def _pools(inventory: Inventory) -> pd.DataFrame:
+    rows = [{"pool": p.name, "site": c.site, "machine": p.machine, "provisioning": p.provisioning}
+            for c in inventory.clusters for p in c.pools]
+    return pd.DataFrame(rows, columns=["pool", "site", "machine", "provisioning"]).sort_values("pool").reset_index(
+        drop=True)
+
+
+def _unmet_penalty(prices: pd.DataFrame, offers: pd.DataFrame) -> float:
+    per_node = dict(zip(offers["offer"], offers["accelerators_per_node"]))
+    per_accelerator = [float(p.usd_per_node_hour) / per_node[p.offer] for p in prices.itertuples()]
+    return UNMET_PENALTY_FACTOR * max(per_accelerator, default=100.0)
+
+
+def price_of(value: Decimal | float) -> float:
+    """A money value as the float the solver needs."""
+    return float(value)

@@ -1,0 +1,428 @@
+r"""Step 2 of the planner: the PuLP problem, one `add_<business_rule>()` per constraint family.
+
+A two-stage stochastic program (Chaisiri, Lee and Niyato 2012) written as its deterministic equivalent,
+with load-duration buckets inside each quarter (PLANNING.md 2.4-2.5): commitments are decided first
+and paid for every hour of their term; pay-per-use capacity is bought per scenario and bucket, only for
+the hours it is used. There are no yes/no order variables, so the LP relaxation is tight (PLANNING.md:
+big-M order variables made 20x12x16x3 unsolvable; without them it solves in seconds).
+
+Sets
+    q in Q          quarters of the horizon, H_q hours each
+    s in S          demand scenarios, probability pi_s (one scenario "expected" for quantile demand)
+    b in B_qs       load-duration buckets of quarter q in scenario s, share of hours w_qsb (sum_b w_qsb = 1)
+    j in J          offers: a machine at a site (a3-megagpu-8g at gcp-us-east4)
+    k in K          demand keys: a team's demand for an accelerator class (optionally pinned to a site)
+    c in C          cost centres; K_c the keys of c's teams; J_c the offers some key of c may use
+    J_k             offers that may serve k: residency (Team.sites), a pinned site, and equivalence
+    o in O_j        commitment options at j: `commit` 12/36 months, `onprem` purchase; term T_o quarters
+    M_j             pay-per-use pricing models priced at j: on-demand, spot, flex-start, capacity-block
+    T_j             tiers at j: E (existing commitments), N (new commitments, if O_j is not empty), M_j
+
+Parameters
+    D_kqsb          demand of k in bucket b, accelerators
+    rho_kj          accelerators of j's machine per accelerator of k's class (equivalence; 1 if the same)
+    a_j, g_j        accelerators per node; nodes per unit (whole TPU slices; 1 for GPUs)
+    e_jq, E_q       existing commitments: average active nodes at j; their cost in q (fixed, paid even at a
+                    lost site)
+    p_o, p_jm       USD per node-hour of option o and of pricing model m at j
+    h_oq'           hours of a commitment of option o started in q' that are charged: those of the term's
+                    quarters inside the horizon (default) or of the whole term (`charge_full_term`)
+    sigma_kqs       share of k's demand that may run on spot: min(preemptible_share, policy.max_spot_share)
+    cap_jm          supply cap in nodes per offer and pricing model (Site.supply_caps)
+    U_cq            budget of cost centre c in quarter q; theta the least utilisation of new commitments
+    r^E_jq, r^N_j   charge rates of committed hours for budgets: the existing contracts' average price,
+                    and the cheapest new commitment at j
+    lambda          penalty per unmet accelerator-hour (10 x the dearest accelerator-hour in the price book)
+
+Variables
+    x_joq in Z+     units of option o started at j in q (g_j x_joq nodes); A^m_jq = sum_{o of model m}
+                    sum_{q' <= q < q' + T_o} g_j x_joq' active new nodes, A_jq = sum_m A^m_jq
+    n_jq in Z+      capacity-block node-weeks booked at j in q (whole weeks)
+    y_kjqsb >= 0    accelerators of k's demand served at j
+    u_cjtqsb >= 0   nodes of tier t at j used by cost centre c
+    z_kqsb >= 0     unmet demand, accelerators
+    (explain mode)  budget_overrun_cq, supply_cap_excess_jmq, utilisation_shortfall_jq >= 0
+
+Objective (expected cost over the horizon, USD)
+    min  sum_q E_q + sum_{j,o,q} p_o h_oq g_j x_joq + sum_{j,q} 168 p_j,cb n_jq
+         + sum_{q,s,b} pi_s w_qsb H_q ( sum_{c,j, m in M_j \ cb} p_jm u_cjmqsb + lambda sum_k z_kqsb )
+         + slack penalties (explain mode only)
+
+Constraints
+    demand_met_kqsb:                      sum_{j in J_k} y_kjqsb + z_kqsb = D_kqsb
+    supply_covers_served_cjqsb:           a_j sum_{t in T_j} u_cjtqsb = sum_{k in K_c, j in J_k} rho_kj y_kjqsb
+    existing_commitments_cover_jqsb:      sum_c u_cjEqsb <= e_jq
+    new_commitments_cover_jqsb:           sum_c u_cjNqsb <= A_jq
+    capacity_block_booked_jqs:            sum_b w_qsb H_q sum_c u_cj,cb,qsb <= 168 n_jq
+    spot_within_preemptible_share_cjqsb:  a_j u_cj,spot,qsb <= sum_{k in K_c} sigma_kqs rho_kj y_kjqsb
+    supply_cap_jmqsb (pay-per-use m):     sum_c u_cjmqsb <= cap_jm
+    supply_cap_jmq (m = commit, onprem):  e^m_jq + A^m_jq <= cap_jm (+ supply_cap_excess_jmq)
+    budget_cq:                            sum_{s,b} pi_s w_qsb H_q sum_j ( sum_{m in M_j \ cb} p_jm u_cjm
+                                          + p_j,cb u_cj,cb + r^E_jq u_cjE + r^N_j u_cjN ) <= U_cq
+                                          (+ budget_overrun_cq)
+    min_utilisation_jq (theta set):       sum_s pi_s sum_b w_qsb sum_c u_cjNqsb >= theta A_jq
+                                          (+ utilisation_shortfall_jq)
+    residency, pinned sites, fungibility: y_kj exists only for j in J_k (a variable domain, not a row)
+    whole nodes and slices:               integrality of x and n
+
+A budget charges a cost centre for the hours it is served, at the price of what served it (committed
+hours at r^E / r^N); commitment hours nobody uses are not charged to a cost centre but to a shared line,
+so the charge is linear and the same rule makes `cost_by_team` (see results.py).
+"""
+
+from __future__ import annotations
+
+import re
+from collections import defaultdict
+from dataclasses import dataclass, field
+
+import pulp
+
+from planner.data import HOURS_PER_WEEK, PlanData
+from quartermaster.units import next_quarters, quarter_hours
+
+EXISTING, NEW = "existing", "new-commitment"
+PAY_PER_USE = ("capacity-block", "flex-start", "on-demand", "spot")
+# Penalties of the explain-infeasible slacks: far above any price, so a rule gives only when it must.
+OVERRUN_PENALTY = 1_000.0  # per USD of budget overrun
+CAP_EXCESS_PENALTY_HOURS = 1_000.0  # x lambda per node of cap excess per hour
+SHORTFALL_PENALTY = 1_000.0  # x lambda per accelerator-hour of utilisation shortfall
+
+_UNSAFE = re.compile(r"[^A-Za-z0-9_]")
+
+
+def name(*parts: object) -> str:
+    """A constraint or variable name: the parts joined by `__`, only [A-Za-z0-9_]."""
+    return "__".join(_UNSAFE.sub("_", str(p)) for p in parts)
+
+
+@dataclass
+class PlanModel:
+    """The built problem and its variables, keyed by their index tuples."""
+
+    prob: pulp.LpProblem
+    data: PlanData
+    commit: dict[tuple[str, str, str], pulp.LpVariable] = field(default_factory=dict)
+    capacity_block: dict[tuple[str, str], pulp.LpVariable] = field(default_factory=dict)
+    serve: dict[tuple[str, str, str, str, int], pulp.LpVariable] = field(default_factory=dict)
+    use: dict[tuple[str, str, str, str, str, int], pulp.LpVariable] = field(default_factory=dict)
+    unmet: dict[tuple[str, str, str, int], pulp.LpVariable] = field(default_factory=dict)
+    slack: dict[tuple[str, ...], pulp.LpVariable] = field(default_factory=dict)
+    # index facts shared by the add_* functions and results.py
+    cells: list[tuple[str, str, int]] = field(default_factory=list)  # (q, s, b)
+    weight: dict[tuple[str, str, int], float] = field(default_factory=dict)
+    offers: dict[str, dict] = field(default_factory=dict)
+    tiers: dict[tuple[str, str], list[str]] = field(default_factory=dict)  # (j, q) -> tiers
+    routes: dict[str, list[tuple[str, float]]] = field(default_factory=dict)  # k -> [(j, rho)]
+    cost_center: dict[str, str] = field(default_factory=dict)  # k -> c
+    key_parts: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    offers_of_cc: dict[str, list[str]] = field(default_factory=dict)
+    existing_nodes: dict[tuple[str, str], float] = field(default_factory=dict)  # (j, q)
+    existing_nodes_by_model: dict[tuple[str, str, str], float] = field(default_factory=dict)  # (j, m, q)
+    price: dict[tuple[str, str], float] = field(default_factory=dict)  # (j, m) pay-per-use
+    options: dict[str, list[dict]] = field(default_factory=dict)  # j -> commitment options
+    charge_rate: dict[tuple[str, str, str], float] = field(default_factory=dict)  # (j, tier, q) for budgets
+    objective_terms: list = field(default_factory=list)
+
+    def active_new(self, j: str, q: str, model: str | None = None) -> pulp.LpAffineExpression:
+        """A^m_jq: new committed nodes active at j in q (all commitment models if `model` is None)."""
+        qs = self.data.quarters
+        terms = []
+        for opt in self.options.get(j, []):
+            if model is not None and opt["pricing_model"] != model:
+                continue
+            for start in qs[max(0, qs.index(q) - opt["term_quarters"] + 1):qs.index(q) + 1]:
+                terms.append((self.commit[(j, opt["option"], start)], self.offers[j]["nodes_per_unit"]))
+        return pulp.LpAffineExpression(terms)
+
+
+def build_model(data: PlanData) -> PlanModel:
+    """Build the whole problem: variables, objective and every constraint family."""
+    m = PlanModel(prob=pulp.LpProblem("reservation_plan", pulp.LpMinimize), data=data)
+    _index(m)
+    add_variables(m)
+    add_objective(m)
+    add_demand_met(m)
+    add_supply_covers_served(m)
+    add_existing_commitments_cover(m)
+    add_new_commitments_cover(m)
+    add_capacity_block_booked(m)
+    add_spot_within_preemptible_share(m)
+    add_supply_caps(m)
+    add_budgets(m)
+    add_min_utilisation(m)
+    return m
+
+
+# Constraint families in build order, for golden files and --explain-infeasible reports.
+FAMILIES = ("demand_met", "supply_covers_served", "existing_commitments_cover", "new_commitments_cover",
+            "capacity_block_booked", "spot_within_preemptible_share", "supply_cap", "budget", "min_utilisation")
+
+
+def _index(m: PlanModel) -> None:
+    d = m.data
+    m.offers = {r["offer"]: r for r in d.offers.to_dict("records")}
+    cc_of_team = dict(zip(d.teams["team"], d.teams["cost_center"]))
+    for r in d.demand[["demand_key", "team", "accelerator", "site"]].drop_duplicates().itertuples():
+        m.cost_center[r.demand_key] = cc_of_team.get(r.team, r.team)
+        m.key_parts[r.demand_key] = (r.team, r.accelerator) + ((r.site,) if r.site else ())
+    for r in d.routes.itertuples():
+        if r.offer in m.offers:
+            m.routes.setdefault(r.demand_key, []).append((r.offer, float(r.ratio)))
+    by_cc: dict[str, set[str]] = defaultdict(set)
+    for k, rs in m.routes.items():
+        by_cc[m.cost_center[k]].update(j for j, _ in rs)
+    m.offers_of_cc = {c: sorted(js) for c, js in sorted(by_cc.items())}
+    cells = d.demand[["quarter", "scenario", "bucket", "weight"]].drop_duplicates(["quarter", "scenario", "bucket"])
+    for r in cells.itertuples():
+        m.cells.append((r.quarter, r.scenario, int(r.bucket)))
+        m.weight[(r.quarter, r.scenario, int(r.bucket))] = float(r.weight)
+    m.cells.sort(key=lambda c: (d.quarters.index(c[0]), c[1], c[2]))
+    for r in d.existing.itertuples():
+        if r.offer in m.offers:
+            m.existing_nodes[(r.offer, r.quarter)] = m.existing_nodes.get((r.offer, r.quarter), 0.0) + r.nodes
+            model = "onprem" if r.kind == "on-prem-purchase" else "capacity-block" if r.kind == "capacity-block" \
+                else "commit"
+            key = (r.offer, model, r.quarter)
+            m.existing_nodes_by_model[key] = m.existing_nodes_by_model.get(key, 0.0) + r.nodes
+    for r in d.recourse_prices.itertuples():
+        m.price[(r.offer, r.pricing_model)] = float(r.usd_per_node_hour)
+    for r in d.commit_options.to_dict("records"):
+        m.options.setdefault(r["offer"], []).append(r)
+    for j in m.offers:
+        for q in d.quarters:
+            tiers = []
+            if m.existing_nodes.get((j, q), 0) > 0:
+                tiers.append(EXISTING)
+                usd = d.existing[(d.existing["offer"] == j) & (d.existing["quarter"] == q)]["usd"]
+                m.charge_rate[(j, EXISTING, q)] = float(sum(usd)) / (m.existing_nodes[(j, q)] * d.hours[q])
+            if m.options.get(j):
+                tiers.append(NEW)
+                m.charge_rate[(j, NEW, q)] = min(float(o["usd_per_node_hour"]) for o in m.options[j])
+            tiers += [t for t in PAY_PER_USE if (j, t) in m.price]
+            m.tiers[(j, q)] = tiers
+
+
+def add_variables(m: PlanModel) -> None:
+    """x (integer starts), n (integer node-weeks), y (served), u (used per tier), z (unmet)."""
+    d = m.data
+    for j, opts in m.options.items():
+        for opt in opts:
+            for q in d.quarters:
+                m.commit[(j, opt["option"], q)] = pulp.LpVariable(
+                    name("commit", m.offers[j]["site"], m.offers[j]["machine"], opt["option"], q), 0, cat="Integer")
+    for j in m.offers:
+        if (j, "capacity-block") in m.price:
+            for q in d.quarters:
+                m.capacity_block[(j, q)] = pulp.LpVariable(
+                    name("capacity_block_weeks", m.offers[j]["site"], m.offers[j]["machine"], q), 0, cat="Integer")
+    keys_of_cc: dict[str, list[str]] = defaultdict(list)
+    for k in sorted(m.routes):
+        keys_of_cc[m.cost_center[k]].append(k)
+    for r in d.demand[["demand_key", "quarter", "scenario", "bucket"]].itertuples():
+        k, cell = r.demand_key, (r.quarter, r.scenario, int(r.bucket))
+        m.unmet[(k, *cell)] = pulp.LpVariable(name("unmet", *m.key_parts[k], *_cell(cell)), 0)
+        for j, _ in m.routes.get(k, []):
+            o = m.offers[j]
+            m.serve[(k, j, *cell)] = pulp.LpVariable(
+                name("serve", *m.key_parts[k], o["site"], o["machine"], *_cell(cell)), 0)
+    for c, js in m.offers_of_cc.items():
+        for j in js:
+            o = m.offers[j]
+            for cell in m.cells:
+                for t in m.tiers[(j, cell[0])]:
+                    m.use[(c, j, t, *cell)] = pulp.LpVariable(
+                        name("use", c, o["site"], o["machine"], t, *_cell(cell)), 0)
+
+
+def _cell(cell: tuple[str, str, int]) -> tuple[str, str, str]:
+    q, s, b = cell
+    return q, s, f"b{b}"
+
+
+def commitment_charged_hours(m: PlanModel, opt: dict, start: str) -> float:
+    """Hours of a commitment started in `start` that the objective charges (see h_oq' above)."""
+    quarters = next_quarters(start, opt["term_quarters"])
+    if not m.data.options.charge_full_term:
+        quarters = [q for q in quarters if q in m.data.hours]
+    return float(sum(quarter_hours(q) for q in quarters))
+
+
+def add_objective(m: PlanModel) -> None:
+    """Expected cost: existing commitments, new commitments, capacity blocks, pay-per-use, unmet demand."""
+    d = m.data
+    terms: list[tuple[pulp.LpVariable, float]] = []
+    for (j, option, q), var in m.commit.items():
+        opt = next(o for o in m.options[j] if o["option"] == option)
+        terms.append((var, float(opt["usd_per_node_hour"]) * m.offers[j]["nodes_per_unit"]
+                      * commitment_charged_hours(m, opt, q)))
+    for (j, q), var in m.capacity_block.items():
+        terms.append((var, HOURS_PER_WEEK * m.price[(j, "capacity-block")]))
+    for (c, j, t, q, s, b), var in m.use.items():
+        if t in PAY_PER_USE and t != "capacity-block":
+            terms.append((var, d.scenarios[s] * m.weight[(q, s, b)] * d.hours[q] * m.price[(j, t)]))
+    for (k, q, s, b), var in m.unmet.items():
+        terms.append((var, d.scenarios[s] * m.weight[(q, s, b)] * d.hours[q] * d.unmet_penalty))
+    m.objective_terms = terms
+    fixed = float(sum(d.existing["usd"])) if not d.existing.empty else 0.0
+    m.prob.setObjective(pulp.LpAffineExpression(terms, constant=fixed))
+
+
+def _add(m: PlanModel, expr: pulp.LpAffineExpression, sense: int, rhs: float, cname: str) -> None:
+    m.prob.addConstraint(pulp.LpConstraint(expr, sense, cname, rhs))
+
+
+def _slack(m: PlanModel, key: tuple[str, ...], cost: float) -> pulp.LpVariable:
+    """A named, penalised slack variable (explain-infeasible mode); its cost joins the objective."""
+    var = pulp.LpVariable(name(*key), 0)
+    m.slack[key] = var
+    m.prob.objective.addterm(var, cost)
+    return var
+
+
+def add_demand_met(m: PlanModel) -> None:
+    """demand_met: every bucket of every key's demand is served somewhere it may run, or reported unmet."""
+    for r in m.data.demand[["demand_key", "quarter", "scenario", "bucket", "level"]].itertuples():
+        k, cell = r.demand_key, (r.quarter, r.scenario, int(r.bucket))
+        terms = [(m.serve[(k, j, *cell)], 1.0) for j, _ in m.routes.get(k, [])] + [(m.unmet[(k, *cell)], 1.0)]
+        _add(m, pulp.LpAffineExpression(terms), pulp.LpConstraintEQ, float(r.level),
+             name("demand_met", *m.key_parts[k], *_cell(cell)))
+
+
+def _served_by_cc(m: PlanModel) -> dict[tuple[str, str, str, str, int], list[tuple[pulp.LpVariable, float]]]:
+    """(c, j, q, s, b) -> [(y_kj, rho_kj)] for the keys of c."""
+    served: dict[tuple, list] = defaultdict(list)
+    rho = {(k, j): r for k, rs in m.routes.items() for j, r in rs}
+    for (k, j, q, s, b), var in m.serve.items():
+        served[(m.cost_center[k], j, q, s, b)].append((var, rho[(k, j)], k))
+    return served
+
+
+def add_supply_covers_served(m: PlanModel) -> None:
+    """supply_covers_served: what a cost centre's teams are served at an offer is bought in some tier."""
+    for (c, j, q, s, b), items in sorted(_served_by_cc(m).items()):
+        a = m.offers[j]["accelerators_per_node"]
+        terms = [(m.use[(c, j, t, q, s, b)], float(a)) for t in m.tiers[(j, q)]]
+        terms += [(var, -rho) for var, rho, _ in items]
+        o = m.offers[j]
+        _add(m, pulp.LpAffineExpression(terms), pulp.LpConstraintEQ, 0.0,
+             name("supply_covers_served", c, o["site"], o["machine"], q, s, f"b{b}"))
+
+
+def _use_by_tier(m: PlanModel) -> dict[tuple[str, str, str, str, int], list[pulp.LpVariable]]:
+    """(j, t, q, s, b) -> [u_cjt] over cost centres."""
+    out: dict[tuple, list] = defaultdict(list)
+    for (c, j, t, q, s, b), var in m.use.items():
+        out[(j, t, q, s, b)].append(var)
+    return out
+
+
+def add_existing_commitments_cover(m: PlanModel) -> None:
+    """existing_commitments_cover: existing commitments serve at most their (average active) nodes."""
+    for (j, t, q, s, b), vars_ in sorted(_use_by_tier(m).items()):
+        if t == EXISTING:
+            o = m.offers[j]
+            _add(m, pulp.LpAffineExpression([(v, 1.0) for v in vars_]), pulp.LpConstraintLE,
+                 m.existing_nodes[(j, q)], name("existing_commitments_cover", o["site"], o["machine"], q, s, f"b{b}"))
+
+
+def add_new_commitments_cover(m: PlanModel) -> None:
+    """new_commitments_cover: new commitments serve at most the nodes whose term covers the quarter."""
+    active = {}
+    for (j, t, q, s, b), vars_ in sorted(_use_by_tier(m).items()):
+        if t == NEW:
+            if (j, q) not in active:
+                active[(j, q)] = m.active_new(j, q)
+            o = m.offers[j]
+            expr = pulp.LpAffineExpression([(v, 1.0) for v in vars_]) - active[(j, q)]
+            _add(m, expr, pulp.LpConstraintLE, 0.0, name("new_commitments_cover", o["site"], o["machine"], q, s, f"b{b}"))
+
+
+def add_capacity_block_booked(m: PlanModel) -> None:
+    """capacity_block_booked: capacity-block node-hours used fit in the whole node-weeks booked."""
+    used: dict[tuple[str, str, str], list] = defaultdict(list)
+    for (j, t, q, s, b), vars_ in _use_by_tier(m).items():
+        if t == "capacity-block":
+            used[(j, q, s)] += [(v, m.weight[(q, s, b)] * m.data.hours[q]) for v in vars_]
+    for (j, q, s), terms in sorted(used.items()):
+        o = m.offers[j]
+        expr = pulp.LpAffineExpression(terms) - HOURS_PER_WEEK * m.capacity_block[(j, q)]
+        _add(m, expr, pulp.LpConstraintLE, 0.0, name("capacity_block_booked", o["site"], o["machine"], q, s))
+
+
+def add_spot_within_preemptible_share(m: PlanModel) -> None:
+    """spot_within_preemptible_share: spot serves only the share of demand that tolerates preemption."""
+    d = m.data
+    cap = d.max_spot_share
+    share = {(r.demand_key, r.quarter, r.scenario): float(r.preemptible_share)
+             for r in d.demand[["demand_key", "quarter", "scenario", "preemptible_share"]].drop_duplicates(
+                 ["demand_key", "quarter", "scenario"]).itertuples()}
+    for (c, j, q, s, b), items in sorted(_served_by_cc(m).items()):
+        if (c, j, "spot", q, s, b) not in m.use:
+            continue
+        a = m.offers[j]["accelerators_per_node"]
+        terms = [(m.use[(c, j, "spot", q, s, b)], float(a))]
+        terms += [(var, -min(share[(k, q, s)], cap) * rho) for var, rho, k in items]
+        o = m.offers[j]
+        _add(m, pulp.LpAffineExpression(terms), pulp.LpConstraintLE, 0.0,
+             name("spot_within_preemptible_share", c, o["site"], o["machine"], q, s, f"b{b}"))
+
+
+def add_supply_caps(m: PlanModel) -> None:
+    """supply_cap: the most nodes obtainable per offer and pricing model (Site.supply_caps)."""
+    d = m.data
+    by_tier = _use_by_tier(m)
+    explain = d.options.explain_infeasible
+    for cap in d.caps.itertuples():
+        j, model = cap.offer, cap.pricing_model
+        o = m.offers[j]
+        if model in PAY_PER_USE:
+            for q, s, b in m.cells:
+                vars_ = by_tier.get((j, model, q, s, b))
+                if vars_:
+                    _add(m, pulp.LpAffineExpression([(v, 1.0) for v in vars_]), pulp.LpConstraintLE,
+                         float(cap.max_nodes), name("supply_cap", o["site"], o["machine"], model, q, s, f"b{b}"))
+            continue
+        for q in d.quarters:
+            fixed = m.existing_nodes_by_model.get((j, model, q), 0.0)
+            expr = m.active_new(j, q, model)
+            if not expr and fixed == 0:
+                continue
+            if explain:
+                expr = expr - _slack(m, ("supply_cap_excess", o["site"], o["machine"], model, q),
+                                     CAP_EXCESS_PENALTY_HOURS * d.unmet_penalty * d.hours[q])
+            _add(m, expr, pulp.LpConstraintLE, float(cap.max_nodes) - fixed,
+                 name("supply_cap", o["site"], o["machine"], model, q))
+
+
+def add_budgets(m: PlanModel) -> None:
+    """budget: a cost centre's expected charge in a quarter stays within its budget."""
+    d = m.data
+    charge: dict[tuple[str, str], list] = defaultdict(list)
+    for (c, j, t, q, s, b), var in m.use.items():
+        rate = m.price[(j, t)] if t in PAY_PER_USE else m.charge_rate[(j, t, q)]
+        charge[(c, q)].append((var, d.scenarios[s] * m.weight[(q, s, b)] * d.hours[q] * rate))
+    for r in d.budgets.itertuples():
+        expr = pulp.LpAffineExpression(charge.get((r.cost_center, r.quarter), []))
+        if d.options.explain_infeasible:
+            expr = expr - _slack(m, ("budget_overrun", r.cost_center, r.quarter), OVERRUN_PENALTY)
+        _add(m, expr, pulp.LpConstraintLE, float(r.usd), name("budget", r.cost_center, r.quarter))
+
+
+def add_min_utilisation(m: PlanModel) -> None:
+    """min_utilisation: new commitments are expected to be busy at least theta of their hours."""
+    d = m.data
+    theta = d.options.min_utilisation
+    if not theta:
+        return
+    used: dict[tuple[str, str], list] = defaultdict(list)
+    for (c, j, t, q, s, b), var in m.use.items():
+        if t == NEW:
+            used[(j, q)].append((var, d.scenarios[s] * m.weight[(q, s, b)]))
+    for (j, q), terms in sorted(used.items()):
+        o = m.offers[j]
+        expr = pulp.LpAffineExpression(terms) - theta * m.active_new(j, q)
+        if d.options.explain_infeasible:
+            expr = expr + _slack(m, ("utilisation_shortfall", o["site"], o["machine"], q),
+                                 SHORTFALL_PENALTY * d.unmet_penalty * d.hours[q])
+        _add(m, expr, pulp.LpConstraintGE, 0.0, name("min_utilisation", o["site"], o["machine"], q))

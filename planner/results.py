@@ -1,0 +1,480 @@
+"""Step 4 of the planner: the solved model -> plain tables that reports read (`PlanResult`).
+
+Money is Decimal (USD, 6 decimal places as solved; quantise with `quartermaster.units.cents` only to show
+it). Expected values weigh scenarios by probability and buckets by their share of the quarter's hours.
+
+Cost attribution (`cost_by_team`): a cost centre pays for the hours its teams are served, at the price of
+what served them; committed hours at the contracts' average price (existing) or the cheapest new term
+(new); this is the same charge its budget caps (model.py). Commitment hours nobody uses, and the
+difference between those rates and what the commitments cost, go to a shared line (team
+`_unused_commitments`, cost centre `_shared`). Inside a cost centre, teams share by accelerator-hours served.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import math
+from collections import defaultdict
+from dataclasses import asdict, dataclass, field, fields
+from decimal import Decimal
+from pathlib import Path
+
+import pandas as pd
+
+from planner.data import HOURS_PER_WEEK
+from planner.model import EXISTING, NEW, PAY_PER_USE, PlanModel, name
+from planner.solve import SolveReport
+from quartermaster.units import HOURS_PER_MONTH, quarter_bounds
+
+SHARED_TEAM, SHARED_COST_CENTER = "_unused_commitments", "_shared"
+TINY = 1e-6
+
+TABLES = ("purchase_schedule", "cost_by_quarter", "cost_by_team", "kpis", "shadow_prices", "unmet_demand",
+          "proposed_quotas", "budgets", "relaxed_rules")
+
+
+def usd(x: float | Decimal) -> Decimal:
+    """A float amount as Decimal USD with 6 decimals (no negative zero)."""
+    value = Decimal(f"{float(x):.6f}")
+    return value if value != 0 else Decimal("0.000000")
+
+
+def _is_money(column: str) -> bool:
+    return column == "usd" or column.endswith("_usd") or column.startswith("usd_per")
+
+
+@dataclass
+class PlanResult:
+    """A solved plan: outcome, headline figures and tables (pandas DataFrames)."""
+
+    outcome: str
+    solver: str
+    status: str
+    objective_usd: Decimal | None
+    expected_cost_usd: Decimal | None
+    """Expected spend over the horizon (objective without the unmet-demand penalty and slack penalties)."""
+    baseline_on_demand_usd: Decimal | None
+    """The same served accelerator-hours bought all on-demand."""
+    gap: float | None
+    solve_seconds: float
+    quarters: list[str]
+    options: dict
+    note: str = ""
+    relaxed: bool = False
+    """True when business rules had to give (see relaxed_rules)."""
+    purchase_schedule: pd.DataFrame = field(default_factory=pd.DataFrame)
+    cost_by_quarter: pd.DataFrame = field(default_factory=pd.DataFrame)
+    cost_by_team: pd.DataFrame = field(default_factory=pd.DataFrame)
+    kpis: pd.DataFrame = field(default_factory=pd.DataFrame)
+    """Per quarter: cost, on-demand equivalent, savings, effective savings rate, coverage, utilisation."""
+    shadow_prices: pd.DataFrame = field(default_factory=pd.DataFrame)
+    unmet_demand: pd.DataFrame = field(default_factory=pd.DataFrame)
+    proposed_quotas: pd.DataFrame = field(default_factory=pd.DataFrame)
+    budgets: pd.DataFrame = field(default_factory=pd.DataFrame)
+    relaxed_rules: pd.DataFrame = field(default_factory=pd.DataFrame)
+
+    @property
+    def has_plan(self) -> bool:
+        return self.outcome in ("optimal", "feasible")
+
+    @property
+    def savings_rate(self) -> float | None:
+        if not self.baseline_on_demand_usd or self.expected_cost_usd is None:
+            return None
+        return float(1 - self.expected_cost_usd / self.baseline_on_demand_usd)
+
+    def summary(self) -> dict:
+        out = {f.name: getattr(self, f.name) for f in fields(self) if f.name not in TABLES}
+        return json.loads(json.dumps(out, default=str, sort_keys=True))
+
+    def write(self, out_dir: str | Path) -> list[Path]:
+        """Write plan.json (summary and every table) and one CSV per table; return the paths."""
+        out = Path(out_dir)
+        out.mkdir(parents=True, exist_ok=True)
+        doc = self.summary()
+        paths = []
+        for table in TABLES:
+            frame: pd.DataFrame = getattr(self, table)
+            doc[table] = json.loads(frame.to_json(orient="records", default_handler=str)) if not frame.empty \
+                else {"columns": list(frame.columns)}
+            path = out / f"{table}.csv"
+            frame.to_csv(path, index=False, lineterminator="\n")
+            paths.append(path)
+        (out / "plan.json").write_text(json.dumps(doc, indent=2, sort_keys=True, default=str) + "\n")
+        return [out / "plan.json", *paths]
+
+
+def load_result(out_dir: str | Path) -> PlanResult:
+    """Read a plan written by `PlanResult.write` (money columns back as Decimal)."""
+    out = Path(out_dir)
+    doc = json.loads((out / "plan.json").read_text())
+    kwargs = {}
+    for f in fields(PlanResult):
+        if f.name in TABLES:
+            frame = pd.read_csv(out / f"{f.name}.csv", dtype=str, keep_default_na=False) \
+                if (out / f"{f.name}.csv").stat().st_size > 1 else pd.DataFrame()
+            kwargs[f.name] = _typed(frame)
+        elif f.name in doc:
+            value = doc[f.name]
+            if f.name.endswith("_usd") and value is not None:
+                value = Decimal(value)
+            kwargs[f.name] = value
+    return PlanResult(**kwargs)
+
+
+def _typed(frame: pd.DataFrame) -> pd.DataFrame:
+    for column in frame.columns:
+        if _is_money(column):
+            frame[column] = frame[column].map(lambda v: Decimal(v) if v != "" else None)
+        else:
+            numeric = pd.to_numeric(frame[column], errors="coerce")
+            if numeric.notna().all() and len(frame):
+                frame[column] = numeric
+    return frame
+
+
+# --- collecting the tables -------------------------------------------------------------------------
+
+
+def _v(var) -> float:
+    return float(var.varValue or 0.0)
+
+
+def collect(m: PlanModel, report: SolveReport, duals_report: SolveReport | None = None,
+            relaxed: bool = False) -> PlanResult:
+    """Build a PlanResult from a solved model (values of the fixed-integer LP when duals were solved)."""
+    d = m.data
+    base = dict(outcome=report.outcome.value, solver=report.solver, status=report.status, gap=report.gap,
+                solve_seconds=round(report.seconds, 3), quarters=list(d.quarters), note=report.note,
+                options={k: (list(v) if isinstance(v, tuple) else v) for k, v in asdict(d.options).items()
+                         if k != "bands"}, relaxed=relaxed)
+    if not report.outcome.has_plan:
+        empty = {t: pd.DataFrame() for t in TABLES}
+        empty["relaxed_rules"] = relaxed_rules(m) if relaxed else pd.DataFrame()
+        return PlanResult(objective_usd=None, expected_cost_usd=None, baseline_on_demand_usd=None, **base, **empty)
+    kpis, cost_by_quarter, team_costs = _costs(m)
+    expected = sum((Decimal(r) for r in cost_by_quarter["usd"]), Decimal(0))
+    baseline = sum((Decimal(r) for r in kpis["on_demand_equivalent_usd"]), Decimal(0))
+    objective = duals_report.objective if duals_report and duals_report.objective is not None else report.objective
+    return PlanResult(
+        objective_usd=usd(objective), expected_cost_usd=usd(expected), baseline_on_demand_usd=usd(baseline), **base,
+        purchase_schedule=purchase_schedule(m), cost_by_quarter=cost_by_quarter, cost_by_team=team_costs,
+        kpis=kpis, shadow_prices=shadow_prices(m) if duals_report and duals_report.outcome.has_plan
+        else pd.DataFrame(columns=SHADOW_COLUMNS),
+        unmet_demand=unmet_demand(m), proposed_quotas=proposed_quotas(m), budgets=budget_table(m, team_costs),
+        relaxed_rules=relaxed_rules(m))
+
+
+PURCHASE_COLUMNS = ["site", "machine", "accelerator", "pricing_model", "term_months", "start_quarter", "start",
+                    "end", "nodes", "node_weeks", "accelerators", "usd_per_node_hour", "monthly_usd",
+                    "total_liability_usd", "in_horizon_usd"]
+
+
+def purchase_schedule(m: PlanModel) -> pd.DataFrame:
+    """What to commit to, where, when, for how long, and what it binds us to."""
+    rows = []
+    for (j, option, q), var in m.commit.items():
+        units = round(_v(var))
+        if units <= 0:
+            continue
+        o = m.offers[j]
+        opt = next(x for x in m.options[j] if x["option"] == option)
+        nodes = units * o["nodes_per_unit"]
+        price = Decimal(opt["usd_per_node_hour"])
+        start = quarter_bounds(q)[0]
+        months = start.month - 1 + opt["term_months"]
+        end = dt.date(start.year + months // 12, months % 12 + 1, 1)
+        in_horizon = float(price) * nodes * sum(d for qq, d in m.data.hours.items()
+                                                if start <= quarter_bounds(qq)[0] < end)
+        rows.append({"site": o["site"], "machine": o["machine"], "accelerator": o["accelerator"],
+                     "pricing_model": opt["pricing_model"], "term_months": opt["term_months"], "start_quarter": q,
+                     "start": start.isoformat(), "end": end.isoformat(), "nodes": nodes, "node_weeks": 0,
+                     "accelerators": nodes * o["accelerators_per_node"], "usd_per_node_hour": price,
+                     "monthly_usd": usd(price * nodes * HOURS_PER_MONTH),
+                     "total_liability_usd": usd(price * nodes * HOURS_PER_MONTH * opt["term_months"]),
+                     "in_horizon_usd": usd(in_horizon)})
+    for (j, q), var in m.capacity_block.items():
+        weeks = round(_v(var))
+        if weeks <= 0:
+            continue
+        o = m.offers[j]
+        price = Decimal(str(m.price[(j, "capacity-block")]))
+        peak = max((sum(_v(v) for (c, jj, t, qq, s, b), v in m.use.items()
+                        if jj == j and t == "capacity-block" and qq == q and (s, b) == (s2, b2))
+                    for (q2, s2, b2) in m.cells if q2 == q), default=0.0)
+        start = quarter_bounds(q)[0]
+        total = price * HOURS_PER_WEEK * weeks
+        rows.append({"site": o["site"], "machine": o["machine"], "accelerator": o["accelerator"],
+                     "pricing_model": "capacity-block", "term_months": 0, "start_quarter": q,
+                     "start": start.isoformat(), "end": quarter_bounds(q)[1].isoformat(), "nodes": math.ceil(peak - TINY),
+                     "node_weeks": weeks, "accelerators": math.ceil(peak - TINY) * o["accelerators_per_node"],
+                     "usd_per_node_hour": price, "monthly_usd": usd(total / 3), "total_liability_usd": usd(total),
+                     "in_horizon_usd": usd(total)})
+    frame = pd.DataFrame(rows, columns=PURCHASE_COLUMNS)
+    return frame.sort_values(["start_quarter", "site", "machine", "pricing_model", "term_months"]).reset_index(drop=True)
+
+
+def _expected_hours(m: PlanModel, q: str, s: str, b: int) -> float:
+    return m.data.scenarios[s] * m.weight[(q, s, b)] * m.data.hours[q]
+
+
+def _active_new_nodes(m: PlanModel) -> dict[tuple[str, str, str], float]:
+    """(j, option, q) -> new nodes of that option active in q."""
+    qs = m.data.quarters
+    out: dict[tuple[str, str, str], float] = defaultdict(float)
+    for (j, option, start), var in m.commit.items():
+        units = round(_v(var))
+        if units <= 0:
+            continue
+        term = next(o["term_quarters"] for o in m.options[j] if o["option"] == option)
+        for q in qs[qs.index(start):qs.index(start) + term]:
+            out[(j, option, q)] += units * m.offers[j]["nodes_per_unit"]
+    return out
+
+
+def _on_demand_equivalent_price(m: PlanModel) -> dict[str, float]:
+    """USD per node-hour of the same accelerators bought on demand (at the offer, else the cheapest elsewhere)."""
+    per_accelerator: dict[str, float] = {}
+    for (j, t), p in m.price.items():
+        if t == "on-demand":
+            acc = m.offers[j]["accelerator"]
+            rate = p / m.offers[j]["accelerators_per_node"]
+            per_accelerator[acc] = min(per_accelerator.get(acc, rate), rate)
+    out = {}
+    for j, o in m.offers.items():
+        if (j, "on-demand") in m.price:
+            out[j] = m.price[(j, "on-demand")]
+        elif o["accelerator"] in per_accelerator:
+            out[j] = per_accelerator[o["accelerator"]] * o["accelerators_per_node"]
+        else:  # nothing to compare with: no savings are claimed
+            own = [p for (jj, _), p in m.price.items() if jj == j] + [
+                r for (jj, _, _), r in m.charge_rate.items() if jj == j]
+            out[j] = max(own, default=0.0)
+    return out
+
+
+def _team_shares(m: PlanModel) -> dict[tuple[str, str, str, str, int], dict[str, float]]:
+    """(c, j, q, s, b) -> team -> share of the cost centre's accelerators served there."""
+    load: dict[tuple, dict[str, float]] = defaultdict(lambda: defaultdict(float))
+    rho = {(k, j): r for k, rs in m.routes.items() for j, r in rs}
+    for (k, j, q, s, b), var in m.serve.items():
+        load[(m.cost_center[k], j, q, s, b)][m.key_parts[k][0]] += rho[(k, j)] * _v(var)
+    shares = {}
+    for cell, by_team in load.items():
+        total = sum(by_team.values())
+        if total > TINY:
+            shares[cell] = {t: x / total for t, x in sorted(by_team.items())}
+    return shares
+
+
+def _costs(m: PlanModel) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
+    """(kpis, cost_by_quarter, cost_by_team)."""
+    d = m.data
+    by_model: dict[tuple[str, str, int], float] = defaultdict(float)
+    for r in d.existing.itertuples():
+        by_model[(r.quarter, "existing-commitments", 0)] += float(r.usd)
+    active = _active_new_nodes(m)
+    available: dict[str, float] = defaultdict(float)  # committed accelerator-hours per quarter
+    for (j, option, q), nodes in active.items():
+        opt = next(o for o in m.options[j] if o["option"] == option)
+        by_model[(q, opt["pricing_model"], opt["term_months"])] += float(opt["usd_per_node_hour"]) * nodes * d.hours[q]
+        available[q] += nodes * d.hours[q] * m.offers[j]["accelerators_per_node"]
+    for (j, q), nodes in m.existing_nodes.items():
+        available[q] += nodes * d.hours[q] * m.offers[j]["accelerators_per_node"]
+    for (j, q), var in m.capacity_block.items():
+        weeks = round(_v(var))
+        by_model[(q, "capacity-block", 0)] += HOURS_PER_WEEK * m.price[(j, "capacity-block")] * weeks
+        available[q] += HOURS_PER_WEEK * weeks * m.offers[j]["accelerators_per_node"]
+    od_price = _on_demand_equivalent_price(m)
+    served, committed, od_equivalent = defaultdict(float), defaultdict(float), defaultdict(float)
+    shares = _team_shares(m)
+    team_charge: dict[tuple[str, str], float] = defaultdict(float)
+    for (c, j, t, q, s, b), var in sorted(m.use.items()):
+        x = _v(var)
+        if x <= 0:
+            continue
+        node_hours = _expected_hours(m, q, s, b) * x
+        a = m.offers[j]["accelerators_per_node"]
+        served[q] += node_hours * a
+        od_equivalent[q] += node_hours * od_price[j]
+        if t in (EXISTING, NEW, "capacity-block"):
+            committed[q] += node_hours * a
+        if t in PAY_PER_USE and t != "capacity-block":
+            by_model[(q, t, 0)] += node_hours * m.price[(j, t)]
+        rate = m.price[(j, t)] if t in PAY_PER_USE else m.charge_rate[(j, t, q)]
+        for team, share in shares.get((c, j, q, s, b), {}).items():
+            team_charge[(q, team)] += node_hours * rate * share
+    unmet = defaultdict(float)
+    for (k, q, s, b), var in m.unmet.items():
+        unmet[q] += _expected_hours(m, q, s, b) * _v(var)
+    cost_rows = [{"quarter": q, "pricing_model": pm, "term_months": tm, "usd": usd(x)}
+                 for (q, pm, tm), x in by_model.items() if abs(x) > TINY]
+    cost_by_quarter = pd.DataFrame(cost_rows, columns=["quarter", "pricing_model", "term_months", "usd"])
+    cost_by_quarter["_q"] = cost_by_quarter["quarter"].map(d.quarters.index)
+    cost_by_quarter = cost_by_quarter.sort_values(["_q", "pricing_model", "term_months"]).drop(columns="_q")
+    kpi_rows = []
+    cc_of = dict(zip(d.teams["team"], d.teams["cost_center"]))
+    team_rows = []
+    for q in d.quarters:
+        cost = sum(x for (qq, _, _), x in by_model.items() if qq == q)
+        kpi_rows.append({
+            "quarter": q, "cost_usd": usd(cost), "on_demand_equivalent_usd": usd(od_equivalent[q]),
+            "savings_usd": usd(od_equivalent[q] - cost),
+            "effective_savings_rate": round(1 - cost / od_equivalent[q], 6) if od_equivalent[q] > TINY else 0.0,
+            "coverage": round(committed[q] / served[q], 6) if served[q] > TINY else 0.0,
+            "utilisation": round(committed[q] / available[q], 6) if available[q] > TINY else 0.0,
+            "served_accelerator_hours": round(served[q], 3), "unmet_accelerator_hours": round(unmet[q], 3)})
+        charged = 0.0
+        for (qq, team), x in sorted(team_charge.items()):
+            if qq == q:
+                charged += x
+                team_rows.append({"quarter": q, "team": team, "cost_center": cc_of.get(team, team), "usd": usd(x)})
+        team_rows.append({"quarter": q, "team": SHARED_TEAM, "cost_center": SHARED_COST_CENTER,
+                          "usd": usd(cost - charged)})
+    kpis = pd.DataFrame(kpi_rows)
+    cost_by_team = pd.DataFrame(team_rows, columns=["quarter", "team", "cost_center", "usd"])
+    return kpis, cost_by_quarter.reset_index(drop=True), cost_by_team
+
+
+SHADOW_COLUMNS = ["site", "machine", "accelerator", "quarter", "usd_per_accelerator_hour"]
+
+
+def shadow_prices(m: PlanModel) -> pd.DataFrame:
+    """Marginal expected cost of one more accelerator of load at an offer, for a whole quarter, per hour.
+
+    The duals of supply_covers_served (fixed-integer LP), summed over scenarios and buckets, divided by the
+    quarter's hours; averaged over the cost centres served there (they differ only through spot shares).
+    """
+    total: dict[tuple[str, str], list[float]] = defaultdict(list)
+    per_cc: dict[tuple[str, str, str], float] = defaultdict(float)
+    for key in sorted({(c, j, q, s, b) for (c, j, t, q, s, b) in m.use}):
+        c, j, q, s, b = key
+        o = m.offers[j]
+        row = m.prob.constraints.get(name("supply_covers_served", c, o["site"], o["machine"], q, s, f"b{b}"))
+        if row is not None and row.pi is not None:
+            per_cc[(c, j, q)] += row.pi
+    for (c, j, q), pi in per_cc.items():
+        total[(j, q)].append(pi)
+    rows = []
+    for (j, q), pis in total.items():
+        o = m.offers[j]
+        rows.append({"site": o["site"], "machine": o["machine"], "accelerator": o["accelerator"], "quarter": q,
+                     "usd_per_accelerator_hour": usd(sum(pis) / len(pis) / m.data.hours[q])})
+    frame = pd.DataFrame(rows, columns=SHADOW_COLUMNS)
+    frame["_q"] = frame["quarter"].map(m.data.quarters.index)
+    return frame.sort_values(["_q", "site", "machine"]).drop(columns="_q").reset_index(drop=True)
+
+
+def unmet_demand(m: PlanModel) -> pd.DataFrame:
+    """Demand the plan leaves unserved (never dropped silently)."""
+    hours: dict[tuple[str, str], float] = defaultdict(float)
+    peak: dict[tuple[str, str], float] = defaultdict(float)
+    for (k, q, s, b), var in m.unmet.items():
+        x = _v(var)
+        if x > TINY:
+            hours[(k, q)] += _expected_hours(m, q, s, b) * x
+            peak[(k, q)] = max(peak[(k, q)], x)
+    rows = []
+    for (k, q), h in hours.items():
+        parts = m.key_parts[k]
+        rows.append({"team": parts[0], "accelerator": parts[1], "site": parts[2] if len(parts) > 2 else "",
+                     "quarter": q, "expected_accelerator_hours": round(h, 3), "peak_accelerators": round(peak[(k, q)], 3)})
+    frame = pd.DataFrame(rows, columns=["team", "accelerator", "site", "quarter", "expected_accelerator_hours",
+                                        "peak_accelerators"])
+    frame["_q"] = frame["quarter"].map(m.data.quarters.index)
+    return frame.sort_values(["_q", "team", "accelerator", "site"]).drop(columns="_q").reset_index(drop=True)
+
+
+GUARANTEED_PROVISIONING = ("reservation", "capacity-block", "on-demand")
+
+
+def _flavor(m: PlanModel, j: str, provisioning: tuple[str, ...]) -> str:
+    o = m.offers[j]
+    pools = m.data.pools[(m.data.pools["site"] == o["site"]) & (m.data.pools["machine"] == o["machine"])]
+    for p in provisioning:
+        hit = pools[pools["provisioning"] == p]
+        if not hit.empty:
+            return str(hit["pool"].iloc[0])
+    return f"new:{o['site']}/{o['machine']}"
+
+
+def proposed_quotas(m: PlanModel) -> pd.DataFrame:
+    """Quotas per team and flavor that fit the first quarter's planned capacity.
+
+    Nominal in the guaranteed flavor = the team's share (by expected load) of the committed accelerators;
+    nominal in a pay-per-use flavor = the team's peak use of that tier; borrowing limit = what the team's
+    peak needs beyond its nominal quotas at that offer.
+    """
+    d = m.data
+    q0 = d.quarters[0]
+    shares = _team_shares(m)
+    load: dict[tuple[str, str], dict[tuple[str, int], float]] = defaultdict(lambda: defaultdict(float))
+    rho = {(k, j): r for k, rs in m.routes.items() for j, r in rs}
+    for (k, j, q, s, b), var in m.serve.items():
+        if q == q0:
+            load[(m.key_parts[k][0], j)][(s, b)] += rho[(k, j)] * _v(var)
+    tier_peak: dict[tuple[str, str, str], float] = defaultdict(float)
+    for (c, j, t, q, s, b), var in m.use.items():
+        if q == q0 and t in PAY_PER_USE:
+            for team, share in shares.get((c, j, q, s, b), {}).items():
+                x = share * _v(var) * m.offers[j]["accelerators_per_node"]
+                tier_peak[(team, j, t)] = max(tier_peak[(team, j, t)], x)
+    active = _active_new_nodes(m)
+    mean = {tj: sum(d.scenarios[s] * m.weight[(q0, s, b)] * x for (s, b), x in cells.items())
+            for tj, cells in load.items()}
+    rows: dict[tuple[str, str], dict] = {}
+
+    def add(team: str, j: str, flavor: str, nominal: int, borrowing: int) -> None:
+        o = m.offers[j]
+        row = rows.setdefault((team, flavor), {"team": team, "flavor": flavor, "site": o["site"], "machine": o["machine"],
+                                               "quarter": q0, "nominal": 0, "borrowing_limit": 0})
+        row["nominal"] += nominal
+        row["borrowing_limit"] += borrowing
+
+    for j in sorted({j for _, j in load}):
+        teams = sorted(t for (t, jj) in load if jj == j and mean[(t, jj)] > TINY)
+        a = m.offers[j]["accelerators_per_node"]
+        guaranteed = math.floor((m.existing_nodes.get((j, q0), 0.0)
+                                 + sum(n for (jj, _, q), n in active.items() if jj == j and q == q0)) * a + TINY)
+        total_mean = sum(mean[(t, j)] for t in teams)
+        for team in teams:
+            nominal_g = math.floor(guaranteed * mean[(team, j)] / total_mean + TINY) if guaranteed else 0
+            tier_nominals = {t: math.ceil(tier_peak[(team, j, t)] - TINY) for t in PAY_PER_USE
+                             if tier_peak[(team, j, t)] > TINY}
+            peak = math.ceil(max(load[(team, j)].values()) - TINY)
+            borrowing = max(0, peak - nominal_g - sum(tier_nominals.values()))
+            if nominal_g or borrowing:
+                add(team, j, _flavor(m, j, GUARANTEED_PROVISIONING), nominal_g, borrowing)
+            for t, n in sorted(tier_nominals.items()):
+                add(team, j, _flavor(m, j, (t, "on-demand") if t != "capacity-block" else (t,)), n, 0)
+    frame = pd.DataFrame(list(rows.values()), columns=["team", "flavor", "site", "machine", "quarter", "nominal",
+                                                       "borrowing_limit"])
+    return frame.sort_values(["team", "flavor"]).reset_index(drop=True)
+
+
+def budget_table(m: PlanModel, cost_by_team: pd.DataFrame) -> pd.DataFrame:
+    """Budget, planned charge and headroom per cost centre and quarter."""
+    rows = []
+    for r in m.data.budgets.itertuples():
+        hit = cost_by_team[(cost_by_team["cost_center"] == r.cost_center) & (cost_by_team["quarter"] == r.quarter)]
+        charged = sum((Decimal(x) for x in hit["usd"]), Decimal(0))
+        budget = Decimal(r.usd)
+        rows.append({"cost_center": r.cost_center, "quarter": r.quarter, "budget_usd": usd(budget),
+                     "charged_usd": usd(charged), "headroom_usd": usd(budget - charged),
+                     "within": bool(charged <= budget + Decimal("0.01"))})
+    return pd.DataFrame(rows, columns=["cost_center", "quarter", "budget_usd", "charged_usd", "headroom_usd", "within"])
+
+
+RULE_UNITS = {"budget_overrun": "usd", "supply_cap_excess": "nodes", "utilisation_shortfall": "nodes"}
+
+
+def relaxed_rules(m: PlanModel) -> pd.DataFrame:
+    """The business rules that had to give (explain-infeasible slacks above zero)."""
+    rows = []
+    for key, var in sorted(m.slack.items()):
+        x = _v(var)
+        if x > TINY:
+            rows.append({"rule": key[0], "where": "/".join(key[1:]), "amount": round(x, 6),
+                         "unit": RULE_UNITS[key[0]], "variable": var.name})
+    return pd.DataFrame(rows, columns=["rule", "where", "amount", "unit", "variable"])
