@@ -90,8 +90,13 @@ class _TeamFile:
     text: str
 
 
-def set_quotas(inventory_dir: str | os.PathLike[str], changes: list[QuotaChange], *, force: bool = False,
-               dry_run: bool = False) -> EditResult:
+def set_quotas(
+    inventory_dir: str | os.PathLike[str],
+    changes: list[QuotaChange],
+    *,
+    force: bool = False,
+    dry_run: bool = False,
+) -> EditResult:
     """Write quota changes into the team files under `inventory_dir`, keeping every other byte.
 
     Refuses (writes nothing, returns issues) when a team is unknown, a file has uncommitted changes and
@@ -103,14 +108,25 @@ def set_quotas(inventory_dir: str | os.PathLike[str], changes: list[QuotaChange]
     edited: dict[Path, _TeamFile] = {}
     for change in changes:
         if not change.values():
-            result.issues.append(Issue("quota-edit", f"nothing to set for team `{change.team}` flavor "
-                                       f"`{change.flavor}`", "Give a nominal, borrowing or lending value."))
+            result.issues.append(
+                Issue(
+                    "quota-edit",
+                    f"nothing to set for team `{change.team}` flavor `{change.flavor}`",
+                    "Give a nominal, borrowing or lending value.",
+                )
+            )
             continue
         team_file = next((f for f in files if _find_team(f.text, change.team) is not None), None)
         if team_file is None:
             names = sorted(n for f in files for n in _team_names(f.text))
-            result.issues.append(Issue("quota-edit", f"no team `{change.team}` in {_shown(root)}",
-                                       _did_you_mean(change.team, names), got=change.team))
+            result.issues.append(
+                Issue(
+                    "quota-edit",
+                    f"no team `{change.team}` in {_shown(root)}",
+                    _did_you_mean(change.team, names),
+                    got=change.team,
+                )
+            )
             continue
         try:
             team_file.text, edits = _apply(team_file, change)
@@ -152,14 +168,22 @@ def _rt_load(text: str) -> Any:
 
 
 def _team_files(root: Path) -> list[_TeamFile]:
-    paths = [root] if root.is_file() else sorted(
-        p for p in root.rglob("*") if p.suffix in (".yaml", ".yml") and p.is_file()
-        and not any(part.startswith(".") for part in p.relative_to(root).parts))
+    paths = (
+        [root]
+        if root.is_file()
+        else sorted(
+            p
+            for p in root.rglob("*")
+            if p.suffix in (".yaml", ".yml")
+            and p.is_file()
+            and not any(part.startswith(".") for part in p.relative_to(root).parts)
+        )
+    )
     out = []
     for path in paths:
         text = path.read_bytes().decode("utf-8")
         bom = _BOM if text.startswith(_BOM) else ""
-        out.append(_TeamFile(path, _shown(path), bom, text[len(bom):]))
+        out.append(_TeamFile(path, _shown(path), bom, text[len(bom) :]))
     return out
 
 
@@ -200,7 +224,9 @@ def _apply(team_file: _TeamFile, change: QuotaChange) -> tuple[str, list[Edit]]:
         if index is None:  # a new quota entry carrying every value of the change at once
             text, line = _add_entry(text, team, change)
             path = format_path(where + (len(entries),))
-            edits.extend(Edit(team_file.shown, line, f"{path}.{k}", None, v) for k, v in change.values().items())
+            edits.extend(
+                Edit(team_file.shown, line, f"{path}.{k}", None, v) for k, v in change.values().items()
+            )
             return text, edits
         entry = entries[index]
         path = format_path(where + (index, key))
@@ -228,7 +254,7 @@ def _token_end(text: str, start: int) -> int:
 
 def _replace_scalar(text: str, line: int, col: int, new: str) -> str:
     start = _offset(text, line, col)
-    return text[:start] + new + text[_token_end(text, start):]
+    return text[:start] + new + text[_token_end(text, start) :]
 
 
 def _line_end(text: str, offset: int) -> int:
@@ -238,7 +264,7 @@ def _line_end(text: str, offset: int) -> int:
 
 
 def _add_key(text: str, entry: CommentedMap, key: str, value: int) -> tuple[str, int]:
-    """Add `key: value` to an existing quota entry, in its own style; returns the text and the 0-based line."""
+    """Add `key: value` to a quota entry in its own style; returns the text and the 0-based line."""
     last = list(entry)[-1]
     line, col = entry.lc.value(last)
     end = _token_end(text, _offset(text, line, col))
@@ -265,9 +291,11 @@ def _add_entry(text: str, team: CommentedMap, change: QuotaChange) -> tuple[str,
         raise _CannotEdit(f"team `{change.team}`: `quotas` is not a list of entries", "Fix the file first.")
     if quotas.fa.flow_style():
         if quotas:
-            raise _CannotEdit(f"team `{change.team}`: quotas are written as one flow list `[...]`",
-                              "Write them as a block list (one `- {flavor: ..., nominal: ...}` per line) "
-                              "or add the entry by hand.")
+            raise _CannotEdit(
+                f"team `{change.team}`: quotas are written as one flow list `[...]`",
+                "Write them as a block list (one `- {flavor: ..., nominal: ...}` per line) "
+                "or add the entry by hand.",
+            )
         line, col = team.lc.value("quotas")
         start = _offset(text, line, col)
         close = text.index("]", start) + 1
@@ -281,11 +309,13 @@ def _add_entry(text: str, team: CommentedMap, change: QuotaChange) -> tuple[str,
     end = _token_end(text, _offset(text, value_line, value_col))
     if last.fa.flow_style():
         end = text.index("}", end) + 1
-        opening = text[_offset(text, item_line, item_col):]
+        opening = text[_offset(text, item_line, item_col) :]
         inner = f" {flow} " if opening.startswith("{ ") else flow
         body = f"{{{inner}}}\n"
     else:
-        body = "".join(f"{'' if i == 0 else ' ' * item_col}{k}: {v}\n" for i, (k, v) in enumerate(values.items()))
+        body = "".join(
+            f"{'' if i == 0 else ' ' * item_col}{k}: {v}\n" for i, (k, v) in enumerate(values.items())
+        )
     at = _line_end(text, end)
     prefix = "" if text[:at].endswith("\n") else "\n"
     new_line = text[:at].count("\n") + (1 if prefix else 0)
@@ -295,7 +325,9 @@ def _add_entry(text: str, team: CommentedMap, change: QuotaChange) -> tuple[str,
 # --- proofs and writing -----------------------------------------------------------------------------
 
 
-def _prove_only_requested(root: Path, edited: dict[Path, _TeamFile], changes: list[QuotaChange]) -> list[Issue]:
+def _prove_only_requested(
+    root: Path, edited: dict[Path, _TeamFile], changes: list[QuotaChange]
+) -> list[Issue]:
     """The edited files parse to the old data with exactly the requested changes; anything else is a bug."""
     issues = []
     for path, team_file in edited.items():
@@ -310,26 +342,39 @@ def _prove_only_requested(root: Path, edited: dict[Path, _TeamFile], changes: li
                         entries.append(entry := {"flavor": change.flavor})
                     entry.update(change.values())
         if yaml.safe_load(team_file.text) != want:
-            issues.append(Issue("quota-edit", "the edit would change more than the requested quota values",
-                                "Edit this file by hand and report the file's layout as a bug.",
-                                location=Location(team_file.shown, None, "")))
+            issues.append(
+                Issue(
+                    "quota-edit",
+                    "the edit would change more than the requested quota values",
+                    "Edit this file by hand and report the file's layout as a bug.",
+                    location=Location(team_file.shown, None, ""),
+                )
+            )
     return issues
 
 
 def _is_dirty(path: Path) -> bool:
     """True if git knows the file has uncommitted changes (or is untracked); False outside a git work tree."""
     try:
-        status = subprocess.run(["git", "status", "--porcelain", "--untracked-files=all", "--", path.name],
-                                cwd=path.parent, capture_output=True, text=True, check=False)
+        status = subprocess.run(
+            ["git", "status", "--porcelain", "--untracked-files=all", "--", path.name],
+            cwd=path.parent,
+            capture_output=True,
+            text=True,
+            check=False,
+        )
     except FileNotFoundError:  # no git installed: nothing to protect
         return False
     return status.returncode == 0 and bool(status.stdout.strip())
 
 
 def _uncommitted(team_file: _TeamFile) -> Issue:
-    return Issue("quota-edit", "file has uncommitted changes; an edit now would mix with unreviewed work",
-                 "Commit or stash them first, or pass --force to edit anyway.",
-                 location=Location(team_file.shown, None, ""))
+    return Issue(
+        "quota-edit",
+        "file has uncommitted changes; an edit now would mix with unreviewed work",
+        "Commit or stash them first, or pass --force to edit anyway.",
+        location=Location(team_file.shown, None, ""),
+    )
 
 
 def _validate_edited(root: Path, edited: dict[Path, _TeamFile]) -> list[Issue]:

@@ -15,15 +15,17 @@ from reports.quota_diff.codeowners import render_codeowners
 
 def _repo_root(path: Path) -> Path:
     where = path if path.is_dir() else path.parent
-    top = subprocess.run(["git", "rev-parse", "--show-toplevel"], cwd=where, capture_output=True, text=True,
-                         check=False)
+    top = subprocess.run(
+        ["git", "rev-parse", "--show-toplevel"], cwd=where, capture_output=True, text=True, check=False
+    )
     return Path(top.stdout.strip()) if top.returncode == 0 else Path.cwd()
 
 
 def command(
     path: Path = inventory_argument(),
-    output: Path = typer.Option(None, "--output", "-o",
-                                help="File to write; default .github/CODEOWNERS in the repository."),
+    output: Path = typer.Option(
+        None, "--output", "-o", help="File to write; default .github/CODEOWNERS in the repository."
+    ),
     check: bool = typer.Option(False, "--check", help="Write nothing; exit 1 if the file is not up to date."),
 ) -> None:
     """Generate CODEOWNERS from team owners and policy.finance_approvers."""
@@ -34,7 +36,9 @@ def command(
     text = render_codeowners(result, root, existing)
     if check:
         if text != existing:
-            err_console.print(f"{target} is not up to date with the inventory. Run `qm codeowners` and commit it.")
+            err_console.print(
+                f"{target} is not up to date with the inventory. Run `qm codeowners` and commit it."
+            )
             raise typer.Exit(1)
         console.print(f"{target} is up to date.")
         raise typer.Exit(0)

@@ -15,7 +15,14 @@ from pathlib import Path
 import typer
 
 from quartermaster.cli.common import err_console
-from reports.quota_diff import RENDERERS, RenderOptions, RevisionError, build_quota_diff, open_side, render_invalid
+from reports.quota_diff import (
+    RENDERERS,
+    RenderOptions,
+    RevisionError,
+    build_quota_diff,
+    open_side,
+    render_invalid,
+)
 
 
 class Format(str, Enum):
@@ -35,12 +42,18 @@ def _kueue_renderer() -> tuple[object | None, str | None]:
 
 def command(
     base: str = typer.Argument(..., help="Base: a git revision (e.g. origin/main) or an inventory folder."),
-    head: str = typer.Argument(None, help="Head: a git revision or an inventory folder; default the working tree."),
-    inventory: Path = typer.Option(Path("inventory"), "--inventory", "-i",
-                                   help="The inventory folder (its path inside the repository for revisions)."),
+    head: str = typer.Argument(
+        None, help="Head: a git revision or an inventory folder; default the working tree."
+    ),
+    inventory: Path = typer.Option(
+        Path("inventory"),
+        "--inventory",
+        "-i",
+        help="The inventory folder (its path inside the repository for revisions).",
+    ),
     fmt: Format = typer.Option(Format.markdown, "--format", "-f", help="Output format."),
 ) -> None:
-    """Compare quotas between two revisions or folders: cost, policy verdicts, approvers, Kueue object diff."""
+    """Compare quotas between two revisions or folders: cost, policies, approvers, Kueue object diff."""
     with tempfile.TemporaryDirectory(prefix="qm-diff-") as scratch:
         try:
             sides = [open_side(base, inventory, Path(scratch)), open_side(head, inventory, Path(scratch))]
@@ -51,13 +64,20 @@ def command(
     if problems:
         for problem in problems:
             err_console.print(problem, markup=False)
-        err_console.print(f"{len(problems)} error(s); the inventories must validate before they can be compared.")
+        err_console.print(
+            f"{len(problems)} error(s); the inventories must validate before they can be compared."
+        )
         sys.stdout.write(render_invalid(fmt.value, problems))
         raise typer.Exit(1)
     render_cluster, note = _kueue_renderer()
-    data = build_quota_diff(sides[0].result.inventory, sides[1].result.inventory, base_label=sides[0].label,
-                            head_label=sides[1].label, render_cluster=render_cluster,  # type: ignore[arg-type]
-                            kueue_note=note)
+    data = build_quota_diff(
+        sides[0].result.inventory,
+        sides[1].result.inventory,
+        base_label=sides[0].label,
+        head_label=sides[1].label,
+        render_cluster=render_cluster,  # type: ignore[arg-type]
+        kueue_note=note,
+    )
     sys.stdout.write(RENDERERS[fmt.value](data, RenderOptions()))
     if data.blocking:
         failed = ", ".join(sorted({v.check for v in data.verdicts if v.status == "fail"}))

@@ -14,19 +14,23 @@ import typer
 from quartermaster.cli.common import console, err_console
 from quartermaster.edit import QuotaChange, set_quotas
 
-app = typer.Typer(help="Change team quotas in the inventory YAML, keeping comments and formatting.",
-                  no_args_is_help=True)
+app = typer.Typer(
+    help="Change team quotas in the inventory YAML, keeping comments and formatting.", no_args_is_help=True
+)
 
 
 @app.command("set")
 def command(
     team: str = typer.Argument(..., help="The team, e.g. llm-pretrain."),
     flavor: str = typer.Argument(..., help="The flavor (pool name), e.g. h100-mega-resv."),
-    nominal: int = typer.Option(..., "--nominal", min=0, help="Nominal quota in accelerators (GPUs or TPU chips)."),
+    nominal: int = typer.Option(
+        ..., "--nominal", min=0, help="Nominal quota in accelerators (GPUs or TPU chips)."
+    ),
     borrowing: int = typer.Option(None, "--borrowing", min=0, help="Borrowing limit in accelerators."),
     lending: int = typer.Option(None, "--lending", min=0, help="Lending limit in accelerators."),
-    inventory: Path = typer.Option(Path("inventory"), "--inventory", "-i", exists=True,
-                                   help="The inventory folder."),
+    inventory: Path = typer.Option(
+        Path("inventory"), "--inventory", "-i", exists=True, help="The inventory folder."
+    ),
     force: bool = typer.Option(False, "--force", help="Edit even if the file has uncommitted changes."),
 ) -> None:
     """Set one team's quota for one flavor."""

@@ -1,18 +1,41 @@
 """The quota PR diff: what a quota change does, what it costs and who must approve it.
 
-    build_quota_diff(base, head, ...) -> QuotaDiff     the data (past / current / delta), policies, approvers
-    render_markdown | render_text | render_json        one renderer per format: (data, options) -> str
-    open_side(spec, inventory, scratch) -> Side        an inventory folder or a git revision, loaded
+build_quota_diff(base, head, ...) -> QuotaDiff     the data (past / current / delta), policies, approvers
+render_markdown | render_text | render_json        one renderer per format: (data, options) -> str
+open_side(spec, inventory, scratch) -> Side        an inventory folder or a git revision, loaded
 """
 
 from reports.quota_diff.data import MARKER, Change, QuotaDiff, QuotaRow, TeamChange, Verdict, build_quota_diff
 from reports.quota_diff.policy import CHECKS
 from reports.quota_diff.pricing import FlavorEconomics, flavor_economics
-from reports.quota_diff.render import RENDERERS, RenderOptions, render_invalid, render_json, render_markdown, render_text
+from reports.quota_diff.render import (
+    RENDERERS,
+    RenderOptions,
+    render_invalid,
+    render_json,
+    render_markdown,
+    render_text,
+)
 from reports.quota_diff.snapshot import RevisionError, Side, open_side
 
 __all__ = [
-    "CHECKS", "MARKER", "RENDERERS", "Change", "FlavorEconomics", "QuotaDiff", "QuotaRow", "RenderOptions",
-    "RevisionError", "Side", "TeamChange", "Verdict", "build_quota_diff", "flavor_economics", "open_side",
-    "render_invalid", "render_json", "render_markdown", "render_text",
+    "CHECKS",
+    "MARKER",
+    "RENDERERS",
+    "Change",
+    "FlavorEconomics",
+    "QuotaDiff",
+    "QuotaRow",
+    "RenderOptions",
+    "RevisionError",
+    "Side",
+    "TeamChange",
+    "Verdict",
+    "build_quota_diff",
+    "flavor_economics",
+    "open_side",
+    "render_invalid",
+    "render_json",
+    "render_markdown",
+    "render_text",
 ]

@@ -39,8 +39,19 @@ def owners_by_file(result: LoadResult, repo_root: Path) -> dict[str, list[str]]:
 
 def render_codeowners(result: LoadResult, repo_root: Path, existing: str = "") -> str:
     """The CODEOWNERS text: the generated block, replacing the previous one inside `existing`."""
-    block = "\n".join([BEGIN, *(f"{path} {' '.join(who)}" for path, who in sorted(
-        owners_by_file(result, repo_root).items())), END]) + "\n"
+    block = (
+        "\n".join(
+            [
+                BEGIN,
+                *(
+                    f"{path} {' '.join(who)}"
+                    for path, who in sorted(owners_by_file(result, repo_root).items())
+                ),
+                END,
+            ]
+        )
+        + "\n"
+    )
     if BEGIN in existing and END in existing:
         before, _, rest = existing.partition(BEGIN)
         _, _, after = rest.partition(END)

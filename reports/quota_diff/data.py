@@ -228,18 +228,32 @@ class _Side:
         return Decimal(0) if econ is None else econ.monthly_usd(self.totals.get(flavor, 0))
 
 
-def build_quota_diff(base: Inventory, head: Inventory, *, base_label: str = "base", head_label: str = "head",
-                     render_cluster: RenderCluster | None = None, kueue_note: str | None = None) -> QuotaDiff:
+def build_quota_diff(
+    base: Inventory,
+    head: Inventory,
+    *,
+    base_label: str = "base",
+    head_label: str = "head",
+    render_cluster: RenderCluster | None = None,
+    kueue_note: str | None = None,
+) -> QuotaDiff:
     """Compare two inventories: the rows, teams, flavors and money; then the policies and approvers."""
     from reports.quota_diff.policy import approvals, verdicts
 
     b, h = _Side.of(base), _Side.of(head)
-    changed_keys = sorted(k for k in set(b.quotas) | set(h.quotas) if _quota_tuple(b.quotas.get(k))
-                          != _quota_tuple(h.quotas.get(k)))
+    changed_keys = sorted(
+        k
+        for k in set(b.quotas) | set(h.quotas)
+        if _quota_tuple(b.quotas.get(k)) != _quota_tuple(h.quotas.get(k))
+    )
     flavors = _flavor_changes(b, h, {f for _, f in changed_keys})
     by_flavor = {f.flavor: f for f in flavors}
-    rows = tuple(sorted((_row(b, h, team, flavor, by_flavor[flavor]) for team, flavor in changed_keys),
-                        key=lambda r: (r.team, r.cluster, r.flavor)))
+    rows = tuple(
+        sorted(
+            (_row(b, h, team, flavor, by_flavor[flavor]) for team, flavor in changed_keys),
+            key=lambda r: (r.team, r.cluster, r.flavor),
+        )
+    )
     teams = _team_changes(b, h, rows)
     unpriced = tuple(sorted({f for s in (b, h) for f, e in s.economics.items() if s.monthly(f) is None}))
     past = sum((m for f in b.economics if (m := b.monthly(f)) is not None), Decimal(0))
@@ -247,8 +261,9 @@ def build_quota_diff(base: Inventory, head: Inventory, *, base_label: str = "bas
     diff = QuotaDiff(base_label, head_label, teams, rows, flavors, Change(past, current), unpriced)
     kueue, note = _kueue_diffs(base, head, render_cluster) if render_cluster else ((), kueue_note)
     found = verdicts(base, head, diff, team_monthly=_team_monthly(b, h, rows))
-    return dataclasses.replace(diff, verdicts=found, approvals=approvals(base, head, diff, found), kueue=kueue,
-                               kueue_note=note)
+    return dataclasses.replace(
+        diff, verdicts=found, approvals=approvals(base, head, diff, found), kueue=kueue, kueue_note=note
+    )
 
 
 def _quota_tuple(q: Quota | None) -> tuple[int, int | None, int | None]:
@@ -256,8 +271,9 @@ def _quota_tuple(q: Quota | None) -> tuple[int, int | None, int | None]:
 
 
 def _flavor_changes(b: _Side, h: _Side, quota_flavors: set[str]) -> tuple[FlavorChange, ...]:
-    names = quota_flavors | {f for f in set(b.economics) | set(h.economics)
-                             if b.economics.get(f) != h.economics.get(f)}
+    names = quota_flavors | {
+        f for f in set(b.economics) | set(h.economics) if b.economics.get(f) != h.economics.get(f)
+    }
     out = []
     for flavor in sorted(names):
         econ = h.economics.get(flavor) or b.economics.get(flavor)
@@ -273,10 +289,20 @@ def _flavor_changes(b: _Side, h: _Side, quota_flavors: set[str]) -> tuple[Flavor
             e = side.economics.get(flavor)
             return 0 if e is None else int(getattr(e, attr))
 
-        out.append(FlavorChange(flavor, econ.cluster, econ.accelerator, econ.provisioning,
-                                Change(size(b, "capacity"), size(h, "capacity")), Change(n_b, n_h),
-                                Change(size(b, "paid_anyway"), size(h, "paid_anyway")), Change(past, current),
-                                quota_usd, other))
+        out.append(
+            FlavorChange(
+                flavor,
+                econ.cluster,
+                econ.accelerator,
+                econ.provisioning,
+                Change(size(b, "capacity"), size(h, "capacity")),
+                Change(n_b, n_h),
+                Change(size(b, "paid_anyway"), size(h, "paid_anyway")),
+                Change(past, current),
+                quota_usd,
+                other,
+            )
+        )
     return tuple(out)
 
 
@@ -295,11 +321,24 @@ def _row(b: _Side, h: _Side, team: str, flavor_name: str, flavor: FlavorChange) 
     owner = h.inventory.team_by_name.get(team) or b.inventory.team_by_name[team]
     nominal = Change(qb.nominal if qb else 0, qh.nominal if qh else 0)
     rate = _flavor_rate(h, flavor)
-    left = Change(flavor.capacity.past - flavor.nominal.past, flavor.capacity.current - flavor.nominal.current)
-    return QuotaRow(team, owner.cost_center, flavor.cluster, flavor_name, flavor.accelerator, flavor.provisioning,
-                    nominal, Change(qb.borrowing_limit if qb else None, qh.borrowing_limit if qh else None),
-                    Change(qb.lending_limit if qb else None, qh.lending_limit if qh else None),
-                    flavor.capacity, left, rate, None if rate is None else nominal.delta * rate)
+    left = Change(
+        flavor.capacity.past - flavor.nominal.past, flavor.capacity.current - flavor.nominal.current
+    )
+    return QuotaRow(
+        team,
+        owner.cost_center,
+        flavor.cluster,
+        flavor_name,
+        flavor.accelerator,
+        flavor.provisioning,
+        nominal,
+        Change(qb.borrowing_limit if qb else None, qh.borrowing_limit if qh else None),
+        Change(qb.lending_limit if qb else None, qh.lending_limit if qh else None),
+        flavor.capacity,
+        left,
+        rate,
+        None if rate is None else nominal.delta * rate,
+    )
 
 
 def _showback(side: _Side, team: Team) -> Decimal | None:
@@ -334,21 +373,30 @@ def _team_changes(b: _Side, h: _Side, rows: tuple[QuotaRow, ...]) -> tuple[TeamC
     for name in names:
         team = h.inventory.team_by_name.get(name) or b.inventory.team_by_name[name]
         status: Literal["added", "removed", "changed"] = (
-            "added" if name not in b.inventory.team_by_name else
-            "removed" if name not in h.inventory.team_by_name else "changed")
+            "added"
+            if name not in b.inventory.team_by_name
+            else "removed"
+            if name not in h.inventory.team_by_name
+            else "changed"
+        )
         mine = [r for r in rows if r.team == name]
         net: dict[tuple[str, str], int] = {}
         for r in mine:
             net[(r.accelerator, r.cluster)] = net.get((r.accelerator, r.cluster), 0) + r.nominal.delta
         moves = tuple(Move(a, c, d) for (a, c), d in sorted(net.items()) if d)
-        limits = tuple(LimitChange(r.flavor, kind, value) for r in mine
-                       for kind, value in (("borrowing", r.borrowing_limit), ("lending", r.lending_limit))
-                       if value.changed and r.nominal.past and r.nominal.current)
+        limits = tuple(
+            LimitChange(r.flavor, kind, value)
+            for r in mine
+            for kind, value in (("borrowing", r.borrowing_limit), ("lending", r.lending_limit))
+            if value.changed and r.nominal.past and r.nominal.current
+        )
         out.append(TeamChange(name, team.cost_center, team.owners, status, moves, limits, monthly[name]))
     return tuple(out)
 
 
-def _kueue_diffs(base: Inventory, head: Inventory, render: RenderCluster) -> tuple[tuple[KueueDiff, ...], None]:
+def _kueue_diffs(
+    base: Inventory, head: Inventory, render: RenderCluster
+) -> tuple[tuple[KueueDiff, ...], None]:
     """Per cluster, the unified diff of the rendered Kueue objects (clusters without a change left out)."""
     out = []
     for cluster in sorted(set(base.cluster_by_name) | set(head.cluster_by_name)):
@@ -356,7 +404,14 @@ def _kueue_diffs(base: Inventory, head: Inventory, render: RenderCluster) -> tup
         new = render(head, cluster) if cluster in head.cluster_by_name else ""
         if old == new:
             continue
-        lines = difflib.unified_diff(old.splitlines(keepends=True), new.splitlines(keepends=True),
-                                     fromfile=f"a/{cluster}.yaml", tofile=f"b/{cluster}.yaml", n=3)
-        out.append(KueueDiff(cluster, "".join(line if line.endswith("\n") else line + "\n" for line in lines)))
+        lines = difflib.unified_diff(
+            old.splitlines(keepends=True),
+            new.splitlines(keepends=True),
+            fromfile=f"a/{cluster}.yaml",
+            tofile=f"b/{cluster}.yaml",
+            n=3,
+        )
+        out.append(
+            KueueDiff(cluster, "".join(line if line.endswith("\n") else line + "\n" for line in lines))
+        )
     return tuple(out), None

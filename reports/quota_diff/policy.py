@@ -1,12 +1,12 @@
 """Policy checks on a quota change, each a small function returning verdicts (pass / warn / fail).
 
-| check | fails (blocks the PR) | warns |
-|---|---|---|
-| `over-capacity` | a changed flavor's nominal quotas exceed its capacity | the same with `policy.allow_oversubscription` |
-| `over-budget` | a cost centre whose cost rises ends above a `policy.budgets` entry | over budget but not rising |
-| `finance-approval` | - | the change adds more than `policy.finance_approval_usd_per_month` |
-| `borrowing` | - | a borrowing limit above what the rest of the cohort tree can lend (new or changed) |
-| `spot-share` | a changed team's spot quota share is above `policy.max_spot_share` | - |
+- `over-capacity` fails when a changed flavor's nominal quotas exceed its capacity (warns instead with
+  `policy.allow_oversubscription`).
+- `over-budget` fails when a cost centre whose cost rises ends above a `policy.budgets` entry (warns when
+  it is over budget but not rising).
+- `finance-approval` warns when the change adds more than `policy.finance_approval_usd_per_month`.
+- `borrowing` warns on a borrowing limit above what the rest of the cohort tree can lend (new or changed).
+- `spot-share` fails when a changed team's spot quota share is above `policy.max_spot_share`.
 
 Every check also says when it passed, so the comment shows what was checked. Checks read the head
 inventory and look only at what the change touches (changed teams, their flavors and cost centres).
@@ -29,16 +29,25 @@ CHECKS: dict[str, str] = {
     "borrowing": "borrowing limits are within what the cohort can lend",
     "spot-share": "teams' spot share stays within policy",
 }
-FINANCE_REASONS = {"over-budget": "over budget ({})", "finance-approval": "above the finance approval threshold"}
+FINANCE_REASONS = {
+    "over-budget": "over budget ({})",
+    "finance-approval": "above the finance approval threshold",
+}
 Check = Callable[[Inventory, Inventory, QuotaDiff, dict[str, Change]], list[Verdict]]
 
 
-def verdicts(base: Inventory, head: Inventory, diff: QuotaDiff, *, team_monthly: dict[str, Change]
-             ) -> tuple[Verdict, ...]:
+def verdicts(
+    base: Inventory, head: Inventory, diff: QuotaDiff, *, team_monthly: dict[str, Change]
+) -> tuple[Verdict, ...]:
     """Run every check; failures first, then warnings, then passes."""
     found: list[Verdict] = []
-    for check in (check_over_capacity, check_over_budget, check_finance_approval, check_borrowing,
-                  check_spot_share):
+    for check in (
+        check_over_capacity,
+        check_over_budget,
+        check_finance_approval,
+        check_borrowing,
+        check_spot_share,
+    ):
         found.extend(check(base, head, diff, team_monthly))
     order = {"fail": 0, "warn": 1, "pass": 2}
     return tuple(sorted(found, key=lambda v: (order[v.status], v.check, v.subject)))
@@ -48,7 +57,9 @@ def _money(amount: Decimal) -> str:
     return f"${cents(amount):,}"
 
 
-def check_over_capacity(base: Inventory, head: Inventory, diff: QuotaDiff, _: dict[str, Change]) -> list[Verdict]:
+def check_over_capacity(
+    base: Inventory, head: Inventory, diff: QuotaDiff, _: dict[str, Change]
+) -> list[Verdict]:
     """Per changed flavor: the sum of nominal quotas is at most the pool's capacity."""
     capacity, nominal = flavor_capacity(head), nominal_by_flavor(head)
     status = "warn" if head.policy.allow_oversubscription else "fail"
@@ -57,14 +68,23 @@ def check_over_capacity(base: Inventory, head: Inventory, diff: QuotaDiff, _: di
         if flavor.flavor not in capacity or nominal.get(flavor.flavor, 0) <= capacity[flavor.flavor]:
             continue
         over = nominal[flavor.flavor] - capacity[flavor.flavor]
-        out.append(Verdict("over-capacity", status, flavor.flavor,
-                           f"{flavor.flavor} in {flavor.cluster}: nominal quotas sum to {nominal[flavor.flavor]} "
-                           f"but the flavor has {capacity[flavor.flavor]} {flavor.accelerator} ({over} over)"))
-    return out or [Verdict("over-capacity", "pass", "", f"{len(diff.flavors)} changed flavor(s) within capacity")]
+        out.append(
+            Verdict(
+                "over-capacity",
+                status,
+                flavor.flavor,
+                f"{flavor.flavor} in {flavor.cluster}: nominal quotas sum to {nominal[flavor.flavor]} "
+                f"but the flavor has {capacity[flavor.flavor]} {flavor.accelerator} ({over} over)",
+            )
+        )
+    return out or [
+        Verdict("over-capacity", "pass", "", f"{len(diff.flavors)} changed flavor(s) within capacity")
+    ]
 
 
-def check_over_budget(base: Inventory, head: Inventory, diff: QuotaDiff,
-                      team_monthly: dict[str, Change]) -> list[Verdict]:
+def check_over_budget(
+    base: Inventory, head: Inventory, diff: QuotaDiff, team_monthly: dict[str, Change]
+) -> list[Verdict]:
     """Per budget of a touched cost centre: the centre's monthly cost times the quarter's months fits it."""
     centres = sorted({t.cost_center for t in diff.teams})
     out = []
@@ -73,7 +93,9 @@ def check_over_budget(base: Inventory, head: Inventory, diff: QuotaDiff,
         teams = [t.name for t in head.teams if t.cost_center == centre]
         monthly = [team_monthly[t] for t in teams]
         if None in [m.current for m in monthly] or None in [m.past for m in monthly]:
-            out.append(Verdict("over-budget", "warn", centre, f"{centre}: a flavor has no price; budget not checked"))
+            out.append(
+                Verdict("over-budget", "warn", centre, f"{centre}: a flavor has no price; budget not checked")
+            )
             continue
         past = sum((m.past for m in monthly), Decimal(0))
         current = sum((m.current for m in monthly), Decimal(0))
@@ -82,27 +104,50 @@ def check_over_budget(base: Inventory, head: Inventory, diff: QuotaDiff,
             spend = current * months
             subject = f"{centre} {budget.quarter}"
             if spend <= budget.usd:
-                out.append(Verdict("over-budget", "pass", subject,
-                                   f"{subject}: {_money(spend)} of {_money(budget.usd)}"))
+                out.append(
+                    Verdict(
+                        "over-budget", "pass", subject, f"{subject}: {_money(spend)} of {_money(budget.usd)}"
+                    )
+                )
                 continue
             rising = current > past
-            out.append(Verdict("over-budget", "fail" if rising else "warn", subject,
-                               f"{subject}: {_money(spend)} is over the budget of {_money(budget.usd)} by "
-                               f"{_money(spend - budget.usd)}" + ("" if rising else " (already over; not rising)")))
+            out.append(
+                Verdict(
+                    "over-budget",
+                    "fail" if rising else "warn",
+                    subject,
+                    f"{subject}: {_money(spend)} is over the budget of {_money(budget.usd)} by "
+                    f"{_money(spend - budget.usd)}" + ("" if rising else " (already over; not rising)"),
+                )
+            )
     return out or [Verdict("over-budget", "pass", "", "no budget applies to the changed teams")]
 
 
-def check_finance_approval(base: Inventory, head: Inventory, diff: QuotaDiff, _: dict[str, Change]) -> list[Verdict]:
+def check_finance_approval(
+    base: Inventory, head: Inventory, diff: QuotaDiff, _: dict[str, Change]
+) -> list[Verdict]:
     """The change's monthly cost increase is at most the finance approval threshold."""
     threshold = head.policy.finance_approval_usd_per_month
     delta = diff.monthly_usd.delta
     if threshold is None:
         return [Verdict("finance-approval", "pass", "", "no finance approval threshold is set")]
     if delta > threshold:
-        return [Verdict("finance-approval", "warn", "monthly cost",
-                        f"+{_money(delta)}/month is above {_money(threshold)}/month: needs finance approval")]
-    return [Verdict("finance-approval", "pass", "monthly cost",
-                    f"{'+' if delta >= 0 else '-'}{_money(abs(delta))}/month is within {_money(threshold)}/month")]
+        return [
+            Verdict(
+                "finance-approval",
+                "warn",
+                "monthly cost",
+                f"+{_money(delta)}/month is above {_money(threshold)}/month: needs finance approval",
+            )
+        ]
+    return [
+        Verdict(
+            "finance-approval",
+            "pass",
+            "monthly cost",
+            f"{'+' if delta >= 0 else '-'}{_money(abs(delta))}/month is within {_money(threshold)}/month",
+        )
+    ]
 
 
 def lendable(inventory: Inventory, team: str, flavor: str) -> int:
@@ -118,8 +163,11 @@ def lendable(inventory: Inventory, team: str, flavor: str) -> int:
                 total += q.nominal if q.lending_limit is None else q.lending_limit
     for cohort in inventory.cohorts:
         if _root(inventory, cohort.name) == root:
-            total += sum(q.nominal if q.lending_limit is None else q.lending_limit
-                         for q in cohort.quotas if q.flavor == flavor)
+            total += sum(
+                q.nominal if q.lending_limit is None else q.lending_limit
+                for q in cohort.quotas
+                if q.flavor == flavor
+            )
     return total
 
 
@@ -150,13 +198,22 @@ def _borrowing_gaps(inventory: Inventory) -> dict[tuple[str, str], tuple[int, in
 def check_borrowing(base: Inventory, head: Inventory, diff: QuotaDiff, _: dict[str, Change]) -> list[Verdict]:
     """Borrowing limits that the cohort tree cannot honour, new or changed by this change."""
     before, after = _borrowing_gaps(base), _borrowing_gaps(head)
-    out = [Verdict("borrowing", "warn", f"{team}/{flavor}",
-                   f"{team} may borrow {limit} in {flavor} but the rest of its cohort tree can lend only {can}")
-           for (team, flavor), (limit, can) in sorted(after.items()) if before.get((team, flavor)) != (limit, can)]
+    out = [
+        Verdict(
+            "borrowing",
+            "warn",
+            f"{team}/{flavor}",
+            f"{team} may borrow {limit} in {flavor} but the rest of its cohort tree can lend only {can}",
+        )
+        for (team, flavor), (limit, can) in sorted(after.items())
+        if before.get((team, flavor)) != (limit, can)
+    ]
     return out or [Verdict("borrowing", "pass", "", "every borrowing limit can be lent by the cohort")]
 
 
-def check_spot_share(base: Inventory, head: Inventory, diff: QuotaDiff, _: dict[str, Change]) -> list[Verdict]:
+def check_spot_share(
+    base: Inventory, head: Inventory, diff: QuotaDiff, _: dict[str, Change]
+) -> list[Verdict]:
     """A changed team's nominal quota on spot pools is at most `policy.max_spot_share` of its quota."""
     limit = head.policy.max_spot_share
     out = []
@@ -165,16 +222,29 @@ def check_spot_share(base: Inventory, head: Inventory, diff: QuotaDiff, _: dict[
         total = sum(q.nominal for q in team.quotas) if team else 0
         if not team or not total:
             continue
-        spot = sum(q.nominal for q in team.quotas
-                   if (pool := head.pool_by_name.get(q.flavor)) is not None and pool.provisioning == "spot")
+        spot = sum(
+            q.nominal
+            for q in team.quotas
+            if (pool := head.pool_by_name.get(q.flavor)) is not None and pool.provisioning == "spot"
+        )
         if spot > total * limit:
-            out.append(Verdict("spot-share", "fail", change.team,
-                               f"{change.team}: {spot} of {total} accelerators are spot ({spot * 100 / total:.1f} %), "
-                               f"above policy.max_spot_share {limit * 100:g} %"))
-    return out or [Verdict("spot-share", "pass", "", f"changed teams within the {limit * 100:g} % spot limit")]
+            out.append(
+                Verdict(
+                    "spot-share",
+                    "fail",
+                    change.team,
+                    f"{change.team}: {spot} of {total} accelerators are spot ({spot * 100 / total:.1f} %), "
+                    f"above policy.max_spot_share {limit * 100:g} %",
+                )
+            )
+    return out or [
+        Verdict("spot-share", "pass", "", f"changed teams within the {limit * 100:g} % spot limit")
+    ]
 
 
-def approvals(base: Inventory, head: Inventory, diff: QuotaDiff, found: tuple[Verdict, ...]) -> tuple[Approval, ...]:
+def approvals(
+    base: Inventory, head: Inventory, diff: QuotaDiff, found: tuple[Verdict, ...]
+) -> tuple[Approval, ...]:
     """The owners of every changed team, then the finance approvers when a money check did not pass."""
     reasons: dict[str, list[str]] = {}
     for team in diff.teams:

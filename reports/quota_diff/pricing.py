@@ -49,7 +49,7 @@ class FlavorEconomics:
     fixed_usd_per_month: Decimal | None
     """fixed_usd_per_month: what the paid-anyway capacity costs per month; None if a price is missing."""
     rate_usd_per_accelerator_month: Decimal | None
-    """rate_usd_per_accelerator_month: the price of one more accelerator beyond paid_anyway; None if unknown."""
+    """rate_usd_per_accelerator_month: price of one accelerator beyond paid_anyway; None if unknown."""
     rate_pricing_model: str | None
     """rate_pricing_model: the price-book pricing model the rate comes from."""
 
@@ -58,7 +58,11 @@ class FlavorEconomics:
         above = max(0, nominal - self.paid_anyway)
         if above == 0:
             return Decimal(0)
-        return None if self.rate_usd_per_accelerator_month is None else above * self.rate_usd_per_accelerator_month
+        return (
+            None
+            if self.rate_usd_per_accelerator_month is None
+            else above * self.rate_usd_per_accelerator_month
+        )
 
     def monthly_usd(self, nominal: int) -> Decimal | None:
         """Monthly cost of the flavor when its teams' nominal quotas sum to `nominal`."""
@@ -94,10 +98,18 @@ def flavor_economics(inventory: Inventory) -> dict[str, FlavorEconomics]:
                 fixed = (commit_usd + on_demand_nodes * (price or Decimal(0))) * MONTH
             rate = None if price is None else price * MONTH / machine.accelerators_per_node
             out[pool.name] = FlavorEconomics(
-                flavor=pool.name, cluster=cluster.name, site=cluster.site, machine=pool.machine,
-                accelerator=machine.accelerator, provisioning=pool.provisioning,
-                capacity=pool_accelerators(inventory, pool), paid_anyway=paid_nodes * machine.accelerators_per_node,
-                fixed_usd_per_month=fixed, rate_usd_per_accelerator_month=rate, rate_pricing_model=model)
+                flavor=pool.name,
+                cluster=cluster.name,
+                site=cluster.site,
+                machine=pool.machine,
+                accelerator=machine.accelerator,
+                provisioning=pool.provisioning,
+                capacity=pool_accelerators(inventory, pool),
+                paid_anyway=paid_nodes * machine.accelerators_per_node,
+                fixed_usd_per_month=fixed,
+                rate_usd_per_accelerator_month=rate,
+                rate_pricing_model=model,
+            )
     return out
 
 
@@ -115,12 +127,17 @@ def _committed_nodes(inventory: Inventory) -> dict[str, int]:
     return out
 
 
-def _node_price(inventory: Inventory, machine: str, site: str, provisioning: str) -> tuple[Decimal | None, str | None]:
+def _node_price(
+    inventory: Inventory, machine: str, site: str, provisioning: str
+) -> tuple[Decimal | None, str | None]:
     """The price-book $/node-hour for one more node of a pool, and its pricing model."""
     wanted = PRICING_MODEL_OF_PROVISIONING.get(provisioning)
     models = ((wanted,) if wanted else ()) + FALLBACK_PRICING_MODELS
     rows: dict[str, PriceRow] = {
-        r.pricing_model: r for r in inventory.prices if r.machine == machine and r.site == site and r.term_months == 0}
+        r.pricing_model: r
+        for r in inventory.prices
+        if r.machine == machine and r.site == site and r.term_months == 0
+    }
     for model in models:
         if model in rows:
             return rows[model].usd_per_node_hour, model

@@ -1,7 +1,8 @@
 """Renderers of a `QuotaDiff`: one per format, one signature, `render_<format>(data, options) -> str`.
 
-Formatting lives in the Jinja filters registered here (`money`, `delta`, `pct`, `limit`, `icon`); the
-templates under `reports/templates/` do no arithmetic.
+Formatting lives in Jinja filters: the shared `money`, `delta` (money) and `pct` of `reports.filters`,
+plus `signed` (counts), `change_pct` (relative change in percent), `limit` and `icon` registered here.
+The templates under `reports/templates/` do no arithmetic.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from typing import Any
 
 import jinja2
 
-from quartermaster.units import cents
+from reports.filters import UNKNOWN, register
 from reports.quota_diff.data import MARKER, Change, KueueDiff, QuotaDiff
 
 TEMPLATES = Path(__file__).resolve().parents[1] / "templates"
@@ -29,28 +30,18 @@ class RenderOptions:
 
     marker: bool = True
     max_diff_lines: int = 300
-    """max_diff_lines: Kueue diff lines per cluster before the rest is cut (GitHub comments hold 65,536 chars)."""
+    """max_diff_lines: Kueue diff lines per cluster before the rest is cut (a comment holds 65,536 chars)."""
 
 
-def money(value: Decimal | None) -> str:
-    """`Decimal("-1234.5")` -> `-$1,234.50`; None -> `unknown`."""
+def signed(value: int | None) -> str:
+    """A change of a count: `+128`, `-16`, `0`."""
     if value is None:
-        return "unknown"
-    amount = cents(Decimal(value))
-    return f"-${-amount:,}" if amount < 0 else f"${amount:,}"
-
-
-def delta(value: Decimal | int | None) -> str:
-    """A signed change: money for Decimal (`+$1.00`), a count for int (`+128`); zero unsigned."""
-    if value is None:
-        return "unknown"
-    if isinstance(value, Decimal):
-        return money(value) if cents(value) <= 0 else f"+{money(value)}"
+        return UNKNOWN
     return f"+{value}" if value > 0 else str(value)
 
 
-def pct(value: Decimal | None) -> str:
-    """`Decimal("12.345")` -> `+12.3 %`; None (no baseline) -> `new`."""
+def change_pct(value: Decimal | None) -> str:
+    """A relative change given in percent: `+152.4 %`, `-3.0 %`; None (no baseline) -> `new`."""
     if value is None:
         return "new"
     shown = Decimal(value).quantize(Decimal("0.1"), rounding=ROUND_HALF_UP)
@@ -59,6 +50,7 @@ def pct(value: Decimal | None) -> str:
 
 def limit(value: Change) -> str:
     """An optional value before and after: `32`, `32 → 64`, `none → 16`, or `-` when absent on both sides."""
+
     def one(v: Any) -> str:
         return "none" if v is None else str(v)
 
@@ -69,10 +61,22 @@ def limit(value: Change) -> str:
 
 def environment() -> jinja2.Environment:
     """The Jinja environment with the report filters; undefined names are errors."""
-    env = jinja2.Environment(loader=jinja2.FileSystemLoader(TEMPLATES), undefined=jinja2.StrictUndefined,
-                             trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True, autoescape=False)
-    env.filters.update(money=money, delta=delta, pct=pct, limit=limit, icon=ICONS.__getitem__,
-                       text_icon=TEXT_ICONS.__getitem__)
+    env = jinja2.Environment(
+        loader=jinja2.FileSystemLoader(TEMPLATES),
+        undefined=jinja2.StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        keep_trailing_newline=True,
+        autoescape=False,
+    )
+    register(env)  # money, delta, pct, number: shared by every report
+    env.filters.update(
+        signed=signed,
+        change_pct=change_pct,
+        limit=limit,
+        icon=ICONS.__getitem__,
+        text_icon=TEXT_ICONS.__getitem__,
+    )
     return env
 
 
@@ -87,8 +91,13 @@ def _cut(diffs: tuple[KueueDiff, ...], max_lines: int) -> list[KueueDiff]:
 
 
 def _context(data: QuotaDiff, options: RenderOptions) -> dict[str, Any]:
-    return {"d": data, "o": options, "marker": MARKER, "kueue": _cut(data.kueue, options.max_diff_lines),
-            "other_flavors": [f for f in data.flavors if f.other_usd is None or f.other_usd != 0]}
+    return {
+        "d": data,
+        "o": options,
+        "marker": MARKER,
+        "kueue": _cut(data.kueue, options.max_diff_lines),
+        "other_flavors": [f for f in data.flavors if f.other_usd is None or f.other_usd != 0],
+    }
 
 
 def render_markdown(data: QuotaDiff, options: RenderOptions = RenderOptions()) -> str:
@@ -107,7 +116,10 @@ def render_json(data: QuotaDiff, options: RenderOptions = RenderOptions()) -> st
 
 
 RENDERERS: dict[str, Callable[[QuotaDiff, RenderOptions], str]] = {
-    "markdown": render_markdown, "json": render_json, "text": render_text}
+    "markdown": render_markdown,
+    "json": render_json,
+    "text": render_text,
+}
 
 
 def render_invalid(fmt: str, problems: list[str], options: RenderOptions = RenderOptions()) -> str:
@@ -118,5 +130,7 @@ def render_invalid(fmt: str, problems: list[str], options: RenderOptions = Rende
         return "".join(f"{p}\n" for p in problems)
     head = f"{MARKER}\n" if options.marker else ""
     body = "".join(f"{p}\n" for p in problems)
-    return (f"{head}## Quartermaster quota diff\n\n{ICONS['fail']} The inventory does not validate; fix these "
-            f"and push again:\n\n```\n{body}```\n")
+    return (
+        f"{head}## Quartermaster quota diff\n\n{ICONS['fail']} The inventory does not validate; fix these "
+        f"and push again:\n\n```\n{body}```\n"
+    )

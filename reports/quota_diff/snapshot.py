@@ -34,7 +34,7 @@ class Side:
 
 
 def open_side(spec: str | None, inventory: Path, scratch: Path) -> Side:
-    """Load a side: None = the working-tree `inventory`; an existing path = that folder; else a git revision."""
+    """Load a side: None = the working-tree `inventory`; an existing path = that folder; else a revision."""
     if spec is None:
         return _loaded(f"working tree ({inventory})", load(inventory), None, None)
     if Path(spec).exists():
@@ -42,11 +42,13 @@ def open_side(spec: str | None, inventory: Path, scratch: Path) -> Side:
     root, sha = _git_revision(spec, inventory)
     rel = inventory.resolve().relative_to(root) if inventory.resolve() != root else Path(".")
     tree = scratch / sha
-    archive = subprocess.run(["git", "archive", "--format=tar", sha, "--", str(rel)], cwd=root,
-                             capture_output=True, check=False)
+    archive = subprocess.run(
+        ["git", "archive", "--format=tar", sha, "--", str(rel)], cwd=root, capture_output=True, check=False
+    )
     if archive.returncode != 0:
-        raise RevisionError(f"`{rel}` does not exist at revision `{spec}`: "
-                            f"{archive.stderr.decode(errors='replace').strip()}")
+        raise RevisionError(
+            f"`{rel}` does not exist at revision `{spec}`: {archive.stderr.decode(errors='replace').strip()}"
+        )
     tree.mkdir(parents=True, exist_ok=True)
     with tarfile.open(fileobj=io.BytesIO(archive.stdout)) as tar:
         tar.extractall(tree, filter="data")
@@ -57,18 +59,26 @@ def open_side(spec: str | None, inventory: Path, scratch: Path) -> Side:
 def _git_revision(spec: str, inventory: Path) -> tuple[Path, str]:
     where = inventory if inventory.is_dir() else inventory.parent
     try:
-        top = subprocess.run(["git", "rev-parse", "--show-toplevel"], cwd=where, capture_output=True, text=True,
-                             check=False)
+        top = subprocess.run(
+            ["git", "rev-parse", "--show-toplevel"], cwd=where, capture_output=True, text=True, check=False
+        )
     except FileNotFoundError as exc:
         raise RevisionError(f"`{spec}` is not an inventory folder, and git is not installed") from exc
     if top.returncode != 0:
         raise RevisionError(f"`{spec}` is not an inventory folder, and {where} is not in a git repository")
     root = Path(top.stdout.strip()).resolve()
-    rev = subprocess.run(["git", "rev-parse", "--verify", "--quiet", f"{spec}^{{commit}}"], cwd=root,
-                         capture_output=True, text=True, check=False)
+    rev = subprocess.run(
+        ["git", "rev-parse", "--verify", "--quiet", f"{spec}^{{commit}}"],
+        cwd=root,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     if rev.returncode != 0:
-        raise RevisionError(f"`{spec}` is neither an inventory folder nor a git revision of {root}. "
-                            f"For a branch of the remote, fetch it first (`git fetch origin main`).")
+        raise RevisionError(
+            f"`{spec}` is neither an inventory folder nor a git revision of {root}. "
+            f"For a branch of the remote, fetch it first (`git fetch origin main`)."
+        )
     return root, rev.stdout.strip()
 
 

@@ -1,0 +1,142 @@
+"""The quota PR workflow (checked against the GitHub workflow JSON schema by check-jsonschema), the pre-commit
+hooks and the generated CODEOWNERS."""
+
+from __future__ import annotations
+
+import re
+import shlex
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from ruamel.yaml import YAML
+from typer.testing import CliRunner
+
+from quartermaster.cli import app
+from quartermaster.loader import load
+from reports.quota_diff import MARKER
+from reports.quota_diff.codeowners import BEGIN, END, render_codeowners
+from tests.prdiff.repo import QuotaRepo
+
+REPO = Path(__file__).resolve().parents[2]
+WORKFLOW = REPO / ".github" / "workflows" / "quota-pr.yml"
+
+
+def check_workflow(path: Path) -> subprocess.CompletedProcess[str]:
+    """check-jsonschema with its vendored schemastore `github-workflows` schema (no network)."""
+    return subprocess.run(
+        [sys.executable, "-m", "check_jsonschema", "--builtin-schema", "vendor.github-workflows", str(path)],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+
+
+def yaml12(path: Path) -> dict:  # type: ignore[type-arg]
+    """YAML 1.2, as GitHub reads it (`on:` stays a string key)."""
+    return YAML(typ="safe").load(path.read_text(encoding="utf-8"))  # type: ignore[no-any-return]
+
+
+def test_workflow_is_valid_against_the_github_workflow_schema() -> None:
+    checked = check_workflow(WORKFLOW)
+    assert checked.returncode == 0, checked.stdout + checked.stderr
+    assert "ok -- validation done" in checked.stdout
+
+
+def test_schema_check_catches_a_broken_workflow(tmp_path: Path) -> None:
+    broken = tmp_path / "broken.yml"
+    broken.write_text(WORKFLOW.read_text().replace("runs-on: ubuntu-latest", "runs_on: ubuntu-latest"))
+    checked = check_workflow(broken)
+    assert checked.returncode == 1
+    assert "runs_on" in checked.stdout or "runs-on" in checked.stdout
+
+
+def test_workflow_runs_the_quota_review_steps() -> None:
+    flow = yaml12(WORKFLOW)
+    assert flow["on"] == {"pull_request": {"paths": ["inventory/**"]}}
+    steps = flow["jobs"]["quota-diff"]["steps"]
+    checkout = next(s for s in steps if s.get("uses", "").startswith("actions/checkout@"))
+    assert checkout["with"]["fetch-depth"] == 0
+    python = next(s for s in steps if s.get("uses", "").startswith("actions/setup-python@"))
+    assert python["with"]["python-version"] == "3.11"
+    runs = [s.get("run", "") for s in steps]
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    setup = re.search(r"```bash\n(python3 -m venv[^\n]*)\n```", readme).group(1)  # type: ignore[union-attr]
+    install = next(r for r in runs if "pip install" in r)
+    assert setup.startswith(install), "the workflow installs exactly as the README does"
+    assert ".venv/bin/qm validate inventory/" in runs
+    assert '.venv/bin/qm diff "origin/${BASE_REF}" --format markdown > comment.md' in runs
+    script = next(s for s in steps if s.get("uses", "").startswith("actions/github-script@"))["with"][
+        "script"
+    ]
+    assert f"const marker = '{MARKER}';" in script
+    assert "updateComment" in script and "createComment" in script
+    last = steps[-1]
+    assert "steps.diff.outcome == 'failure'" in last["if"] and "exit 1" in last["run"]
+    assert flow["permissions"]["pull-requests"] == "write"
+
+
+def test_pre_commit_hooks_validate_on_inventory_changes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(REPO)  # pre-commit runs hooks from the repository root
+    offered = yaml12(REPO / ".pre-commit-hooks.yaml")
+    config = yaml12(REPO / ".pre-commit-config.yaml")
+    local = config["repos"][0]["hooks"]
+    assert [h["id"] for h in offered] == [h["id"] for h in local] == ["qm-validate", "qm-codeowners"]
+    for hook in [*offered, *local]:
+        assert re.search(hook["files"], "inventory/teams/llm-pretrain.yaml")
+        assert not re.search(hook["files"], "README.md")
+        assert hook["pass_filenames"] is False
+    # the hooks' commands do what they say, on this repository and on a broken inventory
+    for hook in local:
+        argv = shlex.split(hook["entry"])
+        assert argv[0] == ".venv/bin/qm"
+        result = CliRunner().invoke(app, argv[1:])
+        assert result.exit_code == 0, result.output
+    repo = QuotaRepo.create(tmp_path).replace("teams/speech.yaml", "cohort: product", "cohort: prodct")
+    validate = shlex.split(local[0]["entry"])[1:-1] + [str(repo.inventory)]
+    broken = CliRunner().invoke(app, validate)
+    assert broken.exit_code == 1 and "Did you mean `product`?" in broken.output
+
+
+def test_codeowners_gives_team_files_to_owners_and_money_files_to_finance(tmp_path: Path) -> None:
+    result = load(REPO / "inventory")
+    text = render_codeowners(result, REPO)
+    lines = text.splitlines()
+    assert lines[0] == BEGIN and lines[-1] == END
+    owners = dict(line.split(" ", 1) for line in lines[1:-1])
+    finance = " ".join(result.inventory.policy.finance_approvers)
+    for team in result.inventory.teams:
+        assert owners[f"/inventory/teams/{team.name}.yaml"] == " ".join(team.owners)
+    assert owners["/inventory/prices.csv"] == owners["/inventory/commitments.yaml"] == finance
+    assert owners["/inventory/org.yaml"] == finance  # policy and budgets
+    assert len(owners) == len(result.inventory.teams) + 3
+
+
+def test_codeowners_keeps_hand_written_lines_and_check_detects_staleness(tmp_path: Path) -> None:
+    repo = QuotaRepo.create(tmp_path)
+    target = repo.root / ".github" / "CODEOWNERS"
+    target.parent.mkdir()
+    target.write_text("# code\n/quartermaster/ @northwind/platform\n")
+    runner = CliRunner()
+    args = ["codeowners", str(repo.inventory), "--output", str(target)]
+    assert runner.invoke(app, args).exit_code == 0
+    written = target.read_text()
+    assert written.startswith("# code\n/quartermaster/ @northwind/platform\n\n" + BEGIN)
+    assert runner.invoke(app, [*args, "--check"]).exit_code == 0
+    repo.replace("teams/speech.yaml", '"@northwind/speech-leads"', '"@northwind/voice-leads"')
+    stale = runner.invoke(app, [*args, "--check"])
+    assert stale.exit_code == 1 and "not up to date" in stale.output
+    assert runner.invoke(app, args).exit_code == 0
+    assert "/inventory/teams/speech.yaml @northwind/voice-leads\n" in target.read_text()
+    assert target.read_text().count(BEGIN) == 1
+
+
+def test_committed_codeowners_is_current() -> None:
+    result = CliRunner().invoke(
+        app,
+        ["codeowners", str(REPO / "inventory"), "--check", "--output", str(REPO / ".github" / "CODEOWNERS")],
+    )
+    assert result.exit_code == 0, result.output
