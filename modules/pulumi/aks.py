@@ -6,6 +6,7 @@ import pulumi
 import pulumi_azure_native as azure_native
 
 from modules.cloud import AksAgentPoolSpec, conflicts
+from modules.pulumi.errors import ResourceError
 
 
 class AksAcceleratorPool(pulumi.ComponentResource):
@@ -15,7 +16,7 @@ class AksAcceleratorPool(pulumi.ComponentResource):
         super().__init__("quartermaster:aks:AcceleratorPool", name, None, opts)
         problems = conflicts(spec)
         if problems:
-            raise pulumi.ResourceError(f"agent pool {spec.agent_pool_name}: " + "; ".join(problems), self)
+            raise ResourceError(f"agent pool {spec.agent_pool_name}: " + "; ".join(problems), self)
         # keyword arguments, not AgentPoolArgs: the SDK's args path collides the cluster's `resource_name`
         # with the Pulumi resource name (pulumi_azure_native 3.29); the keyword for the cluster is `resource_name_`
         self.agent_pool = azure_native.containerservice.AgentPool(

@@ -8,6 +8,7 @@ from typing import Any
 import pulumi
 
 from modules.cloud import ClusterSpec, cluster_spec
+from modules.pulumi.errors import ResourceError
 from modules.pulumi.kueue import KueueObjects
 from quartermaster.model import Inventory
 
@@ -20,7 +21,7 @@ class ClusterCapacity(pulumi.ComponentResource):
         super().__init__("quartermaster:cluster:ClusterCapacity", name, None, opts)
         self.spec = spec
         if manifests and kubeconfig is None:
-            raise pulumi.ResourceError(f"cluster {spec.cluster}: Kueue objects need a kubeconfig; set "
+            raise ResourceError(f"cluster {spec.cluster}: Kueue objects need a kubeconfig; set "
                                        "`pulumi config set --secret quartermaster:kubeconfig ...`", self)
         self.pools: list[pulumi.ComponentResource] = []
         self.pool_names = sorted({p.pool for p in [*spec.gke_node_pools, *spec.eks_node_groups, *spec.aks_agent_pools]})

@@ -7,6 +7,7 @@ import pulumi
 import pulumi_aws as aws
 
 from modules.cloud import AwsCapacityReservationSpec, AwsServiceQuotaSpec, EksNodeGroupSpec, conflicts, upper_snake_effect
+from modules.pulumi.errors import ResourceError
 
 
 class EksAcceleratorNodeGroup(pulumi.ComponentResource):
@@ -22,7 +23,7 @@ class EksAcceleratorNodeGroup(pulumi.ComponentResource):
             problems.append(f"the launch template targets capacity reservation "
                             f"{spec.launch_template.capacity_reservation}; pass its `capacity_reservation_id`")
         if problems:
-            raise pulumi.ResourceError(f"node group {spec.node_group_name}: " + "; ".join(problems), self)
+            raise ResourceError(f"node group {spec.node_group_name}: " + "; ".join(problems), self)
         child = pulumi.ResourceOptions(parent=self)
         lt = spec.launch_template
         self.placement_group = None

@@ -6,6 +6,7 @@ import pulumi
 import pulumi_gcp as gcp
 
 from modules.cloud import GcpQuotaPreferenceSpec, GcpReservationSpec, GkeNodePoolSpec, conflicts, upper_snake_effect
+from modules.pulumi.errors import ResourceError
 
 
 class GkeAcceleratorPool(pulumi.ComponentResource):
@@ -17,7 +18,7 @@ class GkeAcceleratorPool(pulumi.ComponentResource):
         for spec in node_pools:
             problems = conflicts(spec)
             if problems:
-                raise pulumi.ResourceError(f"node pool {spec.name}: " + "; ".join(problems), self)
+                raise ResourceError(f"node pool {spec.name}: " + "; ".join(problems), self)
         self.node_pools = [
             gcp.container.NodePool(spec.name, args=node_pool_args(spec), opts=pulumi.ResourceOptions(parent=self))
             for spec in node_pools

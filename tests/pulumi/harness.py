@@ -1,0 +1,132 @@
+"""Run the Pulumi program under Pulumi's own mocks and record every resource it registers.
+
+`run_stack(stack)` runs `stacks/__main__.py` with the config of `stacks/Pulumi.<stack>.yaml`;
+`run_cluster(inventory, cluster)` declares a cluster of any (e.g. mutated) inventory, `run_program`
+runs any program. All return a
+`Registered`: every resource with its type, name, inputs (engine names, camelCase), parent, provider,
+dependencies and options, as the engine would have received them.
+"""
+
+from __future__ import annotations
+
+import runpy
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import pulumi
+import yaml
+from pulumi.runtime import mocks
+
+from quartermaster.model import Inventory
+
+ROOT = Path(__file__).resolve().parents[2]
+STACKS = ROOT / "stacks"
+KUBECONFIG = "apiVersion: v1\nkind: Config\nclusters: []\ncontexts: []\nusers: []\n"
+
+
+@dataclass(frozen=True)
+class Resource:
+    """One registration as the engine receives it."""
+
+    urn: str
+    type: str
+    name: str
+    inputs: dict[str, Any]
+    parent: str
+    provider: str
+    dependencies: tuple[str, ...]
+    protect: bool
+    ignore_changes: tuple[str, ...]
+
+
+@dataclass
+class Registered:
+    """All registrations of one program run, with lookups."""
+
+    resources: list[Resource] = field(default_factory=list)
+
+    def of_type(self, type_: str) -> list[Resource]:
+        return [r for r in self.resources if r.type == type_]
+
+    def named(self, type_: str, name: str) -> Resource:
+        matches = [r for r in self.of_type(type_) if r.name == name]
+        assert len(matches) == 1, f"{len(matches)} {type_} named {name}"
+        return matches[0]
+
+    def by_urn(self, urn: str) -> Resource:
+        return next(r for r in self.resources if r.urn == urn)
+
+    def parent_of(self, resource: Resource) -> Resource:
+        return self.by_urn(resource.parent)
+
+
+class EchoMocks(pulumi.runtime.Mocks):
+    """Every resource gets an id and outputs equal to its inputs (a launch template also a version)."""
+
+    def new_resource(self, args: pulumi.runtime.MockResourceArgs) -> tuple[str, dict[str, Any]]:
+        outputs = dict(args.inputs)
+        if args.typ == "aws:ec2/launchTemplate:LaunchTemplate":
+            outputs["latestVersion"] = 1
+        return f"{args.name}-id", outputs
+
+    def call(self, args: pulumi.runtime.MockCallArgs) -> tuple[dict[str, Any], None]:
+        return {}, None
+
+
+class RecordingMonitor(mocks.MockMonitor):
+    """The mock engine, also keeping what the real engine uses for parenting, providers and options."""
+
+    def __init__(self) -> None:
+        super().__init__(EchoMocks())
+        self.registered = Registered()
+
+    def RegisterResource(self, request: Any) -> Any:  # noqa: N802 (the gRPC method name)
+        response = super().RegisterResource(request)
+        if request.type != "pulumi:pulumi:Stack":
+            inputs = pulumi.runtime.rpc.deserialize_properties(request.object)
+            self.registered.resources.append(Resource(
+                urn=response.urn, type=request.type, name=request.name, inputs=inputs, parent=request.parent,
+                provider=request.provider, dependencies=tuple(request.dependencies), protect=request.protect,
+                ignore_changes=tuple(request.ignoreChanges)))
+        return response
+
+
+def run_program(stack: str, config: dict[str, str], program: Callable[[], object]) -> Registered:
+    """Run `program` under the mocks as stack `stack` with `config` (plus a kubeconfig secret)."""
+    monitor = RecordingMonitor()
+    pulumi.runtime.settings.ROOT.set(None)  # a fresh root stack per run
+    pulumi.runtime.set_mocks(monitor.mocks, project="quartermaster", stack=stack, preview=False, monitor=monitor)
+    pulumi.runtime.set_all_config({**config, "quartermaster:kubeconfig": KUBECONFIG}, ["quartermaster:kubeconfig"])
+
+    def main() -> None:
+        program()
+
+    pulumi.runtime.test(main)()
+    return monitor.registered
+
+
+def stack_config(stack: str) -> dict[str, str]:
+    """The `config:` block of `stacks/Pulumi.<stack>.yaml`."""
+    return yaml.safe_load((STACKS / f"Pulumi.{stack}.yaml").read_text())["config"]
+
+
+def run_stack(stack: str) -> Registered:
+    """Run `stacks/__main__.py` as `pulumi up` would for the stack."""
+    return run_program(stack, stack_config(stack),
+                       lambda: runpy.run_path(str(STACKS / "__main__.py"), run_name="__main__"))
+
+
+@cache
+def registered(stack: str) -> Registered:
+    """`run_stack(stack)`, once per test session."""
+    return run_stack(stack)
+
+
+def run_cluster(inventory: Inventory, cluster: str) -> Registered:
+    """Declare one cluster of `inventory` (which may be a model_copy of the example)."""
+    from modules.pulumi import declare_cluster
+
+    return run_program(cluster, {}, lambda: declare_cluster(inventory, cluster, KUBECONFIG))

@@ -1,0 +1,91 @@
+"""A changed inventory number changes what is registered; a wrong argument or a contradiction fails."""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+from decimal import Decimal
+
+import pulumi_gcp as gcp
+import pytest
+
+from modules.cloud import SpecError, cluster_spec
+from modules.pulumi.errors import ResourceError
+from modules.pulumi.gke import GkeAcceleratorPool
+from quartermaster.capacity import pool_accelerators
+from quartermaster.model import Commitment, Inventory, Pool
+from tests.pulumi.harness import run_cluster, run_program
+
+
+def with_pool(inventory: Inventory, name: str, **update: object) -> Inventory:
+    """The inventory with one pool changed (model_copy all the way down)."""
+    cluster = inventory.cluster_of_pool[name]
+    pools = tuple(p.model_copy(update=update) if p.name == name else p for p in cluster.pools)
+    clusters = tuple(c.model_copy(update={"pools": pools}) if c is cluster else c for c in inventory.clusters)
+    return inventory.model_copy(update={"clusters": clusters})
+
+
+def test_a_bigger_pool_in_the_inventory_registers_more_nodes_and_asks_more_quota(inventory: Inventory) -> None:
+    pool = inventory.pool_by_name["h100-mega-resv"]
+    assert pool.nodes is not None
+    grown = with_pool(inventory, pool.name, nodes=pool.nodes + 8)
+    reg = run_cluster(grown, "gke-gpu-us-east4")
+    assert reg.named("gcp:container/nodePool:NodePool", pool.name).inputs["nodeCount"] == pool.nodes + 8
+    family = next(r for r in reg.of_type("gcp:cloudquota/sQuotaPreference:SQuotaPreference")
+                  if r.inputs["dimensions"].get("gpu_family") == "NVIDIA_H100_MEGA")
+    want = pool_accelerators(grown, grown.pool_by_name[pool.name])
+    assert family.inputs["quotaConfig"]["preferredValue"] == str(want) != str(pool_accelerators(inventory, pool))
+
+
+def test_more_tpu_slices_register_more_node_pools(inventory: Inventory) -> None:
+    pool = inventory.pool_by_name["v5p-2x2x4"]
+    assert pool.tpu is not None
+    more = with_pool(inventory, pool.name, tpu=pool.tpu.model_copy(update={"slices": pool.tpu.slices + 1}))
+    reg = run_cluster(more, "gke-tpu-us-east5")
+    names = {r.name for r in reg.of_type("gcp:container/nodePool:NodePool") if r.name.startswith(pool.name)}
+    assert names == {f"{pool.name}-{i}" for i in range(pool.tpu.slices + 1)}
+
+
+def test_a_reserved_instance_commitment_without_an_id_creates_a_capacity_reservation(inventory: Inventory) -> None:
+    pool = inventory.pool_by_name["p5-od"]
+    odcr = Commitment(name="aws-p5-odcr", kind="reserved-instance", machine=pool.machine, site="aws-us-east-1",
+                      zone=pool.zones[0], count=2, term_months=12, start=dt.date(2027, 1, 1),
+                      usd_per_node_hour=Decimal("50"))
+    changed = with_pool(inventory, pool.name, provisioning="reservation", commitment=odcr.name)
+    changed = changed.model_copy(update={"commitments": (*changed.commitments, odcr)})
+    reg = run_cluster(changed, "eks-us-east-1")
+    [reservation] = reg.of_type("aws:ec2/capacityReservation:CapacityReservation")
+    assert (reservation.inputs["instanceCount"], reservation.inputs["availabilityZone"]) == (odcr.count, odcr.zone)
+    assert reservation.inputs["instanceType"] == pool.machine and reservation.protect
+    group = reg.named("aws:eks/nodeGroup:NodeGroup", pool.name)
+    template = next(r for r in reg.of_type("aws:ec2/launchTemplate:LaunchTemplate") if r.parent == group.parent)
+    target = template.inputs["capacityReservationSpecification"]["capacityReservationTarget"]
+    assert target["capacityReservationId"] == f"{odcr.name}-id"  # the mocked id of the reservation above
+
+
+def test_a_misspelt_argument_is_a_type_error() -> None:
+    with pytest.raises(TypeError):
+        gcp.container.NodePoolNodeConfigGuestAcceleratorArgs(type="nvidia-h100-80gb", count=8, gpu_driver="LATEST")
+
+
+def test_contradicting_arguments_fail_as_a_resource_error_naming_both(inventory: Inventory) -> None:
+    spec = next(s for s in cluster_spec(inventory, "gke-gpu-us-east4").gke_node_pools if s.pool == "h100-mega-resv")
+    contradiction = dataclasses.replace(spec, spot=True)  # spot, yet consuming a specific reservation
+    with pytest.raises(ResourceError, match="`spot`/`flex_start` need reservation_affinity NO_RESERVATION"):
+        run_program("conflict", {}, lambda: GkeAcceleratorPool(spec.pool, [contradiction]))
+
+
+@pytest.mark.parametrize("pool_update, message", [
+    # GKE sizes pools per zone: 9 nodes cannot be split over 2 zones
+    ({"name": "h100-odd", "nodes": 9, "zones": ("us-east4-a", "us-east4-b")}, "cannot be split evenly over 2 zones"),
+    # GPUDirect networking is known only for a3/a4 machines
+    ({"name": "l4-direct", "machine": "g2-standard-96", "nodes": 1, "gpudirect": True}, "no GPUDirect networking"),
+])
+def test_an_inexpressible_pool_is_a_spec_error_with_the_fix(inventory: Inventory, pool_update: dict[str, object],
+                                                            message: str) -> None:
+    cluster = inventory.cluster_by_name["gke-gpu-us-east4"]
+    extra = Pool.model_validate({"machine": "a3-highgpu-8g", "zones": ("us-east4-a",), **pool_update})
+    changed = inventory.model_copy(update={"clusters": tuple(
+        c.model_copy(update={"pools": (*c.pools, extra)}) if c is cluster else c for c in inventory.clusters)})
+    with pytest.raises(SpecError, match=message):
+        cluster_spec(changed, cluster.name)
