@@ -1,0 +1,31 @@
+"""Terraform / OpenTofu stacks from the same cloud specs as the Pulumi program, through CDKTF.
+
+    modules.terraform.resources   pure: ClusterSpec + Kueue manifests -> Terraform resource bodies
+    modules.terraform.app         the one corner importing cdktf: raw providers/resources, synth()
+
+HashiCorp deprecated CDKTF on 2025-12-10 and froze the prebuilt `cdktf-cdktf-provider-*` packages on old
+provider majors (IAC.md 5), so nothing here uses them: providers are `TerraformProvider` subclasses and
+resources are `TerraformResource`s whose arguments are the plain bodies of `resources`. Moving to the
+community fork (`cdktn`) means changing the imports of `app.py`; dropping CDKTF means writing the same
+bodies as JSON. Importing `modules.terraform.app` starts Node.js (jsii); `resources` needs neither.
+
+Provider versions pinned in `required_providers` and the schemas the argument names follow (the
+`terraform providers schema` command cannot run here, so names were checked against provider docs):
+- hashicorp/google-beta `~> 7.30`: `google_container_node_pool` / node_config (terraform-provider-google-beta
+  `website/docs/r/container_node_pool.html.markdown`, `container_cluster.html.markdown`),
+  `google_compute_reservation`, `google_cloud_quotas_quota_preference` (`quota_config { preferred_value }`).
+  pulumi_gcp 10.x bridges google-beta 7.x (pulumi/pulumi-gcp PR #3870, google-beta 7.39), so the Pulumi
+  and Terraform programs read the same schema; names per IAC.md 1.1 (TF `guest_accelerator` / `taint`).
+- hashicorp/aws `~> 6.0`: `aws_launch_template`, `aws_eks_node_group` (`taint` blocks, `CAPACITY_BLOCK`
+  capacity type: terraform-provider-aws #40876), `aws_placement_group`, `aws_ec2_capacity_reservation`,
+  `aws_servicequotas_service_quota`; per-resource `region` is the 6.x argument pulumi_aws 7.x exposes.
+- hashicorp/azurerm `~> 4.40`: `azurerm_kubernetes_cluster_node_pool` (`auto_scaling_enabled`, `priority`,
+  `eviction_policy`, `zones`; terraform-provider-azurerm `website/docs/r/kubernetes_cluster_node_pool.html.markdown`);
+  `gpu_driver` arrived in 4.40.0 (Azure/terraform-azurerm-avm-res-containerservice-managedcluster PR #115,
+  terraform-provider-azurerm PR #29954).
+- hashicorp/kubernetes `~> 2.38`: `kubernetes_manifest` (`manifest`), provider `config_path`.
+"""
+
+from modules.terraform.resources import PROVIDERS, TfResource, TfStackSpec, stack_clusters, stack_spec
+
+__all__ = ["PROVIDERS", "TfResource", "TfStackSpec", "stack_clusters", "stack_spec"]

@@ -1,0 +1,339 @@
+"""Terraform resource bodies from the cloud specs and Kueue manifests: pure, no cdktf import.
+
+Each builder mirrors one Pulumi component of `modules.pulumi` argument for argument, in the Terraform
+spelling (`guest_accelerator` and `taint` blocks where `pulumi_gcp` says `guest_accelerators` / `taints`,
+IAC.md 1.1; `taint` blocks on `aws_eks_node_group`; `priority` / `eviction_policy` /
+`auto_scaling_enabled` on `azurerm_kubernetes_cluster_node_pool`). Argument names were checked against
+the provider docs of the versions pinned in `PROVIDERS` (sources in `modules/terraform/__init__.py`).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from modules.cloud import (
+    AksAgentPoolSpec,
+    AwsCapacityReservationSpec,
+    AwsServiceQuotaSpec,
+    ClusterSpec,
+    EksNodeGroupSpec,
+    GcpQuotaPreferenceSpec,
+    GcpReservationSpec,
+    GkeNodePoolSpec,
+    upper_snake_effect,
+)
+from quartermaster.model import Inventory
+
+Body = dict[str, Any]
+Manifest = dict[str, Any]
+
+
+@dataclass(frozen=True)
+class ProviderPin:
+    """A provider the stacks use: registry source and the version constraint its schema was read at."""
+
+    source: str
+    version: str
+
+
+# Provider versions whose argument names the bodies follow (see the module docstring of modules.terraform).
+PROVIDERS: dict[str, ProviderPin] = {
+    "google-beta": ProviderPin("hashicorp/google-beta", "~> 7.30"),
+    "aws": ProviderPin("hashicorp/aws", "~> 6.0"),
+    "azurerm": ProviderPin("hashicorp/azurerm", "~> 4.40"),
+    "kubernetes": ProviderPin("hashicorp/kubernetes", "~> 2.38"),
+}
+KUBECONFIG_VARIABLE = "kubeconfig_path"
+
+
+@dataclass(frozen=True)
+class TfResource:
+    """One Terraform resource: `resource.<type>.<name>` with its arguments and meta-arguments."""
+
+    type: str
+    name: str
+    provider: str
+    body: Body
+    depends_on: tuple[str, ...] = ()
+    """Addresses `<type>.<name>` of resources in the same stack this one waits for."""
+    prevent_destroy: bool = False
+    ignore_changes: tuple[str, ...] = ()
+
+    @property
+    def address(self) -> str:
+        return f"{self.type}.{self.name}"
+
+
+@dataclass(frozen=True)
+class TfStackSpec:
+    """Everything one cluster's Terraform stack declares."""
+
+    cluster: str
+    providers: dict[str, Body]
+    """Provider name -> its configuration block."""
+    resources: list[TfResource] = field(default_factory=list)
+    variables: dict[str, Body] = field(default_factory=dict)
+
+
+def stack_clusters(inventory: Inventory) -> list[str]:
+    """The clusters that get a stack: every cloud cluster (on-prem pools are inventory-only, as in Pulumi)."""
+    return [c.name for c in inventory.clusters if c.kind != "onprem"]
+
+
+def tf_name(value: str) -> str:
+    """A Terraform resource name for `value`: letters, digits, `_` and `-`, not starting with a digit or `-`."""
+    name = re.sub(r"[^A-Za-z0-9_-]", "_", value)
+    return name if re.match(r"[A-Za-z_]", name) else f"_{name}"
+
+
+def literal(value: Any) -> Any:
+    """`value` with `${` and `%{` escaped in every string, so Terraform reads it as text, not a template."""
+    if isinstance(value, str):
+        return value.replace("${", "$${").replace("%{", "%%{")
+    if isinstance(value, dict):
+        return {k: literal(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [literal(v) for v in value]
+    return value
+
+
+def compact(value: Any) -> Any:
+    """`value` without None entries (an absent argument), recursively; tuples become lists."""
+    if isinstance(value, dict):
+        return {k: compact(v) for k, v in value.items() if v is not None}
+    if isinstance(value, list | tuple):
+        return [compact(v) for v in value]
+    return value
+
+
+def stack_spec(spec: ClusterSpec, manifests: Sequence[Manifest]) -> TfStackSpec:
+    """The providers, variables and resources of one cluster's stack."""
+    providers: dict[str, Body] = {}
+    resources: list[TfResource] = []
+    if spec.kind == "gke":
+        providers["google-beta"] = {"project": spec.project, "region": spec.region}
+        resources += gcp_resources(spec)
+    elif spec.kind == "eks":
+        providers["aws"] = {"region": spec.region}
+        resources += aws_resources(spec)
+    elif spec.kind == "aks":
+        providers["azurerm"] = {"features": {}, "subscription_id": spec.project}
+        resources += [aks_node_pool(p, spec.project or "") for p in spec.aks_agent_pools]
+    variables: dict[str, Body] = {}
+    if manifests:
+        providers["kubernetes"] = {"config_path": f"${{var.{KUBECONFIG_VARIABLE}}}"}
+        variables[KUBECONFIG_VARIABLE] = {
+            "type": "string",
+            "description": f"Path of a kubeconfig whose current context is cluster {spec.cluster} (for the Kueue objects).",
+        }
+        pools = tuple(r.address for r in resources if r.type in POOL_TYPES)
+        resources += kueue_manifests(manifests, pools)
+    _check_unique(resources)
+    return TfStackSpec(spec.cluster, providers, resources, variables)
+
+
+POOL_TYPES = ("google_container_node_pool", "aws_eks_node_group", "azurerm_kubernetes_cluster_node_pool")
+
+
+def _check_unique(resources: list[TfResource]) -> None:
+    seen: set[str] = set()
+    for r in resources:
+        if r.address in seen:
+            raise ValueError(f"two Terraform resources are named {r.address}; rename one of the objects behind it")
+        seen.add(r.address)
+
+
+# --- GKE -----------------------------------------------------------------------------------------------
+
+
+def gcp_resources(spec: ClusterSpec) -> list[TfResource]:
+    """Reservations, node pools (after the reservation they consume) and quota preferences."""
+    reservations = {r.name: gcp_reservation(r) for r in spec.gcp_reservations}
+    pools = [gke_node_pool(p, tuple(reservations[v].address for v in p.reservation_affinity.values
+                                    if v in reservations))
+             for p in spec.gke_node_pools]
+    return [*reservations.values(), *pools, *(gcp_quota_preference(q) for q in spec.gcp_quota_preferences)]
+
+
+def gke_node_pool(spec: GkeNodePoolSpec, depends_on: tuple[str, ...] = ()) -> TfResource:
+    """`google_container_node_pool` (Pulumi: `gcp.container.NodePool`, modules/pulumi/gke.py)."""
+    accelerator = spec.guest_accelerator
+    affinity = spec.reservation_affinity
+    node_config = {
+        "machine_type": spec.machine_type,
+        "guest_accelerator": [{
+            "type": accelerator.type, "count": accelerator.count,
+            "gpu_driver_installation_config": {"gpu_driver_version": accelerator.gpu_driver_version},
+        }] if accelerator is not None else None,
+        "labels": spec.labels,
+        "taint": [{"key": t.key, "value": t.value, "effect": upper_snake_effect(t.effect)} for t in spec.taints],
+        "reservation_affinity": {"consume_reservation_type": affinity.consume_reservation_type, "key": affinity.key,
+                                 "values": list(affinity.values) or None},
+        "spot": spec.spot or None,
+        "flex_start": spec.flex_start or None,
+        "max_run_duration": spec.max_run_duration,
+        "gvnic": {"enabled": True} if spec.gvnic else None,
+        "gpudirect_strategy": spec.gpudirect_strategy,
+    }
+    autoscaling = None
+    if spec.autoscaling is not None:
+        a = spec.autoscaling
+        autoscaling = {"location_policy": a.location_policy, "min_node_count": a.min_node_count,
+                       "max_node_count": a.max_node_count, "total_min_node_count": a.total_min_node_count,
+                       "total_max_node_count": a.total_max_node_count}
+    body = {
+        "name": spec.name, "cluster": spec.cluster, "project": spec.project, "location": spec.location,
+        "node_locations": list(spec.node_locations), "node_count": spec.node_count, "autoscaling": autoscaling,
+        "management": {"auto_repair": spec.auto_repair, "auto_upgrade": spec.auto_upgrade},
+        "queued_provisioning": {"enabled": True} if spec.queued_provisioning else None,
+        "placement_policy": ({"type": spec.placement_type, "tpu_topology": spec.tpu_topology}
+                             if spec.placement_type is not None else None),
+        "network_config": ({"additional_node_network_configs": [
+            {"network": n.network, "subnetwork": n.subnetwork} for n in spec.additional_networks]}
+            if spec.additional_networks else None),
+        "node_config": node_config,
+    }
+    return TfResource("google_container_node_pool", tf_name(spec.name), "google-beta", compact(body), depends_on)
+
+
+def gcp_reservation(spec: GcpReservationSpec) -> TfResource:
+    """`google_compute_reservation`, protected from destroy (Pulumi: `protect=True`)."""
+    accelerators = None
+    if spec.accelerator_type is not None:
+        accelerators = [{"accelerator_type": spec.accelerator_type, "accelerator_count": spec.accelerator_count}]
+    body = {
+        "name": spec.name, "project": spec.project, "zone": spec.zone,
+        "specific_reservation_required": spec.specific_reservation_required,
+        "specific_reservation": {"count": spec.count, "instance_properties": {
+            "machine_type": spec.machine_type, "guest_accelerators": accelerators}},
+        "description": f"Quartermaster commitment {spec.commitment}",
+    }
+    return TfResource("google_compute_reservation", tf_name(spec.name), "google-beta", compact(body),
+                      prevent_destroy=True)
+
+
+def gcp_quota_preference(spec: GcpQuotaPreferenceSpec) -> TfResource:
+    """`google_cloud_quotas_quota_preference` (`quota_config.preferred_value` is a string)."""
+    body = {
+        "name": spec.name, "parent": spec.parent, "service": spec.service, "quota_id": spec.quota_id,
+        "dimensions": spec.dimensions, "justification": spec.justification,
+        "quota_config": {"preferred_value": spec.preferred_value},
+    }
+    return TfResource("google_cloud_quotas_quota_preference", tf_name(spec.name), "google-beta", compact(body))
+
+
+# --- EKS -----------------------------------------------------------------------------------------------
+
+
+def aws_resources(spec: ClusterSpec) -> list[TfResource]:
+    """Capacity reservations, then per pool a placement group, a launch template and the node group; quotas."""
+    reservations = {r.name: aws_capacity_reservation(r) for r in spec.aws_capacity_reservations}
+    out: list[TfResource] = list(reservations.values())
+    for group in spec.eks_node_groups:
+        out += eks_node_group(group, reservations.get(group.launch_template.capacity_reservation or ""))
+    return out + [aws_service_quota(q) for q in spec.aws_service_quotas]
+
+
+def eks_node_group(spec: EksNodeGroupSpec, reservation: TfResource | None = None) -> list[TfResource]:
+    """`aws_placement_group` (EFA pools), `aws_launch_template` and `aws_eks_node_group` of one pool."""
+    lt = spec.launch_template
+    out: list[TfResource] = []
+    placement = None
+    if lt.placement_group is not None:
+        group = TfResource("aws_placement_group", tf_name(lt.placement_group), "aws",
+                           {"name": lt.placement_group, "strategy": "cluster", "region": spec.region})
+        out.append(group)
+        placement = {"group_name": f"${{{group.address}.name}}"}
+    target = lt.capacity_reservation_id or (f"${{{reservation.address}.id}}" if reservation else None)
+    template = TfResource("aws_launch_template", tf_name(lt.name), "aws", compact({
+        "name": lt.name, "region": spec.region, "instance_type": lt.instance_type,
+        "instance_market_options": {"market_type": lt.market_type} if lt.market_type else None,
+        "capacity_reservation_specification": ({"capacity_reservation_target": {"capacity_reservation_id": target}}
+                                               if target is not None else None),
+        "network_interfaces": [{"network_card_index": n.network_card_index, "device_index": n.device_index,
+                                "interface_type": n.interface_type, "delete_on_termination": "true"}
+                               for n in lt.network_interfaces] or None,
+        "placement": placement,
+    }))
+    out.append(template)
+    autoscaled = spec.min_size != spec.max_size
+    out.append(TfResource("aws_eks_node_group", tf_name(spec.node_group_name), "aws", compact({
+        "cluster_name": spec.cluster_name, "node_group_name": spec.node_group_name, "region": spec.region,
+        "node_role_arn": spec.node_role_arn, "subnet_ids": list(spec.subnet_ids),
+        "capacity_type": spec.capacity_type, "instance_types": list(spec.instance_types) or None,
+        "ami_type": spec.ami_type,
+        "scaling_config": {"desired_size": spec.desired_size, "min_size": spec.min_size, "max_size": spec.max_size},
+        "labels": spec.labels,
+        "taint": [{"key": t.key, "value": t.value, "effect": upper_snake_effect(t.effect)} for t in spec.taints],
+        "launch_template": {"id": f"${{{template.address}.id}}", "version": f"${{{template.address}.latest_version}}"},
+    }), depends_on=(reservation.address,) if reservation else (),
+        # the cluster autoscaler owns the desired size of an autoscaled group
+        ignore_changes=("scaling_config[0].desired_size",) if autoscaled else ()))
+    return out
+
+
+def aws_capacity_reservation(spec: AwsCapacityReservationSpec) -> TfResource:
+    """`aws_ec2_capacity_reservation` (ODCR), protected from destroy."""
+    return TfResource("aws_ec2_capacity_reservation", tf_name(spec.name), "aws", {
+        "region": spec.region, "instance_type": spec.instance_type, "availability_zone": spec.availability_zone,
+        "instance_count": spec.instance_count, "instance_platform": spec.instance_platform,
+        "instance_match_criteria": spec.instance_match_criteria, "end_date_type": spec.end_date_type,
+        "end_date": spec.end_date, "tags": {"quartermaster.dev/commitment": spec.name},
+    }, prevent_destroy=True)
+
+
+def aws_service_quota(spec: AwsServiceQuotaSpec) -> TfResource:
+    """`aws_servicequotas_service_quota`: raising `value` files an increase request."""
+    return TfResource("aws_servicequotas_service_quota", tf_name(f"{spec.quota_code}-{spec.region}"), "aws", {
+        "service_code": spec.service_code, "quota_code": spec.quota_code, "value": spec.value, "region": spec.region,
+    })
+
+
+# --- AKS -----------------------------------------------------------------------------------------------
+
+
+def aks_cluster_id(subscription: str, spec: AksAgentPoolSpec) -> str:
+    """The ARM id of the existing managed cluster the node pool joins."""
+    return (f"/subscriptions/{subscription}/resourceGroups/{spec.resource_group_name}"
+            f"/providers/Microsoft.ContainerService/managedClusters/{spec.resource_name}")
+
+
+def aks_node_pool(spec: AksAgentPoolSpec, subscription: str) -> TfResource:
+    """`azurerm_kubernetes_cluster_node_pool` (Pulumi: `containerservice.AgentPool`; `gpu_driver` needs
+    azurerm >= 4.40)."""
+    return TfResource("azurerm_kubernetes_cluster_node_pool", tf_name(spec.agent_pool_name), "azurerm", compact({
+        "name": spec.agent_pool_name, "kubernetes_cluster_id": aks_cluster_id(subscription, spec),
+        "vm_size": spec.vm_size, "node_count": spec.count, "auto_scaling_enabled": spec.enable_auto_scaling,
+        "min_count": spec.min_count, "max_count": spec.max_count, "zones": list(spec.availability_zones),
+        "mode": spec.mode, "os_type": spec.os_type, "os_sku": spec.os_sku, "node_labels": spec.node_labels,
+        "node_taints": list(spec.node_taints), "priority": spec.scale_set_priority,
+        "eviction_policy": spec.scale_set_eviction_policy, "spot_max_price": spec.spot_max_price,
+        "capacity_reservation_group_id": spec.capacity_reservation_group_id, "gpu_driver": spec.gpu_driver,
+    }), ignore_changes=("node_count",) if spec.enable_auto_scaling else ())  # the autoscaler owns it
+
+
+# --- Kueue ---------------------------------------------------------------------------------------------
+
+
+def manifest_name(m: Manifest) -> str:
+    """`<kind>_<namespace>_<name>` (cluster-scoped: `<kind>_<name>`), as a Terraform name."""
+    meta = m["metadata"]
+    return tf_name("_".join(p for p in (m["kind"].lower(), meta.get("namespace"), meta["name"]) if p))
+
+
+def kueue_manifests(manifests: Sequence[Manifest], pools: tuple[str, ...]) -> list[TfResource]:
+    """A `kubernetes_manifest` per object; namespaced objects wait for their Namespace, Kueue objects for
+    the node pools their flavors select (as in the Pulumi component)."""
+    namespaces = {m["metadata"]["name"]: manifest_name(m) for m in manifests if m["kind"] == "Namespace"}
+    out = []
+    for m in manifests:
+        namespace = m["metadata"].get("namespace")
+        after = (f"kubernetes_manifest.{namespaces[namespace]}",) if namespace in namespaces else ()
+        if m["apiVersion"].startswith("kueue.x-k8s.io/"):
+            after = (*after, *pools)
+        out.append(TfResource("kubernetes_manifest", manifest_name(m), "kubernetes",
+                              {"manifest": literal(m)}, depends_on=after))
+    return out
