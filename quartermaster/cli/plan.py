@@ -1,0 +1,94 @@
+"""`qm plan [PATH]`: size commitments against demand (the reservation planner) and write the plan."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+from rich.table import Table
+
+from planner import PlanInputError, PlanOptions, PlanResult, plan
+from planner.data import parse_horizon
+from quartermaster.cli.common import console, err_console, inventory_argument, load_or_exit
+from quartermaster.units import cents
+
+
+def command(
+    path: Path = inventory_argument(),
+    horizon: str = typer.Option("8q", help="Quarters to plan, e.g. 8q or 2y."),
+    start: str | None = typer.Option(None, help="First quarter, e.g. 2027Q1; default: the first with demand."),
+    scenario: str | None = typer.Option(None, help="Plan for one scenario of policy.scenarios only."),
+    what_if: list[str] = typer.Option([], "--what-if", help="demand=+20%, price:<site>/<machine>=-10%, "
+                                      "lose-site=<site> (repeatable)."),
+    explain_infeasible: bool = typer.Option(False, help="Let business rules give at a penalty and report which did."),
+    from_usage: bool = typer.Option(False, help="Derive demand from the usage history instead of demand.csv."),
+    min_utilisation: float | None = typer.Option(None, help="Least expected utilisation of new commitments (0-1)."),
+    solver: str = typer.Option("highs", help="highs (default) or cbc."),
+    time_limit: float = typer.Option(120.0, help="Solver time limit in seconds."),
+    gap: float = typer.Option(1e-3, help="Relative optimality gap at which to stop."),
+    write_lp: Path | None = typer.Option(None, help="Also write the model as an LP file."),
+    out: Path = typer.Option(Path("out/plan"), help="Folder for the plan (JSON + CSV)."),
+) -> None:
+    """Plan what to commit to, where and when; print a summary and write the plan to --out."""
+    if solver not in ("highs", "cbc"):
+        err_console.print(f"--solver must be highs or cbc (got {solver}).")
+        raise typer.Exit(2)
+    inventory = load_or_exit(path).inventory
+    try:
+        options = PlanOptions(horizon=parse_horizon(horizon), start=start, scenario=scenario,
+                              what_if=tuple(what_if), explain_infeasible=explain_infeasible, from_usage=from_usage,
+                              min_utilisation=min_utilisation, solver=solver, time_limit_s=time_limit, gap_rel=gap)
+        with err_console.status("Planning") as status:
+            result = plan(inventory, options, write_lp=write_lp, progress=lambda msg: status.update(msg))
+    except PlanInputError as exc:
+        err_console.print(f"{path}: {exc}", markup=False)
+        raise typer.Exit(2) from None
+    written = result.write(out)
+    _print(result)
+    console.print(f"Wrote {len(written)} files to {out}/" + (f"; model in {write_lp}" if write_lp else ""))
+    if not result.has_plan or result.outcome == "infeasible":
+        raise typer.Exit(1)
+
+
+def _money(value) -> str:
+    return f"${cents(value):,.2f}" if value is not None else "-"
+
+
+def _print(r: PlanResult) -> None:
+    if r.relaxed_rules is not None and not r.relaxed_rules.empty:
+        head = "No plan satisfies every business rule" if r.outcome == "infeasible" else "Business rules gave"
+        console.print(f"[bold red]{head}[/]; these had to give (named slack variables):")
+        for x in r.relaxed_rules.itertuples():
+            console.print(f"  {x.rule} at {x.where}: {x.amount:,.2f} {x.unit} ({x.variable})", markup=False)
+    if r.objective_usd is None:
+        console.print(f"[bold red]No plan[/]: the solver ended `{r.outcome}` ({r.solver}, {r.status}). "
+                      "Rerun with --explain-infeasible to see which rules cannot hold together.")
+        return
+    gap = f", gap {r.gap:.3%}" if r.gap is not None else ""
+    console.print(f"[bold]Plan {r.quarters[0]}..{r.quarters[-1]}[/]: {r.outcome} ({r.solver}, "
+                  f"{r.solve_seconds:.1f} s{gap}). Expected cost {_money(r.expected_cost_usd)} vs "
+                  f"{_money(r.baseline_on_demand_usd)} all on-demand (savings rate "
+                  f"{(r.savings_rate or 0):.1%}).")
+    buys = Table(title="Purchase schedule", title_justify="left")
+    for c in ("start", "site", "machine", "model", "term", "nodes", "accelerators", "monthly", "liability"):
+        buys.add_column(c, justify="right" if c in ("term", "nodes", "accelerators", "monthly", "liability") else "left")
+    for p in r.purchase_schedule.itertuples():
+        term = f"{p.term_months} mo" if p.term_months else f"{p.node_weeks} node-wk"
+        buys.add_row(p.start_quarter, p.site, p.machine, p.pricing_model, term, str(p.nodes), str(p.accelerators),
+                     _money(p.monthly_usd), _money(p.total_liability_usd))
+    console.print(buys if len(r.purchase_schedule) else "No new commitments.")
+    kpis = Table(title="Per quarter", title_justify="left")
+    for c in ("quarter", "cost", "all on-demand", "savings rate", "coverage", "utilisation", "unmet acc-h"):
+        kpis.add_column(c, justify="left" if c == "quarter" else "right")
+    for k in r.kpis.itertuples():
+        kpis.add_row(k.quarter, _money(k.cost_usd), _money(k.on_demand_equivalent_usd),
+                     f"{k.effective_savings_rate:.1%}", f"{k.coverage:.1%}", f"{k.utilisation:.1%}",
+                     f"{k.unmet_accelerator_hours:,.0f}")
+    console.print(kpis)
+    if len(r.budgets):
+        over = r.budgets[~r.budgets["within"].astype(bool)]
+        console.print(f"Budgets: {len(r.budgets) - len(over)} of {len(r.budgets)} within."
+                      + "".join(f" {b.cost_center} {b.quarter} over by {_money(-b.headroom_usd)}."
+                                for b in over.itertuples()))
+    if len(r.unmet_demand):
+        console.print(f"[bold yellow]Unmet demand[/] in {len(r.unmet_demand)} team-quarters (see unmet_demand.csv).")
