@@ -13,6 +13,8 @@ from quartermaster.cli import schema, validate
 from quartermaster.cli import meter
 from quartermaster.cli import codeowners, diff, quota
 from quartermaster.cli import importer, render
+from quartermaster.cli import synth
+from quartermaster.cli import plan
 
 app = typer.Typer(
     name="qm",
@@ -29,6 +31,8 @@ app.add_typer(quota.app, name="quota")
 app.command("codeowners")(codeowners.command)
 app.command("render")(render.command)
 app.add_typer(importer.app, name="import")
+app.command("synth")(synth.command)
+app.command("plan")(plan.command)
 
 EXIT_OK, EXIT_PROBLEMS, EXIT_USAGE = 0, 1, 2
 
