@@ -209,29 +209,29 @@ def add_variables(m: PlanModel) -> None:
     for j, opts in m.options.items():
         for opt in opts:
             for q in d.quarters:
-                m.commit[(j, opt["option"], q)] = pulp.LpVariable(
+                m.commit[(j, opt["option"], q)] = m.prob.add_variable(
                     name("commit", m.offers[j]["site"], m.offers[j]["machine"], opt["option"], q), 0, cat="Integer")
     for j in m.offers:
         if (j, "capacity-block") in m.price:
             for q in d.quarters:
-                m.capacity_block[(j, q)] = pulp.LpVariable(
+                m.capacity_block[(j, q)] = m.prob.add_variable(
                     name("capacity_block_weeks", m.offers[j]["site"], m.offers[j]["machine"], q), 0, cat="Integer")
     keys_of_cc: dict[str, list[str]] = defaultdict(list)
     for k in sorted(m.routes):
         keys_of_cc[m.cost_center[k]].append(k)
     for r in d.demand[["demand_key", "quarter", "scenario", "bucket"]].itertuples():
         k, cell = r.demand_key, (r.quarter, r.scenario, int(r.bucket))
-        m.unmet[(k, *cell)] = pulp.LpVariable(name("unmet", *m.key_parts[k], *_cell(cell)), 0)
+        m.unmet[(k, *cell)] = m.prob.add_variable(name("unmet", *m.key_parts[k], *_cell(cell)), 0)
         for j, _ in m.routes.get(k, []):
             o = m.offers[j]
-            m.serve[(k, j, *cell)] = pulp.LpVariable(
+            m.serve[(k, j, *cell)] = m.prob.add_variable(
                 name("serve", *m.key_parts[k], o["site"], o["machine"], *_cell(cell)), 0)
     for c, js in m.offers_of_cc.items():
         for j in js:
             o = m.offers[j]
             for cell in m.cells:
                 for t in m.tiers[(j, cell[0])]:
-                    m.use[(c, j, t, *cell)] = pulp.LpVariable(
+                    m.use[(c, j, t, *cell)] = m.prob.add_variable(
                         name("use", c, o["site"], o["machine"], t, *_cell(cell)), 0)
 
 
@@ -274,7 +274,7 @@ def _add(m: PlanModel, expr: pulp.LpAffineExpression, sense: int, rhs: float, cn
 
 def _slack(m: PlanModel, key: tuple[str, ...], cost: float) -> pulp.LpVariable:
     """A named, penalised slack variable (explain-infeasible mode); its cost joins the objective."""
-    var = pulp.LpVariable(name(*key), 0)
+    var = m.prob.add_variable(name(*key), 0)
     m.slack[key] = var
     m.prob.objective.addterm(var, cost)
     return var

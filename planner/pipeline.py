@@ -30,7 +30,7 @@ def plan(inventory: Inventory, options: PlanOptions | None = None, *, demand_cur
     model = build_model(data)
     if write_lp is not None:
         model.prob.writeLP(str(write_lp))
-    progress(f"Solving ({len(model.prob.variables()):,} variables, {len(model.prob.constraints):,} constraints)")
+    progress(f"Solving ({len(model.prob.variables()):,} variables, {model.prob.numConstraints():,} constraints)")
     report = solve(model)
     if report.outcome in (Outcome.INFEASIBLE, Outcome.UNBOUNDED) and not options.explain_infeasible:
         progress("No plan satisfies every rule; finding which rules have to give")

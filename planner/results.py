@@ -351,7 +351,7 @@ def shadow_prices(m: PlanModel) -> pd.DataFrame:
     for key in sorted({(c, j, q, s, b) for (c, j, t, q, s, b) in m.use}):
         c, j, q, s, b = key
         o = m.offers[j]
-        row = m.prob.constraints.get(name("supply_covers_served", c, o["site"], o["machine"], q, s, f"b{b}"))
+        row = m.prob.get_constraint_by_name(name("supply_covers_served", c, o["site"], o["machine"], q, s, f"b{b}"))
         if row is not None and row.pi is not None:
             per_cc[(c, j, q)] += row.pi
     for (c, j, q), pi in per_cc.items():

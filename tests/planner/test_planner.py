@@ -1,0 +1,187 @@
+"""The planner against results known in closed form, solved by the real MILP solver (HiGHS)."""
+
+from __future__ import annotations
+
+from decimal import Decimal
+
+import pandas as pd
+import pytest
+
+from planner import Outcome, PlanInputError, load_result
+from quartermaster.units import quarter_hours
+from tests.planner.planning import MACHINE, SITE, curves, one_site, price, run, usd_of
+
+Q1 = ["2027Q1"]
+H1 = quarter_hours("2027Q1")  # 2,160 hours
+C_ON_DEMAND = 10.0
+
+
+def newsvendor_level(hourly: list[int], ratio: float) -> int:
+    """Reference: the smallest R whose share of hours with demand above R is at most c_commit / c_on_demand."""
+    return next(r for r in range(max(hourly) + 1) if sum(d > r for d in hourly) / len(hourly) <= ratio)
+
+
+UNIFORM = list(range(1, 101))  # 1..100 GPUs, one hour each
+BIMODAL = [10] * 60 + [50] * 40  # a quiet base and a busy plateau
+SPIKY = [20] * 80 + list(range(21, 41))  # a flat base with a ramp of peaks
+
+
+@pytest.mark.parametrize(("shape", "hourly", "ratio", "want"), [
+    ("uniform", UNIFORM, 0.305, 70),  # P(D > 70) = 0.30 <= 0.305 < P(D > 69) = 0.31
+    ("uniform", UNIFORM, 0.555, 45),
+    ("uniform", UNIFORM, 0.805, 20),
+    ("bimodal", BIMODAL, 0.305, 50),  # the plateau is busy 40 % of hours > 30.5 %: commit to all of it
+    ("bimodal", BIMODAL, 0.555, 10),  # ... < 55.5 %: commit only to the base
+    ("spiky", SPIKY, 0.155, 25),  # P(D > 25) = 0.15
+    ("spiky", SPIKY, 0.305, 20),  # the base is always busy; no peak hour pays
+    ("spiky", SPIKY, 0.055, 35),
+])
+def test_commitment_is_the_critical_fractile_of_the_load_duration_curve(shape, hourly, ratio, want):
+    """One machine, one site: commit to the (1 - c_commit / c_on_demand) quantile of hourly demand."""
+    assert newsvendor_level(hourly, ratio) == want
+    inventory = one_site(on_demand=C_ON_DEMAND, commit_12=f"{ratio * C_ON_DEMAND:.4f}")
+    result = run(inventory, curves("ml", Q1, hourly=hourly))
+    assert result.outcome == Outcome.OPTIMAL
+    bought = result.purchase_schedule
+    assert bought["nodes"].sum() == want
+    if want:
+        assert list(bought[["start_quarter", "pricing_model", "term_months"]].iloc[0]) == ["2027Q1", "commit", 12]
+
+
+def test_three_year_terms_cover_the_stable_base_and_one_year_terms_the_band_above():
+    """40 GPUs for three years plus 30 more in the first year: 3y for 40, 1y for 30."""
+    quarters = [f"{y}Q{q}" for y in (2027, 2028, 2029) for q in (1, 2, 3, 4)]
+    demand = curves("ml", quarters, level=40.0)
+    demand.loc[demand["quarter"].str.startswith("2027"), "level"] = 70.0
+    result = run(one_site(on_demand=10, commit_12=6.5, commit_36=4.4), demand)
+    got = {(r.term_months, r.start_quarter): r.nodes for r in result.purchase_schedule.itertuples()}
+    assert got == {(36, "2027Q1"): 40, (12, "2027Q1"): 30}
+    assert result.kpis["coverage"].tolist() == [1.0] * 12
+
+
+def test_a_term_spans_its_quarters_and_then_must_be_renewed():
+    """A 1y commitment bought in 2027Q1 is paid in 2027Q1-Q4 and not after; 2028 needs a new one."""
+    quarters = ["2027Q1", "2027Q2", "2027Q3", "2027Q4", "2028Q1", "2028Q2"]
+    result = run(one_site(on_demand=10, commit_12=6), curves("ml", quarters, level=10.0))
+    got = [(r.start_quarter, r.nodes, r.end) for r in result.purchase_schedule.itertuples()]
+    assert got == [("2027Q1", 10, "2028-01-01"), ("2028Q1", 10, "2029-01-01")]
+    for q in quarters:
+        assert usd_of(result.cost_by_quarter, quarter=q, pricing_model="commit") == Decimal(10 * 6 * quarter_hours(q))
+    first = result.purchase_schedule.iloc[0]
+    assert first["monthly_usd"] == Decimal("43800.000000")  # 10 nodes x $6 x 730 h
+    assert first["total_liability_usd"] == Decimal("525600.000000")  # x 12 months
+
+
+@pytest.mark.parametrize(("preemptible", "max_spot", "want_spot"), [
+    (0.3, 1.0, 30),  # the preemptible 30 % runs on spot
+    (0.3, 0.2, 20),  # policy.max_spot_share caps it lower
+    (0.0, 1.0, 0),  # nothing tolerates preemption
+])
+def test_spot_serves_only_the_preemptible_share(preemptible, max_spot, want_spot):
+    inventory = one_site(on_demand=10, spot=2).policy(max_spot_share=max_spot)
+    result = run(inventory, curves("ml", Q1, level=100.0, preemptible_share=preemptible))
+    costs = result.cost_by_quarter
+    assert usd_of(costs, pricing_model="spot") == Decimal(want_spot * 2 * H1)
+    assert usd_of(costs, pricing_model="on-demand") == Decimal((100 - want_spot) * 10 * H1)
+
+
+def test_residency_keeps_a_team_at_its_sites_even_when_another_is_cheaper():
+    inventory = (one_site(on_demand=10)
+                 .site("gcp-us-east4", provider="gcp", region="us-east4", zones=["us-east4-a"])
+                 .add("prices", **price(MACHINE, "on-demand", 4, site="gcp-us-east4"))
+                 .team("resident", cost_center="CC-2", sites=[SITE]))
+    demand = pd.concat([curves("ml", Q1, level=10.0), curves("resident", Q1, level=10.0)], ignore_index=True)
+    result = run(inventory, demand)
+    by_team = result.cost_by_team
+    assert usd_of(by_team, team="resident") == Decimal(10 * 10 * H1)  # held at us-central1
+    assert usd_of(by_team, team="ml") == Decimal(10 * 4 * H1)  # free to use the cheaper us-east4
+    pinned = run(inventory, curves("ml", Q1, level=10.0, site=SITE))  # a demand row pinned to a site
+    assert usd_of(pinned.cost_by_team, team="ml") == Decimal(10 * 10 * H1)
+
+
+def test_a_budget_caps_a_cost_centre_and_the_rest_is_reported_unmet():
+    inventory = one_site(on_demand=10).policy(budgets=[{"cost_center": "CC-1", "quarter": "2027Q1", "usd": 108000}])
+    result = run(inventory, curves("ml", Q1, level=10.0))
+    budget = result.budgets.iloc[0]
+    assert (budget["charged_usd"], bool(budget["within"])) == (Decimal("108000.000000"), True)
+    assert result.unmet_demand["expected_accelerator_hours"].tolist() == [5 * H1]  # half of 10 GPUs unmet
+
+
+def test_existing_commitments_are_used_first_and_only_the_rest_is_bought():
+    inventory = one_site(on_demand=10, commit_12=6).add(
+        "commitments", name="old-cud", kind="cud", machine=MACHINE, site=SITE, count=8, term_months=12,
+        start="2026-07-01", usd_per_node_hour="4")
+    result = run(inventory, curves("ml", Q1, level=10.0))
+    assert result.purchase_schedule["nodes"].tolist() == [2]
+    assert usd_of(result.cost_by_quarter, pricing_model="existing-commitments") == Decimal(8 * 4 * H1)
+
+
+def test_tpu_commitments_come_in_whole_slices():
+    """20 chips of v6e demand, 16-chip slices: one committed slice plus 4 chips on demand beat two slices."""
+    inventory = (make_tpu_inventory()
+                 .add("prices", **price("ct6e-standard-4t", "on-demand", "10.80"))
+                 .add("prices", **price("ct6e-standard-4t", "commit", "4.88", term=12)))
+    result = run(inventory, curves("ml", Q1, level=20.0, accelerator="TPU-v6e"))
+    assert result.purchase_schedule[["nodes", "accelerators"]].values.tolist() == [[4, 16]]
+    assert usd_of(result.cost_by_quarter, pricing_model="on-demand") == Decimal("10.80") * H1  # one 4-chip node
+
+
+def make_tpu_inventory():
+    return one_site().pool("v6e", machine="ct6e-standard-4t", zones=["us-central1-a"],
+                           tpu={"topology": "4x4", "slices": 1})
+
+
+def test_shadow_price_is_the_on_demand_price_per_accelerator_when_nothing_else_is_sold():
+    result = run(one_site(on_demand=10), curves("ml", Q1, level=10.0))
+    assert result.shadow_prices["usd_per_accelerator_hour"].tolist() == [Decimal("10.000000")]
+
+
+def test_a_supply_cap_below_existing_commitments_is_infeasible_and_says_which_rule_gave():
+    inventory = (one_site(on_demand=10, commit_12=6)
+                 .add("commitments", name="big-cud", kind="cud", machine=MACHINE, site=SITE, count=10,
+                      term_months=12, start="2027-01-01", usd_per_node_hour="6")
+                 .edit("sites", SITE, supply_caps=[{"machine": MACHINE, "pricing_model": "commit", "max_nodes": 6}]))
+    result = run(inventory, curves("ml", Q1, level=10.0))
+    assert result.outcome == Outcome.INFEASIBLE
+    assert result.relaxed_rules[["rule", "where", "amount"]].values.tolist() == [
+        ["supply_cap_excess", f"{SITE}/{MACHINE}/commit/2027Q1", 4.0]]
+
+
+def test_what_if_demand_and_price_change_the_plan():
+    base = run(one_site(on_demand=10), curves("ml", Q1, level=10.0))
+    more = run(one_site(on_demand=10), curves("ml", Q1, level=10.0),
+               what_if=("demand=+20%", f"price:{SITE}/{MACHINE}=-10%"))
+    assert base.expected_cost_usd == Decimal(10 * 10 * H1)
+    assert more.expected_cost_usd == Decimal(12 * 9 * H1)
+
+
+@pytest.mark.parametrize(("spec", "message"), [
+    ("demand=lots", "is not a percentage"),
+    ("lose-site=gcp-us-centrl1", "Did you mean `gcp-us-central1`?"),
+    ("budget=+5%", "unknown target"),
+])
+def test_a_bad_what_if_is_a_plan_input_error(spec, message):
+    with pytest.raises(PlanInputError, match=message):
+        run(one_site(on_demand=10), curves("ml", Q1, level=1.0), what_if=(spec,))
+
+
+def test_min_utilisation_keeps_new_commitments_busy():
+    """Without the rule the uniform 1..100 curve commits to 45 GPUs at 55.5 %; busy >= 90 % allows fewer."""
+    inventory = one_site(on_demand=10, commit_12=5.55)
+    result = run(inventory, curves("ml", Q1, hourly=UNIFORM), min_utilisation=0.9)
+    nodes = int(result.purchase_schedule["nodes"].sum())
+    assert nodes < 45
+    assert result.kpis["utilisation"].iloc[0] >= 0.9
+
+
+def test_a_written_plan_reads_back_the_same(tmp_path):
+    result = run(one_site(on_demand=10, commit_12=6, spot=3), curves("ml", Q1, hourly=UNIFORM,
+                                                                      preemptible_share=0.2))
+    result.write(tmp_path)
+    again = load_result(tmp_path)
+    assert again.outcome == result.outcome and again.expected_cost_usd == result.expected_cost_usd
+    for table in ("purchase_schedule", "cost_by_quarter", "cost_by_team", "shadow_prices"):
+        assert getattr(again, table).astype(str).values.tolist() == getattr(result, table).astype(str).values.tolist()
+    first = (tmp_path / "plan.json").read_text()
+    result.write(tmp_path)
+    assert (tmp_path / "plan.json").read_text() == first
