@@ -1,0 +1,241 @@
+"""Rendered objects of the example inventory: valid, safe, derived from the inventory, byte-identical."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from typer.testing import CliRunner
+
+from modules.kueue import objects_for_cluster, render_cluster, validate_manifests
+from modules.kueue.builders import POOL_LABEL, accelerator_flavor_name
+from modules.kueue.k8s import selector_matches
+from quartermaster.capacity import pool_accelerators
+from quartermaster.cli import app
+from quartermaster.loader import load
+from quartermaster.model import Inventory
+from tests.builders import make_inventory
+
+GOLDEN = Path("tests/data/kueue/golden")
+
+
+@pytest.fixture(scope="module")
+def inventory() -> Inventory:
+    result = load("inventory")
+    assert result.ok
+    return result.inventory
+
+
+def with_version(inventory: Inventory, version: str) -> Inventory:
+    return inventory.model_copy(update={"clusters": tuple(c.model_copy(update={"kueue_api_version": version})
+                                                          for c in inventory.clusters)})
+
+
+def of_kind(objects: list[dict[str, Any]], kind: str) -> dict[str, dict[str, Any]]:
+    return {f"{o['metadata'].get('namespace', '')}/{o['metadata']['name']}".lstrip("/"): o
+            for o in objects if o["kind"] == kind}
+
+
+@pytest.mark.parametrize("version", ["v1beta2", "v1beta1"])
+def test_every_rendered_object_passes_schema_cel_webhook_and_runtime_rules(inventory: Inventory,
+                                                                             version: str) -> None:
+    inv = with_version(inventory, version)
+    for cluster in inv.clusters:
+        objects = objects_for_cluster(inv, cluster.name)
+        assert objects, cluster.name
+        assert all(o["apiVersion"] == f"kueue.x-k8s.io/{version}" for o in objects if "kueue" in o["apiVersion"])
+        assert [i.format() for i in validate_manifests(objects, cluster.name)] == []
+
+
+def test_no_cluster_queue_admits_a_namespace_outside_its_team(inventory: Inventory) -> None:
+    every_namespace = {ns for t in inventory.teams for ns in t.namespaces} | {"default", "kube-system", "kueue-system"}
+    checked = 0
+    for cluster in inventory.clusters:
+        for name, cq in of_kind(objects_for_cluster(inventory, cluster.name), "ClusterQueue").items():
+            team = inventory.team_by_name[name]
+            selector = cq["spec"]["namespaceSelector"]
+            admitted = {ns for ns in every_namespace
+                        if selector_matches(selector, {"kubernetes.io/metadata.name": ns, "team": team.name})}
+            assert admitted == set(team.namespaces), (cluster.name, name)
+            checked += 1
+    assert checked == sum(1 for c in inventory.clusters for t in inventory.teams
+                          if any(q.flavor in {p.name for p in c.pools} for q in t.quotas)
+                          or (c.multikueue_role == "manager" and any(
+                              q.flavor in {p.name for w in c.multikueue_workers
+                                           for p in inventory.cluster_by_name[w].pools} for q in t.quotas)))
+
+
+def test_cluster_queue_quotas_are_the_teams_quotas_in_preference_order(inventory: Inventory) -> None:
+    rank = {"reservation": 0, "capacity-block": 1, "on-demand": 2, "flex-start": 3, "spot": 4}
+    cluster = inventory.cluster_by_name["gke-gpu-us-east4"]
+    pools = {p.name: p for p in cluster.pools}
+    for name, cq in of_kind(objects_for_cluster(inventory, cluster.name), "ClusterQueue").items():
+        team = inventory.team_by_name[name]
+        [group] = cq["spec"]["resourceGroups"]
+        assert group["coveredResources"] == ["nvidia.com/gpu"]
+        want = sorted((q for q in team.quotas if q.flavor in pools),
+                      key=lambda q: (rank[pools[q.flavor].provisioning], list(pools).index(q.flavor)))
+        got = [(f["name"], f["resources"][0]) for f in group["flavors"]]
+        assert [g[0] for g in got] == [q.flavor for q in want]
+        for (_, res), q in zip(got, want, strict=True):
+            assert res["nominalQuota"] == q.nominal
+            assert res.get("borrowingLimit") == q.borrowing_limit
+            assert res.get("lendingLimit") == q.lending_limit
+        assert cq["spec"].get("cohortName") == team.cohort
+
+
+def test_flavors_select_exactly_their_pool(inventory: Inventory) -> None:
+    labels = {}
+    for cluster in inventory.clusters:
+        for name, flavor in of_kind(objects_for_cluster(inventory, cluster.name), "ResourceFlavor").items():
+            labels[name] = flavor["spec"].get("nodeLabels", {})
+            if cluster.topology_aware:
+                assert flavor["spec"]["topologyName"] == f"{cluster.kind}-topology"
+    assert labels["h100-mega-resv"] == {"cloud.google.com/gke-nodepool": "h100-mega-resv"}
+    assert labels["p5-od"] == {"eks.amazonaws.com/nodegroup": "p5-od"}
+    assert labels["ndh100"] == {"kubernetes.azure.com/agentpool": "ndh100"}
+    assert labels["dgx-h100-a"] == {"northwind.ai/pool": "dgx-h100-a"}
+    # TPU slices are one GKE node pool each (<pool>-<i>), so the TPU labels plus the pool label select them.
+    assert labels["v5p-2x2x4"] == {"cloud.google.com/gke-tpu-accelerator": "tpu-v5p-slice",
+                                   "cloud.google.com/gke-tpu-topology": "2x2x4", POOL_LABEL: "v5p-2x2x4"}
+    assert labels["h100-80gb"] == {}  # the manager's logical flavor has no nodes
+
+
+def test_accelerator_taints_are_tolerated(inventory: Inventory) -> None:
+    objects = objects_for_cluster(inventory, "gke-tpu-us-east5")
+    for flavor in of_kind(objects, "ResourceFlavor").values():
+        assert {"key": "google.com/tpu", "operator": "Exists", "effect": "NoSchedule"} in flavor["spec"]["tolerations"]
+
+
+def test_topology_levels_per_provider(inventory: Inventory) -> None:
+    [gke] = of_kind(objects_for_cluster(inventory, "gke-gpu-us-east4"), "Topology").values()
+    assert [lv["nodeLabel"] for lv in gke["spec"]["levels"]] == [
+        "cloud.google.com/gce-topology-block", "cloud.google.com/gce-topology-subblock",
+        "cloud.google.com/gce-topology-host", "kubernetes.io/hostname"]
+    eks = make_inventory().site("aws", provider="aws", region="us-east-1", zones=["us-east-1a"]).cluster(
+        "eks", kind="eks", site="aws", project="1", topology_aware=True,
+        eks={"node_role_arn": "arn", "subnets": {"us-east-1a": "subnet-1"}}).pool(
+        "p5", cluster="eks", machine="p5.48xlarge", zones=["us-east-1a"], nodes=1).build()
+    [topology] = of_kind(objects_for_cluster(eks, "eks"), "Topology").values()
+    assert [lv["nodeLabel"] for lv in topology["spec"]["levels"]] == [
+        "topology.k8s.aws/network-node-layer-1", "topology.k8s.aws/network-node-layer-2",
+        "topology.k8s.aws/network-node-layer-3", "kubernetes.io/hostname"]
+
+
+def test_flex_start_pools_get_a_scoped_provisioning_check(inventory: Inventory) -> None:
+    objects = objects_for_cluster(inventory, "gke-gpu-us-east4")
+    config = of_kind(objects, "ProvisioningRequestConfig")["h100-flex-flex-start"]["spec"]
+    assert config["provisioningClassName"] == "queued-provisioning.gke.io"
+    assert config["parameters"] == {"maxRunDurationSeconds": str(168 * 3600)}
+    users = {t.name for t in inventory.teams if any(q.flavor == "h100-flex" for q in t.quotas)}
+    for name, cq in of_kind(objects, "ClusterQueue").items():
+        checks = cq["spec"].get("admissionChecksStrategy", {}).get("admissionChecks", [])
+        assert checks == ([{"name": "h100-flex-flex-start", "onFlavors": ["h100-flex"]}] if name in users else [])
+
+
+def test_multikueue_manager_quota_is_the_sum_of_worker_quotas(inventory: Inventory) -> None:
+    manager = inventory.cluster_by_name["mk-manager"]
+    objects = objects_for_cluster(inventory, "mk-manager")
+    worker_pools = {p.name: p for w in manager.multikueue_workers for p in inventory.cluster_by_name[w].pools}
+    queues = of_kind(objects, "ClusterQueue")
+    for team in inventory.teams:
+        want: dict[str, int] = {}
+        for q in team.quotas:
+            if q.flavor in worker_pools:
+                accelerator = inventory.machine_by_name[worker_pools[q.flavor].machine].accelerator
+                want[accelerator_flavor_name(accelerator)] = want.get(accelerator_flavor_name(accelerator), 0) + q.nominal
+        if not want:
+            assert team.name not in queues
+            continue
+        flavors = queues[team.name]["spec"]["resourceGroups"][0]["flavors"]
+        assert {f["name"]: f["resources"][0]["nominalQuota"] for f in flavors} == want
+        [check] = queues[team.name]["spec"]["admissionChecksStrategy"]["admissionChecks"]
+        config = of_kind(objects, "MultiKueueConfig")[check["name"]]["spec"]["clusters"]
+        assert config == [w for w in manager.multikueue_workers
+                          if any(q.flavor in {p.name for p in inventory.cluster_by_name[w].pools} for q in team.quotas)]
+    for worker in manager.multikueue_workers:
+        source = of_kind(objects, "MultiKueueCluster")[worker]["spec"]["clusterSource"]["kubeConfig"]
+        assert source == {"location": inventory.cluster_by_name[worker].kubeconfig_secret, "locationType": "Secret"}
+
+
+def test_cohorts_carry_the_tree(inventory: Inventory) -> None:
+    cohorts = of_kind(objects_for_cluster(inventory, "onprem-sjc"), "Cohort")
+    assert {n: c["spec"].get("parentName") for n, c in cohorts.items()} == {
+        c.name: c.parent for c in inventory.cohorts}
+    assert cohorts["research"]["spec"]["fairSharing"] == {"weight": 2}
+
+
+def test_v1beta1_renames(inventory: Inventory) -> None:
+    objects = objects_for_cluster(with_version(inventory, "v1beta1"), "mk-manager")
+    for cq in of_kind(objects, "ClusterQueue").values():
+        assert "cohortName" not in cq["spec"] and "cohort" in cq["spec"]
+    for mk in of_kind(objects, "MultiKueueCluster").values():
+        assert "kubeConfig" in mk["spec"] and "clusterSource" not in mk["spec"]
+
+
+def test_local_queues_and_namespaces_per_team_namespace(inventory: Inventory) -> None:
+    objects = objects_for_cluster(inventory, "gke-gpu-us-east4")
+    queues = of_kind(objects, "LocalQueue")
+    namespaces = of_kind(objects, "Namespace")
+    team = inventory.team_by_name["llm-pretrain"]
+    for ns in team.namespaces:
+        assert queues[f"{ns}/default"]["spec"]["clusterQueue"] == team.name
+        assert queues[f"{ns}/{team.name}"]["spec"]["clusterQueue"] == team.name
+        assert namespaces[ns]["metadata"]["labels"] == {"quartermaster.dev/team": team.name,
+                                                         "quartermaster.dev/cost-center": team.cost_center}
+
+
+def test_no_team_can_write_cluster_queues_cohorts_or_flavors(inventory: Inventory) -> None:
+    for cluster in inventory.clusters:
+        objects = objects_for_cluster(inventory, cluster.name)
+        assert not [o for o in objects if o["kind"] in ("ClusterRole", "ClusterRoleBinding")]
+        team_of_namespace = {ns: t for t in inventory.teams for ns in t.namespaces}
+        for binding in of_kind(objects, "RoleBinding").values():
+            team = team_of_namespace[binding["metadata"]["namespace"]]
+            assert binding["subjects"] == [{"apiGroup": "rbac.authorization.k8s.io", "kind": "Group",
+                                            "name": team.group or team.name}]
+        for role in of_kind(objects, "Role").values():
+            for rule in role["rules"]:
+                if "kueue.x-k8s.io" in rule["apiGroups"]:
+                    assert set(rule["verbs"]) <= {"get", "list", "watch"}
+                    assert set(rule["resources"]) <= {"localqueues", "workloads"}
+
+
+def test_render_is_byte_identical_and_matches_the_golden_files(inventory: Inventory,
+                                                                golden: Callable[[Path, str], None]) -> None:
+    for cluster in inventory.clusters:
+        text = render_cluster(inventory, cluster.name)
+        assert text == render_cluster(load("inventory").inventory, cluster.name)
+        golden(GOLDEN / f"{cluster.name}.yaml", text)
+
+
+def test_qm_render_out_writes_one_file_per_cluster(tmp_path: Path, inventory: Inventory) -> None:
+    result = CliRunner().invoke(app, ["render", "inventory", "--out", str(tmp_path / "out")])
+    assert result.exit_code == 0, result.output
+    for cluster in inventory.clusters:
+        assert (tmp_path / "out" / f"{cluster.name}.yaml").read_text() == render_cluster(inventory, cluster.name)
+
+
+def test_qm_render_one_cluster_to_stdout(inventory: Inventory) -> None:
+    result = CliRunner().invoke(app, ["render", "inventory", "--cluster", "aks-eastus"])
+    assert result.exit_code == 0
+    assert result.stdout == render_cluster(inventory, "aks-eastus")
+
+
+def test_qm_render_unknown_cluster_is_a_usage_error() -> None:
+    result = CliRunner().invoke(app, ["render", "inventory", "--cluster", "aks-eastu"])
+    assert result.exit_code == 2
+    assert "no such cluster `aks-eastu`" in result.output and "Did you mean `aks-eastus`?" in result.output
+
+
+def test_quota_never_exceeds_what_the_inventory_allows(inventory: Inventory) -> None:
+    """Rendered nominal quotas per flavor add up to the inventory's, which the loader keeps within capacity."""
+    for cluster in inventory.clusters:
+        queues = of_kind(objects_for_cluster(inventory, cluster.name), "ClusterQueue").values()
+        for pool in cluster.pools:
+            total = sum(f["resources"][0]["nominalQuota"] for cq in queues
+                        for g in cq["spec"]["resourceGroups"] for f in g["flavors"] if f["name"] == pool.name)
+            assert total == sum(q.nominal for t in inventory.teams for q in t.quotas if q.flavor == pool.name)
+            assert total <= pool_accelerators(inventory, pool)
