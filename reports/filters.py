@@ -54,7 +54,19 @@ def number(value: Decimal | float | int | None, places: int = 0) -> str:
     return f"{_number(value).quantize(Decimal(1).scaleb(-places), rounding=ROUND_HALF_UP):,.{places}f}"
 
 
-FILTERS = {"money": money, "delta": delta, "pct": pct, "signed_pct": signed_pct, "number": number}
+def cell(value: object, kind: str) -> str:
+    """A table cell by its column kind: money, delta, pct, signed_pct, number (1 decimal), int, text."""
+    if kind == "text":
+        return "" if value is None else str(value)
+    if kind == "int":
+        return number(value, 0)  # type: ignore[arg-type]
+    if kind == "number":
+        return number(value, 1)  # type: ignore[arg-type]
+    return FORMATS[kind](value)  # type: ignore[operator]
+
+
+FORMATS = {"money": money, "delta": delta, "pct": pct, "signed_pct": signed_pct}
+FILTERS = {**FORMATS, "number": number, "cell": cell}
 
 
 def register(env: jinja2.Environment) -> jinja2.Environment:

@@ -10,7 +10,7 @@ import sys
 import typer
 
 from quartermaster.cli import schema, validate
-from quartermaster.cli import meter
+from quartermaster.cli import export, meter, report
 from quartermaster.cli import codeowners, diff, quota
 from quartermaster.cli import importer, render
 from quartermaster.cli import synth
@@ -26,6 +26,8 @@ app = typer.Typer(
 app.command("validate")(validate.command)
 app.command("schema")(schema.command)
 app.command("meter")(meter.command)
+app.command("report")(report.command)
+app.add_typer(export.app, name="export")
 app.command("diff")(diff.command)
 app.add_typer(quota.app, name="quota")
 app.command("codeowners")(codeowners.command)

@@ -170,8 +170,8 @@ def meter(inventory: Inventory, usage: pd.DataFrame, period: Period,
     inside = (hour >= np.datetime64(period.start)) & (hour < np.datetime64(period.end))
     frame = usage[inside] if not inside.all() else usage
     h = ((hour[inside] - np.datetime64(period.start)) // HOUR).astype(np.int64)
-    pc = pd.Categorical(frame["flavor"], categories=pool_names).codes.astype(np.int64)
-    tc = pd.Categorical(frame["team"], categories=team_names).codes.astype(np.int64)
+    pc = _codes(frame["flavor"], pool_names)
+    tc = _codes(frame["team"], team_names)
     used = np.rint(frame["used"].to_numpy(dtype="float64") * MILLI).astype(np.int64)
     requested = np.rint(frame["requested"].to_numpy(dtype="float64") * MILLI).astype(np.int64)
     held = np.maximum(used, requested)
@@ -259,6 +259,13 @@ def meter(inventory: Inventory, usage: pd.DataFrame, period: Period,
     return MeterResult(period, policy, cents(total), sum(usage_by_team.values(), Decimal(0)), idle_cost,
                        unallocated, lines, idle, tuple(shares), tuple(teams), by_cc,
                        {b.key: b for b in blks}), []
+
+
+def _codes(values: pd.Series, names: list[str]) -> np.ndarray:
+    """Index of each row's value in `names` (values were checked by `check_usage`)."""
+    codes, uniques = pd.factorize(values)
+    position = {n: i for i, n in enumerate(names)}
+    return np.array([position[str(u)] for u in uniques], dtype=np.int64)[codes]
 
 
 def _with(line: ChargeLine, **changes: Any) -> ChargeLine:

@@ -48,6 +48,9 @@ class Block:
     list_rate: Decimal
     """USD per accelerator-hour at the public on-demand price (the FOCUS list price); the block's own rate
     where no on-demand price exists (on-prem)."""
+    model: str = "on-demand"
+    """The price book's pricing model of the block's rate (`commit` for a commitment)."""
+    overflow_model: str = "on-demand"
     commitment: Commitment | None = None
 
     @property
@@ -109,7 +112,8 @@ def blocks(inventory: Inventory, start: dt.datetime, end: dt.datetime) -> tuple[
             commitment.name, "commitment", tuple(p.name for p in consumers.get(commitment.name, [])), machine, site,
             commitment.count * machine.accelerators_per_node, (term_within(commitment, start, end),), rate, "Committed",
             overflow, CATEGORY_OF_PRICE_MODEL["onprem" if site.provider == "onprem" else "on-demand"],
-            list_rate_of(machine, site, rate), commitment))
+            list_rate_of(machine, site, rate), "commit", "onprem" if site.provider == "onprem" else "on-demand",
+            commitment))
     for pool in inventory.pools:
         cluster = inventory.cluster_of_pool[pool.name]
         machine = inventory.machine_by_name[pool.machine]
@@ -125,5 +129,5 @@ def blocks(inventory: Inventory, start: dt.datetime, end: dt.datetime) -> tuple[
             pool.name, "pool", (pool.name,), machine, site,
             pool_min_nodes(pool, machine) * machine.accelerators_per_node, paid, rate,
             CATEGORY_OF_PRICE_MODEL[model], rate, CATEGORY_OF_PRICE_MODEL[model],
-            list_rate_of(machine, site, rate)))
+            list_rate_of(machine, site, rate), model, model))
     return out, issues

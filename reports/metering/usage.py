@@ -87,6 +87,11 @@ def read_usage(path: Path, inventory: Inventory) -> tuple[pd.DataFrame, list[Iss
     return check_usage(raw, inventory, shown)
 
 
+def inventory_records(inventory: Inventory) -> pd.DataFrame:
+    """The inventory's own usage rows (usage.csv) as raw records for `check_usage`."""
+    return pd.DataFrame([r.model_dump() for r in inventory.usage], columns=["hour", "cluster", "team", "flavor", *NUMERIC])
+
+
 def check_usage(raw: pd.DataFrame, inventory: Inventory, shown: str = "<usage>") -> tuple[pd.DataFrame, list[Issue]]:
     """Validate raw usage columns against the inventory and normalise them."""
     issues: list[Issue] = []
@@ -109,30 +114,49 @@ def check_usage(raw: pd.DataFrame, inventory: Inventory, shown: str = "<usage>")
         _flag(issues, shown, ~np.isfinite(values) | (values < 0), raw[column], column,
               "must be a number of accelerators, 0 or more", "Fix the value or drop the row.")
         numbers[column] = values
-    names = raw[who].astype(str)
+    team_names = sorted(inventory.team_by_name)
+    pool_names = [p.name for p in inventory.pools]
+    codes, uniques = _factorize(raw[who])
     if who == "namespace":
         owner = {ns: t.name for t in inventory.teams for ns in t.namespaces}
-        team = names.map(owner)
-        _flag_unknown(issues, shown, names, team.isna().to_numpy(), "namespace", sorted(owner),
-                      "belongs to no team", "Add it to a team's `namespaces` or fix the name.")
+        known, what, fix = sorted(owner), "belongs to no team", "Add it to a team's `namespaces` or fix the name."
+        team_of_unique = [owner.get(u) for u in uniques]
     else:
-        team = names
-        _flag_unknown(issues, shown, names, ~names.isin(inventory.team_by_name).to_numpy(), "team",
-                      sorted(inventory.team_by_name), "is not a team of the inventory", "Fix the team name.")
-    flavor = raw["flavor"].astype(str)
-    unknown_flavor = ~flavor.isin(inventory.pool_by_name).to_numpy()
-    _flag_unknown(issues, shown, flavor, unknown_flavor, "flavor", sorted(inventory.pool_by_name),
+        known, what, fix = team_names, "is not a team of the inventory", "Fix the team name."
+        team_of_unique = [u if u in inventory.team_by_name else None for u in uniques]
+    team_codes = _lookup(codes, [team_names.index(t) if t else -1 for t in team_of_unique])
+    _flag_unknown(issues, shown, raw[who], team_codes < 0, who, known, what, fix)
+    codes, uniques = _factorize(raw["flavor"])
+    pool_index = {p: i for i, p in enumerate(pool_names)}
+    flavor_codes = _lookup(codes, [pool_index.get(u, -1) for u in uniques])
+    _flag_unknown(issues, shown, raw["flavor"], flavor_codes < 0, "flavor", pool_names,
                   "is not a pool (ResourceFlavor) of the inventory", "Fix the flavor name.")
-    cluster_of = {p: c.name for p, c in inventory.cluster_of_pool.items()}
-    expected = flavor.map(cluster_of)
-    wrong = (~unknown_flavor) & (expected != raw["cluster"].astype(str)).to_numpy()
+    cluster_names = [c.name for c in inventory.clusters]
+    cluster_of_pool = np.array([cluster_names.index(inventory.cluster_of_pool[p].name) for p in pool_names] + [-1])
+    codes, uniques = _factorize(raw["cluster"])
+    cluster_codes = _lookup(codes, [cluster_names.index(u) if u in cluster_names else -2 for u in uniques])
+    wrong = (flavor_codes >= 0) & (cluster_codes != cluster_of_pool[flavor_codes])
     if wrong.any():
         first = int(np.flatnonzero(wrong)[0])
         _flag(issues, shown, wrong, raw["cluster"], "cluster", "is not the cluster of the row's flavor",
-              f"Flavor `{flavor.iloc[first]}` is a pool of cluster `{expected.iloc[first]}`; fix the cluster or the flavor.")
+              f"Flavor `{pool_names[flavor_codes[first]]}` is a pool of cluster "
+              f"`{cluster_names[cluster_of_pool[flavor_codes[first]]]}`; fix the cluster or the flavor.")
+    team = pd.Categorical.from_codes(team_codes, categories=team_names)
+    flavor = pd.Categorical.from_codes(flavor_codes, categories=pool_names)
     frame = pd.DataFrame({"hour": hour, "team": team, "flavor": flavor,
                           "used": numbers["accelerators_used"], "requested": numbers["accelerators_requested"]})
     return frame, issues
+
+
+def _factorize(values: pd.Series) -> tuple[np.ndarray, list[str]]:
+    """Integer codes per row and the distinct values (missing values get code -1)."""
+    codes, uniques = pd.factorize(values)
+    return codes, [str(u) for u in uniques]
+
+
+def _lookup(codes: np.ndarray, table: list[int]) -> np.ndarray:
+    """Map codes through a small table; code -1 (missing) maps to -1."""
+    return np.append(np.array(table, dtype=np.int64), -1)[codes]
 
 
 def _flag(issues: list[Issue], shown: str, bad: np.ndarray, values: pd.Series, column: str, what: str,

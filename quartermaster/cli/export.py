@@ -1,0 +1,85 @@
+"""`qm export focus`: metered (or planned) cost as a FOCUS 1.3 CSV."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+from quartermaster.cli.common import console, err_console, inventory_argument, load_or_exit
+from quartermaster.cli.report import plan_or_exit
+from quartermaster.issues import Issue
+from quartermaster.model import Inventory
+from reports.focus import focus_rows, plan_focus_rows, write_focus
+from reports.metering import check_policy, check_usage, inventory_records, meter, parse_period, period_of, read_usage
+
+app = typer.Typer(help="Export cost data in open formats.", no_args_is_help=True)
+
+
+@app.command("focus")
+def focus(
+    path: Path = inventory_argument(),
+    period: str = typer.Option(None, help="Metered month (2026-10) or quarter (2026Q4); default: the months of the usage."),
+    quarter: str = typer.Option(None, help="Export the plan's forecast for this quarter (2027Q1) instead of metered usage."),
+    plan: Path = typer.Option(None, help="A plan folder written by `qm plan` (with --quarter); default: plan now."),
+    usage: Path = typer.Option(None, help="Usage records (CSV or Parquet); default: the inventory's usage.csv.",
+                               exists=True, dir_okay=False),
+    idle: str = typer.Option("proportional", help="Idle sharing: proportional, even, or owner:TEAM."),
+    out: Path = typer.Option(None, help="Output CSV; default focus-<period>.csv in the current folder."),
+) -> None:
+    """Write FOCUS 1.3 rows: every mandatory column, commitment columns, x_Team and x_CostCenter."""
+    inventory = load_or_exit(path).inventory
+    if quarter and period:
+        err_console.print("--period (metered usage) and --quarter (the plan's forecast) exclude each other; give one.")
+        raise typer.Exit(2)
+    if quarter:
+        rows, label = _planned(inventory, quarter, plan)
+    else:
+        rows, label = _metered(inventory, period, usage, idle)
+    target = write_focus(rows, out or Path(f"focus-{label}.csv"))
+    console.print(f"wrote {target}: {len(rows)} FOCUS 1.3 rows for {label}")
+
+
+def _metered(inventory: Inventory, period: str | None, usage: Path | None, idle: str) -> tuple[list[dict], str]:
+    problem = check_policy(idle, inventory)
+    if problem:
+        err_console.print(problem)
+        raise typer.Exit(2)
+    try:
+        chosen = parse_period(period) if period else None
+    except ValueError as err:
+        err_console.print(f"--period {err}")
+        raise typer.Exit(2) from None
+    if usage is not None:
+        records, issues = read_usage(usage, inventory)
+    else:
+        records, issues = check_usage(inventory_records(inventory), inventory, "usage.csv")
+    _exit_on(issues)
+    if records.empty:
+        err_console.print("no usage records to export; add usage.csv to the inventory or pass --usage FILE")
+        raise typer.Exit(1)
+    whole = chosen or period_of(records["hour"])
+    results = []
+    for month in whole.months():
+        result, issues = meter(inventory, records, month, idle)
+        _exit_on(issues)
+        if result is not None:
+            results.append(result)
+    return focus_rows(inventory, results), whole.label
+
+
+def _planned(inventory: Inventory, quarter: str, plan_dir: Path | None) -> tuple[list[dict], str]:
+    result = plan_or_exit(inventory, quarter, plan_dir)
+    try:
+        return plan_focus_rows(inventory, result, quarter), quarter
+    except ValueError as err:
+        err_console.print(str(err))
+        raise typer.Exit(1) from None
+
+
+def _exit_on(issues: list[Issue]) -> None:
+    for issue in issues:
+        err_console.print(issue.format(), markup=False)
+    if issues:
+        err_console.print(f"{len(issues)} problem(s); nothing was exported.")
+        raise typer.Exit(1)

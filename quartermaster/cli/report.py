@@ -1,0 +1,63 @@
+"""`qm report [PATH]`: the quarterly planning report for finance (HTML, XLSX, CSV, JSON and PDF)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+from planner import PlanInputError, PlanOptions, PlanResult, load_result, plan
+from quartermaster.cli.common import console, err_console, inventory_argument, load_or_exit
+from quartermaster.model import Inventory
+from reports.filters import money, pct
+from reports.finance import RenderOptions, build_report, write_report
+
+FORMATS = ("html", "json", "csv", "xlsx", "pdf")
+
+
+def plan_or_exit(inventory: Inventory, quarter: str | None, plan_dir: Path | None, what: str = "--plan") -> PlanResult:
+    """A plan read from a folder written by `qm plan`, or planned now from `quarter` on."""
+    if plan_dir is not None:
+        if not (plan_dir / "plan.json").is_file():
+            err_console.print(f"{what} {plan_dir}: no plan.json there; run `qm plan --out {plan_dir}` first.")
+            raise typer.Exit(2)
+        return load_result(plan_dir)
+    try:
+        with err_console.status("Planning") as status:
+            return plan(inventory, PlanOptions(start=quarter), progress=lambda msg: status.update(msg))
+    except PlanInputError as exc:
+        err_console.print(str(exc), markup=False)
+        raise typer.Exit(2) from None
+
+
+def command(
+    path: Path = inventory_argument(),
+    quarter: str = typer.Option(None, help="Quarter to report on, e.g. 2027Q1; default: the plan's first."),
+    plan_dir: Path = typer.Option(None, "--plan", help="A plan folder written by `qm plan`; default: plan now."),
+    previous: Path = typer.Option(None, help="The previous plan's folder, to show what changed."),
+    out: Path = typer.Option(Path("out/report"), help="Folder for report.html, report.xlsx, report.pdf, CSVs, JSON."),
+    formats: str = typer.Option(",".join(FORMATS), help="Comma-separated subset of html,json,csv,xlsx,pdf."),
+) -> None:
+    """Write the quarterly planning report: spend, savings, commitments to approve, coverage, risk, budgets."""
+    chosen = tuple(f.strip() for f in formats.split(",") if f.strip())
+    unknown = sorted(set(chosen) - set(FORMATS))
+    if unknown:
+        err_console.print(f"--formats: unknown {', '.join(unknown)}; choose from {', '.join(FORMATS)}.")
+        raise typer.Exit(2)
+    inventory = load_or_exit(path).inventory
+    result = plan_or_exit(inventory, quarter, plan_dir)
+    before = plan_or_exit(inventory, quarter, previous, "--previous") if previous is not None else None
+    try:
+        data = build_report(inventory, result, quarter, before)
+    except ValueError as err:
+        err_console.print(str(err))
+        raise typer.Exit(1) from None
+    written, messages = write_report(data, out, RenderOptions(formats=chosen))
+    s = data.summary
+    console.print(f"[bold]{data.title}[/]: spend {money(s.spend_quarter.current)} "
+                  f"(next four quarters {money(s.spend_next_four.current)}), savings vs all on-demand "
+                  f"{money(s.savings_quarter.current)}, effective savings rate {pct(s.savings_rate.current)}; "
+                  f"{len(s.approve)} commitment(s) to approve, liability {money(s.approve_liability)}.")
+    for message in messages:
+        err_console.print(message)
+    console.print(f"Wrote {len(written)} files to {out}/; open {out / 'report.html'}")

@@ -1,0 +1,285 @@
+"""FOCUS 1.3 export: metered (or planned) cost as rows of the FinOps Open Cost and Usage Specification.
+
+Columns and rules: PLANNING.md §3 and the FOCUS 1.3 column pages (FinOps-Open-Cost-and-Usage-Spec/FOCUS_Spec,
+`specification/datasets/cost_and_usage/columns/*.md`). The mapping (PLANNING.md §3, "Mapping for our export"):
+
+* a team's accelerator-hours covered by a commitment: `Usage`, PricingCategory `Committed`,
+  CommitmentDiscountStatus `Used`, BilledCost 0 (the commitment is invoiced on its own row), EffectiveCost the
+  amortised cost;
+* the idle part of a commitment: `Usage` rows with CommitmentDiscountStatus `Unused`, one per team it is shared
+  to (`AllocatedMethodId` = the idle policy), or one unallocated row;
+* each commitment's invoice for the billing period: a `Purchase` row (`Recurring`), BilledCost = its Used +
+  Unused EffectiveCost, EffectiveCost 0 (no double counting);
+* on-demand, flex-start and overflow beyond a commitment: PricingCategory `Standard`; spot: `Dynamic`;
+  BilledCost = EffectiveCost;
+* ListCost = ListUnitPrice x PricingQuantity (the on-demand list price; the own rate where there is none, e.g.
+  on-prem); no negotiated discounts are recorded, so ContractedUnitPrice = ListUnitPrice;
+* custom columns `x_Team`, `x_CostCenter`, `x_Accelerator`.
+
+Sum of EffectiveCost = sum of BilledCost = the metered total, to the cent.
+"""
+
+from __future__ import annotations
+
+import csv
+import datetime as dt
+import json
+from collections.abc import Iterable
+from decimal import Decimal
+from pathlib import Path
+from typing import Any
+
+from quartermaster.model import Inventory
+from quartermaster.units import cents, quarter_bounds
+from reports.metering.meter import ChargeLine, MeterResult
+from reports.metering.money import allocate_cents
+from reports.metering.rates import Block
+
+FOCUS_VERSION = "1.3"
+# The 23 mandatory columns of FOCUS 1.3 (PLANNING.md §3) and whether the spec allows nulls in them
+# ("Allows nulls" of each column page; PricingQuantity/PricingUnit must not be null on Usage and Purchase rows).
+MANDATORY: dict[str, bool] = {
+    "BilledCost": False, "BillingAccountId": False, "BillingAccountName": True, "BillingCurrency": False,
+    "BillingPeriodEnd": False, "BillingPeriodStart": False, "ChargeCategory": False, "ChargeClass": True,
+    "ChargeDescription": True, "ChargePeriodEnd": False, "ChargePeriodStart": False, "ContractedCost": False,
+    "EffectiveCost": False, "HostProviderName": True, "InvoiceIssuerName": False, "ListCost": False,
+    "PricingQuantity": True, "PricingUnit": True, "ProviderName": False, "PublisherName": False,
+    "ServiceCategory": False, "ServiceName": False, "ServiceProviderName": False,
+}
+CONDITIONAL = [
+    "AllocatedMethodDetails", "AllocatedMethodId", "AvailabilityZone", "CapacityReservationId",
+    "CapacityReservationStatus", "ChargeFrequency", "CommitmentDiscountCategory", "CommitmentDiscountId",
+    "CommitmentDiscountName", "CommitmentDiscountQuantity", "CommitmentDiscountStatus", "CommitmentDiscountType",
+    "CommitmentDiscountUnit", "ConsumedQuantity", "ConsumedUnit", "ContractedUnitPrice", "ListUnitPrice",
+    "PricingCategory", "RegionId", "RegionName", "ResourceId", "ResourceName", "ResourceType", "SkuId",
+    "SkuPriceId", "SubAccountId", "SubAccountName", "Tags",
+]
+CUSTOM = ["x_Team", "x_CostCenter", "x_Accelerator"]
+COLUMNS = sorted([*MANDATORY, *CONDITIONAL]) + CUSTOM
+
+PROVIDER_NAME = {"gcp": "Google Cloud", "aws": "AWS", "azure": "Microsoft", "onprem": "On-premises"}
+SERVICE_NAME = {"gcp": "Compute Engine", "aws": "Amazon Elastic Compute Cloud", "azure": "Virtual Machines",
+                "onprem": "On-premises accelerator servers"}
+COMMITMENT_TYPE = {"cud": "Committed Use Discount", "reserved-instance": "Reserved Instance",
+                   "savings-plan": "Savings Plan", "capacity-block": "Capacity Block",
+                   "on-prem-purchase": "On-premises purchase"}
+Q6 = Decimal("0.000001")
+
+
+def _iso(moment: dt.datetime) -> str:
+    return moment.strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def _unit(block: Block) -> str:
+    return "Chip-Hours" if block.machine.kind == "tpu" else "GPU-Hours"
+
+
+class _Rows:
+    """Builds rows for one metered billing period."""
+
+    def __init__(self, inventory: Inventory, result: MeterResult) -> None:
+        self.inventory = inventory
+        self.result = result
+        self.project_of_site: dict[str, str] = {}
+        for cluster in inventory.clusters:
+            if cluster.project:
+                self.project_of_site.setdefault(cluster.site, cluster.project)
+
+    def base(self, block: Block, pool: str | None) -> dict[str, Any]:
+        site, machine = block.site, block.machine
+        provider = PROVIDER_NAME[site.provider]
+        account = self.project_of_site.get(site.name, site.name)
+        cluster = self.inventory.cluster_of_pool[pool].name if pool else None
+        service = "Cloud TPU" if machine.kind == "tpu" and site.provider == "gcp" else SERVICE_NAME[site.provider]
+        zone = block.commitment.zone if block.commitment and block.commitment.zone else None
+        if pool and zone is None and len(self.inventory.pool_by_name[pool].zones) == 1:
+            zone = self.inventory.pool_by_name[pool].zones[0]
+        return {
+            "BillingAccountId": account, "BillingAccountName": f"{provider} {account}",
+            "BillingCurrency": "USD",
+            "BillingPeriodStart": _iso(self.result.period.start), "BillingPeriodEnd": _iso(self.result.period.end),
+            "ChargePeriodStart": _iso(self.result.period.start), "ChargePeriodEnd": _iso(self.result.period.end),
+            "ChargeClass": None, "InvoiceIssuerName": provider, "ProviderName": provider, "PublisherName": provider,
+            "ServiceProviderName": provider, "HostProviderName": provider,
+            "ServiceCategory": "AI and Machine Learning" if machine.kind == "tpu" else "Compute",
+            "ServiceName": service, "RegionId": site.region, "RegionName": site.region, "AvailabilityZone": zone,
+            "ResourceId": f"{cluster}/{pool}" if pool else f"commitment/{block.name}",
+            "ResourceName": pool or block.name, "ResourceType": "Node pool" if pool else "Commitment",
+            "SkuId": machine.name, "SubAccountId": cluster, "SubAccountName": cluster,
+            "PricingUnit": _unit(block), "ConsumedUnit": _unit(block), "x_Accelerator": machine.accelerator,
+        }
+
+    def priced(self, row: dict[str, Any], block: Block, quantity: Decimal, list_price: Decimal, model: str) -> None:
+        quantity = quantity.quantize(Q6)
+        row.update({
+            "PricingQuantity": quantity, "ConsumedQuantity": quantity, "ListUnitPrice": list_price,
+            "ContractedUnitPrice": list_price, "ListCost": quantity * list_price,
+            "ContractedCost": quantity * list_price,
+            "SkuPriceId": f"{block.machine.name}/{block.site.name}/{model}",
+        })
+
+    def commitment_columns(self, row: dict[str, Any], block: Block, status: str | None) -> None:
+        c = block.commitment
+        if c is None:
+            return
+        reservation = c.reservation_name or c.capacity_reservation_id
+        row.update({
+            "CommitmentDiscountId": c.name, "CommitmentDiscountName": c.name,
+            "CommitmentDiscountCategory": "Spend" if c.kind == "savings-plan" else "Usage",
+            "CommitmentDiscountType": COMMITMENT_TYPE[c.kind], "CommitmentDiscountStatus": status,
+            "CommitmentDiscountQuantity": row["PricingQuantity"], "CommitmentDiscountUnit": row["PricingUnit"],
+            "CapacityReservationId": reservation, "CapacityReservationStatus": status if reservation else None,
+        })
+
+    def tags(self, row: dict[str, Any], team: str | None, cost_center: str | None) -> None:
+        row.update({"x_Team": team, "x_CostCenter": cost_center,
+                    "Tags": json.dumps({"team": team, "cost_center": cost_center}, sort_keys=True) if team else None})
+
+    def usage(self, line: ChargeLine) -> dict[str, Any]:
+        block = self.result.blocks[line.block]
+        row = self.base(block, line.pool)
+        committed = line.category == "Committed" and block.commitment is not None
+        model = block.model if line.category == block.category else block.overflow_model
+        self.priced(row, block, line.accelerator_hours, block.list_rate, model)
+        row.update({
+            "ChargeCategory": "Usage", "ChargeFrequency": "Usage-Based", "PricingCategory": line.category,
+            "BilledCost": Decimal(0) if committed else line.cost, "EffectiveCost": line.cost,
+            "ChargeDescription": f"{line.accelerator_hours} {_unit(block)} of {block.machine.accelerator} "
+                                 f"on {line.pool} at {line.rate:.4f} USD"
+                                 + (f" (commitment {block.name})" if committed else ""),
+        })
+        self.commitment_columns(row, block, "Used" if committed else None)
+        self.tags(row, line.team, line.cost_center)
+        return row
+
+    def idle(self, idle: ChargeLine, share: ChargeLine | None) -> dict[str, Any]:
+        block = self.result.blocks[idle.block]
+        row = self.base(block, idle.pool)
+        cost = share.cost if share else idle.cost
+        quantity = idle.accelerator_hours * cost / idle.cost if idle.cost else idle.accelerator_hours
+        committed = block.commitment is not None
+        self.priced(row, block, quantity, block.list_rate, block.model)
+        who = f"shared to {share.team} ({self.result.policy})" if share else "not allocated to a team"
+        row.update({
+            "ChargeCategory": "Usage", "ChargeFrequency": "Usage-Based", "PricingCategory": idle.category,
+            "BilledCost": Decimal(0) if committed else cost, "EffectiveCost": cost,
+            "ChargeDescription": f"Idle {block.machine.accelerator} capacity of {block.key}, {who}",
+            "AllocatedMethodId": f"idle-{self.result.policy}" if share else None,
+            "AllocatedMethodDetails": json.dumps({"policy": self.result.policy, "idle_cost": str(idle.cost)})
+            if share else None,
+        })
+        self.commitment_columns(row, block, "Unused" if committed else None)
+        self.tags(row, share.team if share else None, share.cost_center if share else None)
+        return row
+
+    def purchase(self, block: Block, billed: Decimal) -> dict[str, Any]:
+        row = self.base(block, None)
+        hours = sum(((min(t, self.result.period.end) - max(f, self.result.period.start)).total_seconds() / 3600
+                     for f, t in block.paid), 0.0)
+        self.priced(row, block, Decimal(block.accelerators) * Decimal(int(hours)), block.rate, block.model)
+        row.update({
+            "ChargeCategory": "Purchase", "ChargeFrequency": "Recurring", "PricingCategory": "Committed",
+            "BilledCost": billed, "EffectiveCost": Decimal(0),
+            "ChargeDescription": f"Commitment {block.name}: {block.accelerators} x {block.machine.accelerator} "
+                                 f"for {self.result.period.label}",
+        })
+        self.commitment_columns(row, block, None)
+        self.tags(row, None, None)
+        return row
+
+    def all(self) -> list[dict[str, Any]]:
+        rows = [self.usage(x) for x in self.result.lines]
+        shares: dict[str, list[ChargeLine]] = {}
+        for s in self.result.idle_shares:
+            shares.setdefault(s.block, []).append(s)
+        for idle in self.result.idle:
+            if idle.block in shares:
+                rows.extend(self.idle(idle, s) for s in shares[idle.block])
+            else:
+                rows.append(self.idle(idle, None))
+        amortised: dict[str, Decimal] = {}
+        for row in rows:
+            if row.get("CommitmentDiscountId") and row["ChargeCategory"] == "Usage":
+                key = f"commitment:{row['CommitmentDiscountId']}"
+                amortised[key] = amortised.get(key, Decimal(0)) + row["EffectiveCost"]
+        rows.extend(self.purchase(self.result.blocks[k], v) for k, v in sorted(amortised.items()))
+        return [{c: row.get(c) for c in COLUMNS} for row in rows]
+
+
+def focus_rows(inventory: Inventory, results: Iterable[MeterResult]) -> list[dict[str, Any]]:
+    """FOCUS rows for metered billing periods (one MeterResult per calendar month)."""
+    return [row for result in results for row in _Rows(inventory, result).all()]
+
+
+def write_focus(rows: list[dict[str, Any]], path: Path) -> Path:
+    """Write rows as CSV with the FOCUS header; null = empty field; decimals in full."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("w", newline="", encoding="utf-8") as f:
+        writer = csv.DictWriter(f, fieldnames=COLUMNS, lineterminator="\n")
+        writer.writeheader()
+        for row in rows:
+            writer.writerow({k: "" if v is None else str(v) for k, v in row.items()})
+    return path
+
+
+# --- the plan's forecast ---------------------------------------------------------------------------
+
+CATEGORY_OF_PLAN_MODEL = {"existing-commitments": "Committed", "commit": "Committed", "onprem": "Committed",
+                          "capacity-block": "Committed", "on-demand": "Standard", "flex-start": "Standard",
+                          "spot": "Dynamic"}
+
+
+def _plan_provider(inventory: Inventory, model: str) -> str:
+    """The one provider that can supply a plan's pricing-model line, else `Multiple providers`."""
+    if model == "existing-commitments":
+        providers = {inventory.site_by_name[c.site].provider for c in inventory.commitments}
+    else:
+        book = "commit" if model == "commit" else model
+        providers = {inventory.site_by_name[p.site].provider for p in inventory.prices if p.pricing_model == book}
+    return PROVIDER_NAME[providers.pop()] if len(providers) == 1 else "Multiple providers"
+
+
+def plan_focus_rows(inventory: Inventory, plan: Any, quarter: str) -> list[dict[str, Any]]:
+    """FOCUS rows for one planned quarter: each pricing-model line of `cost_by_quarter`, allocated to teams in
+    proportion to the plan's `cost_by_team` (AllocatedMethodId `plan-team-share`; the plan's shared line of unused
+    commitments stays without a team). EffectiveCost sums to the plan's quarter cost, to the cent."""
+    by_model = plan.cost_by_quarter[plan.cost_by_quarter["quarter"] == quarter]
+    by_team = plan.cost_by_team[plan.cost_by_team["quarter"] == quarter]
+    kpi = plan.kpis[plan.kpis["quarter"] == quarter]
+    if kpi.empty:
+        raise ValueError(f"the plan has no quarter {quarter}; it covers {', '.join(plan.quarters)}")
+    total = Decimal(kpi["cost_usd"].iloc[0])
+    team_total = sum((Decimal(x) for x in by_team["usd"]), Decimal(0))
+    raw: dict[tuple[str, str, int], Decimal] = {}
+    for m in by_model.itertuples():
+        for t in by_team.itertuples():
+            share = Decimal(t.usd) / team_total if team_total else Decimal(0)
+            raw[(str(m.pricing_model), str(t.team), int(m.term_months))] = Decimal(m.usd) * share
+    rounded = allocate_cents(raw, total)
+    start, end = (dt.datetime.combine(d, dt.time()) for d in quarter_bounds(quarter))
+    cc_of = dict(zip(by_team["team"], by_team["cost_center"]))
+    rows = []
+    for (model, team, term), cost in sorted(rounded.items()):
+        provider = _plan_provider(inventory, model)
+        shared = team.startswith("_")
+        rows.append({c: None for c in COLUMNS} | {
+            "BilledCost": cost, "EffectiveCost": cost, "ListCost": cost, "ContractedCost": cost,
+            "ListUnitPrice": cost, "ContractedUnitPrice": cost, "PricingQuantity": Decimal(1), "PricingUnit": "Quarters",
+            "ConsumedQuantity": Decimal(1), "ConsumedUnit": "Quarters",
+            "BillingAccountId": "plan", "BillingAccountName": f"Quartermaster plan {quarter}", "BillingCurrency": "USD",
+            "BillingPeriodStart": _iso(start), "BillingPeriodEnd": _iso(end),
+            "ChargePeriodStart": _iso(start), "ChargePeriodEnd": _iso(end),
+            "ChargeCategory": "Usage", "ChargeFrequency": "Usage-Based",
+            "ChargeDescription": f"Forecast {quarter}: {model}{f' {term}-month' if term else ''} capacity"
+                                 f"{' not used by any team' if shared else f' for team {team}'}",
+            "InvoiceIssuerName": provider, "ProviderName": provider, "PublisherName": provider,
+            "ServiceProviderName": provider, "HostProviderName": provider, "ServiceCategory": "Compute",
+            "ServiceName": "Accelerator capacity (planned)", "PricingCategory": CATEGORY_OF_PLAN_MODEL.get(model, "Other"),
+            "SkuId": model, "SkuPriceId": f"plan/{model}/{term}",
+            "AllocatedMethodId": "plan-team-share",
+            "AllocatedMethodDetails": json.dumps({"line_usd": str(cents(sum(
+                (Decimal(x) for x in by_model[by_model["pricing_model"] == model]["usd"]), Decimal(0))))}),
+            "x_Team": None if shared else team, "x_CostCenter": None if shared else cc_of.get(team),
+            "Tags": None if shared else json.dumps({"cost_center": cc_of.get(team), "team": team}, sort_keys=True),
+        })
+    return rows
