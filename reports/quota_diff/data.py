@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import dataclasses
 import difflib
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from decimal import Decimal
@@ -397,21 +398,38 @@ def _team_changes(b: _Side, h: _Side, rows: tuple[QuotaRow, ...]) -> tuple[TeamC
 def _kueue_diffs(
     base: Inventory, head: Inventory, render: RenderCluster
 ) -> tuple[tuple[KueueDiff, ...], None]:
-    """Per cluster, the unified diff of the rendered Kueue objects (clusters without a change left out)."""
+    """Per cluster, the unified diff of the rendered Kueue objects (clusters without a change left out).
+
+    Like git's function context, each hunk header names the object it falls in (`ClusterQueue/llm-pretrain`).
+    """
     out = []
     for cluster in sorted(set(base.cluster_by_name) | set(head.cluster_by_name)):
         old = render(base, cluster) if cluster in base.cluster_by_name else ""
         new = render(head, cluster) if cluster in head.cluster_by_name else ""
         if old == new:
             continue
-        lines = difflib.unified_diff(
-            old.splitlines(keepends=True),
-            new.splitlines(keepends=True),
-            fromfile=f"a/{cluster}.yaml",
-            tofile=f"b/{cluster}.yaml",
-            n=3,
-        )
-        out.append(
-            KueueDiff(cluster, "".join(line if line.endswith("\n") else line + "\n" for line in lines))
-        )
+        old_lines, new_lines = old.splitlines(), new.splitlines()
+        lines = []
+        for line in difflib.unified_diff(
+            old_lines, new_lines, fromfile=f"a/{cluster}.yaml", tofile=f"b/{cluster}.yaml", n=3, lineterm=""
+        ):
+            hunk = _HUNK.match(line)
+            if hunk:
+                start, within = (int(hunk["new"]), new_lines) if new_lines else (int(hunk["old"]), old_lines)
+                line = f"{line} {_object_at(within, start)}".rstrip()
+            lines.append(line + "\n")
+        out.append(KueueDiff(cluster, "".join(lines)))
     return tuple(out), None
+
+
+_HUNK = re.compile(r"^@@ -(?P<old>\d+)(?:,\d+)? \+(?P<new>\d+)(?:,\d+)? @@$")
+
+
+def _object_at(lines: list[str], start: int) -> str:
+    """`Kind/name` of the YAML document that holds 1-based line `start` (below the hunk's context)."""
+    line = min(max(start + 2, 1), len(lines))  # the first changed line, past 3 lines of context
+    first = next((i for i in range(line - 1, -1, -1) if lines[i] == "---"), 0)
+    last = next((i for i in range(line, len(lines)) if lines[i] == "---"), len(lines))
+    kind = next((x[len("kind: ") :] for x in lines[first:last] if x.startswith("kind: ")), "")
+    name = next((x[len("  name: ") :] for x in lines[first:last] if x.startswith("  name: ")), "")
+    return f"{kind}/{name}" if kind and name else kind

@@ -1,0 +1,78 @@
+"""The README's quota examples run as documented, and the rendered comment matches its golden files."""
+
+from __future__ import annotations
+
+import re
+import shlex
+import shutil
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from modules.kueue import render_cluster
+from quartermaster.cli import app
+from quartermaster.loader import load
+from reports.quota_diff import build_quota_diff, render_json, render_markdown, render_text
+from tests.prdiff.repo import QuotaRepo
+
+REPO = Path(__file__).resolve().parents[2]
+GOLDEN = REPO / "tests" / "data" / "prdiff" / "golden"
+
+
+def readme_section() -> str:
+    text = (REPO / "README.md").read_text(encoding="utf-8")
+    return text.split("## Quota changes by pull request\n", 1)[1].split("\n## ", 1)[0]
+
+
+def test_readme_examples_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    repo = QuotaRepo.create(tmp_path)
+    shutil.copytree(REPO / ".github", repo.root / ".github")
+    monkeypatch.chdir(repo.root)
+    block = re.search(r"```bash\n(.*?)```", readme_section(), re.S).group(1)  # type: ignore[union-attr]
+    outputs = []
+    for line in block.strip().splitlines():
+        argv = shlex.split(line)
+        assert argv[0] == ".venv/bin/qm"
+        result = CliRunner().invoke(app, argv[1:])
+        assert result.exit_code == 0, (line, result.output)
+        outputs.append(result.stdout)
+    assert "teams[0].quotas[1].nominal: 32 -> 16" in outputs[0]
+    assert "llm-pretrain: -16 H100-80GB in gke-gpu-us-east4; monthly cost -$" in outputs[1]
+    assert "CODEOWNERS is up to date" in outputs[2]
+
+
+def over_capacity_diff(tmp_path: Path):  # type: ignore[no-untyped-def]
+    repo = QuotaRepo.create(tmp_path)
+    base = load(repo.inventory).inventory
+    repo.quota("multimodal", "h100-mega-spot", nominal=8, borrowing_limit=24)
+    repo.replace(
+        "teams/llm-pretrain.yaml",
+        "{flavor: h100-mega-resv, nominal: 64,",
+        "{flavor: h100-mega-resv, nominal: 192,",
+    )
+    head = load(repo.inventory).inventory
+    return build_quota_diff(
+        base, head, base_label="origin/main", head_label="quota-pr", render_cluster=render_cluster
+    )
+
+
+def test_readme_headline_is_what_the_diff_prints(tmp_path: Path) -> None:
+    comment = render_markdown(over_capacity_diff(tmp_path))
+    headline = re.search(r"- a headline per team: `(.*?)`;", readme_section()).group(1)  # type: ignore[union-attr]
+    assert headline.replace("llm-pretrain", "**llm-pretrain**", 1) in comment
+
+
+@pytest.mark.parametrize(
+    "name, render",
+    [
+        ("over_capacity.md", render_markdown),  # the PR comment
+        ("over_capacity.txt", render_text),  # the terminal view
+        ("over_capacity.json", render_json),  # the data, past / current / delta
+    ],
+)
+def test_rendered_comment_matches_golden(
+    tmp_path: Path, golden: Callable[[Path, str], None], name: str, render: Callable[..., str]
+) -> None:
+    golden(GOLDEN / name, render(over_capacity_diff(tmp_path)))
