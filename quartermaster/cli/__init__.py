@@ -14,7 +14,6 @@ from quartermaster.cli import export, meter, report
 from quartermaster.cli import codeowners, diff, quota
 from quartermaster.cli import importer, render
 from quartermaster.cli import synth
-from quartermaster.cli import synth
 from quartermaster.cli import plan
 
 app = typer.Typer(
@@ -34,7 +33,6 @@ app.add_typer(quota.app, name="quota")
 app.command("codeowners")(codeowners.command)
 app.command("render")(render.command)
 app.add_typer(importer.app, name="import")
-app.command("synth")(synth.command)
 app.command("synth")(synth.command)
 app.command("plan")(plan.command)
 
