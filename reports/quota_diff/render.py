@@ -29,8 +29,8 @@ class RenderOptions:
     """How to render: the hidden marker the CI finds its comment by, and how much Kueue diff to show."""
 
     marker: bool = True
-    max_diff_lines: int = 300
-    """max_diff_lines: Kueue diff lines per cluster before the rest is cut (a comment holds 65,536 chars)."""
+    max_diff_lines: int = 600
+    """max_diff_lines: Kueue diff lines shown, over all clusters (a comment holds 65,536 characters)."""
 
 
 def signed(value: int | None) -> str:
@@ -81,11 +81,13 @@ def environment() -> jinja2.Environment:
 
 
 def _cut(diffs: tuple[KueueDiff, ...], max_lines: int) -> list[KueueDiff]:
-    out = []
+    """The diffs within a budget of lines shared by all clusters, each cut one saying how much is left out."""
+    out, left = [], max_lines
     for d in diffs:
         lines = d.diff.splitlines(keepends=True)
-        if len(lines) > max_lines:
-            lines = [*lines[:max_lines], f"... {len(lines) - max_lines} more lines: run `qm diff` locally\n"]
+        if len(lines) > left:
+            lines = [*lines[:left], f"... {len(lines) - left} more lines: run `qm diff` locally\n"]
+        left = max(0, left - len(lines))
         out.append(replace(d, diff="".join(lines)))
     return out
 

@@ -14,7 +14,7 @@ from typer.testing import CliRunner
 from modules.kueue import render_cluster
 from quartermaster.cli import app
 from quartermaster.loader import load
-from reports.quota_diff import build_quota_diff, render_json, render_markdown, render_text
+from reports.quota_diff import RenderOptions, build_quota_diff, render_json, render_markdown, render_text
 from tests.prdiff.repo import QuotaRepo
 
 REPO = Path(__file__).resolve().parents[2]
@@ -76,3 +76,11 @@ def test_rendered_comment_matches_golden(
     tmp_path: Path, golden: Callable[[Path, str], None], name: str, render: Callable[..., str]
 ) -> None:
     golden(GOLDEN / name, render(over_capacity_diff(tmp_path)))
+
+
+def test_long_kueue_diffs_are_cut_to_a_shared_budget(tmp_path: Path) -> None:
+    data = over_capacity_diff(tmp_path)
+    total = sum(len(k.diff.splitlines()) for k in data.kueue)
+    comment = render_markdown(data, RenderOptions(max_diff_lines=total - 5))
+    assert comment.count("... 5 more lines: run `qm diff` locally") == 1
+    assert render_markdown(data, RenderOptions(max_diff_lines=total)).count("more lines") == 0
