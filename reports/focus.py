@@ -148,7 +148,8 @@ class _Rows:
                                  f"on {line.pool} at {line.rate:.4f} USD"
                                  + (f" (commitment {block.name})" if committed else ""),
         })
-        self.commitment_columns(row, block, "Used" if committed else None)
+        if committed:
+            self.commitment_columns(row, block, "Used")
         self.tags(row, line.team, line.cost_center)
         return row
 

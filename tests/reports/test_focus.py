@@ -1,0 +1,100 @@
+"""FOCUS 1.3 export: every mandatory column present and filled as the spec requires; commitment columns;
+EffectiveCost and BilledCost reconcile to the metered total to the cent."""
+
+from __future__ import annotations
+
+import csv
+from decimal import Decimal
+from pathlib import Path
+
+import pytest
+
+from quartermaster.loader import load
+from reports.focus import COLUMNS, MANDATORY, focus_rows, write_focus
+from reports.metering import check_usage, inventory_records, meter, parse_period
+from tests.reports.fixtures import FEBRUARY, small_fleet, usage
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def fixture_rows() -> tuple[list[dict], Decimal]:
+    inventory = small_fleet()
+    frame, _ = check_usage(usage(FEBRUARY), inventory)
+    result, _ = meter(inventory, frame, parse_period("2026-02"))
+    assert result is not None
+    return focus_rows(inventory, [result]), result.total_cost
+
+
+@pytest.fixture(scope="module")
+def example_rows() -> tuple[list[dict], Decimal]:
+    inventory = load(REPO / "inventory").inventory
+    frame, issues = check_usage(inventory_records(inventory), inventory)
+    assert issues == []
+    result, _ = meter(inventory, frame, parse_period("2026-10"))
+    assert result is not None
+    return focus_rows(inventory, [result]), result.total_cost
+
+
+def test_focus_13_has_23_mandatory_columns() -> None:
+    assert len(MANDATORY) == 23  # PLANNING.md §3: FOCUS 1.3 has 23 mandatory columns
+    assert set(MANDATORY) <= set(COLUMNS)
+    assert {"ServiceProviderName", "HostProviderName", "CommitmentDiscountId", "CommitmentDiscountStatus",
+            "PricingCategory", "x_Team", "x_CostCenter"} <= set(COLUMNS)
+
+
+def test_mandatory_columns_are_filled_as_the_spec_requires(example_rows: tuple[list[dict], Decimal]) -> None:
+    rows, _ = example_rows
+    for row in rows:
+        for column, nullable in MANDATORY.items():
+            assert column in row
+            if not nullable:
+                assert row[column] not in (None, ""), (column, row["ChargeDescription"])
+        # PricingQuantity / PricingUnit must not be null on Usage and Purchase rows that are not corrections.
+        assert row["ChargeCategory"] in ("Usage", "Purchase") and row["ChargeClass"] is None
+        assert row["PricingQuantity"] is not None and row["PricingUnit"] and row["SkuPriceId"]
+        # A cost metric equals its unit price times PricingQuantity.
+        assert row["ListCost"] == row["ListUnitPrice"] * row["PricingQuantity"]
+        assert row["ContractedCost"] == row["ContractedUnitPrice"] * row["PricingQuantity"]
+        assert row["BillingPeriodStart"] < row["BillingPeriodEnd"] and row["ChargePeriodStart"] < row["ChargePeriodEnd"]
+        # Commitment status: null without a commitment id; Used/Unused on usage rows with one.
+        if row["CommitmentDiscountId"] is None:
+            assert row["CommitmentDiscountStatus"] is None
+        elif row["ChargeCategory"] == "Usage":
+            assert row["CommitmentDiscountStatus"] in ("Used", "Unused")
+        assert row["PricingCategory"] in ("Committed", "Standard", "Dynamic")
+        if row["CapacityReservationId"] is None:
+            assert row["CapacityReservationStatus"] is None
+
+
+def test_effective_and_billed_cost_reconcile_to_the_metered_total(example_rows: tuple[list[dict], Decimal]) -> None:
+    rows, total = example_rows
+    assert sum(r["EffectiveCost"] for r in rows) == total == Decimal("1153660.60")
+    assert sum(r["BilledCost"] for r in rows) == total
+    teams = {r["x_Team"] for r in rows if r["ChargeCategory"] == "Usage"}
+    assert None not in teams  # every usage row, idle included, is allocated to a team
+
+
+def test_commitment_rows_by_hand() -> None:
+    rows, total = fixture_rows()
+    c1 = [r for r in rows if r["CommitmentDiscountId"] == "c1"]
+    used = {(r["x_Team"], r["CommitmentDiscountStatus"]): r["EffectiveCost"] for r in c1 if r["ChargeCategory"] == "Usage"}
+    # a 8.8 GPU-h and b 6.2 GPU-h at $2 (Used); idle $10,722 shared 6,347.42 / 4,374.58 (Unused).
+    assert used == {("a", "Used"): Decimal("17.60"), ("b", "Used"): Decimal("12.40"),
+                    ("a", "Unused"): Decimal("6347.42"), ("b", "Unused"): Decimal("4374.58")}
+    purchase = [r for r in c1 if r["ChargeCategory"] == "Purchase"]
+    # The commitment's invoice: 8 GPUs x 672 h x $2 = $10,752, billed once; its usage rows bill nothing.
+    assert [(r["BilledCost"], r["EffectiveCost"], r["PricingQuantity"]) for r in purchase] == [
+        (Decimal("10752.00"), Decimal(0), Decimal("5376.000000"))]
+    assert all(r["BilledCost"] == 0 for r in c1 if r["ChargeCategory"] == "Usage")
+    categories = {(r["x_Team"], r["PricingCategory"]) for r in rows if r["ChargeCategory"] == "Usage"}
+    assert ("b", "Dynamic") in categories and ("a", "Standard") in categories  # spot; on-demand and overflow
+    assert sum(r["EffectiveCost"] for r in rows) == sum(r["BilledCost"] for r in rows) == total == Decimal("10804.00")
+
+
+def test_csv_has_the_header_and_null_as_empty(tmp_path: Path) -> None:
+    rows, _ = fixture_rows()
+    path = write_focus(rows, tmp_path / "focus.csv")
+    with path.open() as f:
+        read = list(csv.DictReader(f))
+    assert list(read[0]) == COLUMNS and len(read) == len(rows)
+    assert all(r["ChargeClass"] == "" for r in read)

@@ -1,0 +1,146 @@
+"""The quarterly planning report: reconciliation with the planner and the FOCUS export, golden files, the
+workbook, and the page as Chromium shows it."""
+
+from __future__ import annotations
+
+import subprocess
+import tempfile
+from collections.abc import Callable
+from decimal import Decimal
+from pathlib import Path
+
+import pytest
+from openpyxl import load_workbook
+from typer.testing import CliRunner
+
+import planner
+from quartermaster.cli import app
+from quartermaster.loader import load
+from quartermaster.model import Inventory
+from reports.finance import ReportData, build_report, find_chromium, print_pdf, render_html, render_xlsx
+from reports.finance.render import chromium_command, write_report, RenderOptions
+from reports.focus import plan_focus_rows
+
+REPO = Path(__file__).resolve().parents[2]
+DATA = REPO / "tests" / "data" / "reports"
+SCREENSHOTS = REPO / "out" / "screenshots"
+runner = CliRunner()
+
+
+@pytest.fixture(scope="module")
+def inventory() -> Inventory:
+    return load(REPO / "inventory").inventory
+
+
+@pytest.fixture(scope="module")
+def stored(inventory: Inventory) -> ReportData:
+    """The report of a plan the planner wrote for the example (tests/data/reports/plan) against the plan with
+    10 % less demand (previous-plan): fixed inputs, so the rendered files can be golden."""
+    return build_report(inventory, planner.load_result(DATA / "plan"), "2027Q1", planner.load_result(DATA / "previous-plan"))
+
+
+def test_report_equals_planner_equals_focus_to_the_cent(inventory: Inventory) -> None:
+    plan = planner.plan(inventory, planner.PlanOptions(horizon=2))
+    assert plan.has_plan
+    quarter = plan.quarters[0]
+    data = build_report(inventory, plan, quarter)
+    planner_cost = Decimal(plan.kpis.set_index("quarter").loc[quarter, "cost_usd"]).quantize(Decimal("0.01"))
+    focus = plan_focus_rows(inventory, plan, quarter)
+    assert data.summary.spend_quarter.current == planner_cost
+    assert sum(r["EffectiveCost"] for r in focus) == planner_cost
+    spend_row = next(r for r in data.table("spend_by_quarter").rows if r["quarter"] == quarter)
+    assert sum(v for k, v in spend_row.items() if k not in ("quarter", "total")) == planner_cost
+    assert data.table("teams").total["current"] == planner_cost
+    assert data.table("cost_centers").total["current"] == planner_cost
+
+
+def test_summary_of_the_stored_plan(stored: ReportData) -> None:
+    s = stored.summary
+    assert s.spend_quarter.current == Decimal("2478562.58")  # kpis.csv cost_usd 2478562.584523
+    # savings = on-demand equivalent 4,291,230.71 - cost 2,478,562.58
+    assert s.savings_quarter.current == Decimal("1812668.13")
+    assert s.savings_rate.current == Decimal("0.422412")
+    # Two purchases start in 2027Q1: 4 node-weeks of p5 capacity block ($26,429.76) and 2 DGX B200 ($1,716,960).
+    assert [(c.machine, c.liability) for c in s.approve] == [("p5.48xlarge", Decimal("26429.76")),
+                                                            ("dgx-b200", Decimal("1716960.00"))]
+    assert s.approve_liability == Decimal("1743389.76")
+    assert s.spend_quarter.delta == s.spend_quarter.current - s.spend_quarter.previous
+    budget = stored.table("budget_variance")
+    assert all(r["variance"] == r["forecast"] - r["budget"] for r in budget.rows)
+
+
+def test_rendered_report_matches_golden(stored: ReportData, golden: Callable[[Path, str], None]) -> None:
+    golden(DATA / "golden" / "report.json", stored.to_json())
+    golden(DATA / "golden" / "report.html", render_html(stored))
+
+
+def test_workbook_has_a_sheet_per_table_with_numeric_cells(stored: ReportData, tmp_path: Path) -> None:
+    path = tmp_path / "report.xlsx"
+    path.write_bytes(render_xlsx(stored))
+    book = load_workbook(path)
+    assert book.sheetnames == ["Summary", *[t.name.replace("_", " ").capitalize()[:31] for t in stored.tables]]
+    for table in stored.tables:
+        sheet = book[table.name.replace("_", " ").capitalize()[:31]]
+        assert sheet.freeze_panes == "A2"
+        for i, column in enumerate(table.columns, start=1):
+            values = [sheet.cell(r, i) for r in range(2, sheet.max_row + 1) if sheet.cell(r, i).value is not None]
+            if column.kind in ("money", "delta", "pct", "number", "int"):
+                assert all(isinstance(c.value, (int, float)) for c in values), (table.name, column.key)
+            if column.kind == "money":
+                assert all("$" in c.number_format for c in values)
+    spend = book["Spend by quarter"]
+    assert spend.cell(2, spend.max_column).value == pytest.approx(2478562.58)
+
+
+CHROMIUM = find_chromium()
+
+
+@pytest.mark.skipif(CHROMIUM is None, reason="Chromium is not installed (apt-get install chromium; .ci/run installs it)")
+def test_chromium_shows_the_headline_figures_and_takes_a_screenshot(stored: ReportData, tmp_path: Path) -> None:
+    assert CHROMIUM is not None
+    html = tmp_path / "report.html"
+    html.write_text(render_html(stored), encoding="utf-8")
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    shot = SCREENSHOTS / "finance-report.png"
+    shot.unlink(missing_ok=True)
+    with tempfile.TemporaryDirectory() as profile:
+        dom = subprocess.run(chromium_command(CHROMIUM, Path(profile), "--dump-dom", html.as_uri()),
+                             capture_output=True, text=True, timeout=120, check=True).stdout
+    with tempfile.TemporaryDirectory() as profile:
+        subprocess.run(chromium_command(CHROMIUM, Path(profile), "--window-size=1280,2000", f"--screenshot={shot}",
+                                        html.as_uri()), capture_output=True, timeout=120, check=True)
+    for figure in ("$2,478,562.58", "$10,378,446.29", "$1,812,668.13", "42.2%", "$1,743,389.76"):
+        assert figure in dom, figure
+    assert dom.count("<svg") == 3  # spend, coverage, demand vs capacity
+    assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and shot.stat().st_size > 20_000
+
+
+@pytest.mark.skipif(CHROMIUM is None, reason="Chromium is not installed (apt-get install chromium; .ci/run installs it)")
+def test_pdf_is_printed(stored: ReportData, tmp_path: Path) -> None:
+    html = tmp_path / "report.html"
+    html.write_text(render_html(stored), encoding="utf-8")
+    assert print_pdf(html, tmp_path / "report.pdf") is None
+    assert (tmp_path / "report.pdf").read_bytes()[:5] == b"%PDF-"
+
+
+def test_without_chromium_the_other_formats_are_still_written(stored: ReportData, tmp_path: Path) -> None:
+    written, messages = write_report(stored, tmp_path, RenderOptions(chromium="no-such-chromium-binary"))
+    assert messages == ["no PDF: Chromium is not installed (Debian/Ubuntu: `apt-get install chromium`); "
+                        "the HTML, XLSX, CSV and JSON files were written"]
+    assert {p.name for p in written} >= {"report.html", "report.xlsx", "report.json", "spend_by_quarter.csv"}
+    assert not (tmp_path / "report.pdf").exists()
+
+
+def test_cli_report_from_a_written_plan(tmp_path: Path) -> None:
+    result = runner.invoke(app, ["report", str(REPO / "inventory"), "--plan", str(DATA / "plan"),
+                                 "--previous", str(DATA / "previous-plan"), "--out", str(tmp_path),
+                                 "--formats", "html,xlsx,csv,json"])
+    assert result.exit_code == 0, result.output
+    assert "spend $2,478,562.58" in result.output and "effective savings rate 42.2%" in result.output
+    assert (tmp_path / "report.html").exists() and (tmp_path / "teams.csv").exists()
+
+
+def test_cli_report_without_a_plan_folder_is_a_usage_error(tmp_path: Path) -> None:
+    result = runner.invoke(app, ["report", str(REPO / "inventory"), "--plan", str(tmp_path), "--out", str(tmp_path)])
+    assert result.exit_code == 2
+    assert "no plan.json there; run `qm plan --out" in result.output
