@@ -9,11 +9,13 @@ Transition rules (those that read `oldSelf`) only run on update, so a create-tim
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, field
 from functools import cache
 from typing import Any
 
 import celpy
+import lark
 from celpy import celtypes
 
 _ENV = celpy.Environment()
@@ -29,20 +31,28 @@ class CelRule:
     message: str
     field_path: str = ""
     program: Any = field(default=None, compare=False, repr=False)
+    # Fields the rule names (`.name` anywhere in its text), and whether dropping the other fields of
+    # schema objects cannot change its result (see `_projectable`).
+    fields: frozenset[str] = frozenset()
+    projectable: bool = False
 
     @property
     def transition(self) -> bool:
         """Rules reading `oldSelf` compare with the stored object; they only apply on update."""
         return self.program is None
 
-    def check(self, value: Any) -> str | None:
+    def check(self, value: Any, schema: dict[str, Any] | None = None) -> str | None:
         """None if the rule holds for `value` (the JSON at the rule's place), else the failure message.
 
-        A rule's result depends only on `value`, so results are memoised on its canonical JSON: generated
-        fleets repeat the same blocks (preemption, fungibility, identical resource groups) many times.
+        A rule's result depends only on the part of `value` it can observe, so results are memoised on the
+        canonical JSON of that part: the fields of schema objects the rule names (maps and lists are kept
+        whole). Generated fleets repeat the same shapes many times (every resource group of 20 flavors
+        has the same resource counts), so most evaluations are cache hits.
         """
         if self.program is None:
             return None
+        if self.projectable and schema is not None:
+            value = _project(value, schema, self.fields)
         key = (self.rule, json.dumps(value, sort_keys=True, separators=(",", ":")))
         if key not in _RESULTS:
             if len(_RESULTS) > MEMO_LIMIT:
@@ -71,8 +81,52 @@ def compile_rule(entry: dict[str, Any]) -> CelRule:
     """Compile one CRD validation entry (`rule`, `message`, `fieldPath`); parse errors raise (they are ours)."""
     rule = entry["rule"]
     message = entry.get("message") or f"failed rule: {rule}"
-    program = None if "oldSelf" in rule else _program(rule)
-    return CelRule(rule, message, entry.get("fieldPath", ""), program)
+    if "oldSelf" in rule:
+        return CelRule(rule, message, entry.get("fieldPath", ""))
+    fields = frozenset(re.findall(r"\.([A-Za-z_][A-Za-z0-9_]*)", rule))
+    return CelRule(rule, message, entry.get("fieldPath", ""), _program(rule), fields,
+                   _projectable(_ENV.compile(rule)))
+
+
+_LOOKUPS = ("ident", "member_dot", "member_dot_arg", "member_index")
+
+
+def _projectable(tree: Any) -> bool:
+    """True if every comparison (==, !=, <, in, ...) has a literal or a size() on one side.
+
+    Then no comparison sees a whole schema object, so fields the rule never names cannot affect its
+    result (CEL cannot iterate or measure a schema object's fields otherwise).
+    """
+    for node in tree.iter_subtrees():
+        if node.data == "relation" and len(node.children) == 2 and isinstance(node.children[0], lark.Tree):
+            left, right = node.children[0].children[0], node.children[1]
+            if not (_scalar(left) or _scalar(right)):
+                return False
+    return True
+
+
+def _scalar(operand: Any) -> bool:
+    """A literal, a list of literals, or a size() call."""
+    node = operand
+    while isinstance(node, lark.Tree) and len(node.children) == 1 and node.data not in _LOOKUPS:
+        node = node.children[0]
+    if isinstance(node, lark.Tree) and node.data == "ident_arg":
+        return str(node.children[0]) == "size"
+    if isinstance(node, lark.Tree) and node.data == "member_dot_arg":
+        return str(node.children[1]) == "size"
+    if not isinstance(operand, lark.Tree):
+        return True
+    return not any(sub.data in _LOOKUPS or sub.data == "ident_arg" for sub in operand.iter_subtrees())
+
+
+def _project(value: Any, schema: dict[str, Any], fields: frozenset[str]) -> Any:
+    """`value` without the schema-object fields the rule does not name; maps and lists keep every entry."""
+    props = schema.get("properties")
+    if isinstance(value, dict) and props:
+        return {k: _project(v, props.get(k, {}), fields) for k, v in value.items() if k in fields}
+    if isinstance(value, list) and isinstance(schema.get("items"), dict):
+        return [_project(v, schema["items"], fields) for v in value]
+    return value
 
 
 def _to_cel(value: Any) -> Any:
