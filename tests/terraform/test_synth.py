@@ -1,0 +1,152 @@
+"""The synthesised Terraform JSON: golden files, determinism, pinned providers, backends, `qm synth`."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from typer.testing import CliRunner
+
+from modules.cloud import cluster_spec
+from modules.kueue import objects_for_cluster
+from modules.terraform import PROVIDERS, stack_clusters
+from quartermaster.capacity import nodes_per_slice
+from quartermaster.cli import app
+from quartermaster.model import Inventory
+from tests.terraform.conftest import ROOT
+
+GOLDEN = ROOT / "tests" / "data" / "terraform"
+EXAMPLE_CLUSTERS = ("gke-gpu-us-east4", "gke-tpu-us-east5", "eks-us-east-1", "aks-eastus", "mk-manager")
+
+
+def without_metadata(value: Any) -> Any:
+    """The stack without cdktf's `//` metadata (cdktf version and construct paths, not ours to review)."""
+    if isinstance(value, dict):
+        return {k: without_metadata(v) for k, v in value.items() if k != "//"}
+    if isinstance(value, list):
+        return [without_metadata(v) for v in value]
+    return value
+
+
+@pytest.mark.parametrize("cluster", EXAMPLE_CLUSTERS)
+def test_each_stack_matches_its_golden_file(stacks: dict[str, Any], cluster: str,
+                                            golden: Callable[[Path, str], None]) -> None:
+    text = json.dumps(without_metadata(stacks[cluster]), indent=2, sort_keys=True) + "\n"
+    golden(GOLDEN / f"{cluster}.tf.json", text)
+
+
+def test_synth_is_deterministic(inventory: Inventory, outdir: Path, tmp_path: Path) -> None:
+    from modules.terraform.app import synth
+
+    again = tmp_path / "cdktf.out"
+    synth(inventory, stack_clusters(inventory), again)
+    first = {p.relative_to(outdir): p.read_bytes() for p in outdir.rglob("*") if p.is_file()}
+    second = {p.relative_to(again): p.read_bytes() for p in again.rglob("*") if p.is_file()}
+    assert first == second and len(first) == len(EXAMPLE_CLUSTERS) + 1  # + manifest.json
+
+
+@pytest.mark.parametrize("cluster", EXAMPLE_CLUSTERS)
+def test_providers_are_pinned_and_state_is_local_next_to_the_output(stacks: dict[str, Any], cluster: str) -> None:
+    terraform = stacks[cluster]["terraform"]
+    assert terraform["required_providers"] == {
+        name: {"source": PROVIDERS[name].source, "version": PROVIDERS[name].version}
+        for name in stacks[cluster]["provider"]}
+    assert terraform["backend"] == {"local": {"path": f"../../../terraform.{cluster}.tfstate"}}
+
+
+def test_tpu_slices_are_one_compact_pool_each_sized_by_the_topology(inventory: Inventory,
+                                                                    stacks: dict[str, Any]) -> None:
+    pools = stacks["gke-tpu-us-east5"]["resource"]["google_container_node_pool"]
+    for pool in inventory.cluster_by_name["gke-tpu-us-east5"].pools:
+        assert pool.tpu is not None
+        for i in range(pool.tpu.slices):
+            body = pools[f"{pool.name}-{i}"]
+            assert body["node_count"] == nodes_per_slice(pool, inventory.machine_by_name[pool.machine])
+            assert body["placement_policy"] == {"type": "COMPACT", "tpu_topology": pool.tpu.topology}
+            assert body["node_locations"] == list(pool.zones) and len(pool.zones) == 1
+
+
+def test_reservations_are_protected_and_consumed_after_they_exist(stacks: dict[str, Any]) -> None:
+    resources = stacks["gke-gpu-us-east4"]["resource"]
+    [(name, reservation)] = resources["google_compute_reservation"].items()
+    assert reservation["lifecycle"] == {"prevent_destroy": True}
+    consumers = [p for p in resources["google_container_node_pool"].values()
+                 if p["node_config"]["reservation_affinity"].get("values") == [reservation["name"]]]
+    assert consumers and all(p["depends_on"] == [f"google_compute_reservation.{name}"] for p in consumers)
+
+
+@pytest.mark.parametrize("cluster", EXAMPLE_CLUSTERS)
+def test_kueue_objects_are_manifests_that_wait_for_the_node_pools(inventory: Inventory, stacks: dict[str, Any],
+                                                                  cluster: str) -> None:
+    resources = stacks[cluster]["resource"]
+    manifests = [r["manifest"] for r in resources["kubernetes_manifest"].values()]
+    canonical = sorted(json.dumps(m, sort_keys=True) for m in manifests)
+    assert canonical == sorted(json.dumps(m, sort_keys=True) for m in objects_for_cluster(inventory, cluster))
+    spec = cluster_spec(inventory, cluster)
+    pools = sorted(f"{t}.{n}" for t in ("google_container_node_pool", "aws_eks_node_group",
+                                        "azurerm_kubernetes_cluster_node_pool") for n in resources.get(t, {}))
+    assert len(pools) == len(spec.gke_node_pools) + len(spec.eks_node_groups) + len(spec.aks_agent_pools)
+    for body in resources["kubernetes_manifest"].values():
+        if body["manifest"]["apiVersion"].startswith("kueue.x-k8s.io/"):
+            assert set(pools) <= set(body.get("depends_on", []))
+    assert stacks[cluster]["provider"]["kubernetes"] == [{"config_path": "${var.kubeconfig_path}"}]
+
+
+def test_gcs_and_s3_backends_by_setting(inventory: Inventory, tmp_path: Path) -> None:
+    from modules.terraform.app import Backend, synth
+
+    [gcs] = synth(inventory, ["gke-tpu-us-east5"], tmp_path / "gcs", Backend("gcs", "northwind-tfstate"))
+    [s3] = synth(inventory, ["eks-us-east-1"], tmp_path / "s3", Backend("s3", "northwind-tfstate", "us-east-1"))
+    assert json.loads(gcs.read_text())["terraform"]["backend"] == {
+        "gcs": {"bucket": "northwind-tfstate", "prefix": "quartermaster/gke-tpu-us-east5"}}
+    assert json.loads(s3.read_text())["terraform"]["backend"] == {
+        "s3": {"bucket": "northwind-tfstate", "key": "quartermaster/eks-us-east-1/terraform.tfstate",
+               "region": "us-east-1"}}
+
+
+# --- qm synth (the README's examples, with --out in a temporary directory) ---------------------------
+
+
+def test_qm_synth_writes_every_cloud_stack(inventory: Inventory, tmp_path: Path) -> None:
+    result = CliRunner().invoke(app, ["synth", "--out", str(tmp_path)])
+    assert result.exit_code == 0, result.output
+    for cluster in stack_clusters(inventory):
+        assert f"wrote {tmp_path / 'stacks' / cluster / 'cdk.tf.json'}" in result.output
+
+
+def test_qm_synth_one_cluster_with_s3_state(tmp_path: Path) -> None:
+    result = CliRunner().invoke(app, ["synth", "inventory", "--cluster", "eks-us-east-1", "--backend", "s3",
+                                      "--state-bucket", "northwind-tfstate", "--state-region", "us-east-1",
+                                      "--out", str(tmp_path)])
+    assert result.exit_code == 0, result.output
+    assert [p.name for p in (tmp_path / "stacks").iterdir()] == ["eks-us-east-1"]
+
+
+@pytest.mark.parametrize("args, want", [
+    # an on-prem cluster has no cloud resources, as in the Pulumi program
+    (["--cluster", "onprem-sjc"], "--cluster onprem-sjc: is on-prem"),
+    # a misspelt cluster lists the clusters that have a stack
+    (["--cluster", "gke-tpu-us-east"], "Clusters with a stack: gke-gpu-us-east4, gke-tpu-us-east5"),
+    # s3 state needs the bucket's region
+    (["--backend", "s3", "--state-bucket", "b"], "pass --state-region REGION"),
+])
+def test_qm_synth_refuses_usage_mistakes_with_exit_2(args: list[str], want: str, tmp_path: Path) -> None:
+    result = CliRunner().invoke(app, ["synth", *args, "--out", str(tmp_path)])
+    assert result.exit_code == 2 and want in result.output
+    assert not (tmp_path / "stacks").exists()
+
+
+def test_qm_synth_without_nodejs_says_what_to_install(tmp_path: Path) -> None:
+    """PATH without `node`: a clear message and exit 1, before cdktf (jsii) is imported."""
+    env = {**os.environ, "PATH": str(tmp_path)}
+    run = subprocess.run([sys.executable, "-c", "from quartermaster.cli import main; main()", "synth",
+                          "--out", str(tmp_path / "out")], cwd=ROOT, env=env, capture_output=True, text=True)
+    assert run.returncode == 1
+    assert "Node.js is not on PATH (`node` not found)" in run.stderr and "Install Node.js" in run.stderr
+    assert "Traceback" not in run.stderr and not (tmp_path / "out").exists()
