@@ -105,12 +105,15 @@ def check_usage(raw: pd.DataFrame, inventory: Inventory, shown: str = "<usage>")
     if raw.empty:
         return pd.DataFrame(), [Issue("usage-empty", f"{shown}: no usage records", "Give a file with at least one row.",
                                       location=Location(shown, 2, ""))]
-    hour = pd.to_datetime(raw["hour"], errors="coerce", utc=True).dt.tz_localize(None)
+    hour = raw["hour"]
+    if not pd.api.types.is_datetime64_dtype(hour):  # strings, or times with a zone: to naive UTC
+        hour = pd.to_datetime(hour, errors="coerce", utc=True).dt.tz_localize(None)
     _flag(issues, shown, hour.isna().to_numpy(), raw["hour"], "hour",
           "is not an ISO 8601 time", "Write the start of the hour, e.g. 2026-10-01T13:00:00.")
     numbers = {}
     for column in NUMERIC:
-        values = pd.to_numeric(raw[column], errors="coerce").to_numpy(dtype="float64")
+        values = raw[column].to_numpy(dtype="float64") if pd.api.types.is_float_dtype(raw[column]) \
+            else pd.to_numeric(raw[column], errors="coerce").to_numpy(dtype="float64")
         _flag(issues, shown, ~np.isfinite(values) | (values < 0), raw[column], column,
               "must be a number of accelerators, 0 or more", "Fix the value or drop the row.")
         numbers[column] = values
