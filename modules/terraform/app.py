@@ -81,7 +81,7 @@ class RawProvider(TerraformProvider):
 class RawResource(TerraformResource):
     """A resource whose arguments are a ready-made body (Terraform argument names)."""
 
-    def __init__(self, scope: Construct, resource: TfResource, provider: TerraformProvider,
+    def __init__(self, scope: Construct, resource: TfResource, provider: TerraformProvider | None,
                  depends_on: Sequence[TerraformResource]) -> None:
         lifecycle = None
         if resource.prevent_destroy or resource.ignore_changes:
@@ -115,7 +115,8 @@ class ClusterStack(TerraformStack):
         providers = {name: RawProvider(self, name, config) for name, config in spec.providers.items()}
         declared: dict[str, TerraformResource] = {}
         for r in spec.resources:
-            declared[r.address] = RawResource(self, r, providers[r.provider], [declared[a] for a in r.depends_on])
+            declared[r.address] = RawResource(self, r, providers.get(r.provider),
+                                              [declared[a] for a in r.depends_on])
 
 
 def synth(inventory: Inventory, clusters: Sequence[str], outdir: Path, backend: Backend = Backend()) -> list[Path]:

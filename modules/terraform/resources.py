@@ -56,6 +56,7 @@ class TfResource:
     type: str
     name: str
     provider: str
+    """Key of the stack's provider; empty for Terraform's built-in `terraform_data`."""
     body: Body
     depends_on: tuple[str, ...] = ()
     """Addresses `<type>.<name>` of resources in the same stack this one waits for."""
@@ -130,7 +131,9 @@ def stack_spec(spec: ClusterSpec, manifests: Sequence[Manifest]) -> TfStackSpec:
             "description": f"Path of a kubeconfig whose current context is cluster {spec.cluster} (for the Kueue objects).",
         }
         pools = tuple(r.address for r in resources if r.type in POOL_TYPES)
-        resources += kueue_manifests(manifests, pools)
+        barrier = TfResource("terraform_data", "node_pools", "", {}, depends_on=pools) if pools else None
+        resources += [barrier] if barrier else []
+        resources += kueue_manifests(manifests, (barrier.address,) if barrier else ())
     _check_unique(resources)
     return TfStackSpec(spec.cluster, providers, resources, variables)
 
@@ -326,7 +329,8 @@ def manifest_name(m: Manifest) -> str:
 
 def kueue_manifests(manifests: Sequence[Manifest], pools: tuple[str, ...]) -> list[TfResource]:
     """A `kubernetes_manifest` per object; namespaced objects wait for their Namespace, Kueue objects for
-    the node pools their flavors select (as in the Pulumi component)."""
+    the node pools their flavors select (as in the Pulumi component) through `pools`: the built-in
+    `terraform_data.node_pools`, which waits for every pool (M + P dependency edges instead of M x P)."""
     namespaces = {m["metadata"]["name"]: manifest_name(m) for m in manifests if m["kind"] == "Namespace"}
     out = []
     for m in manifests:

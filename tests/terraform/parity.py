@@ -173,7 +173,7 @@ def terraform_view(stack: dict[str, Any]) -> View:
     """The same view of a synthesized Terraform JSON stack."""
     resources: dict[str, dict[str, Any]] = stack.get("resource", {})
     by_type = {k.terraform_type: k for k in KINDS}
-    unknown = set(resources) - set(by_type) - {"kubernetes_manifest"}
+    unknown = set(resources) - set(by_type) - {"kubernetes_manifest", "terraform_data"}
     assert not unknown, f"Terraform declares {sorted(unknown)}, which the parity view does not know; add a Kind"
     view: View = {k.name: {} for k in KINDS} | {"kubernetes_object": {}}
     for body in resources.get("kubernetes_manifest", {}).values():
