@@ -74,11 +74,75 @@ def make_solver(name: str, *, time_limit_s: float, gap_rel: float, threads: int 
 
 
 def solve(model: PlanModel, *, relax: bool = False) -> SolveReport:
-    """Solve the problem (or its LP relaxation) and map the status to an Outcome."""
+    """Solve the problem (or, with `relax`, its LP relaxation) and map the status to an Outcome.
+
+    The MILP is solved relax-and-round first: the LP relaxation gives a lower bound, its integer decisions
+    rounded to the nearest whole node (and the rest re-optimised) give a plan. When that plan is within
+    `gap_rel` of the bound it is proven good enough and returned; otherwise the MILP solver runs for the
+    remaining time and the better of the two plans is kept. On generated enterprise problems the rounded
+    plan is within 0.05 % of the LP bound while HiGHS's own search was still 0.2 % away after 60 s
+    (bench/planner_bench.py).
+    """
+    if relax:
+        return _run(model, mip=False)
+    start = time.perf_counter()
+    integers = [v for v in model.prob.variables() if v.cat == pulp.constants.LpInteger]
+    if not integers:
+        return _run(model, mip=True)
+    lp = _with_integers(integers, None, lambda: _run(model, mip=False))
+    if not lp.outcome.has_plan:
+        return _elapsed(lp, start)
+    rounded = {v.name: max(0, round(v.varValue or 0.0)) for v in integers}
+    fixed = _with_integers(integers, rounded, lambda: _run(model, mip=False))
+    gap_rel = model.data.options.gap_rel
+    if fixed.outcome.has_plan and fixed.objective - lp.objective <= gap_rel * abs(fixed.objective):
+        return _report(fixed, Outcome.OPTIMAL, fixed.objective, lp.objective, start, "relax-and-round")
+    remaining = max(1.0, model.data.options.time_limit_s - (time.perf_counter() - start))
+    mip = _run(model, mip=True, time_limit_s=remaining)
+    bound = max(b for b in (lp.objective, mip.bound) if b is not None)
+    if mip.outcome.has_plan and (not fixed.outcome.has_plan or mip.objective <= fixed.objective):
+        outcome = Outcome.OPTIMAL if mip.outcome == Outcome.OPTIMAL else Outcome.FEASIBLE
+        return _report(mip, outcome, mip.objective, bound, start, "branch-and-bound")
+    if fixed.outcome.has_plan:  # the rounded plan beat what the solver found in its time
+        for v in integers:
+            v.varValue = rounded[v.name]
+        outcome = Outcome.OPTIMAL if fixed.objective - bound <= gap_rel * abs(fixed.objective) else Outcome.FEASIBLE
+        return _report(fixed, outcome, fixed.objective, bound, start, "relax-and-round")
+    return _elapsed(mip, start)
+
+
+def _with_integers(integers: list[pulp.LpVariable], fixed: dict[str, int] | None, run):
+    """Run with the integer decisions continuous (fixed at `fixed` values if given), then restore them."""
+    saved = [(v.lowBound, v.upBound) for v in integers]
+    for v in integers:
+        v.cat = pulp.constants.LpContinuous
+        if fixed is not None:
+            v.lowBound = v.upBound = fixed[v.name]
+    try:
+        return run()
+    finally:
+        for v, (lo, up) in zip(integers, saved):
+            v.cat, v.lowBound, v.upBound = pulp.constants.LpInteger, lo, up
+
+
+def _report(base: SolveReport, outcome: Outcome, objective: float, bound: float, start: float, how: str
+            ) -> SolveReport:
+    gap = max(0.0, (objective - bound) / abs(objective)) if objective else 0.0
+    note = "; ".join(x for x in (base.note, f"plan by {how}") if x)
+    return SolveReport(outcome, base.solver, base.status, objective, bound, gap, time.perf_counter() - start, note)
+
+
+def _elapsed(report: SolveReport, start: float) -> SolveReport:
+    return SolveReport(report.outcome, report.solver, report.status, report.objective, report.bound, report.gap,
+                       time.perf_counter() - start, report.note)
+
+
+def _run(model: PlanModel, *, mip: bool, time_limit_s: float | None = None) -> SolveReport:
+    """One solver run; the outcome read from `sol_status`, the objective only when there is a plan."""
     opts = model.data.options
     fixed_cost = model.prob.objective.constant
-    solver_name, solver = make_solver(opts.solver, time_limit_s=opts.time_limit_s, gap_rel=opts.gap_rel,
-                                      threads=opts.threads, mip=not relax, fixed_cost=fixed_cost)
+    solver_name, solver = make_solver(opts.solver, time_limit_s=time_limit_s or opts.time_limit_s,
+                                      gap_rel=opts.gap_rel, threads=opts.threads, mip=mip, fixed_cost=fixed_cost)
     note = "" if solver_name == opts.solver else f"{opts.solver} is not available; solved with {solver_name}"
     start = time.perf_counter()
     try:
@@ -87,19 +151,18 @@ def solve(model: PlanModel, *, relax: bool = False) -> SolveReport:
         if solver_name == "cbc":
             return SolveReport(Outcome.NO_SOLUTION, solver_name, f"solver error: {exc}", None, None, None,
                                time.perf_counter() - start, note)
-        solver_name, solver = make_solver("cbc", time_limit_s=opts.time_limit_s, gap_rel=opts.gap_rel,
-                                          threads=opts.threads, mip=not relax)
+        solver_name, solver = make_solver("cbc", time_limit_s=time_limit_s or opts.time_limit_s,
+                                          gap_rel=opts.gap_rel, threads=opts.threads, mip=mip)
         note = f"HiGHS failed ({exc}); solved with CBC"
         model.prob.solve(solver)
     seconds = time.perf_counter() - start
     outcome = _FROM_SOL_STATUS.get(model.prob.sol_status, Outcome.NO_SOLUTION)
     objective = pulp.value(model.prob.objective) if outcome.has_plan else None
     bound = gap = None
-    if solver_name == "highs" and outcome.has_plan and not relax:
+    if solver_name == "highs" and outcome.has_plan and mip:
         info = model.prob.solverModel.getInfo()
-        if info.mip_node_count >= 0:  # a MIP was solved (an LP reports -1)
-            bound = info.mip_dual_bound + fixed_cost
-            gap = (objective - bound) / abs(objective) if objective else 0.0
+        bound = info.mip_dual_bound + fixed_cost
+        gap = (objective - bound) / abs(objective) if objective else 0.0
     return SolveReport(outcome, solver_name, pulp.LpStatus[model.prob.status], objective, bound, gap, seconds, note)
 
 
@@ -110,7 +173,7 @@ def fix_integers_and_resolve(model: PlanModel) -> SolveReport:
             value = round(var.varValue or 0.0)
             var.lowBound = var.upBound = value
             var.cat = pulp.constants.LpContinuous
-    return solve(model, relax=True)
+    return _run(model, mip=False)
 
 
 def relax_integers(model: PlanModel) -> None:

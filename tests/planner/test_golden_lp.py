@@ -1,0 +1,51 @@
+"""One golden LP file per constraint family, built from a tiny fixture (two sites, two teams, one quarter).
+
+Regenerate after a deliberate model change with `pytest tests/planner --update-golden` and review the diff.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+import pulp
+import pytest
+
+from planner import PlanOptions, build_data
+from planner.model import FAMILIES, build_model
+from tests.planner.planning import MACHINE, SITE, curves, one_site, price
+
+GOLDEN = Path(__file__).parent.parent / "data" / "planner" / "golden"
+
+
+def tiny_model():
+    """Two sites, a cheap one the resident team may not use; spot, 1y, capacity blocks, caps, a budget."""
+    inventory = (one_site(on_demand=10, spot=3, commit_12=6, capacity_block=7)
+                 .site("gcp-us-east4", provider="gcp", region="us-east4", zones=["us-east4-a"],
+                       supply_caps=[{"machine": MACHINE, "pricing_model": "commit", "max_nodes": 4}])
+                 .edit("sites", SITE, supply_caps=[{"machine": MACHINE, "pricing_model": "spot", "max_nodes": 2}])
+                 .add("prices", **price(MACHINE, "on-demand", 8, site="gcp-us-east4"))
+                 .add("prices", **price(MACHINE, "commit", 5, term=12, site="gcp-us-east4"))
+                 .add("commitments", name="old-cud", kind="cud", machine=MACHINE, site="gcp-us-east4", count=1,
+                      term_months=12, start="2026-07-01", usd_per_node_hour="4")
+                 .team("resident", cost_center="CC-2", sites=[SITE])
+                 .policy(budgets=[{"cost_center": "CC-2", "quarter": "2027Q1", "usd": 50000}])
+                 .build())
+    demand = pd.concat([curves("ml", ["2027Q1"], hourly=[2, 4, 4, 6], preemptible_share=0.5),
+                        curves("resident", ["2027Q1"], hourly=[1, 3])], ignore_index=True)
+    options = PlanOptions(start="2027Q1", horizon=1, min_utilisation=0.5, explain_infeasible=True)
+    return build_model(build_data(inventory, options, demand_curves=demand))
+
+
+@pytest.mark.parametrize("family", FAMILIES)
+def test_each_constraint_family_matches_its_golden_lp_file(family, golden, tmp_path):
+    model = tiny_model()
+    part = pulp.LpProblem(f"{family}_only", pulp.LpMinimize)
+    part.setObjective(model.prob.objective)
+    rows = [c for c in model.prob.constraints() if c.name.startswith(f"{family}__")]
+    assert rows, f"the fixture has no {family} constraint"
+    for row in rows:
+        part.addConstraint(row, row.name)
+    path = tmp_path / f"{family}.lp"
+    part.writeLP(str(path))
+    golden(GOLDEN / f"{family}.lp", path.read_text())

@@ -1,0 +1,72 @@
+"""`qm plan` on the example inventory and on bad input; the README's examples are run here."""
+
+from __future__ import annotations
+
+import re
+import shlex
+from decimal import Decimal
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from planner import load_result
+from planner.usage_forecast import demand_from_usage, trend_per_quarter
+from planner.data import PlanOptions
+from quartermaster.cli import app
+from quartermaster.loader import load
+
+ROOT = Path(__file__).resolve().parents[2]
+README = ROOT / "README.md"
+
+
+def readme_plan_examples() -> list[str]:
+    """The `qm plan ...` command lines of the README's planning section."""
+    text = README.read_text()
+    section = text.split("### `qm plan", 1)[1].split("\n## ", 1)[0] if "### `qm plan" in text else ""
+    return re.findall(r"^\.venv/bin/(qm plan [^\n]*)$", section, flags=re.M)
+
+
+def test_the_readme_documents_qm_plan_examples():
+    assert len(readme_plan_examples()) >= 2
+
+
+@pytest.mark.parametrize("line", readme_plan_examples())
+def test_readme_plan_example_runs(line, tmp_path, monkeypatch):
+    monkeypatch.chdir(ROOT)
+    args = shlex.split(line)[2:] + ["--out", str(tmp_path)]
+    result = CliRunner().invoke(app, ["plan", *args])
+    assert result.exit_code == 0, result.output
+    assert re.search(r"Plan 20\d\dQ\d\.\.20\d\dQ\d: optimal", result.output)
+    plan = load_result(tmp_path)
+    assert plan.expected_cost_usd < plan.baseline_on_demand_usd
+    assert plan.unmet_demand.empty
+    for table in ("purchase_schedule", "cost_by_quarter", "cost_by_team", "kpis", "shadow_prices", "proposed_quotas"):
+        assert not getattr(plan, table).empty, table
+    # every dollar of the plan is attributed: to a team or to the shared unused-commitment line
+    assert sum(plan.cost_by_team["usd"], Decimal(0)) == pytest.approx(plan.expected_cost_usd, abs=Decimal("0.01"))
+
+
+def test_a_bad_what_if_exits_2_with_the_accepted_forms(tmp_path):
+    result = CliRunner().invoke(app, ["plan", str(ROOT / "inventory"), "--what-if", "lose-site=gcp-us-eas4",
+                                      "--out", str(tmp_path)])
+    assert result.exit_code == 2
+    assert "no site `gcp-us-eas4`. Did you mean `gcp-us-east4`?" in result.output
+
+
+def test_demand_from_usage_follows_the_history_and_its_trend():
+    inventory = load(ROOT / "inventory", run_checks=False).inventory
+    curves = demand_from_usage(inventory, PlanOptions(start="2027Q1", horizon=2))
+    mean = curves.assign(x=curves["weight"] * curves["level"]).groupby(["team", "quarter"])["x"].sum()
+    # inference's October 2026 history averages ~27 GPUs requested; one month gives a small clamped trend
+    assert 15 < mean[("inference", "2027Q1")] < 45
+    assert set(curves["quarter"]) == {"2027Q1", "2027Q2"}
+
+
+def test_trend_is_clamped_so_one_month_cannot_explode():
+    import pandas as pd
+
+    hours = pd.date_range("2026-10-01", periods=24 * 31, freq="h")
+    ramp = pd.Series(range(len(hours)), index=hours, dtype=float)
+    assert trend_per_quarter(ramp) == 0.25
+    assert trend_per_quarter(pd.Series(5.0, index=hours)) == 0.0
