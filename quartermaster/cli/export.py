@@ -11,7 +11,15 @@ from quartermaster.cli.report import plan_or_exit
 from quartermaster.issues import Issue
 from quartermaster.model import Inventory
 from reports.focus import focus_rows, plan_focus_rows, write_focus
-from reports.metering import check_policy, check_usage, inventory_records, meter, parse_period, period_of, read_usage
+from reports.metering import (
+    check_policy,
+    check_usage,
+    inventory_records,
+    meter,
+    parse_period,
+    period_of,
+    read_usage,
+)
 
 app = typer.Typer(help="Export cost data in open formats.", no_args_is_help=True)
 

@@ -19,7 +19,7 @@ import pandas as pd
 
 from quartermaster.capacity import pool_accelerators
 from quartermaster.model import Inventory
-from quartermaster.units import cents, next_quarters, parse_quarter, quarter_hours
+from quartermaster.units import cents, next_quarters, quarter_hours
 from reports.metering.money import allocate_cents
 
 Kind = Literal["text", "money", "delta", "pct", "number", "int"]

@@ -10,7 +10,6 @@ import shutil
 import subprocess
 import tempfile
 from dataclasses import dataclass
-from decimal import Decimal
 from pathlib import Path
 
 import jinja2
@@ -177,4 +176,3 @@ def write_report(data: ReportData, out: Path, options: RenderOptions | None = No
     return written, messages
 
 
-ZERO = Decimal(0)

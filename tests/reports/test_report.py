@@ -18,7 +18,7 @@ from quartermaster.cli import app
 from quartermaster.loader import load
 from quartermaster.model import Inventory
 from reports.finance import ReportData, build_report, find_chromium, print_pdf, render_html, render_xlsx
-from reports.finance.render import chromium_command, write_report, RenderOptions
+from reports.finance.render import RenderOptions, chromium_command, write_report
 from reports.focus import plan_focus_rows
 
 REPO = Path(__file__).resolve().parents[2]
