@@ -23,8 +23,7 @@ class ClusterCapacity(pulumi.ComponentResource):
         if manifests and kubeconfig is None:
             raise ResourceError(f"cluster {spec.cluster}: Kueue objects need a kubeconfig; set "
                                        "`pulumi config set --secret quartermaster:kubeconfig ...`", self)
-        self.pools: list[pulumi.ComponentResource] = []
-        self.pool_names = sorted({p.pool for p in [*spec.gke_node_pools, *spec.eks_node_groups, *spec.aks_agent_pools]})
+        self.pools: dict[str, pulumi.ComponentResource] = {}
         if spec.kind == "gke":
             self._gcp(spec)
         elif spec.kind == "eks":
@@ -34,9 +33,11 @@ class ClusterCapacity(pulumi.ComponentResource):
         self.kueue = None
         if manifests:
             assert kubeconfig is not None
-            self.kueue = KueueObjects(f"{spec.cluster}-kueue", manifests, kubeconfig, depends_on=self.pools,
+            self.kueue = KueueObjects(f"{spec.cluster}-kueue", manifests, kubeconfig,
+                                      pools=self.pools,
                                       opts=pulumi.ResourceOptions(parent=self))
-        self.register_outputs({"pools": sorted(self.pool_names)})
+        self.pool_names = sorted(self.pools)
+        self.register_outputs({"pools": self.pool_names})
 
     def _gcp(self, spec: ClusterSpec) -> None:
         from modules.pulumi.gke import GcpQuotaRequest, GcpReservation, GkeAcceleratorPool
@@ -48,8 +49,8 @@ class ClusterCapacity(pulumi.ComponentResource):
             by_pool.setdefault(node_pool.pool, []).append(node_pool)
         for pool, node_pools in by_pool.items():
             consumed = {v for n in node_pools for v in n.reservation_affinity.values}
-            self.pools.append(GkeAcceleratorPool(pool, node_pools, opts=pulumi.ResourceOptions(
-                parent=self, depends_on=[reservations[r] for r in sorted(consumed) if r in reservations])))
+            self.pools[pool] = GkeAcceleratorPool(pool, node_pools, opts=pulumi.ResourceOptions(
+                parent=self, depends_on=[reservations[r] for r in sorted(consumed) if r in reservations]))
         for preference in spec.gcp_quota_preferences:
             GcpQuotaRequest(preference.name, preference, opts=child)
 
@@ -63,10 +64,10 @@ class ClusterCapacity(pulumi.ComponentResource):
         reservations = {r.name: AwsCapacityReservation(r.name, r, opts=child) for r in spec.aws_capacity_reservations}
         for group in spec.eks_node_groups:
             target = reservations.get(group.launch_template.capacity_reservation or "")
-            self.pools.append(EksAcceleratorNodeGroup(
+            self.pools[group.pool] = EksAcceleratorNodeGroup(
                 group.pool, group, capacity_reservation_id=target.reservation.id if target else None,
                 opts=pulumi.ResourceOptions(parent=self, providers={"aws": provider},
-                                            depends_on=[target] if target else None)))
+                                            depends_on=[target] if target else None))
         for quota in spec.aws_service_quotas:
             AwsQuotaRequest(quota.quota_code, quota, opts=child)
 
@@ -78,8 +79,8 @@ class ClusterCapacity(pulumi.ComponentResource):
         provider = azure_native.Provider(f"azure-{spec.region}", subscription_id=spec.project,
                                          opts=pulumi.ResourceOptions(parent=self))
         for pool in spec.aks_agent_pools:
-            self.pools.append(AksAcceleratorPool(pool.pool, pool, opts=pulumi.ResourceOptions(
-                parent=self, providers={"azure-native": provider})))
+            self.pools[pool.pool] = AksAcceleratorPool(pool.pool, pool, opts=pulumi.ResourceOptions(
+                parent=self, providers={"azure-native": provider}))
 
 
 def declare_cluster(inventory: Inventory, cluster_name: str, kubeconfig: pulumi.Input[str] | None) -> ClusterCapacity:

@@ -6,7 +6,7 @@ typed `pulumi_kubernetes` resources; Kueue kinds become `apiextensions.CustomRes
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from importlib.metadata import version
 from typing import Any
 
@@ -67,11 +67,12 @@ def resource_name(m: Manifest) -> str:
 
 
 class KueueObjects(pulumi.ComponentResource):
-    """A Kubernetes provider for the cluster and one resource per manifest, created after `depends_on`
-    (the node pools the flavors select) and, for namespaced objects, after their Namespace."""
+    """A Kubernetes provider for the cluster and one resource per manifest. A ResourceFlavor is created
+    after the node pool it selects (`pools`: flavor name -> pool component), a namespaced object after
+    its Namespace; other objects refer to these by name, which Kueue resolves whenever they appear."""
 
     def __init__(self, name: str, manifests: Sequence[Manifest], kubeconfig: pulumi.Input[str],
-                 depends_on: Sequence[pulumi.Resource] = (), opts: pulumi.ResourceOptions | None = None) -> None:
+                 pools: Mapping[str, pulumi.Resource], opts: pulumi.ResourceOptions | None = None) -> None:
         super().__init__("quartermaster:kueue:Objects", name, None, opts)
         self.provider = k8s.Provider(f"{name}-k8s", kubeconfig=kubeconfig, opts=pulumi.ResourceOptions(parent=self))
         namespaces: dict[str, pulumi.Resource] = {}
@@ -79,9 +80,10 @@ class KueueObjects(pulumi.ComponentResource):
         for m in manifests:
             meta = m["metadata"]
             after = [namespaces[meta["namespace"]]] if meta.get("namespace") in namespaces else []
+            if m["kind"] == "ResourceFlavor" and meta["name"] in pools:
+                after.append(pools[meta["name"]])
+            opts_ = pulumi.ResourceOptions(parent=self, provider=self.provider, depends_on=after)
             typed = TYPED.get((m["apiVersion"], m["kind"]))
-            opts_ = pulumi.ResourceOptions(parent=self, provider=self.provider,
-                                           depends_on=after if typed else [*after, *depends_on])
             if typed is not None:
                 resource = typed(resource_name(m), m, opts_)
             elif set(m) <= {"apiVersion", "kind", "metadata", "spec"}:

@@ -295,13 +295,19 @@ def test_kueue_quotas_on_the_manager_are_the_sum_over_its_workers(inventory: Inv
 
 
 @pytest.mark.parametrize("stack", EXAMPLE_STACKS)
-def test_kueue_objects_go_through_the_clusters_provider_after_the_node_pools(stack: str) -> None:
+def test_kueue_objects_go_through_the_clusters_provider_and_flavors_wait_for_their_pool(stack: str) -> None:
     reg = registered(stack)
     [provider] = reg.of_type("pulumi:providers:kubernetes")
-    components = {r.urn for r in reg.resources if r.type.split(":")[:2] in (["quartermaster", m] for m in ("gke", "eks", "aks"))}
-    pools = {r.urn for r in reg.resources if r.parent in components}  # depends_on a component = on its children
-    kueue = [r for r in reg.resources if r.type.startswith("kubernetes:kueue.x-k8s.io/")]
-    assert kueue and len(pools) >= len(components)
+    kueue = [r for r in reg.resources if r.type.startswith("kubernetes:")]
+    assert kueue and all(r.provider.startswith(provider.urn) for r in kueue)
+    components = {r.name: r.urn for r in reg.resources if r.type.split(":")[:2] in
+                  (["quartermaster", m] for m in ("gke", "eks", "aks"))}
+    for flavor in reg.of_type(RESOURCE_FLAVOR):
+        pool = flavor.inputs["metadata"]["name"]
+        if pool in components:
+            children = {r.urn for r in reg.resources if r.parent == components[pool]}
+            assert children and children <= set(flavor.dependencies)  # depends_on a component = on its children
+    namespaces = {r.inputs["metadata"]["name"]: r.urn for r in reg.of_type("kubernetes:core/v1:Namespace")}
     for r in kueue:
-        assert r.provider.startswith(provider.urn)
-        assert pools <= set(r.dependencies)
+        if r.inputs["metadata"].get("namespace"):
+            assert namespaces[r.inputs["metadata"]["namespace"]] in r.dependencies
