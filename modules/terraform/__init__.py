@@ -23,7 +23,9 @@ Provider versions pinned in `required_providers` and the schemas the argument na
   `eviction_policy`, `zones`; terraform-provider-azurerm `website/docs/r/kubernetes_cluster_node_pool.html.markdown`);
   `gpu_driver` arrived in 4.40.0 (Azure/terraform-azurerm-avm-res-containerservice-managedcluster PR #115,
   terraform-provider-azurerm PR #29954).
-- hashicorp/kubernetes `~> 2.38`: `kubernetes_manifest` (`manifest`), provider `config_path`.
+- hashicorp/kubernetes `~> 2.38`: `kubernetes_manifest` (`manifest`; GA and on by default since 2.6.0,
+  terraform-provider-kubernetes CHANGELOG), provider `config_path`.
+- Terraform's built-in `terraform_data` (Terraform >= 1.4, OpenTofu): one barrier the Kueue objects wait on.
 """
 
 from modules.terraform.resources import PROVIDERS, TfResource, TfStackSpec, stack_clusters, stack_spec
