@@ -75,15 +75,20 @@ def test_contradicting_arguments_fail_as_a_resource_error_naming_both(inventory:
         run_program("conflict", {}, lambda: GkeAcceleratorPool(spec.pool, [contradiction]))
 
 
-@pytest.mark.parametrize("pool_update, message", [
+@pytest.mark.parametrize("cluster_name, pool_update, message", [
     # GKE sizes pools per zone: 9 nodes cannot be split over 2 zones
-    ({"name": "h100-odd", "nodes": 9, "zones": ("us-east4-a", "us-east4-b")}, "cannot be split evenly over 2 zones"),
+    ("gke-gpu-us-east4", {"name": "h100-odd", "nodes": 9, "zones": ("us-east4-a", "us-east4-b")},
+     "cannot be split evenly over 2 zones"),
     # GPUDirect networking is known only for a3/a4 machines
-    ({"name": "l4-direct", "machine": "g2-standard-96", "nodes": 1, "gpudirect": True}, "no GPUDirect networking"),
+    ("gke-gpu-us-east4", {"name": "l4-direct", "machine": "g2-standard-96", "nodes": 1, "gpudirect": True},
+     "no GPUDirect networking"),
+    # AKS agent pool names are at most 12 lowercase letters and digits
+    ("aks-eastus", {"name": "ndh100-thirteen", "machine": "Standard_ND96isr_H100_v5", "zones": ("1",), "nodes": 1},
+     "AKS agent pool names are 1-12 lowercase letters and digits"),
 ])
-def test_an_inexpressible_pool_is_a_spec_error_with_the_fix(inventory: Inventory, pool_update: dict[str, object],
-                                                            message: str) -> None:
-    cluster = inventory.cluster_by_name["gke-gpu-us-east4"]
+def test_an_inexpressible_pool_is_a_spec_error_with_the_fix(inventory: Inventory, cluster_name: str,
+                                                            pool_update: dict[str, object], message: str) -> None:
+    cluster = inventory.cluster_by_name[cluster_name]
     extra = Pool.model_validate({"machine": "a3-highgpu-8g", "zones": ("us-east4-a",), **pool_update})
     changed = inventory.model_copy(update={"clusters": tuple(
         c.model_copy(update={"pools": (*c.pools, extra)}) if c is cluster else c for c in inventory.clusters)})
