@@ -94,3 +94,17 @@ def test_an_inexpressible_pool_is_a_spec_error_with_the_fix(inventory: Inventory
         c.model_copy(update={"pools": (*c.pools, extra)}) if c is cluster else c for c in inventory.clusters)})
     with pytest.raises(SpecError, match=message):
         cluster_spec(changed, cluster.name)
+
+
+def test_an_aks_reservation_pool_uses_the_clusters_capacity_reservation_group(inventory: Inventory) -> None:
+    cluster = inventory.cluster_by_name["aks-eastus"]
+    assert cluster.aks is not None
+    group = f"/subscriptions/{cluster.project}/resourceGroups/rg/providers/Microsoft.Compute/capacityReservationGroups/crg"
+    pools = tuple(p.model_copy(update={"provisioning": "reservation"}) for p in cluster.pools)
+    changed = inventory.model_copy(update={"clusters": tuple(
+        c.model_copy(update={"pools": pools, "aks": cluster.aks.model_copy(update={"capacity_reservation_group_id": group})})
+        if c is cluster else c for c in inventory.clusters)})
+    reg = run_cluster(changed, cluster.name)
+    for pool in pools:
+        got = reg.named("azure-native:containerservice:AgentPool", pool.name).inputs
+        assert (got["capacityReservationGroupID"], got["scaleSetPriority"]) == (group, "Regular")
