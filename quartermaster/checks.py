@@ -6,6 +6,7 @@ A check is `check_<rule>(inventory) -> list[Issue]`, registered with its name an
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
@@ -17,6 +18,7 @@ from quartermaster.model import Inventory
 from quartermaster.names import PROVIDER_OF_KIND
 
 CheckFn = Callable[[Inventory], list[Issue]]
+AKS_POOL_NAME = re.compile(r"^[a-z][a-z0-9]{0,11}$")
 
 
 @dataclass(frozen=True)
@@ -95,6 +97,12 @@ def check_unique_names(inv: Inventory) -> list[Issue]:
 def check_derived_names(inv: Inventory) -> list[Issue]:
     out = []
     for pool in inv.pools:
+        cluster = inv.cluster_of_pool[pool.name]
+        if cluster.kind == "aks" and not AKS_POOL_NAME.match(pool.name):
+            out.append(_issue(f"AKS agent pool names are 1-12 lower-case letters and digits, starting with a letter; "
+                              f"`{pool.name}` is not", "Rename the pool, e.g. "
+                              f"`{''.join(c for c in pool.name if c.isalnum())[:12] or 'gpupool'}`.",
+                              ("pools", pool.name, "name")))
         if pool.tpu is not None and pool.tpu.slices > 1:
             longest = f"{pool.name}-{pool.tpu.slices - 1}"
             if len(longest) > 40:
@@ -301,6 +309,28 @@ def check_tpu_slices(inv: Inventory) -> list[Issue]:
         if len(p.zones) != 1:
             out.append(_issue("a TPU slice pool must be in exactly one zone (COMPACT placement)",
                               "List a single zone.", ref + ("zones",), got=list(p.zones)))
+    return out
+
+
+@rule("even-zones", "a cloud pool's size splits evenly over its zones (GKE and EKS size pools per zone)")
+def check_even_zones(inv: Inventory) -> list[Issue]:
+    out = []
+    for c in inv.clusters:
+        if c.kind != "gke":
+            continue
+        for p in c.pools:
+            if p.tpu is not None or len(p.zones) < 2:
+                continue
+            sizes = [("nodes", p.nodes)] if p.nodes is not None else []
+            if p.autoscaling is not None:
+                sizes = [("autoscaling.min_nodes", p.autoscaling.min_nodes),
+                         ("autoscaling.max_nodes", p.autoscaling.max_nodes)]
+            for key, count in sizes:
+                if count is not None and count % len(p.zones):
+                    path = tuple(key.split("."))
+                    out.append(_issue(f"{count} nodes cannot be split evenly over {len(p.zones)} zones (GKE sizes "
+                                      "node pools per zone)", f"Use a multiple of {len(p.zones)} or list fewer zones.",
+                                      ("pools", p.name, *path), got=count))
     return out
 
 

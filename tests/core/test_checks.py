@@ -38,6 +38,15 @@ CASES = {
     "slice node pool name too long": Case(
         lambda b: b.pool("v6e-" + "x" * 35, machine="ct6e-standard-4t", tpu={"topology": "2x2", "slices": 10}),
         "derived-names", "longer than GKE's 40 characters"),
+    # AKS refuses agent pool names that are not 1-12 lower-case alphanumerics.
+    "AKS pool name with a dash": Case(
+        lambda b: b.site("az", provider="azure", region="eastus", zones=["1"]).cluster(
+            "aks-a", kind="aks", site="az", project="sub", aks={"resource_group": "rg"}).pool(
+            "nd-h100", cluster="aks-a", machine="Standard_ND96isr_H100_v5", zones=["1"], nodes=1),
+        "derived-names", "AKS agent pool names are 1-12"),
+    # 3 nodes over 2 zones: GKE sizes pools per zone.
+    "uneven nodes over zones": Case(lambda b: b.edit_pool("h100", nodes=3, zones=["us-central1-a", "us-central1-b"]),
+                                    "even-zones", "3 nodes cannot be split evenly over 2 zones"),
     "typo in quota flavor": Case(lambda b: b.edit("teams", "ml", quotas=[{"flavor": "h100x", "nominal": 8}]),
                                  "references", "no such flavor `h100x`"),
     "unknown machine": Case(lambda b: b.edit_pool("h100", machine="a3-megagpu-16g"), "references",
