@@ -1,0 +1,37 @@
+"""The manifest YAML emitter writes what YAML reads back unchanged, including strings YAML would retype."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import yaml
+
+from modules.kueue import objects_for_cluster
+from modules.kueue.render import dump_objects
+from quartermaster.loader import load
+
+REPO = Path(__file__).resolve().parents[2]
+
+TRICKY = {
+    # YAML 1.1 would read these as booleans, numbers, sexagesimals, dates or null if left plain.
+    "retyped": ["yes", "no", "on", "1.0", "0x1f", "1_000", "1:20", "2026-01-01", "~", "null", "8"],
+    # Indicators, comments, colons and whitespace that a plain scalar cannot hold.
+    "indicators": ["", " x", "x ", "a: b", "a #b", "-x", "@x", "*x", "&x", "!x", "[x]", "{x}", "'q", 'q"q', "x\ny"],
+    "plain": ["kueue.x-k8s.io/v1beta2", "nvidia.com/gpu", "a b", "é"],
+    "scalars": [1.5, 0, True, False, None],
+    "empty": [[], {}],
+    "nested": [[1, [2, 3]], [{"k": [{"z": 1}]}]],
+    "key with: colon": {"8": "8", "yes": "no"},
+}
+
+
+def test_tricky_values_round_trip() -> None:
+    assert list(yaml.safe_load_all(dump_objects([TRICKY]))) == [TRICKY]
+
+
+@pytest.mark.parametrize("cluster", ["gke-gpu-us-east4", "gke-tpu-us-east5", "eks-us-east-1", "aks-eastus",
+                                     "onprem-sjc", "mk-manager"])
+def test_every_rendered_cluster_round_trips(cluster: str) -> None:
+    objects = objects_for_cluster(load(REPO / "inventory").inventory, cluster)
+    assert list(yaml.safe_load_all(dump_objects(objects))) == objects
