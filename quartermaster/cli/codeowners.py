@@ -10,7 +10,6 @@ from pathlib import Path
 import typer
 
 from quartermaster.cli.common import console, err_console, inventory_argument, load_or_exit
-from reports.quota_diff.codeowners import render_codeowners
 
 
 def _repo_root(path: Path) -> Path:
@@ -29,6 +28,7 @@ def command(
     check: bool = typer.Option(False, "--check", help="Write nothing; exit 1 if the file is not up to date."),
 ) -> None:
     """Generate CODEOWNERS from team owners and policy.finance_approvers."""
+    from reports.quota_diff.codeowners import render_codeowners
     result = load_or_exit(path)
     root = _repo_root(path)
     target = output or Path(os.path.relpath(root / ".github" / "CODEOWNERS"))

@@ -15,14 +15,6 @@ from pathlib import Path
 import typer
 
 from quartermaster.cli.common import err_console
-from reports.quota_diff import (
-    RENDERERS,
-    RenderOptions,
-    RevisionError,
-    build_quota_diff,
-    open_side,
-    render_invalid,
-)
 
 
 class Format(str, Enum):
@@ -54,6 +46,7 @@ def command(
     fmt: Format = typer.Option(Format.markdown, "--format", "-f", help="Output format."),
 ) -> None:
     """Compare quotas between two revisions or folders: cost, policies, approvers, Kueue object diff."""
+    from reports.quota_diff import RENDERERS, RenderOptions, RevisionError, build_quota_diff, open_side, render_invalid
     with tempfile.TemporaryDirectory(prefix="qm-diff-") as scratch:
         try:
             sides = [open_side(base, inventory, Path(scratch)), open_side(head, inventory, Path(scratch))]

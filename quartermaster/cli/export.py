@@ -7,19 +7,8 @@ from pathlib import Path
 import typer
 
 from quartermaster.cli.common import console, err_console, inventory_argument, load_or_exit
-from quartermaster.cli.report import plan_or_exit
 from quartermaster.issues import Issue
 from quartermaster.model import Inventory
-from reports.focus import focus_rows, plan_focus_rows, write_focus
-from reports.metering import (
-    check_policy,
-    check_usage,
-    inventory_records,
-    meter,
-    parse_period,
-    period_of,
-    read_usage,
-)
 
 app = typer.Typer(help="Export cost data in open formats.", no_args_is_help=True)
 
@@ -36,6 +25,7 @@ def focus(
     out: Path = typer.Option(None, help="Output CSV; default focus-<period>.csv in the current folder."),
 ) -> None:
     """Write FOCUS 1.3 rows: every mandatory column, commitment columns, x_Team and x_CostCenter."""
+    from reports.focus import write_focus
     inventory = load_or_exit(path).inventory
     if quarter and period:
         err_console.print("--period (metered usage) and --quarter (the plan's forecast) exclude each other; give one.")
@@ -49,6 +39,8 @@ def focus(
 
 
 def _metered(inventory: Inventory, period: str | None, usage: Path | None, idle: str) -> tuple[list[dict], str]:
+    from reports.focus import focus_rows
+    from reports.metering import check_policy, check_usage, inventory_records, meter, parse_period, period_of, read_usage
     problem = check_policy(idle, inventory)
     if problem:
         err_console.print(problem)
@@ -77,6 +69,8 @@ def _metered(inventory: Inventory, period: str | None, usage: Path | None, idle:
 
 
 def _planned(inventory: Inventory, quarter: str, plan_dir: Path | None) -> tuple[list[dict], str]:
+    from quartermaster.cli.report import plan_or_exit
+    from reports.focus import plan_focus_rows
     result = plan_or_exit(inventory, quarter, plan_dir)
     try:
         return plan_focus_rows(inventory, result, quarter), quarter

@@ -6,8 +6,6 @@ from pathlib import Path
 
 import typer
 
-from modules.kueue.importer import import_kueue
-from modules.kueue.validate import load_manifests
 from quartermaster.cli.common import console, err_console
 
 app = typer.Typer(help="Import existing objects into an inventory skeleton.", no_args_is_help=True)
@@ -23,6 +21,8 @@ def kueue(
     cluster: str = typer.Option("imported", "--cluster", help="Name of the cluster the manifests come from."),
 ) -> None:
     """Turn ResourceFlavors, ClusterQueues, Cohorts, LocalQueues and priority classes into inventory YAML."""
+    from modules.kueue.importer import import_kueue
+    from modules.kueue.validate import load_manifests
     manifests, issues = load_manifests(path)
     for issue in issues:
         err_console.print(issue.format(), markup=False)

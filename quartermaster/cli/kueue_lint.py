@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from modules.kueue import validate_path
 from quartermaster.cli.common import console, err_console
 
 
 def lint(path: Path) -> int:
     """Print every problem (errors first) and a summary; return the exit code (1 if any error)."""
+    from modules.kueue import validate_path
     manifests, issues = validate_path(path)
     for issue in sorted(issues, key=lambda i: i.severity != "error"):
         err_console.print(issue.format(), markup=False)

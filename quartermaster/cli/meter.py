@@ -3,15 +3,16 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
 from rich.table import Table
 
 from quartermaster.cli.common import console, err_console, load_or_exit
 from quartermaster.issues import Issue
-from reports.filters import money, pct
-from reports.metering import MeterResult, check_policy, meter, parse_period, period_of, read_usage
-from reports.metering.export import write_meter
+
+if TYPE_CHECKING:
+    from reports.metering import MeterResult
 
 
 def command(
@@ -23,6 +24,8 @@ def command(
     out: Path = typer.Option(None, help="Also write meter.json and CSVs (teams, cost centres, lines) to this folder."),
 ) -> None:
     """Charge each team max(requested, used) accelerator-hours at the rate of the capacity that served it."""
+    from reports.metering import check_policy, meter, parse_period, period_of, read_usage
+    from reports.metering.export import write_meter
     loaded = load_or_exit(inventory)
     inv = loaded.inventory
     problem = check_policy(idle, inv)
@@ -55,6 +58,7 @@ def _exit_on(issues: list[Issue]) -> None:
 
 def show(result: MeterResult) -> None:
     """Print the team table, the idle lines and the reconciliation."""
+    from reports.filters import money, pct
     teams = Table(title=f"Metered {result.period.label} (idle shared {result.policy})", title_justify="left")
     for column in ("team", "cost centre", "requested h", "used h", "charged h", "efficiency", "usage",
                    "idle share", "total"):

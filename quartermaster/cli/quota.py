@@ -12,7 +12,6 @@ from pathlib import Path
 import typer
 
 from quartermaster.cli.common import console, err_console
-from quartermaster.edit import QuotaChange, set_quotas
 
 app = typer.Typer(
     help="Change team quotas in the inventory YAML, keeping comments and formatting.", no_args_is_help=True
@@ -34,6 +33,7 @@ def command(
     force: bool = typer.Option(False, "--force", help="Edit even if the file has uncommitted changes."),
 ) -> None:
     """Set one team's quota for one flavor."""
+    from quartermaster.edit import QuotaChange, set_quotas
     result = set_quotas(inventory, [QuotaChange(team, flavor, nominal, borrowing, lending)], force=force)
     for issue in result.issues:
         err_console.print(issue.format(), markup=False)

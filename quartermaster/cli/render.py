@@ -10,8 +10,6 @@ from pathlib import Path
 
 import typer
 
-from modules.kueue import objects_for_cluster, validate_manifests
-from modules.kueue.render import render_objects
 from quartermaster.cli.common import console, err_console, inventory_argument, load_or_exit
 
 
@@ -22,6 +20,8 @@ def command(
                                     file_okay=False, dir_okay=True),
 ) -> None:
     """Render Kueue objects (plus Namespaces and RBAC) per cluster, byte-identical across runs."""
+    from modules.kueue import objects_for_cluster, validate_manifests
+    from modules.kueue.render import render_objects
     inventory = load_or_exit(path).inventory
     known = [c.name for c in inventory.clusters]
     for name in cluster or []:

@@ -3,20 +3,22 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
 
-from planner import PlanInputError, PlanOptions, PlanResult, load_result, plan
 from quartermaster.cli.common import console, err_console, inventory_argument, load_or_exit
 from quartermaster.model import Inventory
-from reports.filters import money, pct
-from reports.finance import RenderOptions, build_report, write_report
+
+if TYPE_CHECKING:
+    from planner import PlanResult
 
 FORMATS = ("html", "json", "csv", "xlsx", "pdf")
 
 
 def plan_or_exit(inventory: Inventory, quarter: str | None, plan_dir: Path | None, what: str = "--plan") -> PlanResult:
     """A plan read from a folder written by `qm plan`, or planned now from `quarter` on."""
+    from planner import PlanInputError, PlanOptions, load_result, plan
     if plan_dir is not None:
         if not (plan_dir / "plan.json").is_file():
             err_console.print(f"{what} {plan_dir}: no plan.json there; run `qm plan --out {plan_dir}` first.")
@@ -39,6 +41,8 @@ def command(
     formats: str = typer.Option(",".join(FORMATS), help="Comma-separated subset of html,json,csv,xlsx,pdf."),
 ) -> None:
     """Write the quarterly planning report: spend, savings, commitments to approve, coverage, risk, budgets."""
+    from reports.filters import money, pct
+    from reports.finance import RenderOptions, build_report, write_report
     chosen = tuple(f.strip() for f in formats.split(",") if f.strip())
     unknown = sorted(set(chosen) - set(FORMATS))
     if unknown:

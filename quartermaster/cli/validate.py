@@ -8,7 +8,6 @@ import typer
 from rich.table import Table
 
 from quartermaster.cli.common import console, inventory_argument, load_or_exit
-from quartermaster.summary import summarise
 
 
 def command(
@@ -17,6 +16,7 @@ def command(
                                       help="Lint these Kueue manifests (a file or directory) instead of the inventory."),
 ) -> None:
     """Check an inventory and print clusters, pools, accelerators per site and quota vs capacity."""
+    from quartermaster.summary import summarise
     if kueue is not None:
         from quartermaster.cli.kueue_lint import lint
 
