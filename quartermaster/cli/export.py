@@ -40,7 +40,8 @@ def focus(
 
 def _metered(inventory: Inventory, period: str | None, usage: Path | None, idle: str) -> tuple[list[dict], str]:
     from reports.focus import focus_rows
-    from reports.metering import check_policy, check_usage, inventory_records, meter, parse_period, period_of, read_usage
+    from reports.metering import (check_policy, check_usage, inventory_records, meter, parse_period, period_of,
+                                  read_usage)
     problem = check_policy(idle, inventory)
     if problem:
         err_console.print(problem)
