@@ -7,7 +7,7 @@ from pathlib import Path
 import typer
 
 from quartermaster.cli.common import console, err_console, inventory_argument, load_or_exit
-from quartermaster.issues import Issue
+from quartermaster.cli.meter import checked_period, exit_on
 from quartermaster.model import Inventory
 
 app = typer.Typer(help="Export cost data in open formats.", no_args_is_help=True)
@@ -40,22 +40,13 @@ def focus(
 
 def _metered(inventory: Inventory, period: str | None, usage: Path | None, idle: str) -> tuple[list[dict], str]:
     from reports.focus import focus_rows
-    from reports.metering import (check_policy, check_usage, inventory_records, meter, parse_period, period_of,
-                                  read_usage)
-    problem = check_policy(idle, inventory)
-    if problem:
-        err_console.print(problem)
-        raise typer.Exit(2)
-    try:
-        chosen = parse_period(period) if period else None
-    except ValueError as err:
-        err_console.print(f"--period {err}")
-        raise typer.Exit(2) from None
+    from reports.metering import check_usage, inventory_records, meter, period_of, read_usage
+    chosen = checked_period(inventory, idle, period)
     if usage is not None:
         records, issues = read_usage(usage, inventory)
     else:
         records, issues = check_usage(inventory_records(inventory), inventory, "usage.csv")
-    _exit_on(issues)
+    exit_on(issues, "exported")
     if records.empty:
         err_console.print("no usage records to export; add usage.csv to the inventory or pass --usage FILE")
         raise typer.Exit(1)
@@ -63,7 +54,7 @@ def _metered(inventory: Inventory, period: str | None, usage: Path | None, idle:
     results = []
     for month in whole.months():
         result, issues = meter(inventory, records, month, idle)
-        _exit_on(issues)
+        exit_on(issues, "exported")
         if result is not None:
             results.append(result)
     return focus_rows(inventory, results), whole.label
@@ -79,10 +70,3 @@ def _planned(inventory: Inventory, quarter: str, plan_dir: Path | None) -> tuple
         err_console.print(str(err))
         raise typer.Exit(1) from None
 
-
-def _exit_on(issues: list[Issue]) -> None:
-    for issue in issues:
-        err_console.print(issue.format(), markup=False)
-    if issues:
-        err_console.print(f"{len(issues)} problem(s); nothing was exported.")
-        raise typer.Exit(1)

@@ -12,7 +12,8 @@ from quartermaster.cli.common import console, err_console, load_or_exit
 from quartermaster.issues import Issue
 
 if TYPE_CHECKING:
-    from reports.metering import MeterResult
+    from quartermaster.model import Inventory
+    from reports.metering import MeterResult, Period
 
 
 def command(
@@ -24,23 +25,14 @@ def command(
     out: Path = typer.Option(None, help="Also write meter.json and CSVs (teams, cost centres, lines) to this folder."),
 ) -> None:
     """Charge each team max(requested, used) accelerator-hours at the rate of the capacity that served it."""
-    from reports.metering import check_policy, meter, parse_period, period_of, read_usage
+    from reports.metering import meter, period_of, read_usage
     from reports.metering.export import write_meter
-    loaded = load_or_exit(inventory)
-    inv = loaded.inventory
-    problem = check_policy(idle, inv)
-    if problem:
-        err_console.print(problem)
-        raise typer.Exit(2)
-    try:
-        chosen = parse_period(period) if period else None
-    except ValueError as err:
-        err_console.print(f"--period {err}")
-        raise typer.Exit(2) from None
+    inv = load_or_exit(inventory).inventory
+    chosen = checked_period(inv, idle, period)
     records, issues = read_usage(usage, inv)
-    _exit_on(issues)
+    exit_on(issues)
     result, issues = meter(inv, records, chosen or period_of(records["hour"]), idle)
-    _exit_on(issues)
+    exit_on(issues)
     assert result is not None  # meter returns a result whenever it returns no issues
     show(result)
     if out:
@@ -48,11 +40,26 @@ def command(
             console.print(f"wrote {path}")
 
 
-def _exit_on(issues: list[Issue]) -> None:
+def checked_period(inventory: Inventory, idle: str, period: str | None) -> Period | None:
+    """Check `--idle` and `--period`; exit 2 saying the accepted forms when either is wrong."""
+    from reports.metering import check_policy, parse_period
+    problem = check_policy(idle, inventory)
+    if problem:
+        err_console.print(problem)
+        raise typer.Exit(2)
+    try:
+        return parse_period(period) if period else None
+    except ValueError as err:
+        err_console.print(f"--period {err}")
+        raise typer.Exit(2) from None
+
+
+def exit_on(issues: list[Issue], done: str = "metered") -> None:
+    """Print usage-record problems and exit 1 if there are any ("nothing was <done>")."""
     for issue in issues:
         err_console.print(issue.format(), markup=False)
     if issues:
-        err_console.print(f"{len(issues)} problem(s); nothing was metered.")
+        err_console.print(f"{len(issues)} problem(s); nothing was {done}.")
         raise typer.Exit(1)
 
 
