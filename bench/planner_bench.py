@@ -12,7 +12,8 @@ budgets. Prices are drawn around the ratios of the sourced price book (PLANNING.
 ~0.44, spot ~0.3 of on-demand). The generator is seeded, so every run builds the same problems.
 
 For each size and solver it prints build time, solve time, the outcome, the objective, the LP
-relaxation and the MILP / LP ratio (1.001 = within 0.1 % of the LP bound).
+relaxation and the MILP / LP ratio (1.001 = within 0.1 % of the LP bound). `--branch-and-bound-only`
+runs the solver's own search without the relax-and-round step, for comparison.
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ import pandas as pd
 
 from planner.data import OFFER_COLUMNS, PlanData, PlanOptions
 from planner.model import build_model
-from planner.solve import relax_integers, solve
+from planner.solve import _run, relax_integers, solve
 from quartermaster.units import next_quarters, quarter_hours
 
 SIZES = {  # sites, machines, quarters, scenarios, cost centres
@@ -108,7 +109,7 @@ def generate(sites: int, machines: int, quarters: int, scenarios: int, cost_cent
         max_spot_share=0.5, options=PlanOptions(time_limit_s=600))
 
 
-def run(size: str, solvers: list[str], time_limit: float, threads: int | None) -> None:
+def run(size: str, solvers: list[str], time_limit: float, threads: int | None, pure: bool) -> None:
     dims = SIZES[size]
     start = time.perf_counter()
     data = generate(*dims)
@@ -124,7 +125,7 @@ def run(size: str, solvers: list[str], time_limit: float, threads: int | None) -
     for solver in solvers:
         data.options = PlanOptions(solver=solver, time_limit_s=time_limit, gap_rel=1e-3, threads=threads)
         model = build_model(data)
-        report = solve(model)
+        report = _run(model, mip=True) if pure else solve(model)
         ratio = f"{report.objective / lp.objective:.5f}" if report.objective else "-"
         print(f"  {solver:5s}: {report.outcome.value:11s} {report.seconds:6.1f} s  objective "
               f"{(report.objective or 0):,.0f}  MILP/LP {ratio}  ({report.status}{'; ' + report.note if report.note else ''})")
@@ -135,12 +136,14 @@ def main() -> None:
     parser.add_argument("--sizes", nargs="+", default=list(SIZES), choices=list(SIZES))
     parser.add_argument("--solvers", nargs="+", default=["highs", "cbc"], choices=["highs", "cbc"])
     parser.add_argument("--time-limit", type=float, default=120.0)
+    parser.add_argument("--branch-and-bound-only", action="store_true",
+                        help="Skip relax-and-round: the solver's own branch-and-bound from the start.")
     # HiGHS fixes its thread pool at the first solve of a process (default: all cores, 2 here); a different
     # `threads` later makes it refuse to solve, so the default leaves it unset.
     parser.add_argument("--threads", type=int, default=None)
     args = parser.parse_args()
     for size in args.sizes:
-        run(size, args.solvers, args.time_limit, args.threads)
+        run(size, args.solvers, args.time_limit, args.threads, args.branch_and_bound_only)
 
 
 if __name__ == "__main__":

@@ -21,7 +21,6 @@ from __future__ import annotations
 import difflib
 import math
 from dataclasses import dataclass, field, replace
-from decimal import Decimal
 from statistics import NormalDist
 
 import pandas as pd
@@ -420,7 +419,3 @@ def _unmet_penalty(prices: pd.DataFrame, offers: pd.DataFrame) -> float:
     per_accelerator = [float(p.usd_per_node_hour) / per_node[p.offer] for p in prices.itertuples()]
     return UNMET_PENALTY_FACTOR * max(per_accelerator, default=100.0)
 
-
-def price_of(value: Decimal | float) -> float:
-    """A money value as the float the solver needs."""
-    return float(value)

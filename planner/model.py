@@ -122,7 +122,6 @@ class PlanModel:
     price: dict[tuple[str, str], float] = field(default_factory=dict)  # (j, m) pay-per-use
     options: dict[str, list[dict]] = field(default_factory=dict)  # j -> commitment options
     charge_rate: dict[tuple[str, str, str], float] = field(default_factory=dict)  # (j, tier, q) for budgets
-    objective_terms: list = field(default_factory=list)
 
     def active_new(self, j: str, q: str, model: str | None = None) -> pulp.LpAffineExpression:
         """A^m_jq: new committed nodes active at j in q (all commitment models if `model` is None)."""
@@ -263,7 +262,6 @@ def add_objective(m: PlanModel) -> None:
             terms.append((var, d.scenarios[s] * m.weight[(q, s, b)] * d.hours[q] * m.price[(j, t)]))
     for (k, q, s, b), var in m.unmet.items():
         terms.append((var, d.scenarios[s] * m.weight[(q, s, b)] * d.hours[q] * d.unmet_penalty))
-    m.objective_terms = terms
     fixed = float(sum(d.existing["usd"])) if not d.existing.empty else 0.0
     m.prob.setObjective(pulp.LpAffineExpression(terms, constant=fixed))
 
@@ -289,8 +287,8 @@ def add_demand_met(m: PlanModel) -> None:
              name("demand_met", *m.key_parts[k], *_cell(cell)))
 
 
-def _served_by_cc(m: PlanModel) -> dict[tuple[str, str, str, str, int], list[tuple[pulp.LpVariable, float]]]:
-    """(c, j, q, s, b) -> [(y_kj, rho_kj)] for the keys of c."""
+def _served_by_cc(m: PlanModel) -> dict[tuple[str, str, str, str, int], list[tuple[pulp.LpVariable, float, str]]]:
+    """(c, j, q, s, b) -> [(y_kj, rho_kj, k)] for the keys of c."""
     served: dict[tuple, list] = defaultdict(list)
     rho = {(k, j): r for k, rs in m.routes.items() for j, r in rs}
     for (k, j, q, s, b), var in m.serve.items():
