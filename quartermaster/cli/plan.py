@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
 from rich.table import Table
 
-from planner import PlanInputError, PlanOptions, PlanResult, plan
-from planner.data import parse_horizon
 from quartermaster.cli.common import console, err_console, inventory_argument, load_or_exit
 from quartermaster.units import cents
+
+if TYPE_CHECKING:
+    from planner import PlanResult
 
 
 def command(
@@ -30,6 +32,8 @@ def command(
     out: Path = typer.Option(Path("out/plan"), help="Folder for the plan (JSON + CSV)."),
 ) -> None:
     """Plan what to commit to, where and when; print a summary and write the plan to --out."""
+    from planner import PlanInputError, PlanOptions, plan
+    from planner.data import parse_horizon
     if solver not in ("highs", "cbc"):
         err_console.print(f"--solver must be highs or cbc (got {solver}).")
         raise typer.Exit(2)
