@@ -166,30 +166,38 @@ def meter(inventory: Inventory, usage: pd.DataFrame, period: Period,
             start, end = blks[b].paid[0]
             commit_from[i], commit_to[i] = _hour_index(start, period.start), _hour_index(end, period.start)
 
-    hour = usage["hour"].to_numpy(dtype="datetime64[ns]")
-    inside = (hour >= np.datetime64(period.start)) & (hour < np.datetime64(period.end))
-    frame = usage[inside] if not inside.all() else usage
-    h = ((hour[inside] - np.datetime64(period.start)) // HOUR).astype(np.int64)
-    pc = _codes(frame["flavor"], pool_names)
-    tc = _codes(frame["team"], team_names)
-    used = np.rint(frame["used"].to_numpy(dtype="float64") * MILLI).astype(np.int64)
-    requested = np.rint(frame["requested"].to_numpy(dtype="float64") * MILLI).astype(np.int64)
-    held = np.maximum(used, requested)
+    # Rows -> groups of one team, pool and hour (few: teams x pools x hours), so that per-row work is a handful of
+    # passes and everything else runs on the groups.
+    h = (usage["hour"].to_numpy() - np.datetime64(period.start)) // HOUR
+    pc, tc = _codes(usage["flavor"], pool_names), _codes(usage["team"], team_names)
+    used = np.rint(usage["used"].to_numpy(dtype="float64") * MILLI).astype(np.int64)
+    requested = np.rint(usage["requested"].to_numpy(dtype="float64") * MILLI).astype(np.int64)
+    inside = (h >= 0) & (h < hours)
+    if not inside.all():
+        h, pc, tc, used, requested = h[inside], pc[inside], tc[inside], used[inside], requested[inside]
+    key = (tc * n_pools + pc) * hours + h
+    n_cells = n_teams * n_pools * hours
+    if n_cells <= max(key.size, 1 << 20):  # dense: every team, pool and hour is a group
+        groups, row_group = np.arange(n_cells, dtype=np.int64), key
+    else:  # sparse: only the groups that occur
+        groups, row_group = np.unique(key, return_inverse=True)
+    used_g = np.bincount(row_group, weights=used, minlength=groups.size)
+    requested_g = np.bincount(row_group, weights=requested, minlength=groups.size)
+    held_g = np.bincount(row_group, weights=np.maximum(used, requested), minlength=groups.size)
+    tc, pc, h = groups // (n_pools * hours), groups // hours % n_pools, groups % hours
 
     in_commit = (commit_block[pc] >= 0) & (h >= commit_from[pc]) & (h < commit_to[pc])
-    row_block = np.where(in_commit, commit_block[pc], own_block[pc])
-    cell = row_block * hours + h
-    held_bh = np.bincount(cell, weights=held, minlength=n_blocks * hours).astype(np.float64).reshape(n_blocks, hours)
+    cell = np.where(in_commit, commit_block[pc], own_block[pc]) * hours + h
+    held_bh = np.bincount(cell, weights=held_g, minlength=n_blocks * hours).reshape(n_blocks, hours)
     covered_bh = np.minimum(held_bh, paid)
     share_bh = np.divide(covered_bh, held_bh, out=np.zeros_like(held_bh), where=held_bh > 0)
-    row_covered = held * share_bh.ravel()[cell]
     line = (tc * n_pools + pc) * 2 + in_commit
     n_lines = n_teams * n_pools * 2
-    held_l = np.bincount(line, weights=held, minlength=n_lines)
-    covered_l = np.bincount(line, weights=row_covered, minlength=n_lines)
-    used_t = np.bincount(tc, weights=used, minlength=n_teams)
-    requested_t = np.bincount(tc, weights=requested, minlength=n_teams)
-    held_t = np.bincount(tc, weights=held, minlength=n_teams)
+    held_l = np.bincount(line, weights=held_g, minlength=n_lines)
+    covered_l = np.bincount(line, weights=held_g * share_bh.ravel()[cell], minlength=n_lines)
+    used_t = np.bincount(tc, weights=used_g, minlength=n_teams)
+    requested_t = np.bincount(tc, weights=requested_g, minlength=n_teams)
+    held_t = np.bincount(tc, weights=held_g, minlength=n_teams)
     paid_b = paid.sum(axis=1)
     covered_b = covered_bh.sum(axis=1)
     overflow_b = (held_bh - covered_bh).sum(axis=1)
@@ -262,7 +270,10 @@ def meter(inventory: Inventory, usage: pd.DataFrame, period: Period,
 
 
 def _codes(values: pd.Series, names: list[str]) -> np.ndarray:
-    """Index of each row's value in `names` (values were checked by `check_usage`)."""
+    """Index of each row's value in `names` (values were checked by `check_usage`, whose categoricals have
+    exactly these categories)."""
+    if isinstance(values.dtype, pd.CategoricalDtype) and list(values.cat.categories) == names:
+        return values.cat.codes.to_numpy().astype(np.int64)
     codes, uniques = pd.factorize(values)
     position = {n: i for i, n in enumerate(names)}
     return np.array([position[str(u)] for u in uniques], dtype=np.int64)[codes]

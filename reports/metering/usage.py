@@ -17,12 +17,16 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
 
 from quartermaster.issues import Issue, Location
 from quartermaster.model import Inventory
 
 NUMERIC = ("accelerators_used", "accelerators_requested")
 REQUIRED = ("hour", "cluster", "flavor", *NUMERIC)
+NAMES = ("cluster", "team", "namespace", "flavor")
+"""Name columns, read dictionary-encoded (pandas categoricals): a few distinct values over millions of rows."""
 
 
 @dataclass(frozen=True)
@@ -77,14 +81,39 @@ def read_usage(path: Path, inventory: Inventory) -> tuple[pd.DataFrame, list[Iss
     """Records as a frame with columns hour, team, flavor, used, requested; and every problem found."""
     shown = str(path)
     try:
-        if path.suffix.lower() in (".parquet", ".pq"):
-            raw = pd.read_parquet(path)
-        else:
-            raw = pd.read_csv(path, engine="pyarrow")
-    except (OSError, ValueError) as err:
+        raw = _read_parquet(path) if path.suffix.lower() in (".parquet", ".pq") else _read_csv(path)
+    except (OSError, ValueError, pa.ArrowException) as err:
         return pd.DataFrame(), [Issue("usage-file", f"{shown}: cannot read usage records: {err}",
                                       "Give a CSV or Parquet file with the usage columns (see `qm meter --help`).")]
     return check_usage(raw, inventory, shown)
+
+
+def _read_parquet(path: Path) -> pd.DataFrame:
+    """A Parquet file with its string name columns as categoricals."""
+    import pyarrow.parquet as pq
+    schema = pq.read_schema(path)
+    names = [c for c in NAMES if c in schema.names
+             and (pa.types.is_string(schema.field(c).type) or pa.types.is_large_string(schema.field(c).type))]
+    table = pq.read_table(path, read_dictionary=names)
+    return table.to_pandas(split_blocks=True, self_destruct=True)
+
+
+def _read_csv(path: Path) -> pd.DataFrame:
+    """A CSV file read by pyarrow with typed columns; when a value does not parse, read the hour and numbers as
+    text instead so that `check_usage` can say which line is wrong."""
+    import pyarrow.csv as pacsv
+    name = pa.dictionary(pa.int32(), pa.string())
+    typed = {"hour": pa.timestamp("s"), **{c: pa.float64() for c in NUMERIC}}
+    text = {c: pa.string() for c in typed}
+    for types in (typed, text):
+        options = pacsv.ConvertOptions(column_types={**{c: name for c in NAMES}, **types})
+        try:
+            table = pacsv.read_csv(path, convert_options=options)
+            break
+        except pa.ArrowInvalid:
+            if types is text:
+                raise
+    return table.to_pandas(split_blocks=True, self_destruct=True)
 
 
 def inventory_records(inventory: Inventory) -> pd.DataFrame:
@@ -146,13 +175,21 @@ def check_usage(raw: pd.DataFrame, inventory: Inventory, shown: str = "<usage>")
               f"`{cluster_names[cluster_of_pool[flavor_codes[first]]]}`; fix the cluster or the flavor.")
     team = pd.Categorical.from_codes(team_codes, categories=team_names)
     flavor = pd.Categorical.from_codes(flavor_codes, categories=pool_names)
-    frame = pd.DataFrame({"hour": hour, "team": team, "flavor": flavor,
-                          "used": numbers["accelerators_used"], "requested": numbers["accelerators_requested"]})
+    frame = pd.DataFrame({"hour": hour, "team": team, "flavor": flavor, "used": numbers["accelerators_used"],
+                          "requested": numbers["accelerators_requested"]}, copy=False)
     return frame, issues
 
 
 def _factorize(values: pd.Series) -> tuple[np.ndarray, list[str]]:
-    """Integer codes per row and the distinct values (missing values get code -1)."""
+    """Integer codes per row and the distinct values (missing values get code -1): a categorical's own codes,
+    pyarrow's dictionary encoding for Arrow-backed strings (3x faster than pandas), else `pd.factorize`."""
+    if isinstance(values.dtype, pd.CategoricalDtype):
+        return values.cat.codes.to_numpy(), [str(u) for u in values.cat.categories]
+    if hasattr(values.array, "__arrow_array__"):
+        array = pa.array(values.array)
+        encoded = pc.dictionary_encode(array.combine_chunks() if isinstance(array, pa.ChunkedArray) else array)
+        return (encoded.indices.fill_null(-1).to_numpy(zero_copy_only=False).astype(np.int64, copy=False),
+                [str(u) for u in encoded.dictionary.to_pylist()])
     codes, uniques = pd.factorize(values)
     return codes, [str(u) for u in uniques]
 
