@@ -16,6 +16,9 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.csv as pacsv
 
 from quartermaster.capacity import flavor_capacity
 from quartermaster.loader import load
@@ -47,6 +50,13 @@ def records(rows: int, seed: int = 7) -> pd.DataFrame:
     })
 
 
+def write_csv(frame: pd.DataFrame, path: Path) -> None:
+    """The records as CSV with ISO 8601 hours, written by pyarrow (pandas takes a minute for 10 M rows)."""
+    table = pa.Table.from_pandas(frame, preserve_index=False)
+    hour = pc.strftime(table["hour"].cast(pa.timestamp("s")), format="%Y-%m-%dT%H:%M:%S")
+    pacsv.write_csv(table.set_column(0, "hour", hour), path, pacsv.WriteOptions(quoting_style="needed"))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--rows", type=int, default=10_000_000)
@@ -61,7 +71,7 @@ def main() -> None:
             if fmt == "parquet":
                 frame.to_parquet(path, index=False)
             elif fmt == "csv":
-                frame.to_csv(path, index=False, date_format="%Y-%m-%dT%H:%M:%S")
+                write_csv(frame, path)
             start = time.perf_counter()
             if fmt == "memory":
                 usage, issues = check_usage(frame, inventory)

@@ -6,7 +6,7 @@ from decimal import Decimal
 
 import pytest
 
-from reports.metering import check_usage, meter, parse_period
+from reports.metering import check_usage, meter, parse_period, read_usage
 from tests.reports.fixtures import FEBRUARY, small_fleet, usage
 
 FEB = parse_period("2026-02")  # 28 days = 672 hours
@@ -103,3 +103,29 @@ def test_namespaces_map_to_teams() -> None:
     frame = usage(FEBRUARY).rename(columns={"team": "namespace"})
     normalised, issues = check_usage(frame, small_fleet())
     assert issues == [] and list(normalised["team"]) == [r[1] for r in FEBRUARY]
+
+
+@pytest.mark.parametrize("suffix", [".csv", ".parquet"])
+def test_files_meter_like_the_frame(tmp_path, suffix: str) -> None:  # type: ignore[no-untyped-def]
+    path = tmp_path / f"usage{suffix}"
+    frame = usage(FEBRUARY)
+    frame.to_csv(path, index=False) if suffix == ".csv" else frame.to_parquet(path, index=False)
+    records, issues = read_usage(path, small_fleet())
+    assert issues == []
+    result, _ = meter(small_fleet(), records, FEB)
+    assert result is not None and result.to_dict() == run().to_dict()
+
+
+@pytest.mark.parametrize(("column", "value", "want"), [
+    # text where the typed CSV reader expects a time or a number: read again as text, then located
+    ("hour", "yesterday", "hour is not an ISO 8601 time"),
+    ("accelerators_requested", "four", "accelerators_requested must be a number of accelerators, 0 or more"),
+    ("flavor", "h100-resvv", "flavor `h100-resvv` is not a pool (ResourceFlavor) of the inventory"),
+])
+def test_bad_csv_values_are_located_issues(tmp_path, column: str, value: str, want: str) -> None:  # type: ignore[no-untyped-def]
+    frame = usage(FEBRUARY).astype({column: object})
+    frame.loc[3, column] = value
+    path = tmp_path / "usage.csv"
+    frame.to_csv(path, index=False)
+    _, issues = read_usage(path, small_fleet())
+    assert [i.format().split(" (got")[0] for i in issues] == [f"{path}:5 {column}: {want}"]
