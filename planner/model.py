@@ -72,6 +72,7 @@ so the charge is linear and the same rule makes `cost_by_team` (see results.py).
 
 from __future__ import annotations
 
+import functools
 import re
 from collections import defaultdict
 from dataclasses import dataclass, field
@@ -93,7 +94,13 @@ _UNSAFE = re.compile(r"[^A-Za-z0-9_]")
 
 def name(*parts: object) -> str:
     """A constraint or variable name: the parts joined by `__`, only [A-Za-z0-9_]."""
-    return "__".join(_UNSAFE.sub("_", str(p)) for p in parts)
+    return "__".join(map(_safe, map(str, parts)))
+
+
+@functools.lru_cache(maxsize=65536)
+def _safe(part: str) -> str:
+    """One part of a name with every character outside [A-Za-z0-9_] replaced by `_` (few distinct parts: cached)."""
+    return _UNSAFE.sub("_", part)
 
 
 @dataclass
@@ -122,6 +129,9 @@ class PlanModel:
     price: dict[tuple[str, str], float] = field(default_factory=dict)  # (j, m) pay-per-use
     options: dict[str, list[dict]] = field(default_factory=dict)  # j -> commitment options
     charge_rate: dict[tuple[str, str, str], float] = field(default_factory=dict)  # (j, tier, q) for budgets
+    # groupings of the variables that several constraint families read, made once (see _use_by_tier)
+    grouped: dict[str, dict] = field(default_factory=dict)
+    fixed_lp: object = None  # planner.solve: the report of the fixed-integer LP whose duals are loaded, if any
 
     def active_new(self, j: str, q: str, model: str | None = None) -> pulp.LpAffineExpression:
         """A^m_jq: new committed nodes active at j in q (all commitment models if `model` is None)."""
@@ -289,7 +299,10 @@ def add_demand_met(m: PlanModel) -> None:
 
 def _served_by_cc(m: PlanModel) -> dict[tuple[str, str, str, str, int], list[tuple[pulp.LpVariable, float, str]]]:
     """(c, j, q, s, b) -> [(y_kj, rho_kj, k)] for the keys of c."""
+    if "served_by_cc" in m.grouped:
+        return m.grouped["served_by_cc"]
     served: dict[tuple, list] = defaultdict(list)
+    m.grouped["served_by_cc"] = served
     rho = {(k, j): r for k, rs in m.routes.items() for j, r in rs}
     for (k, j, q, s, b), var in m.serve.items():
         served[(m.cost_center[k], j, q, s, b)].append((var, rho[(k, j)], k))
@@ -309,7 +322,10 @@ def add_supply_covers_served(m: PlanModel) -> None:
 
 def _use_by_tier(m: PlanModel) -> dict[tuple[str, str, str, str, int], list[pulp.LpVariable]]:
     """(j, t, q, s, b) -> [u_cjt] over cost centres."""
+    if "use_by_tier" in m.grouped:
+        return m.grouped["use_by_tier"]
     out: dict[tuple, list] = defaultdict(list)
+    m.grouped["use_by_tier"] = out
     for (c, j, t, q, s, b), var in m.use.items():
         out[(j, t, q, s, b)].append(var)
     return out

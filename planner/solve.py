@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import enum
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import pulp
 
@@ -52,11 +52,14 @@ class SolveReport:
     gap: float | None  # relative gap (objective - bound) / objective, if known
     seconds: float
     note: str = ""
+    stages: tuple[tuple[str, float], ...] = ()  # (stage, seconds) of the solver runs behind this report
 
 
 # Measured on the example (bench/planner_bench.py): HiGHS's restarts after root presolve re-run the cut loop
 # and took 10-20 s for a model whose best plan is found in 2 s; without them it proves the gap in ~3 s.
 HIGHS_OPTIONS = {"mip_allow_restart": False}
+# The LP relaxation (HighsSession): measured at enterprise size (bench/planner_bench.py).
+HIGHS_LP_OPTIONS: dict[str, object] = {}
 
 
 def make_solver(name: str, *, time_limit_s: float, gap_rel: float, threads: int | None, mip: bool = True,
@@ -81,12 +84,28 @@ def solve(model: PlanModel, *, relax: bool = False) -> SolveReport:
     `gap_rel` of the bound it is proven good enough and returned; otherwise the MILP solver runs for the
     remaining time and the better of the two plans is kept. On generated enterprise problems the rounded
     plan is within 0.05 % of the LP bound while HiGHS's own search was still 0.2 % away after 60 s
-    (bench/planner_bench.py).
+    (bench/planner_bench.py). With HiGHS the problem is handed over once (`HighsLp`): the re-optimisation
+    only changes the bounds of the integer columns and starts from the relaxation's basis, and its duals
+    are kept for the shadow prices (`fix_integers_and_resolve` does not solve again).
     """
-    if relax:
-        return _run(model, mip=False)
+    model.fixed_lp = None
     start = time.perf_counter()
     integers = [v for v in model.prob.variables() if v.cat == pulp.constants.LpInteger]
+    if model.data.options.solver == "highs" and pulp.HiGHS(msg=False).available() and (relax or integers):
+        session = HighsSession(model)
+        lp = session.run("relaxation")
+        if relax or not lp.outcome.has_plan:
+            return _elapsed(lp, start)
+        rounded = {v.name: max(0, round(v.varValue or 0.0)) for v in integers}
+        fixed = session.fix(integers, rounded)
+        fixed = replace(fixed, stages=lp.stages + fixed.stages)
+        if fixed.outcome.has_plan and fixed.objective - lp.objective <= model.data.options.gap_rel * abs(
+                fixed.objective):
+            model.fixed_lp = fixed
+            return _report(fixed, Outcome.OPTIMAL, fixed.objective, lp.objective, start, "relax-and-round")
+        return _branch_and_bound(model, integers, lp, fixed, rounded, start)
+    if relax:
+        return _run(model, mip=False)
     if not integers:
         return _run(model, mip=True)
     lp = _with_integers(integers, None, lambda: _run(model, mip=False))
@@ -97,6 +116,13 @@ def solve(model: PlanModel, *, relax: bool = False) -> SolveReport:
     gap_rel = model.data.options.gap_rel
     if fixed.outcome.has_plan and fixed.objective - lp.objective <= gap_rel * abs(fixed.objective):
         return _report(fixed, Outcome.OPTIMAL, fixed.objective, lp.objective, start, "relax-and-round")
+    return _branch_and_bound(model, integers, lp, fixed, rounded, start)
+
+
+def _branch_and_bound(model: PlanModel, integers: list[pulp.LpVariable], lp: SolveReport, fixed: SolveReport,
+                      rounded: dict[str, int], start: float) -> SolveReport:
+    """The MILP solver for the remaining time; the better of its plan and the rounded one is kept."""
+    gap_rel = model.data.options.gap_rel
     remaining = max(1.0, model.data.options.time_limit_s - (time.perf_counter() - start))
     mip = _run(model, mip=True, time_limit_s=remaining)
     bound = max(b for b in (lp.objective, mip.bound) if b is not None)
@@ -109,6 +135,83 @@ def solve(model: PlanModel, *, relax: bool = False) -> SolveReport:
         outcome = Outcome.OPTIMAL if fixed.objective - bound <= gap_rel * abs(fixed.objective) else Outcome.FEASIBLE
         return _report(fixed, outcome, fixed.objective, bound, start, "relax-and-round")
     return _elapsed(mip, start)
+
+
+class HighsSession:
+    """The LP relaxation handed to HiGHS once, in bulk, and re-solved warm after the integers are fixed.
+
+    PuLP's own HiGHS bridge adds columns and rows one call at a time and starts a new solver for every
+    solve (12 s per hand-over at enterprise size, then a cold solve); here the rows go over as one
+    row-wise matrix and the fixed re-solve starts from the relaxation's optimal basis. Solutions, reduced
+    costs, duals and slacks are written back to the PuLP variables and constraints as PuLP would.
+    """
+
+    def __init__(self, model: PlanModel):
+        import highspy
+        import numpy as np
+
+        self.model, prob, opts = model, model.prob, model.data.options
+        self.variables = prob.variables()
+        constraints = list(prob._constraints.values())
+        inf = highspy.kHighsInf
+        for i, var in enumerate(self.variables):
+            var.index = i
+        lp = highspy.HighsLp()
+        lp.num_col_, lp.num_row_ = len(self.variables), len(constraints)
+        objective = prob.objective
+        lp.col_cost_ = np.array([objective.get(v, 0.0) for v in self.variables], dtype=float)
+        lp.col_lower_ = np.array([-inf if v.lowBound is None else v.lowBound for v in self.variables], dtype=float)
+        lp.col_upper_ = np.array([inf if v.upBound is None else v.upBound for v in self.variables], dtype=float)
+        starts, index, value, lower, upper = [0], [], [], [], []
+        for i, row in enumerate(constraints):
+            row.index = i
+            for var, coef in row.items():
+                if coef != 0:
+                    index.append(var.index)
+                    value.append(coef)
+            starts.append(len(index))
+            lo, up = row.getLb(), row.getUb()
+            lower.append(-inf if lo is None else lo)
+            upper.append(inf if up is None else up)
+        lp.row_lower_, lp.row_upper_ = np.array(lower, dtype=float), np.array(upper, dtype=float)
+        lp.a_matrix_.format_ = highspy.MatrixFormat.kRowwise
+        lp.a_matrix_.start_ = np.array(starts, dtype=np.int32)
+        lp.a_matrix_.index_ = np.array(index, dtype=np.int32)
+        lp.a_matrix_.value_ = np.array(value, dtype=float)
+        self.highs = highspy.Highs()
+        self.highs.setOptionValue("output_flag", False)
+        if opts.threads is not None:
+            self.highs.setOptionValue("threads", opts.threads)
+        self.highs.setOptionValue("time_limit", float(opts.time_limit_s))
+        for key, val in HIGHS_LP_OPTIONS.items():
+            self.highs.setOptionValue(key, val)
+        self.highs.passModel(lp)
+        prob.solverModel = self.highs
+        self._np = np
+
+    def run(self, stage: str) -> SolveReport:
+        """Solve the LP as it stands; the outcome from HiGHS's model status, values written back to PuLP."""
+        start = time.perf_counter()
+        self.highs.run()
+        reader = pulp.HiGHS(msg=False)
+        status, sol_status = reader.findSolutionValues(self.model.prob)
+        self.model.prob.assignStatus(status, sol_status)
+        seconds = time.perf_counter() - start
+        outcome = _FROM_SOL_STATUS.get(sol_status, Outcome.NO_SOLUTION)
+        objective = None
+        if outcome.has_plan:
+            objective = self.highs.getInfo().objective_function_value + self.model.prob.objective.constant
+        return SolveReport(outcome, "highs", pulp.LpStatus[status], objective, None, None, seconds,
+                           stages=((stage, seconds),))
+
+    def fix(self, integers: list[pulp.LpVariable], values: dict[str, int]) -> SolveReport:
+        """Fix the integer columns at `values` and re-solve from the current basis (dual simplex)."""
+        np = self._np
+        cols = np.array([v.index for v in integers], dtype=np.int32)
+        fixed = np.array([values[v.name] for v in integers], dtype=float)
+        self.highs.changeColsBounds(len(cols), cols, fixed, fixed)
+        self.highs.setOptionValue("solver", "simplex")
+        return self.run("rounded re-solve")
 
 
 def _with_integers(integers: list[pulp.LpVariable], fixed: dict[str, int] | None, run):
@@ -129,12 +232,13 @@ def _report(base: SolveReport, outcome: Outcome, objective: float, bound: float,
             ) -> SolveReport:
     gap = max(0.0, (objective - bound) / abs(objective)) if objective else 0.0
     note = "; ".join(x for x in (base.note, f"plan by {how}") if x)
-    return SolveReport(outcome, base.solver, base.status, objective, bound, gap, time.perf_counter() - start, note)
+    return SolveReport(outcome, base.solver, base.status, objective, bound, gap, time.perf_counter() - start, note,
+                       base.stages)
 
 
 def _elapsed(report: SolveReport, start: float) -> SolveReport:
     return SolveReport(report.outcome, report.solver, report.status, report.objective, report.bound, report.gap,
-                       time.perf_counter() - start, report.note)
+                       time.perf_counter() - start, report.note, report.stages)
 
 
 def _run(model: PlanModel, *, mip: bool, time_limit_s: float | None = None) -> SolveReport:
@@ -163,16 +267,23 @@ def _run(model: PlanModel, *, mip: bool, time_limit_s: float | None = None) -> S
         info = model.prob.solverModel.getInfo()
         bound = info.mip_dual_bound + fixed_cost
         gap = (objective - bound) / abs(objective) if objective else 0.0
-    return SolveReport(outcome, solver_name, pulp.LpStatus[model.prob.status], objective, bound, gap, seconds, note)
+    return SolveReport(outcome, solver_name, pulp.LpStatus[model.prob.status], objective, bound, gap, seconds, note,
+                       (("branch-and-bound" if mip else "LP", seconds),))
 
 
 def fix_integers_and_resolve(model: PlanModel) -> SolveReport:
-    """Fix every integer decision at its value and solve the remaining LP, for duals (shadow prices)."""
+    """Fix every integer decision at its value and solve the remaining LP, for duals (shadow prices).
+
+    When the plan came from relax-and-round with HiGHS, that fixed LP was the last solve and its duals
+    are already on the constraints: it is not solved again.
+    """
     for var in model.prob.variables():
         if var.cat == pulp.constants.LpInteger:
             value = round(var.varValue or 0.0)
             var.lowBound = var.upBound = value
             var.cat = pulp.constants.LpContinuous
+    if model.fixed_lp is not None:
+        return model.fixed_lp
     return _run(model, mip=False)
 
 
