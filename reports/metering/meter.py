@@ -18,7 +18,9 @@ Rules (PLANNING.md §4, the OpenCost/Kubecost allocation model):
   or `owner:TEAM` (all to one team);
 * efficiency = used / requested accelerator-hours.
 
-Arithmetic is vectorised with numpy on integer milli-accelerators so that 10 M records take seconds.
+Arithmetic is vectorised with numpy on integer milli-accelerators: records are first summed per team, pool and
+hour (a few passes over the rows), then everything else runs on those groups, so 10 M records take about a second;
+Decimal only touches the aggregated lines.
 """
 
 from __future__ import annotations
@@ -42,6 +44,8 @@ MILLI = 1000
 HOUR = np.timedelta64(1, "h")
 IDLE_POLICIES = ("proportional", "even", "owner:TEAM")
 Q = Decimal("0.001")
+DENSE_GROUPS = 1 << 20
+"""Up to this many team x pool x hour groups (or one per record) are counted densely, else only those that occur."""
 
 
 @dataclass(frozen=True)
@@ -177,7 +181,7 @@ def meter(inventory: Inventory, usage: pd.DataFrame, period: Period,
         h, pc, tc, used, requested = h[inside], pc[inside], tc[inside], used[inside], requested[inside]
     key = (tc * n_pools + pc) * hours + h
     n_cells = n_teams * n_pools * hours
-    if n_cells <= max(key.size, 1 << 20):  # dense: every team, pool and hour is a group
+    if n_cells <= max(key.size, DENSE_GROUPS):  # dense: every team, pool and hour is a group
         groups, row_group = np.arange(n_cells, dtype=np.int64), key
     else:  # sparse: only the groups that occur
         groups, row_group = np.unique(key, return_inverse=True)
