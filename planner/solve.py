@@ -113,6 +113,7 @@ def solve(model: PlanModel, *, relax: bool = False) -> SolveReport:
         return _elapsed(lp, start)
     rounded = {v.name: max(0, round(v.varValue or 0.0)) for v in integers}
     fixed = _with_integers(integers, rounded, lambda: _run(model, mip=False))
+    fixed = replace(fixed, stages=(("relaxation", lp.seconds), ("rounded re-solve", fixed.seconds)))
     gap_rel = model.data.options.gap_rel
     if fixed.outcome.has_plan and fixed.objective - lp.objective <= gap_rel * abs(fixed.objective):
         return _report(fixed, Outcome.OPTIMAL, fixed.objective, lp.objective, start, "relax-and-round")
@@ -286,8 +287,3 @@ def fix_integers_and_resolve(model: PlanModel) -> SolveReport:
         return model.fixed_lp
     return _run(model, mip=False)
 
-
-def relax_integers(model: PlanModel) -> None:
-    """Make every integer decision continuous (the LP relaxation, for the bench's MILP/LP ratio)."""
-    for var in model.prob.variables():
-        var.cat = pulp.constants.LpContinuous
