@@ -18,9 +18,9 @@ Rules (PLANNING.md §4, the OpenCost/Kubecost allocation model):
   or `owner:TEAM` (all to one team);
 * efficiency = used / requested accelerator-hours.
 
-Arithmetic is vectorised with numpy on integer milli-accelerators: records are first summed per team, pool and
-hour (a few passes over the rows), then everything else runs on those groups, so 10 M records take about a second;
-Decimal only touches the aggregated lines.
+Arithmetic is vectorised with numpy on integer milli-accelerators: records are first summed per team, pool
+and hour (a few passes over the rows), then everything else runs on those groups, so 10 M records take about
+a second; Decimal only touches the aggregated lines.
 """
 
 from __future__ import annotations
@@ -45,7 +45,7 @@ HOUR = np.timedelta64(1, "h")
 IDLE_POLICIES = ("proportional", "even", "owner:TEAM")
 Q = Decimal("0.001")
 DENSE_GROUPS = 1 << 20
-"""Up to this many team x pool x hour groups (or one per record) are counted densely, else only those that occur."""
+"""Up to this many team x pool x hour groups (or one per record) are counted densely, else only those seen."""
 
 
 @dataclass(frozen=True)
@@ -170,8 +170,8 @@ def meter(inventory: Inventory, usage: pd.DataFrame, period: Period,
             start, end = blks[b].paid[0]
             commit_from[i], commit_to[i] = _hour_index(start, period.start), _hour_index(end, period.start)
 
-    # Rows -> groups of one team, pool and hour (few: teams x pools x hours), so that per-row work is a handful of
-    # passes and everything else runs on the groups.
+    # Rows -> groups of one team, pool and hour (few: teams x pools x hours), so that per-row work is a
+    # handful of passes and everything else runs on the groups.
     h = (usage["hour"].to_numpy() - np.datetime64(period.start)) // HOUR
     pc, tc = _codes(usage["flavor"], pool_names), _codes(usage["team"], team_names)
     used = np.rint(usage["used"].to_numpy(dtype="float64") * MILLI).astype(np.int64)

@@ -26,7 +26,7 @@ from quartermaster.model import Inventory
 NUMERIC = ("accelerators_used", "accelerators_requested")
 REQUIRED = ("hour", "cluster", "flavor", *NUMERIC)
 NAMES = ("cluster", "team", "namespace", "flavor")
-"""Name columns, read dictionary-encoded (pandas categoricals): a few distinct values over millions of rows."""
+"""Name columns, read dictionary-encoded (pandas categoricals): few distinct values over millions of rows."""
 
 
 @dataclass(frozen=True)
@@ -99,20 +99,18 @@ def _read_parquet(path: Path) -> pd.DataFrame:
 
 
 def _read_csv(path: Path) -> pd.DataFrame:
-    """A CSV file read by pyarrow with typed columns; when a value does not parse, read the hour and numbers as
-    text instead so that `check_usage` can say which line is wrong."""
+    """A CSV file read by pyarrow with typed columns; when a value does not parse, the hour and numbers are
+    read again as text so that `check_usage` can say which line is wrong."""
     import pyarrow.csv as pacsv
     name = pa.dictionary(pa.int32(), pa.string())
-    typed = {"hour": pa.timestamp("s"), **{c: pa.float64() for c in NUMERIC}}
-    text = {c: pa.string() for c in typed}
-    for types in (typed, text):
-        options = pacsv.ConvertOptions(column_types={**{c: name for c in NAMES}, **types})
-        try:
-            table = pacsv.read_csv(path, convert_options=options)
-            break
-        except pa.ArrowInvalid:
-            if types is text:
-                raise
+    typed = {"hour": pa.timestamp("us"), **{c: pa.float64() for c in NUMERIC}}
+
+    def options(types: dict[str, pa.DataType]) -> pacsv.ConvertOptions:
+        return pacsv.ConvertOptions(column_types={**{c: name for c in NAMES}, **types})
+    try:
+        table = pacsv.read_csv(path, convert_options=options(typed))
+    except pa.ArrowInvalid:  # a value that is no time or number
+        table = pacsv.read_csv(path, convert_options=options({c: pa.string() for c in typed}))
     return table.to_pandas(split_blocks=True, self_destruct=True)
 
 
@@ -187,7 +185,9 @@ def _factorize(values: pd.Series) -> tuple[np.ndarray, list[str]]:
         return values.cat.codes.to_numpy(), [str(u) for u in values.cat.categories]
     if hasattr(values.array, "__arrow_array__"):
         array = pa.array(values.array)
-        encoded = pc.dictionary_encode(array.combine_chunks() if isinstance(array, pa.ChunkedArray) else array)
+        if isinstance(array, pa.ChunkedArray):
+            array = array.combine_chunks()
+        encoded = pc.dictionary_encode(array)
         return (encoded.indices.fill_null(-1).to_numpy(zero_copy_only=False).astype(np.int64, copy=False),
                 [str(u) for u in encoded.dictionary.to_pylist()])
     codes, uniques = pd.factorize(values)

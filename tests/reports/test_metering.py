@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib
 from decimal import Decimal
+from pathlib import Path
 
 import pytest
 
@@ -108,7 +109,7 @@ def test_namespaces_map_to_teams() -> None:
 
 
 @pytest.mark.parametrize("suffix", [".csv", ".parquet"])
-def test_files_meter_like_the_frame(tmp_path, suffix: str) -> None:  # type: ignore[no-untyped-def]
+def test_files_meter_like_the_frame(tmp_path: Path, suffix: str) -> None:
     path = tmp_path / f"usage{suffix}"
     frame = usage(FEBRUARY)
     frame.to_csv(path, index=False) if suffix == ".csv" else frame.to_parquet(path, index=False)
@@ -124,7 +125,7 @@ def test_files_meter_like_the_frame(tmp_path, suffix: str) -> None:  # type: ign
     ("accelerators_requested", "four", "accelerators_requested must be a number of accelerators, 0 or more"),
     ("flavor", "h100-resvv", "flavor `h100-resvv` is not a pool (ResourceFlavor) of the inventory"),
 ])
-def test_bad_csv_values_are_located_issues(tmp_path, column: str, value: str, want: str) -> None:  # type: ignore[no-untyped-def]
+def test_bad_csv_values_are_located_issues(tmp_path: Path, column: str, value: str, want: str) -> None:
     frame = usage(FEBRUARY).astype({column: object})
     frame.loc[3, column] = value
     path = tmp_path / "usage.csv"
