@@ -225,7 +225,7 @@ def _dominated_pay_per_use(m: PlanModel) -> dict[str, set[str]]:
     PLANNING.md (lessons, 2: prune before solving). Flex-start and on-demand enter the same rows with the
     same coefficients except their price (objective, budgets) and supply cap; if one is strictly cheaper
     per node-hour and has no cap, every plan that uses the other is beaten by moving that use to it, so
-    the dearer one's variables are left out (at enterprise size, GCP's on-demand: 8 % of the variables).
+    the dearer one's variables are left out (at enterprise size, GCP's on-demand: 7 % of the variables).
     """
     capped = {(r.offer, r.pricing_model) for r in m.data.caps.itertuples()}
     out: dict[str, set[str]] = defaultdict(set)
