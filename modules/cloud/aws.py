@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from modules.cloud.common import SpecError, TaintSpec, pool_taints, read_table, sorted_labels
-from quartermaster.capacity import pool_max_nodes, pool_min_nodes
+from quartermaster.capacity import pool_accelerators, pool_max_nodes, pool_min_nodes
 from quartermaster.model import Cluster, Commitment, Inventory, Pool
 
 GPU_AMI_TYPE = "AL2023_x86_64_NVIDIA"  # IAC.md 2.2 step 4
@@ -129,7 +129,7 @@ def _node_group(inventory: Inventory, cluster: Cluster, region: str, pool: Pool)
         instance_types=() if block else (pool.machine,), ami_type=GPU_AMI_TYPE,
         desired_size=pool_min_nodes(pool, machine), min_size=min_nodes, max_size=max_nodes,
         labels=sorted_labels(labels), taints=pool_taints(pool, machine), launch_template=template,
-        accelerators=max_nodes * machine.accelerators_per_node,
+        accelerators=pool_accelerators(inventory, pool),
     )
 
 

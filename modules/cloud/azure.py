@@ -9,7 +9,7 @@ import re
 from dataclasses import dataclass
 
 from modules.cloud.common import SpecError, pool_taints, sorted_labels
-from quartermaster.capacity import pool_max_nodes, pool_min_nodes
+from quartermaster.capacity import pool_accelerators, pool_max_nodes, pool_min_nodes
 from quartermaster.model import Cluster, Inventory, Pool
 
 # AKS Linux agent pool names: lowercase letters and digits, starting with a letter, at most 12 characters.
@@ -79,5 +79,5 @@ def _agent_pool(inventory: Inventory, cluster: Cluster, pool: Pool) -> AksAgentP
         capacity_reservation_group_id=cluster.aks.capacity_reservation_group_id if reserved else None,
         # GPUDirect over InfiniBand runs the NVIDIA GPU and Network Operators, which bring their own driver
         gpu_driver="None" if pool.gpudirect else "Install",
-        accelerators=pool_max_nodes(pool, machine) * machine.accelerators_per_node,
+        accelerators=pool_accelerators(inventory, pool),
     )
