@@ -30,6 +30,9 @@ def command(
     gap: float = typer.Option(1e-3, help="Relative optimality gap at which to stop."),
     write_lp: Path | None = typer.Option(None, help="Also write the model as an LP file."),
     out: Path = typer.Option(Path("out/plan"), help="Folder for the plan (JSON + CSV)."),
+    propose: bool = typer.Option(False, help="Write the proposed quotas into the inventory's team files "
+                                 "(comments and layout kept), for the flavors where they fit today's pools."),
+    force: bool = typer.Option(False, help="With --propose: edit team files even if they have uncommitted changes."),
 ) -> None:
     """Plan what to commit to, where and when; print a summary and write the plan to --out."""
     from planner import PlanInputError, PlanOptions, plan
@@ -52,6 +55,29 @@ def command(
     console.print(f"Wrote {len(written)} files to {out}/" + (f"; model in {write_lp}" if write_lp else ""))
     if not result.has_plan or result.outcome == "infeasible":
         raise typer.Exit(1)
+    if propose:
+        _propose(path, result, force)
+
+
+def _propose(path: Path, result: PlanResult, force: bool) -> None:
+    """Write the proposed quotas that fit today's pools into the team files; say which flavors were left."""
+    from planner.propose import proposed_changes
+    from quartermaster.edit import set_quotas
+    changes, skipped = proposed_changes(load_or_exit(path).inventory, result.proposed_quotas)
+    for reason in skipped:
+        console.print(f"not proposed: {reason}")
+    if not changes:
+        console.print("Proposed quotas: nothing to change.")
+        return
+    edited = set_quotas(path, changes, force=force)
+    for issue in edited.issues:
+        err_console.print(issue.format(), markup=False)
+    if not edited.ok:
+        err_console.print("The proposed quotas were not written.")
+        raise typer.Exit(1)
+    for edit in edited.edits:
+        console.print(edit.format(), markup=False)
+    console.print(f"Proposed quotas written to {len(edited.written)} file(s); review them with `git diff`.")
 
 
 def _money(value) -> str:

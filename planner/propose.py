@@ -1,0 +1,51 @@
+"""The plan's proposed quotas as edits to the inventory: `qm plan --propose`.
+
+The planner sizes quotas to the capacity it plans, which may be more than a pool has today (it may book
+more capacity blocks, or buy on-prem systems). A flavor's proposal is applied only when it fits the pool as
+the inventory has it; otherwise the flavor is left as it is and the reason says how big the pool must grow.
+Within an applied flavor every team gets the proposed nominal (0 when the plan gives it none), its
+borrowing limit only if it is in a cohort, and a lending limit cut to its new nominal where it was higher.
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from quartermaster.capacity import flavor_capacity
+from quartermaster.edit import QuotaChange
+from quartermaster.model import Inventory
+
+
+def proposed_changes(inventory: Inventory, proposed: pd.DataFrame) -> tuple[list[QuotaChange], list[str]]:
+    """Quota changes that apply the proposal where it fits, and one sentence per flavor left alone."""
+    capacity = flavor_capacity(inventory)
+    changes: list[QuotaChange] = []
+    skipped: list[str] = []
+    for flavor, rows in sorted(proposed.groupby("flavor"), key=lambda item: str(item[0])):
+        flavor = str(flavor)
+        wanted = {str(r.team): (int(r.nominal), int(r.borrowing_limit)) for r in rows.itertuples()}
+        total = sum(n for n, _ in wanted.values())
+        if flavor not in capacity:
+            skipped.append(f"{flavor}: the plan uses capacity that no pool has yet ({total} accelerators); "
+                           "add a pool for it to the inventory")
+            continue
+        if total > capacity[flavor]:
+            skipped.append(f"{flavor}: the proposal needs {total} accelerators but the pool has {capacity[flavor]}; "
+                           "grow the pool (the plan buys that capacity), then propose again")
+            continue
+        for team in inventory.teams:
+            current = next((q for q in team.quotas if q.flavor == flavor), None)
+            nominal, borrowing = wanted.get(team.name, (0, 0))
+            if current is None and nominal == 0:
+                continue
+            lending = current.lending_limit if current is not None else None
+            change = QuotaChange(
+                team.name, flavor, nominal=nominal,
+                borrowing_limit=borrowing if team.cohort is not None and borrowing > 0 else None,
+                lending_limit=nominal if lending is not None and lending > nominal else None,
+            )
+            unchanged = current is not None and current.nominal == nominal and change.borrowing_limit in (
+                None, current.borrowing_limit) and change.lending_limit is None
+            if not unchanged:
+                changes.append(change)
+    return changes, skipped
