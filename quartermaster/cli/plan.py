@@ -62,22 +62,14 @@ def command(
 def _propose(path: Path, result: PlanResult, force: bool) -> None:
     """Write the proposed quotas that fit today's pools into the team files; say which flavors were left."""
     from planner.propose import proposed_changes
-    from quartermaster.edit import set_quotas
+    from quartermaster.cli.quota import write_quotas
     changes, skipped = proposed_changes(load_or_exit(path).inventory, result.proposed_quotas)
     for reason in skipped:
         console.print(f"not proposed: {reason}")
-    if not changes:
+    if changes:
+        write_quotas(path, changes, force)
+    else:
         console.print("Proposed quotas: nothing to change.")
-        return
-    edited = set_quotas(path, changes, force=force)
-    for issue in edited.issues:
-        err_console.print(issue.format(), markup=False)
-    if not edited.ok:
-        err_console.print("The proposed quotas were not written.")
-        raise typer.Exit(1)
-    for edit in edited.edits:
-        console.print(edit.format(), markup=False)
-    console.print(f"Proposed quotas written to {len(edited.written)} file(s); review them with `git diff`.")
 
 
 def _money(value) -> str:

@@ -8,10 +8,14 @@ refused unless --force.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
 
 from quartermaster.cli.common import console, err_console
+
+if TYPE_CHECKING:
+    from quartermaster.edit import QuotaChange
 
 app = typer.Typer(
     help="Change team quotas in the inventory YAML, keeping comments and formatting.", no_args_is_help=True
@@ -33,8 +37,15 @@ def command(
     force: bool = typer.Option(False, "--force", help="Edit even if the file has uncommitted changes."),
 ) -> None:
     """Set one team's quota for one flavor."""
-    from quartermaster.edit import QuotaChange, set_quotas
-    result = set_quotas(inventory, [QuotaChange(team, flavor, nominal, borrowing, lending)], force=force)
+    from quartermaster.edit import QuotaChange
+    write_quotas(inventory, [QuotaChange(team, flavor, nominal, borrowing, lending)], force)
+    raise typer.Exit(0)
+
+
+def write_quotas(inventory: Path, changes: list[QuotaChange], force: bool) -> None:
+    """Write quota changes into the team files and print each edit; print the problems and exit 1 if refused."""
+    from quartermaster.edit import set_quotas
+    result = set_quotas(inventory, changes, force=force)
     for issue in result.issues:
         err_console.print(issue.format(), markup=False)
     if not result.ok:
@@ -46,4 +57,3 @@ def command(
         console.print("Already set; nothing to change.")
     else:
         console.print("Review the cost and policy impact with `qm diff HEAD`.")
-    raise typer.Exit(0)
