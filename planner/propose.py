@@ -31,7 +31,7 @@ def proposed_changes(inventory: Inventory, proposed: pd.DataFrame) -> tuple[list
             continue
         if total > capacity[flavor]:
             skipped.append(f"{flavor}: the proposal needs {total} accelerators but the pool has {capacity[flavor]}; "
-                           "grow the pool (the plan buys that capacity), then propose again")
+                           "grow the pool to what the plan provisions, then propose again")
             continue
         for team in inventory.teams:
             current = next((q for q in team.quotas if q.flavor == flavor), None)

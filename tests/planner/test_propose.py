@@ -45,8 +45,8 @@ def test_flavors_beyond_todays_pool_or_without_a_pool_are_left_alone_with_the_re
                                                            ("ml", "new:gcp-us-central1/a3-megagpu-8g", 8, 0)))
     assert changes == []
     assert skipped == [
-        "h100: the proposal needs 24 accelerators but the pool has 16; grow the pool (the plan buys that "
-        "capacity), then propose again",
+        "h100: the proposal needs 24 accelerators but the pool has 16; grow the pool to what the plan "
+        "provisions, then propose again",
         "new:gcp-us-central1/a3-megagpu-8g: the plan uses capacity that no pool has yet (8 accelerators); add a "
         "pool for it to the inventory",
     ]
