@@ -18,7 +18,6 @@ or change them directly:
 
 from __future__ import annotations
 
-import difflib
 import math
 from dataclasses import dataclass, field, replace
 from statistics import NormalDist
@@ -26,6 +25,7 @@ from statistics import NormalDist
 import pandas as pd
 
 from quartermaster.capacity import nodes_per_slice
+from quartermaster.issues import did_you_mean
 from quartermaster.model import Inventory
 from quartermaster.units import next_quarters, overlap_hours, parse_quarter, quarter_hours
 
@@ -201,10 +201,10 @@ def _scenarios(inventory: Inventory, options: PlanOptions) -> dict[str, float]:
     declared = {s.name: s.probability for s in inventory.policy.scenarios}
     if options.scenario is not None:
         if options.scenario not in declared:
-            hint = difflib.get_close_matches(options.scenario, declared, n=1)
+            hint = did_you_mean(options.scenario, declared)
             raise PlanInputError(
                 f"no scenario `{options.scenario}` in policy.scenarios (got {sorted(declared) or 'none'})."
-                + (f" Did you mean `{hint[0]}`?" if hint else ""))
+                + (f" {hint}" if hint else ""))
         return {options.scenario: 1.0}
     return dict(sorted(declared.items())) or {"expected": 1.0}
 

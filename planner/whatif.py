@@ -9,13 +9,13 @@
 
 from __future__ import annotations
 
-import difflib
 import re
 from dataclasses import dataclass, field
 from decimal import Decimal
 
 import pandas as pd
 
+from quartermaster.issues import did_you_mean
 from quartermaster.model import Inventory
 
 PERCENT = re.compile(r"^([+-]?\d+(?:\.\d+)?)%$")
@@ -75,8 +75,8 @@ def _known(name: str, table: dict, kind: str, spec: str) -> None:
     from planner.data import PlanInputError
 
     if name not in table:
-        hint = difflib.get_close_matches(name, list(table), n=1)
-        raise PlanInputError(f"what-if `{spec}`: no {kind} `{name}`." + (f" Did you mean `{hint[0]}`?" if hint else ""))
+        hint = did_you_mean(name, table)
+        raise PlanInputError(f"what-if `{spec}`: no {kind} `{name}`." + (f" {hint}" if hint else ""))
 
 
 def apply_price_overrides(prices: pd.DataFrame, overrides: Overrides) -> pd.DataFrame:

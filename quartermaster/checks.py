@@ -12,8 +12,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
 
 from quartermaster.capacity import flavor_capacity, pool_max_nodes
-from quartermaster.issues import Issue, Ref, Severity
-from quartermaster.loader import did_you_mean
+from quartermaster.issues import Issue, Ref, Severity, did_you_mean
 from quartermaster.model import Inventory
 from quartermaster.names import PROVIDER_OF_KIND
 

@@ -31,7 +31,7 @@ from ruamel.yaml import YAML
 from ruamel.yaml.comments import CommentedMap, CommentedSeq
 from ruamel.yaml.error import YAMLError
 
-from quartermaster.issues import Issue, Location, format_path
+from quartermaster.issues import Issue, Location, did_you_mean, format_path
 from quartermaster.loader import load
 
 QUOTA_KEYS = ("nominal", "borrowing_limit", "lending_limit")  # the keys an edit may set, in model order
@@ -423,9 +423,5 @@ def _shown(path: Path) -> str:
 
 
 def _did_you_mean(word: str, options: list[str]) -> str:
-    import difflib
-
-    close = difflib.get_close_matches(word, options, n=1, cutoff=0.6)
-    if close:
-        return f"Did you mean `{close[0]}`?"
-    return f"Teams: {', '.join(options)}." if options else "Add the team's file under teams/ first."
+    fallback = f"Teams: {', '.join(options)}." if options else "Add the team's file under teams/ first."
+    return did_you_mean(word, options) or fallback

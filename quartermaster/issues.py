@@ -5,6 +5,8 @@
 
 from __future__ import annotations
 
+import difflib
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -61,6 +63,12 @@ def format_path(path: tuple[str | int, ...]) -> str:
     for part in path:
         out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
     return out
+
+
+def did_you_mean(word: str, options: Iterable[str]) -> str:
+    """`Did you mean `x`?` for the closest of `options`, or the empty string when none is close."""
+    close = difflib.get_close_matches(word, list(options), n=1)
+    return f"Did you mean `{close[0]}`?" if close else ""
 
 
 def errors(issues: list[Issue]) -> list[Issue]:

@@ -9,7 +9,6 @@ back as `Issue`s with file, line, YAML path, what is wrong and how to fix it.
 from __future__ import annotations
 
 import csv
-import difflib
 import io
 import os
 import typing
@@ -21,7 +20,7 @@ from typing import Any
 import yaml
 from pydantic import BaseModel, TypeAdapter, ValidationError
 
-from quartermaster.issues import Issue, Location, Ref, format_path
+from quartermaster.issues import Issue, Location, Ref, did_you_mean, format_path
 from quartermaster.model import (
     Cluster,
     Cohort,
@@ -439,10 +438,7 @@ def _inner_model(annotation: Any) -> type[BaseModel] | None:
 
 
 def _did_you_mean(word: str, options: list[str], plain: bool = False) -> str:
-    close = difflib.get_close_matches(word, options, n=1, cutoff=0.6)
-    if close:
-        return f"Did you mean `{close[0]}`?"
-    return "" if plain else f"Valid keys here: {', '.join(options)}."
+    return did_you_mean(word, options) or ("" if plain else f"Valid keys here: {', '.join(options)}.")
 
 
 def _name_fix(value: str) -> str:
@@ -458,8 +454,3 @@ def _located(issue: Issue, sources: SourceMap) -> Issue:
     from dataclasses import replace
 
     return replace(issue, location=sources.locate(issue.ref))
-
-
-def did_you_mean(word: str, options: Iterable[str]) -> str:
-    """A 'Did you mean ...?' hint for a name, or the empty string."""
-    return _did_you_mean(word, sorted(options), plain=True)

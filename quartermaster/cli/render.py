@@ -5,12 +5,12 @@ Every rendered object is validated (Kueue's schema, CEL and webhook rules) befor
 
 from __future__ import annotations
 
-import difflib
 from pathlib import Path
 
 import typer
 
 from quartermaster.cli.common import console, err_console, inventory_argument, load_or_exit
+from quartermaster.issues import did_you_mean
 
 
 def command(
@@ -26,8 +26,7 @@ def command(
     known = [c.name for c in inventory.clusters]
     for name in cluster or []:
         if name not in known:
-            close = difflib.get_close_matches(name, known, n=1)
-            hint = f" Did you mean `{close[0]}`?" if close else f" Clusters: {', '.join(known)}."
+            hint = " " + (did_you_mean(name, known) or f"Clusters: {', '.join(known)}.")
             err_console.print(f"--cluster: no such cluster `{name}` in {path}.{hint}", markup=False)
             raise typer.Exit(2)
     names = cluster or known

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import calendar
 import datetime as dt
-import difflib
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,7 +19,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from quartermaster.issues import Issue, Location
+from quartermaster.issues import Issue, Location, did_you_mean
 from quartermaster.model import Inventory
 
 NUMERIC = ("accelerators_used", "accelerators_requested")
@@ -217,6 +216,5 @@ def _flag_unknown(issues: list[Issue], shown: str, names: pd.Series, bad: np.nda
     if rows.size == 0:
         return
     name = str(names.iloc[int(rows[0])])
-    close = difflib.get_close_matches(name, known, n=1)
-    hint = f" Did you mean `{close[0]}`?" if close else ""
+    hint = f" {did_you_mean(name, known)}".rstrip()
     _flag(issues, shown, bad, names, column, f"`{name}` {what}", fix + hint)
