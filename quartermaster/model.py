@@ -543,6 +543,19 @@ class Inventory(Strict):
     def priority_class_by_name(self) -> dict[str, PriorityClass]:
         return {p.name: p for p in self.priority_classes}
 
+    @cached_property
+    def price_by_key(self) -> dict[tuple[str, str, str, int], PriceRow]:
+        """Price-book rows by (machine, site, pricing_model, term_months); the first row of a key wins."""
+        rows: dict[tuple[str, str, str, int], PriceRow] = {}
+        for row in self.prices:
+            rows.setdefault((row.machine, row.site, row.pricing_model, row.term_months), row)
+        return rows
+
+    def usd_per_node_hour(self, machine: str, site: str, pricing_model: str, term_months: int = 0) -> Decimal | None:
+        """The price book's USD per node-hour, or None when the book has no such row (None = unknown, not free)."""
+        row = self.price_by_key.get((machine, site, pricing_model, term_months))
+        return None if row is None else row.usd_per_node_hour
+
     def model_copy(self, *, update: Mapping[str, Any] | None = None, deep: bool = False) -> Inventory:
         """A copy with `update` applied; the cached lookups above are dropped so they follow the update
         (pydantic copies the instance dict, cached values included)."""

@@ -59,14 +59,6 @@ class Block:
         return f"{self.kind}:{self.name}"
 
 
-def price(inventory: Inventory, machine: str, site: str, model: str) -> Decimal | None:
-    """USD per node-hour from the price book, or None if the book has no such row."""
-    for row in inventory.prices:
-        if row.machine == machine and row.site == site and row.pricing_model == model and row.term_months == 0:
-            return row.usd_per_node_hour
-    return None
-
-
 def _midnight(day: dt.date) -> dt.datetime:
     return dt.datetime(day.year, day.month, day.day)
 
@@ -86,7 +78,7 @@ def blocks(inventory: Inventory, start: dt.datetime, end: dt.datetime) -> tuple[
     def rate_of(machine: Machine, site: Site, model: str, what: str) -> Decimal:
         if site.provider == "onprem":
             model = "onprem"
-        node_price = price(inventory, machine.name, site.name, model)
+        node_price = inventory.usd_per_node_hour(machine.name, site.name, model)
         if node_price is None:
             issues.append(Issue(
                 "meter-prices", f"{what}: the price book has no `{model}` price for {machine.name} at {site.name}",
@@ -96,7 +88,7 @@ def blocks(inventory: Inventory, start: dt.datetime, end: dt.datetime) -> tuple[
         return node_price / machine.accelerators_per_node
 
     def list_rate_of(machine: Machine, site: Site, fallback: Decimal) -> Decimal:
-        on_demand = price(inventory, machine.name, site.name, "on-demand")
+        on_demand = inventory.usd_per_node_hour(machine.name, site.name, "on-demand")
         return fallback if on_demand is None else on_demand / machine.accelerators_per_node
 
     consumers: dict[str, list[Pool]] = {}

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from decimal import Decimal
 
 from quartermaster.capacity import pool_accelerators, pool_max_nodes, pool_min_nodes
-from quartermaster.model import Inventory, PriceRow
+from quartermaster.model import Inventory
 from quartermaster.units import HOURS_PER_MONTH
 
 MONTH = Decimal(HOURS_PER_MONTH)
@@ -132,13 +132,8 @@ def _node_price(
 ) -> tuple[Decimal | None, str | None]:
     """The price-book $/node-hour for one more node of a pool, and its pricing model."""
     wanted = PRICING_MODEL_OF_PROVISIONING.get(provisioning)
-    models = ((wanted,) if wanted else ()) + FALLBACK_PRICING_MODELS
-    rows: dict[str, PriceRow] = {
-        r.pricing_model: r
-        for r in inventory.prices
-        if r.machine == machine and r.site == site and r.term_months == 0
-    }
-    for model in models:
-        if model in rows:
-            return rows[model].usd_per_node_hour, model
+    for model in ((wanted,) if wanted else ()) + FALLBACK_PRICING_MODELS:
+        price = inventory.usd_per_node_hour(machine, site, model)
+        if price is not None:
+            return price, model
     return None, None
