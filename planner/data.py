@@ -36,7 +36,6 @@ BANDS: tuple[tuple[float, float], ...] = (
 # New on-prem purchases are amortised over 48 months when the price row gives no term: the example's
 # purchase orders PO-2025-031 and PO-2026-077 (inventory/prices.csv) amortise capex over 48 months.
 ONPREM_LIFE_MONTHS = 48
-HOURS_PER_WEEK = 168
 RECOURSE_MODELS = ("capacity-block", "flex-start", "on-demand", "spot")
 COMMIT_MODELS = ("commit", "onprem")
 # Unmet demand costs this many times the dearest price per accelerator-hour in the price book.

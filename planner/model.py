@@ -81,8 +81,8 @@ from dataclasses import dataclass, field
 
 import pulp
 
-from planner.data import HOURS_PER_WEEK, PlanData
-from quartermaster.units import next_quarters, quarter_hours
+from planner.data import PlanData
+from quartermaster.units import HOURS_PER_WEEK, next_quarters, quarter_hours
 
 EXISTING, NEW = "existing", "new-commitment"
 PAY_PER_USE = ("capacity-block", "flex-start", "on-demand", "spot")

@@ -22,10 +22,9 @@ from pathlib import Path
 
 import pandas as pd
 
-from planner.data import HOURS_PER_WEEK
 from planner.model import EXISTING, NEW, PAY_PER_USE, PlanModel, name
 from planner.solve import SolveReport
-from quartermaster.units import HOURS_PER_MONTH, quarter_bounds
+from quartermaster.units import HOURS_PER_MONTH, HOURS_PER_WEEK, quarter_bounds
 
 SHARED_TEAM, SHARED_COST_CENTER = "_unused_commitments", "_shared"
 TINY = 1e-6

@@ -6,6 +6,7 @@ import datetime as dt
 from decimal import ROUND_HALF_UP, Decimal
 
 HOURS_PER_MONTH = 730  # the FinOps / Infracost convention: 8,760 hours / 12
+HOURS_PER_WEEK = 168  # capacity blocks are sold in whole weeks
 CENT = Decimal("0.01")
 
 

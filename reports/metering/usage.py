@@ -21,6 +21,7 @@ import pyarrow.compute as pc
 
 from quartermaster.issues import Issue, Location, did_you_mean
 from quartermaster.model import Inventory
+from quartermaster.units import quarter_bounds
 
 NUMERIC = ("accelerators_used", "accelerators_requested")
 REQUIRED = ("hour", "cluster", "flavor", *NUMERIC)
@@ -62,10 +63,9 @@ def parse_period(text: str) -> Period:
         year, month = int(m[1]), int(m[2])
         if 1 <= month <= 12:
             return month_period(year, month)
-    if m := re.fullmatch(r"(\d{4})[Qq]([1-4])", text):
-        year, q = int(m[1]), int(m[2])
-        first, last = month_period(year, 3 * q - 2), month_period(year, 3 * q)
-        return Period(f"{year}Q{q}", first.start, last.end)
+    if re.fullmatch(r"\d{4}[Qq][1-4]", text):
+        start, end = quarter_bounds(text.upper())
+        return Period(text.upper(), dt.datetime.combine(start, dt.time()), dt.datetime.combine(end, dt.time()))
     raise ValueError(f"`{text}` is not a period; write a month like 2026-10 or a quarter like 2026Q4")
 
 
