@@ -13,6 +13,7 @@ from quartermaster.units import cents
 
 if TYPE_CHECKING:
     from planner import PlanResult
+    from quartermaster.model import Inventory
 
 
 def command(
@@ -56,14 +57,14 @@ def command(
     if not result.has_plan or result.outcome == "infeasible":
         raise typer.Exit(1)
     if propose:
-        _propose(path, result, force)
+        _propose(path, inventory, result, force)
 
 
-def _propose(path: Path, result: PlanResult, force: bool) -> None:
+def _propose(path: Path, inventory: Inventory, result: PlanResult, force: bool) -> None:
     """Write the proposed quotas that fit today's pools into the team files; say which flavors were left."""
     from planner.propose import proposed_changes
     from quartermaster.cli.quota import write_quotas
-    changes, skipped = proposed_changes(load_or_exit(path).inventory, result.proposed_quotas)
+    changes, skipped = proposed_changes(inventory, result.proposed_quotas)
     for reason in skipped:
         console.print(f"not proposed: {reason}")
     if changes:
