@@ -32,7 +32,7 @@ from ruamel.yaml.comments import CommentedMap, CommentedSeq
 from ruamel.yaml.error import YAMLError
 
 from quartermaster.issues import Issue, Location, did_you_mean, format_path
-from quartermaster.loader import load
+from quartermaster.loader import display_path, load
 
 QUOTA_KEYS = ("nominal", "borrowing_limit", "lending_limit")  # the keys an edit may set, in model order
 _SCALAR_TOKEN = re.compile(r"\"(?:[^\"\\]|\\.)*\"|'(?:[^']|'')*'|[^\s,}\]#]+")
@@ -122,7 +122,7 @@ def set_quotas(
             result.issues.append(
                 Issue(
                     "quota-edit",
-                    f"no team `{change.team}` in {_shown(root)}",
+                    f"no team `{change.team}` in {display_path(root)}",
                     _did_you_mean(change.team, names),
                     got=change.team,
                 )
@@ -183,7 +183,7 @@ def _team_files(root: Path) -> list[_TeamFile]:
     for path in paths:
         text = path.read_bytes().decode("utf-8")
         bom = _BOM if text.startswith(_BOM) else ""
-        out.append(_TeamFile(path, _shown(path), bom, text[len(bom) :]))
+        out.append(_TeamFile(path, display_path(path), bom, text[len(bom) :]))
     return out
 
 
@@ -395,7 +395,7 @@ def _validate_edited(root: Path, edited: dict[Path, _TeamFile]) -> list[Issue]:
             if issue.severity != "error":
                 continue
             if issue.location is not None:
-                file = _shown(base / Path(issue.location.file).resolve().relative_to(copy_root.resolve()))
+                file = display_path(base / Path(issue.location.file).resolve().relative_to(copy_root.resolve()))
                 issue = replace(issue, location=replace(issue.location, file=file))
             errors.append(replace(issue, message=f"after the edit, {issue.message}"))
         return errors
@@ -415,11 +415,6 @@ def _write_atomically(path: Path, text: str) -> None:
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
-
-
-def _shown(path: Path) -> str:
-    rel = os.path.relpath(path)
-    return str(path) if rel.startswith("..") else rel
 
 
 def _did_you_mean(word: str, options: list[str]) -> str:

@@ -107,14 +107,14 @@ def load(root: str | os.PathLike[str], *, run_checks: bool = True) -> LoadResult
         issues.append(
             Issue(
                 "files",
-                f"no inventory files (*.yaml, *.yml, prices*.csv, demand*.csv, usage*.csv) under {_display(root)}",
+                f"no inventory files (*.yaml, *.yml, prices*.csv, demand*.csv, usage*.csv) under {display_path(root)}",
                 "Point qm at an inventory directory, e.g. `qm validate inventory/`.",
             )
         )
     raw: dict[str, list[tuple[str, YamlPath, Any]]] = {s: [] for s in [*LIST_SECTIONS, *SINGLE_SECTIONS]}
     rows: dict[str, list[tuple[str, int, Any]]] = {s: [] for s in CSV_SECTIONS}
     for path in files:
-        shown = _display(path)
+        shown = display_path(path)
         if path.suffix in YAML_SUFFIXES:
             _read_yaml(path, shown, sources, issues, raw)
         else:
@@ -155,7 +155,7 @@ def load(root: str | os.PathLike[str], *, run_checks: bool = True) -> LoadResult
             if any(about in broken for about in issue.about):
                 continue  # the object it refers to already failed to load; that error says enough
             issues.append(issue if issue.location else _located(issue, sources))
-    return LoadResult(inventory, issues, sources, [_display(f) for f in files])
+    return LoadResult(inventory, issues, sources, [display_path(f) for f in files])
 
 
 # --- files -----------------------------------------------------------------------------------------
@@ -179,7 +179,8 @@ def _csv_section(path: Path) -> str | None:
     return next((s for s in CSV_SECTIONS if path.stem.startswith(s)), None)
 
 
-def _display(path: Path) -> str:
+def display_path(path: Path) -> str:
+    """A path as messages show it: relative to the current folder when inside it, else as given."""
     try:
         rel = os.path.relpath(path)
     except ValueError:
