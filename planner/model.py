@@ -19,6 +19,7 @@ Sets
                     a dominated one: of flex-start and on-demand (same rows, different price and cap) the
                     dearer is left out when the cheaper has no cap (no plan is worse for it)
     T_j             tiers at j: E (existing commitments), N (new commitments, if O_j is not empty), M_j
+    T_kjqs          the tiers of T_j that may serve k: spot only if sigma_kqs > 0
 
 Parameters
     D_kqsb          demand of k in bucket b, accelerators
@@ -29,7 +30,7 @@ Parameters
     p_o, p_jm       USD per node-hour of option o and of pricing model m at j
     h_oq'           hours of a commitment of option o started in q' that are charged: those of the term's
                     quarters inside the horizon (default) or of the whole term (`charge_full_term`)
-    sigma_kqs       share of k's demand that may run on spot: min(preemptible_share, policy.max_spot_share)
+    sigma_kqs       share of k's served demand that may run on spot: min(preemptible_share, policy.max_spot_share)
     cap_jm          supply cap in nodes per offer and pricing model (Site.supply_caps)
     U_cq            budget of cost centre c in quarter q; theta the least utilisation of new commitments
     r^E_jq, r^N_j   charge rates of committed hours for budgets: the existing contracts' average price,
@@ -40,36 +41,38 @@ Variables
     x_joq in Z+     units of option o started at j in q (g_j x_joq nodes); A^m_jq = sum_{o of model m}
                     sum_{q' <= q < q' + T_o} g_j x_joq' active new nodes, A_jq = sum_m A^m_jq
     n_jq in Z+      capacity-block node-weeks booked at j in q (whole weeks)
-    y_kjqsb >= 0    accelerators of k's demand served at j
-    u_cjtqsb >= 0   nodes of tier t at j used by cost centre c
+    u_kjtqsb >= 0   nodes of tier t at j serving k (a_j / rho_kj accelerators of k's class each)
     z_kqsb >= 0     unmet demand, accelerators
     (explain mode)  budget_overrun_cq, supply_cap_excess_jmq, utilisation_shortfall_jq >= 0
 
 Objective (expected cost over the horizon, USD)
     min  sum_q E_q + sum_{j,o,q} p_o h_oq g_j x_joq + sum_{j,q} 168 p_j,cb n_jq
-         + sum_{q,s,b} pi_s w_qsb H_q ( sum_{c,j, m in M_j \ cb} p_jm u_cjmqsb + lambda sum_k z_kqsb )
+         + sum_{q,s,b} pi_s w_qsb H_q ( sum_{k,j, m in M_j \ cb} p_jm u_kjmqsb + lambda sum_k z_kqsb )
          + slack penalties (explain mode only)
 
 Constraints
-    demand_met_kqsb:                      sum_{j in J_k} y_kjqsb + z_kqsb = D_kqsb
-    supply_covers_served_cjqsb:           a_j sum_{t in T_j} u_cjtqsb = sum_{k in K_c, j in J_k} rho_kj y_kjqsb
-    existing_commitments_cover_jqsb:      sum_c u_cjEqsb <= e_jq
-    new_commitments_cover_jqsb:           sum_c u_cjNqsb <= A_jq
-    capacity_block_booked_jqs:            sum_b w_qsb H_q sum_c u_cj,cb,qsb <= 168 n_jq
-    spot_within_preemptible_share_cjqsb:  a_j u_cj,spot,qsb <= sum_{k in K_c} sigma_kqs rho_kj y_kjqsb
-    supply_cap_jmqsb (pay-per-use m):     sum_c u_cjmqsb <= cap_jm
+    demand_met_kqsb:                      sum_{j in J_k} sum_{t in T_kjqs} (a_j / rho_kj) u_kjtqsb + z_kqsb = D_kqsb
+    existing_commitments_cover_jqsb:      sum_k u_kjEqsb <= e_jq
+    new_commitments_cover_jqsb:           sum_k u_kjNqsb <= A_jq
+    capacity_block_booked_jqs:            sum_b w_qsb H_q sum_k u_kj,cb,qsb <= 168 n_jq
+    spot_within_preemptible_share_kqsb:   sum_j (a_j / rho_kj) u_kj,spot,qsb <= sigma_kqs (D_kqsb - z_kqsb)
+                                          (0 < sigma_kqs < 1)
+    supply_cap_jmqsb (pay-per-use m):     sum_k u_kjmqsb <= cap_jm
     supply_cap_jmq (m = commit, onprem):  e^m_jq + A^m_jq <= cap_jm (+ supply_cap_excess_jmq)
-    budget_cq:                            sum_{s,b} pi_s w_qsb H_q sum_j ( sum_{m in M_j \ cb} p_jm u_cjm
-                                          + p_j,cb u_cj,cb + r^E_jq u_cjE + r^N_j u_cjN ) <= U_cq
+    budget_cq:                            sum_{k in K_c} sum_{s,b} pi_s w_qsb H_q sum_j ( sum_{m in M_j \ cb} p_jm
+                                          u_kjm + p_j,cb u_kj,cb + r^E_jq u_kjE + r^N_j u_kjN ) <= U_cq
                                           (+ budget_overrun_cq)
-    min_utilisation_jq (theta set):       sum_s pi_s sum_b w_qsb sum_c u_cjNqsb >= theta A_jq
+    min_utilisation_jq (theta set):       sum_s pi_s sum_b w_qsb sum_k u_kjNqsb >= theta A_jq
                                           (+ utilisation_shortfall_jq)
-    residency, pinned sites, fungibility: y_kj exists only for j in J_k (a variable domain, not a row)
+    residency, pinned sites, fungibility: u_kj exists only for j in J_k (a variable domain, not a row)
     whole nodes and slices:               integrality of x and n
 
-A budget charges a cost centre for the hours it is served, at the price of what served it (committed
-hours at r^E / r^N); commitment hours nobody uses are not charged to a cost centre but to a shared line,
-so the charge is linear and the same rule makes `cost_by_team` (see results.py).
+Each key buys its own tiers, so there is no balance row between what a key is served at an offer and
+what the offer supplies: at enterprise size (bench/planner_bench.py) that removed 159k rows and 159k
+columns, and the preemptible share is a rule of the key's whole demand, not of each offer it runs at.
+A budget charges a cost centre for the hours its keys are served, at the price of what served them
+(committed hours at r^E / r^N); commitment hours nobody uses are not charged to a cost centre but to a
+shared line, so the charge is linear and the same rule makes `cost_by_team` (see results.py).
 """
 
 from __future__ import annotations
@@ -113,8 +116,7 @@ class PlanModel:
     data: PlanData
     commit: dict[tuple[str, str, str], pulp.LpVariable] = field(default_factory=dict)
     capacity_block: dict[tuple[str, str], pulp.LpVariable] = field(default_factory=dict)
-    serve: dict[tuple[str, str, str, str, int], pulp.LpVariable] = field(default_factory=dict)
-    use: dict[tuple[str, str, str, str, str, int], pulp.LpVariable] = field(default_factory=dict)
+    use: dict[tuple[str, str, str, str, str, int], pulp.LpVariable] = field(default_factory=dict)  # (k, j, t, q, s, b)
     unmet: dict[tuple[str, str, str, int], pulp.LpVariable] = field(default_factory=dict)
     slack: dict[tuple[str, ...], pulp.LpVariable] = field(default_factory=dict)
     # index facts shared by the add_* functions and results.py
@@ -125,26 +127,27 @@ class PlanModel:
     routes: dict[str, list[tuple[str, float]]] = field(default_factory=dict)  # k -> [(j, rho)]
     cost_center: dict[str, str] = field(default_factory=dict)  # k -> c
     key_parts: dict[str, tuple[str, ...]] = field(default_factory=dict)
-    offers_of_cc: dict[str, list[str]] = field(default_factory=dict)
+    spot_share: dict[tuple[str, str, str], float] = field(default_factory=dict)  # (k, q, s) -> sigma
     existing_nodes: dict[tuple[str, str], float] = field(default_factory=dict)  # (j, q)
     existing_nodes_by_model: dict[tuple[str, str, str], float] = field(default_factory=dict)  # (j, m, q)
     price: dict[tuple[str, str], float] = field(default_factory=dict)  # (j, m) pay-per-use
     options: dict[str, list[dict]] = field(default_factory=dict)  # j -> commitment options
     charge_rate: dict[tuple[str, str, str], float] = field(default_factory=dict)  # (j, tier, q) for budgets
-    # groupings of the variables that several constraint families read, made once (see _use_by_tier)
-    grouped: dict[str, dict] = field(default_factory=dict)
+    # u grouped by (j, t, q, s, b) over demand keys, made once for the constraint families that read it
+    use_by_tier: dict[tuple[str, str, str, str, int], list[pulp.LpVariable]] = field(default_factory=dict)
     fixed_lp: object = None  # planner.solve: the report of the fixed-integer LP whose duals are loaded, if any
 
-    def active_new(self, j: str, q: str, model: str | None = None) -> pulp.LpAffineExpression:
-        """A^m_jq: new committed nodes active at j in q (all commitment models if `model` is None)."""
+    def active_new(self, j: str, q: str, model: str | None = None, times: float = 1.0
+                   ) -> list[tuple[pulp.LpVariable, float]]:
+        """The terms of `times` x A^m_jq: new committed nodes active at j in q (all models if `model` is None)."""
         qs = self.data.quarters
         terms = []
         for opt in self.options.get(j, []):
             if model is not None and opt["pricing_model"] != model:
                 continue
             for start in qs[max(0, qs.index(q) - opt["term_quarters"] + 1):qs.index(q) + 1]:
-                terms.append((self.commit[(j, opt["option"], start)], self.offers[j]["nodes_per_unit"]))
-        return pulp.LpAffineExpression(terms)
+                terms.append((self.commit[(j, opt["option"], start)], times * self.offers[j]["nodes_per_unit"]))
+        return terms
 
 
 def build_model(data: PlanData) -> PlanModel:
@@ -154,7 +157,6 @@ def build_model(data: PlanData) -> PlanModel:
     add_variables(m)
     add_objective(m)
     add_demand_met(m)
-    add_supply_covers_served(m)
     add_existing_commitments_cover(m)
     add_new_commitments_cover(m)
     add_capacity_block_booked(m)
@@ -166,7 +168,7 @@ def build_model(data: PlanData) -> PlanModel:
 
 
 # Constraint families in build order, for golden files and --explain-infeasible reports.
-FAMILIES = ("demand_met", "supply_covers_served", "existing_commitments_cover", "new_commitments_cover",
+FAMILIES = ("demand_met", "existing_commitments_cover", "new_commitments_cover",
             "capacity_block_booked", "spot_within_preemptible_share", "supply_cap", "budget", "min_utilisation")
 
 
@@ -180,10 +182,10 @@ def _index(m: PlanModel) -> None:
     for r in d.routes.itertuples():
         if r.offer in m.offers:
             m.routes.setdefault(r.demand_key, []).append((r.offer, float(r.ratio)))
-    by_cc: dict[str, set[str]] = defaultdict(set)
-    for k, rs in m.routes.items():
-        by_cc[m.cost_center[k]].update(j for j, _ in rs)
-    m.offers_of_cc = {c: sorted(js) for c, js in sorted(by_cc.items())}
+    shares = d.demand[["demand_key", "quarter", "scenario", "preemptible_share"]].drop_duplicates(
+        ["demand_key", "quarter", "scenario"])
+    for r in shares.itertuples():
+        m.spot_share[(r.demand_key, r.quarter, r.scenario)] = min(float(r.preemptible_share), d.max_spot_share)
     cells = d.demand[["quarter", "scenario", "bucket", "weight"]].drop_duplicates(["quarter", "scenario", "bucket"])
     for r in cells.itertuples():
         m.cells.append((r.quarter, r.scenario, int(r.bucket)))
@@ -239,7 +241,7 @@ def _dominated_pay_per_use(m: PlanModel) -> dict[str, set[str]]:
 
 
 def add_variables(m: PlanModel) -> None:
-    """x (integer starts), n (integer node-weeks), y (served), u (used per tier), z (unmet)."""
+    """x (integer starts), n (integer node-weeks), u (used per key, offer and tier), z (unmet)."""
     d = m.data
     for j, opts in m.options.items():
         for opt in opts:
@@ -251,23 +253,18 @@ def add_variables(m: PlanModel) -> None:
             for q in d.quarters:
                 m.capacity_block[(j, q)] = m.prob.add_variable(
                     name("capacity_block_weeks", m.offers[j]["site"], m.offers[j]["machine"], q), 0, cat="Integer")
-    keys_of_cc: dict[str, list[str]] = defaultdict(list)
-    for k in sorted(m.routes):
-        keys_of_cc[m.cost_center[k]].append(k)
+    suffix = {cell: name(*_cell(cell)) for cell in m.cells}
+    prefix: dict[tuple[str, str, str], str] = {}  # (k, j, t) -> the name's first parts (~1 s at enterprise size)
     for r in d.demand[["demand_key", "quarter", "scenario", "bucket"]].itertuples():
         k, cell = r.demand_key, (r.quarter, r.scenario, int(r.bucket))
         m.unmet[(k, *cell)] = m.prob.add_variable(name("unmet", *m.key_parts[k], *_cell(cell)), 0)
+        spot_allowed = m.spot_share[(k, r.quarter, r.scenario)] > 0
         for j, _ in m.routes.get(k, []):
-            o = m.offers[j]
-            m.serve[(k, j, *cell)] = m.prob.add_variable(
-                name("serve", *m.key_parts[k], o["site"], o["machine"], *_cell(cell)), 0)
-    for c, js in m.offers_of_cc.items():
-        for j in js:
-            o = m.offers[j]
-            for cell in m.cells:
-                for t in m.tiers[(j, cell[0])]:
-                    m.use[(c, j, t, *cell)] = m.prob.add_variable(
-                        name("use", c, o["site"], o["machine"], t, *_cell(cell)), 0)
+            for t in m.tiers[(j, r.quarter)]:
+                if t != "spot" or spot_allowed:
+                    if (k, j, t) not in prefix:
+                        prefix[(k, j, t)] = name("use", *m.key_parts[k], m.offers[j]["site"], m.offers[j]["machine"], t)
+                    m.use[(k, j, t, *cell)] = m.prob.add_variable(f"{prefix[(k, j, t)]}__{suffix[cell]}", 0)
 
 
 def _cell(cell: tuple[str, str, int]) -> tuple[str, str, str]:
@@ -293,7 +290,7 @@ def add_objective(m: PlanModel) -> None:
                       * commitment_charged_hours(m, opt, q)))
     for (j, q), var in m.capacity_block.items():
         terms.append((var, HOURS_PER_WEEK * m.price[(j, "capacity-block")]))
-    for (c, j, t, q, s, b), var in m.use.items():
+    for (k, j, t, q, s, b), var in m.use.items():
         if t in PAY_PER_USE and t != "capacity-block":
             terms.append((var, d.scenarios[s] * m.weight[(q, s, b)] * d.hours[q] * m.price[(j, t)]))
     for (k, q, s, b), var in m.unmet.items():
@@ -314,52 +311,41 @@ def _slack(m: PlanModel, key: tuple[str, ...], cost: float) -> pulp.LpVariable:
     return var
 
 
+def _served_terms(m: PlanModel, k: str, cell: tuple[str, str, int], tiers: tuple[str, ...] | None = None
+                  ) -> list[tuple[pulp.LpVariable, float]]:
+    """(u_kjt, a_j / rho_kj) for the tiers (all if None) that serve k in `cell`: accelerators of k's class."""
+    terms = []
+    for j, rho in m.routes.get(k, []):
+        per_node = m.offers[j]["accelerators_per_node"] / rho
+        for t in tiers or m.tiers[(j, cell[0])]:
+            var = m.use.get((k, j, t, *cell))
+            if var is not None:
+                terms.append((var, per_node))
+    return terms
+
+
 def add_demand_met(m: PlanModel) -> None:
     """demand_met: every bucket of every key's demand is served somewhere it may run, or reported unmet."""
     for r in m.data.demand[["demand_key", "quarter", "scenario", "bucket", "level"]].itertuples():
         k, cell = r.demand_key, (r.quarter, r.scenario, int(r.bucket))
-        terms = [(m.serve[(k, j, *cell)], 1.0) for j, _ in m.routes.get(k, [])] + [(m.unmet[(k, *cell)], 1.0)]
+        terms = _served_terms(m, k, cell) + [(m.unmet[(k, *cell)], 1.0)]
         _add(m, pulp.LpAffineExpression(terms), pulp.LpConstraintEQ, float(r.level),
              name("demand_met", *m.key_parts[k], *_cell(cell)))
 
 
-def _served_by_cc(m: PlanModel) -> dict[tuple[str, str, str, str, int], list[tuple[pulp.LpVariable, float, str]]]:
-    """(c, j, q, s, b) -> [(y_kj, rho_kj, k)] for the keys of c."""
-    if "served_by_cc" in m.grouped:
-        return m.grouped["served_by_cc"]
-    served: dict[tuple, list] = defaultdict(list)
-    m.grouped["served_by_cc"] = served
-    rho = {(k, j): r for k, rs in m.routes.items() for j, r in rs}
-    for (k, j, q, s, b), var in m.serve.items():
-        served[(m.cost_center[k], j, q, s, b)].append((var, rho[(k, j)], k))
-    return served
-
-
-def add_supply_covers_served(m: PlanModel) -> None:
-    """supply_covers_served: what a cost centre's teams are served at an offer is bought in some tier."""
-    for (c, j, q, s, b), items in sorted(_served_by_cc(m).items()):
-        a = m.offers[j]["accelerators_per_node"]
-        terms = [(m.use[(c, j, t, q, s, b)], float(a)) for t in m.tiers[(j, q)]]
-        terms += [(var, -rho) for var, rho, _ in items]
-        o = m.offers[j]
-        _add(m, pulp.LpAffineExpression(terms), pulp.LpConstraintEQ, 0.0,
-             name("supply_covers_served", c, o["site"], o["machine"], q, s, f"b{b}"))
-
-
-def _use_by_tier(m: PlanModel) -> dict[tuple[str, str, str, str, int], list[pulp.LpVariable]]:
-    """(j, t, q, s, b) -> [u_cjt] over cost centres."""
-    if "use_by_tier" in m.grouped:
-        return m.grouped["use_by_tier"]
-    out: dict[tuple, list] = defaultdict(list)
-    m.grouped["use_by_tier"] = out
-    for (c, j, t, q, s, b), var in m.use.items():
-        out[(j, t, q, s, b)].append(var)
-    return out
+def use_by_tier(m: PlanModel) -> dict[tuple[str, str, str, str, int], list[pulp.LpVariable]]:
+    """(j, t, q, s, b) -> [u_kjt] over demand keys."""
+    if not m.use_by_tier:
+        out: dict[tuple, list] = defaultdict(list)
+        for (k, j, t, q, s, b), var in m.use.items():
+            out[(j, t, q, s, b)].append(var)
+        m.use_by_tier = dict(out)
+    return m.use_by_tier
 
 
 def add_existing_commitments_cover(m: PlanModel) -> None:
     """existing_commitments_cover: existing commitments serve at most their (average active) nodes."""
-    for (j, t, q, s, b), vars_ in sorted(_use_by_tier(m).items()):
+    for (j, t, q, s, b), vars_ in sorted(use_by_tier(m).items()):
         if t == EXISTING:
             o = m.offers[j]
             _add(m, pulp.LpAffineExpression([(v, 1.0) for v in vars_]), pulp.LpConstraintLE,
@@ -369,19 +355,19 @@ def add_existing_commitments_cover(m: PlanModel) -> None:
 def add_new_commitments_cover(m: PlanModel) -> None:
     """new_commitments_cover: new commitments serve at most the nodes whose term covers the quarter."""
     active = {}
-    for (j, t, q, s, b), vars_ in sorted(_use_by_tier(m).items()):
+    for (j, t, q, s, b), vars_ in sorted(use_by_tier(m).items()):
         if t == NEW:
             if (j, q) not in active:
-                active[(j, q)] = m.active_new(j, q)
+                active[(j, q)] = m.active_new(j, q, times=-1.0)
             o = m.offers[j]
-            expr = pulp.LpAffineExpression([(v, 1.0) for v in vars_]) - active[(j, q)]
+            expr = pulp.LpAffineExpression([(v, 1.0) for v in vars_] + active[(j, q)])
             _add(m, expr, pulp.LpConstraintLE, 0.0, name("new_commitments_cover", o["site"], o["machine"], q, s, f"b{b}"))
 
 
 def add_capacity_block_booked(m: PlanModel) -> None:
     """capacity_block_booked: capacity-block node-hours used fit in the whole node-weeks booked."""
     used: dict[tuple[str, str, str], list] = defaultdict(list)
-    for (j, t, q, s, b), vars_ in _use_by_tier(m).items():
+    for (j, t, q, s, b), vars_ in use_by_tier(m).items():
         if t == "capacity-block":
             used[(j, q, s)] += [(v, m.weight[(q, s, b)] * m.data.hours[q]) for v in vars_]
     for (j, q, s), terms in sorted(used.items()):
@@ -391,27 +377,24 @@ def add_capacity_block_booked(m: PlanModel) -> None:
 
 
 def add_spot_within_preemptible_share(m: PlanModel) -> None:
-    """spot_within_preemptible_share: spot serves only the share of demand that tolerates preemption."""
-    d = m.data
-    cap = d.max_spot_share
-    share = {(r.demand_key, r.quarter, r.scenario): float(r.preemptible_share)
-             for r in d.demand[["demand_key", "quarter", "scenario", "preemptible_share"]].drop_duplicates(
-                 ["demand_key", "quarter", "scenario"]).itertuples()}
-    for (c, j, q, s, b), items in sorted(_served_by_cc(m).items()):
-        if (c, j, "spot", q, s, b) not in m.use:
-            continue
-        a = m.offers[j]["accelerators_per_node"]
-        terms = [(m.use[(c, j, "spot", q, s, b)], float(a))]
-        terms += [(var, -min(share[(k, q, s)], cap) * rho) for var, rho, k in items]
-        o = m.offers[j]
-        _add(m, pulp.LpAffineExpression(terms), pulp.LpConstraintLE, 0.0,
-             name("spot_within_preemptible_share", c, o["site"], o["machine"], q, s, f"b{b}"))
+    """spot_within_preemptible_share: spot serves only the share of a key's served demand that tolerates preemption.
+
+    Served = D - z, so the row reads spot + sigma z <= sigma D. Keys with sigma = 0 have no spot variables
+    (a domain, not a row); with sigma = 1 the rule cannot bind and no row is written.
+    """
+    for r in m.data.demand[["demand_key", "quarter", "scenario", "bucket", "level"]].itertuples():
+        k, cell = r.demand_key, (r.quarter, r.scenario, int(r.bucket))
+        sigma = m.spot_share[(k, r.quarter, r.scenario)]
+        spot = _served_terms(m, k, cell, ("spot",))
+        if spot and sigma < 1:
+            _add(m, pulp.LpAffineExpression(spot + [(m.unmet[(k, *cell)], sigma)]), pulp.LpConstraintLE,
+                 sigma * float(r.level), name("spot_within_preemptible_share", *m.key_parts[k], *_cell(cell)))
 
 
 def add_supply_caps(m: PlanModel) -> None:
     """supply_cap: the most nodes obtainable per offer and pricing model (Site.supply_caps)."""
     d = m.data
-    by_tier = _use_by_tier(m)
+    by_tier = use_by_tier(m)
     explain = d.options.explain_infeasible
     for cap in d.caps.itertuples():
         j, model = cap.offer, cap.pricing_model
@@ -425,7 +408,7 @@ def add_supply_caps(m: PlanModel) -> None:
             continue
         for q in d.quarters:
             fixed = m.existing_nodes_by_model.get((j, model, q), 0.0)
-            expr = m.active_new(j, q, model)
+            expr = pulp.LpAffineExpression(m.active_new(j, q, model))
             if not expr and fixed == 0:
                 continue
             if explain:
@@ -439,9 +422,9 @@ def add_budgets(m: PlanModel) -> None:
     """budget: a cost centre's expected charge in a quarter stays within its budget."""
     d = m.data
     charge: dict[tuple[str, str], list] = defaultdict(list)
-    for (c, j, t, q, s, b), var in m.use.items():
+    for (k, j, t, q, s, b), var in m.use.items():
         rate = m.price[(j, t)] if t in PAY_PER_USE else m.charge_rate[(j, t, q)]
-        charge[(c, q)].append((var, d.scenarios[s] * m.weight[(q, s, b)] * d.hours[q] * rate))
+        charge[(m.cost_center[k], q)].append((var, d.scenarios[s] * m.weight[(q, s, b)] * d.hours[q] * rate))
     for r in d.budgets.itertuples():
         expr = pulp.LpAffineExpression(charge.get((r.cost_center, r.quarter), []))
         if d.options.explain_infeasible:
@@ -456,12 +439,12 @@ def add_min_utilisation(m: PlanModel) -> None:
     if not theta:
         return
     used: dict[tuple[str, str], list] = defaultdict(list)
-    for (c, j, t, q, s, b), var in m.use.items():
+    for (k, j, t, q, s, b), var in m.use.items():
         if t == NEW:
             used[(j, q)].append((var, d.scenarios[s] * m.weight[(q, s, b)]))
     for (j, q), terms in sorted(used.items()):
         o = m.offers[j]
-        expr = pulp.LpAffineExpression(terms) - theta * m.active_new(j, q)
+        expr = pulp.LpAffineExpression(terms + m.active_new(j, q, times=-theta))
         if d.options.explain_infeasible:
             expr = expr + _slack(m, ("utilisation_shortfall", o["site"], o["machine"], q),
                                  SHORTFALL_PENALTY * d.unmet_penalty * d.hours[q])

@@ -7,7 +7,7 @@ Cost attribution (`cost_by_team`): a cost centre pays for the hours its teams ar
 what served them; committed hours at the contracts' average price (existing) or the cheapest new term
 (new); this is the same charge its budget caps (model.py). Commitment hours nobody uses, and the
 difference between those rates and what the commitments cost, go to a shared line (team
-`_unused_commitments`, cost centre `_shared`). Inside a cost centre, teams share by accelerator-hours served.
+`_unused_commitments`, cost centre `_shared`). Each team pays for its own demand keys' use.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from planner.model import EXISTING, NEW, PAY_PER_USE, PlanModel, name
+from planner.model import EXISTING, NEW, PAY_PER_USE, PlanModel, use_by_tier
 from planner.solve import SolveReport
 from quartermaster.units import HOURS_PER_MONTH, HOURS_PER_WEEK, quarter_bounds
 
@@ -199,9 +199,9 @@ def purchase_schedule(m: PlanModel) -> pd.DataFrame:
             continue
         o = m.offers[j]
         price = Decimal(str(m.price[(j, "capacity-block")]))
-        peak = max((sum(_v(v) for (c, jj, t, qq, s, b), v in m.use.items()
-                        if jj == j and t == "capacity-block" and qq == q and (s, b) == (s2, b2))
-                    for (q2, s2, b2) in m.cells if q2 == q), default=0.0)
+        by_tier = use_by_tier(m)
+        peak = max((sum(_v(v) for v in by_tier.get((j, "capacity-block", q, s, b), []))
+                    for (q2, s, b) in m.cells if q2 == q), default=0.0)
         start = quarter_bounds(q)[0]
         total = price * HOURS_PER_WEEK * weeks
         rows.append({"site": o["site"], "machine": o["machine"], "accelerator": o["accelerator"],
@@ -253,20 +253,6 @@ def _on_demand_equivalent_price(m: PlanModel) -> dict[str, float]:
     return out
 
 
-def _team_shares(m: PlanModel) -> dict[tuple[str, str, str, str, int], dict[str, float]]:
-    """(c, j, q, s, b) -> team -> share of the cost centre's accelerators served there."""
-    load: dict[tuple, dict[str, float]] = defaultdict(lambda: defaultdict(float))
-    rho = {(k, j): r for k, rs in m.routes.items() for j, r in rs}
-    for (k, j, q, s, b), var in m.serve.items():
-        load[(m.cost_center[k], j, q, s, b)][m.key_parts[k][0]] += rho[(k, j)] * _v(var)
-    shares = {}
-    for cell, by_team in load.items():
-        total = sum(by_team.values())
-        if total > TINY:
-            shares[cell] = {t: x / total for t, x in sorted(by_team.items())}
-    return shares
-
-
 def _costs(m: PlanModel) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
     """(kpis, cost_by_quarter, cost_by_team)."""
     d = m.data
@@ -287,9 +273,8 @@ def _costs(m: PlanModel) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
         available[q] += HOURS_PER_WEEK * weeks * m.offers[j]["accelerators_per_node"]
     od_price = _on_demand_equivalent_price(m)
     served, committed, od_equivalent = defaultdict(float), defaultdict(float), defaultdict(float)
-    shares = _team_shares(m)
     team_charge: dict[tuple[str, str], float] = defaultdict(float)
-    for (c, j, t, q, s, b), var in sorted(m.use.items()):
+    for (k, j, t, q, s, b), var in sorted(m.use.items()):
         x = _v(var)
         if x <= 0:
             continue
@@ -302,8 +287,7 @@ def _costs(m: PlanModel) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
         if t in PAY_PER_USE and t != "capacity-block":
             by_model[(q, t, 0)] += node_hours * m.price[(j, t)]
         rate = m.price[(j, t)] if t in PAY_PER_USE else m.charge_rate[(j, t, q)]
-        for team, share in shares.get((c, j, q, s, b), {}).items():
-            team_charge[(q, team)] += node_hours * rate * share
+        team_charge[(q, m.key_parts[k][0])] += node_hours * rate
     unmet = defaultdict(float)
     for (k, q, s, b), var in m.unmet.items():
         unmet[q] += _expected_hours(m, q, s, b) * _v(var)
@@ -339,27 +323,40 @@ def _costs(m: PlanModel) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
 SHADOW_COLUMNS = ["site", "machine", "accelerator", "quarter", "usd_per_accelerator_hour"]
 
 
-def shadow_prices(m: PlanModel) -> pd.DataFrame:
-    """Marginal expected cost of one more accelerator of load at an offer, for a whole quarter, per hour.
+# Rows that bound what an offer supplies; a unit of load that belongs to no demand key meets only these.
+CAPACITY_FAMILIES = ("existing_commitments_cover", "new_commitments_cover", "capacity_block_booked", "supply_cap",
+                     "min_utilisation")
 
-    The duals of supply_covers_served (fixed-integer LP), summed over scenarios and buckets, divided by the
-    quarter's hours; averaged over the cost centres served there (they differ only through spot shares).
+
+def shadow_prices(m: PlanModel) -> pd.DataFrame:
+    """Marginal expected cost of one more accelerator of non-preemptible load at an offer, a whole quarter, per hour.
+
+    From the fixed-integer LP: in each scenario and bucket, the cheapest reduced cost of a node of some
+    tier other than spot, counting only the rows that bound the offer's supply (CAPACITY_FAMILIES; not a
+    key's demand, spot share or budget), per accelerator; summed over scenarios and buckets (the costs
+    are already probability- and hour-weighted) and divided by the quarter's hours.
     """
-    total: dict[tuple[str, str], list[float]] = defaultdict(list)
-    per_cc: dict[tuple[str, str, str], float] = defaultdict(float)
-    for key in sorted({(c, j, q, s, b) for (c, j, t, q, s, b) in m.use}):
-        c, j, q, s, b = key
-        o = m.offers[j]
-        row = m.prob.get_constraint_by_name(name("supply_covers_served", c, o["site"], o["machine"], q, s, f"b{b}"))
-        if row is not None and row.pi is not None:
-            per_cc[(c, j, q)] += row.pi
-    for (c, j, q), pi in per_cc.items():
-        total[(j, q)].append(pi)
+    rows_of: dict[str, list[tuple[float, float]]] = defaultdict(list)  # u's name -> [(coefficient, dual)]
+    for row in m.prob.constraints():
+        if row.pi is not None and row.name.split("__", 1)[0] in CAPACITY_FAMILIES:
+            for var, coef in row.items():
+                rows_of[var.name].append((coef, row.pi))
+    cheapest: dict[tuple[str, str, str, int], float] = {}
+    for (j, t, q, s, b), vars_ in use_by_tier(m).items():
+        if t == "spot":
+            continue
+        var = vars_[0]  # every key's u of this tier meets the same capacity rows
+        cost = m.prob.objective.get(var, 0.0) - sum(coef * pi for coef, pi in rows_of.get(var.name, ()))
+        cell = (j, q, s, b)
+        cheapest[cell] = min(cheapest.get(cell, cost), cost)
+    total: dict[tuple[str, str], float] = defaultdict(float)
+    for (j, q, s, b), cost in cheapest.items():
+        total[(j, q)] += cost / m.offers[j]["accelerators_per_node"]
     rows = []
-    for (j, q), pis in total.items():
+    for (j, q), cost in total.items():
         o = m.offers[j]
         rows.append({"site": o["site"], "machine": o["machine"], "accelerator": o["accelerator"], "quarter": q,
-                     "usd_per_accelerator_hour": usd(sum(pis) / len(pis) / m.data.hours[q])})
+                     "usd_per_accelerator_hour": usd(cost / m.data.hours[q])})
     frame = pd.DataFrame(rows, columns=SHADOW_COLUMNS)
     frame["_q"] = frame["quarter"].map(m.data.quarters.index)
     return frame.sort_values(["_q", "site", "machine"]).drop(columns="_q").reset_index(drop=True)
@@ -407,18 +404,15 @@ def proposed_quotas(m: PlanModel) -> pd.DataFrame:
     """
     d = m.data
     q0 = d.quarters[0]
-    shares = _team_shares(m)
     load: dict[tuple[str, str], dict[tuple[str, int], float]] = defaultdict(lambda: defaultdict(float))
-    rho = {(k, j): r for k, rs in m.routes.items() for j, r in rs}
-    for (k, j, q, s, b), var in m.serve.items():
+    tier_load: dict[tuple[str, str, str], dict[tuple[str, int], float]] = defaultdict(lambda: defaultdict(float))
+    for (k, j, t, q, s, b), var in m.use.items():
         if q == q0:
-            load[(m.key_parts[k][0], j)][(s, b)] += rho[(k, j)] * _v(var)
-    tier_peak: dict[tuple[str, str, str], float] = defaultdict(float)
-    for (c, j, t, q, s, b), var in m.use.items():
-        if q == q0 and t in PAY_PER_USE:
-            for team, share in shares.get((c, j, q, s, b), {}).items():
-                x = share * _v(var) * m.offers[j]["accelerators_per_node"]
-                tier_peak[(team, j, t)] = max(tier_peak[(team, j, t)], x)
+            team, x = m.key_parts[k][0], _v(var) * m.offers[j]["accelerators_per_node"]
+            load[(team, j)][(s, b)] += x
+            if t in PAY_PER_USE:
+                tier_load[(team, j, t)][(s, b)] += x
+    tier_peak = {key: max(cells.values()) for key, cells in tier_load.items()}
     active = _active_new_nodes(m)
     mean = {tj: sum(d.scenarios[s] * m.weight[(q0, s, b)] * x for (s, b), x in cells.items())
             for tj, cells in load.items()}
@@ -440,7 +434,7 @@ def proposed_quotas(m: PlanModel) -> pd.DataFrame:
         for team in teams:
             nominal_g = math.floor(guaranteed * mean[(team, j)] / total_mean + TINY) if guaranteed else 0
             tier_nominals = {t: math.ceil(tier_peak[(team, j, t)] - TINY) for t in PAY_PER_USE
-                             if tier_peak[(team, j, t)] > TINY}
+                             if tier_peak.get((team, j, t), 0.0) > TINY}
             peak = math.ceil(max(load[(team, j)].values()) - TINY)
             borrowing = max(0, peak - nominal_g - sum(tier_nominals.values()))
             if nominal_g or borrowing:

@@ -9,6 +9,9 @@ a solution exists. Shadow prices come from a second, linear solve with the integ
 from __future__ import annotations
 
 import enum
+import functools
+import os
+import sys
 import time
 from dataclasses import dataclass, replace
 
@@ -63,6 +66,23 @@ HIGHS_OPTIONS = {"mip_allow_restart": False}
 HIGHS_LP_OPTIONS = {"parallel": "on"}
 
 
+@functools.cache
+def _quiet_highs_banner() -> None:
+    """Construct HiGHS once with stdout closed: highspy >= 1.16 prints a licence banner (from C++, so not
+    through sys.stdout) at the first construction in a process, and `qm plan`'s output is for its reader."""
+    import highspy
+
+    sys.stdout.flush()
+    saved = os.dup(1)
+    try:
+        with open(os.devnull, "w") as devnull:
+            os.dup2(devnull.fileno(), 1)
+            highspy.Highs()
+    finally:
+        os.dup2(saved, 1)
+        os.close(saved)
+
+
 def make_solver(name: str, *, time_limit_s: float, gap_rel: float, threads: int | None, mip: bool = True,
                 fixed_cost: float = 0.0) -> tuple[str, pulp.LpSolver]:
     """The requested solver, or CBC when HiGHS (highspy) is not installed.
@@ -72,6 +92,7 @@ def make_solver(name: str, *, time_limit_s: float, gap_rel: float, threads: int 
     keeps the stopping rule relative to the whole expected cost.
     """
     if name == "highs" and pulp.HiGHS(msg=False).available():
+        _quiet_highs_banner()
         return "highs", pulp.HiGHS(msg=False, mip=mip, timeLimit=time_limit_s, gapRel=gap_rel,
                                    gapAbs=gap_rel * abs(fixed_cost) or None, threads=threads, **HIGHS_OPTIONS)
     return "cbc", pulp.PULP_CBC_CMD(msg=False, mip=mip, timeLimit=time_limit_s, gapRel=gap_rel, threads=threads)
@@ -180,6 +201,7 @@ class HighsSession:
         lp.a_matrix_.start_ = np.array(starts, dtype=np.int32)
         lp.a_matrix_.index_ = np.array(index, dtype=np.int32)
         lp.a_matrix_.value_ = np.array(value, dtype=float)
+        _quiet_highs_banner()
         self.highs = highspy.Highs()
         self.highs.setOptionValue("output_flag", False)
         if opts.threads is not None:

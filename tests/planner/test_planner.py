@@ -136,6 +136,16 @@ def test_shadow_price_is_the_on_demand_price_per_accelerator_when_nothing_else_i
     assert result.shadow_prices["usd_per_accelerator_hour"].tolist() == [Decimal("10.000000")]
 
 
+def test_shadow_price_is_zero_where_an_existing_commitment_has_idle_nodes_and_on_demand_where_it_is_full():
+    """20 committed nodes: idle under a load of 10 (the next accelerator is free), full under 30 (on-demand)."""
+    inventory = one_site(on_demand=10).add("commitments", name="old-cud", kind="cud", machine=MACHINE, site=SITE,
+                                           count=20, term_months=12, start="2027-01-01", usd_per_node_hour="6")
+    idle = run(inventory, curves("ml", Q1, level=10.0))
+    full = run(inventory, curves("ml", Q1, level=30.0))
+    assert idle.shadow_prices["usd_per_accelerator_hour"].tolist() == [Decimal("0.000000")]
+    assert full.shadow_prices["usd_per_accelerator_hour"].tolist() == [Decimal("10.000000")]
+
+
 def test_a_supply_cap_below_existing_commitments_is_infeasible_and_says_which_rule_gave():
     inventory = (one_site(on_demand=10, commit_12=6)
                  .add("commitments", name="big-cud", kind="cud", machine=MACHINE, site=SITE, count=10,
