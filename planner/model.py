@@ -15,11 +15,10 @@ Sets
     c in C          cost centres; K_c the keys of c's teams; J_c the offers some key of c may use
     J_k             offers that may serve k: residency (Team.sites), a pinned site, and equivalence
     o in O_j        commitment options at j: `commit` 12/36 months, `onprem` purchase; term T_o quarters
-    M_j             pay-per-use pricing models priced at j: on-demand, spot, flex-start, capacity-block, less
-                    a dominated one: of flex-start and on-demand (same rows, different price and cap) the
-                    dearer is left out when the cheaper has no cap (no plan is worse for it)
+    M_j             pay-per-use pricing models priced at j: on-demand, spot, flex-start, capacity-block
     T_j             tiers at j: E (existing commitments), N (new commitments, if O_j is not empty), M_j
-    T_kjqs          the tiers of T_j that may serve k: spot only if sigma_kqs > 0
+    T_kjqs          the tiers of T_j that may serve k: spot only if sigma_kqs > 0, and no dominated
+                    pay-per-use tier (see _dominated_pay_per_use: no plan needs it)
 
 Parameters
     D_kqsb          demand of k in bucket b, accelerators
@@ -128,6 +127,7 @@ class PlanModel:
     cost_center: dict[str, str] = field(default_factory=dict)  # k -> c
     key_parts: dict[str, tuple[str, ...]] = field(default_factory=dict)
     spot_share: dict[tuple[str, str, str], float] = field(default_factory=dict)  # (k, q, s) -> sigma
+    dominated: dict[str, set[tuple[str, str]]] = field(default_factory=dict)  # k -> (j, m) no plan needs
     existing_nodes: dict[tuple[str, str], float] = field(default_factory=dict)  # (j, q)
     existing_nodes_by_model: dict[tuple[str, str, str], float] = field(default_factory=dict)  # (j, m, q)
     price: dict[tuple[str, str], float] = field(default_factory=dict)  # (j, m) pay-per-use
@@ -191,9 +191,11 @@ def _index(m: PlanModel) -> None:
         m.cells.append((r.quarter, r.scenario, int(r.bucket)))
         m.weight[(r.quarter, r.scenario, int(r.bucket))] = float(r.weight)
     m.cells.sort(key=lambda c: (d.quarters.index(c[0]), c[1], c[2]))
+    existing_usd: dict[tuple[str, str], float] = defaultdict(float)
     for r in d.existing.itertuples():
         if r.offer in m.offers:
             m.existing_nodes[(r.offer, r.quarter)] = m.existing_nodes.get((r.offer, r.quarter), 0.0) + r.nodes
+            existing_usd[(r.offer, r.quarter)] += float(r.usd)
             model = "onprem" if r.kind == "on-prem-purchase" else "capacity-block" if r.kind == "capacity-block" \
                 else "commit"
             key = (r.offer, model, r.quarter)
@@ -202,41 +204,46 @@ def _index(m: PlanModel) -> None:
         m.price[(r.offer, r.pricing_model)] = float(r.usd_per_node_hour)
     for r in d.commit_options.to_dict("records"):
         m.options.setdefault(r["offer"], []).append(r)
-    dominated = _dominated_pay_per_use(m)
+    m.dominated = _dominated_pay_per_use(m)
     for j in m.offers:
         for q in d.quarters:
             tiers = []
             if m.existing_nodes.get((j, q), 0) > 0:
                 tiers.append(EXISTING)
-                usd = d.existing[(d.existing["offer"] == j) & (d.existing["quarter"] == q)]["usd"]
-                m.charge_rate[(j, EXISTING, q)] = float(sum(usd)) / (m.existing_nodes[(j, q)] * d.hours[q])
+                m.charge_rate[(j, EXISTING, q)] = existing_usd[(j, q)] / (m.existing_nodes[(j, q)] * d.hours[q])
             if m.options.get(j):
                 tiers.append(NEW)
                 m.charge_rate[(j, NEW, q)] = min(float(o["usd_per_node_hour"]) for o in m.options[j])
-            tiers += [t for t in PAY_PER_USE if (j, t) in m.price and t not in dominated.get(j, ())]
+            tiers += [t for t in PAY_PER_USE if (j, t) in m.price]
             m.tiers[(j, q)] = tiers
 
 
-# Pay-per-use models that differ only in price and supply cap: no rule but supply_cap tells them apart.
-INTERCHANGEABLE = ("flex-start", "on-demand")
+# Pay-per-use models whose columns enter only their key's demand row (spot: also its spot-share row, with
+# the same coefficient), its budget at its price, and their supply cap: nothing but price and cap tells
+# the members of a group apart, across every offer the key may use.
+SUBSTITUTES = (("flex-start", "on-demand"), ("spot",))
 
 
-def _dominated_pay_per_use(m: PlanModel) -> dict[str, set[str]]:
-    """j -> pay-per-use models no plan needs: another interchangeable model at j is cheaper and uncapped.
+def _dominated_pay_per_use(m: PlanModel) -> dict[str, set[tuple[str, str]]]:
+    """k -> the (offer, pay-per-use model) pairs no plan needs for k.
 
-    PLANNING.md (lessons, 2: prune before solving). Flex-start and on-demand enter the same rows with the
-    same coefficients except their price (objective, budgets) and supply cap; if one is strictly cheaper
-    per node-hour and has no cap, every plan that uses the other is beaten by moving that use to it, so
-    the dearer one's variables are left out (at enterprise size, GCP's on-demand: 7 % of the variables).
+    PLANNING.md (lessons, 2: prune before solving). Within a group of SUBSTITUTES, let the cheapest
+    uncapped pair be the one with the lowest price per accelerator of k's class (p_jm rho_kj / a_j; ties
+    to the first offer by name): any use of a dearer pair is beaten by moving it there, and the move is
+    cheaper in the budget too. Kept: that pair and capped pairs cheaper than it (useful up to their cap).
+    At enterprise size this leaves out 230,400 of 562,350 columns (the objective and LP bound unchanged
+    to the dollar), which HiGHS's presolve would otherwise remove after PuLP had spent 10 s building them.
     """
     capped = {(r.offer, r.pricing_model) for r in m.data.caps.itertuples()}
-    out: dict[str, set[str]] = defaultdict(set)
-    for j in m.offers:
-        for dear in INTERCHANGEABLE:
-            for cheap in INTERCHANGEABLE:
-                if (cheap != dear and (j, dear) in m.price and (j, cheap) in m.price and (j, cheap) not in capped
-                        and m.price[(j, cheap)] < m.price[(j, dear)]):
-                    out[j].add(dear)
+    out: dict[str, set[tuple[str, str]]] = defaultdict(set)
+    for k, routes in m.routes.items():
+        for group in SUBSTITUTES:
+            pairs = sorted((m.price[(j, t)] * rho / m.offers[j]["accelerators_per_node"], j, t)
+                           for j, rho in routes for t in group if (j, t) in m.price)
+            best = next((p for p in pairs if (p[1], p[2]) not in capped), None)
+            if best is not None:
+                out[k].update((j, t) for price, j, t in pairs if (price, j, t) != best and (
+                    (j, t) not in capped or price >= best[0]))
     return out
 
 
@@ -261,7 +268,7 @@ def add_variables(m: PlanModel) -> None:
         spot_allowed = m.spot_share[(k, r.quarter, r.scenario)] > 0
         for j, _ in m.routes.get(k, []):
             for t in m.tiers[(j, r.quarter)]:
-                if t != "spot" or spot_allowed:
+                if (t != "spot" or spot_allowed) and (j, t) not in m.dominated.get(k, ()):
                     if (k, j, t) not in prefix:
                         prefix[(k, j, t)] = name("use", *m.key_parts[k], m.offers[j]["site"], m.offers[j]["machine"], t)
                     m.use[(k, j, t, *cell)] = m.prob.add_variable(f"{prefix[(k, j, t)]}__{suffix[cell]}", 0)
@@ -334,18 +341,18 @@ def add_demand_met(m: PlanModel) -> None:
 
 
 def use_by_tier(m: PlanModel) -> dict[tuple[str, str, str, str, int], list[pulp.LpVariable]]:
-    """(j, t, q, s, b) -> [u_kjt] over demand keys."""
+    """(j, t, q, s, b) -> [u_kjt] over demand keys, in key order (so the rows come out sorted)."""
     if not m.use_by_tier:
         out: dict[tuple, list] = defaultdict(list)
         for (k, j, t, q, s, b), var in m.use.items():
             out[(j, t, q, s, b)].append(var)
-        m.use_by_tier = dict(out)
+        m.use_by_tier = dict(sorted(out.items()))
     return m.use_by_tier
 
 
 def add_existing_commitments_cover(m: PlanModel) -> None:
     """existing_commitments_cover: existing commitments serve at most their (average active) nodes."""
-    for (j, t, q, s, b), vars_ in sorted(use_by_tier(m).items()):
+    for (j, t, q, s, b), vars_ in use_by_tier(m).items():
         if t == EXISTING:
             o = m.offers[j]
             _add(m, pulp.LpAffineExpression([(v, 1.0) for v in vars_]), pulp.LpConstraintLE,
@@ -353,9 +360,14 @@ def add_existing_commitments_cover(m: PlanModel) -> None:
 
 
 def add_new_commitments_cover(m: PlanModel) -> None:
-    """new_commitments_cover: new commitments serve at most the nodes whose term covers the quarter."""
+    """new_commitments_cover: new commitments serve at most the nodes whose term covers the quarter.
+
+    A^m_jq is written out in every scenario and bucket's row: an auxiliary column A_jq with one defining
+    row per quarter has fewer nonzeros but made the LP relaxation slower at enterprise size (31 s against
+    21 s, bench/planner_bench.py).
+    """
     active = {}
-    for (j, t, q, s, b), vars_ in sorted(use_by_tier(m).items()):
+    for (j, t, q, s, b), vars_ in use_by_tier(m).items():
         if t == NEW:
             if (j, q) not in active:
                 active[(j, q)] = m.active_new(j, q, times=-1.0)
@@ -421,8 +433,11 @@ def add_supply_caps(m: PlanModel) -> None:
 def add_budgets(m: PlanModel) -> None:
     """budget: a cost centre's expected charge in a quarter stays within its budget."""
     d = m.data
+    budgeted = set(zip(d.budgets["cost_center"], d.budgets["quarter"]))
     charge: dict[tuple[str, str], list] = defaultdict(list)
     for (k, j, t, q, s, b), var in m.use.items():
+        if (m.cost_center[k], q) not in budgeted:
+            continue
         rate = m.price[(j, t)] if t in PAY_PER_USE else m.charge_rate[(j, t, q)]
         charge[(m.cost_center[k], q)].append((var, d.scenarios[s] * m.weight[(q, s, b)] * d.hours[q] * rate))
     for r in d.budgets.itertuples():

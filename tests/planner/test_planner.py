@@ -99,6 +99,17 @@ def test_residency_keeps_a_team_at_its_sites_even_when_another_is_cheaper():
     assert usd_of(pinned.cost_by_team, team="ml") == Decimal(10 * 10 * H1)
 
 
+def test_a_cheaper_capped_offer_is_used_up_to_its_cap_and_the_dearer_uncapped_one_for_the_rest():
+    """Pay-per-use pruning keeps what a plan may need: on-demand at 8 capped at 3 nodes, at 10 uncapped."""
+    inventory = (one_site(on_demand=10)
+                 .site("gcp-us-east4", provider="gcp", region="us-east4", zones=["us-east4-a"],
+                       supply_caps=[{"machine": MACHINE, "pricing_model": "on-demand", "max_nodes": 3}])
+                 .add("prices", **price(MACHINE, "on-demand", 8, site="gcp-us-east4")))
+    result = run(inventory, curves("ml", Q1, level=10.0))
+    assert usd_of(result.cost_by_quarter, pricing_model="on-demand") == Decimal((3 * 8 + 7 * 10) * H1)
+    assert result.unmet_demand.empty
+
+
 def test_a_budget_caps_a_cost_centre_and_the_rest_is_reported_unmet():
     inventory = one_site(on_demand=10).policy(budgets=[{"cost_center": "CC-1", "quarter": "2027Q1", "usd": 108000}])
     result = run(inventory, curves("ml", Q1, level=10.0))
