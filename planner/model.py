@@ -137,6 +137,15 @@ class PlanModel:
     use_by_tier: dict[tuple[str, str, str, str, int], list[pulp.LpVariable]] = field(default_factory=dict)
     fixed_lp: object = None  # planner.solve: the report of the fixed-integer LP whose duals are loaded, if any
 
+    def variables(self) -> list[pulp.LpVariable]:
+        """Every variable of the problem, from the model's own dicts (PuLP's `variables()` re-walks every row)."""
+        return [*self.commit.values(), *self.capacity_block.values(), *self.use.values(), *self.unmet.values(),
+                *self.slack.values()]
+
+    def integers(self) -> list[pulp.LpVariable]:
+        """The integer decisions: commitment starts x and capacity-block node-weeks n."""
+        return [*self.commit.values(), *self.capacity_block.values()]
+
     def active_new(self, j: str, q: str, model: str | None = None, times: float = 1.0
                    ) -> list[tuple[pulp.LpVariable, float]]:
         """The terms of `times` x A^m_jq: new committed nodes active at j in q (all models if `model` is None)."""

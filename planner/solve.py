@@ -2,8 +2,9 @@
 
 PuLP's own status is not enough (PLANNING.md, solver facts): it says "Optimal" when CBC stops at its time
 limit holding only a feasible solution, and HiGHS's objective reads 0 when there is no solution. So the
-outcome is taken from `prob.sol_status` and mapped to a typed `Outcome`; the objective is read only when
-a solution exists. Shadow prices come from a second, linear solve with the integer decisions fixed.
+outcome is taken from `prob.sol_status` (CBC) or HiGHS's model and primal solution status, and mapped
+to a typed `Outcome`; the objective is read only when a solution exists. Shadow prices are the duals of
+the LP with the integer decisions fixed.
 """
 
 from __future__ import annotations
@@ -34,6 +35,15 @@ class Outcome(enum.StrEnum):
         return self in (Outcome.OPTIMAL, Outcome.FEASIBLE)
 
 
+# HiGHS model statuses that say what happened; any other (time or iteration limit, interrupt) leaves a
+# plan only if HiGHS holds a primal feasible solution.
+_FROM_HIGHS_STATUS = {"kOptimal": Outcome.OPTIMAL, "kInfeasible": Outcome.INFEASIBLE,
+                      "kUnboundedOrInfeasible": Outcome.INFEASIBLE, "kUnbounded": Outcome.UNBOUNDED,
+                      "kNotset": Outcome.NO_SOLUTION, "kLoadError": Outcome.NO_SOLUTION,
+                      "kModelError": Outcome.NO_SOLUTION, "kPresolveError": Outcome.NO_SOLUTION,
+                      "kSolveError": Outcome.NO_SOLUTION, "kPostsolveError": Outcome.NO_SOLUTION,
+                      "kModelEmpty": Outcome.NO_SOLUTION, "kUnknown": Outcome.NO_SOLUTION}
+
 _FROM_SOL_STATUS = {
     pulp.constants.LpSolutionOptimal: Outcome.OPTIMAL,
     pulp.constants.LpSolutionIntegerFeasible: Outcome.FEASIBLE,
@@ -61,8 +71,11 @@ class SolveReport:
 # Measured on the example (bench/planner_bench.py): HiGHS's restarts after root presolve re-run the cut loop
 # and took 10-20 s for a model whose best plan is found in 2 s; without them it proves the gap in ~3 s.
 HIGHS_OPTIONS = {"mip_allow_restart": False}
-# The LP relaxation (HighsSession), measured at enterprise size on 2 cores: the parallel dual simplex took
-# 70 s where the serial one took 107 s; primal simplex and the interior point solver (IPX) were slower.
+# The LP relaxation (HighsSession), measured at enterprise size on 2 cores with HiGHS 1.16: it picks its
+# serial dual simplex with or without `parallel` (21 s either way); forcing the parallel variants
+# (simplex_strategy 2, 3) gave 19-25 s, within this machine's run-to-run noise; the primal simplex, the
+# interior point method without crossover and PDLP did not finish in 2 minutes. `parallel` stays on so
+# HiGHS may use the second core where it judges that it pays.
 HIGHS_LP_OPTIONS = {"parallel": "on"}
 
 
@@ -112,7 +125,7 @@ def solve(model: PlanModel, *, relax: bool = False) -> SolveReport:
     """
     model.fixed_lp = None
     start = time.perf_counter()
-    integers = [v for v in model.prob.variables() if v.cat == pulp.constants.LpInteger]
+    integers = model.integers()
     if model.data.options.solver == "highs" and pulp.HiGHS(msg=False).available() and (relax or integers):
         session = HighsSession(model)
         lp = session.run("relaxation")
@@ -174,8 +187,8 @@ class HighsSession:
         import numpy as np
 
         self.model, prob, opts = model, model.prob, model.data.options
-        self.variables = prob.variables()
-        constraints = list(prob._constraints.values())
+        self.variables = model.variables()
+        self.constraints = constraints = prob.constraints()
         inf = highspy.kHighsInf
         for i, var in enumerate(self.variables):
             var.index = i
@@ -214,18 +227,28 @@ class HighsSession:
         self._np = np
 
     def run(self, stage: str) -> SolveReport:
-        """Solve the LP as it stands; the outcome from HiGHS's model status, values written back to PuLP."""
+        """Solve the LP as it stands; the outcome from HiGHS's statuses, values and duals written back to PuLP.
+
+        PuLP's own reader (`findSolutionValues`) would walk every constraint to list the variables again,
+        1.4 s per solve at enterprise size; the session keeps both lists in HiGHS's order.
+        """
+        import highspy
+
         start = time.perf_counter()
         self.highs.run()
-        reader = pulp.HiGHS(msg=False)
-        status, sol_status = reader.findSolutionValues(self.model.prob)
-        self.model.prob.assignStatus(status, sol_status)
-        seconds = time.perf_counter() - start
-        outcome = _FROM_SOL_STATUS.get(sol_status, Outcome.NO_SOLUTION)
-        objective = None
+        status, info = self.highs.getModelStatus(), self.highs.getInfo()
+        feasible = info.primal_solution_status == highspy.SolutionStatus.kSolutionStatusFeasible
+        outcome = _FROM_HIGHS_STATUS.get(status.name, Outcome.FEASIBLE if feasible else Outcome.NO_SOLUTION)
         if outcome.has_plan:
-            objective = self.highs.getInfo().objective_function_value + self.model.prob.objective.constant
-        return SolveReport(outcome, "highs", pulp.LpStatus[status], objective, None, None, seconds,
+            solution = self.highs.getSolution()
+            for var, value, dj in zip(self.variables, solution.col_value, solution.col_dual):
+                var.varValue, var.dj = value, dj
+            for row, activity, pi in zip(self.constraints, solution.row_value, solution.row_dual):
+                slack = row.constant + activity  # PuLP's convention: the constant is on the left
+                row.slack, row.pi = (-slack if row.sense == pulp.LpConstraintLE else slack), pi
+        seconds = time.perf_counter() - start
+        objective = info.objective_function_value + self.model.prob.objective.constant if outcome.has_plan else None
+        return SolveReport(outcome, "highs", self.highs.modelStatusToString(status), objective, None, None, seconds,
                            stages=((stage, seconds),))
 
     def fix(self, integers: list[pulp.LpVariable], values: dict[str, int]) -> SolveReport:
@@ -301,11 +324,10 @@ def fix_integers_and_resolve(model: PlanModel) -> SolveReport:
     When the plan came from relax-and-round with HiGHS, that fixed LP was the last solve and its duals
     are already on the constraints: it is not solved again.
     """
-    for var in model.prob.variables():
-        if var.cat == pulp.constants.LpInteger:
-            value = round(var.varValue or 0.0)
-            var.lowBound = var.upBound = value
-            var.cat = pulp.constants.LpContinuous
+    for var in model.integers():
+        value = round(var.varValue or 0.0)
+        var.lowBound = var.upBound = value
+        var.cat = pulp.constants.LpContinuous
     if model.fixed_lp is not None:
         return model.fixed_lp
     return _run(model, mip=False)

@@ -49,3 +49,10 @@ def test_each_constraint_family_matches_its_golden_lp_file(family, golden, tmp_p
     path = tmp_path / f"{family}.lp"
     part.writeLP(str(path))
     golden(GOLDEN / f"{family}.lp", path.read_text())
+
+
+def test_the_model_lists_every_variable_the_problem_has():
+    """HighsSession hands HiGHS `PlanModel.variables()`; a variable missing there would be lost."""
+    model = tiny_model()
+    assert sorted(v.name for v in model.variables()) == [v.name for v in model.prob.variables()]
+    assert model.slack and model.capacity_block and model.commit  # every family is present in the fixture
