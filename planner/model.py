@@ -12,7 +12,7 @@ Sets
     b in B_qs       load-duration buckets of quarter q in scenario s, share of hours w_qsb (sum_b w_qsb = 1)
     j in J          offers: a machine at a site (a3-megagpu-8g at gcp-us-east4)
     k in K          demand keys: a team's demand for an accelerator class (optionally pinned to a site)
-    c in C          cost centres; K_c the keys of c's teams; J_c the offers some key of c may use
+    c in C          cost centres; K_c the keys of c's teams
     J_k             offers that may serve k: residency (Team.sites), a pinned site, and equivalence
     o in O_j        commitment options at j: `commit` 12/36 months, `onprem` purchase; term T_o quarters
     M_j             pay-per-use pricing models priced at j: on-demand, spot, flex-start, capacity-block
@@ -145,6 +145,10 @@ class PlanModel:
     def integers(self) -> list[pulp.LpVariable]:
         """The integer decisions: commitment starts x and capacity-block node-weeks n."""
         return [*self.commit.values(), *self.capacity_block.values()]
+
+    def charge_per_node_hour(self, j: str, tier: str, q: str) -> float:
+        """What a cost centre is charged per node-hour of tier t at j in q (r^E, r^N, or the pay-per-use price)."""
+        return self.price[(j, tier)] if tier in PAY_PER_USE else self.charge_rate[(j, tier, q)]
 
     def active_new(self, j: str, q: str, model: str | None = None, times: float = 1.0
                    ) -> list[tuple[pulp.LpVariable, float]]:
@@ -447,7 +451,7 @@ def add_budgets(m: PlanModel) -> None:
     for (k, j, t, q, s, b), var in m.use.items():
         if (m.cost_center[k], q) not in budgeted:
             continue
-        rate = m.price[(j, t)] if t in PAY_PER_USE else m.charge_rate[(j, t, q)]
+        rate = m.charge_per_node_hour(j, t, q)
         charge[(m.cost_center[k], q)].append((var, d.scenarios[s] * m.weight[(q, s, b)] * d.hours[q] * rate))
     for r in d.budgets.itertuples():
         expr = pulp.LpAffineExpression(charge.get((r.cost_center, r.quarter), []))

@@ -193,13 +193,13 @@ def purchase_schedule(m: PlanModel) -> pd.DataFrame:
                      "monthly_usd": usd(price * nodes * HOURS_PER_MONTH),
                      "total_liability_usd": usd(price * nodes * HOURS_PER_MONTH * opt["term_months"]),
                      "in_horizon_usd": usd(in_horizon)})
+    by_tier = use_by_tier(m)
     for (j, q), var in m.capacity_block.items():
         weeks = round(_v(var))
         if weeks <= 0:
             continue
         o = m.offers[j]
         price = Decimal(str(m.price[(j, "capacity-block")]))
-        by_tier = use_by_tier(m)
         peak = max((sum(_v(v) for v in by_tier.get((j, "capacity-block", q, s, b), []))
                     for (q2, s, b) in m.cells if q2 == q), default=0.0)
         start = quarter_bounds(q)[0]
@@ -286,8 +286,7 @@ def _costs(m: PlanModel) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
             committed[q] += node_hours * a
         if t in PAY_PER_USE and t != "capacity-block":
             by_model[(q, t, 0)] += node_hours * m.price[(j, t)]
-        rate = m.price[(j, t)] if t in PAY_PER_USE else m.charge_rate[(j, t, q)]
-        team_charge[(q, m.key_parts[k][0])] += node_hours * rate
+        team_charge[(q, m.key_parts[k][0])] += node_hours * m.charge_per_node_hour(j, t, q)
     unmet = defaultdict(float)
     for (k, q, s, b), var in m.unmet.items():
         unmet[q] += _expected_hours(m, q, s, b) * _v(var)
