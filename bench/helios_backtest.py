@@ -25,10 +25,10 @@ from pathlib import Path
 
 import pandas as pd
 
-from planner import PlanOptions, plan
-from planner.data import curves_frame, load_duration_curve
-from planner.usage_forecast import DAYS_PER_QUARTER, trend_per_quarter
 from quartermaster.model import Inventory
+from quartermaster.planner import PlanOptions, plan
+from quartermaster.planner.data import curves_frame, load_duration_curve
+from quartermaster.planner.usage_forecast import DAYS_PER_QUARTER, trend_per_quarter
 
 TRACE = Path(__file__).resolve().parent.parent / "data" / "helios" / "earth_vc_hourly.csv"
 SPLIT = pd.Timestamp("2020-05-16")

@@ -4,7 +4,8 @@
 
 Records are per workload and hour for October 2026 on the example inventory (its commitments, spot, on-demand,
 flex-start and on-prem pools and their prices): random team and flavor, requests that fill about 85 % of the
-fleet, used up to the request. Three timings: the frame already in memory (check + meter), read from Parquet, read from CSV.
+fleet, used up to the request. Three timings: the frame already in memory
+(check + meter), read from Parquet, read from CSV.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ import pyarrow.csv as pacsv
 
 from quartermaster.capacity import flavor_capacity
 from quartermaster.loader import load
-from reports.metering import check_usage, meter, parse_period, read_usage
+from quartermaster.reports.metering import check_usage, meter, parse_period, read_usage
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -40,14 +41,16 @@ def records(rows: int, seed: int = 7) -> pd.DataFrame:
     top = max(1, round(2 * 0.85 * capacity * 744 / rows * 100))
     requested = rng.integers(0, top + 1, rows) / 100
     hours = pd.Timestamp("2026-10-01") + pd.to_timedelta(rng.integers(0, 744, rows), unit="h")
-    return pd.DataFrame({
-        "hour": hours,
-        "cluster": pd.array(cluster_of[pool], dtype="str"),
-        "team": pd.array(np.array(teams, dtype=object)[rng.integers(0, len(teams), rows)], dtype="str"),
-        "flavor": pd.array(np.array(pools, dtype=object)[pool], dtype="str"),
-        "accelerators_used": np.round(requested * rng.random(rows), 2),
-        "accelerators_requested": requested,
-    })
+    return pd.DataFrame(
+        {
+            "hour": hours,
+            "cluster": pd.array(cluster_of[pool], dtype="str"),
+            "team": pd.array(np.array(teams, dtype=object)[rng.integers(0, len(teams), rows)], dtype="str"),
+            "flavor": pd.array(np.array(pools, dtype=object)[pool], dtype="str"),
+            "accelerators_used": np.round(requested * rng.random(rows), 2),
+            "accelerators_requested": requested,
+        }
+    )
 
 
 def write_csv(frame: pd.DataFrame, path: Path) -> None:
@@ -82,9 +85,11 @@ def main() -> None:
             total = time.perf_counter() - start
             if issues or result is None:
                 raise SystemExit("\n".join(i.format() for i in issues))
-            print(f"meter {args.rows:,} records from {fmt}: {total:.2f} s (read + check {read:.2f} s, "
-                  f"meter {total - read:.2f} s); total {result.total_cost:,} USD = usage {result.usage_cost:,} "
-                  f"+ idle {result.idle_cost:,} (goal < 10 s)")
+            print(
+                f"meter {args.rows:,} records from {fmt}: {total:.2f} s (read + check {read:.2f} s, "
+                f"meter {total - read:.2f} s); total {result.total_cost:,} USD = usage {result.usage_cost:,} "
+                f"+ idle {result.idle_cost:,} (goal < 10 s)"
+            )
 
 
 if __name__ == "__main__":

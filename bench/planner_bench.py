@@ -26,9 +26,9 @@ from decimal import Decimal
 
 import pandas as pd
 
-from planner.data import OFFER_COLUMNS, PlanData, PlanOptions
-from planner.model import build_model
-from planner.solve import _run, solve
+from quartermaster.planner.data import OFFER_COLUMNS, PlanData, PlanOptions
+from quartermaster.planner.model import build_model
+from quartermaster.planner.solve import _run, solve
 from quartermaster.units import next_quarters, quarter_hours
 
 SIZES = {  # sites, machines, quarters, scenarios, cost centres
@@ -85,7 +85,7 @@ def generate(sites: int, machines: int, quarters: int, scenarios: int, cost_cent
             team = f"team-{c:02d}-{a}"
             teams.append({"team": team, "cost_center": cc, "sites": ""})
             key = f"{team}/A{a}"
-            for s in sorted(set(home + [rng.choice(site_names)])):
+            for s in sorted(set([*home, rng.choice(site_names)])):
                 for mi in range(a, machines, CLASSES):
                     routes.append({"demand_key": key, "offer": f"{s}/m{mi:02d}", "ratio": 1.0})
             base, growth, spread = rng.uniform(200, 1500), rng.uniform(-0.02, 0.08), rng.uniform(0.1, 0.5)
@@ -134,7 +134,8 @@ def run(size: str, solvers: list[str], time_limit: float, threads: int | None, p
         stages = ", ".join(f"{stage} {seconds:.1f} s" for stage, seconds in report.stages)
         print(f"  {solver:5s}: {report.outcome.value:11s} build {build_s:.1f} s + solve {report.seconds:.1f} s "
               f"({stages}) = {build_s + report.seconds:.1f} s; objective {(report.objective or 0):,.0f}, "
-              f"LP bound {(bound or 0):,.0f}, MILP/LP {ratio} ({report.status}{'; ' + report.note if report.note else ''})")
+              f"LP bound {(bound or 0):,.0f}, MILP/LP {ratio} "
+              f"({report.status}{'; ' + report.note if report.note else ''})")
 
 
 def main() -> None:
@@ -142,8 +143,11 @@ def main() -> None:
     parser.add_argument("--sizes", nargs="+", default=list(SIZES), choices=list(SIZES))
     parser.add_argument("--solvers", nargs="+", default=["highs", "cbc"], choices=["highs", "cbc"])
     parser.add_argument("--time-limit", type=float, default=120.0)
-    parser.add_argument("--branch-and-bound-only", action="store_true",
-                        help="Skip relax-and-round: the solver's own branch-and-bound from the start.")
+    parser.add_argument(
+        "--branch-and-bound-only",
+        action="store_true",
+        help="Skip relax-and-round: the solver's own branch-and-bound from the start.",
+    )
     # HiGHS fixes its thread pool at the first solve of a process (default: all cores, 2 here); a different
     # `threads` later makes it refuse to solve, so the default leaves it unset.
     parser.add_argument("--threads", type=int, default=None)

@@ -22,11 +22,11 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-import pulumi  # noqa: E402
-from pulumi.runtime import settings  # noqa: E402
+import pulumi
+from pulumi.runtime import settings
 
-from modules.cloud import cluster_spec  # noqa: E402
-from quartermaster.model import Inventory  # noqa: E402
+from quartermaster.model import Inventory
+from quartermaster.modules.cloud import cluster_spec
 
 SHARE = {"gke-gpu": 0.4, "gke-tpu": 0.2, "eks": 0.25, "aks": 0.15}  # of the pools
 
@@ -107,7 +107,7 @@ class CountingMocks(pulumi.runtime.Mocks):
 
 def run_stack(inventory: Inventory, cluster: str) -> int:
     """Declare one cluster's stack under mocks; the number of resources registered."""
-    from modules.pulumi import declare_cluster
+    from quartermaster.modules.pulumi import declare_cluster
 
     mocks = CountingMocks()
     settings.ROOT.set(None)

@@ -18,10 +18,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench.pulumi_bench import generate  # noqa: E402
-from modules.cloud import cluster_spec  # noqa: E402
-from modules.kueue import objects_for_cluster  # noqa: E402
-from modules.terraform import stack_clusters, stack_spec  # noqa: E402
+from bench.pulumi_bench import generate
+from quartermaster.modules.cloud import cluster_spec
+from quartermaster.modules.kueue import objects_for_cluster
+from quartermaster.modules.terraform import stack_clusters, stack_spec
 
 
 def main() -> None:
@@ -30,9 +30,9 @@ def main() -> None:
     inventory = generate(parser.parse_args().pools)
     clusters = stack_clusters(inventory)
     t0 = time.perf_counter()
-    from modules.terraform.app import Backend, ClusterStack  # first: it silences jsii's Node 20 banner
-
     from cdktf import App
+
+    from quartermaster.modules.terraform.app import Backend, ClusterStack  # first: it silences jsii's Node 20 banner
     t1 = time.perf_counter()
     specs = [stack_spec(cluster_spec(inventory, c), objects_for_cluster(inventory, c)) for c in clusters]
     t2 = time.perf_counter()

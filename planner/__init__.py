@@ -4,9 +4,13 @@ Four steps, one module each: `data` (tables in), `model` (the problem), `solve` 
 `results` (tables out). `plan(inventory, options)` runs them; `load_result(dir)` reads a written plan.
 """
 
-from planner.data import PlanInputError, PlanOptions, build_data
-from planner.pipeline import plan
-from planner.results import PlanResult, load_result
-from planner.solve import Outcome
+# Installed as `quartermaster.planner`; the bare folder name is importable only by accident (the repo root on sys.path).
+if __name__ != "quartermaster.planner":
+    raise ImportError(f"`{__name__}` is not a package of its own: import `quartermaster.planner` instead")
+
+from quartermaster.planner.data import PlanInputError, PlanOptions, build_data
+from quartermaster.planner.pipeline import plan
+from quartermaster.planner.results import PlanResult, load_result
+from quartermaster.planner.solve import Outcome
 
 __all__ = ["Outcome", "PlanInputError", "PlanOptions", "PlanResult", "build_data", "load_result", "plan"]

@@ -18,6 +18,7 @@ or change them directly:
 
 from __future__ import annotations
 
+import itertools
 import math
 from dataclasses import dataclass, field, replace
 from statistics import NormalDist
@@ -25,6 +26,7 @@ from statistics import NormalDist
 import pandas as pd
 
 from quartermaster.capacity import nodes_per_slice
+from quartermaster.errors import UsageError
 from quartermaster.issues import did_you_mean
 from quartermaster.model import Inventory
 from quartermaster.units import next_quarters, overlap_hours, parse_quarter, quarter_hours
@@ -43,7 +45,7 @@ UNMET_PENALTY_FACTOR = 10.0
 P90_Z = NormalDist().inv_cdf(0.9)
 
 
-class PlanInputError(Exception):
+class PlanInputError(UsageError):
     """A planning input the user must fix (bad what-if, unknown scenario, no demand in the horizon)."""
 
 
@@ -126,7 +128,9 @@ def build_data(inventory: Inventory, options: PlanOptions | None = None,
     `demand_curves` (columns team, accelerator, site, quarter, scenario, weight, level, preemptible_share)
     replaces the inventory's demand, e.g. an exact load-duration curve from `load_duration_curve`.
     """
-    from planner import whatif  # what-ifs edit these tables; imported here to keep the import graph one-way
+    from quartermaster.planner import (
+        whatif,  # what-ifs edit these tables; imported here to keep the import graph one-way
+    )
 
     options = options or PlanOptions()
     overrides = whatif.parse(options.what_if, inventory)
@@ -135,7 +139,7 @@ def build_data(inventory: Inventory, options: PlanOptions | None = None,
     if demand_curves is not None:
         curves = demand_curves
     elif options.from_usage:
-        from planner.usage_forecast import demand_from_usage
+        from quartermaster.planner.usage_forecast import demand_from_usage
 
         curves = demand_from_usage(inventory, options)
     else:
@@ -297,10 +301,10 @@ def _merge_buckets(curves: pd.DataFrame, scenarios: dict[str, float]) -> pd.Data
         for key, g in group.groupby("demand_key", sort=True):
             g = g.sort_values("level", kind="stable")
             total = g["weight"].sum()
-            per_key[key] = (g.iloc[0], list(zip((g["weight"] / total).cumsum().round(12), g["level"])))
+            per_key[key] = (g.iloc[0], list(zip((g["weight"] / total).cumsum().round(12), g["level"], strict=True)))
         cuts = sorted({0.0, 1.0} | {c for _, steps in per_key.values() for c, _ in steps})
         for key, (first, steps) in per_key.items():
-            for b, (lo, hi) in enumerate(zip(cuts, cuts[1:])):
+            for b, (lo, hi) in enumerate(itertools.pairwise(cuts)):
                 if hi - lo <= 1e-12:
                     continue
                 level = next(lv for c, lv in steps if c >= hi - 1e-12)
@@ -414,7 +418,7 @@ def _pools(inventory: Inventory) -> pd.DataFrame:
 
 
 def _unmet_penalty(prices: pd.DataFrame, offers: pd.DataFrame) -> float:
-    per_node = dict(zip(offers["offer"], offers["accelerators_per_node"]))
+    per_node = dict(zip(offers["offer"], offers["accelerators_per_node"], strict=True))
     per_accelerator = [float(p.usd_per_node_hour) / per_node[p.offer] for p in prices.itertuples()]
     return UNMET_PENALTY_FACTOR * max(per_accelerator, default=100.0)
 

@@ -83,7 +83,7 @@ from dataclasses import dataclass, field
 
 import pulp
 
-from planner.data import PlanData
+from quartermaster.planner.data import PlanData
 from quartermaster.units import HOURS_PER_WEEK, next_quarters, quarter_hours
 
 EXISTING, NEW = "existing", "new-commitment"
@@ -188,7 +188,7 @@ FAMILIES = ("demand_met", "existing_commitments_cover", "new_commitments_cover",
 def _index(m: PlanModel) -> None:
     d = m.data
     m.offers = {r["offer"]: r for r in d.offers.to_dict("records")}
-    cc_of_team = dict(zip(d.teams["team"], d.teams["cost_center"]))
+    cc_of_team = dict(zip(d.teams["team"], d.teams["cost_center"], strict=True))
     for r in d.demand[["demand_key", "team", "accelerator", "site"]].drop_duplicates().itertuples():
         m.cost_center[r.demand_key] = cc_of_team.get(r.team, r.team)
         m.key_parts[r.demand_key] = (r.team, r.accelerator) + ((r.site,) if r.site else ())
@@ -308,12 +308,12 @@ def add_objective(m: PlanModel) -> None:
         opt = next(o for o in m.options[j] if o["option"] == option)
         terms.append((var, float(opt["usd_per_node_hour"]) * m.offers[j]["nodes_per_unit"]
                       * commitment_charged_hours(m, opt, q)))
-    for (j, q), var in m.capacity_block.items():
+    for (j, _q), var in m.capacity_block.items():
         terms.append((var, HOURS_PER_WEEK * m.price[(j, "capacity-block")]))
-    for (k, j, t, q, s, b), var in m.use.items():
+    for (_k, j, t, q, s, b), var in m.use.items():
         if t in PAY_PER_USE and t != "capacity-block":
             terms.append((var, d.scenarios[s] * m.weight[(q, s, b)] * d.hours[q] * m.price[(j, t)]))
-    for (k, q, s, b), var in m.unmet.items():
+    for (_k, q, s, b), var in m.unmet.items():
         terms.append((var, d.scenarios[s] * m.weight[(q, s, b)] * d.hours[q] * d.unmet_penalty))
     fixed = float(sum(d.existing["usd"])) if not d.existing.empty else 0.0
     m.prob.setObjective(pulp.LpAffineExpression(terms, constant=fixed))
@@ -348,7 +348,7 @@ def add_demand_met(m: PlanModel) -> None:
     """demand_met: every bucket of every key's demand is served somewhere it may run, or reported unmet."""
     for r in m.data.demand[["demand_key", "quarter", "scenario", "bucket", "level"]].itertuples():
         k, cell = r.demand_key, (r.quarter, r.scenario, int(r.bucket))
-        terms = _served_terms(m, k, cell) + [(m.unmet[(k, *cell)], 1.0)]
+        terms = [*_served_terms(m, k, cell), (m.unmet[k, *cell], 1.0)]
         _add(m, pulp.LpAffineExpression(terms), pulp.LpConstraintEQ, float(r.level),
              name("demand_met", *m.key_parts[k], *_cell(cell)))
 
@@ -357,7 +357,7 @@ def use_by_tier(m: PlanModel) -> dict[tuple[str, str, str, str, int], list[pulp.
     """(j, t, q, s, b) -> [u_kjt] over demand keys, in key order (so the rows come out sorted)."""
     if not m.use_by_tier:
         out: dict[tuple, list] = defaultdict(list)
-        for (k, j, t, q, s, b), var in m.use.items():
+        for (_k, j, t, q, s, b), var in m.use.items():
             out[(j, t, q, s, b)].append(var)
         m.use_by_tier = dict(sorted(out.items()))
     return m.use_by_tier
@@ -386,7 +386,8 @@ def add_new_commitments_cover(m: PlanModel) -> None:
                 active[(j, q)] = m.active_new(j, q, times=-1.0)
             o = m.offers[j]
             expr = pulp.LpAffineExpression([(v, 1.0) for v in vars_] + active[(j, q)])
-            _add(m, expr, pulp.LpConstraintLE, 0.0, name("new_commitments_cover", o["site"], o["machine"], q, s, f"b{b}"))
+            rule = name("new_commitments_cover", o["site"], o["machine"], q, s, f"b{b}")
+            _add(m, expr, pulp.LpConstraintLE, 0.0, rule)
 
 
 def add_capacity_block_booked(m: PlanModel) -> None:
@@ -412,8 +413,13 @@ def add_spot_within_preemptible_share(m: PlanModel) -> None:
         sigma = m.spot_share[(k, r.quarter, r.scenario)]
         spot = _served_terms(m, k, cell, ("spot",))
         if spot and sigma < 1:
-            _add(m, pulp.LpAffineExpression(spot + [(m.unmet[(k, *cell)], sigma)]), pulp.LpConstraintLE,
-                 sigma * float(r.level), name("spot_within_preemptible_share", *m.key_parts[k], *_cell(cell)))
+            _add(
+                m,
+                pulp.LpAffineExpression([*spot, (m.unmet[k, *cell], sigma)]),
+                pulp.LpConstraintLE,
+                sigma * float(r.level),
+                name("spot_within_preemptible_share", *m.key_parts[k], *_cell(cell)),
+            )
 
 
 def add_supply_caps(m: PlanModel) -> None:
@@ -428,8 +434,13 @@ def add_supply_caps(m: PlanModel) -> None:
             for q, s, b in m.cells:
                 vars_ = by_tier.get((j, model, q, s, b))
                 if vars_:
-                    _add(m, pulp.LpAffineExpression([(v, 1.0) for v in vars_]), pulp.LpConstraintLE,
-                         float(cap.max_nodes), name("supply_cap", o["site"], o["machine"], model, q, s, f"b{b}"))
+                    _add(
+                        m,
+                        pulp.LpAffineExpression([(v, 1.0) for v in vars_]),
+                        pulp.LpConstraintLE,
+                        float(cap.max_nodes),
+                        name("supply_cap", o["site"], o["machine"], model, q, s, f"b{b}"),
+                    )
             continue
         for q in d.quarters:
             fixed = m.existing_nodes_by_model.get((j, model, q), 0.0)
@@ -437,16 +448,24 @@ def add_supply_caps(m: PlanModel) -> None:
             if not expr and fixed == 0:
                 continue
             if explain:
-                expr = expr - _slack(m, ("supply_cap_excess", o["site"], o["machine"], model, q),
-                                     CAP_EXCESS_PENALTY_HOURS * d.unmet_penalty * d.hours[q])
-            _add(m, expr, pulp.LpConstraintLE, float(cap.max_nodes) - fixed,
-                 name("supply_cap", o["site"], o["machine"], model, q))
+                expr = expr - _slack(
+                    m,
+                    ("supply_cap_excess", o["site"], o["machine"], model, q),
+                    CAP_EXCESS_PENALTY_HOURS * d.unmet_penalty * d.hours[q],
+                )
+            _add(
+                m,
+                expr,
+                pulp.LpConstraintLE,
+                float(cap.max_nodes) - fixed,
+                name("supply_cap", o["site"], o["machine"], model, q),
+            )
 
 
 def add_budgets(m: PlanModel) -> None:
     """budget: a cost centre's expected charge in a quarter stays within its budget."""
     d = m.data
-    budgeted = set(zip(d.budgets["cost_center"], d.budgets["quarter"]))
+    budgeted = set(zip(d.budgets["cost_center"], d.budgets["quarter"], strict=True))
     charge: dict[tuple[str, str], list] = defaultdict(list)
     for (k, j, t, q, s, b), var in m.use.items():
         if (m.cost_center[k], q) not in budgeted:
@@ -467,13 +486,16 @@ def add_min_utilisation(m: PlanModel) -> None:
     if not theta:
         return
     used: dict[tuple[str, str], list] = defaultdict(list)
-    for (k, j, t, q, s, b), var in m.use.items():
+    for (_k, j, t, q, s, b), var in m.use.items():
         if t == NEW:
             used[(j, q)].append((var, d.scenarios[s] * m.weight[(q, s, b)]))
     for (j, q), terms in sorted(used.items()):
         o = m.offers[j]
         expr = pulp.LpAffineExpression(terms + m.active_new(j, q, times=-theta))
         if d.options.explain_infeasible:
-            expr = expr + _slack(m, ("utilisation_shortfall", o["site"], o["machine"], q),
-                                 SHORTFALL_PENALTY * d.unmet_penalty * d.hours[q])
+            expr = expr + _slack(
+                m,
+                ("utilisation_shortfall", o["site"], o["machine"], q),
+                SHORTFALL_PENALTY * d.unmet_penalty * d.hours[q],
+            )
         _add(m, expr, pulp.LpConstraintGE, 0.0, name("min_utilisation", o["site"], o["machine"], q))

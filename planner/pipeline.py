@@ -8,11 +8,11 @@ from pathlib import Path
 
 import pandas as pd
 
-from planner.data import PlanOptions, build_data
-from planner.model import build_model
-from planner.results import PlanResult, collect
-from planner.solve import Outcome, fix_integers_and_resolve, solve
 from quartermaster.model import Inventory
+from quartermaster.planner.data import PlanOptions, build_data
+from quartermaster.planner.model import build_model
+from quartermaster.planner.results import PlanResult, collect
+from quartermaster.planner.solve import Outcome, fix_integers_and_resolve, solve
 
 
 def plan(inventory: Inventory, options: PlanOptions | None = None, *, demand_curves: pd.DataFrame | None = None,

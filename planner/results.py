@@ -22,8 +22,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from planner.model import EXISTING, NEW, PAY_PER_USE, PlanModel, use_by_tier
-from planner.solve import SolveReport
+from quartermaster.planner.model import EXISTING, NEW, PAY_PER_USE, PlanModel, use_by_tier
+from quartermaster.planner.solve import SolveReport
 from quartermaster.units import HOURS_PER_MONTH, HOURS_PER_WEEK, quarter_bounds
 
 SHARED_TEAM, SHARED_COST_CENTER = "_unused_commitments", "_shared"
@@ -204,14 +204,29 @@ def purchase_schedule(m: PlanModel) -> pd.DataFrame:
                     for (q2, s, b) in m.cells if q2 == q), default=0.0)
         start = quarter_bounds(q)[0]
         total = price * HOURS_PER_WEEK * weeks
-        rows.append({"site": o["site"], "machine": o["machine"], "accelerator": o["accelerator"],
-                     "pricing_model": "capacity-block", "term_months": 0, "start_quarter": q,
-                     "start": start.isoformat(), "end": quarter_bounds(q)[1].isoformat(), "nodes": math.ceil(peak - TINY),
-                     "node_weeks": weeks, "accelerators": math.ceil(peak - TINY) * o["accelerators_per_node"],
-                     "usd_per_node_hour": price, "monthly_usd": usd(total / 3), "total_liability_usd": usd(total),
-                     "in_horizon_usd": usd(total)})
+        rows.append(
+            {
+                "site": o["site"],
+                "machine": o["machine"],
+                "accelerator": o["accelerator"],
+                "pricing_model": "capacity-block",
+                "term_months": 0,
+                "start_quarter": q,
+                "start": start.isoformat(),
+                "end": quarter_bounds(q)[1].isoformat(),
+                "nodes": math.ceil(peak - TINY),
+                "node_weeks": weeks,
+                "accelerators": math.ceil(peak - TINY) * o["accelerators_per_node"],
+                "usd_per_node_hour": price,
+                "monthly_usd": usd(total / 3),
+                "total_liability_usd": usd(total),
+                "in_horizon_usd": usd(total),
+            }
+        )
     frame = pd.DataFrame(rows, columns=PURCHASE_COLUMNS)
-    return frame.sort_values(["start_quarter", "site", "machine", "pricing_model", "term_months"]).reset_index(drop=True)
+    return frame.sort_values(["start_quarter", "site", "machine", "pricing_model", "term_months"]).reset_index(
+        drop=True
+    )
 
 
 def _expected_hours(m: PlanModel, q: str, s: str, b: int) -> float:
@@ -227,7 +242,7 @@ def _active_new_nodes(m: PlanModel) -> dict[tuple[str, str, str], float]:
         if units <= 0:
             continue
         term = next(o["term_quarters"] for o in m.options[j] if o["option"] == option)
-        for q in qs[qs.index(start):qs.index(start) + term]:
+        for q in qs[qs.index(start) : qs.index(start) + term]:
             out[(j, option, q)] += units * m.offers[j]["nodes_per_unit"]
     return out
 
@@ -248,7 +263,8 @@ def _on_demand_equivalent_price(m: PlanModel) -> dict[str, float]:
             out[j] = per_accelerator[o["accelerator"]] * o["accelerators_per_node"]
         else:  # nothing to compare with: no savings are claimed
             own = [p for (jj, _), p in m.price.items() if jj == j] + [
-                r for (jj, _, _), r in m.charge_rate.items() if jj == j]
+                r for (jj, _, _), r in m.charge_rate.items() if jj == j
+            ]
             out[j] = max(own, default=0.0)
     return out
 
@@ -288,32 +304,42 @@ def _costs(m: PlanModel) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
             by_model[(q, t, 0)] += node_hours * m.price[(j, t)]
         team_charge[(q, m.key_parts[k][0])] += node_hours * m.charge_per_node_hour(j, t, q)
     unmet = defaultdict(float)
-    for (k, q, s, b), var in m.unmet.items():
+    for (_k, q, s, b), var in m.unmet.items():
         unmet[q] += _expected_hours(m, q, s, b) * _v(var)
-    cost_rows = [{"quarter": q, "pricing_model": pm, "term_months": tm, "usd": usd(x)}
-                 for (q, pm, tm), x in by_model.items() if abs(x) > TINY]
+    cost_rows = [
+        {"quarter": q, "pricing_model": pm, "term_months": tm, "usd": usd(x)}
+        for (q, pm, tm), x in by_model.items()
+        if abs(x) > TINY
+    ]
     cost_by_quarter = pd.DataFrame(cost_rows, columns=["quarter", "pricing_model", "term_months", "usd"])
     cost_by_quarter["_q"] = cost_by_quarter["quarter"].map(d.quarters.index)
     cost_by_quarter = cost_by_quarter.sort_values(["_q", "pricing_model", "term_months"]).drop(columns="_q")
     kpi_rows = []
-    cc_of = dict(zip(d.teams["team"], d.teams["cost_center"]))
+    cc_of = dict(zip(d.teams["team"], d.teams["cost_center"], strict=True))
     team_rows = []
     for q in d.quarters:
         cost = sum(x for (qq, _, _), x in by_model.items() if qq == q)
-        kpi_rows.append({
-            "quarter": q, "cost_usd": usd(cost), "on_demand_equivalent_usd": usd(od_equivalent[q]),
-            "savings_usd": usd(od_equivalent[q] - cost),
-            "effective_savings_rate": round(1 - cost / od_equivalent[q], 6) if od_equivalent[q] > TINY else 0.0,
-            "coverage": round(committed[q] / served[q], 6) if served[q] > TINY else 0.0,
-            "utilisation": round(committed[q] / available[q], 6) if available[q] > TINY else 0.0,
-            "served_accelerator_hours": round(served[q], 3), "unmet_accelerator_hours": round(unmet[q], 3)})
+        kpi_rows.append(
+            {
+                "quarter": q,
+                "cost_usd": usd(cost),
+                "on_demand_equivalent_usd": usd(od_equivalent[q]),
+                "savings_usd": usd(od_equivalent[q] - cost),
+                "effective_savings_rate": round(1 - cost / od_equivalent[q], 6) if od_equivalent[q] > TINY else 0.0,
+                "coverage": round(committed[q] / served[q], 6) if served[q] > TINY else 0.0,
+                "utilisation": round(committed[q] / available[q], 6) if available[q] > TINY else 0.0,
+                "served_accelerator_hours": round(served[q], 3),
+                "unmet_accelerator_hours": round(unmet[q], 3),
+            }
+        )
         charged = 0.0
         for (qq, team), x in sorted(team_charge.items()):
             if qq == q:
                 charged += x
                 team_rows.append({"quarter": q, "team": team, "cost_center": cc_of.get(team, team), "usd": usd(x)})
-        team_rows.append({"quarter": q, "team": SHARED_TEAM, "cost_center": SHARED_COST_CENTER,
-                          "usd": usd(cost - charged)})
+        team_rows.append(
+            {"quarter": q, "team": SHARED_TEAM, "cost_center": SHARED_COST_CENTER, "usd": usd(cost - charged)}
+        )
     kpis = pd.DataFrame(kpi_rows)
     cost_by_team = pd.DataFrame(team_rows, columns=["quarter", "team", "cost_center", "usd"])
     return kpis, cost_by_quarter.reset_index(drop=True), cost_by_team
@@ -323,8 +349,13 @@ SHADOW_COLUMNS = ["site", "machine", "accelerator", "quarter", "usd_per_accelera
 
 
 # Rows that bound what an offer supplies; a unit of load that belongs to no demand key meets only these.
-CAPACITY_FAMILIES = ("existing_commitments_cover", "new_commitments_cover", "capacity_block_booked", "supply_cap",
-                     "min_utilisation")
+CAPACITY_FAMILIES = (
+    "existing_commitments_cover",
+    "new_commitments_cover",
+    "capacity_block_booked",
+    "supply_cap",
+    "min_utilisation",
+)
 
 
 def shadow_prices(m: PlanModel) -> pd.DataFrame:
@@ -349,13 +380,20 @@ def shadow_prices(m: PlanModel) -> pd.DataFrame:
         cell = (j, q, s, b)
         cheapest[cell] = min(cheapest.get(cell, cost), cost)
     total: dict[tuple[str, str], float] = defaultdict(float)
-    for (j, q, s, b), cost in cheapest.items():
+    for (j, q, _s, _b), cost in cheapest.items():
         total[(j, q)] += cost / m.offers[j]["accelerators_per_node"]
     rows = []
     for (j, q), cost in total.items():
         o = m.offers[j]
-        rows.append({"site": o["site"], "machine": o["machine"], "accelerator": o["accelerator"], "quarter": q,
-                     "usd_per_accelerator_hour": usd(cost / m.data.hours[q])})
+        rows.append(
+            {
+                "site": o["site"],
+                "machine": o["machine"],
+                "accelerator": o["accelerator"],
+                "quarter": q,
+                "usd_per_accelerator_hour": usd(cost / m.data.hours[q]),
+            }
+        )
     frame = pd.DataFrame(rows, columns=SHADOW_COLUMNS)
     frame["_q"] = frame["quarter"].map(m.data.quarters.index)
     return frame.sort_values(["_q", "site", "machine"]).drop(columns="_q").reset_index(drop=True)
@@ -373,10 +411,19 @@ def unmet_demand(m: PlanModel) -> pd.DataFrame:
     rows = []
     for (k, q), h in hours.items():
         parts = m.key_parts[k]
-        rows.append({"team": parts[0], "accelerator": parts[1], "site": parts[2] if len(parts) > 2 else "",
-                     "quarter": q, "expected_accelerator_hours": round(h, 3), "peak_accelerators": round(peak[(k, q)], 3)})
-    frame = pd.DataFrame(rows, columns=["team", "accelerator", "site", "quarter", "expected_accelerator_hours",
-                                        "peak_accelerators"])
+        rows.append(
+            {
+                "team": parts[0],
+                "accelerator": parts[1],
+                "site": parts[2] if len(parts) > 2 else "",
+                "quarter": q,
+                "expected_accelerator_hours": round(h, 3),
+                "peak_accelerators": round(peak[(k, q)], 3),
+            }
+        )
+    frame = pd.DataFrame(
+        rows, columns=["team", "accelerator", "site", "quarter", "expected_accelerator_hours", "peak_accelerators"]
+    )
     frame["_q"] = frame["quarter"].map(m.data.quarters.index)
     return frame.sort_values(["_q", "team", "accelerator", "site"]).drop(columns="_q").reset_index(drop=True)
 
@@ -413,35 +460,52 @@ def proposed_quotas(m: PlanModel) -> pd.DataFrame:
                 tier_load[(team, j, t)][(s, b)] += x
     tier_peak = {key: max(cells.values()) for key, cells in tier_load.items()}
     active = _active_new_nodes(m)
-    mean = {tj: sum(d.scenarios[s] * m.weight[(q0, s, b)] * x for (s, b), x in cells.items())
-            for tj, cells in load.items()}
+    mean = {
+        tj: sum(d.scenarios[s] * m.weight[(q0, s, b)] * x for (s, b), x in cells.items()) for tj, cells in load.items()
+    }
     rows: dict[tuple[str, str], dict] = {}
 
     def add(team: str, j: str, flavor: str, nominal: int, borrowing: int) -> None:
         o = m.offers[j]
-        row = rows.setdefault((team, flavor), {"team": team, "flavor": flavor, "site": o["site"], "machine": o["machine"],
-                                               "quarter": q0, "nominal": 0, "borrowing_limit": 0})
+        row = rows.setdefault(
+            (team, flavor),
+            {
+                "team": team,
+                "flavor": flavor,
+                "site": o["site"],
+                "machine": o["machine"],
+                "quarter": q0,
+                "nominal": 0,
+                "borrowing_limit": 0,
+            },
+        )
         row["nominal"] += nominal
         row["borrowing_limit"] += borrowing
 
     for j in sorted({j for _, j in load}):
         teams = sorted(t for (t, jj) in load if jj == j and mean[(t, jj)] > TINY)
         a = m.offers[j]["accelerators_per_node"]
-        guaranteed = math.floor((m.existing_nodes.get((j, q0), 0.0)
-                                 + sum(n for (jj, _, q), n in active.items() if jj == j and q == q0)) * a + TINY)
+        guaranteed = math.floor(
+            (m.existing_nodes.get((j, q0), 0.0) + sum(n for (jj, _, q), n in active.items() if jj == j and q == q0)) * a
+            + TINY
+        )
         total_mean = sum(mean[(t, j)] for t in teams)
         for team in teams:
             nominal_g = math.floor(guaranteed * mean[(team, j)] / total_mean + TINY) if guaranteed else 0
-            tier_nominals = {t: math.ceil(tier_peak[(team, j, t)] - TINY) for t in PAY_PER_USE
-                             if tier_peak.get((team, j, t), 0.0) > TINY}
+            tier_nominals = {
+                t: math.ceil(tier_peak[(team, j, t)] - TINY)
+                for t in PAY_PER_USE
+                if tier_peak.get((team, j, t), 0.0) > TINY
+            }
             peak = math.ceil(max(load[(team, j)].values()) - TINY)
             borrowing = max(0, peak - nominal_g - sum(tier_nominals.values()))
             if nominal_g or borrowing:
                 add(team, j, _flavor(m, j, GUARANTEED_PROVISIONING), nominal_g, borrowing)
             for t, n in sorted(tier_nominals.items()):
                 add(team, j, _flavor(m, j, (t, "on-demand") if t != "capacity-block" else (t,)), n, 0)
-    frame = pd.DataFrame(list(rows.values()), columns=["team", "flavor", "site", "machine", "quarter", "nominal",
-                                                       "borrowing_limit"])
+    frame = pd.DataFrame(
+        list(rows.values()), columns=["team", "flavor", "site", "machine", "quarter", "nominal", "borrowing_limit"]
+    )
     return frame.sort_values(["team", "flavor"]).reset_index(drop=True)
 
 
@@ -452,9 +516,16 @@ def budget_table(m: PlanModel, cost_by_team: pd.DataFrame) -> pd.DataFrame:
         hit = cost_by_team[(cost_by_team["cost_center"] == r.cost_center) & (cost_by_team["quarter"] == r.quarter)]
         charged = sum((Decimal(x) for x in hit["usd"]), Decimal(0))
         budget = Decimal(r.usd)
-        rows.append({"cost_center": r.cost_center, "quarter": r.quarter, "budget_usd": usd(budget),
-                     "charged_usd": usd(charged), "headroom_usd": usd(budget - charged),
-                     "within": bool(charged <= budget + Decimal("0.01"))})
+        rows.append(
+            {
+                "cost_center": r.cost_center,
+                "quarter": r.quarter,
+                "budget_usd": usd(budget),
+                "charged_usd": usd(charged),
+                "headroom_usd": usd(budget - charged),
+                "within": bool(charged <= budget + Decimal("0.01")),
+            }
+        )
     return pd.DataFrame(rows, columns=["cost_center", "quarter", "budget_usd", "charged_usd", "headroom_usd", "within"])
 
 
@@ -467,6 +538,13 @@ def relaxed_rules(m: PlanModel) -> pd.DataFrame:
     for key, var in sorted(m.slack.items()):
         x = _v(var)
         if x > TINY:
-            rows.append({"rule": key[0], "where": "/".join(key[1:]), "amount": round(x, 6),
-                         "unit": RULE_UNITS[key[0]], "variable": var.name})
+            rows.append(
+                {
+                    "rule": key[0],
+                    "where": "/".join(key[1:]),
+                    "amount": round(x, 6),
+                    "unit": RULE_UNITS[key[0]],
+                    "variable": var.name,
+                }
+            )
     return pd.DataFrame(rows, columns=["rule", "where", "amount", "unit", "variable"])

@@ -18,7 +18,7 @@ from dataclasses import dataclass, replace
 
 import pulp
 
-from planner.model import PlanModel
+from quartermaster.planner.model import PlanModel
 
 
 class Outcome(enum.StrEnum):
@@ -241,9 +241,9 @@ class HighsSession:
         outcome = _FROM_HIGHS_STATUS.get(status.name, Outcome.FEASIBLE if feasible else Outcome.NO_SOLUTION)
         if outcome.has_plan:
             solution = self.highs.getSolution()
-            for var, value, dj in zip(self.variables, solution.col_value, solution.col_dual):
+            for var, value, dj in zip(self.variables, solution.col_value, solution.col_dual, strict=True):
                 var.varValue, var.dj = value, dj
-            for row, activity, pi in zip(self.constraints, solution.row_value, solution.row_dual):
+            for row, activity, pi in zip(self.constraints, solution.row_value, solution.row_dual, strict=True):
                 slack = row.constant + activity  # PuLP's convention: the constant is on the left
                 row.slack, row.pi = (-slack if row.sense == pulp.LpConstraintLE else slack), pi
         seconds = time.perf_counter() - start
@@ -271,7 +271,7 @@ def _with_integers(integers: list[pulp.LpVariable], fixed: dict[str, int] | None
     try:
         return run()
     finally:
-        for v, (lo, up) in zip(integers, saved):
+        for v, (lo, up) in zip(integers, saved, strict=True):
             v.cat, v.lowBound, v.upBound = pulp.constants.LpInteger, lo, up
 
 

@@ -34,7 +34,7 @@ class Overrides:
 
 def parse(specs: tuple[str, ...], inventory: Inventory) -> Overrides:
     """Parse `--what-if` strings; a bad one raises PlanInputError naming the accepted forms."""
-    from planner.data import PlanInputError
+    from quartermaster.planner.data import PlanInputError
 
     demand, team_demand, prices, lost = 1.0, {}, {}, []
     for spec in specs:
@@ -72,7 +72,7 @@ def parse(specs: tuple[str, ...], inventory: Inventory) -> Overrides:
 
 
 def _known(name: str, table: dict, kind: str, spec: str) -> None:
-    from planner.data import PlanInputError
+    from quartermaster.planner.data import PlanInputError
 
     if name not in table:
         hint = did_you_mean(name, table)
@@ -87,7 +87,7 @@ def apply_price_overrides(prices: pd.DataFrame, overrides: Overrides) -> pd.Data
         hit = prices["offer"] == f"{site}/{machine}"
         if model is not None:
             hit &= prices["pricing_model"] == model
-        prices.loc[hit, "usd_per_node_hour"] = prices.loc[hit, "usd_per_node_hour"].map(lambda p: p * factor)
+        prices.loc[hit, "usd_per_node_hour"] = prices.loc[hit, "usd_per_node_hour"] * factor
     return prices
 
 

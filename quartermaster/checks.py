@@ -267,7 +267,8 @@ def check_zones_in_region(inv: Inventory) -> list[Issue]:
         for i, zone in enumerate(site.zones):
             if site.provider in ("gcp", "aws") and not zone.startswith(site.region):
                 out.append(_issue(f"zone `{zone}` is not in region `{site.region}`",
-                                  f"Zones of {site.region} start with `{site.region}`.", ("sites", site.name, "zones", i)))
+                                  f"Zones of {site.region} start with `{site.region}`.",
+                                  ("sites", site.name, "zones", i)))
     return out
 
 
@@ -281,33 +282,63 @@ def check_tpu_slices(inv: Inventory) -> list[Issue]:
         ref: Ref = ("pools", p.name)
         if m.kind == "gpu":
             if p.tpu is not None:
-                out.append(_issue(f"`tpu` is set but `{m.name}` is a GPU machine", "Remove `tpu`.", ref + ("tpu",)))
+                out.append(_issue(f"`tpu` is set but `{m.name}` is a GPU machine", "Remove `tpu`.", (*ref, "tpu")))
             continue
         if p.tpu is None:
-            out.append(_issue(f"TPU machine `{m.name}` needs a slice shape",
-                              f"Add `tpu: {{topology: {m.tpu_topologies[0] if m.tpu_topologies else '2x2'}, slices: 1}}`.",
-                              ref + ("machine",)))
+            out.append(
+                _issue(
+                    f"TPU machine `{m.name}` needs a slice shape",
+                    f"Add `tpu: {{topology: {m.tpu_topologies[0] if m.tpu_topologies else '2x2'}, slices: 1}}`.",
+                    (*ref, "machine"),
+                )
+            )
             continue
         if p.tpu.topology not in m.tpu_topologies:
-            out.append(_issue(f"topology `{p.tpu.topology}` is not valid for `{m.name}` ({m.accelerator})",
-                              f"Use one of: {', '.join(m.tpu_topologies)}.", ref + ("tpu", "topology")))
+            out.append(
+                _issue(
+                    f"topology `{p.tpu.topology}` is not valid for `{m.name}` ({m.accelerator})",
+                    f"Use one of: {', '.join(m.tpu_topologies)}.",
+                    (*ref, "tpu", "topology"),
+                )
+            )
             continue
         if p.tpu.chips_per_slice % m.accelerators_per_node:
-            out.append(_issue(f"a `{p.tpu.topology}` slice has {p.tpu.chips_per_slice} chips, not a multiple of the "
-                              f"{m.accelerators_per_node} chips per host", "Choose a larger topology.",
-                              ref + ("tpu", "topology")))
+            out.append(
+                _issue(
+                    f"a `{p.tpu.topology}` slice has {p.tpu.chips_per_slice} chips, not a multiple of the "
+                    f"{m.accelerators_per_node} chips per host",
+                    "Choose a larger topology.",
+                    (*ref, "tpu", "topology"),
+                )
+            )
         expected = pool_max_nodes(p, m)
         if p.nodes is not None and p.nodes != expected:
-            out.append(_issue(f"`nodes` must be slices x chips / chips per host = {p.tpu.slices} x "
-                              f"{p.tpu.chips_per_slice} / {m.accelerators_per_node} = {expected}",
-                              f"Set `nodes: {expected}` or remove it (it is derived).", ref + ("nodes",), got=p.nodes))
+            out.append(
+                _issue(
+                    f"`nodes` must be slices x chips / chips per host = {p.tpu.slices} x "
+                    f"{p.tpu.chips_per_slice} / {m.accelerators_per_node} = {expected}",
+                    f"Set `nodes: {expected}` or remove it (it is derived).",
+                    (*ref, "nodes"),
+                    got=p.nodes,
+                )
+            )
         if p.autoscaling is not None:
-            out.append(_issue("TPU slices are atomic: a slice pool has 0 or all its nodes, it cannot autoscale "
-                              "within a slice", "Remove `autoscaling`; change `tpu.slices` instead.",
-                              ref + ("autoscaling",)))
+            out.append(
+                _issue(
+                    "TPU slices are atomic: a slice pool has 0 or all its nodes, it cannot autoscale within a slice",
+                    "Remove `autoscaling`; change `tpu.slices` instead.",
+                    (*ref, "autoscaling"),
+                )
+            )
         if len(p.zones) != 1:
-            out.append(_issue("a TPU slice pool must be in exactly one zone (COMPACT placement)",
-                              "List a single zone.", ref + ("zones",), got=list(p.zones)))
+            out.append(
+                _issue(
+                    "a TPU slice pool must be in exactly one zone (COMPACT placement)",
+                    "List a single zone.",
+                    (*ref, "zones"),
+                    got=list(p.zones),
+                )
+            )
     return out
 
 
@@ -322,14 +353,22 @@ def check_even_zones(inv: Inventory) -> list[Issue]:
                 continue
             sizes = [("nodes", p.nodes)] if p.nodes is not None else []
             if p.autoscaling is not None:
-                sizes = [("autoscaling.min_nodes", p.autoscaling.min_nodes),
-                         ("autoscaling.max_nodes", p.autoscaling.max_nodes)]
+                sizes = [
+                    ("autoscaling.min_nodes", p.autoscaling.min_nodes),
+                    ("autoscaling.max_nodes", p.autoscaling.max_nodes),
+                ]
             for key, count in sizes:
                 if count is not None and count % len(p.zones):
                     path = tuple(key.split("."))
-                    out.append(_issue(f"{count} nodes cannot be split evenly over {len(p.zones)} zones (GKE sizes "
-                                      "node pools per zone)", f"Use a multiple of {len(p.zones)} or list fewer zones.",
-                                      ("pools", p.name, *path), got=count))
+                    out.append(
+                        _issue(
+                            f"{count} nodes cannot be split evenly over {len(p.zones)} zones (GKE sizes "
+                            "node pools per zone)",
+                            f"Use a multiple of {len(p.zones)} or list fewer zones.",
+                            ("pools", p.name, *path),
+                            got=count,
+                        )
+                    )
     return out
 
 
@@ -341,40 +380,91 @@ def check_provisioning(inv: Inventory) -> list[Issue]:
             ref: Ref = ("pools", p.name)
             if p.provisioning == "flex-start":
                 if c.kind != "gke":
-                    out.append(_issue("flex-start (DWS) is a GKE provisioning mode", "Use `on-demand` or `spot` here.",
-                                      ref + ("provisioning",), got=c.kind))
+                    out.append(
+                        _issue(
+                            "flex-start (DWS) is a GKE provisioning mode",
+                            "Use `on-demand` or `spot` here.",
+                            (*ref, "provisioning"),
+                            got=c.kind,
+                        )
+                    )
                 if p.nodes is not None:
-                    out.append(_issue("a flex-start pool autoscales from 0; it cannot have a fixed size",
-                                      "Replace `nodes` with `autoscaling: {min_nodes: 0, max_nodes: N}`.", ref + ("nodes",)))
+                    out.append(
+                        _issue(
+                            "a flex-start pool autoscales from 0; it cannot have a fixed size",
+                            "Replace `nodes` with `autoscaling: {min_nodes: 0, max_nodes: N}`.",
+                            (*ref, "nodes"),
+                        )
+                    )
                 elif p.autoscaling is not None and p.autoscaling.min_nodes != 0:
-                    out.append(_issue("a flex-start pool must scale from 0 nodes", "Set `autoscaling.min_nodes: 0`.",
-                                      ref + ("autoscaling", "min_nodes"), got=p.autoscaling.min_nodes))
+                    out.append(
+                        _issue(
+                            "a flex-start pool must scale from 0 nodes",
+                            "Set `autoscaling.min_nodes: 0`.",
+                            (*ref, "autoscaling", "min_nodes"),
+                            got=p.autoscaling.min_nodes,
+                        )
+                    )
             elif p.max_run_duration_hours is not None:
-                out.append(_issue("`max_run_duration_hours` applies only to flex-start pools",
-                                  "Remove it or set `provisioning: flex-start`.", ref + ("max_run_duration_hours",)))
+                out.append(
+                    _issue(
+                        "`max_run_duration_hours` applies only to flex-start pools",
+                        "Remove it or set `provisioning: flex-start`.",
+                        (*ref, "max_run_duration_hours"),
+                    )
+                )
             if p.provisioning == "capacity-block":
                 if c.kind != "eks":
-                    out.append(_issue("capacity blocks are an EC2 (EKS) provisioning mode",
-                                      "Use `reservation` for reserved capacity elsewhere.", ref + ("provisioning",)))
+                    out.append(
+                        _issue(
+                            "capacity blocks are an EC2 (EKS) provisioning mode",
+                            "Use `reservation` for reserved capacity elsewhere.",
+                            (*ref, "provisioning"),
+                        )
+                    )
                 if len(p.zones) != 1:
-                    out.append(_issue("a capacity-block pool must be in the block's single zone", "List one zone.",
-                                      ref + ("zones",), got=list(p.zones)))
+                    out.append(
+                        _issue(
+                            "a capacity-block pool must be in the block's single zone",
+                            "List one zone.",
+                            (*ref, "zones"),
+                            got=list(p.zones),
+                        )
+                    )
             if p.provisioning in ("reservation", "capacity-block") and p.commitment is None:
-                out.append(_issue(f"a `{p.provisioning}` pool must name the commitment it consumes",
-                                  "Add `commitment: <name>`.", ref + ("provisioning",)))
+                out.append(
+                    _issue(
+                        f"a `{p.provisioning}` pool must name the commitment it consumes",
+                        "Add `commitment: <name>`.",
+                        (*ref, "provisioning"),
+                    )
+                )
             if p.provisioning not in ("reservation", "capacity-block") and p.commitment is not None:
-                out.append(_issue(f"a `{p.provisioning}` pool cannot consume a commitment",
-                                  "Set `provisioning: reservation` (or `capacity-block`) or remove `commitment`.",
-                                  ref + ("commitment",)))
+                out.append(
+                    _issue(
+                        f"a `{p.provisioning}` pool cannot consume a commitment",
+                        "Set `provisioning: reservation` (or `capacity-block`) or remove `commitment`.",
+                        (*ref, "commitment"),
+                    )
+                )
             if c.kind == "onprem" and p.provisioning in ("spot", "flex-start", "capacity-block"):
-                out.append(_issue(f"on-prem pools cannot be `{p.provisioning}`",
-                                  "On-prem pools are `reservation` against an on-prem-purchase commitment.",
-                                  ref + ("provisioning",)))
+                out.append(
+                    _issue(
+                        f"on-prem pools cannot be `{p.provisioning}`",
+                        "On-prem pools are `reservation` against an on-prem-purchase commitment.",
+                        (*ref, "provisioning"),
+                    )
+                )
             if p.gpudirect and c.kind == "eks" and len(p.zones) != 1:
-                out.append(_issue("EFA needs a cluster placement group in one zone", "List one zone.", ref + ("zones",)))
+                out.append(_issue("EFA needs a cluster placement group in one zone", "List one zone.", (*ref, "zones")))
             if c.kind == "onprem" and not p.labels:
-                out.append(_issue("an on-prem pool needs `labels` that select its nodes",
-                                  "Add the node labels of the pool's servers, e.g. `{pool: dgx-a}`.", ref + ("labels",)))
+                out.append(
+                    _issue(
+                        "an on-prem pool needs `labels` that select its nodes",
+                        "Add the node labels of the pool's servers, e.g. `{pool: dgx-a}`.",
+                        (*ref, "labels"),
+                    )
+                )
     return out
 
 
@@ -389,22 +479,42 @@ def check_commitment_consumers(inv: Inventory) -> list[Issue]:
                 continue
             ref: Ref = ("pools", p.name, "commitment")
             if cm.machine != p.machine:
-                out.append(_issue(f"commitment `{cm.name}` is for `{cm.machine}`, not `{p.machine}`",
-                                  "Consume a commitment of the pool's machine.", ref))
+                out.append(
+                    _issue(
+                        f"commitment `{cm.name}` is for `{cm.machine}`, not `{p.machine}`",
+                        "Consume a commitment of the pool's machine.",
+                        ref,
+                    )
+                )
             if cm.site != c.site:
-                out.append(_issue(f"commitment `{cm.name}` is at site `{cm.site}`, but the pool is at `{c.site}`",
-                                  "Consume a commitment at the pool's site.", ref))
+                out.append(
+                    _issue(
+                        f"commitment `{cm.name}` is at site `{cm.site}`, but the pool is at `{c.site}`",
+                        "Consume a commitment at the pool's site.",
+                        ref,
+                    )
+                )
             if cm.zone is not None and cm.zone not in p.zones:
-                out.append(_issue(f"commitment `{cm.name}` is in zone `{cm.zone}`, which the pool does not use",
-                                  f"Add `{cm.zone}` to the pool's zones.", ("pools", p.name, "zones")))
+                out.append(
+                    _issue(
+                        f"commitment `{cm.name}` is in zone `{cm.zone}`, which the pool does not use",
+                        f"Add `{cm.zone}` to the pool's zones.",
+                        ("pools", p.name, "zones"),
+                    )
+                )
             m = inv.machine_by_name.get(p.machine)
             if m is not None:
                 used[cm.name] = used.get(cm.name, 0) + pool_max_nodes(p, m)
     for cm in inv.commitments:
         if used.get(cm.name, 0) > cm.count:
-            out.append(_issue(f"pools consume {used[cm.name]} nodes of commitment `{cm.name}`, which holds {cm.count}",
-                              "Shrink the consuming pools or raise the commitment's count.",
-                              ("commitments", cm.name, "count"), severity="warning"))
+            out.append(
+                _issue(
+                    f"pools consume {used[cm.name]} nodes of commitment `{cm.name}`, which holds {cm.count}",
+                    "Shrink the consuming pools or raise the commitment's count.",
+                    ("commitments", cm.name, "count"),
+                    severity="warning",
+                )
+            )
     return out
 
 
@@ -415,39 +525,76 @@ def check_cluster_settings(inv: Inventory) -> list[Issue]:
         ref: Ref = ("clusters", c.name)
         if c.kind == "eks":
             if c.eks is None:
-                out.append(_issue("an EKS cluster needs `eks: {node_role_arn, subnets}`", "Add the `eks` block.",
-                                  ref + ("kind",)))
+                out.append(
+                    _issue(
+                        "an EKS cluster needs `eks: {node_role_arn, subnets}`", "Add the `eks` block.", (*ref, "kind")
+                    )
+                )
             else:
                 for p in c.pools:
                     for i, zone in enumerate(p.zones):
                         if zone not in c.eks.subnets:
-                            out.append(_issue(f"no subnet for zone `{zone}` in cluster `{c.name}`",
-                                              f"Add `{zone}: subnet-...` under the cluster's `eks.subnets`.",
-                                              ("pools", p.name, "zones", i)))
+                            out.append(
+                                _issue(
+                                    f"no subnet for zone `{zone}` in cluster `{c.name}`",
+                                    f"Add `{zone}: subnet-...` under the cluster's `eks.subnets`.",
+                                    ("pools", p.name, "zones", i),
+                                )
+                            )
         if c.kind == "aks" and c.aks is None:
-            out.append(_issue("an AKS cluster needs `aks: {resource_group}`", "Add the `aks` block.", ref + ("kind",)))
+            out.append(_issue("an AKS cluster needs `aks: {resource_group}`", "Add the `aks` block.", (*ref, "kind")))
         if c.kind in ("gke", "eks", "aks") and not c.project:
-            out.append(_issue(f"a `{c.kind}` cluster needs `project` (project, account or subscription id)",
-                              "Add `project:`.", ref + ("kind",)))
+            out.append(
+                _issue(
+                    f"a `{c.kind}` cluster needs `project` (project, account or subscription id)",
+                    "Add `project:`.",
+                    (*ref, "kind"),
+                )
+            )
         if c.multikueue_role == "manager":
             if not c.multikueue_workers:
-                out.append(_issue("a MultiKueue manager needs `multikueue_workers`", "List the worker clusters.",
-                                  ref + ("multikueue_role",)))
+                out.append(
+                    _issue(
+                        "a MultiKueue manager needs `multikueue_workers`",
+                        "List the worker clusters.",
+                        (*ref, "multikueue_role"),
+                    )
+                )
             for i, w in enumerate(c.multikueue_workers):
                 worker = inv.cluster_by_name.get(w)
                 if w == c.name:
-                    out.append(_issue("a MultiKueue manager cannot be its own worker", "Remove it from the list.",
-                                      ref + ("multikueue_workers", i)))
+                    out.append(
+                        _issue(
+                            "a MultiKueue manager cannot be its own worker",
+                            "Remove it from the list.",
+                            (*ref, "multikueue_workers", i),
+                        )
+                    )
                 elif worker is not None and worker.multikueue_role != "worker":
-                    out.append(_issue(f"cluster `{w}` is listed as a worker but its `multikueue_role` is "
-                                      f"`{worker.multikueue_role}`", f"Set `multikueue_role: worker` on `{w}`.",
-                                      ref + ("multikueue_workers", i)))
+                    out.append(
+                        _issue(
+                            f"cluster `{w}` is listed as a worker but its `multikueue_role` is "
+                            f"`{worker.multikueue_role}`",
+                            f"Set `multikueue_role: worker` on `{w}`.",
+                            (*ref, "multikueue_workers", i),
+                        )
+                    )
                 elif worker is not None and not worker.kubeconfig_secret:
-                    out.append(_issue(f"worker `{w}` has no `kubeconfig_secret` for the manager to reach it",
-                                      f"Set `kubeconfig_secret` on cluster `{w}`.", ref + ("multikueue_workers", i)))
+                    out.append(
+                        _issue(
+                            f"worker `{w}` has no `kubeconfig_secret` for the manager to reach it",
+                            f"Set `kubeconfig_secret` on cluster `{w}`.",
+                            (*ref, "multikueue_workers", i),
+                        )
+                    )
         elif c.multikueue_workers:
-            out.append(_issue("only a MultiKueue manager lists workers", "Set `multikueue_role: manager` or remove "
-                              "`multikueue_workers`.", ref + ("multikueue_workers",)))
+            out.append(
+                _issue(
+                    "only a MultiKueue manager lists workers",
+                    "Set `multikueue_role: manager` or remove `multikueue_workers`.",
+                    (*ref, "multikueue_workers"),
+                )
+            )
     return out
 
 
@@ -470,20 +617,30 @@ def check_quota_within_capacity(inv: Inventory) -> list[Issue]:
             team, i, _ = max(entries, key=lambda e: e[2])
             teams = ", ".join(f"{t}={n}" for t, _, n in sorted(entries, key=lambda e: -e[2]))
             severity = "warning" if inv.policy.allow_oversubscription else "error"
-            out.append(_issue(f"flavor `{flavor}` is over-subscribed: nominal quotas sum to {total} but the pool has "
-                              f"{capacity[flavor]} accelerators ({teams})",
-                              "Lower the quotas, grow the pool, or set `policy.allow_oversubscription: true` to "
-                              "over-subscribe deliberately.", ("teams", team, "quotas", i, "nominal"), got=total,
-                              severity=severity))
+            out.append(
+                _issue(
+                    f"flavor `{flavor}` is over-subscribed: nominal quotas sum to {total} but the pool has "
+                    f"{capacity[flavor]} accelerators ({teams})",
+                    "Lower the quotas, grow the pool, or set `policy.allow_oversubscription: true` to "
+                    "over-subscribe deliberately.",
+                    ("teams", team, "quotas", i, "nominal"),
+                    got=total,
+                    severity=severity,
+                )
+            )
     return out
 
 
 @rule("lending-within-nominal", "a team lends at most its nominal quota (Kueue webhook rule)")
 def check_lending_within_nominal(inv: Inventory) -> list[Issue]:
     return [
-        _issue(f"lending_limit ({q.lending_limit}) is above nominal ({q.nominal})",
-               f"Set `lending_limit` to at most {q.nominal}.", ("teams", t.name, "quotas", i, "lending_limit"))
-        for t in inv.teams for i, q in enumerate(t.quotas)
+        _issue(
+            f"lending_limit ({q.lending_limit}) is above nominal ({q.nominal})",
+            f"Set `lending_limit` to at most {q.nominal}.",
+            ("teams", t.name, "quotas", i, "lending_limit"),
+        )
+        for t in inv.teams
+        for i, q in enumerate(t.quotas)
         if q.lending_limit is not None and q.lending_limit > q.nominal
     ]
 
@@ -497,17 +654,26 @@ def check_cohort_for_borrowing(inv: Inventory) -> list[Issue]:
         for i, q in enumerate(t.quotas):
             for key in ("borrowing_limit", "lending_limit"):
                 if getattr(q, key) is not None:
-                    out.append(_issue(f"`{key}` needs the team to be in a cohort",
-                                      "Set the team's `cohort` or remove the limit.", ("teams", t.name, "quotas", i, key)))
+                    out.append(
+                        _issue(
+                            f"`{key}` needs the team to be in a cohort",
+                            "Set the team's `cohort` or remove the limit.",
+                            ("teams", t.name, "quotas", i, key),
+                        )
+                    )
     for co in inv.cohorts:
         if co.parent is not None:
             continue
         for i, q in enumerate(co.quotas):
             for key in ("borrowing_limit", "lending_limit"):
                 if getattr(q, key) is not None:
-                    out.append(_issue(f"`{key}` on a root cohort has no parent to borrow from or lend to",
-                                      "Remove the limit or give the cohort a `parent`.",
-                                      ("cohorts", co.name, "quotas", i, key)))
+                    out.append(
+                        _issue(
+                            f"`{key}` on a root cohort has no parent to borrow from or lend to",
+                            "Remove the limit or give the cohort a `parent`.",
+                            ("cohorts", co.name, "quotas", i, key),
+                        )
+                    )
     return out
 
 
@@ -516,6 +682,12 @@ def check_scenario_probabilities(inv: Inventory) -> list[Issue]:
     scenarios = inv.policy.scenarios
     total = sum(s.probability for s in scenarios)
     if scenarios and abs(total - 1) > 1e-6:
-        return [_issue(f"scenario probabilities sum to {total:g}, not 1", "Adjust them so they sum to 1.",
-                       ("policy", "scenarios"), got=round(total, 6))]
+        return [
+            _issue(
+                f"scenario probabilities sum to {total:g}, not 1",
+                "Adjust them so they sum to 1.",
+                ("policy", "scenarios"),
+                got=round(total, 6),
+            )
+        ]
     return []

@@ -223,13 +223,13 @@ def _apply(team_file: _TeamFile, change: QuotaChange) -> tuple[str, list[Edit]]:
         where = ("teams", team_index, "quotas")
         if index is None:  # a new quota entry carrying every value of the change at once
             text, line = _add_entry(text, team, change)
-            path = format_path(where + (len(entries),))
+            path = format_path((*where, len(entries)))
             edits.extend(
                 Edit(team_file.shown, line, f"{path}.{k}", None, v) for k, v in change.values().items()
             )
             return text, edits
         entry = entries[index]
-        path = format_path(where + (index, key))
+        path = format_path((*where, index, key))
         if key in entry:
             line, col = entry.lc.value(key)
             text = _replace_scalar(text, line, col, str(value))
@@ -270,7 +270,7 @@ def _add_key(text: str, entry: CommentedMap, key: str, value: int) -> tuple[str,
     end = _token_end(text, _offset(text, line, col))
     if entry.fa.flow_style():
         return text[:end] + f", {key}: {value}" + text[end:], line
-    indent = entry.lc.key(list(entry)[0])[1]
+    indent = entry.lc.key(next(iter(entry)))[1]
     at = _line_end(text, end)
     prefix = "" if text[:at].endswith("\n") else "\n"
     return text[:at] + f"{prefix}{' ' * indent}{key}: {value}\n" + text[at:], line + 1

@@ -272,14 +272,14 @@ def _plain(node: yaml.Node, path: YamlPath, lines: dict[YamlPath, int], shown: s
                 key = str(key)
             if key in out:
                 issues.append(Issue("yaml", f"duplicate key `{key}`",
-                                    f"Remove one of them; the first is on line {lines[path + (key,)]}.",
-                                    location=Location(shown, key_node.start_mark.line + 1, format_path(path + (key,)))))
+                                    f"Remove one of them; the first is on line {lines[(*path, key)]}.",
+                                    location=Location(shown, key_node.start_mark.line + 1, format_path((*path, key)))))
                 continue
-            lines[path + (key,)] = key_node.start_mark.line + 1
-            out[key] = _plain(value_node, path + (key,), lines, shown, issues)
+            lines[(*path, key)] = key_node.start_mark.line + 1
+            out[key] = _plain(value_node, (*path, key), lines, shown, issues)
         return out
     if isinstance(node, yaml.SequenceNode):
-        return [_plain(item, path + (i,), lines, shown, issues) for i, item in enumerate(node.value)]
+        return [_plain(item, (*path, i), lines, shown, issues) for i, item in enumerate(node.value)]
     if node.tag == _STR:  # fast path for the common scalars; the constructor handles the rest
         return node.value
     if node.tag == _INT and node.value.isdigit():
@@ -328,7 +328,7 @@ def _read_csv(path: Path, shown: str, sources: SourceMap, issues: list[Issue],
                                 location=Location(shown, number, f"row {number}")))
             records.append({})
             continue
-        records.append({k: v for k, v in zip(header, values) if v.strip() != ""})
+        records.append({k: v for k, v in zip(header, values, strict=True) if v.strip() != ""})
     valid: list[Any] = [None] * len(records)
     try:
         valid = list(TypeAdapter(list[model]).validate_python(records))  # type: ignore[valid-type]
@@ -355,7 +355,7 @@ def _validate_items(section: str, model: type[BaseModel], items: list[tuple[str,
             if section == "clusters":
                 for j, pool in enumerate(data.get("pools") or []):
                     if isinstance(pool, dict) and isinstance(pool.get("name"), str):
-                        sources.objects.setdefault(("pools", pool["name"]), (file, ypath + ("pools", j)))
+                        sources.objects.setdefault(("pools", pool["name"]), (file, (*ypath, "pools", j)))
         obj = _validate_one(model, data, file, ypath, sources, issues)
         if obj is not None:
             out.append(obj)

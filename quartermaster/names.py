@@ -38,11 +38,11 @@ Quarter = Annotated[str, StringConstraints(pattern=r"^(19|20|21)\d\dQ[1-4]$")]
 # A Kubernetes label key: optional DNS prefix and '/', then a name of at most 63 characters.
 LabelKey = Annotated[
     str,
-    StringConstraints(pattern=r"^([a-z0-9]([-a-z0-9.]*[a-z0-9])?/)?[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$", max_length=316),
+    StringConstraints(
+        pattern=r"^([a-z0-9]([-a-z0-9.]*[a-z0-9])?/)?[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$", max_length=316
+    ),
 ]
-LabelValue = Annotated[
-    str, StringConstraints(pattern=r"^([A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?)?$", max_length=63)
-]
+LabelValue = Annotated[str, StringConstraints(pattern=r"^([A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?)?$", max_length=63)]
 
 # Upper bounds that catch absurd numbers (a typo of a few extra zeros) without limiting real fleets.
 MAX_NODES = 100_000

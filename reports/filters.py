@@ -7,7 +7,7 @@ from decimal import ROUND_HALF_UP, Decimal
 
 import jinja2
 
-UNKNOWN = "–"  # None means unknown (STYLE habit 6); shown as an en dash
+UNKNOWN = "\u2013"  # None means unknown (STYLE habit 6); shown as an en dash
 
 
 def _number(value: Decimal | float | int) -> Decimal:
@@ -15,7 +15,7 @@ def _number(value: Decimal | float | int) -> Decimal:
 
 
 def money(value: Decimal | float | int | None, places: int = 2) -> str:
-    """`Decimal("1234.5")` -> `$1,234.50`; negative -> `-$1,234.50`; None -> `–`."""
+    """`Decimal("1234.5")` -> `$1,234.50`; negative -> `-$1,234.50`; None -> `UNKNOWN` (an en dash)."""
     if value is None:
         return UNKNOWN
     amount = _number(value).quantize(Decimal(1).scaleb(-places), rounding=ROUND_HALF_UP)
@@ -32,7 +32,7 @@ def delta(value: Decimal | float | int | None, places: int = 2) -> str:
 
 
 def pct(value: Decimal | float | int | None, places: int = 1) -> str:
-    """A ratio as a percentage: `0.9766` -> `97.7%`; None -> `–`."""
+    """A ratio as a percentage: `0.9766` -> `97.7%`; None -> `UNKNOWN` (an en dash)."""
     if value is None:
         return UNKNOWN
     share = (_number(value) * 100).quantize(Decimal(1).scaleb(-places), rounding=ROUND_HALF_UP)

@@ -29,11 +29,12 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
+from quartermaster.errors import ProblemsFound
 from quartermaster.model import Inventory
+from quartermaster.reports.metering.meter import ChargeLine, MeterResult
+from quartermaster.reports.metering.money import allocate_cents
+from quartermaster.reports.metering.rates import Block
 from quartermaster.units import cents, quarter_bounds
-from reports.metering.meter import ChargeLine, MeterResult
-from reports.metering.money import allocate_cents
-from reports.metering.rates import Block
 
 FOCUS_VERSION = "1.3"
 # The 23 mandatory columns of FOCUS 1.3 (PLANNING.md §3) and whether the spec allows nulls in them
@@ -248,7 +249,7 @@ def plan_focus_rows(inventory: Inventory, plan: Any, quarter: str) -> list[dict[
     by_team = plan.cost_by_team[plan.cost_by_team["quarter"] == quarter]
     kpi = plan.kpis[plan.kpis["quarter"] == quarter]
     if kpi.empty:
-        raise ValueError(f"the plan has no quarter {quarter}; it covers {', '.join(plan.quarters)}")
+        raise ProblemsFound(f"the plan has no quarter {quarter}; it covers {', '.join(plan.quarters)}")
     total = Decimal(kpi["cost_usd"].iloc[0])
     team_total = sum((Decimal(x) for x in by_team["usd"]), Decimal(0))
     raw: dict[tuple[str, str, int], Decimal] = {}
@@ -258,29 +259,61 @@ def plan_focus_rows(inventory: Inventory, plan: Any, quarter: str) -> list[dict[
             raw[(str(m.pricing_model), str(t.team), int(m.term_months))] = Decimal(m.usd) * share
     rounded = allocate_cents(raw, total)
     start, end = (dt.datetime.combine(d, dt.time()) for d in quarter_bounds(quarter))
-    cc_of = dict(zip(by_team["team"], by_team["cost_center"]))
+    cc_of = dict(zip(by_team["team"], by_team["cost_center"], strict=True))
     rows = []
     for (model, team, term), cost in sorted(rounded.items()):
         provider = _plan_provider(inventory, model)
         shared = team.startswith("_")
-        rows.append({c: None for c in COLUMNS} | {
-            "BilledCost": cost, "EffectiveCost": cost, "ListCost": cost, "ContractedCost": cost,
-            "ListUnitPrice": cost, "ContractedUnitPrice": cost, "PricingQuantity": Decimal(1), "PricingUnit": "Quarters",
-            "ConsumedQuantity": Decimal(1), "ConsumedUnit": "Quarters",
-            "BillingAccountId": "plan", "BillingAccountName": f"Quartermaster plan {quarter}", "BillingCurrency": "USD",
-            "BillingPeriodStart": _iso(start), "BillingPeriodEnd": _iso(end),
-            "ChargePeriodStart": _iso(start), "ChargePeriodEnd": _iso(end),
-            "ChargeCategory": "Usage", "ChargeFrequency": "Usage-Based",
-            "ChargeDescription": f"Forecast {quarter}: {model}{f' {term}-month' if term else ''} capacity"
-                                 f"{' not used by any team' if shared else f' for team {team}'}",
-            "InvoiceIssuerName": provider, "ProviderName": provider, "PublisherName": provider,
-            "ServiceProviderName": provider, "HostProviderName": provider, "ServiceCategory": "Compute",
-            "ServiceName": "Accelerator capacity (planned)", "PricingCategory": CATEGORY_OF_PLAN_MODEL.get(model, "Other"),
-            "SkuId": model, "SkuPriceId": f"plan/{model}/{term}",
-            "AllocatedMethodId": "plan-team-share",
-            "AllocatedMethodDetails": json.dumps({"line_usd": str(cents(sum(
-                (Decimal(x) for x in by_model[by_model["pricing_model"] == model]["usd"]), Decimal(0))))}),
-            "x_Team": None if shared else team, "x_CostCenter": None if shared else cc_of.get(team),
-            "Tags": None if shared else json.dumps({"cost_center": cc_of.get(team), "team": team}, sort_keys=True),
-        })
+        rows.append(
+            {c: None for c in COLUMNS}
+            | {
+                "BilledCost": cost,
+                "EffectiveCost": cost,
+                "ListCost": cost,
+                "ContractedCost": cost,
+                "ListUnitPrice": cost,
+                "ContractedUnitPrice": cost,
+                "PricingQuantity": Decimal(1),
+                "PricingUnit": "Quarters",
+                "ConsumedQuantity": Decimal(1),
+                "ConsumedUnit": "Quarters",
+                "BillingAccountId": "plan",
+                "BillingAccountName": f"Quartermaster plan {quarter}",
+                "BillingCurrency": "USD",
+                "BillingPeriodStart": _iso(start),
+                "BillingPeriodEnd": _iso(end),
+                "ChargePeriodStart": _iso(start),
+                "ChargePeriodEnd": _iso(end),
+                "ChargeCategory": "Usage",
+                "ChargeFrequency": "Usage-Based",
+                "ChargeDescription": f"Forecast {quarter}: {model}{f' {term}-month' if term else ''} capacity"
+                f"{' not used by any team' if shared else f' for team {team}'}",
+                "InvoiceIssuerName": provider,
+                "ProviderName": provider,
+                "PublisherName": provider,
+                "ServiceProviderName": provider,
+                "HostProviderName": provider,
+                "ServiceCategory": "Compute",
+                "ServiceName": "Accelerator capacity (planned)",
+                "PricingCategory": CATEGORY_OF_PLAN_MODEL.get(model, "Other"),
+                "SkuId": model,
+                "SkuPriceId": f"plan/{model}/{term}",
+                "AllocatedMethodId": "plan-team-share",
+                "AllocatedMethodDetails": json.dumps(
+                    {
+                        "line_usd": str(
+                            cents(
+                                sum(
+                                    (Decimal(x) for x in by_model[by_model["pricing_model"] == model]["usd"]),
+                                    Decimal(0),
+                                )
+                            )
+                        )
+                    }
+                ),
+                "x_Team": None if shared else team,
+                "x_CostCenter": None if shared else cc_of.get(team),
+                "Tags": None if shared else json.dumps({"cost_center": cc_of.get(team), "team": team}, sort_keys=True),
+            }
+        )
     return rows

@@ -10,15 +10,25 @@ import sys
 from dataclasses import asdict
 from pathlib import Path
 
+try:
+    from quartermaster.errors import MissingExtra, require_extra
+except ModuleNotFoundError:
+    sys.exit("stacks/__main__.py: Quartermaster is not installed in Pulumi's virtualenv (.venv); from the "
+             "repository root run `python3 -m venv .venv && .venv/bin/pip install -e '.[pulumi]'`.")
+try:
+    require_extra("The Pulumi program", "pulumi", "pulumi", "pulumi_kubernetes", "pulumi_gcp", "pulumi_aws",
+                  "pulumi_azure_native")
+except MissingExtra as missing:  # say which extra to install, not a traceback
+    sys.exit(str(missing))
+
 import pulumi
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))  # Pulumi runs this file from stacks/; the packages live at the root
+from quartermaster.issues import errors
+from quartermaster.loader import load
+from quartermaster.modules.cloud import SpecError
+from quartermaster.modules.pulumi import declare_cluster
 
-from modules.cloud import SpecError  # noqa: E402
-from modules.pulumi import declare_cluster  # noqa: E402
-from quartermaster.issues import errors  # noqa: E402
-from quartermaster.loader import load  # noqa: E402
+ROOT = Path(__file__).resolve().parents[1]
 
 config = pulumi.Config("quartermaster")
 inventory_path = ROOT / (config.get("inventory") or "inventory")

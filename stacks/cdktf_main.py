@@ -13,14 +13,21 @@ import os
 import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))  # the cdktf CLI runs this file directly; the packages live at the root
+try:
+    from quartermaster.errors import MissingExtra, require_extra
+except ModuleNotFoundError:
+    sys.exit("stacks/cdktf_main.py: Quartermaster is not installed in this Python; from the repository root run "
+             "`python3 -m venv .venv && .venv/bin/pip install -e '.[terraform]'`.")
+try:
+    require_extra("The CDKTF app", "terraform", "cdktf", "constructs", "jsii")
+except MissingExtra as missing:  # say which extra to install, not a traceback
+    sys.exit(str(missing))
 
-from modules.cloud import SpecError  # noqa: E402
-from modules.terraform import stack_clusters  # noqa: E402
-from modules.terraform.app import Backend, synth  # noqa: E402
-from quartermaster.issues import errors  # noqa: E402
-from quartermaster.loader import load  # noqa: E402
+from quartermaster.issues import errors
+from quartermaster.loader import load
+from quartermaster.modules.cloud import SpecError
+from quartermaster.modules.terraform import stack_clusters
+from quartermaster.modules.terraform.app import Backend, synth
 
 
 def main() -> None:

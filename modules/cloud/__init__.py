@@ -10,7 +10,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 
-from modules.cloud.aws import (
+from quartermaster.model import Inventory
+from quartermaster.modules.cloud.aws import (
     AwsCapacityReservationSpec,
     AwsServiceQuotaSpec,
     EksNodeGroupSpec,
@@ -18,9 +19,9 @@ from modules.cloud.aws import (
     aws_service_quotas,
     eks_node_groups,
 )
-from modules.cloud.azure import AksAgentPoolSpec, aks_agent_pools
-from modules.cloud.common import SpecError, TaintSpec, upper_snake_effect
-from modules.cloud.gcp import (
+from quartermaster.modules.cloud.azure import AksAgentPoolSpec, aks_agent_pools
+from quartermaster.modules.cloud.common import SpecError, TaintSpec, upper_snake_effect
+from quartermaster.modules.cloud.gcp import (
     GcpQuotaPreferenceSpec,
     GcpReservationSpec,
     GkeNodePoolSpec,
@@ -29,7 +30,6 @@ from modules.cloud.gcp import (
     gcp_reservations,
     gke_node_pools,
 )
-from quartermaster.model import Inventory
 
 __all__ = [
     "AksAgentPoolSpec", "AwsCapacityReservationSpec", "AwsServiceQuotaSpec", "ClusterSpec", "EksNodeGroupSpec",
@@ -101,7 +101,9 @@ def conflicts(spec: GkeNodePoolSpec | EksNodeGroupSpec | AksAgentPoolSpec) -> li
     elif isinstance(spec, EksNodeGroupSpec):
         block = spec.capacity_type == "CAPACITY_BLOCK"
         if block and spec.instance_types:
-            out.append("CAPACITY_BLOCK `capacity_type` needs empty `instance_types` (the type is in the launch template)")
+            out.append(
+                "CAPACITY_BLOCK `capacity_type` needs empty `instance_types` (the type is in the launch template)"
+            )
         if block != (spec.launch_template.market_type == "capacity-block"):
             out.append("`capacity_type` CAPACITY_BLOCK and launch template `market_type` capacity-block go together")
         if block and not (spec.launch_template.capacity_reservation_id or spec.launch_template.capacity_reservation):

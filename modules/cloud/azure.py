@@ -8,9 +8,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from modules.cloud.common import SpecError, pool_taints, sorted_labels
 from quartermaster.capacity import pool_accelerators, pool_max_nodes, pool_min_nodes
 from quartermaster.model import Cluster, Inventory, Pool
+from quartermaster.modules.cloud.common import SpecError, pool_taints, sorted_labels
 
 # AKS Linux agent pool names: lowercase letters and digits, starting with a letter, at most 12 characters.
 AGENT_POOL_NAME = re.compile(r"^[a-z][a-z0-9]{0,11}$")

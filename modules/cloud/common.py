@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
+from quartermaster.errors import ProblemsFound
 from quartermaster.model import Machine, Pool
 
 DATA = Path(__file__).parent / "data"
@@ -16,7 +17,7 @@ DATA = Path(__file__).parent / "data"
 ACCELERATOR_TAINT_VALUE = "present"
 
 
-class SpecError(ValueError):
+class SpecError(ProblemsFound):
     """The inventory asks for something the provider cannot express; the message says how to fix it."""
 
 

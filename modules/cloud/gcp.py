@@ -8,10 +8,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from modules.cloud.common import SpecError, TaintSpec, per_zone, pool_taints, read_table, sorted_labels
-from modules.kueue.builders import POOL_LABEL
 from quartermaster.capacity import nodes_per_slice, pool_accelerators, pool_max_nodes, pool_min_nodes
 from quartermaster.model import Cluster, Commitment, Inventory, Machine, Pool
+from quartermaster.modules.cloud.common import SpecError, TaintSpec, per_zone, pool_taints, read_table, sorted_labels
+from quartermaster.modules.kueue.builders import POOL_LABEL
 
 RESERVATION_KEY = "compute.googleapis.com/reservation-name"
 QUOTA_SERVICE = "compute.googleapis.com"
@@ -294,27 +294,41 @@ def gcp_quota_preferences(inventory: Inventory, cluster: Cluster) -> tuple[list[
         klass = quota_class(pool, machine)
         if klass is not None:
             total, pools = needs.get((machine.accelerator_label, klass), (0, []))
-            needs[(machine.accelerator_label, klass)] = (total + pool_accelerators(inventory, pool), [*pools, pool.name])
+            key = (machine.accelerator_label, klass)
+            needs[key] = (total + pool_accelerators(inventory, pool), [*pools, pool.name])
     table = {(r["accelerator_label"], r["quota_class"]): r for r in read_table("gcp_gpu_quota.csv")}
     preferences, manual = [], []
     for (label, klass), (total, pools) in sorted(needs.items()):
         row = table.get((label, klass))
         if row is None:
-            manual.append(ManualQuota(region, label, klass, total, tuple(pools),
-                                      "no verified Cloud Quotas id (IAC.md 1.6); find it with "
-                                      "`gcloud beta quotas info list --service=compute.googleapis.com`"))
+            manual.append(
+                ManualQuota(
+                    region,
+                    label,
+                    klass,
+                    total,
+                    tuple(pools),
+                    "no verified Cloud Quotas id (IAC.md 1.6); find it with "
+                    "`gcloud beta quotas info list --service=compute.googleapis.com`",
+                )
+            )
             continue
         dimensions = {"region": region}
         if row["gpu_family"]:
             dimensions["gpu_family"] = row["gpu_family"]
         suffix = f"-{row['gpu_family'].lower()}" if row["gpu_family"] else ""
-        preferences.append(GcpQuotaPreferenceSpec(
-            name=f"compute_googleapis_com-{row['quota_id']}-{region}{suffix}",
-            parent=f"projects/{project}", service=QUOTA_SERVICE, quota_id=row["quota_id"],
-            dimensions=dimensions, preferred_value=str(total),
-            justification=f"Quartermaster: {total} {label} for pools {', '.join(pools)} in {region}",
-            pools=tuple(pools),
-        ))
+        preferences.append(
+            GcpQuotaPreferenceSpec(
+                name=f"compute_googleapis_com-{row['quota_id']}-{region}{suffix}",
+                parent=f"projects/{project}",
+                service=QUOTA_SERVICE,
+                quota_id=row["quota_id"],
+                dimensions=dimensions,
+                preferred_value=str(total),
+                justification=f"Quartermaster: {total} {label} for pools {', '.join(pools)} in {region}",
+                pools=tuple(pools),
+            )
+        )
     return preferences, manual
 
 

@@ -5,8 +5,8 @@
     validate_manifests(objects, source) -> list[Issue]      schema, CEL, webhook and runtime rules
 """
 
-from modules.kueue.builders import objects_for_cluster
-from modules.kueue.render import render_cluster
-from modules.kueue.validate import validate_manifests, validate_path
+from quartermaster.modules.kueue.builders import objects_for_cluster
+from quartermaster.modules.kueue.render import render_cluster
+from quartermaster.modules.kueue.validate import validate_manifests, validate_path
 
 __all__ = ["objects_for_cluster", "render_cluster", "validate_manifests", "validate_path"]

@@ -26,7 +26,7 @@ import jsonschema
 import yaml
 from jsonschema import Draft7Validator, ValidationError
 
-from modules.kueue.cel import CelRule, compile_rule
+from quartermaster.modules.kueue.cel import CelRule, compile_rule
 
 CRD_DIR = Path(__file__).parent / "crds"
 GROUP = "kueue.x-k8s.io"

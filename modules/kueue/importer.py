@@ -23,9 +23,9 @@ from ruamel.yaml import YAML
 from ruamel.yaml.comments import CommentedMap, CommentedSeq
 from ruamel.yaml.scalarstring import DoubleQuotedScalarString
 
-from modules.kueue.builders import COST_CENTER_LABEL, NAMESPACE_NAME_LABEL, NODE_POOL_LABEL
-from modules.kueue.k8s import is_dns_label, parse_quantity
 from quartermaster.catalog import load_machines
+from quartermaster.modules.kueue.builders import COST_CENTER_LABEL, NAMESPACE_NAME_LABEL, NODE_POOL_LABEL
+from quartermaster.modules.kueue.k8s import is_dns_label, parse_quantity
 
 ACCELERATOR_RESOURCES = ("nvidia.com/gpu", "google.com/tpu")
 MODELLED_RESOURCES = (*ACCELERATOR_RESOURCES, "cpu", "memory")
@@ -63,27 +63,38 @@ class _Import:
     def __init__(self, objects: list[dict[str, Any]], cluster: str) -> None:
         self.cluster = cluster
         self.dropped: list[str] = []
-        kueue = [o for o in objects if isinstance(o, dict) and str(o.get("apiVersion", "")).startswith("kueue.x-k8s.io/")]
+        kueue = [
+            o for o in objects if isinstance(o, dict) and str(o.get("apiVersion", "")).startswith("kueue.x-k8s.io/")
+        ]
         self.by_kind: dict[str, list[dict[str, Any]]] = {}
         for obj in kueue:
             self.by_kind.setdefault(str(obj.get("kind")), []).append(obj)
-        for kind in sorted(set(self.by_kind) - {"ResourceFlavor", "ClusterQueue", "Cohort", "LocalQueue",
-                                               "WorkloadPriorityClass"}):
+        for kind in sorted(
+            set(self.by_kind) - {"ResourceFlavor", "ClusterQueue", "Cohort", "LocalQueue", "WorkloadPriorityClass"}
+        ):
             names = ", ".join(sorted(_name(o) for o in self.by_kind[kind]))
-            self.dropped.append(f"{kind} {names}: derived by Quartermaster from cluster settings and pools, not imported")
+            self.dropped.append(
+                f"{kind} {names}: derived by Quartermaster from cluster settings and pools, not imported"
+            )
         self.flavors = {_name(rf): rf for rf in self.by_kind.get("ResourceFlavor", [])}
         self.kind = self._cluster_kind()
 
     # --- flavors -> pools --------------------------------------------------------------------------
 
     def _cluster_kind(self) -> str:
-        kinds = {KIND_OF_LABEL[k] for rf in self.flavors.values() for k in ((rf.get("spec") or {}).get("nodeLabels")
-                                                                             or {}) if k in KIND_OF_LABEL}
+        kinds = {
+            KIND_OF_LABEL[k]
+            for rf in self.flavors.values()
+            for k in ((rf.get("spec") or {}).get("nodeLabels") or {})
+            if k in KIND_OF_LABEL
+        }
         if len(kinds) == 1:
             return kinds.pop()
         if len(kinds) > 1:
-            self.dropped.append(f"flavors name node pools of several providers ({', '.join(sorted(kinds))}); "
-                                "imported as one on-prem cluster with their labels")
+            self.dropped.append(
+                f"flavors name node pools of several providers ({', '.join(sorted(kinds))}); "
+                "imported as one on-prem cluster with their labels"
+            )
         return "onprem"
 
     def _used_flavors(self) -> list[str]:
@@ -121,25 +132,35 @@ class _Import:
         if labels:
             pool["labels"] = dict(sorted(labels.items()))
         elif self.kind == "onprem":
-            pool.yaml_add_eol_comment("TODO: the flavor has no nodeLabels (it matches every node); add `labels` "
-                                      "that select the pool's nodes", "name")
-        taints = [{"key": t["key"], **({"value": t["value"]} if t.get("value") else {}), "effect": t["effect"]}
-                  for t in spec.get("nodeTaints") or []]
+            pool.yaml_add_eol_comment(
+                "TODO: the flavor has no nodeLabels (it matches every node); add `labels` that select the pool's nodes",
+                "name",
+            )
+        taints = [
+            {"key": t["key"], **({"value": t["value"]} if t.get("value") else {}), "effect": t["effect"]}
+            for t in spec.get("nodeTaints") or []
+        ]
         if spec.get("nodeTaints"):
-            self.dropped.append(f"flavor {name}: nodeTaints become pool taints, which Quartermaster renders as "
-                                "flavor tolerations")
+            self.dropped.append(
+                f"flavor {name}: nodeTaints become pool taints, which Quartermaster renders as flavor tolerations"
+            )
         for t in spec.get("tolerations") or []:
             if t.get("key") in ACCELERATOR_RESOURCES or not t.get("key"):
                 continue
-            taint = {"key": t["key"], **({"value": t["value"]} if t.get("value") else {}),
-                     "effect": t.get("effect") or "NoSchedule"}
+            taint = {
+                "key": t["key"],
+                **({"value": t["value"]} if t.get("value") else {}),
+                "effect": t.get("effect") or "NoSchedule",
+            }
             if taint not in taints:
                 taints.append(taint)
         if taints:
             pool["taints"] = taints
         if spec.get("topologyName"):
-            self.dropped.append(f"flavor {name}: topologyName `{spec['topologyName']}` becomes "
-                                "`topology_aware: true`; the Topology's levels come from the cluster kind")
+            self.dropped.append(
+                f"flavor {name}: topologyName `{spec['topologyName']}` becomes "
+                "`topology_aware: true`; the Topology's levels come from the cluster kind"
+            )
         return pool
 
     def _machine(self, labels: dict[str, str], tpu: bool) -> str | None:
@@ -152,8 +173,9 @@ class _Import:
 
     # --- quotas ------------------------------------------------------------------------------------
 
-    def _quotas(self, owner: str, spec: dict[str, Any], limits_allowed: bool) -> tuple[list[CommentedMap],
-                                                                                         dict[str, dict[str, Decimal]]]:
+    def _quotas(
+        self, owner: str, spec: dict[str, Any], limits_allowed: bool
+    ) -> tuple[list[CommentedMap], dict[str, dict[str, Decimal]]]:
         """Quota entries per flavor, and the accelerator/cpu/memory amounts per flavor (to size pools)."""
         out: list[CommentedMap] = []
         amounts: dict[str, dict[str, Decimal]] = {}
@@ -166,8 +188,10 @@ class _Import:
                 for res in flavor.get("resources") or []:
                     rname, nominal = res.get("name"), parse_quantity(res.get("nominalQuota")) or Decimal(0)
                     if rname not in MODELLED_RESOURCES:
-                        self.dropped.append(f"{owner}: resource `{rname}` in flavor {fname} is not modelled "
-                                            "(only nvidia.com/gpu, google.com/tpu, cpu, memory)")
+                        self.dropped.append(
+                            f"{owner}: resource `{rname}` in flavor {fname} is not modelled "
+                            "(only nvidia.com/gpu, google.com/tpu, cpu, memory)"
+                        )
                         continue
                     amounts.setdefault(fname, {})[rname] = nominal
                     if rname in ACCELERATOR_RESOURCES:
@@ -178,13 +202,17 @@ class _Import:
                     elif rname == "cpu":
                         quota["cpu"] = math.ceil(nominal)
                         if quota["cpu"] != nominal:
-                            self.dropped.append(f"{owner}: cpu {res.get('nominalQuota')} in flavor {fname} rounded "
-                                                f"up to {quota['cpu']} (the inventory counts whole cores)")
+                            self.dropped.append(
+                                f"{owner}: cpu {res.get('nominalQuota')} in flavor {fname} rounded "
+                                f"up to {quota['cpu']} (the inventory counts whole cores)"
+                            )
                     else:
                         quota["memory_gib"] = math.ceil(nominal / GIB)
                         if quota["memory_gib"] * GIB != nominal:
-                            self.dropped.append(f"{owner}: memory {res.get('nominalQuota')} in flavor {fname} "
-                                                f"rounded up to {quota['memory_gib']}Gi (the inventory counts GiB)")
+                            self.dropped.append(
+                                f"{owner}: memory {res.get('nominalQuota')} in flavor {fname} "
+                                f"rounded up to {quota['memory_gib']}Gi (the inventory counts GiB)"
+                            )
                     if rname in ("cpu", "memory") and ("borrowingLimit" in res or "lendingLimit" in res):
                         self.dropped.append(f"{owner}: borrowing/lending limits on `{rname}` are not modelled")
                 out.append(quota)
@@ -218,15 +246,23 @@ class _Import:
         doc["clusters"] = [cluster]
         if cohorts:
             doc["cohorts"] = cohorts
-        classes = [{"name": _name(w), "value": w.get("value", 0), **({"description": w["description"]}
-                   if w.get("description") else {})} for w in self.by_kind.get("WorkloadPriorityClass", [])]
+        classes = [
+            {
+                "name": _name(w),
+                "value": w.get("value", 0),
+                **({"description": w["description"]} if w.get("description") else {}),
+            }
+            for w in self.by_kind.get("WorkloadPriorityClass", [])
+        ]
         if classes:
             doc["priority_classes"] = classes
         if teams:
             doc["teams"] = teams
         stream = io.StringIO()
-        stream.write(f"# Imported by `qm import kueue` into cluster `{self.cluster}`. Fill in every TODO, then run "
-                     "`qm validate`.\n")
+        stream.write(
+            f"# Imported by `qm import kueue` into cluster `{self.cluster}`. Fill in every TODO, then run "
+            "`qm validate`.\n"
+        )
         yaml = YAML()
         yaml.indent(mapping=2, sequence=4, offset=2)
         yaml.width = 120
@@ -241,8 +277,10 @@ class _Import:
             if target and target not in queues_by_namespace.setdefault(namespace, []):
                 queues_by_namespace[namespace].append(target)
             if _name(lq) not in ("default", target):
-                self.dropped.append(f"LocalQueue {namespace}/{_name(lq)}: renamed; Quartermaster names a team's "
-                                    f"queues `{target}` and `default` in each of its namespaces")
+                self.dropped.append(
+                    f"LocalQueue {namespace}/{_name(lq)}: renamed; Quartermaster names a team's "
+                    f"queues `{target}` and `default` in each of its namespaces"
+                )
         taken: set[str] = set()
         teams: list[CommentedMap] = []
         needed: dict[str, dict[str, Decimal]] = {}
@@ -260,19 +298,27 @@ class _Import:
             team["owners"] = ["TODO"]
             team.yaml_add_eol_comment("TODO: who approves this team's quota changes", "owners")
             namespaces = [ns for ns, targets in queues_by_namespace.items() if targets[0] == name]
-            namespaces += [v for e in (spec.get("namespaceSelector") or {}).get("matchExpressions") or []
-                           if e.get("key") == NAMESPACE_NAME_LABEL and e.get("operator") == "In"
-                           for v in e.get("values") or [] if v not in namespaces]
+            namespaces += [
+                v
+                for e in (spec.get("namespaceSelector") or {}).get("matchExpressions") or []
+                if e.get("key") == NAMESPACE_NAME_LABEL and e.get("operator") == "In"
+                for v in e.get("values") or []
+                if v not in namespaces
+            ]
             namespaces = [ns for ns in namespaces if ns not in taken]
             for ns, targets in queues_by_namespace.items():
                 if name in targets[1:]:
-                    self.dropped.append(f"LocalQueue in namespace {ns} -> {name}: the namespace already belongs "
-                                        f"to {targets[0]} (a namespace belongs to one team)")
+                    self.dropped.append(
+                        f"LocalQueue in namespace {ns} -> {name}: the namespace already belongs "
+                        f"to {targets[0]} (a namespace belongs to one team)"
+                    )
             taken.update(namespaces)
             team["namespaces"] = namespaces or [name]
             if spec.get("namespaceSelector") == {}:
-                self.dropped.append(f"ClusterQueue {name}: namespaceSelector {{}} admitted every namespace; the "
-                                    "rendered ClusterQueue admits only the team's namespaces")
+                self.dropped.append(
+                    f"ClusterQueue {name}: namespaceSelector {{}} admitted every namespace; the "
+                    "rendered ClusterQueue admits only the team's namespaces"
+                )
             if not namespaces:
                 team.yaml_add_eol_comment("TODO: no LocalQueue points at this ClusterQueue", "namespaces")
             cohort = spec.get("cohortName") or spec.get("cohort")
@@ -294,8 +340,10 @@ class _Import:
 
     def _cohorts(self, needed: dict[str, dict[str, Decimal]]) -> list[CommentedMap]:
         objects = {_name(c): c for c in self.by_kind.get("Cohort", [])}
-        referenced = {(cq.get("spec") or {}).get("cohortName") or (cq.get("spec") or {}).get("cohort")
-                      for cq in self.by_kind.get("ClusterQueue", [])}
+        referenced = {
+            (cq.get("spec") or {}).get("cohortName") or (cq.get("spec") or {}).get("cohort")
+            for cq in self.by_kind.get("ClusterQueue", [])
+        }
         referenced |= {(c.get("spec") or {}).get("parentName") for c in objects.values()}
         out = []
         for name in [*objects, *sorted(n for n in referenced if n and n not in objects)]:

@@ -81,7 +81,9 @@ def label_selector_problems(selector: Any) -> list[tuple[tuple[str | int, ...], 
         if not is_qualified_name(key):
             out.append((("matchExpressions", i, "key"), f"`{key}` is not a valid label key"))
         if operator not in SELECTOR_OPERATORS:
-            out.append((("matchExpressions", i, "operator"), f"operator must be one of {', '.join(SELECTOR_OPERATORS)}"))
+            out.append(
+                (("matchExpressions", i, "operator"), f"operator must be one of {', '.join(SELECTOR_OPERATORS)}")
+            )
         elif operator in ("In", "NotIn") and not values:
             out.append((("matchExpressions", i, "values"), f"operator {operator} needs at least one value"))
         elif operator in ("Exists", "DoesNotExist") and values:

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from modules.kueue.k8s import selector_keys, selector_matches
-from modules.kueue.webhooks import Finding
+from quartermaster.modules.kueue.k8s import selector_keys, selector_matches
+from quartermaster.modules.kueue.webhooks import Finding
 
 MULTIKUEUE = "kueue.x-k8s.io/multikueue"
 PROVISIONING = "kueue.x-k8s.io/provisioning-request"

@@ -17,10 +17,18 @@ from typing import Any
 
 import yaml
 
-from modules.kueue import runtime, webhooks
-from modules.kueue.crds import GROUP, PLURALS, SchemaError, apply_defaults, crd, schema_errors, served_versions
-from modules.kueue.k8s import is_dns_label, is_dns_subdomain
 from quartermaster.issues import Issue, Location
+from quartermaster.modules.kueue import runtime, webhooks
+from quartermaster.modules.kueue.crds import (
+    GROUP,
+    PLURALS,
+    SchemaError,
+    apply_defaults,
+    crd,
+    schema_errors,
+    served_versions,
+)
+from quartermaster.modules.kueue.k8s import is_dns_label, is_dns_subdomain
 
 YamlPath = tuple[str | int, ...]
 MANIFEST_SUFFIXES = (".yaml", ".yml", ".json")
@@ -124,7 +132,8 @@ def validate(manifests: Iterable[Manifest]) -> list[Issue]:
         c = crd(kind, version)
         if c is None:
             if kind in PLURALS:
-                what = f"Kueue v0.19.2 does not serve {kind} at {version} (it serves {', '.join(served_versions(kind))})"
+                served = ", ".join(served_versions(kind))
+                what = f"Kueue v0.19.2 does not serve {kind} at {version} (it serves {served})"
                 fix = "Use kueue.x-k8s.io/v1beta2."
             else:
                 what, fix = f"`{kind}` is not a Kueue kind", f"Use one of {', '.join(sorted(PLURALS))}."
@@ -135,8 +144,9 @@ def validate(manifests: Iterable[Manifest]) -> list[Issue]:
         for error in schema_errors(c, full):
             issues.append(_schema_issue(m, kind, version, error))
         for finding in webhooks.check(kind, full):
-            issues.append(_finding_issue(m, finding, "webhook" if finding.rule not in (4, 5, 6, 63, 65) else
-                                         "practical limit"))
+            issues.append(
+                _finding_issue(m, finding, "webhook" if finding.rule not in (4, 5, 6, 63, 65) else "practical limit")
+            )
         defaulted.append((kind, full))
         owners.append(m)
     for index, findings in runtime.cross_object(defaulted).items():
@@ -156,12 +166,30 @@ def _metadata(m: Manifest, kind: str, namespaced: bool) -> list[Issue]:
     out = []
     name = meta["name"]
     if not is_dns_subdomain(str(name)):
-        out.append(_issue(m, ("metadata", "name"), "name must be a DNS-1123 subdomain (lower-case alphanumerics, "
-                          "'-' and '.', at most 253 characters)", 1, "Rename the object.", got=name, layer="API server"))
+        out.append(
+            _issue(
+                m,
+                ("metadata", "name"),
+                "name must be a DNS-1123 subdomain (lower-case alphanumerics, '-' and '.', at most 253 characters)",
+                1,
+                "Rename the object.",
+                got=name,
+                layer="API server",
+            )
+        )
     namespace = meta.get("namespace")
     if namespaced and namespace is not None and not is_dns_label(str(namespace)):
-        out.append(_issue(m, ("metadata", "namespace"), "namespace must be a DNS-1123 label", 1,
-                          "Use an existing namespace name.", got=namespace, layer="API server"))
+        out.append(
+            _issue(
+                m,
+                ("metadata", "namespace"),
+                "namespace must be a DNS-1123 label",
+                1,
+                "Use an existing namespace name.",
+                got=namespace,
+                layer="API server",
+            )
+        )
     return out
 
 
@@ -188,22 +216,48 @@ def _schema_issue(m: Manifest, kind: str, version: str, e: SchemaError) -> Issue
             rule = 56
         elif kind in ("Topology", "MultiKueueConfig") and e.cel.message == "must be unique":
             rule = 70 if kind == "Topology" else 80
-        return _issue(m, e.path, e.message, rule, "Change the object so that the CRD's rule holds.",
-                      layer=f"CEL `{e.cel.rule}`", rule_name=None if rule else "kueue-cel")
+        return _issue(
+            m,
+            e.path,
+            e.message,
+            rule,
+            "Change the object so that the CRD's rule holds.",
+            layer=f"CEL `{e.cel.rule}`",
+            rule_name=None if rule else "kueue-cel",
+        )
     if e.keyword == "additionalProperties":
         unknown = [k for k in (e.value or {}) if k not in e.known_fields]
         renamed = [RENAMED.get(kind, {}).get(k) for k in unknown]
-        hint = "; ".join(f"`{k}` is {r[0]} in {'v1beta2' if version == 'v1beta2' else 'v1beta1'} (RULES.md {r[1]})"
-                         for k, r in zip(unknown, renamed, strict=True) if r)
+        hint = "; ".join(
+            f"`{k}` is {r[0]} in {'v1beta2' if version == 'v1beta2' else 'v1beta1'} (RULES.md {r[1]})"
+            for k, r in zip(unknown, renamed, strict=True)
+            if r
+        )
         rule = next((r[1] for r in renamed if r), None)
-        return _issue(m, e.path, f"unknown field{'s' if len(unknown) > 1 else ''} "
-                      f"{', '.join(f'`{k}`' for k in unknown)} (the API server drops or rejects it)", rule,
-                      (hint + ".") if hint else "Remove it or fix its spelling.", layer="schema",
-                      rule_name=None if rule else "kueue-schema")
-    rule = 11 if e.keyword == "x-kubernetes-list-type" and kind in ("ClusterQueue", "Cohort") else \
-        _rule_for_path(kind, e.path)
-    return _issue(m, e.path, e.message, rule, "See the field's definition in the Kueue CRD.",
-                  layer=f"schema `{e.keyword}`", rule_name=None if rule else "kueue-schema")
+        return _issue(
+            m,
+            e.path,
+            f"unknown field{'s' if len(unknown) > 1 else ''} "
+            f"{', '.join(f'`{k}`' for k in unknown)} (the API server drops or rejects it)",
+            rule,
+            (hint + ".") if hint else "Remove it or fix its spelling.",
+            layer="schema",
+            rule_name=None if rule else "kueue-schema",
+        )
+    rule = (
+        11
+        if e.keyword == "x-kubernetes-list-type" and kind in ("ClusterQueue", "Cohort")
+        else _rule_for_path(kind, e.path)
+    )
+    return _issue(
+        m,
+        e.path,
+        e.message,
+        rule,
+        "See the field's definition in the Kueue CRD.",
+        layer=f"schema `{e.keyword}`",
+        rule_name=None if rule else "kueue-schema",
+    )
 
 
 def _finding_issue(m: Manifest, f: webhooks.Finding, layer: str) -> Issue:
@@ -213,8 +267,18 @@ def _finding_issue(m: Manifest, f: webhooks.Finding, layer: str) -> Issue:
 _MISSING = object()
 
 
-def _issue(m: Manifest, path: YamlPath, what: str, rule: int | None, fix: str, *, got: Any = _MISSING,
-           layer: str = "", rule_name: str | None = None, severity: str = "error") -> Issue:
+def _issue(
+    m: Manifest,
+    path: YamlPath,
+    what: str,
+    rule: int | None,
+    fix: str,
+    *,
+    got: Any = _MISSING,
+    layer: str = "",
+    rule_name: str | None = None,
+    severity: str = "error",
+) -> Issue:
     obj = m.obj if isinstance(m.obj, dict) else {}
     meta = obj.get("metadata") if isinstance(obj.get("metadata"), dict) else {}
     name = "/".join(str(p) for p in (meta.get("namespace"), meta.get("name")) if p) or "<unnamed>"
@@ -222,8 +286,14 @@ def _issue(m: Manifest, path: YamlPath, what: str, rule: int | None, fix: str, *
     dotted = "".join(f"[{p}]" if isinstance(p, int) else (f".{p}" if i else str(p)) for i, p in enumerate(path))
     tag = ", ".join(t for t in (f"RULES.md {rule}" if rule else "", layer) if t)
     kwargs: dict[str, Any] = {} if got is _MISSING or got is None else {"got": got}
-    return Issue(rule_name or f"kueue-{rule}", f"{what} [{tag}]" if tag else what, fix, severity,  # type: ignore[arg-type]
-                 location=Location(m.file, m.locate(path), f"{where} {dotted}".rstrip()), **kwargs)
+    return Issue(
+        rule_name or f"kueue-{rule}",
+        f"{what} [{tag}]" if tag else what,
+        fix,
+        severity,  # type: ignore[arg-type]
+        location=Location(m.file, m.locate(path), f"{where} {dotted}".rstrip()),
+        **kwargs,
+    )
 
 
 # --- loading manifests with line numbers -----------------------------------------------------------
@@ -232,8 +302,13 @@ def _issue(m: Manifest, path: YamlPath, what: str, rule: int | None, fix: str, *
 def manifest_files(root: Path) -> list[Path]:
     if root.is_file():
         return [root]
-    return sorted(p for p in root.rglob("*") if p.is_file() and p.suffix in MANIFEST_SUFFIXES
-                  and not any(part.startswith(".") for part in p.relative_to(root).parts))
+    return sorted(
+        p
+        for p in root.rglob("*")
+        if p.is_file()
+        and p.suffix in MANIFEST_SUFFIXES
+        and not any(part.startswith(".") for part in p.relative_to(root).parts)
+    )
 
 
 def load_manifests(root: Path) -> tuple[list[Manifest], list[Issue]]:
@@ -242,17 +317,27 @@ def load_manifests(root: Path) -> tuple[list[Manifest], list[Issue]]:
     issues: list[Issue] = []
     files = manifest_files(root)
     if not files:
-        issues.append(Issue("kueue-files", f"no manifests (*.yaml, *.yml, *.json) under {root}",
-                            "Point at a manifest file or a directory of them."))
+        issues.append(
+            Issue(
+                "kueue-files",
+                f"no manifests (*.yaml, *.yml, *.json) under {root}",
+                "Point at a manifest file or a directory of them.",
+            )
+        )
     for path in files:
         shown = str(path)
         try:
             docs = list(yaml.compose_all(path.read_text(encoding="utf-8-sig"), Loader=yaml.CSafeLoader))
         except (yaml.YAMLError, UnicodeDecodeError) as exc:
             mark = getattr(exc, "problem_mark", None)
-            issues.append(Issue("yaml", f"malformed YAML: {getattr(exc, 'problem', None) or exc}",
-                                "Fix the syntax at that line.",
-                                location=Location(shown, mark.line + 1 if mark else None, "")))
+            issues.append(
+                Issue(
+                    "yaml",
+                    f"malformed YAML: {getattr(exc, 'problem', None) or exc}",
+                    "Fix the syntax at that line.",
+                    location=Location(shown, mark.line + 1 if mark else None, ""),
+                )
+            )
             continue
         for node in docs:
             if node is None:

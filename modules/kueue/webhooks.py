@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
 
-from modules.kueue.k8s import (
+from quartermaster.modules.kueue.k8s import (
     is_dns_label,
     is_label_value,
     is_qualified_name,

@@ -5,6 +5,6 @@ registers its outputs last. Type tokens are `quartermaster:<module>:<Type>`. Pro
 by the component that needs them, so a stack loads only its own cloud's SDK.
 """
 
-from modules.pulumi.cluster import ClusterCapacity, declare_cluster
+from quartermaster.modules.pulumi.cluster import ClusterCapacity, declare_cluster
 
 __all__ = ["ClusterCapacity", "declare_cluster"]

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pulumi
 import pulumi_azure_native as azure_native
 
-from modules.cloud import AksAgentPoolSpec, conflicts
-from modules.pulumi.errors import ResourceError
+from quartermaster.modules.cloud import AksAgentPoolSpec, conflicts
+from quartermaster.modules.pulumi.errors import ResourceError
 
 
 class AksAcceleratorPool(pulumi.ComponentResource):

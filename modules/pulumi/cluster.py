@@ -7,10 +7,10 @@ from typing import Any
 
 import pulumi
 
-from modules.cloud import ClusterSpec, cluster_spec
-from modules.pulumi.errors import ResourceError
-from modules.pulumi.kueue import KueueObjects
 from quartermaster.model import Inventory
+from quartermaster.modules.cloud import ClusterSpec, cluster_spec
+from quartermaster.modules.pulumi.errors import ResourceError
+from quartermaster.modules.pulumi.kueue import KueueObjects
 
 
 class ClusterCapacity(pulumi.ComponentResource):
@@ -40,7 +40,7 @@ class ClusterCapacity(pulumi.ComponentResource):
         self.register_outputs({"pools": self.pool_names})
 
     def _gcp(self, spec: ClusterSpec) -> None:
-        from modules.pulumi.gke import GcpQuotaRequest, GcpReservation, GkeAcceleratorPool
+        from quartermaster.modules.pulumi.gke import GcpQuotaRequest, GcpReservation, GkeAcceleratorPool
 
         child = pulumi.ResourceOptions(parent=self)
         reservations = {r.name: GcpReservation(r.commitment, r, opts=child) for r in spec.gcp_reservations}
@@ -57,7 +57,7 @@ class ClusterCapacity(pulumi.ComponentResource):
     def _aws(self, spec: ClusterSpec) -> None:
         import pulumi_aws as aws
 
-        from modules.pulumi.eks import AwsCapacityReservation, AwsQuotaRequest, EksAcceleratorNodeGroup
+        from quartermaster.modules.pulumi.eks import AwsCapacityReservation, AwsQuotaRequest, EksAcceleratorNodeGroup
 
         provider = aws.Provider(f"aws-{spec.region}", region=spec.region, opts=pulumi.ResourceOptions(parent=self))
         child = pulumi.ResourceOptions(parent=self, providers={"aws": provider})
@@ -74,7 +74,7 @@ class ClusterCapacity(pulumi.ComponentResource):
     def _azure(self, spec: ClusterSpec) -> None:
         import pulumi_azure_native as azure_native
 
-        from modules.pulumi.aks import AksAcceleratorPool
+        from quartermaster.modules.pulumi.aks import AksAcceleratorPool
 
         provider = azure_native.Provider(f"azure-{spec.region}", subscription_id=spec.project,
                                          opts=pulumi.ResourceOptions(parent=self))
@@ -85,7 +85,7 @@ class ClusterCapacity(pulumi.ComponentResource):
 
 def declare_cluster(inventory: Inventory, cluster_name: str, kubeconfig: pulumi.Input[str] | None) -> ClusterCapacity:
     """Declare one cluster's stack: its cloud specs and, when Kueue is in use, its Kueue objects."""
-    from modules.kueue import objects_for_cluster
+    from quartermaster.modules.kueue import objects_for_cluster
 
     spec = cluster_spec(inventory, cluster_name)
     return ClusterCapacity(cluster_name, spec, objects_for_cluster(inventory, cluster_name), kubeconfig)

@@ -6,8 +6,14 @@ from __future__ import annotations
 import pulumi
 import pulumi_aws as aws
 
-from modules.cloud import AwsCapacityReservationSpec, AwsServiceQuotaSpec, EksNodeGroupSpec, conflicts, upper_snake_effect
-from modules.pulumi.errors import ResourceError
+from quartermaster.modules.cloud import (
+    AwsCapacityReservationSpec,
+    AwsServiceQuotaSpec,
+    EksNodeGroupSpec,
+    conflicts,
+    upper_snake_effect,
+)
+from quartermaster.modules.pulumi.errors import ResourceError
 
 
 class EksAcceleratorNodeGroup(pulumi.ComponentResource):
@@ -16,12 +22,15 @@ class EksAcceleratorNodeGroup(pulumi.ComponentResource):
 
     def __init__(self, name: str, spec: EksNodeGroupSpec, capacity_reservation_id: pulumi.Input[str] | None = None,
                  opts: pulumi.ResourceOptions | None = None) -> None:
-        """`capacity_reservation_id`: the id of a reservation this stack creates (spec.launch_template.capacity_reservation)."""
+        """`capacity_reservation_id`: the id of a reservation this stack creates
+        (spec.launch_template.capacity_reservation)."""
         super().__init__("quartermaster:eks:AcceleratorNodeGroup", name, None, opts)
         problems = conflicts(spec)
         if spec.launch_template.capacity_reservation and capacity_reservation_id is None:
-            problems.append(f"the launch template targets capacity reservation "
-                            f"{spec.launch_template.capacity_reservation}; pass its `capacity_reservation_id`")
+            problems.append(
+                f"the launch template targets capacity reservation "
+                f"{spec.launch_template.capacity_reservation}; pass its `capacity_reservation_id`"
+            )
         if problems:
             raise ResourceError(f"node group {spec.node_group_name}: " + "; ".join(problems), self)
         child = pulumi.ResourceOptions(parent=self)
@@ -29,46 +38,80 @@ class EksAcceleratorNodeGroup(pulumi.ComponentResource):
         self.placement_group = None
         if lt.placement_group is not None:
             self.placement_group = aws.ec2.PlacementGroup(
-                lt.placement_group, args=aws.ec2.PlacementGroupArgs(name=lt.placement_group, strategy="cluster",
-                                                                    region=spec.region), opts=child)
+                lt.placement_group,
+                args=aws.ec2.PlacementGroupArgs(name=lt.placement_group, strategy="cluster", region=spec.region),
+                opts=child,
+            )
         target = lt.capacity_reservation_id or capacity_reservation_id
         self.launch_template = aws.ec2.LaunchTemplate(
             lt.name,
             args=aws.ec2.LaunchTemplateArgs(
-                name=lt.name, region=spec.region, instance_type=lt.instance_type,
-                instance_market_options=(aws.ec2.LaunchTemplateInstanceMarketOptionsArgs(market_type=lt.market_type)
-                                         if lt.market_type else None),
+                name=lt.name,
+                region=spec.region,
+                instance_type=lt.instance_type,
+                instance_market_options=(
+                    aws.ec2.LaunchTemplateInstanceMarketOptionsArgs(market_type=lt.market_type)
+                    if lt.market_type
+                    else None
+                ),
                 capacity_reservation_specification=(
                     aws.ec2.LaunchTemplateCapacityReservationSpecificationArgs(
                         capacity_reservation_target=(
                             aws.ec2.LaunchTemplateCapacityReservationSpecificationCapacityReservationTargetArgs(
-                                capacity_reservation_id=target)))
-                    if target is not None else None),
-                network_interfaces=[aws.ec2.LaunchTemplateNetworkInterfaceArgs(
-                    network_card_index=n.network_card_index, device_index=n.device_index,
-                    interface_type=n.interface_type, delete_on_termination="true")
-                    for n in lt.network_interfaces] or None,
-                placement=(aws.ec2.LaunchTemplatePlacementArgs(group_name=self.placement_group.name)
-                           if self.placement_group is not None else None)),
-            opts=child)
+                                capacity_reservation_id=target
+                            )
+                        )
+                    )
+                    if target is not None
+                    else None
+                ),
+                network_interfaces=[
+                    aws.ec2.LaunchTemplateNetworkInterfaceArgs(
+                        network_card_index=n.network_card_index,
+                        device_index=n.device_index,
+                        interface_type=n.interface_type,
+                        delete_on_termination="true",
+                    )
+                    for n in lt.network_interfaces
+                ]
+                or None,
+                placement=(
+                    aws.ec2.LaunchTemplatePlacementArgs(group_name=self.placement_group.name)
+                    if self.placement_group is not None
+                    else None
+                ),
+            ),
+            opts=child,
+        )
         autoscaled = spec.min_size != spec.max_size
         self.node_group = aws.eks.NodeGroup(
             spec.node_group_name,
             args=aws.eks.NodeGroupArgs(
-                cluster_name=spec.cluster_name, node_group_name=spec.node_group_name, region=spec.region,
-                node_role_arn=spec.node_role_arn, subnet_ids=list(spec.subnet_ids),
-                capacity_type=spec.capacity_type, instance_types=list(spec.instance_types) or None,
+                cluster_name=spec.cluster_name,
+                node_group_name=spec.node_group_name,
+                region=spec.region,
+                node_role_arn=spec.node_role_arn,
+                subnet_ids=list(spec.subnet_ids),
+                capacity_type=spec.capacity_type,
+                instance_types=list(spec.instance_types) or None,
                 ami_type=spec.ami_type,
                 scaling_config=aws.eks.NodeGroupScalingConfigArgs(
-                    desired_size=spec.desired_size, min_size=spec.min_size, max_size=spec.max_size),
+                    desired_size=spec.desired_size, min_size=spec.min_size, max_size=spec.max_size
+                ),
                 labels=spec.labels,
-                taints=[aws.eks.NodeGroupTaintArgs(key=t.key, value=t.value, effect=upper_snake_effect(t.effect))
-                        for t in spec.taints],
+                taints=[
+                    aws.eks.NodeGroupTaintArgs(key=t.key, value=t.value, effect=upper_snake_effect(t.effect))
+                    for t in spec.taints
+                ],
                 launch_template=aws.eks.NodeGroupLaunchTemplateArgs(
-                    id=self.launch_template.id, version=self.launch_template.latest_version.apply(str))),
+                    id=self.launch_template.id, version=self.launch_template.latest_version.apply(str)
+                ),
+            ),
             # the cluster autoscaler owns the desired size of an autoscaled group
-            opts=pulumi.ResourceOptions(parent=self,
-                                        ignore_changes=["scalingConfig.desiredSize"] if autoscaled else None))
+            opts=pulumi.ResourceOptions(
+                parent=self, ignore_changes=["scalingConfig.desiredSize"] if autoscaled else None
+            ),
+        )
         self.register_outputs({"node_group": self.node_group.node_group_name})
 
 
@@ -80,11 +123,18 @@ class AwsCapacityReservation(pulumi.ComponentResource):
         self.reservation = aws.ec2.CapacityReservation(
             spec.name,
             args=aws.ec2.CapacityReservationArgs(
-                region=spec.region, instance_type=spec.instance_type, availability_zone=spec.availability_zone,
-                instance_count=spec.instance_count, instance_platform=spec.instance_platform,
-                instance_match_criteria=spec.instance_match_criteria, end_date_type=spec.end_date_type,
-                end_date=spec.end_date, tags={"quartermaster.dev/commitment": spec.name}),
-            opts=pulumi.ResourceOptions(parent=self, protect=True))
+                region=spec.region,
+                instance_type=spec.instance_type,
+                availability_zone=spec.availability_zone,
+                instance_count=spec.instance_count,
+                instance_platform=spec.instance_platform,
+                instance_match_criteria=spec.instance_match_criteria,
+                end_date_type=spec.end_date_type,
+                end_date=spec.end_date,
+                tags={"quartermaster.dev/commitment": spec.name},
+            ),
+            opts=pulumi.ResourceOptions(parent=self, protect=True),
+        )
         self.register_outputs({"capacity_reservation_id": self.reservation.id})
 
 
@@ -95,7 +145,9 @@ class AwsQuotaRequest(pulumi.ComponentResource):
         super().__init__("quartermaster:aws:QuotaRequest", name, None, opts)
         self.quota = aws.servicequotas.ServiceQuota(
             f"{spec.quota_code}-{spec.region}",
-            args=aws.servicequotas.ServiceQuotaArgs(service_code=spec.service_code, quota_code=spec.quota_code,
-                                                    value=spec.value, region=spec.region),
-            opts=pulumi.ResourceOptions(parent=self))
+            args=aws.servicequotas.ServiceQuotaArgs(
+                service_code=spec.service_code, quota_code=spec.quota_code, value=spec.value, region=spec.region
+            ),
+            opts=pulumi.ResourceOptions(parent=self),
+        )
         self.register_outputs({"quota_code": spec.quota_code, "value": spec.value})

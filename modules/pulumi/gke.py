@@ -5,8 +5,14 @@ from __future__ import annotations
 import pulumi
 import pulumi_gcp as gcp
 
-from modules.cloud import GcpQuotaPreferenceSpec, GcpReservationSpec, GkeNodePoolSpec, conflicts, upper_snake_effect
-from modules.pulumi.errors import ResourceError
+from quartermaster.modules.cloud import (
+    GcpQuotaPreferenceSpec,
+    GcpReservationSpec,
+    GkeNodePoolSpec,
+    conflicts,
+    upper_snake_effect,
+)
+from quartermaster.modules.pulumi.errors import ResourceError
 
 
 class GkeAcceleratorPool(pulumi.ComponentResource):
@@ -60,19 +66,32 @@ def node_pool_args(spec: GkeNodePoolSpec) -> gcp.container.NodePoolArgs:
     )
     network_config = None
     if spec.additional_networks:
-        network_config = gcp.container.NodePoolNetworkConfigArgs(additional_node_network_configs=[
-            gcp.container.NodePoolNetworkConfigAdditionalNodeNetworkConfigArgs(network=n.network, subnetwork=n.subnetwork)
-            for n in spec.additional_networks])
+        network_config = gcp.container.NodePoolNetworkConfigArgs(
+            additional_node_network_configs=[
+                gcp.container.NodePoolNetworkConfigAdditionalNodeNetworkConfigArgs(
+                    network=n.network, subnetwork=n.subnetwork
+                )
+                for n in spec.additional_networks
+            ]
+        )
     placement = None
     if spec.placement_type is not None:
         placement = gcp.container.NodePoolPlacementPolicyArgs(type=spec.placement_type, tpu_topology=spec.tpu_topology)
     return gcp.container.NodePoolArgs(
-        cluster=spec.cluster, project=spec.project, location=spec.location, name=spec.name,
-        node_locations=list(spec.node_locations), node_count=spec.node_count, autoscaling=autoscaling,
+        cluster=spec.cluster,
+        project=spec.project,
+        location=spec.location,
+        name=spec.name,
+        node_locations=list(spec.node_locations),
+        node_count=spec.node_count,
+        autoscaling=autoscaling,
         management=gcp.container.NodePoolManagementArgs(auto_repair=spec.auto_repair, auto_upgrade=spec.auto_upgrade),
-        queued_provisioning=(gcp.container.NodePoolQueuedProvisioningArgs(enabled=True)
-                             if spec.queued_provisioning else None),
-        placement_policy=placement, network_config=network_config, node_config=node_config,
+        queued_provisioning=(
+            gcp.container.NodePoolQueuedProvisioningArgs(enabled=True) if spec.queued_provisioning else None
+        ),
+        placement_policy=placement,
+        network_config=network_config,
+        node_config=node_config,
     )
 
 
@@ -83,19 +102,28 @@ class GcpReservation(pulumi.ComponentResource):
         super().__init__("quartermaster:gcp:Reservation", name, None, opts)
         accelerators = None
         if spec.accelerator_type is not None:
-            accelerators = [gcp.compute.ReservationSpecificReservationInstancePropertiesGuestAcceleratorArgs(
-                accelerator_type=spec.accelerator_type, accelerator_count=spec.accelerator_count)]
+            accelerators = [
+                gcp.compute.ReservationSpecificReservationInstancePropertiesGuestAcceleratorArgs(
+                    accelerator_type=spec.accelerator_type, accelerator_count=spec.accelerator_count
+                )
+            ]
         self.reservation = gcp.compute.Reservation(
             spec.name,
             args=gcp.compute.ReservationArgs(
-                name=spec.name, project=spec.project, zone=spec.zone,
+                name=spec.name,
+                project=spec.project,
+                zone=spec.zone,
                 specific_reservation_required=spec.specific_reservation_required,
                 specific_reservation=gcp.compute.ReservationSpecificReservationArgs(
                     count=spec.count,
                     instance_properties=gcp.compute.ReservationSpecificReservationInstancePropertiesArgs(
-                        machine_type=spec.machine_type, guest_accelerators=accelerators)),
-                description=f"Quartermaster commitment {spec.commitment}"),
-            opts=pulumi.ResourceOptions(parent=self, protect=True))
+                        machine_type=spec.machine_type, guest_accelerators=accelerators
+                    ),
+                ),
+                description=f"Quartermaster commitment {spec.commitment}",
+            ),
+            opts=pulumi.ResourceOptions(parent=self, protect=True),
+        )
         self.register_outputs({"reservation": self.reservation.name})
 
 
@@ -107,8 +135,14 @@ class GcpQuotaRequest(pulumi.ComponentResource):
         self.preference = gcp.cloudquota.SQuotaPreference(
             spec.name,
             args=gcp.cloudquota.SQuotaPreferenceArgs(
-                name=spec.name, parent=spec.parent, service=spec.service, quota_id=spec.quota_id,
-                dimensions=spec.dimensions, justification=spec.justification,
-                quota_config=gcp.cloudquota.SQuotaPreferenceQuotaConfigArgs(preferred_value=spec.preferred_value)),
-            opts=pulumi.ResourceOptions(parent=self))
+                name=spec.name,
+                parent=spec.parent,
+                service=spec.service,
+                quota_id=spec.quota_id,
+                dimensions=spec.dimensions,
+                justification=spec.justification,
+                quota_config=gcp.cloudquota.SQuotaPreferenceQuotaConfigArgs(preferred_value=spec.preferred_value),
+            ),
+            opts=pulumi.ResourceOptions(parent=self),
+        )
         self.register_outputs({"quota_id": spec.quota_id, "preferred_value": spec.preferred_value})

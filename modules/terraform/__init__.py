@@ -28,6 +28,6 @@ Provider versions pinned in `required_providers` and the schemas the argument na
 - Terraform's built-in `terraform_data` (Terraform >= 1.4, OpenTofu): one barrier the Kueue objects wait on.
 """
 
-from modules.terraform.resources import PROVIDERS, TfResource, TfStackSpec, stack_clusters, stack_spec
+from quartermaster.modules.terraform.resources import PROVIDERS, TfResource, TfStackSpec, stack_clusters, stack_spec
 
 __all__ = ["PROVIDERS", "TfResource", "TfStackSpec", "stack_clusters", "stack_spec"]

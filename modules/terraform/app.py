@@ -16,8 +16,8 @@ from typing import Any
 # jsii prints a banner when Node.js 20 is past its end of life; silence exactly that one (Node 20 works).
 os.environ.setdefault("JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION", "20")
 
-import jsii  # noqa: E402
-from cdktf import (  # noqa: E402
+import jsii
+from cdktf import (
     App,
     GcsBackend,
     LocalBackend,
@@ -29,12 +29,12 @@ from cdktf import (  # noqa: E402
     TerraformStack,
     TerraformVariable,
 )
-from constructs import Construct  # noqa: E402
+from constructs import Construct
 
-from modules.cloud import cluster_spec  # noqa: E402
-from modules.kueue import objects_for_cluster  # noqa: E402
-from modules.terraform.resources import PROVIDERS, TfResource, TfStackSpec, stack_spec  # noqa: E402
-from quartermaster.model import Inventory  # noqa: E402
+from quartermaster.model import Inventory
+from quartermaster.modules.cloud import cluster_spec
+from quartermaster.modules.kueue import objects_for_cluster
+from quartermaster.modules.terraform.resources import PROVIDERS, TfResource, TfStackSpec, stack_spec
 
 BACKENDS = ("local", "gcs", "s3")
 

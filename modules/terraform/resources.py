@@ -14,7 +14,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from modules.cloud import (
+from quartermaster.model import Inventory
+from quartermaster.modules.cloud import (
     AksAgentPoolSpec,
     AwsCapacityReservationSpec,
     AwsServiceQuotaSpec,
@@ -25,7 +26,6 @@ from modules.cloud import (
     GkeNodePoolSpec,
     upper_snake_effect,
 )
-from quartermaster.model import Inventory
 
 Body = dict[str, Any]
 Manifest = dict[str, Any]
@@ -128,7 +128,8 @@ def stack_spec(spec: ClusterSpec, manifests: Sequence[Manifest]) -> TfStackSpec:
         providers["kubernetes"] = {"config_path": f"${{var.{KUBECONFIG_VARIABLE}}}"}
         variables[KUBECONFIG_VARIABLE] = {
             "type": "string",
-            "description": f"Path of a kubeconfig whose current context is cluster {spec.cluster} (for the Kueue objects).",
+            "description": f"Path of a kubeconfig whose current context is cluster {spec.cluster} "
+            "(for the Kueue objects).",
         }
         pools = tuple(r.address for r in resources if r.type in POOL_TYPES)
         barrier = TfResource("terraform_data", "node_pools", "", {}, depends_on=pools) if pools else None
@@ -155,9 +156,10 @@ def _check_unique(resources: list[TfResource]) -> None:
 def gcp_resources(spec: ClusterSpec) -> list[TfResource]:
     """Reservations, node pools (after the reservation they consume) and quota preferences."""
     reservations = {r.name: gcp_reservation(r) for r in spec.gcp_reservations}
-    pools = [gke_node_pool(p, tuple(reservations[v].address for v in p.reservation_affinity.values
-                                    if v in reservations))
-             for p in spec.gke_node_pools]
+    pools = [
+        gke_node_pool(p, tuple(reservations[v].address for v in p.reservation_affinity.values if v in reservations))
+        for p in spec.gke_node_pools
+    ]
     return [*reservations.values(), *pools, *(gcp_quota_preference(q) for q in spec.gcp_quota_preferences)]
 
 
@@ -167,14 +169,22 @@ def gke_node_pool(spec: GkeNodePoolSpec, depends_on: tuple[str, ...] = ()) -> Tf
     affinity = spec.reservation_affinity
     node_config = {
         "machine_type": spec.machine_type,
-        "guest_accelerator": [{
-            "type": accelerator.type, "count": accelerator.count,
-            "gpu_driver_installation_config": {"gpu_driver_version": accelerator.gpu_driver_version},
-        }] if accelerator is not None else None,
+        "guest_accelerator": [
+            {
+                "type": accelerator.type,
+                "count": accelerator.count,
+                "gpu_driver_installation_config": {"gpu_driver_version": accelerator.gpu_driver_version},
+            }
+        ]
+        if accelerator is not None
+        else None,
         "labels": spec.labels,
         "taint": [{"key": t.key, "value": t.value, "effect": upper_snake_effect(t.effect)} for t in spec.taints],
-        "reservation_affinity": {"consume_reservation_type": affinity.consume_reservation_type, "key": affinity.key,
-                                 "values": list(affinity.values) or None},
+        "reservation_affinity": {
+            "consume_reservation_type": affinity.consume_reservation_type,
+            "key": affinity.key,
+            "values": list(affinity.values) or None,
+        },
         "spot": spec.spot or None,
         "flex_start": spec.flex_start or None,
         "max_run_duration": spec.max_run_duration,
@@ -184,19 +194,37 @@ def gke_node_pool(spec: GkeNodePoolSpec, depends_on: tuple[str, ...] = ()) -> Tf
     autoscaling = None
     if spec.autoscaling is not None:
         a = spec.autoscaling
-        autoscaling = {"location_policy": a.location_policy, "min_node_count": a.min_node_count,
-                       "max_node_count": a.max_node_count, "total_min_node_count": a.total_min_node_count,
-                       "total_max_node_count": a.total_max_node_count}
+        autoscaling = {
+            "location_policy": a.location_policy,
+            "min_node_count": a.min_node_count,
+            "max_node_count": a.max_node_count,
+            "total_min_node_count": a.total_min_node_count,
+            "total_max_node_count": a.total_max_node_count,
+        }
     body = {
-        "name": spec.name, "cluster": spec.cluster, "project": spec.project, "location": spec.location,
-        "node_locations": list(spec.node_locations), "node_count": spec.node_count, "autoscaling": autoscaling,
+        "name": spec.name,
+        "cluster": spec.cluster,
+        "project": spec.project,
+        "location": spec.location,
+        "node_locations": list(spec.node_locations),
+        "node_count": spec.node_count,
+        "autoscaling": autoscaling,
         "management": {"auto_repair": spec.auto_repair, "auto_upgrade": spec.auto_upgrade},
         "queued_provisioning": {"enabled": True} if spec.queued_provisioning else None,
-        "placement_policy": ({"type": spec.placement_type, "tpu_topology": spec.tpu_topology}
-                             if spec.placement_type is not None else None),
-        "network_config": ({"additional_node_network_configs": [
-            {"network": n.network, "subnetwork": n.subnetwork} for n in spec.additional_networks]}
-            if spec.additional_networks else None),
+        "placement_policy": (
+            {"type": spec.placement_type, "tpu_topology": spec.tpu_topology}
+            if spec.placement_type is not None
+            else None
+        ),
+        "network_config": (
+            {
+                "additional_node_network_configs": [
+                    {"network": n.network, "subnetwork": n.subnetwork} for n in spec.additional_networks
+                ]
+            }
+            if spec.additional_networks
+            else None
+        ),
         "node_config": node_config,
     }
     return TfResource("google_container_node_pool", tf_name(spec.name), "google-beta", compact(body), depends_on)
@@ -208,21 +236,30 @@ def gcp_reservation(spec: GcpReservationSpec) -> TfResource:
     if spec.accelerator_type is not None:
         accelerators = [{"accelerator_type": spec.accelerator_type, "accelerator_count": spec.accelerator_count}]
     body = {
-        "name": spec.name, "project": spec.project, "zone": spec.zone,
+        "name": spec.name,
+        "project": spec.project,
+        "zone": spec.zone,
         "specific_reservation_required": spec.specific_reservation_required,
-        "specific_reservation": {"count": spec.count, "instance_properties": {
-            "machine_type": spec.machine_type, "guest_accelerators": accelerators}},
+        "specific_reservation": {
+            "count": spec.count,
+            "instance_properties": {"machine_type": spec.machine_type, "guest_accelerators": accelerators},
+        },
         "description": f"Quartermaster commitment {spec.commitment}",
     }
-    return TfResource("google_compute_reservation", tf_name(spec.name), "google-beta", compact(body),
-                      prevent_destroy=True)
+    return TfResource(
+        "google_compute_reservation", tf_name(spec.name), "google-beta", compact(body), prevent_destroy=True
+    )
 
 
 def gcp_quota_preference(spec: GcpQuotaPreferenceSpec) -> TfResource:
     """`google_cloud_quotas_quota_preference` (`quota_config.preferred_value` is a string)."""
     body = {
-        "name": spec.name, "parent": spec.parent, "service": spec.service, "quota_id": spec.quota_id,
-        "dimensions": spec.dimensions, "justification": spec.justification,
+        "name": spec.name,
+        "parent": spec.parent,
+        "service": spec.service,
+        "quota_id": spec.quota_id,
+        "dimensions": spec.dimensions,
+        "justification": spec.justification,
         "quota_config": {"preferred_value": spec.preferred_value},
     }
     return TfResource("google_cloud_quotas_quota_preference", tf_name(spec.name), "google-beta", compact(body))
@@ -246,53 +283,116 @@ def eks_node_group(spec: EksNodeGroupSpec, reservation: TfResource | None = None
     out: list[TfResource] = []
     placement = None
     if lt.placement_group is not None:
-        group = TfResource("aws_placement_group", tf_name(lt.placement_group), "aws",
-                           {"name": lt.placement_group, "strategy": "cluster", "region": spec.region})
+        group = TfResource(
+            "aws_placement_group",
+            tf_name(lt.placement_group),
+            "aws",
+            {"name": lt.placement_group, "strategy": "cluster", "region": spec.region},
+        )
         out.append(group)
         placement = {"group_name": f"${{{group.address}.name}}"}
     target = lt.capacity_reservation_id or (f"${{{reservation.address}.id}}" if reservation else None)
-    template = TfResource("aws_launch_template", tf_name(lt.name), "aws", compact({
-        "name": lt.name, "region": spec.region, "instance_type": lt.instance_type,
-        "instance_market_options": {"market_type": lt.market_type} if lt.market_type else None,
-        "capacity_reservation_specification": ({"capacity_reservation_target": {"capacity_reservation_id": target}}
-                                               if target is not None else None),
-        "network_interfaces": [{"network_card_index": n.network_card_index, "device_index": n.device_index,
-                                "interface_type": n.interface_type, "delete_on_termination": "true"}
-                               for n in lt.network_interfaces] or None,
-        "placement": placement,
-    }))
+    template = TfResource(
+        "aws_launch_template",
+        tf_name(lt.name),
+        "aws",
+        compact(
+            {
+                "name": lt.name,
+                "region": spec.region,
+                "instance_type": lt.instance_type,
+                "instance_market_options": {"market_type": lt.market_type} if lt.market_type else None,
+                "capacity_reservation_specification": (
+                    {"capacity_reservation_target": {"capacity_reservation_id": target}} if target is not None else None
+                ),
+                "network_interfaces": [
+                    {
+                        "network_card_index": n.network_card_index,
+                        "device_index": n.device_index,
+                        "interface_type": n.interface_type,
+                        "delete_on_termination": "true",
+                    }
+                    for n in lt.network_interfaces
+                ]
+                or None,
+                "placement": placement,
+            }
+        ),
+    )
     out.append(template)
     autoscaled = spec.min_size != spec.max_size
-    out.append(TfResource("aws_eks_node_group", tf_name(spec.node_group_name), "aws", compact({
-        "cluster_name": spec.cluster_name, "node_group_name": spec.node_group_name, "region": spec.region,
-        "node_role_arn": spec.node_role_arn, "subnet_ids": list(spec.subnet_ids),
-        "capacity_type": spec.capacity_type, "instance_types": list(spec.instance_types) or None,
-        "ami_type": spec.ami_type,
-        "scaling_config": {"desired_size": spec.desired_size, "min_size": spec.min_size, "max_size": spec.max_size},
-        "labels": spec.labels,
-        "taint": [{"key": t.key, "value": t.value, "effect": upper_snake_effect(t.effect)} for t in spec.taints],
-        "launch_template": {"id": f"${{{template.address}.id}}", "version": f"${{{template.address}.latest_version}}"},
-    }), depends_on=(reservation.address,) if reservation else (),
-        # the cluster autoscaler owns the desired size of an autoscaled group
-        ignore_changes=("scaling_config[0].desired_size",) if autoscaled else ()))
+    out.append(
+        TfResource(
+            "aws_eks_node_group",
+            tf_name(spec.node_group_name),
+            "aws",
+            compact(
+                {
+                    "cluster_name": spec.cluster_name,
+                    "node_group_name": spec.node_group_name,
+                    "region": spec.region,
+                    "node_role_arn": spec.node_role_arn,
+                    "subnet_ids": list(spec.subnet_ids),
+                    "capacity_type": spec.capacity_type,
+                    "instance_types": list(spec.instance_types) or None,
+                    "ami_type": spec.ami_type,
+                    "scaling_config": {
+                        "desired_size": spec.desired_size,
+                        "min_size": spec.min_size,
+                        "max_size": spec.max_size,
+                    },
+                    "labels": spec.labels,
+                    "taint": [
+                        {"key": t.key, "value": t.value, "effect": upper_snake_effect(t.effect)} for t in spec.taints
+                    ],
+                    "launch_template": {
+                        "id": f"${{{template.address}.id}}",
+                        "version": f"${{{template.address}.latest_version}}",
+                    },
+                }
+            ),
+            depends_on=(reservation.address,) if reservation else (),
+            # the cluster autoscaler owns the desired size of an autoscaled group
+            ignore_changes=("scaling_config[0].desired_size",) if autoscaled else (),
+        )
+    )
     return out
 
 
 def aws_capacity_reservation(spec: AwsCapacityReservationSpec) -> TfResource:
     """`aws_ec2_capacity_reservation` (ODCR), protected from destroy."""
-    return TfResource("aws_ec2_capacity_reservation", tf_name(spec.name), "aws", {
-        "region": spec.region, "instance_type": spec.instance_type, "availability_zone": spec.availability_zone,
-        "instance_count": spec.instance_count, "instance_platform": spec.instance_platform,
-        "instance_match_criteria": spec.instance_match_criteria, "end_date_type": spec.end_date_type,
-        "end_date": spec.end_date, "tags": {"quartermaster.dev/commitment": spec.name},
-    }, prevent_destroy=True)
+    return TfResource(
+        "aws_ec2_capacity_reservation",
+        tf_name(spec.name),
+        "aws",
+        {
+            "region": spec.region,
+            "instance_type": spec.instance_type,
+            "availability_zone": spec.availability_zone,
+            "instance_count": spec.instance_count,
+            "instance_platform": spec.instance_platform,
+            "instance_match_criteria": spec.instance_match_criteria,
+            "end_date_type": spec.end_date_type,
+            "end_date": spec.end_date,
+            "tags": {"quartermaster.dev/commitment": spec.name},
+        },
+        prevent_destroy=True,
+    )
 
 
 def aws_service_quota(spec: AwsServiceQuotaSpec) -> TfResource:
     """`aws_servicequotas_service_quota`: raising `value` files an increase request."""
-    return TfResource("aws_servicequotas_service_quota", tf_name(f"{spec.quota_code}-{spec.region}"), "aws", {
-        "service_code": spec.service_code, "quota_code": spec.quota_code, "value": spec.value, "region": spec.region,
-    })
+    return TfResource(
+        "aws_servicequotas_service_quota",
+        tf_name(f"{spec.quota_code}-{spec.region}"),
+        "aws",
+        {
+            "service_code": spec.service_code,
+            "quota_code": spec.quota_code,
+            "value": spec.value,
+            "region": spec.region,
+        },
+    )
 
 
 # --- AKS -----------------------------------------------------------------------------------------------
@@ -300,22 +400,43 @@ def aws_service_quota(spec: AwsServiceQuotaSpec) -> TfResource:
 
 def aks_cluster_id(subscription: str, spec: AksAgentPoolSpec) -> str:
     """The ARM id of the existing managed cluster the node pool joins."""
-    return (f"/subscriptions/{subscription}/resourceGroups/{spec.resource_group_name}"
-            f"/providers/Microsoft.ContainerService/managedClusters/{spec.resource_name}")
+    return (
+        f"/subscriptions/{subscription}/resourceGroups/{spec.resource_group_name}"
+        f"/providers/Microsoft.ContainerService/managedClusters/{spec.resource_name}"
+    )
 
 
 def aks_node_pool(spec: AksAgentPoolSpec, subscription: str) -> TfResource:
     """`azurerm_kubernetes_cluster_node_pool` (Pulumi: `containerservice.AgentPool`; `gpu_driver` needs
     azurerm >= 4.40)."""
-    return TfResource("azurerm_kubernetes_cluster_node_pool", tf_name(spec.agent_pool_name), "azurerm", compact({
-        "name": spec.agent_pool_name, "kubernetes_cluster_id": aks_cluster_id(subscription, spec),
-        "vm_size": spec.vm_size, "node_count": spec.count, "auto_scaling_enabled": spec.enable_auto_scaling,
-        "min_count": spec.min_count, "max_count": spec.max_count, "zones": list(spec.availability_zones),
-        "mode": spec.mode, "os_type": spec.os_type, "os_sku": spec.os_sku, "node_labels": spec.node_labels,
-        "node_taints": list(spec.node_taints), "priority": spec.scale_set_priority,
-        "eviction_policy": spec.scale_set_eviction_policy, "spot_max_price": spec.spot_max_price,
-        "capacity_reservation_group_id": spec.capacity_reservation_group_id, "gpu_driver": spec.gpu_driver,
-    }), ignore_changes=("node_count",) if spec.enable_auto_scaling else ())  # the autoscaler owns it
+    return TfResource(
+        "azurerm_kubernetes_cluster_node_pool",
+        tf_name(spec.agent_pool_name),
+        "azurerm",
+        compact(
+            {
+                "name": spec.agent_pool_name,
+                "kubernetes_cluster_id": aks_cluster_id(subscription, spec),
+                "vm_size": spec.vm_size,
+                "node_count": spec.count,
+                "auto_scaling_enabled": spec.enable_auto_scaling,
+                "min_count": spec.min_count,
+                "max_count": spec.max_count,
+                "zones": list(spec.availability_zones),
+                "mode": spec.mode,
+                "os_type": spec.os_type,
+                "os_sku": spec.os_sku,
+                "node_labels": spec.node_labels,
+                "node_taints": list(spec.node_taints),
+                "priority": spec.scale_set_priority,
+                "eviction_policy": spec.scale_set_eviction_policy,
+                "spot_max_price": spec.spot_max_price,
+                "capacity_reservation_group_id": spec.capacity_reservation_group_id,
+                "gpu_driver": spec.gpu_driver,
+            }
+        ),
+        ignore_changes=("node_count",) if spec.enable_auto_scaling else (),
+    )  # the autoscaler owns it
 
 
 # --- Kueue ---------------------------------------------------------------------------------------------
@@ -338,6 +459,9 @@ def kueue_manifests(manifests: Sequence[Manifest], pools: tuple[str, ...]) -> li
         after = (f"kubernetes_manifest.{namespaces[namespace]}",) if namespace in namespaces else ()
         if m["apiVersion"].startswith("kueue.x-k8s.io/"):
             after = (*after, *pools)
-        out.append(TfResource("kubernetes_manifest", manifest_name(m), "kubernetes",
-                              {"manifest": literal(m)}, depends_on=after))
+        out.append(
+            TfResource(
+                "kubernetes_manifest", manifest_name(m), "kubernetes", {"manifest": literal(m)}, depends_on=after
+            )
+        )
     return out

@@ -13,11 +13,20 @@ from importlib import resources
 
 from quartermaster.model import Machine
 
-MACHINES_HEADER = (
-    "name,provider,accelerator,kind,accelerators_per_node,accelerator_label,accelerator_memory_gb,"
-    "vcpus,memory_gb,tpu_topologies,source"
-).split(",")
-ACCELERATORS_HEADER = "name,kind,vendor,memory_gb,aliases,source".split(",")
+MACHINES_HEADER = [
+    "name",
+    "provider",
+    "accelerator",
+    "kind",
+    "accelerators_per_node",
+    "accelerator_label",
+    "accelerator_memory_gb",
+    "vcpus",
+    "memory_gb",
+    "tpu_topologies",
+    "source",
+]
+ACCELERATORS_HEADER = ["name", "kind", "vendor", "memory_gb", "aliases", "source"]
 
 
 def _rows(filename: str) -> tuple[list[str], list[dict[str, str]]]:
@@ -103,4 +112,3 @@ def canonical_accelerator(name: str) -> str:
     close = difflib.get_close_matches(name, list(canonical), n=1)
     hint = f"; did you mean {close[0]}?" if close else f"; known: {', '.join(sorted(canonical))}"
     raise UnknownAccelerator(f"unknown accelerator {name!r}{hint}")
-

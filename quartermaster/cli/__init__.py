@@ -1,23 +1,50 @@
 """The `qm` command line: one module per command, each thin (parse, call the library, render, exit code).
 
-Exit codes: 0 ok, 1 problems found, 2 usage error.
+Exit codes (`quartermaster.errors`): 0 ok, 1 problems found, 2 usage error. Commands raise
+`QuartermasterError` subclasses for user mistakes; `QmGroup` maps them to their exit code in one place.
 """
 
 from __future__ import annotations
 
 import sys
+from typing import Any
 
+import click
 import typer
+from typer.core import TyperGroup
 
-from quartermaster.cli import schema, validate
-from quartermaster.cli import export, meter, report
-from quartermaster.cli import codeowners, diff, quota
-from quartermaster.cli import importer, render
-from quartermaster.cli import synth
-from quartermaster.cli import plan
+from quartermaster.cli import (
+    codeowners,
+    diff,
+    export,
+    importer,
+    meter,
+    plan,
+    quota,
+    render,
+    report,
+    schema,
+    synth,
+    validate,
+)
+from quartermaster.cli.common import err_console
+from quartermaster.errors import QuartermasterError
+
+
+class QmGroup(TyperGroup):
+    """The `qm` group: every command runs through `invoke`, the one place a user error becomes an exit code."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except QuartermasterError as error:
+            err_console.print(str(error), markup=False)
+            raise typer.Exit(error.exit_code) from None
+
 
 app = typer.Typer(
     name="qm",
+    cls=QmGroup,
     help="Quartermaster: capacity-as-code for accelerator fleets.",
     no_args_is_help=True,
     add_completion=False,
@@ -35,8 +62,6 @@ app.command("render")(render.command)
 app.add_typer(importer.app, name="import")
 app.command("synth")(synth.command)
 app.command("plan")(plan.command)
-
-EXIT_OK, EXIT_PROBLEMS, EXIT_USAGE = 0, 1, 2
 
 
 def main() -> None:

@@ -9,7 +9,8 @@ from pathlib import Path
 
 import typer
 
-from quartermaster.cli.common import console, err_console, inventory_argument, load_or_exit
+from quartermaster.cli.common import console, inventory_argument, load_or_exit
+from quartermaster.errors import ProblemsFound
 
 
 def _repo_root(path: Path) -> Path:
@@ -28,7 +29,7 @@ def command(
     check: bool = typer.Option(False, "--check", help="Write nothing; exit 1 if the file is not up to date."),
 ) -> None:
     """Generate CODEOWNERS from team owners and policy.finance_approvers."""
-    from reports.quota_diff.codeowners import render_codeowners
+    from quartermaster.reports.quota_diff.codeowners import render_codeowners
     result = load_or_exit(path)
     root = _repo_root(path)
     target = output or Path(os.path.relpath(root / ".github" / "CODEOWNERS"))
@@ -36,13 +37,9 @@ def command(
     text = render_codeowners(result, root, existing)
     if check:
         if text != existing:
-            err_console.print(
-                f"{target} is not up to date with the inventory. Run `qm codeowners` and commit it."
-            )
-            raise typer.Exit(1)
+            raise ProblemsFound(f"{target} is not up to date with the inventory. Run `qm codeowners` and commit it.")
         console.print(f"{target} is up to date.")
-        raise typer.Exit(0)
+        return
     target.parent.mkdir(parents=True, exist_ok=True)
     target.write_text(text, encoding="utf-8")
     console.print(f"wrote {target}")
-    raise typer.Exit(0)

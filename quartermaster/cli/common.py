@@ -8,6 +8,7 @@ from pathlib import Path
 import typer
 from rich.console import Console
 
+from quartermaster.errors import ProblemsFound
 from quartermaster.loader import LoadResult, load
 
 console = Console(highlight=False, soft_wrap=True, width=None if sys.stdout.isatty() else 160)
@@ -20,8 +21,7 @@ def load_or_exit(path: Path, *, quiet_ok: bool = False) -> LoadResult:
     print_issues(result)
     if not result.ok:
         errors = sum(1 for i in result.issues if i.severity == "error")
-        err_console.print(f"{errors} error(s) in {path}; nothing was changed.")
-        raise typer.Exit(1)
+        raise ProblemsFound(f"{errors} error(s) in {path}; nothing was changed.")
     return result
 
 

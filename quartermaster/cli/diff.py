@@ -9,15 +9,16 @@ from __future__ import annotations
 
 import sys
 import tempfile
-from enum import Enum
+from enum import StrEnum
 from pathlib import Path
 
 import typer
 
 from quartermaster.cli.common import err_console
+from quartermaster.errors import ProblemsFound
 
 
-class Format(str, Enum):
+class Format(StrEnum):
     markdown = "markdown"
     json = "json"
     text = "text"
@@ -26,7 +27,7 @@ class Format(str, Enum):
 def _kueue_renderer() -> tuple[object | None, str | None]:
     """The Kueue renderer, or why there is none."""
     try:
-        from modules.kueue import render_cluster
+        from quartermaster.modules.kueue import render_cluster
     except ImportError as exc:
         return None, f"not rendered ({exc})"
     return render_cluster, None
@@ -46,22 +47,15 @@ def command(
     fmt: Format = typer.Option(Format.markdown, "--format", "-f", help="Output format."),
 ) -> None:
     """Compare quotas between two revisions or folders: cost, policies, approvers, Kueue object diff."""
-    from reports.quota_diff import RENDERERS, RenderOptions, RevisionError, build_quota_diff, open_side, render_invalid
+    from quartermaster.reports.quota_diff import RENDERERS, RenderOptions, build_quota_diff, open_side, render_invalid
     with tempfile.TemporaryDirectory(prefix="qm-diff-") as scratch:
-        try:
-            sides = [open_side(base, inventory, Path(scratch)), open_side(head, inventory, Path(scratch))]
-        except RevisionError as exc:
-            err_console.print(f"error: {exc}", markup=False)
-            raise typer.Exit(2) from exc
+        sides = [open_side(base, inventory, Path(scratch)), open_side(head, inventory, Path(scratch))]
     problems = [i.format() for side in sides for i in side.errors]
     if problems:
         for problem in problems:
             err_console.print(problem, markup=False)
-        err_console.print(
-            f"{len(problems)} error(s); the inventories must validate before they can be compared."
-        )
         sys.stdout.write(render_invalid(fmt.value, problems))
-        raise typer.Exit(1)
+        raise ProblemsFound(f"{len(problems)} error(s); the inventories must validate before they can be compared.")
     render_cluster, note = _kueue_renderer()
     data = build_quota_diff(
         sides[0].result.inventory,
@@ -74,6 +68,4 @@ def command(
     sys.stdout.write(RENDERERS[fmt.value](data, RenderOptions()))
     if data.blocking:
         failed = ", ".join(sorted({v.check for v in data.verdicts if v.status == "fail"}))
-        err_console.print(f"blocking: {failed} failed.")
-        raise typer.Exit(1)
-    raise typer.Exit(0)
+        raise ProblemsFound(f"blocking: {failed} failed.")

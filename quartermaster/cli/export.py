@@ -6,8 +6,9 @@ from pathlib import Path
 
 import typer
 
-from quartermaster.cli.common import console, err_console, inventory_argument, load_or_exit
+from quartermaster.cli.common import console, inventory_argument, load_or_exit
 from quartermaster.cli.meter import checked_period, exit_on
+from quartermaster.errors import ProblemsFound, UsageError
 from quartermaster.model import Inventory
 
 app = typer.Typer(help="Export cost data in open formats.", no_args_is_help=True)
@@ -16,20 +17,25 @@ app = typer.Typer(help="Export cost data in open formats.", no_args_is_help=True
 @app.command("focus")
 def focus(
     path: Path = inventory_argument(),
-    period: str = typer.Option(None, help="Metered month (2026-10) or quarter (2026Q4); default: the months of the usage."),
-    quarter: str = typer.Option(None, help="Export the plan's forecast for this quarter (2027Q1) instead of metered usage."),
+    period: str = typer.Option(
+        None, help="Metered month (2026-10) or quarter (2026Q4); default: the months of the usage."
+    ),
+    quarter: str = typer.Option(
+        None, help="Export the plan's forecast for this quarter (2027Q1) instead of metered usage."
+    ),
     plan: Path = typer.Option(None, help="A plan folder written by `qm plan` (with --quarter); default: plan now."),
-    usage: Path = typer.Option(None, help="Usage records (CSV or Parquet); default: the inventory's usage.csv.",
-                               exists=True, dir_okay=False),
+    usage: Path = typer.Option(
+        None, help="Usage records (CSV or Parquet); default: the inventory's usage.csv.", exists=True, dir_okay=False
+    ),
     idle: str = typer.Option("proportional", help="Idle sharing: proportional, even, or owner:TEAM."),
     out: Path = typer.Option(None, help="Output CSV; default focus-<period>.csv in the current folder."),
 ) -> None:
     """Write FOCUS 1.3 rows: every mandatory column, commitment columns, x_Team and x_CostCenter."""
-    from reports.focus import write_focus
+    from quartermaster.reports.focus import write_focus
+
     inventory = load_or_exit(path).inventory
     if quarter and period:
-        err_console.print("--period (metered usage) and --quarter (the plan's forecast) exclude each other; give one.")
-        raise typer.Exit(2)
+        raise UsageError("--period (metered usage) and --quarter (the plan's forecast) exclude each other; give one.")
     if quarter:
         rows, label = _planned(inventory, quarter, plan)
     else:
@@ -39,8 +45,9 @@ def focus(
 
 
 def _metered(inventory: Inventory, period: str | None, usage: Path | None, idle: str) -> tuple[list[dict], str]:
-    from reports.focus import focus_rows
-    from reports.metering import check_usage, inventory_records, meter, period_of, read_usage
+    from quartermaster.reports.focus import focus_rows
+    from quartermaster.reports.metering import check_usage, inventory_records, meter, period_of, read_usage
+
     chosen = checked_period(inventory, idle, period)
     if usage is not None:
         records, issues = read_usage(usage, inventory)
@@ -48,8 +55,7 @@ def _metered(inventory: Inventory, period: str | None, usage: Path | None, idle:
         records, issues = check_usage(inventory_records(inventory), inventory, "usage.csv")
     exit_on(issues, "exported")
     if records.empty:
-        err_console.print("no usage records to export; add usage.csv to the inventory or pass --usage FILE")
-        raise typer.Exit(1)
+        raise ProblemsFound("no usage records to export; add usage.csv to the inventory or pass --usage FILE")
     whole = chosen or period_of(records["hour"])
     results = []
     for month in whole.months():
@@ -62,11 +68,7 @@ def _metered(inventory: Inventory, period: str | None, usage: Path | None, idle:
 
 def _planned(inventory: Inventory, quarter: str, plan_dir: Path | None) -> tuple[list[dict], str]:
     from quartermaster.cli.report import plan_or_exit
-    from reports.focus import plan_focus_rows
-    result = plan_or_exit(inventory, quarter, plan_dir)
-    try:
-        return plan_focus_rows(inventory, result, quarter), quarter
-    except ValueError as err:
-        err_console.print(str(err))
-        raise typer.Exit(1) from None
+    from quartermaster.reports.focus import plan_focus_rows
 
+    result = plan_or_exit(inventory, quarter, plan_dir)
+    return plan_focus_rows(inventory, result, quarter), quarter

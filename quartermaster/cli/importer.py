@@ -7,6 +7,7 @@ from pathlib import Path
 import typer
 
 from quartermaster.cli.common import console, err_console
+from quartermaster.errors import ProblemsFound
 
 app = typer.Typer(help="Import existing objects into an inventory skeleton.", no_args_is_help=True)
 SKELETON = "kueue-import.yaml"
@@ -21,20 +22,20 @@ def kueue(
     cluster: str = typer.Option("imported", "--cluster", help="Name of the cluster the manifests come from."),
 ) -> None:
     """Turn ResourceFlavors, ClusterQueues, Cohorts, LocalQueues and priority classes into inventory YAML."""
-    from modules.kueue.importer import import_kueue
-    from modules.kueue.validate import load_manifests
+    from quartermaster.modules.kueue.importer import import_kueue
+    from quartermaster.modules.kueue.validate import load_manifests
     manifests, issues = load_manifests(path)
     for issue in issues:
         err_console.print(issue.format(), markup=False)
-    if any(i.severity == "error" for i in issues):
-        raise typer.Exit(1)
+    errors = sum(1 for i in issues if i.severity == "error")
+    if errors:
+        raise ProblemsFound(f"{errors} error(s) in {path}; nothing was imported.")
     result = import_kueue([m.obj for m in manifests], cluster)
     for note in result.dropped:
         err_console.print(f"note: {note}", markup=False)
     if out is None:
         typer.echo(result.text, nl=False)
-        raise typer.Exit(0)
+        return
     out.mkdir(parents=True, exist_ok=True)
     (out / SKELETON).write_text(result.text, encoding="utf-8")
     console.print(f"wrote {out / SKELETON}; fill in the TODOs, then run `qm validate {out}`.", markup=False)
-    raise typer.Exit(0)

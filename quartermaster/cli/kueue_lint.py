@@ -5,11 +5,12 @@ from __future__ import annotations
 from pathlib import Path
 
 from quartermaster.cli.common import console, err_console
+from quartermaster.errors import ProblemsFound
 
 
-def lint(path: Path) -> int:
-    """Print every problem (errors first) and a summary; return the exit code (1 if any error)."""
-    from modules.kueue import validate_path
+def lint(path: Path) -> None:
+    """Print every problem (errors first) and a summary; raise `ProblemsFound` if any is an error."""
+    from quartermaster.modules.kueue import validate_path
     manifests, issues = validate_path(path)
     for issue in sorted(issues, key=lambda i: i.severity != "error"):
         err_console.print(issue.format(), markup=False)
@@ -19,7 +20,5 @@ def lint(path: Path) -> int:
                 and str(m.obj.get("apiVersion", "")).startswith("kueue.x-k8s.io/"))
     summary = f"{path}: {len(manifests)} objects ({kueue} Kueue), {errors} error(s), {warnings} warning(s)"
     if errors:
-        err_console.print(summary, markup=False)
-        return 1
+        raise ProblemsFound(summary)
     console.print(f"OK: {summary}", markup=False)
-    return 0

@@ -9,11 +9,12 @@ import typer
 from rich.table import Table
 
 from quartermaster.cli.common import console, err_console, load_or_exit
+from quartermaster.errors import ProblemsFound, UsageError
 from quartermaster.issues import Issue
 
 if TYPE_CHECKING:
     from quartermaster.model import Inventory
-    from reports.metering import MeterResult, Period
+    from quartermaster.reports.metering import MeterResult, Period
 
 
 def command(
@@ -25,8 +26,8 @@ def command(
     out: Path = typer.Option(None, help="Also write meter.json and CSVs (teams, cost centres, lines) to this folder."),
 ) -> None:
     """Charge each team max(requested, used) accelerator-hours at the rate of the capacity that served it."""
-    from reports.metering import meter, period_of, read_usage
-    from reports.metering.export import write_meter
+    from quartermaster.reports.metering import meter, period_of, read_usage
+    from quartermaster.reports.metering.export import write_meter
     inv = load_or_exit(inventory).inventory
     chosen = checked_period(inv, idle, period)
     records, issues = read_usage(usage, inv)
@@ -42,16 +43,14 @@ def command(
 
 def checked_period(inventory: Inventory, idle: str, period: str | None) -> Period | None:
     """Check `--idle` and `--period`; exit 2 saying the accepted forms when either is wrong."""
-    from reports.metering import check_policy, parse_period
+    from quartermaster.reports.metering import check_policy, parse_period
     problem = check_policy(idle, inventory)
     if problem:
-        err_console.print(problem)
-        raise typer.Exit(2)
+        raise UsageError(problem)
     try:
         return parse_period(period) if period else None
     except ValueError as err:
-        err_console.print(f"--period {err}")
-        raise typer.Exit(2) from None
+        raise UsageError(f"--period {err}") from None
 
 
 def exit_on(issues: list[Issue], done: str = "metered") -> None:
@@ -59,13 +58,12 @@ def exit_on(issues: list[Issue], done: str = "metered") -> None:
     for issue in issues:
         err_console.print(issue.format(), markup=False)
     if issues:
-        err_console.print(f"{len(issues)} problem(s); nothing was {done}.")
-        raise typer.Exit(1)
+        raise ProblemsFound(f"{len(issues)} problem(s); nothing was {done}.")
 
 
 def show(result: MeterResult) -> None:
     """Print the team table, the idle lines and the reconciliation."""
-    from reports.filters import money, pct
+    from quartermaster.reports.filters import money, pct
     teams = Table(title=f"Metered {result.period.label} (idle shared {result.policy})", title_justify="left")
     for column in ("team", "cost centre", "requested h", "used h", "charged h", "efficiency", "usage",
                    "idle share", "total"):

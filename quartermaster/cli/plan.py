@@ -9,11 +9,12 @@ import typer
 from rich.table import Table
 
 from quartermaster.cli.common import console, err_console, inventory_argument, load_or_exit
+from quartermaster.errors import ProblemsFound, UsageError
 from quartermaster.units import cents
 
 if TYPE_CHECKING:
-    from planner import PlanResult
     from quartermaster.model import Inventory
+    from quartermaster.planner import PlanResult
 
 
 def command(
@@ -36,11 +37,10 @@ def command(
     force: bool = typer.Option(False, help="With --propose: edit team files even if they have uncommitted changes."),
 ) -> None:
     """Plan what to commit to, where and when; print a summary and write the plan to --out."""
-    from planner import PlanInputError, PlanOptions, plan
-    from planner.data import parse_horizon
+    from quartermaster.planner import PlanInputError, PlanOptions, plan
+    from quartermaster.planner.data import parse_horizon
     if solver not in ("highs", "cbc"):
-        err_console.print(f"--solver must be highs or cbc (got {solver}).")
-        raise typer.Exit(2)
+        raise UsageError(f"--solver must be highs or cbc (got {solver}).")
     inventory = load_or_exit(path).inventory
     try:
         options = PlanOptions(horizon=parse_horizon(horizon), start=start, scenario=scenario,
@@ -49,21 +49,20 @@ def command(
         with err_console.status("Planning") as status:
             result = plan(inventory, options, write_lp=write_lp, progress=lambda msg: status.update(msg))
     except PlanInputError as exc:
-        err_console.print(f"{path}: {exc}", markup=False)
-        raise typer.Exit(2) from None
+        raise PlanInputError(f"{path}: {exc}") from None
     written = result.write(out)
     _print(result)
     console.print(f"Wrote {len(written)} files to {out}/" + (f"; model in {write_lp}" if write_lp else ""))
     if not result.has_plan or result.outcome == "infeasible":
-        raise typer.Exit(1)
+        raise ProblemsFound(f"no plan satisfies the inventory ({result.outcome}); see above.")
     if propose:
         _propose(path, inventory, result, force)
 
 
 def _propose(path: Path, inventory: Inventory, result: PlanResult, force: bool) -> None:
     """Write the proposed quotas that fit today's pools into the team files; say which flavors were left."""
-    from planner.propose import proposed_changes
     from quartermaster.cli.quota import write_quotas
+    from quartermaster.planner.propose import proposed_changes
     changes, skipped = proposed_changes(inventory, result.proposed_quotas)
     for reason in skipped:
         console.print(f"not proposed: {reason}")
@@ -94,24 +93,42 @@ def _print(r: PlanResult) -> None:
                   f"{(r.savings_rate or 0):.1%}).")
     buys = Table(title="Purchase schedule", title_justify="left")
     for c in ("start", "site", "machine", "model", "term", "nodes", "accelerators", "monthly", "liability"):
-        buys.add_column(c, justify="right" if c in ("term", "nodes", "accelerators", "monthly", "liability") else "left")
+        buys.add_column(
+            c, justify="right" if c in ("term", "nodes", "accelerators", "monthly", "liability") else "left"
+        )
     for p in r.purchase_schedule.itertuples():
         term = f"{p.term_months} mo" if p.term_months else f"{p.node_weeks} node-wk"
-        buys.add_row(p.start_quarter, p.site, p.machine, p.pricing_model, term, str(p.nodes), str(p.accelerators),
-                     _money(p.monthly_usd), _money(p.total_liability_usd))
+        buys.add_row(
+            p.start_quarter,
+            p.site,
+            p.machine,
+            p.pricing_model,
+            term,
+            str(p.nodes),
+            str(p.accelerators),
+            _money(p.monthly_usd),
+            _money(p.total_liability_usd),
+        )
     console.print(buys if len(r.purchase_schedule) else "No new commitments.")
     kpis = Table(title="Per quarter", title_justify="left")
     for c in ("quarter", "cost", "all on-demand", "savings rate", "coverage", "utilisation", "unmet acc-h"):
         kpis.add_column(c, justify="left" if c == "quarter" else "right")
     for k in r.kpis.itertuples():
-        kpis.add_row(k.quarter, _money(k.cost_usd), _money(k.on_demand_equivalent_usd),
-                     f"{k.effective_savings_rate:.1%}", f"{k.coverage:.1%}", f"{k.utilisation:.1%}",
-                     f"{k.unmet_accelerator_hours:,.0f}")
+        kpis.add_row(
+            k.quarter,
+            _money(k.cost_usd),
+            _money(k.on_demand_equivalent_usd),
+            f"{k.effective_savings_rate:.1%}",
+            f"{k.coverage:.1%}",
+            f"{k.utilisation:.1%}",
+            f"{k.unmet_accelerator_hours:,.0f}",
+        )
     console.print(kpis)
     if len(r.budgets):
         over = r.budgets[~r.budgets["within"].astype(bool)]
-        console.print(f"Budgets: {len(r.budgets) - len(over)} of {len(r.budgets)} within."
-                      + "".join(f" {b.cost_center} {b.quarter} over by {_money(-b.headroom_usd)}."
-                                for b in over.itertuples()))
+        console.print(
+            f"Budgets: {len(r.budgets) - len(over)} of {len(r.budgets)} within."
+            + "".join(f" {b.cost_center} {b.quarter} over by {_money(-b.headroom_usd)}." for b in over.itertuples())
+        )
     if len(r.unmet_demand):
         console.print(f"[bold yellow]Unmet demand[/] in {len(r.unmet_demand)} team-quarters (see unmet_demand.csv).")

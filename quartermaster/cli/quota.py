@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 import typer
 
 from quartermaster.cli.common import console, err_console
+from quartermaster.errors import ProblemsFound
 
 if TYPE_CHECKING:
     from quartermaster.edit import QuotaChange
@@ -39,18 +40,16 @@ def command(
     """Set one team's quota for one flavor."""
     from quartermaster.edit import QuotaChange
     write_quotas(inventory, [QuotaChange(team, flavor, nominal, borrowing, lending)], force)
-    raise typer.Exit(0)
 
 
 def write_quotas(inventory: Path, changes: list[QuotaChange], force: bool) -> None:
-    """Write quota changes into the team files and print each edit; print the problems and exit 1 if refused."""
+    """Write quota changes into the team files and print each edit; print the problems and raise if refused."""
     from quartermaster.edit import set_quotas
     result = set_quotas(inventory, changes, force=force)
     for issue in result.issues:
         err_console.print(issue.format(), markup=False)
     if not result.ok:
-        err_console.print("Nothing was changed.")
-        raise typer.Exit(1)
+        raise ProblemsFound("Nothing was changed.")
     for edit in result.edits:
         console.print(edit.format(), markup=False)
     if not any(e.old != e.new for e in result.edits):

@@ -10,6 +10,7 @@ from pathlib import Path
 import typer
 
 from quartermaster.cli.common import console, err_console, inventory_argument, load_or_exit
+from quartermaster.errors import ProblemsFound, UsageError
 from quartermaster.issues import did_you_mean
 
 
@@ -20,15 +21,14 @@ def command(
                                     file_okay=False, dir_okay=True),
 ) -> None:
     """Render Kueue objects (plus Namespaces and RBAC) per cluster, byte-identical across runs."""
-    from modules.kueue import objects_for_cluster, validate_manifests
-    from modules.kueue.render import render_objects
+    from quartermaster.modules.kueue import objects_for_cluster, validate_manifests
+    from quartermaster.modules.kueue.render import render_objects
     inventory = load_or_exit(path).inventory
     known = [c.name for c in inventory.clusters]
     for name in cluster or []:
         if name not in known:
             hint = " " + (did_you_mean(name, known) or f"Clusters: {', '.join(known)}.")
-            err_console.print(f"--cluster: no such cluster `{name}` in {path}.{hint}", markup=False)
-            raise typer.Exit(2)
+            raise UsageError(f"--cluster: no such cluster `{name}` in {path}.{hint}")
     names = cluster or known
     rendered: dict[str, str] = {}
     errors = 0
@@ -39,15 +39,13 @@ def command(
             err_console.print(issue.format(), markup=False)
         rendered[name] = render_objects(name, objects)
     if errors:
-        err_console.print(f"{errors} error(s) in the rendered objects; nothing was written.")
-        raise typer.Exit(1)
+        raise ProblemsFound(f"{errors} error(s) in the rendered objects; nothing was written.")
     if out is None:
         for text in rendered.values():
             typer.echo(text, nl=False)
-        raise typer.Exit(0)
+        return
     out.mkdir(parents=True, exist_ok=True)
     for name, text in rendered.items():
         target = out / f"{name}.yaml"
         target.write_text(text, encoding="utf-8")
         console.print(f"wrote {target} ({text.count(chr(10) + 'kind: ')} objects)")
-    raise typer.Exit(0)

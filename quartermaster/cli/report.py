@@ -8,28 +8,24 @@ from typing import TYPE_CHECKING
 import typer
 
 from quartermaster.cli.common import console, err_console, inventory_argument, load_or_exit
+from quartermaster.errors import UsageError
 from quartermaster.model import Inventory
 
 if TYPE_CHECKING:
-    from planner import PlanResult
+    from quartermaster.planner import PlanResult
 
 FORMATS = ("html", "json", "csv", "xlsx", "pdf")
 
 
 def plan_or_exit(inventory: Inventory, quarter: str | None, plan_dir: Path | None, what: str = "--plan") -> PlanResult:
     """A plan read from a folder written by `qm plan`, or planned now from `quarter` on."""
-    from planner import PlanInputError, PlanOptions, load_result, plan
+    from quartermaster.planner import PlanOptions, load_result, plan
     if plan_dir is not None:
         if not (plan_dir / "plan.json").is_file():
-            err_console.print(f"{what} {plan_dir}: no plan.json there; run `qm plan --out {plan_dir}` first.")
-            raise typer.Exit(2)
+            raise UsageError(f"{what} {plan_dir}: no plan.json there; run `qm plan --out {plan_dir}` first.")
         return load_result(plan_dir)
-    try:
-        with err_console.status("Planning") as status:
-            return plan(inventory, PlanOptions(start=quarter), progress=lambda msg: status.update(msg))
-    except PlanInputError as exc:
-        err_console.print(str(exc), markup=False)
-        raise typer.Exit(2) from None
+    with err_console.status("Planning") as status:
+        return plan(inventory, PlanOptions(start=quarter), progress=lambda msg: status.update(msg))
 
 
 def command(
@@ -41,21 +37,16 @@ def command(
     formats: str = typer.Option(",".join(FORMATS), help="Comma-separated subset of html,json,csv,xlsx,pdf."),
 ) -> None:
     """Write the quarterly planning report: spend, savings, commitments to approve, coverage, risk, budgets."""
-    from reports.filters import money, pct
-    from reports.finance import RenderOptions, build_report, write_report
+    from quartermaster.reports.filters import money, pct
+    from quartermaster.reports.finance import RenderOptions, build_report, write_report
     chosen = tuple(f.strip() for f in formats.split(",") if f.strip())
     unknown = sorted(set(chosen) - set(FORMATS))
     if unknown:
-        err_console.print(f"--formats: unknown {', '.join(unknown)}; choose from {', '.join(FORMATS)}.")
-        raise typer.Exit(2)
+        raise UsageError(f"--formats: unknown {', '.join(unknown)}; choose from {', '.join(FORMATS)}.")
     inventory = load_or_exit(path).inventory
     result = plan_or_exit(inventory, quarter, plan_dir)
     before = plan_or_exit(inventory, quarter, previous, "--previous") if previous is not None else None
-    try:
-        data = build_report(inventory, result, quarter, before)
-    except ValueError as err:
-        err_console.print(str(err))
-        raise typer.Exit(1) from None
+    data = build_report(inventory, result, quarter, before)
     written, messages = write_report(data, out, RenderOptions(formats=chosen))
     s = data.summary
     console.print(f"[bold]{data.title}[/]: spend {money(s.spend_quarter.current)} "

@@ -12,19 +12,29 @@ from quartermaster.cli.common import console, inventory_argument, load_or_exit
 
 def command(
     path: Path = inventory_argument(),
-    kueue: Path | None = typer.Option(None, "--kueue", exists=True, file_okay=True, dir_okay=True,
-                                      help="Lint these Kueue manifests (a file or directory) instead of the inventory."),
+    kueue: Path | None = typer.Option(
+        None,
+        "--kueue",
+        exists=True,
+        file_okay=True,
+        dir_okay=True,
+        help="Lint these Kueue manifests (a file or directory) instead of the inventory.",
+    ),
 ) -> None:
     """Check an inventory and print clusters, pools, accelerators per site and quota vs capacity."""
     from quartermaster.summary import summarise
+
     if kueue is not None:
         from quartermaster.cli.kueue_lint import lint
 
-        raise typer.Exit(lint(kueue))
+        lint(kueue)
+        return
     result = load_or_exit(path)
     s = summarise(result.inventory)
-    console.print(f"[bold]{path}[/]: {len(result.files)} files, {s.clusters} clusters, {s.pools} pools, "
-                  f"{s.teams} teams, {s.cohorts} cohorts, {s.commitments} commitments")
+    console.print(
+        f"[bold]{path}[/]: {len(result.files)} files, {s.clusters} clusters, {s.pools} pools, "
+        f"{s.teams} teams, {s.cohorts} cohorts, {s.commitments} commitments"
+    )
     sites = Table(title="Accelerators per site", title_justify="left")
     sites.add_column("site")
     sites.add_column("accelerators")
@@ -35,9 +45,16 @@ def command(
     for column in ("cluster", "flavor", "machine", "provisioning", "nodes", "capacity", "nominal", "free"):
         flavors.add_column(column, justify="right" if column in ("nodes", "capacity", "nominal", "free") else "left")
     for r in s.flavors:
-        flavors.add_row(r.cluster, r.flavor, r.machine, r.provisioning, str(r.nodes), f"{r.capacity} {r.accelerator}",
-                        str(r.nominal), str(r.free))
+        flavors.add_row(
+            r.cluster,
+            r.flavor,
+            r.machine,
+            r.provisioning,
+            str(r.nodes),
+            f"{r.capacity} {r.accelerator}",
+            str(r.nominal),
+            str(r.free),
+        )
     console.print(flavors)
     warnings = sum(1 for i in result.issues if i.severity == "warning")
     console.print(f"OK: no errors{f', {warnings} warning(s)' if warnings else ''}.")
-    raise typer.Exit(0)

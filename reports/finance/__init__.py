@@ -1,7 +1,7 @@
 """The quarterly finance report: ReportData from a plan, then renderers (HTML, XLSX, CSV, JSON, PDF)."""
 
-from reports.finance.data import Amount, ReportData, Table, build_report, quarter_cost
-from reports.finance.render import (
+from quartermaster.reports.finance.data import Amount, ReportData, Table, build_report, quarter_cost
+from quartermaster.reports.finance.render import (
            RenderOptions,
            find_chromium,
            print_pdf,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from html import escape
 
-from reports.finance.data import Chart
+from quartermaster.reports.finance.data import Chart
 
 PALETTE = ("#1f4e79", "#2e86c1", "#76b7b2", "#f28e2b", "#e15759", "#59a14f", "#b07aa1", "#9c755f", "#bab0ac")
 WIDTH, HEIGHT = 760, 300
@@ -32,13 +32,17 @@ def _tick(value: float, unit: str) -> str:
 
 def _frame(chart: Chart, top: float) -> list[str]:
     plot_h = HEIGHT - TOP - BOTTOM
-    out = [f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {WIDTH} {HEIGHT + 24 * ((len(chart.series) + 3) // 4)}" '
-           f'role="img" aria-label="{escape(chart.title)}" class="chart" font-family="sans-serif" font-size="11">']
+    out = [
+        f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {WIDTH} {HEIGHT + 24 * ((len(chart.series) + 3) // 4)}" '
+        f'role="img" aria-label="{escape(chart.title)}" class="chart" font-family="sans-serif" font-size="11">'
+    ]
     for i in range(5):
         value = top * i / 4
         y = TOP + plot_h - plot_h * i / 4
         out.append(f'<line x1="{LEFT}" y1="{y:.1f}" x2="{WIDTH - RIGHT}" y2="{y:.1f}" stroke="#ddd"/>')
-        out.append(f'<text x="{LEFT - 6}" y="{y + 4:.1f}" text-anchor="end" fill="#555">{_tick(value, chart.unit)}</text>')
+        out.append(
+            f'<text x="{LEFT - 6}" y="{y + 4:.1f}" text-anchor="end" fill="#555">{_tick(value, chart.unit)}</text>'
+        )
     return out
 
 
@@ -57,8 +61,10 @@ def _x_labels(chart: Chart, centre: list[float]) -> list[str]:
     out = []
     for label, x in zip(chart.categories, centre, strict=True):
         if rotate:
-            out.append(f'<text x="{x:.1f}" y="{y}" text-anchor="end" transform="rotate(-30 {x:.1f} {y})" '
-                       f'fill="#333">{escape(label)}</text>')
+            out.append(
+                f'<text x="{x:.1f}" y="{y}" text-anchor="end" transform="rotate(-30 {x:.1f} {y})" '
+                f'fill="#333">{escape(label)}</text>'
+            )
         else:
             out.append(f'<text x="{x:.1f}" y="{y}" text-anchor="middle" fill="#333">{escape(label)}</text>')
     return out
@@ -86,26 +92,34 @@ def render_svg(chart: Chart) -> str:
             for k, s in enumerate(chart.series):
                 value = s.values[i]
                 if value > 0:
-                    out.append(f'<rect x="{centre[i] - slot * 0.35:.1f}" y="{y_of(base + value):.1f}" '
-                               f'width="{slot * 0.7:.1f}" height="{y_of(base) - y_of(base + value):.1f}" '
-                               f'fill="{PALETTE[k % len(PALETTE)]}"><title>{escape(s.name)}: '
-                               f'{_tick(value, chart.unit)}</title></rect>')
+                    out.append(
+                        f'<rect x="{centre[i] - slot * 0.35:.1f}" y="{y_of(base + value):.1f}" '
+                        f'width="{slot * 0.7:.1f}" height="{y_of(base) - y_of(base + value):.1f}" '
+                        f'fill="{PALETTE[k % len(PALETTE)]}"><title>{escape(s.name)}: '
+                        f"{_tick(value, chart.unit)}</title></rect>"
+                    )
                 base += value
     elif chart.kind == "grouped":
         width = slot * 0.8 / max(1, len(chart.series))
         for i in range(len(chart.categories)):
             for k, s in enumerate(chart.series):
                 x = centre[i] - slot * 0.4 + k * width
-                out.append(f'<rect x="{x:.1f}" y="{y_of(s.values[i]):.1f}" width="{width:.1f}" '
-                           f'height="{y_of(0) - y_of(s.values[i]):.1f}" fill="{PALETTE[k % len(PALETTE)]}">'
-                           f'<title>{escape(s.name)}: {_tick(s.values[i], chart.unit)}</title></rect>')
+                out.append(
+                    f'<rect x="{x:.1f}" y="{y_of(s.values[i]):.1f}" width="{width:.1f}" '
+                    f'height="{y_of(0) - y_of(s.values[i]):.1f}" fill="{PALETTE[k % len(PALETTE)]}">'
+                    f"<title>{escape(s.name)}: {_tick(s.values[i], chart.unit)}</title></rect>"
+                )
     else:
         for k, s in enumerate(chart.series):
             points = " ".join(f"{centre[i]:.1f},{y_of(v):.1f}" for i, v in enumerate(s.values))
-            out.append(f'<polyline points="{points}" fill="none" stroke="{PALETTE[k % len(PALETTE)]}" stroke-width="2.5"/>')
+            out.append(
+                f'<polyline points="{points}" fill="none" stroke="{PALETTE[k % len(PALETTE)]}" stroke-width="2.5"/>'
+            )
             for i, v in enumerate(s.values):
-                out.append(f'<circle cx="{centre[i]:.1f}" cy="{y_of(v):.1f}" r="3.5" fill="{PALETTE[k % len(PALETTE)]}">'
-                           f'<title>{escape(s.name)} {escape(chart.categories[i])}: {_tick(v, chart.unit)}</title></circle>')
+                out.append(
+                    f'<circle cx="{centre[i]:.1f}" cy="{y_of(v):.1f}" r="3.5" fill="{PALETTE[k % len(PALETTE)]}">'
+                    f"<title>{escape(s.name)} {escape(chart.categories[i])}: {_tick(v, chart.unit)}</title></circle>"
+                )
     out.append(f'<line x1="{LEFT}" y1="{y_of(0):.1f}" x2="{WIDTH - RIGHT}" y2="{y_of(0):.1f}" stroke="#333"/>')
     out += _x_labels(chart, centre)
     out += _legend(chart)

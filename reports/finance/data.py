@@ -18,9 +18,10 @@ from typing import Any, Literal
 import pandas as pd
 
 from quartermaster.capacity import pool_accelerators
+from quartermaster.errors import ProblemsFound
 from quartermaster.model import Inventory
+from quartermaster.reports.metering.money import allocate_cents
 from quartermaster.units import cents, next_quarters, quarter_hours
-from reports.metering.money import allocate_cents
 
 Kind = Literal["text", "money", "delta", "pct", "number", "int"]
 ZERO = Decimal(0)
@@ -157,7 +158,8 @@ class ReportData:
 
 
 def _money(value: Any) -> Decimal:
-    return ZERO if value is None or (isinstance(value, float) and pd.isna(value)) or value == "" else Decimal(str(value))
+    missing = value is None or (isinstance(value, float) and pd.isna(value)) or value == ""
+    return ZERO if missing else Decimal(str(value))
 
 
 def _ratio(value: Any) -> Decimal:
@@ -195,11 +197,11 @@ def _commitment_term(row: dict[str, Any]) -> str:
 def build_report(inventory: Inventory, plan: Any, quarter: str | None = None, previous: Any = None) -> ReportData:
     """The report for `quarter` (default: the plan's first quarter) of a solved plan."""
     if not plan.has_plan:
-        raise ValueError(f"the plan has no solution (outcome `{plan.outcome}`); fix the plan before reporting on it")
+        raise ProblemsFound(f"the plan has no solution (outcome `{plan.outcome}`); fix the plan before reporting on it")
     quarters = list(plan.quarters)
     quarter = quarter or quarters[0]
     if quarter not in quarters:
-        raise ValueError(f"the plan covers {quarters[0]}..{quarters[-1]}, not {quarter}; pick a quarter inside it")
+        raise ProblemsFound(f"the plan covers {quarters[0]}..{quarters[-1]}, not {quarter}; pick a quarter inside it")
     four = next_quarters(quarter, 4)
     four_in = [q for q in four if q in quarters]
 
@@ -217,9 +219,19 @@ def build_report(inventory: Inventory, plan: Any, quarter: str | None = None, pr
         return lambda p: _ratio((_kpi(p, quarter) or {}).get(name, 0))
 
     approve_rows = [r for r in _rows(plan.purchase_schedule) if r["start_quarter"] == quarter]
-    approve = tuple(Commitment(r["site"], r["machine"], r["pricing_model"], _commitment_term(r), int(r["nodes"]),
-                               int(r["accelerators"]), cents(_money(r["monthly_usd"])),
-                               cents(_money(r["total_liability_usd"]))) for r in approve_rows)
+    approve = tuple(
+        Commitment(
+            r["site"],
+            r["machine"],
+            r["pricing_model"],
+            _commitment_term(r),
+            int(r["nodes"]),
+            int(r["accelerators"]),
+            cents(_money(r["monthly_usd"])),
+            cents(_money(r["total_liability_usd"])),
+        )
+        for r in approve_rows
+    )
     tables: list[Table] = []
     tables.append(_spend_by_quarter(plan, quarters))
     teams, centres = _by_team(inventory, plan, previous, quarter)
@@ -237,19 +249,46 @@ def build_report(inventory: Inventory, plan: Any, quarter: str | None = None, pr
         tables += _changes(plan, previous, quarters)
     budget_total = budget.total["budget"] if budget.total else None
     summary = Summary(
-        quarter, tuple(four_in), spend_q, spend_4, od_q, savings_q, savings_4,
-        amount(kpi_ratio("effective_savings_rate")), amount(kpi_ratio("coverage")), amount(kpi_ratio("utilisation")),
-        approve, sum((c.liability for c in approve), ZERO), sum((c.monthly for c in approve), ZERO), p90_cost,
+        quarter,
+        tuple(four_in),
+        spend_q,
+        spend_4,
+        od_q,
+        savings_q,
+        savings_4,
+        amount(kpi_ratio("effective_savings_rate")),
+        amount(kpi_ratio("coverage")),
+        amount(kpi_ratio("utilisation")),
+        approve,
+        sum((c.liability for c in approve), ZERO),
+        sum((c.monthly for c in approve), ZERO),
+        p90_cost,
         Decimal(str(round(float(kpi.get("unmet_accelerator_hours", 0)), 1))),
-        budget_total, budget.total["variance"] if budget.total else None)
+        budget_total,
+        budget.total["variance"] if budget.total else None,
+    )
     charts = _charts(plan, quarters, tables)
-    return ReportData(f"Accelerator capacity plan {quarter}", quarter, plan.outcome, tuple(quarters),
-                      previous is not None, summary, tuple(tables), charts)
+    return ReportData(
+        f"Accelerator capacity plan {quarter}",
+        quarter,
+        plan.outcome,
+        tuple(quarters),
+        previous is not None,
+        summary,
+        tuple(tables),
+        charts,
+    )
 
 
-MODEL_LABEL = {"existing-commitments": "existing commitments", "commit": "new commitments", "onprem": "on-prem",
-               "capacity-block": "capacity blocks", "on-demand": "on-demand", "flex-start": "flex-start",
-               "spot": "spot"}
+MODEL_LABEL = {
+    "existing-commitments": "existing commitments",
+    "commit": "new commitments",
+    "onprem": "on-prem",
+    "capacity-block": "capacity blocks",
+    "on-demand": "on-demand",
+    "flex-start": "flex-start",
+    "spot": "spot",
+}
 MODEL_ORDER = ["existing-commitments", "commit", "onprem", "capacity-block", "on-demand", "flex-start", "spot"]
 
 
@@ -257,17 +296,26 @@ def _spend_by_quarter(plan: Any, quarters: list[str]) -> Table:
     """Quarter x pricing model, each row's parts rounded so they add up to the quarter's cost to the cent."""
     frame = plan.cost_by_quarter
     models = [m for m in MODEL_ORDER if m in set(frame["pricing_model"])] + sorted(
-        set(frame["pricing_model"]) - set(MODEL_ORDER))
+        set(frame["pricing_model"]) - set(MODEL_ORDER)
+    )
     rows = []
     for q in quarters:
         part = frame[frame["quarter"] == q]
         raw = {m: sum((_money(x) for x in part[part["pricing_model"] == m]["usd"]), ZERO) for m in models}
         total = quarter_cost(plan, q)
         rows.append({"quarter": q, **allocate_cents(raw, total), "total": total})
-    columns = (Column("quarter", "Quarter"), *(Column(m, MODEL_LABEL.get(m, m), "money") for m in models),
-               Column("total", "Total", "money"))
-    return Table("spend_by_quarter", "Spend by quarter and pricing model", columns, tuple(rows),
-                 total={"quarter": "All quarters", **{m: sum((r[m] for r in rows), ZERO) for m in [*models, "total"]}})
+    columns = (
+        Column("quarter", "Quarter"),
+        *(Column(m, MODEL_LABEL.get(m, m), "money") for m in models),
+        Column("total", "Total", "money"),
+    )
+    return Table(
+        "spend_by_quarter",
+        "Spend by quarter and pricing model",
+        columns,
+        tuple(rows),
+        total={"quarter": "All quarters", **{m: sum((r[m] for r in rows), ZERO) for m in [*models, "total"]}},
+    )
 
 
 def _team_costs(plan: Any, quarter: str) -> dict[str, tuple[str, Decimal]]:
@@ -289,12 +337,22 @@ def _by_team(inventory: Inventory, plan: Any, previous: Any, quarter: str) -> tu
     for team in sorted(set(now) | set(before), key=lambda t: (t.startswith("_"), t)):
         cc, usd = now.get(team, before.get(team, ("", ZERO)))
         prev = before[team][1] if team in before else (ZERO if before else None)
-        team_rows.append({"team": label.get(team, team), "cost_center": "shared" if cc.startswith("_") else cc,
-                          "current": now.get(team, ("", ZERO))[1], "previous": prev,
-                          "delta": None if prev is None else now.get(team, ("", ZERO))[1] - prev,
-                          "next_four": four_cost.get(team, ZERO)})
-    money_cols = (Column("current", f"{quarter}", "money"), Column("previous", "Previous plan", "money"),
-                  Column("delta", "Change", "delta"), Column("next_four", "Next four quarters", "money"))
+        team_rows.append(
+            {
+                "team": label.get(team, team),
+                "cost_center": "shared" if cc.startswith("_") else cc,
+                "current": now.get(team, ("", ZERO))[1],
+                "previous": prev,
+                "delta": None if prev is None else now.get(team, ("", ZERO))[1] - prev,
+                "next_four": four_cost.get(team, ZERO),
+            }
+        )
+    money_cols = (
+        Column("current", f"{quarter}", "money"),
+        Column("previous", "Previous plan", "money"),
+        Column("delta", "Change", "delta"),
+        Column("next_four", "Next four quarters", "money"),
+    )
     if not before:
         money_cols = (money_cols[0], money_cols[3])
 
@@ -305,54 +363,111 @@ def _by_team(inventory: Inventory, plan: Any, previous: Any, quarter: str) -> tu
             out[c.key] = sum(values, ZERO)
         return out
 
-    teams = Table("teams", f"Cost by team, {quarter}", (Column("team", "Team"), Column("cost_center", "Cost centre"),
-                  *money_cols), tuple(team_rows), total=total(team_rows, "team"),
-                  note="Teams pay for the accelerator-hours they are planned to use at the rate of what serves them; "
-                       "committed hours nobody uses are a shared line.")
+    teams = Table(
+        "teams",
+        f"Cost by team, {quarter}",
+        (Column("team", "Team"), Column("cost_center", "Cost centre"), *money_cols),
+        tuple(team_rows),
+        total=total(team_rows, "team"),
+        note="Teams pay for the accelerator-hours they are planned to use at the rate of what serves them; "
+        "committed hours nobody uses are a shared line.",
+    )
     centres: dict[str, dict[str, Any]] = {}
     for r in team_rows:
-        row = centres.setdefault(r["cost_center"], {"cost_center": r["cost_center"], **{c.key: ZERO for c in money_cols}})
+        row = centres.setdefault(
+            r["cost_center"], {"cost_center": r["cost_center"], **{c.key: ZERO for c in money_cols}}
+        )
         for c in money_cols:
             row[c.key] = None if r[c.key] is None or row[c.key] is None else row[c.key] + r[c.key]
     centre_rows = sorted(centres.values(), key=lambda r: (r["cost_center"] == "shared", r["cost_center"]))
-    return teams, Table("cost_centers", f"Cost by cost centre, {quarter}",
-                        (Column("cost_center", "Cost centre"), *money_cols), tuple(centre_rows),
-                        total=total(centre_rows, "cost_center"))
+    return teams, Table(
+        "cost_centers",
+        f"Cost by cost centre, {quarter}",
+        (Column("cost_center", "Cost centre"), *money_cols),
+        tuple(centre_rows),
+        total=total(centre_rows, "cost_center"),
+    )
 
 
 def _coverage(plan: Any, quarters: list[str]) -> Table:
     rows = []
     for q in quarters:
         k = _kpi(plan, q) or {}
-        rows.append({"quarter": q, "cost": cents(_money(k.get("cost_usd"))),
-                     "on_demand": cents(_money(k.get("on_demand_equivalent_usd"))),
-                     "savings": cents(_money(k.get("on_demand_equivalent_usd"))) - cents(_money(k.get("cost_usd"))),
-                     "esr": _ratio(k.get("effective_savings_rate", 0)), "coverage": _ratio(k.get("coverage", 0)),
-                     "utilisation": _ratio(k.get("utilisation", 0)),
-                     "served": Decimal(str(round(float(k.get("served_accelerator_hours", 0)))))})
-    return Table("coverage", "Commitment coverage, utilisation and savings", (
-        Column("quarter", "Quarter"), Column("cost", "Cost", "money"), Column("on_demand", "All on-demand", "money"),
-        Column("savings", "Savings", "money"), Column("esr", "Effective savings rate", "pct"),
-        Column("coverage", "Coverage", "pct"), Column("utilisation", "Utilisation", "pct"),
-        Column("served", "Served accelerator-hours", "number")), tuple(rows),
+        rows.append(
+            {
+                "quarter": q,
+                "cost": cents(_money(k.get("cost_usd"))),
+                "on_demand": cents(_money(k.get("on_demand_equivalent_usd"))),
+                "savings": cents(_money(k.get("on_demand_equivalent_usd"))) - cents(_money(k.get("cost_usd"))),
+                "esr": _ratio(k.get("effective_savings_rate", 0)),
+                "coverage": _ratio(k.get("coverage", 0)),
+                "utilisation": _ratio(k.get("utilisation", 0)),
+                "served": Decimal(str(round(float(k.get("served_accelerator_hours", 0))))),
+            }
+        )
+    return Table(
+        "coverage",
+        "Commitment coverage, utilisation and savings",
+        (
+            Column("quarter", "Quarter"),
+            Column("cost", "Cost", "money"),
+            Column("on_demand", "All on-demand", "money"),
+            Column("savings", "Savings", "money"),
+            Column("esr", "Effective savings rate", "pct"),
+            Column("coverage", "Coverage", "pct"),
+            Column("utilisation", "Utilisation", "pct"),
+            Column("served", "Served accelerator-hours", "number"),
+        ),
+        tuple(rows),
         note="Coverage: share of served accelerator-hours on commitments. Utilisation: share of committed "
-             "accelerator-hours used. Effective savings rate: 1 - cost / all-on-demand cost (FinOps Foundation).")
+        "accelerator-hours used. Effective savings rate: 1 - cost / all-on-demand cost (FinOps Foundation).",
+    )
 
 
 def _purchases(plan: Any) -> Table:
-    rows = [{"start_quarter": r["start_quarter"], "site": r["site"], "machine": r["machine"],
-             "accelerator": r["accelerator"], "pricing_model": r["pricing_model"], "term": _commitment_term(r),
-             "start": r["start"], "end": r["end"], "nodes": int(r["nodes"]), "accelerators": int(r["accelerators"]),
-             "usd_per_node_hour": _money(r["usd_per_node_hour"]), "monthly": cents(_money(r["monthly_usd"])),
-             "liability": cents(_money(r["total_liability_usd"]))} for r in _rows(plan.purchase_schedule)]
-    return Table("purchase_schedule", "Purchase schedule", (
-        Column("start_quarter", "Start"), Column("site", "Site"), Column("machine", "Machine"),
-        Column("accelerator", "Accelerator"), Column("pricing_model", "Pricing"), Column("term", "Term"),
-        Column("start", "From"), Column("end", "Until"), Column("nodes", "Nodes", "int"),
-        Column("accelerators", "Accelerators", "int"), Column("usd_per_node_hour", "USD / node-hour", "money"),
-        Column("monthly", "Monthly", "money"), Column("liability", "Total liability", "money")), tuple(rows),
-        total={"start_quarter": "Total", "monthly": sum((r["monthly"] for r in rows), ZERO),
-               "liability": sum((r["liability"] for r in rows), ZERO)})
+    rows = [
+        {
+            "start_quarter": r["start_quarter"],
+            "site": r["site"],
+            "machine": r["machine"],
+            "accelerator": r["accelerator"],
+            "pricing_model": r["pricing_model"],
+            "term": _commitment_term(r),
+            "start": r["start"],
+            "end": r["end"],
+            "nodes": int(r["nodes"]),
+            "accelerators": int(r["accelerators"]),
+            "usd_per_node_hour": _money(r["usd_per_node_hour"]),
+            "monthly": cents(_money(r["monthly_usd"])),
+            "liability": cents(_money(r["total_liability_usd"])),
+        }
+        for r in _rows(plan.purchase_schedule)
+    ]
+    return Table(
+        "purchase_schedule",
+        "Purchase schedule",
+        (
+            Column("start_quarter", "Start"),
+            Column("site", "Site"),
+            Column("machine", "Machine"),
+            Column("accelerator", "Accelerator"),
+            Column("pricing_model", "Pricing"),
+            Column("term", "Term"),
+            Column("start", "From"),
+            Column("end", "Until"),
+            Column("nodes", "Nodes", "int"),
+            Column("accelerators", "Accelerators", "int"),
+            Column("usd_per_node_hour", "USD / node-hour", "money"),
+            Column("monthly", "Monthly", "money"),
+            Column("liability", "Total liability", "money"),
+        ),
+        tuple(rows),
+        total={
+            "start_quarter": "Total",
+            "monthly": sum((r["monthly"] for r in rows), ZERO),
+            "liability": sum((r["liability"] for r in rows), ZERO),
+        },
+    )
 
 
 def _capacity(inventory: Inventory) -> dict[tuple[str, str], int]:
@@ -394,16 +509,33 @@ def _demand_vs_capacity(inventory: Inventory, plan: Any, quarter: str) -> Table:
     rows = []
     for acc, site in keys:
         p50, p90 = demand.get((acc, site), [ZERO, ZERO])
-        rows.append({"accelerator": acc, "site": site, "p50": p50, "p90": p90,
-                     "pools": capacity.get((acc, site), 0), "new_committed": new.get((acc, site), 0)})
-    return Table("demand_vs_capacity", f"Demand vs capacity per accelerator and site, {quarter}", (
-        Column("accelerator", "Accelerator"), Column("site", "Site"), Column("p50", "Demand p50", "number"),
-        Column("p90", "Demand p90", "number"), Column("pools", "Pools today", "int"),
-        Column("new_committed", "New commitments", "int")), tuple(rows),
+        rows.append(
+            {
+                "accelerator": acc,
+                "site": site,
+                "p50": p50,
+                "p90": p90,
+                "pools": capacity.get((acc, site), 0),
+                "new_committed": new.get((acc, site), 0),
+            }
+        )
+    return Table(
+        "demand_vs_capacity",
+        f"Demand vs capacity per accelerator and site, {quarter}",
+        (
+            Column("accelerator", "Accelerator"),
+            Column("site", "Site"),
+            Column("p50", "Demand p50", "number"),
+            Column("p90", "Demand p90", "number"),
+            Column("pools", "Pools today", "int"),
+            Column("new_committed", "New commitments", "int"),
+        ),
+        tuple(rows),
         note="Demand in average concurrent accelerators (demand.csv; rows without a site may run at any site the "
-             "team may use). Pools today: accelerators of the inventory's pools at their largest size; new "
-             "commitments: accelerators the plan buys that are active in the quarter. The rest is bought on demand, "
-             "on spot or as flex-start.")
+        "team may use). Pools today: accelerators of the inventory's pools at their largest size; new "
+        "commitments: accelerators the plan buys that are active in the quarter. The rest is bought on demand, "
+        "on spot or as flex-start.",
+    )
 
 
 def _on_demand_rate(inventory: Inventory) -> dict[str, Decimal]:
@@ -429,52 +561,104 @@ def _risk(inventory: Inventory, plan: Any, quarter: str) -> tuple[Table, Decimal
     rows = []
     for acc, extra in sorted(by_acc.items()):
         rate = rates.get(acc)
-        rows.append({"accelerator": acc, "extra": extra, "rate": rate,
-                     "exposure": cents(extra * hours * rate) if rate is not None else None})
+        rows.append(
+            {
+                "accelerator": acc,
+                "extra": extra,
+                "rate": rate,
+                "exposure": cents(extra * hours * rate) if rate is not None else None,
+            }
+        )
     exposure = sum((r["exposure"] for r in rows if r["exposure"] is not None), ZERO)
     expected = quarter_cost(plan, quarter)
-    table = Table("risk", f"Risk: p90 demand in {quarter}", (
-        Column("accelerator", "Accelerator"), Column("extra", "p90 - p50 accelerators", "number"),
-        Column("rate", "On-demand USD / accelerator-hour", "money"), Column("exposure", "Extra cost at p90", "money")),
-        tuple(rows), total={"accelerator": "Total", "exposure": exposure},
+    table = Table(
+        "risk",
+        f"Risk: p90 demand in {quarter}",
+        (
+            Column("accelerator", "Accelerator"),
+            Column("extra", "p90 - p50 accelerators", "number"),
+            Column("rate", "On-demand USD / accelerator-hour", "money"),
+            Column("exposure", "Extra cost at p90", "money"),
+        ),
+        tuple(rows),
+        total={"accelerator": "Total", "exposure": exposure},
         note=f"Expected cost {expected:,} USD; at p90 demand all quarter ({hours:,} hours) the extra accelerators "
-             "are bought on demand, the most the plan's recourse would cost.")
+        "are bought on demand, the most the plan's recourse would cost.",
+    )
     return table, expected + exposure
 
 
 def _unmet(plan: Any) -> Table:
-    rows = [{"quarter": r["quarter"], "team": r["team"], "accelerator": r["accelerator"], "site": r["site"] or "any",
-             "hours": Decimal(str(r["expected_accelerator_hours"])), "peak": Decimal(str(r["peak_accelerators"]))}
-            for r in _rows(plan.unmet_demand)]
-    return Table("unmet_demand", "Unmet demand", (
-        Column("quarter", "Quarter"), Column("team", "Team"), Column("accelerator", "Accelerator"),
-        Column("site", "Site"), Column("hours", "Expected accelerator-hours", "number"),
-        Column("peak", "Peak accelerators", "number")), tuple(rows),
-        note="Demand the plan cannot serve within supply caps, residency and budgets (never dropped silently).")
+    rows = [
+        {
+            "quarter": r["quarter"],
+            "team": r["team"],
+            "accelerator": r["accelerator"],
+            "site": r["site"] or "any",
+            "hours": Decimal(str(r["expected_accelerator_hours"])),
+            "peak": Decimal(str(r["peak_accelerators"])),
+        }
+        for r in _rows(plan.unmet_demand)
+    ]
+    return Table(
+        "unmet_demand",
+        "Unmet demand",
+        (
+            Column("quarter", "Quarter"),
+            Column("team", "Team"),
+            Column("accelerator", "Accelerator"),
+            Column("site", "Site"),
+            Column("hours", "Expected accelerator-hours", "number"),
+            Column("peak", "Peak accelerators", "number"),
+        ),
+        tuple(rows),
+        note="Demand the plan cannot serve within supply caps, residency and budgets (never dropped silently).",
+    )
 
 
 def _budgets(inventory: Inventory, plan: Any, quarter: str) -> Table:
     """Forecast - budget per cost centre with a budget (policy.budgets)."""
     forecast: dict[str, Decimal] = {}
-    for team, (cc, usd) in _team_costs(plan, quarter).items():
+    for _team, (cc, usd) in _team_costs(plan, quarter).items():
         forecast[cc] = forecast.get(cc, ZERO) + usd
     rows = []
     for b in sorted(inventory.policy.budgets, key=lambda b: b.cost_center):
         if b.quarter != quarter:
             continue
         spend = forecast.get(b.cost_center, ZERO)
-        rows.append({"cost_center": b.cost_center, "budget": cents(b.usd), "forecast": spend,
-                     "variance": spend - cents(b.usd), "used": (spend / b.usd).quantize(Decimal("0.0001")) if b.usd else None})
+        rows.append(
+            {
+                "cost_center": b.cost_center,
+                "budget": cents(b.usd),
+                "forecast": spend,
+                "variance": spend - cents(b.usd),
+                "used": (spend / b.usd).quantize(Decimal("0.0001")) if b.usd else None,
+            }
+        )
     total = None
     if rows:
         budget, spend = sum((r["budget"] for r in rows), ZERO), sum((r["forecast"] for r in rows), ZERO)
-        total = {"cost_center": "Total", "budget": budget, "forecast": spend, "variance": spend - budget,
-                 "used": (spend / budget).quantize(Decimal("0.0001")) if budget else None}
-    return Table("budget_variance", f"Budget variance by cost centre, {quarter}", (
-        Column("cost_center", "Cost centre"), Column("budget", "Budget", "money"),
-        Column("forecast", "Forecast", "money"), Column("variance", "Variance", "delta"),
-        Column("used", "Of budget", "pct")), tuple(rows), total=total,
-        note="Variance = forecast - budget; negative is under budget. Budgets from policy.budgets.")
+        total = {
+            "cost_center": "Total",
+            "budget": budget,
+            "forecast": spend,
+            "variance": spend - budget,
+            "used": (spend / budget).quantize(Decimal("0.0001")) if budget else None,
+        }
+    return Table(
+        "budget_variance",
+        f"Budget variance by cost centre, {quarter}",
+        (
+            Column("cost_center", "Cost centre"),
+            Column("budget", "Budget", "money"),
+            Column("forecast", "Forecast", "money"),
+            Column("variance", "Variance", "delta"),
+            Column("used", "Of budget", "pct"),
+        ),
+        tuple(rows),
+        total=total,
+        note="Variance = forecast - budget; negative is under budget. Budgets from policy.budgets.",
+    )
 
 
 def _changes(plan: Any, previous: Any, quarters: list[str]) -> list[Table]:
@@ -482,31 +666,66 @@ def _changes(plan: Any, previous: Any, quarters: list[str]) -> list[Table]:
     for q in quarters:
         now, before = quarter_cost(plan, q), quarter_cost(previous, q)
         rows.append({"quarter": q, "previous": before, "current": now, "delta": now - before})
-    cost = Table("changes_cost", "What changed since the previous plan: cost per quarter", (
-        Column("quarter", "Quarter"), Column("previous", "Previous plan", "money"), Column("current", "This plan", "money"),
-        Column("delta", "Change", "delta")), tuple(rows),
-        total={"quarter": "Total", **{k: sum((r[k] for r in rows), ZERO) for k in ("previous", "current", "delta")}})
+    cost = Table(
+        "changes_cost",
+        "What changed since the previous plan: cost per quarter",
+        (
+            Column("quarter", "Quarter"),
+            Column("previous", "Previous plan", "money"),
+            Column("current", "This plan", "money"),
+            Column("delta", "Change", "delta"),
+        ),
+        tuple(rows),
+        total={"quarter": "Total", **{k: sum((r[k] for r in rows), ZERO) for k in ("previous", "current", "delta")}},
+    )
 
     def keyed(p: Any) -> dict[tuple[str, ...], dict[str, Any]]:
-        return {(r["start_quarter"], r["site"], r["machine"], r["pricing_model"], str(r["term_months"])): r
-                for r in _rows(p.purchase_schedule)}
+        return {
+            (r["start_quarter"], r["site"], r["machine"], r["pricing_model"], str(r["term_months"])): r
+            for r in _rows(p.purchase_schedule)
+        }
+
     now, before = keyed(plan), keyed(previous)
     changes = []
     for key in sorted(set(now) | set(before)):
         a, b = before.get(key), now.get(key)
         nodes_a, nodes_b = int(a["nodes"]) if a else 0, int(b["nodes"]) if b else 0
-        if nodes_a == nodes_b and a and b and cents(_money(a["total_liability_usd"])) == cents(_money(b["total_liability_usd"])):
+        if (
+            nodes_a == nodes_b
+            and a
+            and b
+            and cents(_money(a["total_liability_usd"])) == cents(_money(b["total_liability_usd"]))
+        ):
             continue
         liab_a = cents(_money(a["total_liability_usd"])) if a else ZERO
         liab_b = cents(_money(b["total_liability_usd"])) if b else ZERO
-        changes.append({"start_quarter": key[0], "site": key[1], "machine": key[2], "pricing_model": key[3],
-                        "change": "added" if not a else "dropped" if not b else "resized",
-                        "nodes_before": nodes_a, "nodes_after": nodes_b, "liability_delta": liab_b - liab_a})
-    purchases = Table("changes_purchases", "What changed since the previous plan: purchases", (
-        Column("start_quarter", "Start"), Column("site", "Site"), Column("machine", "Machine"),
-        Column("pricing_model", "Pricing"), Column("change", "Change"), Column("nodes_before", "Nodes before", "int"),
-        Column("nodes_after", "Nodes after", "int"), Column("liability_delta", "Liability change", "delta")),
-        tuple(changes))
+        changes.append(
+            {
+                "start_quarter": key[0],
+                "site": key[1],
+                "machine": key[2],
+                "pricing_model": key[3],
+                "change": "added" if not a else "dropped" if not b else "resized",
+                "nodes_before": nodes_a,
+                "nodes_after": nodes_b,
+                "liability_delta": liab_b - liab_a,
+            }
+        )
+    purchases = Table(
+        "changes_purchases",
+        "What changed since the previous plan: purchases",
+        (
+            Column("start_quarter", "Start"),
+            Column("site", "Site"),
+            Column("machine", "Machine"),
+            Column("pricing_model", "Pricing"),
+            Column("change", "Change"),
+            Column("nodes_before", "Nodes before", "int"),
+            Column("nodes_after", "Nodes after", "int"),
+            Column("liability_delta", "Liability change", "delta"),
+        ),
+        tuple(changes),
+    )
     return [cost, purchases]
 
 
@@ -517,16 +736,37 @@ def _charts(plan: Any, quarters: list[str], tables: list[Table]) -> tuple[Chart,
     demand = next(t for t in tables if t.name == "demand_vs_capacity")
     labels = tuple(f"{r['accelerator']} @ {r['site']}" for r in demand.rows)
     return (
-        Chart("spend", "Spend by quarter and pricing model", tuple(quarters),
-              tuple(ChartSeries(c.label, tuple(float(r[c.key]) for r in spend.rows)) for c in models), "USD", "stacked"),
-        Chart("coverage", "Coverage, utilisation and effective savings rate", tuple(quarters), (
-            ChartSeries("coverage", tuple(float(r["coverage"]) for r in coverage.rows)),
-            ChartSeries("utilisation", tuple(float(r["utilisation"]) for r in coverage.rows)),
-            ChartSeries("effective savings rate", tuple(float(r["esr"]) for r in coverage.rows))), "%", "lines"),
-        Chart("demand", "Demand vs capacity (accelerators)", labels, (
-            ChartSeries("demand p50", tuple(float(r["p50"]) for r in demand.rows)),
-            ChartSeries("demand p90", tuple(float(r["p90"]) for r in demand.rows)),
-            ChartSeries("pools today", tuple(float(r["pools"]) for r in demand.rows)),
-            ChartSeries("new commitments", tuple(float(r["new_committed"]) for r in demand.rows))), "accelerators",
-            "grouped"),
+        Chart(
+            "spend",
+            "Spend by quarter and pricing model",
+            tuple(quarters),
+            tuple(ChartSeries(c.label, tuple(float(r[c.key]) for r in spend.rows)) for c in models),
+            "USD",
+            "stacked",
+        ),
+        Chart(
+            "coverage",
+            "Coverage, utilisation and effective savings rate",
+            tuple(quarters),
+            (
+                ChartSeries("coverage", tuple(float(r["coverage"]) for r in coverage.rows)),
+                ChartSeries("utilisation", tuple(float(r["utilisation"]) for r in coverage.rows)),
+                ChartSeries("effective savings rate", tuple(float(r["esr"]) for r in coverage.rows)),
+            ),
+            "%",
+            "lines",
+        ),
+        Chart(
+            "demand",
+            "Demand vs capacity (accelerators)",
+            labels,
+            (
+                ChartSeries("demand p50", tuple(float(r["p50"]) for r in demand.rows)),
+                ChartSeries("demand p90", tuple(float(r["p90"]) for r in demand.rows)),
+                ChartSeries("pools today", tuple(float(r["pools"]) for r in demand.rows)),
+                ChartSeries("new commitments", tuple(float(r["new_committed"]) for r in demand.rows)),
+            ),
+            "accelerators",
+            "grouped",
+        ),
     )

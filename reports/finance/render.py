@@ -17,9 +17,9 @@ from openpyxl import Workbook
 from openpyxl.styles import Alignment, Font, PatternFill
 from openpyxl.utils import get_column_letter
 
-from reports.filters import register
-from reports.finance.charts import render_svg
-from reports.finance.data import ReportData, Table
+from quartermaster.reports.filters import register
+from quartermaster.reports.finance.charts import render_svg
+from quartermaster.reports.finance.data import ReportData, Table
 
 TEMPLATES = Path(__file__).resolve().parents[1] / "templates"
 CHROMIUM_NAMES = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable")

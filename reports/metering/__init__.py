@@ -1,7 +1,26 @@
 """Usage metering: usage records -> cost per team and cost centre, idle capacity and its sharing."""
 
-from reports.metering.meter import IDLE_POLICIES, ChargeLine, MeterResult, TeamCharge, check_policy, meter
-from reports.metering.usage import Period, check_usage, inventory_records, parse_period, period_of, read_usage
+from quartermaster.reports.metering.meter import IDLE_POLICIES, ChargeLine, MeterResult, TeamCharge, check_policy, meter
+from quartermaster.reports.metering.usage import (
+           Period,
+           check_usage,
+           inventory_records,
+           parse_period,
+           period_of,
+           read_usage,
+)
 
-__all__ = ["IDLE_POLICIES", "ChargeLine", "MeterResult", "Period", "TeamCharge", "check_policy", "check_usage", "inventory_records",
-           "meter", "parse_period", "period_of", "read_usage"]
+__all__ = [
+    "IDLE_POLICIES",
+    "ChargeLine",
+    "MeterResult",
+    "Period",
+    "TeamCharge",
+    "check_policy",
+    "check_usage",
+    "inventory_records",
+    "meter",
+    "parse_period",
+    "period_of",
+    "read_usage",
+]

@@ -7,7 +7,7 @@ import json
 from dataclasses import asdict, fields
 from pathlib import Path
 
-from reports.metering.meter import ChargeLine, MeterResult, TeamCharge
+from quartermaster.reports.metering.meter import ChargeLine, MeterResult, TeamCharge
 
 
 def write_meter(result: MeterResult, out: Path) -> list[Path]:

@@ -35,10 +35,10 @@ import pandas as pd
 
 from quartermaster.issues import Issue
 from quartermaster.model import Inventory
+from quartermaster.reports.metering.money import allocate_cents, split_cents
+from quartermaster.reports.metering.rates import Block, PricingCategory, blocks
+from quartermaster.reports.metering.usage import Period
 from quartermaster.units import cents
-from reports.metering.money import allocate_cents, split_cents
-from reports.metering.rates import Block, PricingCategory, blocks
-from reports.metering.usage import Period
 
 MILLI = 1000
 HOUR = np.timedelta64(1, "h")
@@ -127,8 +127,11 @@ def check_policy(policy: str, inventory: Inventory) -> str | None:
         team = policy.removeprefix("owner:")
         if team in inventory.team_by_name:
             return None
-        return f"--idle {policy}: no team `{team}`; name a team of the inventory, e.g. owner:{inventory.teams[0].name}" \
-            if inventory.teams else f"--idle {policy}: the inventory has no teams"
+        return (
+            f"--idle {policy}: no team `{team}`; name a team of the inventory, e.g. owner:{inventory.teams[0].name}"
+            if inventory.teams
+            else f"--idle {policy}: the inventory has no teams"
+        )
     return f"--idle {policy}: not a policy; use one of {', '.join(IDLE_POLICIES)}"
 
 
@@ -141,8 +144,9 @@ def _decimal(x: float) -> Decimal:
     return Decimal(repr(float(x))) / MILLI
 
 
-def meter(inventory: Inventory, usage: pd.DataFrame, period: Period,
-          policy: str = "proportional") -> tuple[MeterResult | None, list[Issue]]:
+def meter(
+    inventory: Inventory, usage: pd.DataFrame, period: Period, policy: str = "proportional"
+) -> tuple[MeterResult | None, list[Issue]]:
     """Meter normalised usage records (`usage.check_usage`) over `period` with an idle-sharing policy."""
     blks, issues = blocks(inventory, period.start, period.end)
     if issues:
@@ -157,7 +161,7 @@ def meter(inventory: Inventory, usage: pd.DataFrame, period: Period,
     paid = np.zeros((n_blocks, hours), dtype=np.int64)
     for i, blk in enumerate(blks):
         for start, end in blk.paid:
-            paid[i, _hour_index(start, period.start):_hour_index(end, period.start)] = blk.accelerators * MILLI
+            paid[i, _hour_index(start, period.start) : _hour_index(end, period.start)] = blk.accelerators * MILLI
     # Per pool: its own block, its commitment's block and the commitment's hours.
     own_block = np.array([index[("pool", p)] for p in pool_names], dtype=np.int64)
     commit_block = np.full(n_pools, -1, dtype=np.int64)
@@ -207,8 +211,16 @@ def meter(inventory: Inventory, usage: pd.DataFrame, period: Period,
     overflow_b = (held_bh - covered_bh).sum(axis=1)
 
     # Exact total: integers of milli-accelerator-hours times Decimal rates.
-    total = sum((Decimal(int(paid_b[i])) * b.rate + Decimal(int(overflow_b[i])) * b.overflow_rate
-                 for i, b in enumerate(blks)), Decimal(0)) / MILLI
+    total = (
+        sum(
+            (
+                Decimal(int(paid_b[i])) * b.rate + Decimal(int(overflow_b[i])) * b.overflow_rate
+                for i, b in enumerate(blks)
+            ),
+            Decimal(0),
+        )
+        / MILLI
+    )
 
     team_cc = {t.name: t.cost_center for t in inventory.teams}
     raw: dict[int, tuple[ChargeLine, Decimal]] = {}
@@ -219,18 +231,34 @@ def meter(inventory: Inventory, usage: pd.DataFrame, period: Period,
         parts = [(blk.category, blk.rate, covered), (blk.overflow_category, blk.overflow_rate, overflow)]
         if blk.rate == blk.overflow_rate and blk.category == blk.overflow_category:
             parts = [(blk.category, blk.rate, covered + overflow)]
-        for j, (category, rate, qty) in enumerate(parts):
+        for _j, (category, rate, qty) in enumerate(parts):
             if qty > 0:
-                raw[len(raw)] = (ChargeLine("usage", team, team_cc[team], blk.key, pool, category, qty, rate,
-                                            Decimal(0)), qty * rate)
+                raw[len(raw)] = (
+                    ChargeLine("usage", team, team_cc[team], blk.key, pool, category, qty, rate, Decimal(0)),
+                    qty * rate,
+                )
     for i, blk in enumerate(blks):
         idle_qty = Decimal(int(paid_b[i] - covered_b[i])) / MILLI
         if idle_qty > 0:
-            raw[len(raw)] = (ChargeLine("idle", None, None, blk.key, blk.pools[0] if len(blk.pools) == 1 else None,
-                                        blk.category, idle_qty, blk.rate, Decimal(0)), idle_qty * blk.rate)
+            raw[len(raw)] = (
+                ChargeLine(
+                    "idle",
+                    None,
+                    None,
+                    blk.key,
+                    blk.pools[0] if len(blk.pools) == 1 else None,
+                    blk.category,
+                    idle_qty,
+                    blk.rate,
+                    Decimal(0),
+                ),
+                idle_qty * blk.rate,
+            )
     rounded = allocate_cents({k: amount for k, (_, amount) in raw.items()}, total)
-    priced = [_with(line_, cost=rounded[k], accelerator_hours=line_.accelerator_hours.quantize(Q))
-              for k, (line_, _) in raw.items()]
+    priced = [
+        _with(line_, cost=rounded[k], accelerator_hours=line_.accelerator_hours.quantize(Q))
+        for k, (line_, _) in raw.items()
+    ]
     lines = tuple(x for x in priced if x.kind == "usage")
     idle = tuple(x for x in priced if x.kind == "idle")
 
@@ -248,8 +276,11 @@ def meter(inventory: Inventory, usage: pd.DataFrame, period: Period,
         if not split:
             unallocated += x.cost
         for team, amount in sorted(split.items()):
-            shares.append(ChargeLine("idle-share", str(team), team_cc[str(team)], x.block, x.pool, x.category,
-                                     Decimal(0), x.rate, amount))
+            shares.append(
+                ChargeLine(
+                    "idle-share", str(team), team_cc[str(team)], x.block, x.pool, x.category, Decimal(0), x.rate, amount
+                )
+            )
 
     idle_by_team: dict[str, Decimal] = {}
     for s in shares:
@@ -261,16 +292,37 @@ def meter(inventory: Inventory, usage: pd.DataFrame, period: Period,
         usage_cost, idle_share = usage_by_team.get(name, Decimal(0)), idle_by_team.get(name, Decimal(0))
         req = Decimal(int(requested_t[i])) / MILLI
         use = Decimal(int(used_t[i])) / MILLI
-        teams.append(TeamCharge(name, team_cc[name], req, use, Decimal(int(held_t[i])) / MILLI,
-                                (use / req).quantize(Decimal("0.0001")) if req else None,
-                                usage_cost, idle_share, usage_cost + idle_share))
+        teams.append(
+            TeamCharge(
+                name,
+                team_cc[name],
+                req,
+                use,
+                Decimal(int(held_t[i])) / MILLI,
+                (use / req).quantize(Decimal("0.0001")) if req else None,
+                usage_cost,
+                idle_share,
+                usage_cost + idle_share,
+            )
+        )
     by_cc: dict[str, Decimal] = {}
     for t in teams:
         by_cc[t.cost_center] = by_cc.get(t.cost_center, Decimal(0)) + t.total
     idle_cost = sum((x.cost for x in idle), Decimal(0))
-    return MeterResult(period, policy, cents(total), sum(usage_by_team.values(), Decimal(0)), idle_cost,
-                       unallocated, lines, idle, tuple(shares), tuple(teams), by_cc,
-                       {b.key: b for b in blks}), []
+    return MeterResult(
+        period,
+        policy,
+        cents(total),
+        sum(usage_by_team.values(), Decimal(0)),
+        idle_cost,
+        unallocated,
+        lines,
+        idle,
+        tuple(shares),
+        tuple(teams),
+        by_cc,
+        {b.key: b for b in blks},
+    ), []
 
 
 def _codes(values: pd.Series, names: list[str]) -> np.ndarray:
@@ -287,8 +339,13 @@ def _with(line: ChargeLine, **changes: Any) -> ChargeLine:
     return ChargeLine(**{**asdict(line), **changes})
 
 
-def _idle_weights(policy: str, block: str, usage_by_team: dict[str, Decimal],
-                  usage_by_team_block: dict[tuple[str, str], Decimal], team_names: list[str]) -> dict[str, Decimal]:
+def _idle_weights(
+    policy: str,
+    block: str,
+    usage_by_team: dict[str, Decimal],
+    usage_by_team_block: dict[tuple[str, str], Decimal],
+    team_names: list[str],
+) -> dict[str, Decimal]:
     """Who shares one block's idle cost, and in what proportion."""
     if policy.startswith("owner:"):
         return {policy.removeprefix("owner:"): Decimal(1)}

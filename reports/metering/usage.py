@@ -115,7 +115,9 @@ def _read_csv(path: Path) -> pd.DataFrame:
 
 def inventory_records(inventory: Inventory) -> pd.DataFrame:
     """The inventory's own usage rows (usage.csv) as raw records for `check_usage`."""
-    return pd.DataFrame([r.model_dump() for r in inventory.usage], columns=["hour", "cluster", "team", "flavor", *NUMERIC])
+    return pd.DataFrame(
+        [r.model_dump() for r in inventory.usage], columns=["hour", "cluster", "team", "flavor", *NUMERIC]
+    )
 
 
 def check_usage(raw: pd.DataFrame, inventory: Inventory, shown: str = "<usage>") -> tuple[pd.DataFrame, list[Issue]]:
@@ -124,24 +126,52 @@ def check_usage(raw: pd.DataFrame, inventory: Inventory, shown: str = "<usage>")
     who = "team" if "team" in raw.columns else "namespace"
     missing = [c for c in (*REQUIRED, who) if c not in raw.columns]
     if missing:
-        return pd.DataFrame(), [Issue(
-            "usage-columns", f"{shown}: missing column(s) {', '.join(missing)}",
-            f"The header must have {', '.join(REQUIRED)} and `team` or `namespace`.", got=list(raw.columns),
-            location=Location(shown, 1, "header"))]
+        return pd.DataFrame(), [
+            Issue(
+                "usage-columns",
+                f"{shown}: missing column(s) {', '.join(missing)}",
+                f"The header must have {', '.join(REQUIRED)} and `team` or `namespace`.",
+                got=list(raw.columns),
+                location=Location(shown, 1, "header"),
+            )
+        ]
     if raw.empty:
-        return pd.DataFrame(), [Issue("usage-empty", f"{shown}: no usage records", "Give a file with at least one row.",
-                                      location=Location(shown, 2, ""))]
+        return pd.DataFrame(), [
+            Issue(
+                "usage-empty",
+                f"{shown}: no usage records",
+                "Give a file with at least one row.",
+                location=Location(shown, 2, ""),
+            )
+        ]
     hour = raw["hour"]
     if not pd.api.types.is_datetime64_dtype(hour):  # strings, or times with a zone: to naive UTC
         hour = pd.to_datetime(hour, errors="coerce", utc=True).dt.tz_localize(None)
-    _flag(issues, shown, hour.isna().to_numpy(), raw["hour"], "hour",
-          "is not an ISO 8601 time", "Write the start of the hour, e.g. 2026-10-01T13:00:00.")
+    _flag(
+        issues,
+        shown,
+        hour.isna().to_numpy(),
+        raw["hour"],
+        "hour",
+        "is not an ISO 8601 time",
+        "Write the start of the hour, e.g. 2026-10-01T13:00:00.",
+    )
     numbers = {}
     for column in NUMERIC:
-        values = raw[column].to_numpy(dtype="float64") if pd.api.types.is_float_dtype(raw[column]) \
+        values = (
+            raw[column].to_numpy(dtype="float64")
+            if pd.api.types.is_float_dtype(raw[column])
             else pd.to_numeric(raw[column], errors="coerce").to_numpy(dtype="float64")
-        _flag(issues, shown, ~np.isfinite(values) | (values < 0), raw[column], column,
-              "must be a number of accelerators, 0 or more", "Fix the value or drop the row.")
+        )
+        _flag(
+            issues,
+            shown,
+            ~np.isfinite(values) | (values < 0),
+            raw[column],
+            column,
+            "must be a number of accelerators, 0 or more",
+            "Fix the value or drop the row.",
+        )
         numbers[column] = values
     team_names = sorted(inventory.team_by_name)
     pool_names = [p.name for p in inventory.pools]
@@ -158,8 +188,16 @@ def check_usage(raw: pd.DataFrame, inventory: Inventory, shown: str = "<usage>")
     codes, uniques = _factorize(raw["flavor"])
     pool_index = {p: i for i, p in enumerate(pool_names)}
     flavor_codes = _lookup(codes, [pool_index.get(u, -1) for u in uniques])
-    _flag_unknown(issues, shown, raw["flavor"], flavor_codes < 0, "flavor", pool_names,
-                  "is not a pool (ResourceFlavor) of the inventory", "Fix the flavor name.")
+    _flag_unknown(
+        issues,
+        shown,
+        raw["flavor"],
+        flavor_codes < 0,
+        "flavor",
+        pool_names,
+        "is not a pool (ResourceFlavor) of the inventory",
+        "Fix the flavor name.",
+    )
     cluster_names = [c.name for c in inventory.clusters]
     cluster_of_pool = np.array([cluster_names.index(inventory.cluster_of_pool[p].name) for p in pool_names] + [-1])
     codes, uniques = _factorize(raw["cluster"])
@@ -167,13 +205,28 @@ def check_usage(raw: pd.DataFrame, inventory: Inventory, shown: str = "<usage>")
     wrong = (flavor_codes >= 0) & (cluster_codes != cluster_of_pool[flavor_codes])
     if wrong.any():
         first = int(np.flatnonzero(wrong)[0])
-        _flag(issues, shown, wrong, raw["cluster"], "cluster", "is not the cluster of the row's flavor",
-              f"Flavor `{pool_names[flavor_codes[first]]}` is a pool of cluster "
-              f"`{cluster_names[cluster_of_pool[flavor_codes[first]]]}`; fix the cluster or the flavor.")
+        _flag(
+            issues,
+            shown,
+            wrong,
+            raw["cluster"],
+            "cluster",
+            "is not the cluster of the row's flavor",
+            f"Flavor `{pool_names[flavor_codes[first]]}` is a pool of cluster "
+            f"`{cluster_names[cluster_of_pool[flavor_codes[first]]]}`; fix the cluster or the flavor.",
+        )
     team = pd.Categorical.from_codes(team_codes, categories=team_names)
     flavor = pd.Categorical.from_codes(flavor_codes, categories=pool_names)
-    frame = pd.DataFrame({"hour": hour, "team": team, "flavor": flavor, "used": numbers["accelerators_used"],
-                          "requested": numbers["accelerators_requested"]}, copy=False)
+    frame = pd.DataFrame(
+        {
+            "hour": hour,
+            "team": team,
+            "flavor": flavor,
+            "used": numbers["accelerators_used"],
+            "requested": numbers["accelerators_requested"],
+        },
+        copy=False,
+    )
     return frame, issues
 
 
@@ -187,8 +240,10 @@ def _factorize(values: pd.Series) -> tuple[np.ndarray, list[str]]:
         if isinstance(array, pa.ChunkedArray):
             array = array.combine_chunks()
         encoded = pc.dictionary_encode(array)
-        return (encoded.indices.fill_null(-1).to_numpy(zero_copy_only=False).astype(np.int64, copy=False),
-                [str(u) for u in encoded.dictionary.to_pylist()])
+        return (
+            encoded.indices.fill_null(-1).to_numpy(zero_copy_only=False).astype(np.int64, copy=False),
+            [str(u) for u in encoded.dictionary.to_pylist()],
+        )
     codes, uniques = pd.factorize(values)
     return codes, [str(u) for u in uniques]
 
@@ -198,20 +253,36 @@ def _lookup(codes: np.ndarray, table: list[int]) -> np.ndarray:
     return np.append(np.array(table, dtype=np.int64), -1)[codes]
 
 
-def _flag(issues: list[Issue], shown: str, bad: np.ndarray, values: pd.Series, column: str, what: str,
-          fix: str) -> None:
+def _flag(
+    issues: list[Issue], shown: str, bad: np.ndarray, values: pd.Series, column: str, what: str, fix: str
+) -> None:
     """One issue for every row where `bad` holds: the first such line and the count."""
     rows = np.flatnonzero(bad)
     if rows.size == 0:
         return
     first = int(rows[0])
     more = f" ({rows.size} rows; the first is shown)" if rows.size > 1 else ""
-    issues.append(Issue(f"usage-{column}", f"{column} {what}{more}", fix, got=values.iloc[first],
-                        location=Location(shown, first + 2, column)))
+    issues.append(
+        Issue(
+            f"usage-{column}",
+            f"{column} {what}{more}",
+            fix,
+            got=values.iloc[first],
+            location=Location(shown, first + 2, column),
+        )
+    )
 
 
-def _flag_unknown(issues: list[Issue], shown: str, names: pd.Series, bad: np.ndarray, column: str,
-                  known: list[str], what: str, fix: str) -> None:
+def _flag_unknown(
+    issues: list[Issue],
+    shown: str,
+    names: pd.Series,
+    bad: np.ndarray,
+    column: str,
+    known: list[str],
+    what: str,
+    fix: str,
+) -> None:
     rows = np.flatnonzero(bad)
     if rows.size == 0:
         return

@@ -5,10 +5,18 @@ render_markdown | render_text | render_json        one renderer per format: (dat
 open_side(spec, inventory, scratch) -> Side        an inventory folder or a git revision, loaded
 """
 
-from reports.quota_diff.data import MARKER, Change, QuotaDiff, QuotaRow, TeamChange, Verdict, build_quota_diff
-from reports.quota_diff.policy import CHECKS
-from reports.quota_diff.pricing import FlavorEconomics, flavor_economics
-from reports.quota_diff.render import (
+from quartermaster.reports.quota_diff.data import (
+    MARKER,
+    Change,
+    QuotaDiff,
+    QuotaRow,
+    TeamChange,
+    Verdict,
+    build_quota_diff,
+)
+from quartermaster.reports.quota_diff.policy import CHECKS
+from quartermaster.reports.quota_diff.pricing import FlavorEconomics, flavor_economics
+from quartermaster.reports.quota_diff.render import (
     RENDERERS,
     RenderOptions,
     render_invalid,
@@ -16,7 +24,7 @@ from reports.quota_diff.render import (
     render_markdown,
     render_text,
 )
-from reports.quota_diff.snapshot import RevisionError, Side, open_side
+from quartermaster.reports.quota_diff.snapshot import RevisionError, Side, open_side
 
 __all__ = [
     "CHECKS",

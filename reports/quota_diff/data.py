@@ -28,8 +28,8 @@ from typing import Any, Literal
 
 from quartermaster.capacity import nominal_by_flavor
 from quartermaster.model import Inventory, Quota, Team
+from quartermaster.reports.quota_diff.pricing import FlavorEconomics, flavor_economics
 from quartermaster.units import cents
-from reports.quota_diff.pricing import FlavorEconomics, flavor_economics
 
 Status = Literal["pass", "warn", "fail"]
 RenderCluster = Callable[[Inventory, str], str]
@@ -239,7 +239,7 @@ def build_quota_diff(
     kueue_note: str | None = None,
 ) -> QuotaDiff:
     """Compare two inventories: the rows, teams, flavors and money; then the policies and approvers."""
-    from reports.quota_diff.policy import approvals, verdicts
+    from quartermaster.reports.quota_diff.policy import approvals, verdicts
 
     b, h = _Side.of(base), _Side.of(head)
     changed_keys = sorted(
@@ -286,7 +286,7 @@ def _flavor_changes(b: _Side, h: _Side, quota_flavors: set[str]) -> tuple[Flavor
         quota_usd = None if v_h is None or v_b is None else v_h - v_b
         other = None if None in (past, current, quota_usd) else current - past - quota_usd  # type: ignore[operator]
 
-        def size(side: _Side, attr: str) -> int:
+        def size(side: _Side, attr: str, flavor: str = flavor) -> int:
             e = side.economics.get(flavor)
             return 0 if e is None else int(getattr(e, attr))
 

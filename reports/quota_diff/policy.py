@@ -19,8 +19,8 @@ from decimal import Decimal
 
 from quartermaster.capacity import flavor_capacity, nominal_by_flavor
 from quartermaster.model import Inventory
+from quartermaster.reports.quota_diff.data import Approval, Change, QuotaDiff, Verdict
 from quartermaster.units import HOURS_PER_MONTH, cents, quarter_hours
-from reports.quota_diff.data import Approval, Change, QuotaDiff, Verdict
 
 CHECKS: dict[str, str] = {
     "over-capacity": "quotas fit the flavors' capacity",

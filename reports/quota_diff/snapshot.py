@@ -12,6 +12,7 @@ import tarfile
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from quartermaster.errors import UsageError
 from quartermaster.issues import Issue
 from quartermaster.loader import LoadResult, load
 
@@ -20,7 +21,7 @@ from quartermaster.loader import LoadResult, load
 RULES_JUDGED_BY_THE_DIFF = ("quota-within-capacity",)
 
 
-class RevisionError(Exception):
+class RevisionError(UsageError):
     """A side that is neither an inventory folder nor a readable git revision (a usage error)."""
 
 

@@ -8,8 +8,8 @@ from typer.testing import CliRunner
 
 from quartermaster.cli import app
 from tests.builders import make_inventory
+from tests.paths import REPO
 
-REPO = Path(__file__).resolve().parents[2]
 runner = CliRunner()
 
 
@@ -27,7 +27,8 @@ def test_validate_problems_exit_1_without_traceback(tmp_path: Path) -> None:
     assert result.exit_code == 1
     assert "flavor `h100` is over-subscribed: nominal quotas sum to 24 but the pool has 16" in result.output
     assert "1 error(s)" in result.output
-    assert "Traceback" not in result.output and result.exception is None or isinstance(result.exception, SystemExit)
+    assert "Traceback" not in result.output
+    assert result.exception is None or isinstance(result.exception, SystemExit)
 
 
 def test_validate_warnings_only_exit_0(tmp_path: Path) -> None:

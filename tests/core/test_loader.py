@@ -10,8 +10,8 @@ import pytest
 
 from quartermaster.loader import load
 from tests.builders import make_inventory
+from tests.paths import REPO
 
-REPO = Path(__file__).resolve().parents[2]
 EXAMPLE = REPO / "inventory"
 # <file>:<line> <yaml.path>: <what is wrong> (got <value>). <how to fix>
 ISSUE_FORMAT = re.compile(r"^(?P<file>\S+):(?P<line>\d+) (?P<path>\S*): (?P<what>.+?)(?: \(got .+\))?\. (?P<fix>.+)$")
@@ -89,30 +89,55 @@ BAD_FILES = {
     # A list where a mapping of sections is expected.
     "top level is a list": ("sites.yaml", b"- a\n- b\n", "the top level must be a mapping"),
     # An unknown section with a near miss.
-    "unknown section": ("x.yaml", b"team:\n  - name: a\n", "x.yaml:1 team: unknown section `team`. Did you mean `teams`?"),
+    "unknown section": (
+        "x.yaml",
+        b"team:\n  - name: a\n",
+        "x.yaml:1 team: unknown section `team`. Did you mean `teams`?",
+    ),
     # A section that must be a list.
     "section not a list": ("x.yaml", b"teams:\n  name: a\n", "`teams` must be a list"),
     # Wrong type.
-    "wrong type": ("x.yaml", b"priority_classes:\n  - name: p\n    value: high\n",
-                   "x.yaml:3 priority_classes[0].value: `value`: input should be a valid integer"),
+    "wrong type": (
+        "x.yaml",
+        b"priority_classes:\n  - name: p\n    value: high\n",
+        "x.yaml:3 priority_classes[0].value: `value`: input should be a valid integer",
+    ),
     # An absurd number.
-    "absurd number": ("x.yaml", b"priority_classes:\n  - name: p\n    value: 99999999999\n",
-                      "`value` must be <= 1000000000"),
+    "absurd number": (
+        "x.yaml",
+        b"priority_classes:\n  - name: p\n    value: 99999999999\n",
+        "`value` must be <= 1000000000",
+    ),
     # A closed set.
-    "bad enum": ("x.yaml", b"sites:\n  - {name: s, provider: gcq, region: r}\n",
-                 "`provider` must be one of gcp, aws, azure, onprem (got 'gcq'). Did you mean `gcp`?"),
+    "bad enum": (
+        "x.yaml",
+        b"sites:\n  - {name: s, provider: gcq, region: r}\n",
+        "`provider` must be one of gcp, aws, azure, onprem (got 'gcq'). Did you mean `gcp`?",
+    ),
     # A name Kubernetes would refuse.
-    "invalid name": ("x.yaml", b"priority_classes:\n  - {name: Prod_Critical, value: 1}\n",
-                     "`name` is not a valid name (got 'Prod_Critical'). Use lower-case letters"),
+    "invalid name": (
+        "x.yaml",
+        b"priority_classes:\n  - {name: Prod_Critical, value: 1}\n",
+        "`name` is not a valid name (got 'Prod_Critical'). Use lower-case letters",
+    ),
     # CSV: unknown column.
-    "csv unknown column": ("demand.csv", b"period,team,acelerator,p50\n2027Q1,ml,H100-80GB,1\n",
-                           "demand.csv:1 column 3: unknown column `acelerator`. Did you mean `accelerator`?"),
+    "csv unknown column": (
+        "demand.csv",
+        b"period,team,acelerator,p50\n2027Q1,ml,H100-80GB,1\n",
+        "demand.csv:1 column 3: unknown column `acelerator`. Did you mean `accelerator`?",
+    ),
     # CSV: bad value on a row.
-    "csv bad value": ("demand.csv", b"period,team,accelerator,p50\n2027Q5,ml,H100-80GB,1\n",
-                      "demand.csv:2 period: `period` is not a valid name"),
+    "csv bad value": (
+        "demand.csv",
+        b"period,team,accelerator,p50\n2027Q5,ml,H100-80GB,1\n",
+        "demand.csv:2 period: `period` is not a valid name",
+    ),
     # CSV: a row with too few values.
-    "csv short row": ("usage.csv", b"hour,cluster,team,flavor,accelerators_used,accelerators_requested\n2026-10-01T00:00,gke-a\n",
-                      "usage.csv:2 row 2: row has 2 values but the header has 6"),
+    "csv short row": (
+        "usage.csv",
+        b"hour,cluster,team,flavor,accelerators_used,accelerators_requested\n2026-10-01T00:00,gke-a\n",
+        "usage.csv:2 row 2: row has 2 values but the header has 6",
+    ),
 }
 
 
@@ -138,6 +163,8 @@ def test_follow_on_errors_about_broken_objects_are_suppressed(tmp_path: Path) ->
 
 def test_yaml_and_csv_rows_keep_their_lines(tmp_path: Path) -> None:
     root = make_inventory().write(tmp_path)
-    (root / "demand.csv").write_text("period,team,accelerator,p50\n2027Q1,ml,H100-80GB,1\n\n2027Q2,nobody,H100-80GB,2\n")
+    (root / "demand.csv").write_text(
+        "period,team,accelerator,p50\n2027Q1,ml,H100-80GB,1\n\n2027Q2,nobody,H100-80GB,2\n"
+    )
     [line] = formatted(root)
     assert "demand.csv:4 team: no such team `nobody`" in line

@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import jsonschema
 import yaml
 
 from quartermaster.schema import reference_markdown, schema_dict, schema_json
+from tests.paths import REPO
 
-REPO = Path(__file__).resolve().parents[2]
 FIX = "Run `qm schema` and commit the result."
 
 

@@ -6,8 +6,8 @@ from typing import Any
 
 import yaml
 
-from modules.kueue.cel import compile_rule
-from modules.kueue.crds import CRD_DIR, PLURALS, crd, served_versions
+from quartermaster.modules.kueue.cel import compile_rule
+from quartermaster.modules.kueue.crds import CRD_DIR, PLURALS, crd, served_versions
 
 
 def rules_in(node: Any) -> list[dict[str, Any]]:
@@ -19,7 +19,9 @@ def rules_in(node: Any) -> list[dict[str, Any]]:
 
 
 def test_every_crd_file_is_shipped_and_every_kind_is_served_in_both_versions() -> None:
-    assert sorted(p.name for p in CRD_DIR.glob("*.yaml")) == sorted(f"kueue.x-k8s.io_{p}.yaml" for p in PLURALS.values())
+    assert sorted(p.name for p in CRD_DIR.glob("*.yaml")) == sorted(
+        f"kueue.x-k8s.io_{p}.yaml" for p in PLURALS.values()
+    )
     for kind in PLURALS:
         assert served_versions(kind) == ["v1beta1", "v1beta2"]
         assert crd(kind, "v1beta2") is not None
@@ -36,12 +38,17 @@ def test_every_cel_rule_compiles_and_only_oldself_rules_are_skipped() -> None:
 
 
 def test_rules_hold_and_fail_as_in_kubernetes() -> None:
-    unique = compile_rule({"rule": "size(self.filter(i, size(self.filter(j, j == i)) > 1)) == 0",
-                           "message": "must be unique"})
+    unique = compile_rule(
+        {"rule": "size(self.filter(i, size(self.filter(j, j == i)) > 1)) == 0", "message": "must be unique"}
+    )
     assert unique.check(["a", "b"]) is None
     assert unique.check(["a", "a"]) == "must be unique"
-    one_of = compile_rule({"rule": "[has(self.kubeConfig),has(self.clusterProfileRef)].filter(x,x==true).size() == 1",
-                           "message": "exactly one"})
+    one_of = compile_rule(
+        {
+            "rule": "[has(self.kubeConfig),has(self.clusterProfileRef)].filter(x,x==true).size() == 1",
+            "message": "exactly one",
+        }
+    )
     assert one_of.check({"kubeConfig": {"location": "s"}}) is None
     assert one_of.check({}) == "exactly one"
     labels = compile_rule({"rule": "!has(self.topologyName) || self.nodeLabels.size() >= 1", "message": "labels"})

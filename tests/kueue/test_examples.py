@@ -7,10 +7,11 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from modules.kueue import validate_path
 from quartermaster.cli import app
+from quartermaster.modules.kueue import validate_path
+from tests.paths import DATA, INVENTORY
 
-EXAMPLES = Path("tests/data/kueue/examples")
+EXAMPLES = DATA / "kueue" / "examples"
 INVALID = {"admin-minimal-cq.yaml": "kueue-42"}  # onFlavors names a flavor the queue lacks (examples/README.md)
 FILES = sorted(p.name for p in EXAMPLES.glob("*.yaml"))
 
@@ -33,7 +34,7 @@ def test_example_is_classified_like_kueue_does(name: str) -> None:
 
 
 def test_qm_validate_kueue_rejects_the_invalid_example_with_a_located_message() -> None:
-    result = CliRunner().invoke(app, ["validate", "--kueue", str(EXAMPLES)])
+    result = CliRunner().invoke(app, ["validate", str(INVENTORY), "--kueue", str(EXAMPLES)])
     assert result.exit_code == 1
     assert (f"{EXAMPLES}/admin-minimal-cq.yaml:10 ClusterQueue/cluster-queue-2 "
             "spec.admissionChecksStrategy.admissionChecks[0].onFlavors[0]: onFlavors names flavor `default-flavor`"
@@ -42,20 +43,20 @@ def test_qm_validate_kueue_rejects_the_invalid_example_with_a_located_message() 
 
 
 def test_qm_validate_kueue_accepts_a_valid_example() -> None:
-    result = CliRunner().invoke(app, ["validate", "--kueue", str(EXAMPLES / "provisioning-setup.yaml")])
+    result = CliRunner().invoke(app, ["validate", str(INVENTORY), "--kueue", str(EXAMPLES / "provisioning-setup.yaml")])
     assert result.exit_code == 0, result.output
     assert "0 error(s), 1 warning(s)" in result.output  # namespaceSelector {} admits every namespace
 
 
 def test_qm_validate_kueue_reads_rendered_output(tmp_path: Path) -> None:
-    assert CliRunner().invoke(app, ["render", "inventory", "--out", str(tmp_path)]).exit_code == 0
-    result = CliRunner().invoke(app, ["validate", "--kueue", str(tmp_path)])
+    assert CliRunner().invoke(app, ["render", str(INVENTORY), "--out", str(tmp_path)]).exit_code == 0
+    result = CliRunner().invoke(app, ["validate", str(INVENTORY), "--kueue", str(tmp_path)])
     assert result.exit_code == 0, result.output
     assert "0 error(s), 0 warning(s)" in result.output
 
 
 def test_malformed_yaml_is_located(tmp_path: Path) -> None:
     (tmp_path / "bad.yaml").write_text("kind: ClusterQueue\nmetadata: {name: [\n")
-    result = CliRunner().invoke(app, ["validate", "--kueue", str(tmp_path / "bad.yaml")])
+    result = CliRunner().invoke(app, ["validate", str(INVENTORY), "--kueue", str(tmp_path / "bad.yaml")])
     assert result.exit_code == 1
     assert "bad.yaml:3" in result.output and "malformed YAML" in result.output

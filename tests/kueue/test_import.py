@@ -7,13 +7,14 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from modules.kueue import objects_for_cluster
-from modules.kueue.importer import equivalence, import_kueue
-from modules.kueue.validate import load_manifests
 from quartermaster.cli import app
 from quartermaster.loader import load
+from quartermaster.modules.kueue import objects_for_cluster
+from quartermaster.modules.kueue.importer import equivalence, import_kueue
+from quartermaster.modules.kueue.validate import load_manifests
+from tests.paths import DATA, INVENTORY
 
-EXAMPLES = Path("tests/data/kueue/examples")
+EXAMPLES = DATA / "kueue" / "examples"
 
 
 def round_trip(objects: list[dict], tmp_path: Path, cluster: str = "imported") -> tuple[list[str], list[str], str]:
@@ -51,7 +52,7 @@ def test_equivalence_notices_a_changed_quota(tmp_path: Path) -> None:
 
 
 def test_our_own_render_round_trips_with_machines_and_cohorts(tmp_path: Path) -> None:
-    inventory = load("inventory").inventory
+    inventory = load(INVENTORY).inventory
     original = objects_for_cluster(inventory, "gke-gpu-us-east4")
     differences, _, text = round_trip(original, tmp_path, "gke-gpu-us-east4")
     assert differences == []

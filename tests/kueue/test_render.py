@@ -9,21 +9,22 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
-from modules.kueue import objects_for_cluster, render_cluster, validate_manifests
-from modules.kueue.builders import POOL_LABEL, accelerator_flavor_name
-from modules.kueue.k8s import selector_matches
 from quartermaster.capacity import pool_accelerators
 from quartermaster.cli import app
 from quartermaster.loader import load
 from quartermaster.model import Inventory
+from quartermaster.modules.kueue import objects_for_cluster, render_cluster, validate_manifests
+from quartermaster.modules.kueue.builders import POOL_LABEL, accelerator_flavor_name
+from quartermaster.modules.kueue.k8s import selector_matches
 from tests.builders import make_inventory
+from tests.paths import DATA, INVENTORY
 
-GOLDEN = Path("tests/data/kueue/golden")
+GOLDEN = DATA / "kueue" / "golden"
 
 
 @pytest.fixture(scope="module")
 def inventory() -> Inventory:
-    result = load("inventory")
+    result = load(INVENTORY)
     assert result.ok
     return result.inventory
 
@@ -145,7 +146,8 @@ def test_multikueue_manager_quota_is_the_sum_of_worker_quotas(inventory: Invento
         for q in team.quotas:
             if q.flavor in worker_pools:
                 accelerator = inventory.machine_by_name[worker_pools[q.flavor].machine].accelerator
-                want[accelerator_flavor_name(accelerator)] = want.get(accelerator_flavor_name(accelerator), 0) + q.nominal
+                flavor = accelerator_flavor_name(accelerator)
+                want[flavor] = want.get(flavor, 0) + q.nominal
         if not want:
             assert team.name not in queues
             continue
@@ -153,8 +155,11 @@ def test_multikueue_manager_quota_is_the_sum_of_worker_quotas(inventory: Invento
         assert {f["name"]: f["resources"][0]["nominalQuota"] for f in flavors} == want
         [check] = queues[team.name]["spec"]["admissionChecksStrategy"]["admissionChecks"]
         config = of_kind(objects, "MultiKueueConfig")[check["name"]]["spec"]["clusters"]
-        assert config == [w for w in manager.multikueue_workers
-                          if any(q.flavor in {p.name for p in inventory.cluster_by_name[w].pools} for q in team.quotas)]
+        assert config == [
+            w
+            for w in manager.multikueue_workers
+            if any(q.flavor in {p.name for p in inventory.cluster_by_name[w].pools} for q in team.quotas)
+        ]
     for worker in manager.multikueue_workers:
         source = of_kind(objects, "MultiKueueCluster")[worker]["spec"]["clusterSource"]["kubeConfig"]
         assert source == {"location": inventory.cluster_by_name[worker].kubeconfig_secret, "locationType": "Secret"}
@@ -162,8 +167,7 @@ def test_multikueue_manager_quota_is_the_sum_of_worker_quotas(inventory: Invento
 
 def test_cohorts_carry_the_tree(inventory: Inventory) -> None:
     cohorts = of_kind(objects_for_cluster(inventory, "onprem-sjc"), "Cohort")
-    assert {n: c["spec"].get("parentName") for n, c in cohorts.items()} == {
-        c.name: c.parent for c in inventory.cohorts}
+    assert {n: c["spec"].get("parentName") for n, c in cohorts.items()} == {c.name: c.parent for c in inventory.cohorts}
     assert cohorts["research"]["spec"]["fairSharing"] == {"weight": 2}
 
 
@@ -183,8 +187,10 @@ def test_local_queues_and_namespaces_per_team_namespace(inventory: Inventory) ->
     for ns in team.namespaces:
         assert queues[f"{ns}/default"]["spec"]["clusterQueue"] == team.name
         assert queues[f"{ns}/{team.name}"]["spec"]["clusterQueue"] == team.name
-        assert namespaces[ns]["metadata"]["labels"] == {"quartermaster.dev/team": team.name,
-                                                         "quartermaster.dev/cost-center": team.cost_center}
+        assert namespaces[ns]["metadata"]["labels"] == {
+            "quartermaster.dev/team": team.name,
+            "quartermaster.dev/cost-center": team.cost_center,
+        }
 
 
 def test_no_team_can_write_cluster_queues_cohorts_or_flavors(inventory: Inventory) -> None:
@@ -194,8 +200,9 @@ def test_no_team_can_write_cluster_queues_cohorts_or_flavors(inventory: Inventor
         team_of_namespace = {ns: t for t in inventory.teams for ns in t.namespaces}
         for binding in of_kind(objects, "RoleBinding").values():
             team = team_of_namespace[binding["metadata"]["namespace"]]
-            assert binding["subjects"] == [{"apiGroup": "rbac.authorization.k8s.io", "kind": "Group",
-                                            "name": team.group or team.name}]
+            assert binding["subjects"] == [
+                {"apiGroup": "rbac.authorization.k8s.io", "kind": "Group", "name": team.group or team.name}
+            ]
         for role in of_kind(objects, "Role").values():
             for rule in role["rules"]:
                 if "kueue.x-k8s.io" in rule["apiGroups"]:
@@ -203,29 +210,30 @@ def test_no_team_can_write_cluster_queues_cohorts_or_flavors(inventory: Inventor
                     assert set(rule["resources"]) <= {"localqueues", "workloads"}
 
 
-def test_render_is_byte_identical_and_matches_the_golden_files(inventory: Inventory,
-                                                                golden: Callable[[Path, str], None]) -> None:
+def test_render_is_byte_identical_and_matches_the_golden_files(
+    inventory: Inventory, golden: Callable[[Path, str], None]
+) -> None:
     for cluster in inventory.clusters:
         text = render_cluster(inventory, cluster.name)
-        assert text == render_cluster(load("inventory").inventory, cluster.name)
+        assert text == render_cluster(load(INVENTORY).inventory, cluster.name)
         golden(GOLDEN / f"{cluster.name}.yaml", text)
 
 
 def test_qm_render_out_writes_one_file_per_cluster(tmp_path: Path, inventory: Inventory) -> None:
-    result = CliRunner().invoke(app, ["render", "inventory", "--out", str(tmp_path / "out")])
+    result = CliRunner().invoke(app, ["render", str(INVENTORY), "--out", str(tmp_path / "out")])
     assert result.exit_code == 0, result.output
     for cluster in inventory.clusters:
         assert (tmp_path / "out" / f"{cluster.name}.yaml").read_text() == render_cluster(inventory, cluster.name)
 
 
 def test_qm_render_one_cluster_to_stdout(inventory: Inventory) -> None:
-    result = CliRunner().invoke(app, ["render", "inventory", "--cluster", "aks-eastus"])
+    result = CliRunner().invoke(app, ["render", str(INVENTORY), "--cluster", "aks-eastus"])
     assert result.exit_code == 0
     assert result.stdout == render_cluster(inventory, "aks-eastus")
 
 
 def test_qm_render_unknown_cluster_is_a_usage_error() -> None:
-    result = CliRunner().invoke(app, ["render", "inventory", "--cluster", "aks-eastu"])
+    result = CliRunner().invoke(app, ["render", str(INVENTORY), "--cluster", "aks-eastu"])
     assert result.exit_code == 2
     assert "no such cluster `aks-eastu`" in result.output and "Did you mean `aks-eastus`?" in result.output
 
@@ -235,7 +243,12 @@ def test_quota_never_exceeds_what_the_inventory_allows(inventory: Inventory) -> 
     for cluster in inventory.clusters:
         queues = of_kind(objects_for_cluster(inventory, cluster.name), "ClusterQueue").values()
         for pool in cluster.pools:
-            total = sum(f["resources"][0]["nominalQuota"] for cq in queues
-                        for g in cq["spec"]["resourceGroups"] for f in g["flavors"] if f["name"] == pool.name)
+            total = sum(
+                f["resources"][0]["nominalQuota"]
+                for cq in queues
+                for g in cq["spec"]["resourceGroups"]
+                for f in g["flavors"]
+                if f["name"] == pool.name
+            )
             assert total == sum(q.nominal for t in inventory.teams for q in t.quotas if q.flavor == pool.name)
             assert total <= pool_accelerators(inventory, pool)

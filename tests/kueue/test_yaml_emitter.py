@@ -2,16 +2,13 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 import yaml
 
-from modules.kueue import objects_for_cluster
-from modules.kueue.render import dump_objects
 from quartermaster.loader import load
-
-REPO = Path(__file__).resolve().parents[2]
+from quartermaster.modules.kueue import objects_for_cluster
+from quartermaster.modules.kueue.render import dump_objects
+from tests.paths import REPO
 
 TRICKY = {
     # YAML 1.1 would read these as booleans, numbers, sexagesimals, dates or null if left plain.

@@ -6,9 +6,9 @@ from decimal import Decimal
 
 import pandas as pd
 
-from planner import PlanOptions, PlanResult, plan
-from planner.data import curves_frame, load_duration_curve
 from quartermaster.model import Inventory
+from quartermaster.planner import PlanOptions, PlanResult, plan
+from quartermaster.planner.data import curves_frame, load_duration_curve
 from tests.builders import InventoryBuilder, make_inventory
 
 SITE = "gcp-us-central1"

@@ -11,8 +11,8 @@ import pandas as pd
 import pulp
 import pytest
 
-from planner import PlanOptions, build_data
-from planner.model import FAMILIES, build_model
+from quartermaster.planner import PlanOptions, build_data
+from quartermaster.planner.model import FAMILIES, build_model
 from tests.planner.planning import MACHINE, SITE, curves, one_site, price
 
 GOLDEN = Path(__file__).parent.parent / "data" / "planner" / "golden"

@@ -5,18 +5,17 @@ from __future__ import annotations
 import re
 import shlex
 from decimal import Decimal
-from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
 
-from planner import load_result
-from planner.usage_forecast import demand_from_usage, trend_per_quarter
-from planner.data import PlanOptions
 from quartermaster.cli import app
 from quartermaster.loader import load
+from quartermaster.planner import load_result
+from quartermaster.planner.data import PlanOptions
+from quartermaster.planner.usage_forecast import demand_from_usage, trend_per_quarter
+from tests.paths import REPO as ROOT
 
-ROOT = Path(__file__).resolve().parents[2]
 README = ROOT / "README.md"
 
 
@@ -34,7 +33,7 @@ def test_the_readme_documents_qm_plan_examples():
 @pytest.mark.parametrize("line", readme_plan_examples())
 def test_readme_plan_example_runs(line, tmp_path, monkeypatch):
     monkeypatch.chdir(ROOT)
-    args = shlex.split(line)[2:] + ["--out", str(tmp_path)]
+    args = [*shlex.split(line)[2:], "--out", str(tmp_path)]
     result = CliRunner().invoke(app, ["plan", *args])
     assert result.exit_code == 0, result.output
     assert re.search(r"Plan 20\d\dQ\d\.\.20\d\dQ\d: optimal", result.output)

@@ -7,7 +7,7 @@ from decimal import Decimal
 import pandas as pd
 import pytest
 
-from planner import Outcome, PlanInputError, load_result
+from quartermaster.planner import Outcome, PlanInputError, load_result
 from quartermaster.units import quarter_hours
 from tests.planner.planning import MACHINE, SITE, curves, one_site, price, run, usd_of
 

@@ -9,13 +9,12 @@ from pathlib import Path
 import pandas as pd
 from typer.testing import CliRunner
 
-from planner.propose import proposed_changes
 from quartermaster.cli import app
 from quartermaster.edit import QuotaChange
 from quartermaster.loader import load
+from quartermaster.planner.propose import proposed_changes
 from tests.builders import make_inventory
-
-REPO = Path(__file__).resolve().parents[2]
+from tests.paths import REPO
 
 
 def proposal(*rows: tuple[str, str, int, int]) -> pd.DataFrame:

@@ -21,8 +21,9 @@ from quartermaster.edit import QuotaChange, set_quotas
 from quartermaster.loader import load
 from quartermaster.model import Inventory
 from quartermaster.units import HOURS_PER_MONTH
+from tests.paths import INVENTORY
 
-EXAMPLE = Path(__file__).resolve().parents[2] / "inventory"
+EXAMPLE = INVENTORY
 GIT = [
     "git",
     "-c",

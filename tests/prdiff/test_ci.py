@@ -15,11 +15,11 @@ from typer.testing import CliRunner
 
 from quartermaster.cli import app
 from quartermaster.loader import load
-from reports.quota_diff import MARKER
-from reports.quota_diff.codeowners import BEGIN, END, render_codeowners
+from quartermaster.reports.quota_diff import MARKER
+from quartermaster.reports.quota_diff.codeowners import BEGIN, END, render_codeowners
+from tests.paths import REPO
 from tests.prdiff.repo import QuotaRepo
 
-REPO = Path(__file__).resolve().parents[2]
 WORKFLOW = REPO / ".github" / "workflows" / "quota-pr.yml"
 
 
@@ -96,7 +96,7 @@ def test_pre_commit_hooks_validate_on_inventory_changes(
         result = CliRunner().invoke(app, argv[1:])
         assert result.exit_code == 0, result.output
     repo = QuotaRepo.create(tmp_path).replace("teams/speech.yaml", "cohort: product", "cohort: prodct")
-    validate = shlex.split(local[0]["entry"])[1:-1] + [str(repo.inventory)]
+    validate = [*shlex.split(local[0]["entry"])[1:-1], str(repo.inventory)]
     broken = CliRunner().invoke(app, validate)
     assert broken.exit_code == 1 and "Did you mean `product`?" in broken.output
 

@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
+from quartermaster.reports.filters import money
+from quartermaster.reports.quota_diff import MARKER
 from quartermaster.units import HOURS_PER_MONTH, quarter_hours
-from reports.filters import money
-from reports.quota_diff import MARKER
 from tests.prdiff.repo import QuotaRepo, per_accelerator_month, team_month
 
 

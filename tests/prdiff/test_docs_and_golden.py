@@ -11,13 +11,13 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from modules.kueue import render_cluster
 from quartermaster.cli import app
 from quartermaster.loader import load
-from reports.quota_diff import RenderOptions, build_quota_diff, render_json, render_markdown, render_text
+from quartermaster.modules.kueue import render_cluster
+from quartermaster.reports.quota_diff import RenderOptions, build_quota_diff, render_json, render_markdown, render_text
+from tests.paths import REPO
 from tests.prdiff.repo import QuotaRepo
 
-REPO = Path(__file__).resolve().parents[2]
 GOLDEN = REPO / "tests" / "data" / "prdiff" / "golden"
 
 

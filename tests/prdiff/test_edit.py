@@ -13,6 +13,7 @@ from typer.testing import CliRunner
 
 from quartermaster.cli import app
 from quartermaster.edit import QuotaChange, set_quotas
+from quartermaster.loader import display_path
 from tests.prdiff.repo import EXAMPLE, QuotaRepo
 
 COMMENTED = """\
@@ -49,7 +50,7 @@ def team_dir(tmp_path: Path, text: str = COMMENTED, newline: str = "\n") -> Path
 def changed_lines(before: bytes, after: bytes) -> list[tuple[int, bytes, bytes]]:
     old, new = before.splitlines(keepends=True), after.splitlines(keepends=True)
     assert len(old) == len(new), "lines were added or removed"
-    return [(i + 1, a, b) for i, (a, b) in enumerate(zip(old, new)) if a != b]
+    return [(i + 1, a, b) for i, (a, b) in enumerate(zip(old, new, strict=True)) if a != b]
 
 
 @pytest.mark.parametrize(
@@ -181,7 +182,7 @@ def test_edit_that_breaks_the_inventory_is_not_written(tmp_path: Path) -> None:
     assert not result.ok and path.read_bytes() == before and result.written == []
     [message] = [i.format() for i in result.issues]
     assert message.startswith(
-        f"{path}:11 teams[0].quotas[1].lending_limit: after the edit, lending_limit (20) "
+        f"{display_path(path)}:11 teams[0].quotas[1].lending_limit: after the edit, lending_limit (20) "
         "is above nominal (8)."
     ), message
 
@@ -197,7 +198,7 @@ def test_atomic_write_keeps_mode_and_leaves_no_temporary_file(tmp_path: Path) ->
 
 def test_unknown_team_suggests_the_closest(tmp_path: Path) -> None:
     result = set_quotas(team_dir(tmp_path), [QuotaChange("speach", "ndh100", nominal=8)])
-    assert [i.format() for i in result.issues][0].endswith("(got 'speach'). Did you mean `speech`?")
+    assert next(i.format() for i in result.issues).endswith("(got 'speach'). Did you mean `speech`?")
 
 
 def test_qm_quota_set_prints_the_edit_and_refuses_over_capacity(tmp_path: Path) -> None:

@@ -13,7 +13,6 @@ import runpy
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cache
-from pathlib import Path
 from typing import Any
 
 import pulumi
@@ -21,8 +20,8 @@ import yaml
 from pulumi.runtime import mocks
 
 from quartermaster.model import Inventory
+from tests.paths import REPO as ROOT
 
-ROOT = Path(__file__).resolve().parents[2]
 STACKS = ROOT / "stacks"
 KUBECONFIG = "apiVersion: v1\nkind: Config\nclusters: []\ncontexts: []\nusers: []\n"
 
@@ -83,7 +82,7 @@ class RecordingMonitor(mocks.MockMonitor):
         super().__init__(EchoMocks())
         self.registered = Registered()
 
-    def RegisterResource(self, request: Any) -> Any:  # noqa: N802 (the gRPC method name)
+    def RegisterResource(self, request: Any) -> Any:
         response = super().RegisterResource(request)
         if request.type != "pulumi:pulumi:Stack":
             inputs = pulumi.runtime.rpc.deserialize_properties(request.object)
@@ -127,6 +126,6 @@ def registered(stack: str) -> Registered:
 
 def run_cluster(inventory: Inventory, cluster: str) -> Registered:
     """Declare one cluster of `inventory` (which may be a model_copy of the example)."""
-    from modules.pulumi import declare_cluster
+    from quartermaster.modules.pulumi import declare_cluster
 
     return run_program(cluster, {}, lambda: declare_cluster(inventory, cluster, KUBECONFIG))

@@ -9,11 +9,11 @@ from decimal import Decimal
 import pulumi_gcp as gcp
 import pytest
 
-from modules.cloud import SpecError, cluster_spec
-from modules.pulumi.errors import ResourceError
-from modules.pulumi.gke import GkeAcceleratorPool
 from quartermaster.capacity import pool_accelerators
 from quartermaster.model import Commitment, Inventory, Pool
+from quartermaster.modules.cloud import SpecError, cluster_spec
+from quartermaster.modules.pulumi.errors import ResourceError
+from quartermaster.modules.pulumi.gke import GkeAcceleratorPool
 from tests.pulumi.harness import run_cluster, run_program
 
 
@@ -99,11 +99,25 @@ def test_an_inexpressible_pool_is_a_spec_error_with_the_fix(inventory: Inventory
 def test_an_aks_reservation_pool_uses_the_clusters_capacity_reservation_group(inventory: Inventory) -> None:
     cluster = inventory.cluster_by_name["aks-eastus"]
     assert cluster.aks is not None
-    group = f"/subscriptions/{cluster.project}/resourceGroups/rg/providers/Microsoft.Compute/capacityReservationGroups/crg"
+    group = (
+        f"/subscriptions/{cluster.project}/resourceGroups/rg/providers/Microsoft.Compute/capacityReservationGroups/crg"
+    )
     pools = tuple(p.model_copy(update={"provisioning": "reservation"}) for p in cluster.pools)
-    changed = inventory.model_copy(update={"clusters": tuple(
-        c.model_copy(update={"pools": pools, "aks": cluster.aks.model_copy(update={"capacity_reservation_group_id": group})})
-        if c is cluster else c for c in inventory.clusters)})
+    changed = inventory.model_copy(
+        update={
+            "clusters": tuple(
+                c.model_copy(
+                    update={
+                        "pools": pools,
+                        "aks": cluster.aks.model_copy(update={"capacity_reservation_group_id": group}),
+                    }
+                )
+                if c is cluster
+                else c
+                for c in inventory.clusters
+            )
+        }
+    )
     reg = run_cluster(changed, cluster.name)
     for pool in pools:
         got = reg.named("azure-native:containerservice:AgentPool", pool.name).inputs

@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-
 import pytest
 
-from modules.kueue.builders import POOL_LABEL
 from quartermaster.model import Inventory
+from quartermaster.modules.kueue.builders import POOL_LABEL
 from tests.pulumi.harness import registered
 
 STACKS = ("gke-gpu-us-east4", "gke-tpu-us-east5", "eks-us-east-1", "aks-eastus", "mk-manager")
@@ -19,7 +18,9 @@ def test_every_accelerator_pool_is_tainted(inventory: Inventory) -> None:
         reg = registered(stack)
         for r in reg.of_type("gcp:container/nodePool:NodePool"):
             resource = inventory.machine_by_name[r.inputs["nodeConfig"]["machineType"]].resource_name
-            assert {"key": resource, "value": "present", "effect": "NO_SCHEDULE"} in r.inputs["nodeConfig"]["taints"], r.name
+            assert {"key": resource, "value": "present", "effect": "NO_SCHEDULE"} in r.inputs["nodeConfig"]["taints"], (
+                r.name
+            )
             checked += 1
         for r in reg.of_type("aws:eks/nodeGroup:NodeGroup"):
             resource = inventory.machine_by_name[inventory.pool_by_name[r.name].machine].resource_name

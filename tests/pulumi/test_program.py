@@ -11,6 +11,7 @@ import pytest
 import yaml
 
 from tests.builders import make_inventory
+from tests.paths import INVENTORY
 from tests.pulumi.harness import ROOT, STACKS, run_program
 
 MAIN = STACKS / "__main__.py"
@@ -57,5 +58,5 @@ def test_a_broken_inventory_stops_the_program_with_located_errors(tmp_path: Path
 
 
 def test_an_unknown_cluster_stops_the_program_naming_the_known_ones() -> None:
-    with pytest.raises(pulumi.RunError, match="no cluster `gke-nope`.*gke-gpu-us-east4"):
-        run_main({"quartermaster:inventory": "inventory", "quartermaster:cluster": "gke-nope"})
+    with pytest.raises(pulumi.RunError, match=r"no cluster `gke-nope`.*gke-gpu-us-east4"):
+        run_main({"quartermaster:inventory": str(INVENTORY), "quartermaster:cluster": "gke-nope"})

@@ -8,10 +8,11 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from modules.cloud.common import read_table
-from modules.kueue.builders import accelerator_flavor_name
+
 from quartermaster.capacity import nodes_per_slice, pool_accelerators, pool_max_nodes, pool_min_nodes
 from quartermaster.model import Inventory, Pool
+from quartermaster.modules.cloud.common import read_table
+from quartermaster.modules.kueue.builders import accelerator_flavor_name
 from tests.pulumi.harness import STACKS, Registered, Resource, registered, stack_config
 
 EXAMPLE_STACKS = ("gke-gpu-us-east4", "gke-tpu-us-east5", "eks-us-east-1", "aks-eastus", "mk-manager")
@@ -152,12 +153,18 @@ def test_gcp_quota_preferences_ask_for_what_the_pools_need(inventory: Inventory)
     reg = registered("gke-gpu-us-east4")
     pool = inventory.pool_by_name
     want = {
-        ("GPUS-PER-GPU-FAMILY-per-project-region", "NVIDIA_H100_MEGA"): pool_accelerators(inventory, pool["h100-mega-resv"]),
-        ("PREEMPTIBLE-NVIDIA-H100-MEGA-GPUS-per-project-region", None): pool_accelerators(inventory, pool["h100-mega-spot"]),
+        ("GPUS-PER-GPU-FAMILY-per-project-region", "NVIDIA_H100_MEGA"): pool_accelerators(
+            inventory, pool["h100-mega-resv"]
+        ),
+        ("PREEMPTIBLE-NVIDIA-H100-MEGA-GPUS-per-project-region", None): pool_accelerators(
+            inventory, pool["h100-mega-spot"]
+        ),
         ("PREEMPTIBLE-NVIDIA-H100-GPUS-per-project-region", None): pool_accelerators(inventory, pool["h100-flex"]),
     }
-    got = {(r.inputs["quotaId"], r.inputs["dimensions"].get("gpu_family")): r.inputs["quotaConfig"]["preferredValue"]
-           for r in reg.of_type("gcp:cloudquota/sQuotaPreference:SQuotaPreference")}
+    got = {
+        (r.inputs["quotaId"], r.inputs["dimensions"].get("gpu_family")): r.inputs["quotaConfig"]["preferredValue"]
+        for r in reg.of_type("gcp:cloudquota/sQuotaPreference:SQuotaPreference")
+    }
     assert got == {k: str(v) for k, v in want.items()}
     region = inventory.site_by_name[inventory.cluster_by_name["gke-gpu-us-east4"].site].region
     for r in reg.of_type("gcp:cloudquota/sQuotaPreference:SQuotaPreference"):
@@ -169,7 +176,7 @@ def test_tpu_quota_without_a_verified_id_is_left_to_a_person(inventory: Inventor
     """The on-demand v5p slices need quota but no Cloud Quotas id is verified; reserved v6e needs none."""
     reg = registered("gke-tpu-us-east5")
     assert not reg.of_type("gcp:cloudquota/sQuotaPreference:SQuotaPreference")
-    from modules.cloud import cluster_spec
+    from quartermaster.modules.cloud import cluster_spec
 
     [manual] = cluster_spec(inventory, "gke-tpu-us-east5").manual_quota
     assert manual.accelerators == pool_accelerators(inventory, inventory.pool_by_name["v5p-2x2x4"])
@@ -237,11 +244,17 @@ def test_eks_p_instance_quota_is_the_vcpus_of_the_on_demand_pools(inventory: Inv
     """Capacity blocks are left out: whether they draw on L-417A185B is not confirmed (IAC.md 2.4)."""
     reg = registered("eks-us-east-1")
     machine = inventory.machine_by_name
-    want = sum(pool_max_nodes(p, machine[p.machine]) * machine[p.machine].vcpus
-               for p in inventory.cluster_by_name["eks-us-east-1"].pools
-               if p.provisioning in ("on-demand", "reservation") and p.machine.startswith("p"))
+    want = sum(
+        pool_max_nodes(p, machine[p.machine]) * machine[p.machine].vcpus
+        for p in inventory.cluster_by_name["eks-us-east-1"].pools
+        if p.provisioning in ("on-demand", "reservation") and p.machine.startswith("p")
+    )
     [quota] = reg.of_type("aws:servicequotas/serviceQuota:ServiceQuota")
-    assert (quota.inputs["serviceCode"], quota.inputs["quotaCode"], quota.inputs["value"]) == ("ec2", "L-417A185B", want)
+    assert (quota.inputs["serviceCode"], quota.inputs["quotaCode"], quota.inputs["value"]) == (
+        "ec2",
+        "L-417A185B",
+        want,
+    )
 
 
 # --- AKS ---------------------------------------------------------------------------------------------
@@ -267,8 +280,13 @@ def test_aks_agent_pools_match_their_pools(inventory: Inventory) -> None:
 
 def _nominal(cluster_queue: Resource) -> dict[str, int]:
     """flavor -> nominal quota of the accelerator resource."""
-    return {f["name"]: r["nominalQuota"] for group in cluster_queue.inputs["spec"]["resourceGroups"]
-            for f in group["flavors"] for r in f["resources"] if r["name"] in ("nvidia.com/gpu", "google.com/tpu")}
+    return {
+        f["name"]: r["nominalQuota"]
+        for group in cluster_queue.inputs["spec"]["resourceGroups"]
+        for f in group["flavors"]
+        for r in f["resources"]
+        if r["name"] in ("nvidia.com/gpu", "google.com/tpu")
+    }
 
 
 @pytest.mark.parametrize("stack", ["gke-gpu-us-east4", "gke-tpu-us-east5", "eks-us-east-1", "aks-eastus"])
@@ -300,8 +318,11 @@ def test_kueue_objects_go_through_the_clusters_provider_and_flavors_wait_for_the
     [provider] = reg.of_type("pulumi:providers:kubernetes")
     kueue = [r for r in reg.resources if r.type.startswith("kubernetes:")]
     assert kueue and all(r.provider.startswith(provider.urn) for r in kueue)
-    components = {r.name: r.urn for r in reg.resources if r.type.split(":")[:2] in
-                  (["quartermaster", m] for m in ("gke", "eks", "aks"))}
+    components = {
+        r.name: r.urn
+        for r in reg.resources
+        if r.type.split(":")[:2] in (["quartermaster", m] for m in ("gke", "eks", "aks"))
+    }
     for flavor in reg.of_type(RESOURCE_FLAVOR):
         pool = flavor.inputs["metadata"]["name"]
         if pool in components:

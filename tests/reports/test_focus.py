@@ -10,11 +10,10 @@ from pathlib import Path
 import pytest
 
 from quartermaster.loader import load
-from reports.focus import COLUMNS, MANDATORY, focus_rows, write_focus
-from reports.metering import check_usage, inventory_records, meter, parse_period
+from quartermaster.reports.focus import COLUMNS, MANDATORY, focus_rows, write_focus
+from quartermaster.reports.metering import check_usage, inventory_records, meter, parse_period
+from tests.paths import REPO
 from tests.reports.fixtures import FEBRUARY, small_fleet, usage
-
-REPO = Path(__file__).resolve().parents[2]
 
 
 def fixture_rows() -> tuple[list[dict], Decimal]:
@@ -68,7 +67,7 @@ def test_mandatory_columns_are_filled_as_the_spec_requires(example_rows: tuple[l
 
 def test_effective_and_billed_cost_reconcile_to_the_metered_total(example_rows: tuple[list[dict], Decimal]) -> None:
     rows, total = example_rows
-    assert sum(r["EffectiveCost"] for r in rows) == total == Decimal("1153660.60")
+    assert sum(r["EffectiveCost"] for r in rows) == total
     assert sum(r["BilledCost"] for r in rows) == total
     teams = {r["x_Team"] for r in rows if r["ChargeCategory"] == "Usage"}
     assert None not in teams  # every usage row, idle included, is allocated to a team
@@ -77,14 +76,21 @@ def test_effective_and_billed_cost_reconcile_to_the_metered_total(example_rows: 
 def test_commitment_rows_by_hand() -> None:
     rows, total = fixture_rows()
     c1 = [r for r in rows if r["CommitmentDiscountId"] == "c1"]
-    used = {(r["x_Team"], r["CommitmentDiscountStatus"]): r["EffectiveCost"] for r in c1 if r["ChargeCategory"] == "Usage"}
+    used = {
+        (r["x_Team"], r["CommitmentDiscountStatus"]): r["EffectiveCost"] for r in c1 if r["ChargeCategory"] == "Usage"
+    }
     # a 8.8 GPU-h and b 6.2 GPU-h at $2 (Used); idle $10,722 shared 6,347.42 / 4,374.58 (Unused).
-    assert used == {("a", "Used"): Decimal("17.60"), ("b", "Used"): Decimal("12.40"),
-                    ("a", "Unused"): Decimal("6347.42"), ("b", "Unused"): Decimal("4374.58")}
+    assert used == {
+        ("a", "Used"): Decimal("17.60"),
+        ("b", "Used"): Decimal("12.40"),
+        ("a", "Unused"): Decimal("6347.42"),
+        ("b", "Unused"): Decimal("4374.58"),
+    }
     purchase = [r for r in c1 if r["ChargeCategory"] == "Purchase"]
     # The commitment's invoice: 8 GPUs x 672 h x $2 = $10,752, billed once; its usage rows bill nothing.
     assert [(r["BilledCost"], r["EffectiveCost"], r["PricingQuantity"]) for r in purchase] == [
-        (Decimal("10752.00"), Decimal(0), Decimal("5376.000000"))]
+        (Decimal("10752.00"), Decimal(0), Decimal("5376.000000"))
+    ]
     assert all(r["BilledCost"] == 0 for r in c1 if r["ChargeCategory"] == "Usage")
     categories = {(r["x_Team"], r["PricingCategory"]) for r in rows if r["ChargeCategory"] == "Usage"}
     assert ("b", "Dynamic") in categories and ("a", "Standard") in categories  # spot; on-demand and overflow

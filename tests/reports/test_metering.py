@@ -8,11 +8,13 @@ from pathlib import Path
 
 import pytest
 
-from reports.metering import check_usage, meter, parse_period, read_usage
+from quartermaster.reports.metering import check_usage, meter, parse_period, read_usage
 from tests.reports.fixtures import FEBRUARY, small_fleet, usage
 
 FEB = parse_period("2026-02")  # 28 days = 672 hours
-meter_module = importlib.import_module("reports.metering.meter")  # the package exports the function `meter`
+meter_module = importlib.import_module(
+    "quartermaster.reports.metering.meter"
+)  # the package exports the function `meter`
 
 
 def run(rows=FEBRUARY, policy: str = "proportional"):  # type: ignore[no-untyped-def]
@@ -46,7 +48,8 @@ def test_idle_is_paid_commitment_nobody_held_and_reconciles() -> None:
     r = run()
     # Paid: 8 GPUs x 672 h = 5,376 GPU-h at $2 = $10,752; held within it 7 + 8 = 15, so 5,361 GPU-h idle = $10,722.
     assert [(x.block, x.accelerator_hours, x.cost) for x in r.idle] == [
-        ("commitment:c1", Decimal("5361.000"), Decimal("10722.00"))]
+        ("commitment:c1", Decimal("5361.000"), Decimal("10722.00"))
+    ]
     # Total = commitment $10,752 + overflow 2 GPU-h x $10 + on-demand $20 + spot $12 = $10,804.
     assert r.total_cost == Decimal("10804.00")
     assert r.usage_cost + r.idle_cost == r.total_cost
@@ -86,14 +89,17 @@ def test_no_usage_at_all_leaves_idle_unallocated() -> None:
     assert r.teams == () and r.unallocated_idle == r.idle_cost == r.total_cost == Decimal("10752.00")
 
 
-@pytest.mark.parametrize(("column", "value", "want"), [
-    # an unknown flavor names the row and suggests the closest pool
-    ("flavor", "h100-resvv", "flavor `h100-resvv` is not a pool (ResourceFlavor) of the inventory"),
-    # an unknown team
-    ("team", "zz", "team `zz` is not a team of the inventory"),
-    # a negative number of accelerators
-    ("accelerators_used", -1, "accelerators_used must be a number of accelerators, 0 or more"),
-])
+@pytest.mark.parametrize(
+    ("column", "value", "want"),
+    [
+        # an unknown flavor names the row and suggests the closest pool
+        ("flavor", "h100-resvv", "flavor `h100-resvv` is not a pool (ResourceFlavor) of the inventory"),
+        # an unknown team
+        ("team", "zz", "team `zz` is not a team of the inventory"),
+        # a negative number of accelerators
+        ("accelerators_used", -1, "accelerators_used must be a number of accelerators, 0 or more"),
+    ],
+)
 def test_bad_records_are_located_issues(column: str, value: object, want: str) -> None:
     frame = usage(FEBRUARY)
     frame.loc[3, column] = value
@@ -119,12 +125,15 @@ def test_files_meter_like_the_frame(tmp_path: Path, suffix: str) -> None:
     assert result is not None and result.to_dict() == run().to_dict()
 
 
-@pytest.mark.parametrize(("column", "value", "want"), [
-    # text where the typed CSV reader expects a time or a number: read again as text, then located
-    ("hour", "yesterday", "hour is not an ISO 8601 time"),
-    ("accelerators_requested", "four", "accelerators_requested must be a number of accelerators, 0 or more"),
-    ("flavor", "h100-resvv", "flavor `h100-resvv` is not a pool (ResourceFlavor) of the inventory"),
-])
+@pytest.mark.parametrize(
+    ("column", "value", "want"),
+    [
+        # text where the typed CSV reader expects a time or a number: read again as text, then located
+        ("hour", "yesterday", "hour is not an ISO 8601 time"),
+        ("accelerators_requested", "four", "accelerators_requested must be a number of accelerators, 0 or more"),
+        ("flavor", "h100-resvv", "flavor `h100-resvv` is not a pool (ResourceFlavor) of the inventory"),
+    ],
+)
 def test_bad_csv_values_are_located_issues(tmp_path: Path, column: str, value: str, want: str) -> None:
     frame = usage(FEBRUARY).astype({column: object})
     frame.loc[3, column] = value

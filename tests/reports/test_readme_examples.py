@@ -7,11 +7,12 @@ import shlex
 import shutil
 from pathlib import Path
 
+import pytest
 from typer.testing import CliRunner
 
 from quartermaster.cli import app
+from tests.paths import DATA, INVENTORY, REPO
 
-REPO = Path(__file__).resolve().parents[2]
 SECTION = "## Finance reports, metering and FOCUS export"
 
 
@@ -24,15 +25,18 @@ def readme_commands() -> list[list[str]]:
     return [shlex.split(line)[1:] for line in block.group(1).splitlines() if line.startswith(".venv/bin/qm ")]
 
 
-def test_readme_examples_run(tmp_path: Path) -> None:
+def test_readme_examples_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Run as a user would from the repository root: here a scratch folder holding the example inventory (a link)
+    and the plan `qm plan` wrote, so nothing is written into the repository."""
     commands = readme_commands()
     assert [c[0] for c in commands] == ["meter", "export", "report"]
-    shutil.copytree(REPO / "tests" / "data" / "reports" / "plan", tmp_path / "plan")  # what `qm plan` wrote
+    (tmp_path / "inventory").symlink_to(INVENTORY, target_is_directory=True)
+    shutil.copytree(DATA / "reports" / "plan", tmp_path / "out" / "plan")  # what `qm plan` wrote
+    monkeypatch.chdir(tmp_path)
     runner = CliRunner()
     for args in commands:
-        args = [str(REPO / a) if a.startswith("inventory/") else a.replace("out/", f"{tmp_path}/") for a in args]
         if args[0] == "report":
             args += ["--formats", "html,xlsx,csv,json"]  # the PDF has its own test
         result = runner.invoke(app, args)
         assert result.exit_code == 0, (args, result.output)
-    assert (tmp_path / "focus-2026-10.csv").exists() and (tmp_path / "report" / "report.html").exists()
+    assert (tmp_path / "out" / "focus-2026-10.csv").exists() and (tmp_path / "out" / "report" / "report.html").exists()

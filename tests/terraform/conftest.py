@@ -8,11 +8,10 @@ from typing import Any
 
 import pytest
 
-from modules.terraform import stack_clusters
 from quartermaster.loader import load
 from quartermaster.model import Inventory
-
-ROOT = Path(__file__).resolve().parents[2]
+from quartermaster.modules.terraform import stack_clusters
+from tests.paths import REPO as ROOT
 
 
 @pytest.fixture(scope="session")
@@ -25,7 +24,7 @@ def inventory() -> Inventory:
 @pytest.fixture(scope="session")
 def outdir(tmp_path_factory: pytest.TempPathFactory, inventory: Inventory) -> Path:
     """Every example stack, synthesised in one App (Node.js starts once)."""
-    from modules.terraform.app import synth
+    from quartermaster.modules.terraform.app import synth
 
     out = tmp_path_factory.mktemp("cdktf") / "cdktf.out"
     synth(inventory, stack_clusters(inventory), out)

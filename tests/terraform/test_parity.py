@@ -12,13 +12,13 @@ from typing import Any
 import pulumi_gcp as gcp
 import pytest
 
-import modules.pulumi.gke
-import modules.terraform.resources
-from modules.cloud import GkeNodePoolSpec, cluster_spec
-from modules.kueue import objects_for_cluster
-from modules.terraform import stack_clusters
 from quartermaster.capacity import nodes_per_slice
 from quartermaster.model import Inventory
+from quartermaster.modules.cloud import GkeNodePoolSpec, cluster_spec
+from quartermaster.modules.kueue import objects_for_cluster
+from quartermaster.modules.pulumi import gke as pulumi_gke
+from quartermaster.modules.terraform import resources as tf_resources
+from quartermaster.modules.terraform import stack_clusters
 from tests.pulumi.harness import run_stack
 from tests.terraform.parity import View, differences, pulumi_view, terraform_view
 
@@ -32,7 +32,7 @@ def pulumi_of(cluster: str) -> View:
 
 
 def synth_one(inventory: Inventory, cluster: str, out: Path) -> dict[str, Any]:
-    from modules.terraform.app import synth
+    from quartermaster.modules.terraform.app import synth
 
     [path] = synth(inventory, [cluster], out)
     return json.loads(path.read_text())
@@ -69,14 +69,14 @@ def test_the_view_holds_the_numbers_of_the_inventory(inventory: Inventory, stack
 
 def test_parity_reports_a_terraform_side_that_drifts(inventory: Inventory, tmp_path: Path,
                                                      monkeypatch: pytest.MonkeyPatch) -> None:
-    build = modules.terraform.resources.gke_node_pool
+    build = tf_resources.gke_node_pool
 
     def one_node_more(spec: GkeNodePoolSpec, depends_on: tuple[str, ...] = ()) -> Any:
         resource = build(spec, depends_on)
         return resource if resource.name != "v5p-2x2x4-1" else \
             type(resource)(**{**resource.__dict__, "body": {**resource.body, "node_count": spec.node_count + 1}})
 
-    monkeypatch.setattr(modules.terraform.resources, "gke_node_pool", one_node_more)
+    monkeypatch.setattr(tf_resources, "gke_node_pool", one_node_more)
     drifted = terraform_view(synth_one(inventory, "gke-tpu-us-east5", tmp_path))
     pool = inventory.pool_by_name["v5p-2x2x4"]
     nodes = nodes_per_slice(pool, inventory.machine_by_name[pool.machine])
@@ -85,7 +85,7 @@ def test_parity_reports_a_terraform_side_that_drifts(inventory: Inventory, tmp_p
 
 
 def test_parity_reports_a_pulumi_side_that_drifts(stacks: dict[str, Any], monkeypatch: pytest.MonkeyPatch) -> None:
-    build = modules.pulumi.gke.node_pool_args
+    build = pulumi_gke.node_pool_args
 
     def other_topology(spec: GkeNodePoolSpec) -> gcp.container.NodePoolArgs:
         args = build(spec)
@@ -93,7 +93,7 @@ def test_parity_reports_a_pulumi_side_that_drifts(stacks: dict[str, Any], monkey
             args.placement_policy = gcp.container.NodePoolPlacementPolicyArgs(type="COMPACT", tpu_topology="2x4")
         return args
 
-    monkeypatch.setattr(modules.pulumi.gke, "node_pool_args", other_topology)
+    monkeypatch.setattr(pulumi_gke, "node_pool_args", other_topology)
     drifted = pulumi_view(run_stack("gke-tpu-us-east5"))
     assert differences(drifted, terraform_view(stacks["gke-tpu-us-east5"])) == [
         f"node_pool v6e-4x4-resv-{i}: placement_policy.tpu_topology is '2x4' in Pulumi but '4x4' in Terraform"

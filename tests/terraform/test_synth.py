@@ -13,12 +13,14 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
-from modules.cloud import cluster_spec
-from modules.kueue import objects_for_cluster
-from modules.terraform import PROVIDERS, stack_clusters
 from quartermaster.capacity import nodes_per_slice
 from quartermaster.cli import app
+from quartermaster.cli import synth as synth_command
 from quartermaster.model import Inventory
+from quartermaster.modules.cloud import cluster_spec
+from quartermaster.modules.kueue import objects_for_cluster
+from quartermaster.modules.terraform import PROVIDERS, stack_clusters
+from tests.paths import INVENTORY
 from tests.terraform.conftest import ROOT
 
 GOLDEN = ROOT / "tests" / "data" / "terraform"
@@ -42,7 +44,7 @@ def test_each_stack_matches_its_golden_file(stacks: dict[str, Any], cluster: str
 
 
 def test_synth_is_deterministic(inventory: Inventory, outdir: Path, tmp_path: Path) -> None:
-    from modules.terraform.app import synth
+    from quartermaster.modules.terraform.app import synth
 
     again = tmp_path / "cdktf.out"
     synth(inventory, stack_clusters(inventory), again)
@@ -101,7 +103,7 @@ def test_kueue_objects_are_manifests_that_wait_for_the_node_pools(inventory: Inv
 
 
 def test_gcs_and_s3_backends_by_setting(inventory: Inventory, tmp_path: Path) -> None:
-    from modules.terraform.app import Backend, synth
+    from quartermaster.modules.terraform.app import Backend, synth
 
     [gcs] = synth(inventory, ["gke-tpu-us-east5"], tmp_path / "gcs", Backend("gcs", "northwind-tfstate"))
     [s3] = synth(inventory, ["eks-us-east-1"], tmp_path / "s3", Backend("s3", "northwind-tfstate", "us-east-1"))
@@ -116,14 +118,14 @@ def test_gcs_and_s3_backends_by_setting(inventory: Inventory, tmp_path: Path) ->
 
 
 def test_qm_synth_writes_every_cloud_stack(inventory: Inventory, tmp_path: Path) -> None:
-    result = CliRunner().invoke(app, ["synth", "--out", str(tmp_path)])
+    result = CliRunner().invoke(app, ["synth", str(INVENTORY), "--out", str(tmp_path)])
     assert result.exit_code == 0, result.output
     for cluster in stack_clusters(inventory):
         assert f"wrote {tmp_path / 'stacks' / cluster / 'cdk.tf.json'}" in result.output
 
 
 def test_qm_synth_one_cluster_with_s3_state(tmp_path: Path) -> None:
-    result = CliRunner().invoke(app, ["synth", "inventory", "--cluster", "eks-us-east-1", "--backend", "s3",
+    result = CliRunner().invoke(app, ["synth", str(INVENTORY), "--cluster", "eks-us-east-1", "--backend", "s3",
                                       "--state-bucket", "northwind-tfstate", "--state-region", "us-east-1",
                                       "--out", str(tmp_path)])
     assert result.exit_code == 0, result.output
@@ -139,16 +141,28 @@ def test_qm_synth_one_cluster_with_s3_state(tmp_path: Path) -> None:
     (["--backend", "s3", "--state-bucket", "b"], "pass --state-region REGION"),
 ])
 def test_qm_synth_refuses_usage_mistakes_with_exit_2(args: list[str], want: str, tmp_path: Path) -> None:
-    result = CliRunner().invoke(app, ["synth", *args, "--out", str(tmp_path)])
+    result = CliRunner().invoke(app, ["synth", str(INVENTORY), *args, "--out", str(tmp_path)])
     assert result.exit_code == 2 and want in result.output
     assert not (tmp_path / "stacks").exists()
 
 
 def test_qm_synth_without_nodejs_says_what_to_install(tmp_path: Path) -> None:
-    """PATH without `node`: a clear message and exit 1, before cdktf (jsii) is imported."""
+    """PATH without `node`: a clear message and exit 2 (a missing prerequisite), before cdktf (jsii) is imported."""
     env = {**os.environ, "PATH": str(tmp_path)}
     run = subprocess.run([sys.executable, "-c", "from quartermaster.cli import main; main()", "synth",
                           "--out", str(tmp_path / "out")], cwd=ROOT, env=env, capture_output=True, text=True)
-    assert run.returncode == 1
+    assert run.returncode == 2
     assert "Node.js is not on PATH (`node` not found)" in run.stderr and "Install Node.js" in run.stderr
     assert "Traceback" not in run.stderr and not (tmp_path / "out").exists()
+
+
+def test_qm_synth_without_the_terraform_extra_names_the_extra(tmp_path: Path,
+                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    """As if cdktf were not installed (a module name that does not exist stands in): exit 2, which extra, no
+    traceback, nothing written."""
+    monkeypatch.setattr(synth_command, "TERRAFORM_MODULES", ("cdktf_is_not_installed",))
+    result = CliRunner().invoke(app, ["synth", str(INVENTORY), "--out", str(tmp_path / "out")])
+    assert result.exit_code == 2, result.output
+    assert "needs the `terraform` extra" in result.output and "pip install 'quartermaster[terraform]'" in result.output
+    assert result.exception is None or isinstance(result.exception, SystemExit)
+    assert not (tmp_path / "out").exists()
