@@ -27,7 +27,7 @@ import pandas as pd
 
 from quartermaster.model import Inventory
 from quartermaster.planner import PlanOptions, plan
-from quartermaster.planner.data import curves_frame, load_duration_curve
+from quartermaster.planner.curves import curves_frame, load_duration_curve
 from quartermaster.planner.usage_forecast import DAYS_PER_QUARTER, trend_per_quarter
 
 TRACE = Path(__file__).resolve().parent.parent / "data" / "helios" / "earth_vc_hourly.csv"

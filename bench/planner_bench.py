@@ -26,8 +26,9 @@ from decimal import Decimal
 
 import pandas as pd
 
-from quartermaster.planner.data import OFFER_COLUMNS, PlanData, PlanOptions
+from quartermaster.planner.data import OFFER_COLUMNS, PlanData
 from quartermaster.planner.model import build_model
+from quartermaster.planner.options import PlanOptions
 from quartermaster.planner.solve import _run, solve
 from quartermaster.units import next_quarters, quarter_hours
 

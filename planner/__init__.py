@@ -8,7 +8,8 @@ Four steps, one module each: `data` (tables in), `model` (the problem), `solve` 
 if __name__ != "quartermaster.planner":
     raise ImportError(f"`{__name__}` is not a package of its own: import `quartermaster.planner` instead")
 
-from quartermaster.planner.data import PlanInputError, PlanOptions, build_data
+from quartermaster.planner.data import build_data
+from quartermaster.planner.options import PlanInputError, PlanOptions
 from quartermaster.planner.pipeline import plan
 from quartermaster.planner.results import PlanResult, load_result
 from quartermaster.planner.solve import Outcome

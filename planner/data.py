@@ -26,15 +26,14 @@ from statistics import NormalDist
 import pandas as pd
 
 from quartermaster.capacity import nodes_per_slice
-from quartermaster.errors import UsageError
 from quartermaster.issues import did_you_mean
 from quartermaster.model import Inventory
+from quartermaster.planner import whatif
+from quartermaster.planner.curves import curves_frame
+from quartermaster.planner.options import BANDS, PlanInputError, PlanOptions
+from quartermaster.planner.usage_forecast import demand_from_usage
 from quartermaster.units import next_quarters, overlap_hours, parse_quarter, quarter_hours
 
-# Load-duration bands (shares of a quarter's hours, low demand to high) used to turn p50/p90 into buckets.
-# Finer at the top, where the on-demand / commitment trade-off is decided.
-BANDS: tuple[tuple[float, float], ...] = (
-    (0.0, 0.1), (0.1, 0.3), (0.3, 0.5), (0.5, 0.7), (0.7, 0.9), (0.9, 0.97), (0.97, 1.0))
 # New on-prem purchases are amortised over 48 months when the price row gives no term: the example's
 # purchase orders PO-2025-031 and PO-2026-077 (inventory/prices.csv) amortise capex over 48 months.
 ONPREM_LIFE_MONTHS = 48
@@ -43,40 +42,6 @@ COMMIT_MODELS = ("commit", "onprem")
 # Unmet demand costs this many times the dearest price per accelerator-hour in the price book.
 UNMET_PENALTY_FACTOR = 10.0
 P90_Z = NormalDist().inv_cdf(0.9)
-
-
-class PlanInputError(UsageError):
-    """A planning input the user must fix (bad what-if, unknown scenario, no demand in the horizon)."""
-
-
-@dataclass(frozen=True)
-class PlanOptions:
-    """How to plan: horizon, scenario, what-ifs, solver settings."""
-
-    horizon: int = 8
-    """Quarters to plan."""
-    start: str | None = None
-    """First quarter; default: the earliest quarter with demand (or after the usage history)."""
-    scenario: str | None = None
-    """Plan for one named scenario only (probability 1); default: all scenarios."""
-    what_if: tuple[str, ...] = ()
-    """Overrides: `demand=+20%`, `demand:<team>=-10%`, `price:<site>/<machine>[/<model>]=-10%`, `lose-site=<site>`."""
-    explain_infeasible: bool = False
-    """Add named, penalised slack variables so that a plan always exists and report which rules gave."""
-    from_usage: bool = False
-    """Derive demand from the usage history (quantiles per quarter, with a linear trend)."""
-    solver: str = "highs"
-    """`highs` (default, in-process through highspy) or `cbc` (bundled with PuLP)."""
-    time_limit_s: float = 120.0
-    gap_rel: float = 1e-3
-    """Stop when the plan is proven within this share of the best possible expected cost."""
-    threads: int | None = None
-    charge_full_term: bool = False
-    """Charge the whole term of a new commitment in the objective; default: only the part inside the horizon."""
-    min_utilisation: float | None = None
-    """Least expected utilisation of new commitments per offer and quarter (0-1); default none."""
-    bands: tuple[tuple[float, float], ...] = BANDS
-    """Load-duration bands for quantile demand and for demand derived from usage."""
 
 
 @dataclass
@@ -128,10 +93,6 @@ def build_data(inventory: Inventory, options: PlanOptions | None = None,
     `demand_curves` (columns team, accelerator, site, quarter, scenario, weight, level, preemptible_share)
     replaces the inventory's demand, e.g. an exact load-duration curve from `load_duration_curve`.
     """
-    from quartermaster.planner import (
-        whatif,  # what-ifs edit these tables; imported here to keep the import graph one-way
-    )
-
     options = options or PlanOptions()
     overrides = whatif.parse(options.what_if, inventory)
     scenarios = _scenarios(inventory, options)
@@ -139,8 +100,6 @@ def build_data(inventory: Inventory, options: PlanOptions | None = None,
     if demand_curves is not None:
         curves = demand_curves
     elif options.from_usage:
-        from quartermaster.planner.usage_forecast import demand_from_usage
-
         curves = demand_from_usage(inventory, options)
     else:
         curves = _curves_from_quantiles(inventory, options.bands)
@@ -176,17 +135,6 @@ def build_data(inventory: Inventory, options: PlanOptions | None = None,
 
 
 # --- horizon and scenarios -------------------------------------------------------------------------
-
-
-def parse_horizon(text: str) -> int:
-    """`8q`, `8` -> 8 quarters; `2y` -> 8."""
-    raw = text.strip().lower()
-    try:
-        if raw.endswith("y"):
-            return int(raw[:-1]) * 4
-        return int(raw.removesuffix("q"))
-    except ValueError:
-        raise PlanInputError(f"horizon `{text}` is not a number of quarters; write e.g. `8q` or `2y`") from None
 
 
 def _horizon(curves: pd.DataFrame, options: PlanOptions) -> list[str]:
@@ -242,23 +190,6 @@ def quantile_curve(p50: float, p90: float | None, bands: tuple[tuple[float, floa
     return out
 
 
-def load_duration_curve(hourly: list[float] | pd.Series, bands: tuple[tuple[float, float], ...] | None = None
-                        ) -> list[tuple[float, float]]:
-    """(weight, level) of hourly demand: exact (one bucket per distinct value) or mean per band."""
-    values = sorted(float(v) for v in hourly)
-    n = len(values)
-    if bands is None:
-        counts: dict[float, int] = {}
-        for v in values:
-            counts[v] = counts.get(v, 0) + 1
-        return [(c / n, v) for v, c in sorted(counts.items())]
-    out = []
-    for lo, hi in bands:
-        chunk = values[round(lo * n):round(hi * n)] or [values[min(n - 1, round(lo * n))]]
-        out.append((hi - lo, sum(chunk) / len(chunk)))
-    return out
-
-
 def _curves_from_quantiles(inventory: Inventory, bands: tuple[tuple[float, float], ...]) -> pd.DataFrame:
     rows = []
     for d in inventory.demand:
@@ -267,15 +198,6 @@ def _curves_from_quantiles(inventory: Inventory, bands: tuple[tuple[float, float
                          "scenario": d.scenario or "", "weight": weight, "level": level,
                          "preemptible_share": d.preemptible_share})
     return curves_frame(rows)
-
-
-def curves_frame(rows: list[dict]) -> pd.DataFrame:
-    """A demand-curves table with the expected columns (also for hand-built curves in tests)."""
-    frame = pd.DataFrame(rows, columns=["team", "accelerator", "site", "quarter", "scenario", "weight", "level",
-                                        "preemptible_share", "bucket"])
-    frame["site"] = frame["site"].fillna("")
-    frame["scenario"] = frame["scenario"].fillna("")
-    return frame
 
 
 def _merge_buckets(curves: pd.DataFrame, scenarios: dict[str, float]) -> pd.DataFrame:

@@ -9,8 +9,9 @@ from pathlib import Path
 import pandas as pd
 
 from quartermaster.model import Inventory
-from quartermaster.planner.data import PlanOptions, build_data
+from quartermaster.planner.data import build_data
 from quartermaster.planner.model import build_model
+from quartermaster.planner.options import PlanOptions
 from quartermaster.planner.results import PlanResult, collect
 from quartermaster.planner.solve import Outcome, fix_integers_and_resolve, solve
 

@@ -16,6 +16,8 @@ import sys
 import time
 from dataclasses import dataclass, replace
 
+import highspy
+import numpy as np
 import pulp
 
 from quartermaster.planner.model import PlanModel
@@ -83,8 +85,6 @@ HIGHS_LP_OPTIONS = {"parallel": "on"}
 def _quiet_highs_banner() -> None:
     """Construct HiGHS once with stdout closed: highspy >= 1.16 prints a licence banner (from C++, so not
     through sys.stdout) at the first construction in a process, and `qm plan`'s output is for its reader."""
-    import highspy
-
     sys.stdout.flush()
     saved = os.dup(1)
     try:
@@ -183,9 +183,6 @@ class HighsSession:
     """
 
     def __init__(self, model: PlanModel):
-        import highspy
-        import numpy as np
-
         self.model, prob, opts = model, model.prob, model.data.options
         self.variables = model.variables()
         self.constraints = constraints = prob.constraints()
@@ -232,8 +229,6 @@ class HighsSession:
         PuLP's own reader (`findSolutionValues`) would walk every constraint to list the variables again,
         1.4 s per solve at enterprise size; the session keeps both lists in HiGHS's order.
         """
-        import highspy
-
         start = time.perf_counter()
         self.highs.run()
         status, info = self.highs.getModelStatus(), self.highs.getInfo()

@@ -12,7 +12,8 @@ from __future__ import annotations
 import pandas as pd
 
 from quartermaster.model import Inventory
-from quartermaster.planner.data import PlanInputError, PlanOptions, curves_frame
+from quartermaster.planner.curves import curves_frame
+from quartermaster.planner.options import PlanInputError, PlanOptions
 from quartermaster.units import next_quarters, quarter_bounds, quarter_of
 
 MAX_TREND = 0.25  # a month of history must not extrapolate to more than +-25 % a quarter

@@ -12,11 +12,14 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from decimal import Decimal
+from functools import partial
+from operator import mul
 
 import pandas as pd
 
 from quartermaster.issues import did_you_mean
 from quartermaster.model import Inventory
+from quartermaster.planner.options import PlanInputError
 
 PERCENT = re.compile(r"^([+-]?\d+(?:\.\d+)?)%$")
 FORMS = "demand=+20%, demand:<team>=+20%, price:<site>/<machine>[/<pricing-model>]=-10%, lose-site=<site>"
@@ -34,9 +37,9 @@ class Overrides:
 
 def parse(specs: tuple[str, ...], inventory: Inventory) -> Overrides:
     """Parse `--what-if` strings; a bad one raises PlanInputError naming the accepted forms."""
-    from quartermaster.planner.data import PlanInputError
-
-    demand, team_demand, prices, lost = 1.0, {}, {}, []
+    demand, lost = 1.0, list[str]()
+    team_demand: dict[str, float] = {}
+    prices: dict[tuple[str, str, str | None], Decimal] = {}
     for spec in specs:
         target, sep, value = spec.partition("=")
         target, value = target.strip(), value.strip()
@@ -72,8 +75,6 @@ def parse(specs: tuple[str, ...], inventory: Inventory) -> Overrides:
 
 
 def _known(name: str, table: dict, kind: str, spec: str) -> None:
-    from quartermaster.planner.data import PlanInputError
-
     if name not in table:
         hint = did_you_mean(name, table)
         raise PlanInputError(f"what-if `{spec}`: no {kind} `{name}`." + (f" {hint}" if hint else ""))
@@ -87,7 +88,7 @@ def apply_price_overrides(prices: pd.DataFrame, overrides: Overrides) -> pd.Data
         hit = prices["offer"] == f"{site}/{machine}"
         if model is not None:
             hit &= prices["pricing_model"] == model
-        prices.loc[hit, "usd_per_node_hour"] = prices.loc[hit, "usd_per_node_hour"] * factor
+        prices.loc[hit, "usd_per_node_hour"] = prices.loc[hit, "usd_per_node_hour"].map(partial(mul, factor))
     return prices
 
 

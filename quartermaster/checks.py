@@ -8,10 +8,12 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
+from typing import Protocol
 
 from quartermaster.capacity import flavor_capacity, pool_max_nodes
+from quartermaster.catalog import UnknownAccelerator, canonical_accelerator
 from quartermaster.issues import Issue, Ref, Severity, did_you_mean
 from quartermaster.model import Inventory
 from quartermaster.names import PROVIDER_OF_KIND
@@ -70,12 +72,19 @@ def _unknown(kind: str, name: str, known: Iterable[str], ref: Ref, section: str)
 # --- names -----------------------------------------------------------------------------------------
 
 
+class _Named(Protocol):
+    @property
+    def name(self) -> str: ...
+
+
 @rule("unique-names", "every object has a name that no other object of its kind has")
 def check_unique_names(inv: Inventory) -> list[Issue]:
     out = []
-    for section, objects in [("sites", inv.sites), ("clusters", inv.clusters), ("pools", inv.pools),
-                             ("commitments", inv.commitments), ("teams", inv.teams), ("cohorts", inv.cohorts),
-                             ("priority_classes", inv.priority_classes), ("machines", inv.machines)]:
+    sections: list[tuple[str, Sequence[_Named]]] = [
+        ("sites", inv.sites), ("clusters", inv.clusters), ("pools", inv.pools), ("commitments", inv.commitments),
+        ("teams", inv.teams), ("cohorts", inv.cohorts), ("priority_classes", inv.priority_classes),
+        ("machines", inv.machines)]
+    for section, objects in sections:
         counts = Counter(o.name for o in objects)
         for name, n in sorted(counts.items()):
             if n > 1:
@@ -187,8 +196,6 @@ def check_references(inv: Inventory) -> list[Issue]:
 
 @rule("accelerator-names", "accelerator names are canonical names of the accelerator registry")
 def check_accelerator_names(inv: Inventory) -> list[Issue]:
-    from quartermaster.catalog import UnknownAccelerator, canonical_accelerator
-
     out = []
     named: list[tuple[str, Ref]] = [(m.accelerator, ("machines", m.name, "accelerator")) for m in inv.machines]
     named += [(d.accelerator, ("demand", i, "accelerator")) for i, d in enumerate(inv.demand)]
@@ -616,7 +623,7 @@ def check_quota_within_capacity(inv: Inventory) -> list[Issue]:
         if total > capacity[flavor]:
             team, i, _ = max(entries, key=lambda e: e[2])
             teams = ", ".join(f"{t}={n}" for t, _, n in sorted(entries, key=lambda e: -e[2]))
-            severity = "warning" if inv.policy.allow_oversubscription else "error"
+            severity: Severity = "warning" if inv.policy.allow_oversubscription else "error"
             out.append(
                 _issue(
                     f"flavor `{flavor}` is over-subscribed: nominal quotas sum to {total} but the pool has "

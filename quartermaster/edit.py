@@ -212,7 +212,7 @@ def _find_team(text: str, name: str) -> tuple[int, CommentedMap] | None:
 
 def _apply(team_file: _TeamFile, change: QuotaChange) -> tuple[str, list[Edit]]:
     """Apply one change to the file's text, one value at a time (each splice re-reads the positions)."""
-    text, edits = team_file.text, []
+    text, edits = team_file.text, list[Edit]()
     for key, value in change.values().items():
         found = _find_team(text, change.team)
         assert found is not None  # the caller found the team in this text

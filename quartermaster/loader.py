@@ -13,13 +13,14 @@ import io
 import os
 import typing
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 import yaml
 from pydantic import BaseModel, TypeAdapter, ValidationError
 
+from quartermaster.checks import run_checks as run_all_checks
 from quartermaster.issues import Issue, Location, Ref, did_you_mean, format_path
 from quartermaster.model import (
     Cluster,
@@ -149,9 +150,7 @@ def load(root: str | os.PathLike[str], *, run_checks: bool = True) -> LoadResult
 
     inventory = Inventory(**built)
     if run_checks:
-        from quartermaster.checks import run_checks as run_all
-
-        for issue in run_all(inventory):
+        for issue in run_all_checks(inventory):
             if any(about in broken for about in issue.about):
                 continue  # the object it refers to already failed to load; that error says enough
             issues.append(issue if issue.location else _located(issue, sources))
@@ -335,8 +334,8 @@ def _read_csv(path: Path, shown: str, sources: SourceMap, issues: list[Issue],
     except ValidationError as exc:
         failed = {err["loc"][0] for err in exc.errors()}
         for err in exc.errors():
-            index = err["loc"][0]
-            if records[index]:  # type: ignore[index]
+            index = int(err["loc"][0])
+            if records[index]:
                 issues.append(_schema_issue(err, model, shown, (index,), sources, csv_row=True))
         valid = [model.model_validate(r) if i not in failed else None for i, r in enumerate(records)]
     rows[section].extend((shown, i, row) for i, row in enumerate(valid) if row is not None)
@@ -452,6 +451,5 @@ def _name_fix(value: str) -> str:
 
 
 def _located(issue: Issue, sources: SourceMap) -> Issue:
-    from dataclasses import replace
 
     return replace(issue, location=sources.locate(issue.ref))

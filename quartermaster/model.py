@@ -10,11 +10,12 @@ from __future__ import annotations
 import datetime as dt
 from collections.abc import Mapping
 from decimal import Decimal
-from functools import cached_property
+from functools import cache, cached_property
 from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from quartermaster.catalog import machine_rows
 from quartermaster.names import (
     MAX_USD_PER_NODE_HOUR,
     AcceleratorCount,
@@ -94,6 +95,12 @@ class Machine(Strict):
 
 
 # --- sites and clusters ----------------------------------------------------------------------------
+
+
+@cache
+def catalog_machines() -> tuple[Machine, ...]:
+    """The machines the catalog ships (`quartermaster/catalog/machines.csv`)."""
+    return tuple(Machine(**row) for row in machine_rows())
 
 
 class SupplyCap(Strict):
@@ -521,9 +528,7 @@ class Inventory(Strict):
     @cached_property
     def machine_by_name(self) -> dict[str, Machine]:
         """Catalog machines, overridden by the inventory's own `machines` entries."""
-        from quartermaster.catalog import load_machines
-
-        merged = {m.name: m for m in load_machines()}
+        merged = {m.name: m for m in catalog_machines()}
         merged.update({m.name: m for m in self.machines})
         return merged
 

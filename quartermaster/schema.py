@@ -13,7 +13,10 @@ from quartermaster.model import Inventory
 
 def _file_model() -> type[BaseModel]:
     """One inventory YAML file: any of the sections, each optional."""
-    fields: dict[str, Any] = {name: (tuple[model, ...] | None, None) for name, model in LIST_SECTIONS.items()}
+    fields: dict[str, Any] = {
+        name: (tuple[model, ...] | None, None)  # type: ignore[valid-type]  # section models chosen at run time
+        for name, model in LIST_SECTIONS.items()
+    }
     fields.update({name: (model | None, None) for name, model in SINGLE_SECTIONS.items()})
     return create_model("InventoryFile", __config__=ConfigDict(extra="forbid"), **fields)
 

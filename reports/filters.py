@@ -54,15 +54,15 @@ def number(value: Decimal | float | int | None, places: int = 0) -> str:
     return f"{_number(value).quantize(Decimal(1).scaleb(-places), rounding=ROUND_HALF_UP):,.{places}f}"
 
 
-def cell(value: object, kind: str) -> str:
+def cell(value: Decimal | float | int | str | None, kind: str) -> str:
     """A table cell by its column kind: money, delta, pct, signed_pct, number (1 decimal), int, text."""
-    if kind == "text":
+    if kind == "text" or isinstance(value, str):
         return "" if value is None else str(value)
     if kind == "int":
-        return number(value, 0)  # type: ignore[arg-type]
+        return number(value, 0)
     if kind == "number":
-        return number(value, 1)  # type: ignore[arg-type]
-    return FORMATS[kind](value)  # type: ignore[operator]
+        return number(value, 1)
+    return FORMATS[kind](value)
 
 
 FORMATS = {"money": money, "delta": delta, "pct": pct, "signed_pct": signed_pct}

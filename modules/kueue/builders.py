@@ -121,10 +121,10 @@ def objects_for_cluster(inventory: Inventory, cluster: str) -> list[dict[str, An
     mk_checks: dict[str, str] = {}
     if c.multikueue_role == "manager":
         objects += [_multikueue_cluster(inventory, version, w) for w in c.multikueue_workers]
-        for team in sorted(quotas):
-            check, config = _multikueue_check(version, team, _workers_of_team(inventory, c, team))
+        for team_name in sorted(quotas):
+            check, config = _multikueue_check(version, team_name, _workers_of_team(inventory, c, team_name))
             objects += [check, config]
-            mk_checks[team] = check["metadata"]["name"]
+            mk_checks[team_name] = check["metadata"]["name"]
     fair = fair_sharing_in_use(inventory)
     for name in sorted(quotas):
         team = inventory.team_by_name[name]

@@ -155,7 +155,7 @@ def _cel(validator: Any, rules: list[CelRule], instance: Any, schema: dict[str, 
         failure = rule.check(instance, schema)
         if failure is not None:
             error = ValidationError(failure)
-            error.cel_rule = rule  # type: ignore[attr-defined]
+            error.cel_rule = rule
             yield error
 
 

@@ -23,7 +23,7 @@ from ruamel.yaml import YAML
 from ruamel.yaml.comments import CommentedMap, CommentedSeq
 from ruamel.yaml.scalarstring import DoubleQuotedScalarString
 
-from quartermaster.catalog import load_machines
+from quartermaster.model import catalog_machines
 from quartermaster.modules.kueue.builders import COST_CENTER_LABEL, NAMESPACE_NAME_LABEL, NODE_POOL_LABEL
 from quartermaster.modules.kueue.k8s import is_dns_label, parse_quantity
 
@@ -124,7 +124,7 @@ class _Import:
         if machine is None:
             pool.yaml_add_eol_comment("TODO: the manifests do not say the machine; this is a placeholder", "machine")
         pool["zones"] = CommentedSeq()
-        catalog = {m.name: m for m in load_machines()}
+        catalog = {m.name: m for m in catalog_machines()}
         per_node = catalog[pool["machine"]].accelerators_per_node if pool["machine"] in catalog else 8
         accelerators = max((v for r, v in needed.items() if r in ACCELERATOR_RESOURCES), default=Decimal(0))
         pool["nodes"] = math.ceil(accelerators / per_node)
@@ -168,7 +168,7 @@ class _Import:
         value = labels.get(GKE_TPU_ACCELERATOR_LABEL if tpu else GKE_ACCELERATOR_LABEL)
         if self.kind != "gke" or value is None:
             return None
-        matches = [m.name for m in load_machines() if m.provider == "gcp" and m.accelerator_label == value]
+        matches = [m.name for m in catalog_machines() if m.provider == "gcp" and m.accelerator_label == value]
         return matches[0] if len(matches) == 1 else None
 
     # --- quotas ------------------------------------------------------------------------------------

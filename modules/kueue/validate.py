@@ -280,7 +280,9 @@ def _issue(
     severity: str = "error",
 ) -> Issue:
     obj = m.obj if isinstance(m.obj, dict) else {}
-    meta = obj.get("metadata") if isinstance(obj.get("metadata"), dict) else {}
+    meta = obj.get("metadata")
+    if not isinstance(meta, dict):
+        meta = {}
     name = "/".join(str(p) for p in (meta.get("namespace"), meta.get("name")) if p) or "<unnamed>"
     where = f"{obj.get('kind', '<no kind>')}/{name}"
     dotted = "".join(f"[{p}]" if isinstance(p, int) else (f".{p}" if i else str(p)) for i, p in enumerate(path))

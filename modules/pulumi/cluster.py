@@ -9,6 +9,7 @@ import pulumi
 
 from quartermaster.model import Inventory
 from quartermaster.modules.cloud import ClusterSpec, cluster_spec
+from quartermaster.modules.kueue import objects_for_cluster
 from quartermaster.modules.pulumi.errors import ResourceError
 from quartermaster.modules.pulumi.kueue import KueueObjects
 
@@ -40,6 +41,7 @@ class ClusterCapacity(pulumi.ComponentResource):
         self.register_outputs({"pools": self.pool_names})
 
     def _gcp(self, spec: ClusterSpec) -> None:
+        # Each cloud's SDK is imported only for a cluster on that cloud: importing one takes seconds.
         from quartermaster.modules.pulumi.gke import GcpQuotaRequest, GcpReservation, GkeAcceleratorPool
 
         child = pulumi.ResourceOptions(parent=self)
@@ -55,6 +57,7 @@ class ClusterCapacity(pulumi.ComponentResource):
             GcpQuotaRequest(preference.name, preference, opts=child)
 
     def _aws(self, spec: ClusterSpec) -> None:
+        # Each cloud's SDK is imported only for a cluster on that cloud: importing one takes seconds.
         import pulumi_aws as aws
 
         from quartermaster.modules.pulumi.eks import AwsCapacityReservation, AwsQuotaRequest, EksAcceleratorNodeGroup
@@ -72,6 +75,7 @@ class ClusterCapacity(pulumi.ComponentResource):
             AwsQuotaRequest(quota.quota_code, quota, opts=child)
 
     def _azure(self, spec: ClusterSpec) -> None:
+        # Each cloud's SDK is imported only for a cluster on that cloud: importing one takes seconds.
         import pulumi_azure_native as azure_native
 
         from quartermaster.modules.pulumi.aks import AksAcceleratorPool
@@ -85,7 +89,5 @@ class ClusterCapacity(pulumi.ComponentResource):
 
 def declare_cluster(inventory: Inventory, cluster_name: str, kubeconfig: pulumi.Input[str] | None) -> ClusterCapacity:
     """Declare one cluster's stack: its cloud specs and, when Kueue is in use, its Kueue objects."""
-    from quartermaster.modules.kueue import objects_for_cluster
-
     spec = cluster_spec(inventory, cluster_name)
     return ClusterCapacity(cluster_name, spec, objects_for_cluster(inventory, cluster_name), kubeconfig)

@@ -7,11 +7,11 @@ read. `a100` is deliberately an alias of two accelerators: the registry refuses 
 from __future__ import annotations
 
 import csv
+import difflib
 from dataclasses import dataclass
 from functools import cache
 from importlib import resources
-
-from quartermaster.model import Machine
+from typing import Any
 
 MACHINES_HEADER = [
     "name",
@@ -36,23 +36,24 @@ def _rows(filename: str) -> tuple[list[str], list[dict[str, str]]]:
 
 
 @cache
-def load_machines() -> tuple[Machine, ...]:
-    """The shipped machine catalog."""
+def machine_rows() -> tuple[dict[str, Any], ...]:
+    """The shipped machine catalog as plain rows with typed values (the model's `catalog_machines` makes
+    `Machine`s of them; the catalog imports nothing of the model)."""
     _, rows = _rows("machines.csv")
     return tuple(
-        Machine(
-            name=r["name"],
-            provider=r["provider"],  # type: ignore[arg-type]
-            accelerator=r["accelerator"],
-            kind=r["kind"],  # type: ignore[arg-type]
-            accelerators_per_node=int(r["accelerators_per_node"]),
-            accelerator_label=r["accelerator_label"],
-            accelerator_memory_gb=int(r["accelerator_memory_gb"]),
-            vcpus=int(r["vcpus"] or 0),
-            memory_gb=int(r["memory_gb"] or 0),
-            tpu_topologies=tuple(t for t in r["tpu_topologies"].split(";") if t),
-            source=r["source"],
-        )
+        {
+            "name": r["name"],
+            "provider": r["provider"],
+            "accelerator": r["accelerator"],
+            "kind": r["kind"],
+            "accelerators_per_node": int(r["accelerators_per_node"]),
+            "accelerator_label": r["accelerator_label"],
+            "accelerator_memory_gb": int(r["accelerator_memory_gb"]),
+            "vcpus": int(r["vcpus"] or 0),
+            "memory_gb": int(r["memory_gb"] or 0),
+            "tpu_topologies": tuple(t for t in r["tpu_topologies"].split(";") if t),
+            "source": r["source"],
+        }
         for r in rows
     )
 
@@ -107,8 +108,6 @@ def canonical_accelerator(name: str) -> str:
         return matches[0]
     if len(matches) > 1:
         raise UnknownAccelerator(f"accelerator {name!r} is ambiguous; write one of {', '.join(matches)}")
-    import difflib
-
     close = difflib.get_close_matches(name, list(canonical), n=1)
     hint = f"; did you mean {close[0]}?" if close else f"; known: {', '.join(sorted(canonical))}"
     raise UnknownAccelerator(f"unknown accelerator {name!r}{hint}")

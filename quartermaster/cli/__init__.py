@@ -9,7 +9,6 @@ from __future__ import annotations
 import sys
 from typing import Any
 
-import click
 import typer
 from typer.core import TyperGroup
 
@@ -34,7 +33,7 @@ from quartermaster.errors import QuartermasterError
 class QmGroup(TyperGroup):
     """The `qm` group: every command runs through `invoke`, the one place a user error becomes an exit code."""
 
-    def invoke(self, ctx: click.Context) -> Any:
+    def invoke(self, ctx: Any) -> Any:  # click's Context (vendored inside typer since 0.20)
         try:
             return super().invoke(ctx)
         except QuartermasterError as error:

@@ -29,6 +29,7 @@ def command(
     check: bool = typer.Option(False, "--check", help="Write nothing; exit 1 if the file is not up to date."),
 ) -> None:
     """Generate CODEOWNERS from team owners and policy.finance_approvers."""
+    # imported when run, so that `qm --help` stays fast
     from quartermaster.reports.quota_diff.codeowners import render_codeowners
     result = load_or_exit(path)
     root = _repo_root(path)

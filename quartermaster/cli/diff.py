@@ -24,15 +24,6 @@ class Format(StrEnum):
     text = "text"
 
 
-def _kueue_renderer() -> tuple[object | None, str | None]:
-    """The Kueue renderer, or why there is none."""
-    try:
-        from quartermaster.modules.kueue import render_cluster
-    except ImportError as exc:
-        return None, f"not rendered ({exc})"
-    return render_cluster, None
-
-
 def command(
     base: str = typer.Argument(..., help="Base: a git revision (e.g. origin/main) or an inventory folder."),
     head: str = typer.Argument(
@@ -47,7 +38,10 @@ def command(
     fmt: Format = typer.Option(Format.markdown, "--format", "-f", help="Output format."),
 ) -> None:
     """Compare quotas between two revisions or folders: cost, policies, approvers, Kueue object diff."""
+    # imported when run, so that `qm --help` stays fast
+    from quartermaster.modules.kueue import render_cluster
     from quartermaster.reports.quota_diff import RENDERERS, RenderOptions, build_quota_diff, open_side, render_invalid
+
     with tempfile.TemporaryDirectory(prefix="qm-diff-") as scratch:
         sides = [open_side(base, inventory, Path(scratch)), open_side(head, inventory, Path(scratch))]
     problems = [i.format() for side in sides for i in side.errors]
@@ -56,14 +50,12 @@ def command(
             err_console.print(problem, markup=False)
         sys.stdout.write(render_invalid(fmt.value, problems))
         raise ProblemsFound(f"{len(problems)} error(s); the inventories must validate before they can be compared.")
-    render_cluster, note = _kueue_renderer()
     data = build_quota_diff(
         sides[0].result.inventory,
         sides[1].result.inventory,
         base_label=sides[0].label,
         head_label=sides[1].label,
-        render_cluster=render_cluster,  # type: ignore[arg-type]
-        kueue_note=note,
+        render_cluster=render_cluster,
     )
     sys.stdout.write(RENDERERS[fmt.value](data, RenderOptions()))
     if data.blocking:

@@ -31,6 +31,7 @@ def focus(
     out: Path = typer.Option(None, help="Output CSV; default focus-<period>.csv in the current folder."),
 ) -> None:
     """Write FOCUS 1.3 rows: every mandatory column, commitment columns, x_Team and x_CostCenter."""
+    # imported when run, so that `qm --help` stays fast
     from quartermaster.reports.focus import write_focus
 
     inventory = load_or_exit(path).inventory
@@ -45,6 +46,7 @@ def focus(
 
 
 def _metered(inventory: Inventory, period: str | None, usage: Path | None, idle: str) -> tuple[list[dict], str]:
+    # imported when run, so that `qm --help` stays fast
     from quartermaster.reports.focus import focus_rows
     from quartermaster.reports.metering import check_usage, inventory_records, meter, period_of, read_usage
 
@@ -67,6 +69,7 @@ def _metered(inventory: Inventory, period: str | None, usage: Path | None, idle:
 
 
 def _planned(inventory: Inventory, quarter: str, plan_dir: Path | None) -> tuple[list[dict], str]:
+    # imported when run, so that `qm --help` stays fast
     from quartermaster.cli.report import plan_or_exit
     from quartermaster.reports.focus import plan_focus_rows
 

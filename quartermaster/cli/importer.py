@@ -22,6 +22,7 @@ def kueue(
     cluster: str = typer.Option("imported", "--cluster", help="Name of the cluster the manifests come from."),
 ) -> None:
     """Turn ResourceFlavors, ClusterQueues, Cohorts, LocalQueues and priority classes into inventory YAML."""
+    # imported when run, so that `qm --help` stays fast
     from quartermaster.modules.kueue.importer import import_kueue
     from quartermaster.modules.kueue.validate import load_manifests
     manifests, issues = load_manifests(path)

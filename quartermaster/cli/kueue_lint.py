@@ -10,6 +10,7 @@ from quartermaster.errors import ProblemsFound
 
 def lint(path: Path) -> None:
     """Print every problem (errors first) and a summary; raise `ProblemsFound` if any is an error."""
+    # imported when run, so that `qm --help` stays fast
     from quartermaster.modules.kueue import validate_path
     manifests, issues = validate_path(path)
     for issue in sorted(issues, key=lambda i: i.severity != "error"):

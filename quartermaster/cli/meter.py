@@ -26,6 +26,7 @@ def command(
     out: Path = typer.Option(None, help="Also write meter.json and CSVs (teams, cost centres, lines) to this folder."),
 ) -> None:
     """Charge each team max(requested, used) accelerator-hours at the rate of the capacity that served it."""
+    # imported when run, so that `qm --help` stays fast
     from quartermaster.reports.metering import meter, period_of, read_usage
     from quartermaster.reports.metering.export import write_meter
     inv = load_or_exit(inventory).inventory
@@ -43,6 +44,7 @@ def command(
 
 def checked_period(inventory: Inventory, idle: str, period: str | None) -> Period | None:
     """Check `--idle` and `--period`; exit 2 saying the accepted forms when either is wrong."""
+    # imported when run, so that `qm --help` stays fast
     from quartermaster.reports.metering import check_policy, parse_period
     problem = check_policy(idle, inventory)
     if problem:
@@ -63,6 +65,7 @@ def exit_on(issues: list[Issue], done: str = "metered") -> None:
 
 def show(result: MeterResult) -> None:
     """Print the team table, the idle lines and the reconciliation."""
+    # imported when run, so that `qm --help` stays fast
     from quartermaster.reports.filters import money, pct
     teams = Table(title=f"Metered {result.period.label} (idle shared {result.policy})", title_justify="left")
     for column in ("team", "cost centre", "requested h", "used h", "charged h", "efficiency", "usage",

@@ -37,8 +37,9 @@ def command(
     force: bool = typer.Option(False, help="With --propose: edit team files even if they have uncommitted changes."),
 ) -> None:
     """Plan what to commit to, where and when; print a summary and write the plan to --out."""
+    # imported when run, so that `qm --help` stays fast
     from quartermaster.planner import PlanInputError, PlanOptions, plan
-    from quartermaster.planner.data import parse_horizon
+    from quartermaster.planner.options import parse_horizon
     if solver not in ("highs", "cbc"):
         raise UsageError(f"--solver must be highs or cbc (got {solver}).")
     inventory = load_or_exit(path).inventory
@@ -61,6 +62,7 @@ def command(
 
 def _propose(path: Path, inventory: Inventory, result: PlanResult, force: bool) -> None:
     """Write the proposed quotas that fit today's pools into the team files; say which flavors were left."""
+    # imported when run, so that `qm --help` stays fast
     from quartermaster.cli.quota import write_quotas
     from quartermaster.planner.propose import proposed_changes
     changes, skipped = proposed_changes(inventory, result.proposed_quotas)

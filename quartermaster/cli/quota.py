@@ -38,12 +38,14 @@ def command(
     force: bool = typer.Option(False, "--force", help="Edit even if the file has uncommitted changes."),
 ) -> None:
     """Set one team's quota for one flavor."""
+    # imported when run, so that `qm --help` stays fast
     from quartermaster.edit import QuotaChange
     write_quotas(inventory, [QuotaChange(team, flavor, nominal, borrowing, lending)], force)
 
 
 def write_quotas(inventory: Path, changes: list[QuotaChange], force: bool) -> None:
     """Write quota changes into the team files and print each edit; print the problems and raise if refused."""
+    # imported when run, so that `qm --help` stays fast
     from quartermaster.edit import set_quotas
     result = set_quotas(inventory, changes, force=force)
     for issue in result.issues:

@@ -21,6 +21,7 @@ def command(
                                     file_okay=False, dir_okay=True),
 ) -> None:
     """Render Kueue objects (plus Namespaces and RBAC) per cluster, byte-identical across runs."""
+    # imported when run, so that `qm --help` stays fast
     from quartermaster.modules.kueue import objects_for_cluster, validate_manifests
     from quartermaster.modules.kueue.render import render_objects
     inventory = load_or_exit(path).inventory

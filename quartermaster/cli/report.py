@@ -19,6 +19,7 @@ FORMATS = ("html", "json", "csv", "xlsx", "pdf")
 
 def plan_or_exit(inventory: Inventory, quarter: str | None, plan_dir: Path | None, what: str = "--plan") -> PlanResult:
     """A plan read from a folder written by `qm plan`, or planned now from `quarter` on."""
+    # imported when run, so that `qm --help` stays fast
     from quartermaster.planner import PlanOptions, load_result, plan
     if plan_dir is not None:
         if not (plan_dir / "plan.json").is_file():
@@ -37,6 +38,7 @@ def command(
     formats: str = typer.Option(",".join(FORMATS), help="Comma-separated subset of html,json,csv,xlsx,pdf."),
 ) -> None:
     """Write the quarterly planning report: spend, savings, commitments to approve, coverage, risk, budgets."""
+    # imported when run, so that `qm --help` stays fast
     from quartermaster.reports.filters import money, pct
     from quartermaster.reports.finance import RenderOptions, build_report, write_report
     chosen = tuple(f.strip() for f in formats.split(",") if f.strip())

@@ -33,6 +33,7 @@ def command(
     require_extra("qm synth", "terraform", *TERRAFORM_MODULES)
     if shutil.which("node") is None:  # before anything imports cdktf, which starts node
         raise UsageError(NODE_MISSING)
+    # the terraform extra: imported only after require_extra found it installed
     from quartermaster.modules.terraform import stack_clusters
     from quartermaster.modules.terraform.app import Backend, synth
 

@@ -22,9 +22,11 @@ def command(
     ),
 ) -> None:
     """Check an inventory and print clusters, pools, accelerators per site and quota vs capacity."""
+    # imported when run, so that `qm --help` stays fast
     from quartermaster.summary import summarise
 
     if kueue is not None:
+        # imported when run, so that `qm --help` stays fast
         from quartermaster.cli.kueue_lint import lint
 
         lint(kueue)

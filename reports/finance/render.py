@@ -11,6 +11,7 @@ import subprocess
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import jinja2
 from openpyxl import Workbook
@@ -103,7 +104,7 @@ def _sheet_name(name: str) -> str:
     return name.replace("_", " ").capitalize()[:31]
 
 
-def _style(sheet, columns: int) -> None:  # type: ignore[no-untyped-def]
+def _style(sheet: Any, columns: int) -> None:
     sheet.freeze_panes = "A2"
     for cell in sheet[1]:
         cell.font = Font(bold=True)

@@ -167,9 +167,9 @@ def meter(
     commit_block = np.full(n_pools, -1, dtype=np.int64)
     commit_from = np.zeros(n_pools, dtype=np.int64)
     commit_to = np.zeros(n_pools, dtype=np.int64)
-    for i, pool in enumerate(inventory.pools):
-        if pool.commitment and ("commitment", pool.commitment) in index:
-            b = index[("commitment", pool.commitment)]
+    for i, consumer in enumerate(inventory.pools):
+        if consumer.commitment and ("commitment", consumer.commitment) in index:
+            b = index[("commitment", consumer.commitment)]
             commit_block[i] = b
             start, end = blks[b].paid[0]
             commit_from[i], commit_to[i] = _hour_index(start, period.start), _hour_index(end, period.start)
@@ -231,7 +231,7 @@ def meter(
         parts = [(blk.category, blk.rate, covered), (blk.overflow_category, blk.overflow_rate, overflow)]
         if blk.rate == blk.overflow_rate and blk.category == blk.overflow_category:
             parts = [(blk.category, blk.rate, covered + overflow)]
-        for _j, (category, rate, qty) in enumerate(parts):
+        for category, rate, qty in parts:
             if qty > 0:
                 raw[len(raw)] = (
                     ChargeLine("usage", team, team_cc[team], blk.key, pool, category, qty, rate, Decimal(0)),

@@ -4,11 +4,14 @@ from __future__ import annotations
 
 from collections.abc import Hashable, Mapping
 from decimal import ROUND_FLOOR, Decimal
+from typing import TypeVar
 
 from quartermaster.units import CENT, cents
 
+K = TypeVar("K", bound=Hashable)
 
-def allocate_cents(amounts: Mapping[Hashable, Decimal], total: Decimal) -> dict[Hashable, Decimal]:
+
+def allocate_cents(amounts: Mapping[K, Decimal], total: Decimal) -> dict[K, Decimal]:
     """Round every amount to the cent so that the rounded amounts sum to `cents(total)`.
 
     Largest-remainder rounding: floor each amount to the cent, then hand the cents still missing to the
@@ -30,7 +33,7 @@ def allocate_cents(amounts: Mapping[Hashable, Decimal], total: Decimal) -> dict[
     return floors
 
 
-def split_cents(amount: Decimal, weights: Mapping[Hashable, Decimal]) -> dict[Hashable, Decimal]:
+def split_cents(amount: Decimal, weights: Mapping[K, Decimal]) -> dict[K, Decimal]:
     """Share a cent amount between keys in proportion to `weights`; the shares sum exactly to `amount`."""
     positive = {k: w for k, w in weights.items() if w > 0}
     if not positive:

@@ -112,10 +112,10 @@ def blocks(inventory: Inventory, start: dt.datetime, end: dt.datetime) -> tuple[
         site = inventory.site_by_name[cluster.site]
         model = "onprem" if site.provider == "onprem" else PRICE_MODEL_OF_PROVISIONING[pool.provisioning]
         rate = rate_of(machine, site, model, f"pool {pool.name} ({pool.provisioning})")
-        paid = ((start, end),)
-        commitment = inventory.commitment_by_name.get(pool.commitment or "")
-        if commitment is not None:
-            term_from, term_to = term_within(commitment, start, end)
+        paid: tuple[tuple[dt.datetime, dt.datetime], ...] = ((start, end),)
+        consumed = inventory.commitment_by_name.get(pool.commitment or "")
+        if consumed is not None:
+            term_from, term_to = term_within(consumed, start, end)
             paid = tuple(w for w in ((start, term_from), (term_to, end)) if w[0] < w[1])
         out.append(Block(
             pool.name, "pool", (pool.name,), machine, site,

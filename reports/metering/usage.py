@@ -18,6 +18,8 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
+import pyarrow.csv as pacsv
+import pyarrow.parquet as pq
 
 from quartermaster.issues import Issue, Location, did_you_mean
 from quartermaster.model import Inventory
@@ -89,7 +91,6 @@ def read_usage(path: Path, inventory: Inventory) -> tuple[pd.DataFrame, list[Iss
 
 def _read_parquet(path: Path) -> pd.DataFrame:
     """A Parquet file with its string name columns as categoricals."""
-    import pyarrow.parquet as pq
     schema = pq.read_schema(path)
     names = [c for c in NAMES if c in schema.names
              and (pa.types.is_string(schema.field(c).type) or pa.types.is_large_string(schema.field(c).type))]
@@ -100,7 +101,6 @@ def _read_parquet(path: Path) -> pd.DataFrame:
 def _read_csv(path: Path) -> pd.DataFrame:
     """A CSV file read by pyarrow with typed columns; when a value does not parse, the hour and numbers are
     read again as text so that `check_usage` can say which line is wrong."""
-    import pyarrow.csv as pacsv
     name = pa.dictionary(pa.int32(), pa.string())
     typed = {"hour": pa.timestamp("us"), **{c: pa.float64() for c in NUMERIC}}
 

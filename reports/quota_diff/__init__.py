@@ -5,15 +5,7 @@ render_markdown | render_text | render_json        one renderer per format: (dat
 open_side(spec, inventory, scratch) -> Side        an inventory folder or a git revision, loaded
 """
 
-from quartermaster.reports.quota_diff.data import (
-    MARKER,
-    Change,
-    QuotaDiff,
-    QuotaRow,
-    TeamChange,
-    Verdict,
-    build_quota_diff,
-)
+from quartermaster.reports.quota_diff.data import build_quota_diff
 from quartermaster.reports.quota_diff.policy import CHECKS
 from quartermaster.reports.quota_diff.pricing import FlavorEconomics, flavor_economics
 from quartermaster.reports.quota_diff.render import (
@@ -25,6 +17,7 @@ from quartermaster.reports.quota_diff.render import (
     render_text,
 )
 from quartermaster.reports.quota_diff.snapshot import RevisionError, Side, open_side
+from quartermaster.reports.quota_diff.types import MARKER, Change, QuotaDiff, QuotaRow, TeamChange, Verdict
 
 __all__ = [
     "CHECKS",

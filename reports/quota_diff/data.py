@@ -21,193 +21,25 @@ from __future__ import annotations
 import dataclasses
 import difflib
 import re
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from decimal import Decimal
-from typing import Any, Literal
+from typing import Literal
 
 from quartermaster.capacity import nominal_by_flavor
 from quartermaster.model import Inventory, Quota, Team
+from quartermaster.reports.quota_diff.policy import approvals, verdicts
 from quartermaster.reports.quota_diff.pricing import FlavorEconomics, flavor_economics
-from quartermaster.units import cents
-
-Status = Literal["pass", "warn", "fail"]
-RenderCluster = Callable[[Inventory, str], str]
-MARKER = "<!-- quartermaster-quota-diff -->"
-
-
-@dataclass(frozen=True)
-class Change:
-    """One value before (past) and after (current) the change."""
-
-    past: Any
-    current: Any
-
-    @property
-    def delta(self) -> Any:
-        """current - past when both are numbers; None when either is unknown or absent."""
-        if isinstance(self.past, (int, Decimal)) and isinstance(self.current, (int, Decimal)):
-            return self.current - self.past
-        return None
-
-    @property
-    def pct(self) -> Decimal | None:
-        """The delta as a percentage of past; None when past is 0 or unknown."""
-        delta = self.delta
-        if delta is None or not self.past:
-            return None
-        return Decimal(delta) * 100 / Decimal(self.past)
-
-    @property
-    def changed(self) -> bool:
-        return bool(self.past != self.current)
-
-
-@dataclass(frozen=True)
-class QuotaRow:
-    """One team's quota in one flavor that changed."""
-
-    team: str
-    cost_center: str
-    cluster: str
-    flavor: str
-    accelerator: str
-    provisioning: str
-    nominal: Change
-    borrowing_limit: Change
-    lending_limit: Change
-    flavor_capacity: Change
-    flavor_left: Change
-    """flavor_left: the flavor's capacity minus the sum of all teams' nominal quotas in it."""
-    rate_usd_per_accelerator_month: Decimal | None
-    """rate_usd_per_accelerator_month: the flavor's effective marginal rate (see the module docstring)."""
-    monthly_usd: Decimal | None
-    """monthly_usd: change of monthly cost from this row; None if the flavor has no price."""
-
-
-@dataclass(frozen=True)
-class FlavorChange:
-    """A flavor whose quotas, capacity or prices changed."""
-
-    flavor: str
-    cluster: str
-    accelerator: str
-    provisioning: str
-    capacity: Change
-    nominal: Change
-    paid_anyway: Change
-    monthly_usd: Change
-    quota_usd: Decimal | None
-    other_usd: Decimal | None
-    """other_usd: cost change not from quotas: pool size, commitments or prices changed."""
-
-
-@dataclass(frozen=True)
-class Move:
-    """A team's net change of accelerators of one kind in one cluster."""
-
-    accelerator: str
-    cluster: str
-    delta: int
-
-
-@dataclass(frozen=True)
-class LimitChange:
-    """A borrowing or lending limit that changed (None: no limit)."""
-
-    flavor: str
-    limit: Literal["borrowing", "lending"]
-    value: Change
-
-
-@dataclass(frozen=True)
-class TeamChange:
-    """One team the change touches, its moves and its monthly cost."""
-
-    team: str
-    cost_center: str
-    owners: tuple[str, ...]
-    status: Literal["added", "removed", "changed"]
-    moves: tuple[Move, ...]
-    limits: tuple[LimitChange, ...]
-    monthly_usd: Change
-
-
-@dataclass(frozen=True)
-class Verdict:
-    """The outcome of one policy check on one subject."""
-
-    check: str
-    status: Status
-    subject: str
-    message: str
-
-
-@dataclass(frozen=True)
-class Approval:
-    """Someone who must approve the change, and why."""
-
-    who: str
-    reasons: tuple[str, ...]
-
-
-@dataclass(frozen=True)
-class KueueDiff:
-    """The unified diff of one cluster's rendered Kueue objects."""
-
-    cluster: str
-    diff: str
-
-
-@dataclass(frozen=True)
-class QuotaDiff:
-    """Everything the PR comment shows."""
-
-    base: str
-    head: str
-    teams: tuple[TeamChange, ...]
-    rows: tuple[QuotaRow, ...]
-    flavors: tuple[FlavorChange, ...]
-    monthly_usd: Change
-    """monthly_usd: the fleet's monthly cost (every priced flavor) before and after."""
-    unpriced: tuple[str, ...]
-    """unpriced: flavors left out of the money figures because the price book has no price for them."""
-    verdicts: tuple[Verdict, ...] = ()
-    approvals: tuple[Approval, ...] = ()
-    kueue: tuple[KueueDiff, ...] = ()
-    kueue_note: str | None = None
-    """kueue_note: why there is no Kueue diff, when there is none."""
-
-    @property
-    def blocking(self) -> bool:
-        """True when a policy failed: the PR must not merge as it is."""
-        return any(v.status == "fail" for v in self.verdicts)
-
-    @property
-    def empty(self) -> bool:
-        return not self.teams and not self.flavors
-
-    def to_json(self) -> dict[str, Any]:
-        """Plain JSON data: money as strings of cents, every Change as past / current / delta."""
-        out = _plain(self)
-        out["blocking"] = self.blocking
-        return out
-
-
-def _plain(value: Any) -> Any:
-    if isinstance(value, Change):
-        data = {"past": _plain(value.past), "current": _plain(value.current), "delta": _plain(value.delta)}
-        if isinstance(value.past, Decimal) or isinstance(value.current, Decimal):
-            data["pct"] = _plain(value.pct)
-        return data
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return {f.name: _plain(getattr(value, f.name)) for f in dataclasses.fields(value)}
-    if isinstance(value, Decimal):
-        return str(cents(value))
-    if isinstance(value, (list, tuple)):
-        return [_plain(v) for v in value]
-    return value
-
+from quartermaster.reports.quota_diff.types import (
+    Change,
+    FlavorChange,
+    KueueDiff,
+    LimitChange,
+    Move,
+    QuotaDiff,
+    QuotaRow,
+    RenderCluster,
+    TeamChange,
+)
 
 # --- building ---------------------------------------------------------------------------------------
 
@@ -236,11 +68,8 @@ def build_quota_diff(
     base_label: str = "base",
     head_label: str = "head",
     render_cluster: RenderCluster | None = None,
-    kueue_note: str | None = None,
 ) -> QuotaDiff:
     """Compare two inventories: the rows, teams, flavors and money; then the policies and approvers."""
-    from quartermaster.reports.quota_diff.policy import approvals, verdicts
-
     b, h = _Side.of(base), _Side.of(head)
     changed_keys = sorted(
         k
@@ -260,7 +89,7 @@ def build_quota_diff(
     past = sum((m for f in b.economics if (m := b.monthly(f)) is not None), Decimal(0))
     current = sum((m for f in h.economics if (m := h.monthly(f)) is not None), Decimal(0))
     diff = QuotaDiff(base_label, head_label, teams, rows, flavors, Change(past, current), unpriced)
-    kueue, note = _kueue_diffs(base, head, render_cluster) if render_cluster else ((), kueue_note)
+    kueue, note = _kueue_diffs(base, head, render_cluster) if render_cluster else ((), None)
     found = verdicts(base, head, diff, team_monthly=_team_monthly(b, h, rows))
     return dataclasses.replace(
         diff, verdicts=found, approvals=approvals(base, head, diff, found), kueue=kueue, kueue_note=note
@@ -362,7 +191,8 @@ def _team_monthly(b: _Side, h: _Side, rows: tuple[QuotaRow, ...]) -> dict[str, C
         before = b.inventory.team_by_name.get(name)
         past = _showback(b, before) if before else Decimal(0)
         deltas = [r.monthly_usd for r in rows if r.team == name]
-        current = None if past is None or None in deltas else past + sum(deltas, Decimal(0))  # type: ignore[arg-type]
+        known = [d for d in deltas if d is not None]
+        current = None if past is None or len(known) < len(deltas) else past + sum(known, Decimal(0))
         out[name] = Change(past, current if name in h.inventory.team_by_name else Decimal(0))
     return out
 
@@ -386,10 +216,12 @@ def _team_changes(b: _Side, h: _Side, rows: tuple[QuotaRow, ...]) -> tuple[TeamC
             net[(r.accelerator, r.cluster)] = net.get((r.accelerator, r.cluster), 0) + r.nominal.delta
         moves = tuple(Move(a, c, d) for (a, c), d in sorted(net.items()) if d)
         limits = tuple(
-            LimitChange(r.flavor, kind, value)
+            change
             for r in mine
-            for kind, value in (("borrowing", r.borrowing_limit), ("lending", r.lending_limit))
-            if value.changed and r.nominal.past and r.nominal.current
+            if r.nominal.past and r.nominal.current
+            for change in (LimitChange(r.flavor, "borrowing", r.borrowing_limit),
+                           LimitChange(r.flavor, "lending", r.lending_limit))
+            if change.value.changed
         )
         out.append(TeamChange(name, team.cost_center, team.owners, status, moves, limits, monthly[name]))
     return tuple(out)

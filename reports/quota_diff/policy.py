@@ -19,7 +19,7 @@ from decimal import Decimal
 
 from quartermaster.capacity import flavor_capacity, nominal_by_flavor
 from quartermaster.model import Inventory
-from quartermaster.reports.quota_diff.data import Approval, Change, QuotaDiff, Verdict
+from quartermaster.reports.quota_diff.types import Approval, Change, QuotaDiff, Status, Verdict
 from quartermaster.units import HOURS_PER_MONTH, cents, quarter_hours
 
 CHECKS: dict[str, str] = {
@@ -62,7 +62,7 @@ def check_over_capacity(
 ) -> list[Verdict]:
     """Per changed flavor: the sum of nominal quotas is at most the pool's capacity."""
     capacity, nominal = flavor_capacity(head), nominal_by_flavor(head)
-    status = "warn" if head.policy.allow_oversubscription else "fail"
+    status: Status = "warn" if head.policy.allow_oversubscription else "fail"
     out = []
     for flavor in diff.flavors:
         if flavor.flavor not in capacity or nominal.get(flavor.flavor, 0) <= capacity[flavor.flavor]:

@@ -17,7 +17,7 @@ from typing import Any
 import jinja2
 
 from quartermaster.reports.filters import UNKNOWN, register
-from quartermaster.reports.quota_diff.data import MARKER, Change, KueueDiff, QuotaDiff
+from quartermaster.reports.quota_diff.types import MARKER, Change, KueueDiff, QuotaDiff
 
 TEMPLATES = Path(__file__).resolve().parents[1] / "templates"
 ICONS = {"pass": "✅", "warn": "⚠️", "fail": "❌"}

@@ -13,8 +13,8 @@ from quartermaster.catalog import (
     UnknownAccelerator,
     accelerators,
     canonical_accelerator,
-    load_machines,
 )
+from quartermaster.model import catalog_machines
 
 
 def header(filename: str) -> list[str]:
@@ -29,7 +29,7 @@ def test_csv_headers_are_fixed() -> None:
 
 def test_every_machine_has_a_source_and_a_known_accelerator() -> None:
     known = accelerators()
-    for m in load_machines():
+    for m in catalog_machines():
         assert m.source.startswith("https://"), m.name
         assert m.accelerator in known, m.name
         assert known[m.accelerator].kind == m.kind, m.name
@@ -47,18 +47,18 @@ def test_every_machine_has_a_source_and_a_known_accelerator() -> None:
     ("ct6e-standard-8t", "TPU-v6e", 8),
 ])
 def test_machine_facts(name: str, want_accelerator: str, want_per_node: int) -> None:
-    machine = {m.name: m for m in load_machines()}[name]
+    machine = {m.name: m for m in catalog_machines()}[name]
     assert (machine.accelerator, machine.accelerators_per_node) == (want_accelerator, want_per_node)
 
 
 def test_tpu_topologies_fit_their_hosts() -> None:
-    for m in load_machines():
+    for m in catalog_machines():
         for topology in m.tpu_topologies:
             chips = 1
             for dim in topology.split("x"):
                 chips *= int(dim)
             assert chips % m.accelerators_per_node == 0 or chips < m.accelerators_per_node, (m.name, topology)
-    eight_chip_hosts = [m for m in load_machines() if m.kind == "tpu" and m.accelerators_per_node == 8]
+    eight_chip_hosts = [m for m in catalog_machines() if m.kind == "tpu" and m.accelerators_per_node == 8]
     assert eight_chip_hosts and all(m.tpu_topologies == ("2x4",) for m in eight_chip_hosts)
 
 

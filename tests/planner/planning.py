@@ -8,7 +8,7 @@ import pandas as pd
 
 from quartermaster.model import Inventory
 from quartermaster.planner import PlanOptions, PlanResult, plan
-from quartermaster.planner.data import curves_frame, load_duration_curve
+from quartermaster.planner.curves import curves_frame, load_duration_curve
 from tests.builders import InventoryBuilder, make_inventory
 
 SITE = "gcp-us-central1"

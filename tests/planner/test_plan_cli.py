@@ -12,7 +12,7 @@ from typer.testing import CliRunner
 from quartermaster.cli import app
 from quartermaster.loader import load
 from quartermaster.planner import load_result
-from quartermaster.planner.data import PlanOptions
+from quartermaster.planner.options import PlanOptions
 from quartermaster.planner.usage_forecast import demand_from_usage, trend_per_quarter
 from tests.paths import REPO as ROOT
 

@@ -1,0 +1,190 @@
+"""The quota diff's data types: every figure as past / current / delta (`Change`), the rows, teams, flavors,
+policy verdicts and approvals that `data.build_quota_diff` computes and the renderers format."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable
+from dataclasses import dataclass
+from decimal import Decimal
+from typing import Any, Literal
+
+from quartermaster.model import Inventory
+from quartermaster.units import cents
+
+Status = Literal["pass", "warn", "fail"]
+RenderCluster = Callable[[Inventory, str], str]
+MARKER = "<!-- quartermaster-quota-diff -->"
+
+
+@dataclass(frozen=True)
+class Change:
+    """One value before (past) and after (current) the change."""
+
+    past: Any
+    current: Any
+
+    @property
+    def delta(self) -> Any:
+        """current - past when both are numbers; None when either is unknown or absent."""
+        if isinstance(self.past, (int, Decimal)) and isinstance(self.current, (int, Decimal)):
+            return self.current - self.past
+        return None
+
+    @property
+    def pct(self) -> Decimal | None:
+        """The delta as a percentage of past; None when past is 0 or unknown."""
+        delta = self.delta
+        if delta is None or not self.past:
+            return None
+        return Decimal(delta) * 100 / Decimal(self.past)
+
+    @property
+    def changed(self) -> bool:
+        return bool(self.past != self.current)
+
+
+@dataclass(frozen=True)
+class QuotaRow:
+    """One team's quota in one flavor that changed."""
+
+    team: str
+    cost_center: str
+    cluster: str
+    flavor: str
+    accelerator: str
+    provisioning: str
+    nominal: Change
+    borrowing_limit: Change
+    lending_limit: Change
+    flavor_capacity: Change
+    flavor_left: Change
+    """flavor_left: the flavor's capacity minus the sum of all teams' nominal quotas in it."""
+    rate_usd_per_accelerator_month: Decimal | None
+    """rate_usd_per_accelerator_month: the flavor's effective marginal rate (see the module docstring)."""
+    monthly_usd: Decimal | None
+    """monthly_usd: change of monthly cost from this row; None if the flavor has no price."""
+
+
+@dataclass(frozen=True)
+class FlavorChange:
+    """A flavor whose quotas, capacity or prices changed."""
+
+    flavor: str
+    cluster: str
+    accelerator: str
+    provisioning: str
+    capacity: Change
+    nominal: Change
+    paid_anyway: Change
+    monthly_usd: Change
+    quota_usd: Decimal | None
+    other_usd: Decimal | None
+    """other_usd: cost change not from quotas: pool size, commitments or prices changed."""
+
+
+@dataclass(frozen=True)
+class Move:
+    """A team's net change of accelerators of one kind in one cluster."""
+
+    accelerator: str
+    cluster: str
+    delta: int
+
+
+@dataclass(frozen=True)
+class LimitChange:
+    """A borrowing or lending limit that changed (None: no limit)."""
+
+    flavor: str
+    limit: Literal["borrowing", "lending"]
+    value: Change
+
+
+@dataclass(frozen=True)
+class TeamChange:
+    """One team the change touches, its moves and its monthly cost."""
+
+    team: str
+    cost_center: str
+    owners: tuple[str, ...]
+    status: Literal["added", "removed", "changed"]
+    moves: tuple[Move, ...]
+    limits: tuple[LimitChange, ...]
+    monthly_usd: Change
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """The outcome of one policy check on one subject."""
+
+    check: str
+    status: Status
+    subject: str
+    message: str
+
+
+@dataclass(frozen=True)
+class Approval:
+    """Someone who must approve the change, and why."""
+
+    who: str
+    reasons: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class KueueDiff:
+    """The unified diff of one cluster's rendered Kueue objects."""
+
+    cluster: str
+    diff: str
+
+
+@dataclass(frozen=True)
+class QuotaDiff:
+    """Everything the PR comment shows."""
+
+    base: str
+    head: str
+    teams: tuple[TeamChange, ...]
+    rows: tuple[QuotaRow, ...]
+    flavors: tuple[FlavorChange, ...]
+    monthly_usd: Change
+    """monthly_usd: the fleet's monthly cost (every priced flavor) before and after."""
+    unpriced: tuple[str, ...]
+    """unpriced: flavors left out of the money figures because the price book has no price for them."""
+    verdicts: tuple[Verdict, ...] = ()
+    approvals: tuple[Approval, ...] = ()
+    kueue: tuple[KueueDiff, ...] = ()
+    kueue_note: str | None = None
+    """kueue_note: why there is no Kueue diff, when there is none."""
+
+    @property
+    def blocking(self) -> bool:
+        """True when a policy failed: the PR must not merge as it is."""
+        return any(v.status == "fail" for v in self.verdicts)
+
+    @property
+    def empty(self) -> bool:
+        return not self.teams and not self.flavors
+
+    def to_json(self) -> dict[str, Any]:
+        """Plain JSON data: money as strings of cents, every Change as past / current / delta."""
+        out = _plain(self)
+        out["blocking"] = self.blocking
+        return out
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, Change):
+        data = {"past": _plain(value.past), "current": _plain(value.current), "delta": _plain(value.delta)}
+        if isinstance(value.past, Decimal) or isinstance(value.current, Decimal):
+            data["pct"] = _plain(value.pct)
+        return data
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return {f.name: _plain(getattr(value, f.name)) for f in dataclasses.fields(value)}
+    if isinstance(value, Decimal):
+        return str(cents(value))
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    return value
