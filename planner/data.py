@@ -32,13 +32,14 @@ from quartermaster.planner import whatif
 from quartermaster.planner.curves import curves_frame
 from quartermaster.planner.options import BANDS, PlanInputError, PlanOptions
 from quartermaster.planner.usage_forecast import demand_from_usage
+from quartermaster.pricing import COMMITTED_MODELS, PAY_PER_USE_MODELS, per_accelerator
 from quartermaster.units import next_quarters, overlap_hours, parse_quarter, quarter_hours
 
 # New on-prem purchases are amortised over 48 months when the price row gives no term: the example's
 # purchase orders PO-2025-031 and PO-2026-077 (inventory/prices.csv) amortise capex over 48 months.
 ONPREM_LIFE_MONTHS = 48
-RECOURSE_MODELS = ("capacity-block", "flex-start", "on-demand", "spot")
-COMMIT_MODELS = ("commit", "onprem")
+RECOURSE_MODELS = PAY_PER_USE_MODELS
+COMMIT_MODELS = COMMITTED_MODELS
 # Unmet demand costs this many times the dearest price per accelerator-hour in the price book.
 UNMET_PENALTY_FACTOR = 10.0
 P90_Z = NormalDist().inv_cdf(0.9)
@@ -341,6 +342,6 @@ def _pools(inventory: Inventory) -> pd.DataFrame:
 
 def _unmet_penalty(prices: pd.DataFrame, offers: pd.DataFrame) -> float:
     per_node = dict(zip(offers["offer"], offers["accelerators_per_node"], strict=True))
-    per_accelerator = [float(p.usd_per_node_hour) / per_node[p.offer] for p in prices.itertuples()]
-    return UNMET_PENALTY_FACTOR * max(per_accelerator, default=100.0)
+    rates = [per_accelerator(float(p.usd_per_node_hour), per_node[p.offer]) for p in prices.itertuples()]
+    return UNMET_PENALTY_FACTOR * max(rates, default=100.0)
 

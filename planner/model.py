@@ -84,10 +84,17 @@ from dataclasses import dataclass, field
 import pulp
 
 from quartermaster.planner.data import PlanData
-from quartermaster.units import HOURS_PER_WEEK, next_quarters, quarter_hours
+from quartermaster.pricing import (
+    HOURS_PER_WEEK,
+    PAY_PER_USE_MODELS,
+    PricingModel,
+    per_accelerator,
+    pricing_model_of_commitment,
+)
+from quartermaster.units import next_quarters, quarter_hours
 
 EXISTING, NEW = "existing", "new-commitment"
-PAY_PER_USE = ("capacity-block", "flex-start", "on-demand", "spot")
+PAY_PER_USE = PAY_PER_USE_MODELS
 # Penalties of the explain-infeasible slacks: far above any price, so a rule gives only when it must.
 OVERRUN_PENALTY = 1_000.0  # per USD of budget overrun
 CAP_EXCESS_PENALTY_HOURS = 1_000.0  # x lambda per node of cap excess per hour
@@ -209,8 +216,7 @@ def _index(m: PlanModel) -> None:
         if r.offer in m.offers:
             m.existing_nodes[(r.offer, r.quarter)] = m.existing_nodes.get((r.offer, r.quarter), 0.0) + r.nodes
             existing_usd[(r.offer, r.quarter)] += float(r.usd)
-            model = "onprem" if r.kind == "on-prem-purchase" else "capacity-block" if r.kind == "capacity-block" \
-                else "commit"
+            model = pricing_model_of_commitment(r.kind)
             key = (r.offer, model, r.quarter)
             m.existing_nodes_by_model[key] = m.existing_nodes_by_model.get(key, 0.0) + r.nodes
     for r in d.recourse_prices.itertuples():
@@ -251,7 +257,7 @@ def _dominated_pay_per_use(m: PlanModel) -> dict[str, set[tuple[str, str]]]:
     out: dict[str, set[tuple[str, str]]] = defaultdict(set)
     for k, routes in m.routes.items():
         for group in SUBSTITUTES:
-            pairs = sorted((m.price[(j, t)] * rho / m.offers[j]["accelerators_per_node"], j, t)
+            pairs = sorted((per_accelerator(m.price[(j, t)] * rho, m.offers[j]["accelerators_per_node"]), j, t)
                            for j, rho in routes for t in group if (j, t) in m.price)
             best = next((p for p in pairs if (p[1], p[2]) not in capped), None)
             if best is not None:
@@ -269,7 +275,7 @@ def add_variables(m: PlanModel) -> None:
                 m.commit[(j, opt["option"], q)] = m.prob.add_variable(
                     name("commit", m.offers[j]["site"], m.offers[j]["machine"], opt["option"], q), 0, cat="Integer")
     for j in m.offers:
-        if (j, "capacity-block") in m.price:
+        if (j, PricingModel.CAPACITY_BLOCK) in m.price:
             for q in d.quarters:
                 m.capacity_block[(j, q)] = m.prob.add_variable(
                     name("capacity_block_weeks", m.offers[j]["site"], m.offers[j]["machine"], q), 0, cat="Integer")
@@ -309,9 +315,9 @@ def add_objective(m: PlanModel) -> None:
         terms.append((var, float(opt["usd_per_node_hour"]) * m.offers[j]["nodes_per_unit"]
                       * commitment_charged_hours(m, opt, q)))
     for (j, _q), var in m.capacity_block.items():
-        terms.append((var, HOURS_PER_WEEK * m.price[(j, "capacity-block")]))
+        terms.append((var, HOURS_PER_WEEK * m.price[(j, PricingModel.CAPACITY_BLOCK)]))
     for (_k, j, t, q, s, b), var in m.use.items():
-        if t in PAY_PER_USE and t != "capacity-block":
+        if t in PAY_PER_USE and t != PricingModel.CAPACITY_BLOCK:
             terms.append((var, d.scenarios[s] * m.weight[(q, s, b)] * d.hours[q] * m.price[(j, t)]))
     for (_k, q, s, b), var in m.unmet.items():
         terms.append((var, d.scenarios[s] * m.weight[(q, s, b)] * d.hours[q] * d.unmet_penalty))
@@ -394,7 +400,7 @@ def add_capacity_block_booked(m: PlanModel) -> None:
     """capacity_block_booked: capacity-block node-hours used fit in the whole node-weeks booked."""
     used: dict[tuple[str, str, str], list] = defaultdict(list)
     for (j, t, q, s, b), vars_ in use_by_tier(m).items():
-        if t == "capacity-block":
+        if t == PricingModel.CAPACITY_BLOCK:
             used[(j, q, s)] += [(v, m.weight[(q, s, b)] * m.data.hours[q]) for v in vars_]
     for (j, q, s), terms in sorted(used.items()):
         o = m.offers[j]

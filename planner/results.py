@@ -7,7 +7,7 @@ Cost attribution (`cost_by_team`): a cost centre pays for the hours its teams ar
 what served them; committed hours at the contracts' average price (existing) or the cheapest new term
 (new); this is the same charge its budget caps (model.py). Commitment hours nobody uses, and the
 difference between those rates and what the commitments cost, go to a shared line (team
-`_unused_commitments`, cost centre `_shared`). Each team pays for its own demand keys' use.
+`pricing.IDLE_TEAM`, cost centre `pricing.IDLE_COST_CENTER`). Each team pays for its own demand keys' use.
 """
 
 from __future__ import annotations
@@ -24,19 +24,22 @@ import pandas as pd
 
 from quartermaster.planner.model import EXISTING, NEW, PAY_PER_USE, PlanModel, use_by_tier
 from quartermaster.planner.solve import SolveReport
-from quartermaster.units import HOURS_PER_MONTH, HOURS_PER_WEEK, quarter_bounds
+from quartermaster.pricing import (
+    HOURS_PER_MONTH,
+    HOURS_PER_WEEK,
+    IDLE_COST_CENTER,
+    IDLE_TEAM,
+    PricingModel,
+    Provisioning,
+    per_accelerator,
+    usd,
+)
+from quartermaster.units import quarter_bounds
 
-SHARED_TEAM, SHARED_COST_CENTER = "_unused_commitments", "_shared"
 TINY = 1e-6
 
 TABLES = ("purchase_schedule", "cost_by_quarter", "cost_by_team", "kpis", "shadow_prices", "unmet_demand",
           "proposed_quotas", "budgets", "relaxed_rules")
-
-
-def usd(x: float | Decimal) -> Decimal:
-    """A float amount as Decimal USD with 6 decimals (no negative zero)."""
-    value = Decimal(f"{float(x):.6f}")
-    return value if value != 0 else Decimal("0.000000")
 
 
 def _is_money(column: str) -> bool:
@@ -199,8 +202,8 @@ def purchase_schedule(m: PlanModel) -> pd.DataFrame:
         if weeks <= 0:
             continue
         o = m.offers[j]
-        price = Decimal(str(m.price[(j, "capacity-block")]))
-        peak = max((sum(_v(v) for v in by_tier.get((j, "capacity-block", q, s, b), []))
+        price = Decimal(str(m.price[(j, PricingModel.CAPACITY_BLOCK)]))
+        peak = max((sum(_v(v) for v in by_tier.get((j, PricingModel.CAPACITY_BLOCK, q, s, b), []))
                     for (q2, s, b) in m.cells if q2 == q), default=0.0)
         start = quarter_bounds(q)[0]
         total = price * HOURS_PER_WEEK * weeks
@@ -209,7 +212,7 @@ def purchase_schedule(m: PlanModel) -> pd.DataFrame:
                 "site": o["site"],
                 "machine": o["machine"],
                 "accelerator": o["accelerator"],
-                "pricing_model": "capacity-block",
+                "pricing_model": PricingModel.CAPACITY_BLOCK,
                 "term_months": 0,
                 "start_quarter": q,
                 "start": start.isoformat(),
@@ -249,18 +252,18 @@ def _active_new_nodes(m: PlanModel) -> dict[tuple[str, str, str], float]:
 
 def _on_demand_equivalent_price(m: PlanModel) -> dict[str, float]:
     """USD per node-hour of the same accelerators bought on demand (at the offer, else the cheapest elsewhere)."""
-    per_accelerator: dict[str, float] = {}
+    cheapest: dict[str, float] = {}
     for (j, t), p in m.price.items():
-        if t == "on-demand":
+        if t == PricingModel.ON_DEMAND:
             acc = m.offers[j]["accelerator"]
-            rate = p / m.offers[j]["accelerators_per_node"]
-            per_accelerator[acc] = min(per_accelerator.get(acc, rate), rate)
+            rate = per_accelerator(p, m.offers[j]["accelerators_per_node"])
+            cheapest[acc] = min(cheapest.get(acc, rate), rate)
     out = {}
     for j, o in m.offers.items():
-        if (j, "on-demand") in m.price:
-            out[j] = m.price[(j, "on-demand")]
-        elif o["accelerator"] in per_accelerator:
-            out[j] = per_accelerator[o["accelerator"]] * o["accelerators_per_node"]
+        if (j, PricingModel.ON_DEMAND) in m.price:
+            out[j] = m.price[(j, PricingModel.ON_DEMAND)]
+        elif o["accelerator"] in cheapest:
+            out[j] = cheapest[o["accelerator"]] * o["accelerators_per_node"]
         else:  # nothing to compare with: no savings are claimed
             own = [p for (jj, _), p in m.price.items() if jj == j] + [
                 r for (jj, _, _), r in m.charge_rate.items() if jj == j
@@ -285,7 +288,8 @@ def _costs(m: PlanModel) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
         available[q] += nodes * d.hours[q] * m.offers[j]["accelerators_per_node"]
     for (j, q), var in m.capacity_block.items():
         weeks = round(_v(var))
-        by_model[(q, "capacity-block", 0)] += HOURS_PER_WEEK * m.price[(j, "capacity-block")] * weeks
+        block = PricingModel.CAPACITY_BLOCK
+        by_model[(q, block, 0)] += HOURS_PER_WEEK * m.price[(j, block)] * weeks
         available[q] += HOURS_PER_WEEK * weeks * m.offers[j]["accelerators_per_node"]
     od_price = _on_demand_equivalent_price(m)
     served, committed, od_equivalent = defaultdict(float), defaultdict(float), defaultdict(float)
@@ -298,9 +302,9 @@ def _costs(m: PlanModel) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
         a = m.offers[j]["accelerators_per_node"]
         served[q] += node_hours * a
         od_equivalent[q] += node_hours * od_price[j]
-        if t in (EXISTING, NEW, "capacity-block"):
+        if t in (EXISTING, NEW, PricingModel.CAPACITY_BLOCK):
             committed[q] += node_hours * a
-        if t in PAY_PER_USE and t != "capacity-block":
+        if t in PAY_PER_USE and t != PricingModel.CAPACITY_BLOCK:
             by_model[(q, t, 0)] += node_hours * m.price[(j, t)]
         team_charge[(q, m.key_parts[k][0])] += node_hours * m.charge_per_node_hour(j, t, q)
     unmet = defaultdict(float)
@@ -338,7 +342,7 @@ def _costs(m: PlanModel) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
                 charged += x
                 team_rows.append({"quarter": q, "team": team, "cost_center": cc_of.get(team, team), "usd": usd(x)})
         team_rows.append(
-            {"quarter": q, "team": SHARED_TEAM, "cost_center": SHARED_COST_CENTER, "usd": usd(cost - charged)}
+            {"quarter": q, "team": IDLE_TEAM, "cost_center": IDLE_COST_CENTER, "usd": usd(cost - charged)}
         )
     kpis = pd.DataFrame(kpi_rows)
     cost_by_team = pd.DataFrame(team_rows, columns=["quarter", "team", "cost_center", "usd"])
@@ -381,7 +385,7 @@ def shadow_prices(m: PlanModel) -> pd.DataFrame:
         cheapest[cell] = min(cheapest.get(cell, cost), cost)
     total: dict[tuple[str, str], float] = defaultdict(float)
     for (j, q, _s, _b), cost in cheapest.items():
-        total[(j, q)] += cost / m.offers[j]["accelerators_per_node"]
+        total[(j, q)] += per_accelerator(cost, m.offers[j]["accelerators_per_node"])
     rows = []
     for (j, q), cost in total.items():
         o = m.offers[j]
@@ -428,7 +432,7 @@ def unmet_demand(m: PlanModel) -> pd.DataFrame:
     return frame.sort_values(["_q", "team", "accelerator", "site"]).drop(columns="_q").reset_index(drop=True)
 
 
-GUARANTEED_PROVISIONING = ("reservation", "capacity-block", "on-demand")
+GUARANTEED_PROVISIONING = (Provisioning.RESERVATION, Provisioning.CAPACITY_BLOCK, Provisioning.ON_DEMAND)
 
 
 def _flavor(m: PlanModel, j: str, provisioning: tuple[str, ...]) -> str:
@@ -502,7 +506,8 @@ def proposed_quotas(m: PlanModel) -> pd.DataFrame:
             if nominal_g or borrowing:
                 add(team, j, _flavor(m, j, GUARANTEED_PROVISIONING), nominal_g, borrowing)
             for t, n in sorted(tier_nominals.items()):
-                add(team, j, _flavor(m, j, (t, "on-demand") if t != "capacity-block" else (t,)), n, 0)
+                modes = (t,) if t == PricingModel.CAPACITY_BLOCK else (t, PricingModel.ON_DEMAND)
+                add(team, j, _flavor(m, j, modes), n, 0)
     frame = pd.DataFrame(
         list(rows.values()), columns=["team", "flavor", "site", "machine", "quarter", "nominal", "borrowing_limit"]
     )

@@ -17,6 +17,7 @@ from quartermaster.catalog import UnknownAccelerator, canonical_accelerator
 from quartermaster.issues import Issue, Ref, Severity, did_you_mean
 from quartermaster.model import Inventory
 from quartermaster.names import PROVIDER_OF_KIND
+from quartermaster.pricing import Provisioning
 
 CheckFn = Callable[[Inventory], list[Issue]]
 AKS_POOL_NAME = re.compile(r"^[a-z][a-z0-9]{0,11}$")
@@ -70,6 +71,11 @@ def _unknown(kind: str, name: str, known: Iterable[str], ref: Ref, section: str)
 
 
 # --- names -----------------------------------------------------------------------------------------
+
+
+# Provisioning modes that consume a commitment, and those only a cloud offers.
+COMMITTED_PROVISIONING = (Provisioning.RESERVATION, Provisioning.CAPACITY_BLOCK)
+CLOUD_ONLY_PROVISIONING = (Provisioning.SPOT, Provisioning.FLEX_START, Provisioning.CAPACITY_BLOCK)
 
 
 class _Named(Protocol):
@@ -385,7 +391,7 @@ def check_provisioning(inv: Inventory) -> list[Issue]:
     for c in inv.clusters:
         for p in c.pools:
             ref: Ref = ("pools", p.name)
-            if p.provisioning == "flex-start":
+            if p.provisioning == Provisioning.FLEX_START:
                 if c.kind != "gke":
                     out.append(
                         _issue(
@@ -420,7 +426,7 @@ def check_provisioning(inv: Inventory) -> list[Issue]:
                         (*ref, "max_run_duration_hours"),
                     )
                 )
-            if p.provisioning == "capacity-block":
+            if p.provisioning == Provisioning.CAPACITY_BLOCK:
                 if c.kind != "eks":
                     out.append(
                         _issue(
@@ -438,7 +444,7 @@ def check_provisioning(inv: Inventory) -> list[Issue]:
                             got=list(p.zones),
                         )
                     )
-            if p.provisioning in ("reservation", "capacity-block") and p.commitment is None:
+            if p.provisioning in COMMITTED_PROVISIONING and p.commitment is None:
                 out.append(
                     _issue(
                         f"a `{p.provisioning}` pool must name the commitment it consumes",
@@ -446,7 +452,7 @@ def check_provisioning(inv: Inventory) -> list[Issue]:
                         (*ref, "provisioning"),
                     )
                 )
-            if p.provisioning not in ("reservation", "capacity-block") and p.commitment is not None:
+            if p.provisioning not in COMMITTED_PROVISIONING and p.commitment is not None:
                 out.append(
                     _issue(
                         f"a `{p.provisioning}` pool cannot consume a commitment",
@@ -454,7 +460,7 @@ def check_provisioning(inv: Inventory) -> list[Issue]:
                         (*ref, "commitment"),
                     )
                 )
-            if c.kind == "onprem" and p.provisioning in ("spot", "flex-start", "capacity-block"):
+            if c.kind == "onprem" and p.provisioning in CLOUD_ONLY_PROVISIONING:
                 out.append(
                     _issue(
                         f"on-prem pools cannot be `{p.provisioning}`",

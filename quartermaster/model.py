@@ -36,10 +36,8 @@ from quartermaster.names import (
     NamespaceName,
     NodeCount,
     PoolName,
-    PricingModel,
     PriorityClassName,
     Provider,
-    Provisioning,
     Quarter,
     RegionName,
     SiteName,
@@ -47,6 +45,7 @@ from quartermaster.names import (
     TeamName,
     ZoneName,
 )
+from quartermaster.pricing import PricingModel, Provisioning
 
 Usd = Annotated[Decimal, Field(ge=0, le=Decimal(10) ** 12, decimal_places=6)]
 UsdPerNodeHour = Annotated[Decimal, Field(ge=0, le=MAX_USD_PER_NODE_HOUR, decimal_places=6)]
@@ -56,7 +55,7 @@ Share = Annotated[float, Field(ge=0, le=1)]
 class Strict(BaseModel):
     """Base of every inventory object: unknown keys are errors, objects are immutable."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True, use_attribute_docstrings=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, use_attribute_docstrings=True, use_enum_values=True)
 
 
 # --- catalog ---------------------------------------------------------------------------------------
@@ -236,7 +235,7 @@ class Pool(Strict):
     """autoscaling: min/max nodes instead of a fixed size; null = fixed size."""
     tpu: TpuSlices | None = None
     """tpu: slice topology and count for TPU machines; required for TPU pools, absent for GPU pools."""
-    provisioning: Provisioning = "on-demand"
+    provisioning: Provisioning = Field(default=Provisioning.ON_DEMAND, validate_default=True)
     """provisioning: `on-demand` (default), `spot`, `reservation`, `flex-start` or `capacity-block`."""
     commitment: CommitmentName | None = None
     """commitment: the commitment (reservation, capacity block, on-prem purchase) the pool consumes."""

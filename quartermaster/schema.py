@@ -44,25 +44,28 @@ def reference_markdown() -> str:
              "`demand.csv`, `usage.csv`) have one column per field of PriceRow, DemandRow and UsageRow.", ""]
     for name in sorted(defs):
         definition = defs[name]
+        if "enum" in definition:
+            continue  # a closed set of values (StrEnum): shown inline where it is used
         lines += [f"## {name}", "", definition.get("description", "").strip(), "",
                   "| key | type | required | description |", "|---|---|---|---|"]
         required = set(definition.get("required", []))
         for key, prop in definition.get("properties", {}).items():
             doc = prop.get("description", "").replace("\n", " ").replace("|", "\\|")
-            lines.append(f"| `{key}` | {_type_of(prop)} | {'yes' if key in required else 'no'} | {doc} |")
+            lines.append(f"| `{key}` | {_type_of(prop, defs)} | {'yes' if key in required else 'no'} | {doc} |")
         lines.append("")
     return "\n".join(lines)
 
 
-def _type_of(prop: dict[str, Any]) -> str:
+def _type_of(prop: dict[str, Any], defs: dict[str, Any]) -> str:
     if "$ref" in prop:
-        return prop["$ref"].rsplit("/", 1)[-1]
+        name = prop["$ref"].rsplit("/", 1)[-1]
+        return _type_of(defs[name], defs) if "enum" in defs[name] else name
     if "anyOf" in prop:
-        return " or ".join(_type_of(p) for p in prop["anyOf"])
+        return " or ".join(_type_of(p, defs) for p in prop["anyOf"])
     if "enum" in prop:
         return " / ".join(f"`{v}`" for v in prop["enum"])
     if "const" in prop:
         return f"`{prop['const']}`"
     if prop.get("type") == "array":
-        return f"list of {_type_of(prop.get('items', {}))}"
+        return f"list of {_type_of(prop.get('items', {}), defs)}"
     return str(prop.get("type", "any"))

@@ -1,18 +1,8 @@
-"""Time and money units, declared once: hours per month, quarters and their hours, money rounding."""
+"""Calendar units, declared once: quarters, their bounds and hours. (Money and hours per month: `pricing`.)"""
 
 from __future__ import annotations
 
 import datetime as dt
-from decimal import ROUND_HALF_UP, Decimal
-
-HOURS_PER_MONTH = 730  # the FinOps / Infracost convention: 8,760 hours / 12
-HOURS_PER_WEEK = 168  # capacity blocks are sold in whole weeks
-CENT = Decimal("0.01")
-
-
-def cents(amount: Decimal) -> Decimal:
-    """Round money to the cent (half up), for display and for reconciled totals."""
-    return amount.quantize(CENT, rounding=ROUND_HALF_UP)
 
 
 def parse_quarter(quarter: str) -> tuple[int, int]:

@@ -1,5 +1,5 @@
-"""Formatting for everything a person reads: money, signed deltas, percentages. Registered as jinja2
-filters so templates format but never compute."""
+"""Formatting for everything a person reads: money (`pricing.format_usd`), signed deltas, percentages.
+Registered as jinja2 filters so templates format but never compute."""
 
 from __future__ import annotations
 
@@ -7,20 +7,12 @@ from decimal import ROUND_HALF_UP, Decimal
 
 import jinja2
 
-UNKNOWN = "\u2013"  # None means unknown (STYLE habit 6); shown as an en dash
+from quartermaster.pricing import UNKNOWN
+from quartermaster.pricing import format_usd as money
 
 
 def _number(value: Decimal | float | int) -> Decimal:
     return value if isinstance(value, Decimal) else Decimal(str(value))
-
-
-def money(value: Decimal | float | int | None, places: int = 2) -> str:
-    """`Decimal("1234.5")` -> `$1,234.50`; negative -> `-$1,234.50`; None -> `UNKNOWN` (an en dash)."""
-    if value is None:
-        return UNKNOWN
-    amount = _number(value).quantize(Decimal(1).scaleb(-places), rounding=ROUND_HALF_UP)
-    sign = "-" if amount < 0 else ""
-    return f"{sign}${abs(amount):,.{places}f}"
 
 
 def delta(value: Decimal | float | int | None, places: int = 2) -> str:

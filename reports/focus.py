@@ -31,10 +31,10 @@ from typing import Any
 
 from quartermaster.errors import ProblemsFound
 from quartermaster.model import Inventory
+from quartermaster.pricing import FOCUS_PRICING_CATEGORY, allocate_cents, cents
 from quartermaster.reports.metering.meter import ChargeLine, MeterResult
-from quartermaster.reports.metering.money import allocate_cents
 from quartermaster.reports.metering.rates import Block
-from quartermaster.units import cents, quarter_bounds
+from quartermaster.units import quarter_bounds
 
 FOCUS_VERSION = "1.3"
 # The 23 mandatory columns of FOCUS 1.3 (PLANNING.md §3) and whether the spec allows nulls in them
@@ -226,9 +226,7 @@ def write_focus(rows: list[dict[str, Any]], path: Path) -> Path:
 
 # --- the plan's forecast ---------------------------------------------------------------------------
 
-CATEGORY_OF_PLAN_MODEL = {"existing-commitments": "Committed", "commit": "Committed", "onprem": "Committed",
-                          "capacity-block": "Committed", "on-demand": "Standard", "flex-start": "Standard",
-                          "spot": "Dynamic"}
+CATEGORY_OF_PLAN_MODEL = {"existing-commitments": "Committed", **FOCUS_PRICING_CATEGORY}
 
 
 def _plan_provider(inventory: Inventory, model: str) -> str:

@@ -11,10 +11,12 @@ from dataclasses import dataclass
 from quartermaster.capacity import pool_accelerators, pool_max_nodes, pool_min_nodes
 from quartermaster.model import Cluster, Commitment, Inventory, Pool
 from quartermaster.modules.cloud.common import SpecError, TaintSpec, pool_taints, read_table, sorted_labels
+from quartermaster.pricing import Provisioning
 
 GPU_AMI_TYPE = "AL2023_x86_64_NVIDIA"  # IAC.md 2.2 step 4
 EFA_LABEL = "vpc.amazonaws.com/efa.present"
-CAPACITY_TYPE = {"spot": "SPOT", "capacity-block": "CAPACITY_BLOCK"}  # everything else is ON_DEMAND
+# EKS capacity_type by provisioning; everything else is ON_DEMAND.
+CAPACITY_TYPE = {Provisioning.SPOT: "SPOT", Provisioning.CAPACITY_BLOCK: "CAPACITY_BLOCK"}
 
 
 @dataclass(frozen=True)
@@ -105,7 +107,7 @@ def _node_group(inventory: Inventory, cluster: Cluster, region: str, pool: Pool)
     if missing:
         raise SpecError(f"pool {pool.name}: no subnet for zone(s) {', '.join(missing)} in cluster {cluster.name}. "
                         "Add them under `eks.subnets`.")
-    block = pool.provisioning == "capacity-block"
+    block = pool.provisioning == Provisioning.CAPACITY_BLOCK
     labels = dict(pool.labels)
     if pool.gpudirect:
         labels[EFA_LABEL] = "true"
@@ -142,7 +144,7 @@ def _reservation_target(inventory: Inventory, pool: Pool) -> tuple[str | None, s
         return commitment.capacity_reservation_id, None
     if _creates_reservation(commitment):
         return None, commitment.name
-    if pool.provisioning == "capacity-block":
+    if pool.provisioning == Provisioning.CAPACITY_BLOCK:
         raise SpecError(f"pool {pool.name}: capacity block {commitment.name} has no `capacity_reservation_id`. "
                         "Buy the block, then set its `cr-...` id on the commitment.")
     return None, None
@@ -186,9 +188,9 @@ def aws_capacity_reservations(inventory: Inventory, cluster: Cluster) -> list[Aw
 
 def quota_class(pool: Pool) -> str | None:
     """The EC2 vCPU quota a pool draws on; capacity blocks are left out (IAC.md 2.4: not confirmed)."""
-    if pool.provisioning == "capacity-block":
+    if pool.provisioning == Provisioning.CAPACITY_BLOCK:
         return None
-    return "spot" if pool.provisioning == "spot" else "on-demand"
+    return "spot" if pool.provisioning == Provisioning.SPOT else "on-demand"
 
 
 def aws_service_quotas(inventory: Inventory, cluster: Cluster) -> list[AwsServiceQuotaSpec]:

@@ -22,6 +22,7 @@ from decimal import Decimal
 from typing import Any
 
 from quartermaster.model import Cluster, Cohort, Inventory, Pool, Quota, Team
+from quartermaster.pricing import Provisioning
 
 KUEUE_GROUP = "kueue.x-k8s.io"
 LABEL_PREFIX = "quartermaster.dev"
@@ -57,7 +58,8 @@ TOPOLOGY_LEVELS = {
 }
 
 # Flavor preference inside a ClusterQueue: paid-for capacity first, interruptible capacity last.
-PROVISIONING_PREFERENCE = {"reservation": 0, "capacity-block": 1, "on-demand": 2, "flex-start": 3, "spot": 4}
+PROVISIONING_PREFERENCE = {Provisioning.RESERVATION: 0, Provisioning.CAPACITY_BLOCK: 1, Provisioning.ON_DEMAND: 2,
+                           Provisioning.FLEX_START: 3, Provisioning.SPOT: 4}
 
 # GKE Dynamic Workload Scheduler (queued provisioning); RULES.md section 2, ProvisioningRequest row.
 QUEUED_PROVISIONING_CLASS = "queued-provisioning.gke.io"

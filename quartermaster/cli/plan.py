@@ -10,7 +10,7 @@ from rich.table import Table
 
 from quartermaster.cli.common import console, err_console, inventory_argument, load_or_exit
 from quartermaster.errors import ProblemsFound, UsageError
-from quartermaster.units import cents
+from quartermaster.pricing import format_usd
 
 if TYPE_CHECKING:
     from quartermaster.model import Inventory
@@ -74,10 +74,6 @@ def _propose(path: Path, inventory: Inventory, result: PlanResult, force: bool) 
         console.print("Proposed quotas: nothing to change.")
 
 
-def _money(value) -> str:
-    return f"${cents(value):,.2f}" if value is not None else "-"
-
-
 def _print(r: PlanResult) -> None:
     if r.relaxed_rules is not None and not r.relaxed_rules.empty:
         head = "No plan satisfies every business rule" if r.outcome == "infeasible" else "Business rules gave"
@@ -90,8 +86,8 @@ def _print(r: PlanResult) -> None:
         return
     gap = f", gap {r.gap:.3%}" if r.gap is not None else ""
     console.print(f"[bold]Plan {r.quarters[0]}..{r.quarters[-1]}[/]: {r.outcome} ({r.solver}, "
-                  f"{r.solve_seconds:.1f} s{gap}). Expected cost {_money(r.expected_cost_usd)} vs "
-                  f"{_money(r.baseline_on_demand_usd)} all on-demand (savings rate "
+                  f"{r.solve_seconds:.1f} s{gap}). Expected cost {format_usd(r.expected_cost_usd)} vs "
+                  f"{format_usd(r.baseline_on_demand_usd)} all on-demand (savings rate "
                   f"{(r.savings_rate or 0):.1%}).")
     buys = Table(title="Purchase schedule", title_justify="left")
     for c in ("start", "site", "machine", "model", "term", "nodes", "accelerators", "monthly", "liability"):
@@ -108,8 +104,8 @@ def _print(r: PlanResult) -> None:
             term,
             str(p.nodes),
             str(p.accelerators),
-            _money(p.monthly_usd),
-            _money(p.total_liability_usd),
+            format_usd(p.monthly_usd),
+            format_usd(p.total_liability_usd),
         )
     console.print(buys if len(r.purchase_schedule) else "No new commitments.")
     kpis = Table(title="Per quarter", title_justify="left")
@@ -118,8 +114,8 @@ def _print(r: PlanResult) -> None:
     for k in r.kpis.itertuples():
         kpis.add_row(
             k.quarter,
-            _money(k.cost_usd),
-            _money(k.on_demand_equivalent_usd),
+            format_usd(k.cost_usd),
+            format_usd(k.on_demand_equivalent_usd),
             f"{k.effective_savings_rate:.1%}",
             f"{k.coverage:.1%}",
             f"{k.utilisation:.1%}",
@@ -130,7 +126,7 @@ def _print(r: PlanResult) -> None:
         over = r.budgets[~r.budgets["within"].astype(bool)]
         console.print(
             f"Budgets: {len(r.budgets) - len(over)} of {len(r.budgets)} within."
-            + "".join(f" {b.cost_center} {b.quarter} over by {_money(-b.headroom_usd)}." for b in over.itertuples())
+            + "".join(f" {b.cost_center} {b.quarter} over by {format_usd(-b.headroom_usd)}." for b in over.itertuples())
         )
     if len(r.unmet_demand):
         console.print(f"[bold yellow]Unmet demand[/] in {len(r.unmet_demand)} team-quarters (see unmet_demand.csv).")

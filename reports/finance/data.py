@@ -20,12 +20,19 @@ import pandas as pd
 from quartermaster.capacity import pool_accelerators
 from quartermaster.errors import ProblemsFound
 from quartermaster.model import Inventory
-from quartermaster.reports.metering.money import allocate_cents
-from quartermaster.units import cents, next_quarters, quarter_hours
+from quartermaster.pricing import (
+    COMMITTED_MODELS,
+    IDLE_TEAM,
+    PAY_PER_USE_MODELS,
+    PricingModel,
+    allocate_cents,
+    cents,
+    cheapest_on_demand_per_accelerator,
+)
+from quartermaster.units import next_quarters, quarter_hours
 
 Kind = Literal["text", "money", "delta", "pct", "number", "int"]
 ZERO = Decimal(0)
-SHARED_TEAM = "_unused_commitments"
 
 
 @dataclass(frozen=True)
@@ -157,7 +164,8 @@ class ReportData:
 # --- building ---------------------------------------------------------------------------------------
 
 
-def _money(value: Any) -> Decimal:
+def _decimal(value: Any) -> Decimal:
+    """A plan-table cell as Decimal (empty or NaN: 0)."""
     missing = value is None or (isinstance(value, float) and pd.isna(value)) or value == ""
     return ZERO if missing else Decimal(str(value))
 
@@ -182,11 +190,11 @@ def _kpi(plan: Any, quarter: str) -> dict[str, Any] | None:
 def quarter_cost(plan: Any, quarter: str) -> Decimal:
     """The plan's cost of a quarter, to the cent (the figure report and FOCUS export reconcile to)."""
     kpi = _kpi(plan, quarter)
-    return cents(_money(kpi["cost_usd"])) if kpi else ZERO
+    return cents(_decimal(kpi["cost_usd"])) if kpi else ZERO
 
 
 def _sum_cost(plan: Any, quarters: list[str], column: str = "cost_usd") -> Decimal:
-    return sum((cents(_money(k[column])) for q in quarters if (k := _kpi(plan, q))), ZERO)
+    return sum((cents(_decimal(k[column])) for q in quarters if (k := _kpi(plan, q))), ZERO)
 
 
 def _commitment_term(row: dict[str, Any]) -> str:
@@ -227,8 +235,8 @@ def build_report(inventory: Inventory, plan: Any, quarter: str | None = None, pr
             _commitment_term(r),
             int(r["nodes"]),
             int(r["accelerators"]),
-            cents(_money(r["monthly_usd"])),
-            cents(_money(r["total_liability_usd"])),
+            cents(_decimal(r["monthly_usd"])),
+            cents(_decimal(r["total_liability_usd"])),
         )
         for r in approve_rows
     )
@@ -282,14 +290,14 @@ def build_report(inventory: Inventory, plan: Any, quarter: str | None = None, pr
 
 MODEL_LABEL = {
     "existing-commitments": "existing commitments",
-    "commit": "new commitments",
-    "onprem": "on-prem",
-    "capacity-block": "capacity blocks",
-    "on-demand": "on-demand",
-    "flex-start": "flex-start",
-    "spot": "spot",
+    PricingModel.COMMIT: "new commitments",
+    PricingModel.ONPREM: "on-prem",
+    PricingModel.CAPACITY_BLOCK: "capacity blocks",
+    PricingModel.ON_DEMAND: "on-demand",
+    PricingModel.FLEX_START: "flex-start",
+    PricingModel.SPOT: "spot",
 }
-MODEL_ORDER = ["existing-commitments", "commit", "onprem", "capacity-block", "on-demand", "flex-start", "spot"]
+MODEL_ORDER = ["existing-commitments", *COMMITTED_MODELS, *PAY_PER_USE_MODELS]
 
 
 def _spend_by_quarter(plan: Any, quarters: list[str]) -> Table:
@@ -301,7 +309,7 @@ def _spend_by_quarter(plan: Any, quarters: list[str]) -> Table:
     rows = []
     for q in quarters:
         part = frame[frame["quarter"] == q]
-        raw = {m: sum((_money(x) for x in part[part["pricing_model"] == m]["usd"]), ZERO) for m in models}
+        raw = {m: sum((_decimal(x) for x in part[part["pricing_model"] == m]["usd"]), ZERO) for m in models}
         total = quarter_cost(plan, q)
         rows.append({"quarter": q, **allocate_cents(raw, total), "total": total})
     columns = (
@@ -320,7 +328,7 @@ def _spend_by_quarter(plan: Any, quarters: list[str]) -> Table:
 
 def _team_costs(plan: Any, quarter: str) -> dict[str, tuple[str, Decimal]]:
     rows = _rows(plan.cost_by_team, quarter)
-    rounded = allocate_cents({r["team"]: _money(r["usd"]) for r in rows}, quarter_cost(plan, quarter))
+    rounded = allocate_cents({r["team"]: _decimal(r["usd"]) for r in rows}, quarter_cost(plan, quarter))
     return {r["team"]: (r["cost_center"], rounded[r["team"]]) for r in rows}
 
 
@@ -332,7 +340,7 @@ def _by_team(inventory: Inventory, plan: Any, previous: Any, quarter: str) -> tu
     for q in four:
         for team, (_, usd) in _team_costs(plan, q).items():
             four_cost[team] = four_cost.get(team, ZERO) + usd
-    label = {SHARED_TEAM: "unused commitments (shared)"}
+    label = {IDLE_TEAM: "unused commitments (shared)"}
     team_rows = []
     for team in sorted(set(now) | set(before), key=lambda t: (t.startswith("_"), t)):
         cc, usd = now.get(team, before.get(team, ("", ZERO)))
@@ -396,9 +404,9 @@ def _coverage(plan: Any, quarters: list[str]) -> Table:
         rows.append(
             {
                 "quarter": q,
-                "cost": cents(_money(k.get("cost_usd"))),
-                "on_demand": cents(_money(k.get("on_demand_equivalent_usd"))),
-                "savings": cents(_money(k.get("on_demand_equivalent_usd"))) - cents(_money(k.get("cost_usd"))),
+                "cost": cents(_decimal(k.get("cost_usd"))),
+                "on_demand": cents(_decimal(k.get("on_demand_equivalent_usd"))),
+                "savings": cents(_decimal(k.get("on_demand_equivalent_usd"))) - cents(_decimal(k.get("cost_usd"))),
                 "esr": _ratio(k.get("effective_savings_rate", 0)),
                 "coverage": _ratio(k.get("coverage", 0)),
                 "utilisation": _ratio(k.get("utilisation", 0)),
@@ -437,9 +445,9 @@ def _purchases(plan: Any) -> Table:
             "end": r["end"],
             "nodes": int(r["nodes"]),
             "accelerators": int(r["accelerators"]),
-            "usd_per_node_hour": _money(r["usd_per_node_hour"]),
-            "monthly": cents(_money(r["monthly_usd"])),
-            "liability": cents(_money(r["total_liability_usd"])),
+            "usd_per_node_hour": _decimal(r["usd_per_node_hour"]),
+            "monthly": cents(_decimal(r["monthly_usd"])),
+            "liability": cents(_decimal(r["total_liability_usd"])),
         }
         for r in _rows(plan.purchase_schedule)
     ]
@@ -538,22 +546,11 @@ def _demand_vs_capacity(inventory: Inventory, plan: Any, quarter: str) -> Table:
     )
 
 
-def _on_demand_rate(inventory: Inventory) -> dict[str, Decimal]:
-    """Cheapest on-demand USD per accelerator-hour per accelerator in the price book."""
-    out: dict[str, Decimal] = {}
-    for p in inventory.prices:
-        machine = inventory.machine_by_name.get(p.machine)
-        if p.pricing_model == "on-demand" and machine is not None:
-            rate = p.usd_per_node_hour / machine.accelerators_per_node
-            out[machine.accelerator] = min(out.get(machine.accelerator, rate), rate)
-    return out
-
-
 def _risk(inventory: Inventory, plan: Any, quarter: str) -> tuple[Table, Decimal]:
     """p90 exposure: if every team ran at its p90 for the whole quarter, the accelerator-hours above p50
     bought on demand at the cheapest on-demand rate of the accelerator."""
     hours = Decimal(quarter_hours(quarter))
-    rates = _on_demand_rate(inventory)
+    rates = cheapest_on_demand_per_accelerator(inventory)
     by_acc: dict[str, Decimal] = {}
     for d in inventory.demand:
         if d.period == quarter and not d.scenario and d.p90 is not None:
@@ -694,11 +691,11 @@ def _changes(plan: Any, previous: Any, quarters: list[str]) -> list[Table]:
             nodes_a == nodes_b
             and a
             and b
-            and cents(_money(a["total_liability_usd"])) == cents(_money(b["total_liability_usd"]))
+            and cents(_decimal(a["total_liability_usd"])) == cents(_decimal(b["total_liability_usd"]))
         ):
             continue
-        liab_a = cents(_money(a["total_liability_usd"])) if a else ZERO
-        liab_b = cents(_money(b["total_liability_usd"])) if b else ZERO
+        liab_a = cents(_decimal(a["total_liability_usd"])) if a else ZERO
+        liab_b = cents(_decimal(b["total_liability_usd"])) if b else ZERO
         changes.append(
             {
                 "start_quarter": key[0],

@@ -5,7 +5,7 @@ Rules (PLANNING.md §4, the OpenCost/Kubecost allocation model):
 
 * a team holds `max(requested, used)` accelerators in an hour (OpenCost charges the larger of request and use);
 * capacity is paid in blocks (`rates.Block`): a commitment is paid every hour of its term at
-  `usd_per_node_hour / accelerators_per_node` (amortised; on-prem = capex + opex), a pool outside any
+  its price per accelerator-hour (`pricing.per_accelerator`; amortised, on-prem = capex + opex), a pool outside any
   commitment keeps its minimum nodes (fixed pools: all of them) at its pricing model's rate;
 * in block b and hour h, with paid accelerators A and held accelerators S = sum over teams of s_t:
   covered = min(S, A), every team is covered in proportion, s_t * covered / S, and the rest
@@ -35,10 +35,9 @@ import pandas as pd
 
 from quartermaster.issues import Issue
 from quartermaster.model import Inventory
-from quartermaster.reports.metering.money import allocate_cents, split_cents
-from quartermaster.reports.metering.rates import Block, PricingCategory, blocks
+from quartermaster.pricing import FocusPricingCategory, allocate_cents, cents, split_cents
+from quartermaster.reports.metering.rates import Block, blocks
 from quartermaster.reports.metering.usage import Period
-from quartermaster.units import cents
 
 MILLI = 1000
 HOUR = np.timedelta64(1, "h")
@@ -58,7 +57,7 @@ class ChargeLine:
     block: str
     """The block's key, `commitment:<name>` or `pool:<name>`."""
     pool: str | None
-    category: PricingCategory
+    category: FocusPricingCategory
     accelerator_hours: Decimal
     rate: Decimal
     """USD per accelerator-hour (the effective rate; for an idle share, the block's rate)."""

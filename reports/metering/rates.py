@@ -16,14 +16,16 @@ from typing import Literal
 from quartermaster.capacity import pool_min_nodes
 from quartermaster.issues import Issue
 from quartermaster.model import Commitment, Inventory, Machine, Pool, Site
-
-# FOCUS PricingCategory of the pricing model a pool is provisioned with (PLANNING.md §3 mapping).
-PricingCategory = Literal["Committed", "Standard", "Dynamic"]
-PRICE_MODEL_OF_PROVISIONING = {"on-demand": "on-demand", "spot": "spot", "flex-start": "flex-start",
-                               "capacity-block": "capacity-block", "reservation": "on-demand"}
-CATEGORY_OF_PRICE_MODEL: dict[str, PricingCategory] = {
-    "on-demand": "Standard", "flex-start": "Standard", "capacity-block": "Standard", "spot": "Dynamic",
-    "onprem": "Committed", "commit": "Committed"}
+from quartermaster.pricing import (
+    FOCUS_PRICING_CATEGORY,
+    FocusPricingCategory,
+    PricingModel,
+    Provisioning,
+    accelerator_hour_price,
+    node_hour_price,
+    per_accelerator,
+    pricing_model_of,
+)
 
 
 @dataclass(frozen=True)
@@ -42,9 +44,9 @@ class Block:
     """The [from, to) windows in which the block is paid (a commitment's term; a pool's time outside it)."""
     rate: Decimal
     """USD per accelerator-hour of the paid block."""
-    category: PricingCategory
+    category: FocusPricingCategory
     overflow_rate: Decimal
-    overflow_category: PricingCategory
+    overflow_category: FocusPricingCategory
     list_rate: Decimal
     """USD per accelerator-hour at the public on-demand price (the FOCUS list price); the block's own rate
     where no on-demand price exists (on-prem)."""
@@ -75,21 +77,21 @@ def blocks(inventory: Inventory, start: dt.datetime, end: dt.datetime) -> tuple[
     out: list[Block] = []
     issues: list[Issue] = []
 
-    def rate_of(machine: Machine, site: Site, model: str, what: str) -> Decimal:
+    def rate_of(machine: Machine, site: Site, model: PricingModel, what: str) -> Decimal:
         if site.provider == "onprem":
-            model = "onprem"
-        node_price = inventory.usd_per_node_hour(machine.name, site.name, model)
+            model = PricingModel.ONPREM
+        node_price = node_hour_price(inventory, machine.name, site.name, model)
         if node_price is None:
             issues.append(Issue(
                 "meter-prices", f"{what}: the price book has no `{model}` price for {machine.name} at {site.name}",
                 f"Add a row `{machine.name},{site.name},{model},0,<usd_per_node_hour>,<source>,<date>` to prices.csv.",
                 ref=("prices",)))
             return Decimal(0)
-        return node_price / machine.accelerators_per_node
+        return per_accelerator(node_price, machine.accelerators_per_node)
 
     def list_rate_of(machine: Machine, site: Site, fallback: Decimal) -> Decimal:
-        on_demand = inventory.usd_per_node_hour(machine.name, site.name, "on-demand")
-        return fallback if on_demand is None else on_demand / machine.accelerators_per_node
+        on_demand = accelerator_hour_price(inventory, machine.name, site.name, PricingModel.ON_DEMAND)
+        return fallback if on_demand is None else on_demand
 
     consumers: dict[str, list[Pool]] = {}
     for pool in inventory.pools:
@@ -98,19 +100,19 @@ def blocks(inventory: Inventory, start: dt.datetime, end: dt.datetime) -> tuple[
     for commitment in inventory.commitments:
         machine = inventory.machine_by_name[commitment.machine]
         site = inventory.site_by_name[commitment.site]
-        rate = commitment.usd_per_node_hour / machine.accelerators_per_node
-        overflow = rate_of(machine, site, "on-demand", f"commitment {commitment.name} overflow")
+        rate = per_accelerator(commitment.usd_per_node_hour, machine.accelerators_per_node)
+        overflow_model = pricing_model_of(Provisioning.RESERVATION, site.provider)
+        overflow = rate_of(machine, site, overflow_model, f"commitment {commitment.name} overflow")
         out.append(Block(
             commitment.name, "commitment", tuple(p.name for p in consumers.get(commitment.name, [])), machine, site,
             commitment.count * machine.accelerators_per_node, (term_within(commitment, start, end),), rate, "Committed",
-            overflow, CATEGORY_OF_PRICE_MODEL["onprem" if site.provider == "onprem" else "on-demand"],
-            list_rate_of(machine, site, rate), "commit", "onprem" if site.provider == "onprem" else "on-demand",
-            commitment))
+            overflow, FOCUS_PRICING_CATEGORY[overflow_model], list_rate_of(machine, site, rate), PricingModel.COMMIT,
+            overflow_model, commitment))
     for pool in inventory.pools:
         cluster = inventory.cluster_of_pool[pool.name]
         machine = inventory.machine_by_name[pool.machine]
         site = inventory.site_by_name[cluster.site]
-        model = "onprem" if site.provider == "onprem" else PRICE_MODEL_OF_PROVISIONING[pool.provisioning]
+        model = pricing_model_of(pool.provisioning, site.provider)
         rate = rate_of(machine, site, model, f"pool {pool.name} ({pool.provisioning})")
         paid: tuple[tuple[dt.datetime, dt.datetime], ...] = ((start, end),)
         consumed = inventory.commitment_by_name.get(pool.commitment or "")
@@ -120,6 +122,6 @@ def blocks(inventory: Inventory, start: dt.datetime, end: dt.datetime) -> tuple[
         out.append(Block(
             pool.name, "pool", (pool.name,), machine, site,
             pool_min_nodes(pool, machine) * machine.accelerators_per_node, paid, rate,
-            CATEGORY_OF_PRICE_MODEL[model], rate, CATEGORY_OF_PRICE_MODEL[model],
+            FOCUS_PRICING_CATEGORY[model], rate, FOCUS_PRICING_CATEGORY[model],
             list_rate_of(machine, site, rate), model, model))
     return out, issues

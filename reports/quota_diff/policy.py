@@ -19,8 +19,9 @@ from decimal import Decimal
 
 from quartermaster.capacity import flavor_capacity, nominal_by_flavor
 from quartermaster.model import Inventory
+from quartermaster.pricing import HOURS_PER_MONTH, Provisioning, format_usd
 from quartermaster.reports.quota_diff.types import Approval, Change, QuotaDiff, Status, Verdict
-from quartermaster.units import HOURS_PER_MONTH, cents, quarter_hours
+from quartermaster.units import quarter_hours
 
 CHECKS: dict[str, str] = {
     "over-capacity": "quotas fit the flavors' capacity",
@@ -51,10 +52,6 @@ def verdicts(
         found.extend(check(base, head, diff, team_monthly))
     order = {"fail": 0, "warn": 1, "pass": 2}
     return tuple(sorted(found, key=lambda v: (order[v.status], v.check, v.subject)))
-
-
-def _money(amount: Decimal) -> str:
-    return f"${cents(amount):,}"
 
 
 def check_over_capacity(
@@ -106,7 +103,7 @@ def check_over_budget(
             if spend <= budget.usd:
                 out.append(
                     Verdict(
-                        "over-budget", "pass", subject, f"{subject}: {_money(spend)} of {_money(budget.usd)}"
+                        "over-budget", "pass", subject, f"{subject}: {format_usd(spend)} of {format_usd(budget.usd)}"
                     )
                 )
                 continue
@@ -116,8 +113,8 @@ def check_over_budget(
                     "over-budget",
                     "fail" if rising else "warn",
                     subject,
-                    f"{subject}: {_money(spend)} is over the budget of {_money(budget.usd)} by "
-                    f"{_money(spend - budget.usd)}" + ("" if rising else " (already over; not rising)"),
+                    f"{subject}: {format_usd(spend)} is over the budget of {format_usd(budget.usd)} by "
+                    f"{format_usd(spend - budget.usd)}" + ("" if rising else " (already over; not rising)"),
                 )
             )
     return out or [Verdict("over-budget", "pass", "", "no budget applies to the changed teams")]
@@ -137,7 +134,7 @@ def check_finance_approval(
                 "finance-approval",
                 "warn",
                 "monthly cost",
-                f"+{_money(delta)}/month is above {_money(threshold)}/month: needs finance approval",
+                f"+{format_usd(delta)}/month is above {format_usd(threshold)}/month: needs finance approval",
             )
         ]
     return [
@@ -145,7 +142,7 @@ def check_finance_approval(
             "finance-approval",
             "pass",
             "monthly cost",
-            f"{'+' if delta >= 0 else '-'}{_money(abs(delta))}/month is within {_money(threshold)}/month",
+            f"{'+' if delta >= 0 else '-'}{format_usd(abs(delta))}/month is within {format_usd(threshold)}/month",
         )
     ]
 
@@ -225,7 +222,7 @@ def check_spot_share(
         spot = sum(
             q.nominal
             for q in team.quotas
-            if (pool := head.pool_by_name.get(q.flavor)) is not None and pool.provisioning == "spot"
+            if (pool := head.pool_by_name.get(q.flavor)) is not None and pool.provisioning == Provisioning.SPOT
         )
         if spot > total * limit:
             out.append(

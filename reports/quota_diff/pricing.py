@@ -10,11 +10,11 @@ For one flavor (pool) p with a accelerators per node and N accelerators of nomin
     rate(p)             = c_node * 730 / a                    # $ per accelerator-month beyond paid_anyway
     monthly(p, N)       = fixed(p) + max(0, N - paid_anyway(p)) * rate(p)
 
-c_commit is the commitment's `usd_per_node_hour`; c_node is the price-book row (`prices.csv`, term 0) for
-the pool's machine and site under the pool's pricing model: spot pools pay the spot price, flex-start pools
-the flex-start price, every other pool (on-demand, and reservations or capacity blocks beyond their
-commitment) the on-demand price, on-prem machines their `onprem` row. 730 hours per month is
-`quartermaster.units.HOURS_PER_MONTH`. A price that is missing is None (unknown), never 0.
+c_commit is the commitment's `usd_per_node_hour`; c_node is `pricing.pool_node_price`: the price-book row
+(`prices.csv`, term 0) of the pool's pricing model (`pricing.PRICING_MODEL_OF_PROVISIONING`, the rule metering
+and the planner use too; on-prem machines their `onprem` row), falling back to on-demand. 730 hours per month
+is `pricing.HOURS_PER_MONTH`. A price that is missing is None (unknown), never 0. These figures are the
+*exposure* basis: a quota used in full at its marginal rate.
 """
 
 from __future__ import annotations
@@ -24,12 +24,9 @@ from decimal import Decimal
 
 from quartermaster.capacity import pool_accelerators, pool_max_nodes, pool_min_nodes
 from quartermaster.model import Inventory
-from quartermaster.units import HOURS_PER_MONTH
+from quartermaster.pricing import HOURS_PER_MONTH, per_accelerator, pool_node_price
 
 MONTH = Decimal(HOURS_PER_MONTH)
-# The price-book pricing model that prices a pool's accelerators beyond what is paid anyway, by provisioning.
-PRICING_MODEL_OF_PROVISIONING = {"spot": "spot", "flex-start": "flex-start"}
-FALLBACK_PRICING_MODELS = ("on-demand", "onprem")
 
 
 @dataclass(frozen=True)
@@ -89,14 +86,14 @@ def flavor_economics(inventory: Inventory) -> dict[str, FlavorEconomics]:
             commitment = inventory.commitment_by_name.get(pool.commitment or "")
             committed_nodes = committed.get(pool.name, 0)
             paid_nodes = max(committed_nodes, pool_min_nodes(pool, machine))
-            price, model = _node_price(inventory, pool.machine, cluster.site, pool.provisioning)
+            price, model = pool_node_price(inventory, pool.machine, cluster.site, pool.provisioning)
             on_demand_nodes = paid_nodes - committed_nodes
             if on_demand_nodes and price is None:
                 fixed = None
             else:
                 commit_usd = committed_nodes * commitment.usd_per_node_hour if commitment else Decimal(0)
                 fixed = (commit_usd + on_demand_nodes * (price or Decimal(0))) * MONTH
-            rate = None if price is None else price * MONTH / machine.accelerators_per_node
+            rate = None if price is None else per_accelerator(price, machine.accelerators_per_node) * MONTH
             out[pool.name] = FlavorEconomics(
                 flavor=pool.name,
                 cluster=cluster.name,
@@ -126,14 +123,3 @@ def _committed_nodes(inventory: Inventory) -> dict[str, int]:
         out[pool.name] = take
     return out
 
-
-def _node_price(
-    inventory: Inventory, machine: str, site: str, provisioning: str
-) -> tuple[Decimal | None, str | None]:
-    """The price-book $/node-hour for one more node of a pool, and its pricing model."""
-    wanted = PRICING_MODEL_OF_PROVISIONING.get(provisioning)
-    for model in ((wanted,) if wanted else ()) + FALLBACK_PRICING_MODELS:
-        price = inventory.usd_per_node_hour(machine, site, model)
-        if price is not None:
-            return price, model
-    return None, None

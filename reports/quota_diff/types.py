@@ -10,7 +10,7 @@ from decimal import Decimal
 from typing import Any, Literal
 
 from quartermaster.model import Inventory
-from quartermaster.units import cents
+from quartermaster.pricing import cents
 
 Status = Literal["pass", "warn", "fail"]
 RenderCluster = Callable[[Inventory, str], str]

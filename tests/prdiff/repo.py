@@ -20,7 +20,7 @@ from quartermaster.cli import app
 from quartermaster.edit import QuotaChange, set_quotas
 from quartermaster.loader import load
 from quartermaster.model import Inventory
-from quartermaster.units import HOURS_PER_MONTH
+from quartermaster.pricing import HOURS_PER_MONTH
 from tests.paths import INVENTORY
 
 EXAMPLE = INVENTORY

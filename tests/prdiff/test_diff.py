@@ -10,9 +10,10 @@ from pathlib import Path
 
 import pytest
 
+from quartermaster.pricing import HOURS_PER_MONTH
 from quartermaster.reports.filters import money
 from quartermaster.reports.quota_diff import MARKER
-from quartermaster.units import HOURS_PER_MONTH, quarter_hours
+from quartermaster.units import quarter_hours
 from tests.prdiff.repo import QuotaRepo, per_accelerator_month, team_month
 
 

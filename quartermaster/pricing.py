@@ -1,0 +1,216 @@
+"""The one cost model: pricing models, provisioning modes, price lookups, terms, hours and money.
+
+The planner, metering, the finance report, the quota diff and the FOCUS export price through this module;
+none of them looks up a price, divides a node price into accelerators or rounds money on its own.
+
+Every dollar figure a person sees names its basis:
+
+- **planned**: the plan's expected cost (`qm plan`, the finance report's plan columns);
+- **metered**: actual usage priced by the same rates and rules as the plan (`qm meter`, FOCUS of a month);
+- **exposure**: a quota used in full at its marginal rate (the quota diff's monthly figures).
+
+Rules, each written once:
+
+- a pool's node-hours beyond its commitment are priced at the price-book row of
+  `PRICING_MODEL_OF_PROVISIONING[provisioning]` (a reservation beyond its commitment pays on-demand), an on-prem
+  site at its `onprem` row;
+- an accelerator-hour costs the node-hour price divided by the machine's accelerators per node;
+- a month is `HOURS_PER_MONTH` = 730 hours (8,760 / 12, the FinOps and Infracost convention), a capacity block
+  is sold in weeks of `HOURS_PER_WEEK` = 168 hours;
+- money is `Decimal`: 6 decimal places as solved or metered (`usd`), cents for display and reconciled totals
+  (`cents`), split into cent lines that add up exactly (`allocate_cents`, `split_cents`);
+- commitment hours nobody uses (idle) are the `IDLE_TEAM` line of the `IDLE_COST_CENTER` until an idle policy
+  shares them out.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable, Mapping
+from decimal import ROUND_FLOOR, ROUND_HALF_UP, Decimal
+from enum import StrEnum
+from typing import TYPE_CHECKING, Literal, TypeVar
+
+if TYPE_CHECKING:
+    from quartermaster.model import Inventory
+
+K = TypeVar("K", bound=Hashable)
+Money = TypeVar("Money", Decimal, float)
+
+
+class PricingModel(StrEnum):
+    """How a node-hour is bought: a price-book row's `pricing_model`."""
+
+    ON_DEMAND = "on-demand"
+    SPOT = "spot"
+    FLEX_START = "flex-start"
+    CAPACITY_BLOCK = "capacity-block"
+    COMMIT = "commit"
+    """A committed-use discount, reserved instance or savings plan with a term."""
+    ONPREM = "onprem"
+    """Owned hardware: capex amortised over its life plus opex, per node-hour."""
+
+
+class Provisioning(StrEnum):
+    """How a pool gets its nodes: a pool's `provisioning`."""
+
+    ON_DEMAND = "on-demand"
+    SPOT = "spot"
+    RESERVATION = "reservation"
+    FLEX_START = "flex-start"
+    CAPACITY_BLOCK = "capacity-block"
+
+
+PRICING_MODEL_OF_PROVISIONING: dict[Provisioning, PricingModel] = {
+    Provisioning.ON_DEMAND: PricingModel.ON_DEMAND,
+    Provisioning.SPOT: PricingModel.SPOT,
+    Provisioning.FLEX_START: PricingModel.FLEX_START,
+    Provisioning.CAPACITY_BLOCK: PricingModel.CAPACITY_BLOCK,
+    Provisioning.RESERVATION: PricingModel.ON_DEMAND,
+}
+"""The pricing model of a pool's node-hours beyond what its commitment covers."""
+
+FocusPricingCategory = Literal["Committed", "Standard", "Dynamic"]
+FOCUS_PRICING_CATEGORY: dict[PricingModel, FocusPricingCategory] = {
+    PricingModel.ON_DEMAND: "Standard",
+    PricingModel.FLEX_START: "Standard",
+    PricingModel.CAPACITY_BLOCK: "Standard",
+    PricingModel.SPOT: "Dynamic",
+    PricingModel.COMMIT: "Committed",
+    PricingModel.ONPREM: "Committed",
+}
+"""FOCUS `PricingCategory` of each pricing model (PLANNING.md section 3): a capacity block is a dated purchase at a
+list price, not a discount on committed spend, so it is `Standard`."""
+
+PAY_PER_USE_MODELS = (PricingModel.CAPACITY_BLOCK, PricingModel.FLEX_START, PricingModel.ON_DEMAND, PricingModel.SPOT)
+COMMITTED_MODELS = (PricingModel.COMMIT, PricingModel.ONPREM)
+
+HOURS_PER_MONTH = 730
+HOURS_PER_WEEK = 168
+CENT = Decimal("0.01")
+
+IDLE_TEAM = "_unused_commitments"
+"""The line that holds paid commitment hours nobody used (before an idle policy shares them)."""
+IDLE_COST_CENTER = "_shared"
+"""The cost centre of the idle line."""
+
+
+def pricing_model_of_commitment(kind: str) -> PricingModel:
+    """The pricing model of a commitment's node-hours by its kind: on-prem purchases `onprem`, capacity blocks
+    `capacity-block`, CUDs, reserved instances and savings plans `commit`."""
+    return {"on-prem-purchase": PricingModel.ONPREM, "capacity-block": PricingModel.CAPACITY_BLOCK}.get(
+        kind, PricingModel.COMMIT)
+
+
+# --- prices --------------------------------------------------------------------------------------------
+
+
+def pricing_model_of(provisioning: str, provider: str) -> PricingModel:
+    """The price-book model of a pool's node-hours beyond its commitment (on-prem sites: `onprem`)."""
+    if provider == "onprem":
+        return PricingModel.ONPREM
+    return PRICING_MODEL_OF_PROVISIONING[Provisioning(provisioning)]
+
+
+def node_hour_price(inventory: Inventory, machine: str, site: str, model: str, term_months: int = 0
+                    ) -> Decimal | None:
+    """USD per node-hour from the price book, or None when it has no such row (None = unknown, not free)."""
+    return inventory.usd_per_node_hour(machine, site, model, term_months)
+
+
+def per_accelerator(usd_per_node: Money, accelerators_per_node: int) -> Money:
+    """A price per node as a price per accelerator (GPU or TPU chip): Decimal for money a person reads, float
+    for the planner's model coefficients."""
+    return usd_per_node / accelerators_per_node
+
+
+def cheapest_on_demand_per_accelerator(inventory: Inventory) -> dict[str, Decimal]:
+    """The cheapest on-demand USD per accelerator-hour of each accelerator in the price book."""
+    out: dict[str, Decimal] = {}
+    for row in inventory.prices:
+        machine = inventory.machine_by_name.get(row.machine)
+        if row.pricing_model == PricingModel.ON_DEMAND and machine is not None:
+            rate = per_accelerator(row.usd_per_node_hour, machine.accelerators_per_node)
+            out[machine.accelerator] = min(out.get(machine.accelerator, rate), rate)
+    return out
+
+
+def accelerator_hour_price(inventory: Inventory, machine: str, site: str, model: str, term_months: int = 0
+                           ) -> Decimal | None:
+    """USD per accelerator-hour from the price book, or None when it has no such row."""
+    price = node_hour_price(inventory, machine, site, model, term_months)
+    return None if price is None else per_accelerator(price, inventory.machine_by_name[machine].accelerators_per_node)
+
+
+def pool_node_price(inventory: Inventory, machine: str, site: str, provisioning: str
+                    ) -> tuple[Decimal | None, PricingModel | None]:
+    """The price of one more node of a pool beyond its commitment, and the model it comes from.
+
+    The pool's own pricing model first (`pricing_model_of`); when the book has no such row, on-demand, then
+    on-prem; (None, None) when none is known.
+    """
+    provider = inventory.site_by_name[site].provider if site in inventory.site_by_name else ""
+    wanted = pricing_model_of(provisioning, provider)
+    for model in dict.fromkeys((wanted, PricingModel.ON_DEMAND, PricingModel.ONPREM)):
+        price = node_hour_price(inventory, machine, site, model)
+        if price is not None:
+            return price, model
+    return None, None
+
+
+# --- money ----------------------------------------------------------------------------------------------
+
+
+def usd(amount: float | Decimal) -> Decimal:
+    """An amount as Decimal USD with 6 decimals, as solved or metered (no negative zero)."""
+    value = Decimal(f"{float(amount):.6f}")
+    return value if value != 0 else Decimal("0.000000")
+
+
+def cents(amount: Decimal) -> Decimal:
+    """Round money to the cent (half up), for display and for reconciled totals."""
+    return amount.quantize(CENT, rounding=ROUND_HALF_UP)
+
+
+def allocate_cents(amounts: Mapping[K, Decimal], total: Decimal) -> dict[K, Decimal]:
+    """Round every amount to the cent so that the rounded amounts sum to `cents(total)`.
+
+    Largest-remainder rounding: floor each amount to the cent, then hand the cents still missing to the
+    amounts with the largest remainders (ties broken by key order; removed from the smallest if the floors
+    already overshoot). `amounts` should add up to `total` before rounding; the method then moves each line
+    by less than a cent.
+    """
+    target = cents(total)
+    floors = {k: v.quantize(CENT, rounding=ROUND_FLOOR) for k, v in amounts.items()}
+    missing = int((target - sum(floors.values(), Decimal(0))) / CENT)
+    order = sorted(amounts, key=lambda k: (-(amounts[k] - floors[k]), str(k)))
+    if not order:
+        return {}
+    step = CENT if missing >= 0 else -CENT
+    ranked = order if missing >= 0 else list(reversed(order))
+    for i in range(abs(missing)):
+        key = ranked[i % len(ranked)]
+        floors[key] += step
+    return floors
+
+
+def split_cents(amount: Decimal, weights: Mapping[K, Decimal]) -> dict[K, Decimal]:
+    """Share a cent amount between keys in proportion to `weights`; the shares sum exactly to `amount`."""
+    positive = {k: w for k, w in weights.items() if w > 0}
+    if not positive:
+        return {}
+    whole = sum(positive.values(), Decimal(0))
+    return allocate_cents({k: amount * w / whole for k, w in positive.items()}, amount)
+
+
+UNKNOWN = "\u2013"
+"""How an unknown amount is shown (None means unknown, 0 means free): an en dash."""
+
+
+def format_usd(value: Decimal | float | int | None, places: int = 2) -> str:
+    """`Decimal("1234.5")` -> `$1,234.50`; negative -> `-$1,234.50`; None -> `UNKNOWN` (an en dash)."""
+    if value is None:
+        return UNKNOWN
+    amount = (value if isinstance(value, Decimal) else Decimal(str(value))).quantize(
+        Decimal(1).scaleb(-places), rounding=ROUND_HALF_UP)
+    sign = "-" if amount < 0 else ""
+    return f"{sign}${abs(amount):,.{places}f}"
