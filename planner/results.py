@@ -69,7 +69,10 @@ class PlanResult:
     cost_by_quarter: pd.DataFrame = field(default_factory=pd.DataFrame)
     cost_by_team: pd.DataFrame = field(default_factory=pd.DataFrame)
     kpis: pd.DataFrame = field(default_factory=pd.DataFrame)
-    """Per quarter: cost, on-demand equivalent, savings, effective savings rate, coverage, utilisation."""
+    """Per quarter: cost, on-demand equivalent, savings, effective savings rate; commitment coverage (share of the
+    served demand's on-demand-equivalent spend that commitments covered) and utilisation (commitment spend used
+    / commitment spend), both in dollars as the FinOps Foundation defines them, and the same two measured in
+    accelerator-hours (`coverage_accelerator_hours`, `utilisation_accelerator_hours`)."""
     shadow_prices: pd.DataFrame = field(default_factory=pd.DataFrame)
     unmet_demand: pd.DataFrame = field(default_factory=pd.DataFrame)
     proposed_quotas: pd.DataFrame = field(default_factory=pd.DataFrame)
@@ -272,6 +275,14 @@ def _on_demand_equivalent_price(m: PlanModel) -> dict[str, float]:
     return out
 
 
+# Lines of cost_by_quarter that are commitments paid whether used or not.
+COMMITMENT_LINES = ("existing-commitments", PricingModel.COMMIT, PricingModel.ONPREM, PricingModel.CAPACITY_BLOCK)
+
+
+def _share(part: float, whole: float) -> float:
+    return round(part / whole, 6) if whole > TINY else 0.0
+
+
 def _costs(m: PlanModel) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
     """(kpis, cost_by_quarter, cost_by_team)."""
     d = m.data
@@ -293,6 +304,7 @@ def _costs(m: PlanModel) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
         available[q] += HOURS_PER_WEEK * weeks * m.offers[j]["accelerators_per_node"]
     od_price = _on_demand_equivalent_price(m)
     served, committed, od_equivalent = defaultdict(float), defaultdict(float), defaultdict(float)
+    covered_od, commitment_used = defaultdict(float), defaultdict(float)  # USD: FinOps coverage and utilisation
     team_charge: dict[tuple[str, str], float] = defaultdict(float)
     for (k, j, t, q, s, b), var in sorted(m.use.items()):
         x = _v(var)
@@ -304,6 +316,8 @@ def _costs(m: PlanModel) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
         od_equivalent[q] += node_hours * od_price[j]
         if t in (EXISTING, NEW, PricingModel.CAPACITY_BLOCK):
             committed[q] += node_hours * a
+            covered_od[q] += node_hours * od_price[j]
+            commitment_used[q] += node_hours * m.charge_per_node_hour(j, t, q)
         if t in PAY_PER_USE and t != PricingModel.CAPACITY_BLOCK:
             by_model[(q, t, 0)] += node_hours * m.price[(j, t)]
         team_charge[(q, m.key_parts[k][0])] += node_hours * m.charge_per_node_hour(j, t, q)
@@ -323,6 +337,7 @@ def _costs(m: PlanModel) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
     team_rows = []
     for q in d.quarters:
         cost = sum(x for (qq, _, _), x in by_model.items() if qq == q)
+        commitment_cost = sum(x for (qq, pm, _), x in by_model.items() if qq == q and pm in COMMITMENT_LINES)
         kpi_rows.append(
             {
                 "quarter": q,
@@ -330,8 +345,10 @@ def _costs(m: PlanModel) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
                 "on_demand_equivalent_usd": usd(od_equivalent[q]),
                 "savings_usd": usd(od_equivalent[q] - cost),
                 "effective_savings_rate": round(1 - cost / od_equivalent[q], 6) if od_equivalent[q] > TINY else 0.0,
-                "coverage": round(committed[q] / served[q], 6) if served[q] > TINY else 0.0,
-                "utilisation": round(committed[q] / available[q], 6) if available[q] > TINY else 0.0,
+                "coverage": _share(covered_od[q], od_equivalent[q]),
+                "utilisation": _share(commitment_used[q], commitment_cost),
+                "coverage_accelerator_hours": _share(committed[q], served[q]),
+                "utilisation_accelerator_hours": _share(committed[q], available[q]),
                 "served_accelerator_hours": round(served[q], 3),
                 "unmet_accelerator_hours": round(unmet[q], 3),
             }

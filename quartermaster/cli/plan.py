@@ -109,7 +109,7 @@ def _print(r: PlanResult) -> None:
         )
     console.print(buys if len(r.purchase_schedule) else "No new commitments.")
     kpis = Table(title="Per quarter", title_justify="left")
-    for c in ("quarter", "cost", "all on-demand", "savings rate", "coverage", "utilisation", "unmet acc-h"):
+    for c in ("quarter", "cost", "all on-demand", "savings rate", "coverage $", "utilisation $", "unmet acc-h"):
         kpis.add_column(c, justify="left" if c == "quarter" else "right")
     for k in r.kpis.itertuples():
         kpis.add_row(

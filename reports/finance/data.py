@@ -4,8 +4,10 @@ past / current / delta; renderers only format (STYLE habit 13).
 Sources: the planner's result (`planner.PlanResult`: kpis, cost_by_quarter, cost_by_team, purchase_schedule,
 unmet_demand, budgets), the inventory (demand forecast, pools, prices, budgets) and optionally a previous plan.
 FinOps measures follow PLANNING.md §2.2: savings vs all on-demand = on-demand equivalent - cost; effective
-savings rate = 1 - cost / on-demand equivalent; coverage = committed / served accelerator-hours; utilisation =
-used / available committed accelerator-hours; budget variance = forecast - budget.
+savings rate = 1 - cost / on-demand equivalent; commitment coverage = on-demand-equivalent spend covered by
+commitments / all on-demand-equivalent spend; commitment utilisation = commitment spend used / commitment spend
+(both in dollars; the accelerator-hour versions are shown beside them, labelled); budget variance = forecast -
+budget.
 """
 
 from __future__ import annotations
@@ -410,6 +412,8 @@ def _coverage(plan: Any, quarters: list[str]) -> Table:
                 "esr": _ratio(k.get("effective_savings_rate", 0)),
                 "coverage": _ratio(k.get("coverage", 0)),
                 "utilisation": _ratio(k.get("utilisation", 0)),
+                "coverage_hours": _ratio(k.get("coverage_accelerator_hours", 0)),
+                "utilisation_hours": _ratio(k.get("utilisation_accelerator_hours", 0)),
                 "served": Decimal(str(round(float(k.get("served_accelerator_hours", 0))))),
             }
         )
@@ -422,13 +426,16 @@ def _coverage(plan: Any, quarters: list[str]) -> Table:
             Column("on_demand", "All on-demand", "money"),
             Column("savings", "Savings", "money"),
             Column("esr", "Effective savings rate", "pct"),
-            Column("coverage", "Coverage", "pct"),
-            Column("utilisation", "Utilisation", "pct"),
+            Column("coverage", "Coverage ($)", "pct"),
+            Column("utilisation", "Utilisation ($)", "pct"),
+            Column("coverage_hours", "Coverage (acc-h)", "pct"),
+            Column("utilisation_hours", "Utilisation (acc-h)", "pct"),
             Column("served", "Served accelerator-hours", "number"),
         ),
         tuple(rows),
-        note="Coverage: share of served accelerator-hours on commitments. Utilisation: share of committed "
-        "accelerator-hours used. Effective savings rate: 1 - cost / all-on-demand cost (FinOps Foundation).",
+        note="Basis: planned. Coverage ($): share of the served demand's on-demand-equivalent spend that "
+        "commitments cover. Utilisation ($): share of commitment spend that is used. The (acc-h) columns measure "
+        "the same in accelerator-hours. Effective savings rate: 1 - cost / all-on-demand cost (FinOps Foundation).",
     )
 
 

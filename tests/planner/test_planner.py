@@ -206,3 +206,21 @@ def test_a_written_plan_reads_back_the_same(tmp_path):
     first = (tmp_path / "plan.json").read_text()
     result.write(tmp_path)
     assert (tmp_path / "plan.json").read_text() == first
+
+
+@pytest.mark.parametrize("level, want_coverage, want_utilisation", [
+    # 10 nodes of load on 20 committed nodes: all of it covered; half the commitment's $120/h is used
+    (10.0, 1.0, 0.5),
+    # 30 nodes of load: 20 covered of 30 at the same on-demand price ($200 of $300 per hour); the commitment is full
+    (30.0, round(200 / 300, 6), 1.0),
+])
+def test_commitment_coverage_and_utilisation_are_measured_in_dollars(level, want_coverage, want_utilisation):
+    """FinOps Foundation definitions (issue 14): coverage = on-demand-equivalent spend covered by commitments /
+    all on-demand-equivalent spend; utilisation = commitment spend used / commitment spend. One machine, so the
+    accelerator-hour versions agree here."""
+    inventory = one_site(on_demand=10).add("commitments", name="old-cud", kind="cud", machine=MACHINE, site=SITE,
+                                           count=20, term_months=12, start="2027-01-01", usd_per_node_hour="6")
+    kpi = run(inventory, curves("ml", Q1, level=level)).kpis.iloc[0]
+    assert (kpi["coverage"], kpi["utilisation"]) == (want_coverage, want_utilisation)
+    assert (kpi["coverage_accelerator_hours"], kpi["utilisation_accelerator_hours"]) == (want_coverage,
+                                                                                          want_utilisation)
