@@ -84,6 +84,14 @@ list price, not a discount on committed spend, so it is `Standard`."""
 PAY_PER_USE_MODELS = (PricingModel.CAPACITY_BLOCK, PricingModel.FLEX_START, PricingModel.ON_DEMAND, PricingModel.SPOT)
 COMMITTED_MODELS = (PricingModel.COMMIT, PricingModel.ONPREM)
 
+Basis = Literal["planned", "metered", "exposure"]
+BASES: dict[Basis, str] = {
+    "planned": "the plan's expected cost of the forecast demand",
+    "metered": "actual usage priced by the same rates and rules as the plan, idle shared by the idle policy",
+    "exposure": "each quota used in full at its marginal rate",
+}
+"""The basis every dollar figure names, and the sentence that says what it means."""
+
 HOURS_PER_MONTH = 730
 HOURS_PER_WEEK = 168
 CENT = Decimal("0.01")

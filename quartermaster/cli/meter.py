@@ -11,6 +11,7 @@ from rich.table import Table
 from quartermaster.cli.common import console, err_console, load_or_exit
 from quartermaster.errors import ProblemsFound, UsageError
 from quartermaster.issues import Issue
+from quartermaster.pricing import BASES
 
 if TYPE_CHECKING:
     from quartermaster.model import Inventory
@@ -67,7 +68,8 @@ def show(result: MeterResult) -> None:
     """Print the team table, the idle lines and the reconciliation."""
     # imported when run, so that `qm --help` stays fast
     from quartermaster.reports.filters import money, pct
-    teams = Table(title=f"Metered {result.period.label} (idle shared {result.policy})", title_justify="left")
+    teams = Table(title=f"Metered cost, {result.period.label} (basis: metered, i.e. {BASES['metered']}; idle policy "
+                  f"{result.policy})", title_justify="left")
     for column in ("team", "cost centre", "requested h", "used h", "charged h", "efficiency", "usage",
                    "idle share", "total"):
         teams.add_column(column, justify="left" if column in ("team", "cost centre") else "right")

@@ -108,6 +108,7 @@ class MeterResult:
                 return [plain(v) for v in obj]
             return obj
         return plain({
+            "basis": "metered",
             "period": {"label": self.period.label, "start": self.period.start.isoformat(),
                        "end": self.period.end.isoformat()},
             "idle_policy": self.policy, "total_cost": self.total_cost, "usage_cost": self.usage_cost,

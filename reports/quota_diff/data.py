@@ -19,8 +19,10 @@ nominal quota; after the change it is that plus its rows. The fleet's monthly co
 from __future__ import annotations
 
 import dataclasses
+import datetime as dt
 import difflib
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Literal
@@ -42,6 +44,9 @@ from quartermaster.reports.quota_diff.types import (
 )
 
 # --- building ---------------------------------------------------------------------------------------
+
+RECENT_DAYS = 30
+"""Days of usage history whose mean use the expected change carries to the new quota."""
 
 
 @dataclass
@@ -71,6 +76,7 @@ def build_quota_diff(
 ) -> QuotaDiff:
     """Compare two inventories: the rows, teams, flavors and money; then the policies and approvers."""
     b, h = _Side.of(base), _Side.of(head)
+    use = recent_use(head)
     changed_keys = sorted(
         k
         for k in set(b.quotas) | set(h.quotas)
@@ -80,7 +86,7 @@ def build_quota_diff(
     by_flavor = {f.flavor: f for f in flavors}
     rows = tuple(
         sorted(
-            (_row(b, h, team, flavor, by_flavor[flavor]) for team, flavor in changed_keys),
+            (_row(b, h, team, flavor, by_flavor[flavor], use) for team, flavor in changed_keys),
             key=lambda r: (r.team, r.cluster, r.flavor),
         )
     )
@@ -88,7 +94,8 @@ def build_quota_diff(
     unpriced = tuple(sorted({f for s in (b, h) for f, e in s.economics.items() if s.monthly(f) is None}))
     past = sum((m for f in b.economics if (m := b.monthly(f)) is not None), Decimal(0))
     current = sum((m for f in h.economics if (m := h.monthly(f)) is not None), Decimal(0))
-    diff = QuotaDiff(base_label, head_label, teams, rows, flavors, Change(past, current), unpriced)
+    diff = QuotaDiff(base_label, head_label, teams, rows, flavors, Change(past, current), unpriced,
+                     expected_monthly_usd=_sum_known(r.expected_monthly_usd for r in rows))
     kueue, note = _kueue_diffs(base, head, render_cluster) if render_cluster else ((), None)
     found = verdicts(base, head, diff, team_monthly=_team_monthly(b, h, rows))
     return dataclasses.replace(
@@ -146,7 +153,28 @@ def _flavor_rate(h: _Side, flavor: FlavorChange) -> Decimal | None:
     return None if flavor.quota_usd is None else flavor.quota_usd / net
 
 
-def _row(b: _Side, h: _Side, team: str, flavor_name: str, flavor: FlavorChange) -> QuotaRow:
+def recent_use(inventory: Inventory, days: int = RECENT_DAYS) -> dict[tuple[str, str], Decimal] | None:
+    """Mean accelerators each team held in each flavor over the last `days` days of the usage history (hours
+    without a row count as 0), or None when the inventory has no usage rows."""
+    if not inventory.usage:
+        return None
+    end = max(u.hour for u in inventory.usage)
+    start = end - dt.timedelta(days=days) + dt.timedelta(hours=1)
+    held: dict[tuple[str, str], Decimal] = {}
+    for u in inventory.usage:
+        if u.hour >= start:
+            key = (u.team, u.flavor)
+            held[key] = held.get(key, Decimal(0)) + Decimal(str(max(u.accelerators_requested, u.accelerators_used)))
+    return {key: total / (days * 24) for key, total in held.items()}
+
+
+def _sum_known(values: Iterable[Decimal | None]) -> Decimal | None:
+    known = list(values)
+    return None if any(v is None for v in known) else sum((v for v in known if v is not None), Decimal(0))
+
+
+def _row(b: _Side, h: _Side, team: str, flavor_name: str, flavor: FlavorChange,
+         use: dict[tuple[str, str], Decimal] | None) -> QuotaRow:
     qb, qh = b.quotas.get((team, flavor_name)), h.quotas.get((team, flavor_name))
     owner = h.inventory.team_by_name.get(team) or b.inventory.team_by_name[team]
     nominal = Change(qb.nominal if qb else 0, qh.nominal if qh else 0)
@@ -168,7 +196,18 @@ def _row(b: _Side, h: _Side, team: str, flavor_name: str, flavor: FlavorChange) 
         left,
         rate,
         None if rate is None else nominal.delta * rate,
+        None if use is None else use.get((team, flavor_name), Decimal(0)),
+        _expected(use, team, flavor_name, nominal, rate),
     )
+
+
+def _expected(use: dict[tuple[str, str], Decimal] | None, team: str, flavor: str, nominal: Change,
+              rate: Decimal | None) -> Decimal | None:
+    """The team's recent use carried to the new quota, priced at the flavor's rate (None if either is unknown)."""
+    if use is None or rate is None:
+        return None
+    held = use.get((team, flavor), Decimal(0))
+    return (min(held, Decimal(nominal.current)) - min(held, Decimal(nominal.past))) * rate
 
 
 def _showback(side: _Side, team: Team) -> Decimal | None:
@@ -223,7 +262,8 @@ def _team_changes(b: _Side, h: _Side, rows: tuple[QuotaRow, ...]) -> tuple[TeamC
                            LimitChange(r.flavor, "lending", r.lending_limit))
             if change.value.changed
         )
-        out.append(TeamChange(name, team.cost_center, team.owners, status, moves, limits, monthly[name]))
+        expected = _sum_known(r.expected_monthly_usd for r in mine)
+        out.append(TeamChange(name, team.cost_center, team.owners, status, moves, limits, monthly[name], expected))
     return tuple(out)
 
 

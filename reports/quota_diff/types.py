@@ -63,7 +63,14 @@ class QuotaRow:
     rate_usd_per_accelerator_month: Decimal | None
     """rate_usd_per_accelerator_month: the flavor's effective marginal rate (see the module docstring)."""
     monthly_usd: Decimal | None
-    """monthly_usd: change of monthly cost from this row; None if the flavor has no price."""
+    """monthly_usd: change of monthly exposure from this row (the quota used in full at the flavor's marginal
+    rate); None if the flavor has no price."""
+    recent_use: Decimal | None = None
+    """recent_use: accelerators the team held in the flavor on average over the usage history's last
+    `RECENT_DAYS` days (max of requested and used per hour, as metering charges); None without usage rows."""
+    expected_monthly_usd: Decimal | None = None
+    """expected_monthly_usd: expected change of monthly cost: the recent use carried to the new quota,
+    (min(use, new) - min(use, old)) x rate; None without usage rows or a price."""
 
 
 @dataclass(frozen=True)
@@ -112,6 +119,9 @@ class TeamChange:
     moves: tuple[Move, ...]
     limits: tuple[LimitChange, ...]
     monthly_usd: Change
+    """monthly_usd: the team's monthly exposure before and after (its share of each flavor's cost by quota)."""
+    expected_monthly_usd: Decimal | None = None
+    """expected_monthly_usd: the sum of the team's rows' expected changes; None when any is unknown."""
 
 
 @dataclass(frozen=True)
@@ -150,7 +160,7 @@ class QuotaDiff:
     rows: tuple[QuotaRow, ...]
     flavors: tuple[FlavorChange, ...]
     monthly_usd: Change
-    """monthly_usd: the fleet's monthly cost (every priced flavor) before and after."""
+    """monthly_usd: the fleet's monthly exposure (every priced flavor) before and after."""
     unpriced: tuple[str, ...]
     """unpriced: flavors left out of the money figures because the price book has no price for them."""
     verdicts: tuple[Verdict, ...] = ()
@@ -158,6 +168,10 @@ class QuotaDiff:
     kueue: tuple[KueueDiff, ...] = ()
     kueue_note: str | None = None
     """kueue_note: why there is no Kueue diff, when there is none."""
+    expected_monthly_usd: Decimal | None = None
+    """expected_monthly_usd: the expected change of the fleet's monthly cost (sum of the rows'); None if unknown."""
+    basis: str = "exposure"
+    """basis: the money figures' basis (`pricing.BASES`); expected_* fields are the usage-carried estimate."""
 
     @property
     def blocking(self) -> bool:

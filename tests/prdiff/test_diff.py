@@ -57,7 +57,7 @@ def test_raise_beyond_commitments_is_priced_on_demand_and_needs_finance(repo: Qu
     want_past = team_month(before, "speech")
     assert result.stdout.startswith(MARKER + "\n")
     assert (
-        f"**speech**: +32 H100-80GB in eks-us-east-1; monthly cost {plus(want_usd)} "
+        f"**speech**: +32 H100-80GB in eks-us-east-1; monthly exposure {plus(want_usd)} "
         f"({pct(want_usd, want_past)})"
     ) in result.stdout
     assert (
@@ -103,7 +103,7 @@ def test_lower_returns_the_flex_start_price(repo: QuotaRepo) -> None:
         "spot-share": "pass",
     }
     markdown = repo.diff("HEAD").stdout
-    assert f"Monthly cost will decrease by {money(-want_usd)}" in markdown
+    assert f"Monthly exposure will decrease by {money(-want_usd)}" in markdown
 
 
 def test_move_inside_a_commitment_costs_nothing(repo: QuotaRepo) -> None:
@@ -112,13 +112,13 @@ def test_move_inside_a_commitment_costs_nothing(repo: QuotaRepo) -> None:
     result = repo.diff("HEAD")
 
     assert result.exit_code == 0, result.output
-    assert "**llm-pretrain**: +16 H100-80GB in gke-gpu-us-east4; monthly cost $0.00 (0.0 %)" in result.stdout
-    assert "**multimodal**: -16 H100-80GB in gke-gpu-us-east4; monthly cost $0.00 (0.0 %)" in result.stdout
+    assert "**llm-pretrain**: +16 H100-80GB in gke-gpu-us-east4; monthly exposure $0.00 (0.0 %)" in result.stdout
+    assert "**multimodal**: -16 H100-80GB in gke-gpu-us-east4; monthly exposure $0.00 (0.0 %)" in result.stdout
     assert (
         "| llm-pretrain | gke-gpu-us-east4 | h100-mega-resv (H100-80GB, reservation) "
         "| 64 | 80 | +16 | 0 of 128 |" in result.stdout
     )
-    assert "Monthly cost will not change" in result.stdout
+    assert "Monthly exposure will not change" in result.stdout
     assert approvers(result.stdout) == [
         "@northwind/llm-leads",
         "ana.ruiz@northwind.ai",
@@ -146,7 +146,7 @@ def test_move_on_spot_prices_both_rows_and_fails_the_spot_share(repo: QuotaRepo)
         "| 16 | 32 | +16 | 0 of 64 | - | - "
         f"| {money(usd / 16)} | {plus(usd)} |" in result.stdout
     )
-    assert "Monthly cost will not change" in result.stdout
+    assert "Monthly exposure will not change" in result.stdout
     search = before.team_by_name["search-ranking"]
     total = sum(q.nominal for q in search.quotas) + 16
     assert policy_lines(result.stdout)[0] == (
@@ -175,7 +175,7 @@ def test_added_team_is_new_cost_and_its_owners_approve(repo: QuotaRepo) -> None:
     assert result.exit_code == 0, result.output
     want_usd = 16 * per_accelerator_month(before, "ndh100", "on-demand")
     assert (
-        f"**vision** (added team): +16 H100-80GB in aks-eastus; monthly cost {plus(want_usd)} (new)"
+        f"**vision** (added team): +16 H100-80GB in aks-eastus; monthly exposure {plus(want_usd)} (new)"
         in result.stdout
     )
     assert "| vision | aks-eastus | ndh100 (H100-80GB, on-demand) | 0 | 16 | +16 | 0 of 48 |" in result.stdout
@@ -199,7 +199,7 @@ def test_exceeding_capacity_fails_capacity_and_budget(repo: QuotaRepo) -> None:
     want_usd = 128 * rate  # the 128 GPUs of the commitment are taken: every new GPU is on-demand
     want_past = team_month(before, "llm-pretrain")
     assert (
-        f"**llm-pretrain**: +128 H100-80GB in gke-gpu-us-east4; monthly cost {plus(want_usd)} "
+        f"**llm-pretrain**: +128 H100-80GB in gke-gpu-us-east4; monthly exposure {plus(want_usd)} "
         f"({pct(want_usd, want_past)})"
     ) in result.stdout
     assert f"| 64 | 192 | +128 | -128 of 128 | 32 | - | {money(rate)} | {plus(want_usd)} |" in result.stdout
@@ -238,7 +238,7 @@ def test_borrowing_beyond_what_the_cohort_lends_warns(repo: QuotaRepo) -> None:
 
     assert result.exit_code == 0, result.output
     assert (
-        f"llm-pretrain: borrowing limit on h100-mega-resv 32 → {lendable + 1}; monthly cost $0.00 (0.0 %)"
+        f"llm-pretrain: borrowing limit on h100-mega-resv 32 → {lendable + 1}; monthly exposure $0.00 (0.0 %)"
         in result.stdout
     )
     assert (

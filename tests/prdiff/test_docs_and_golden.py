@@ -39,7 +39,7 @@ def test_readme_examples_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) ->
         assert result.exit_code == 0, (line, result.output)
         outputs.append(result.stdout)
     assert "teams[0].quotas[1].nominal: 32 -> 16" in outputs[0]
-    assert "llm-pretrain: -16 H100-80GB in gke-gpu-us-east4; monthly cost -$" in outputs[1]
+    assert "llm-pretrain: -16 H100-80GB in gke-gpu-us-east4; monthly exposure -$" in outputs[1]
     assert "CODEOWNERS is up to date" in outputs[2]
 
 

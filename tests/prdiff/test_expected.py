@@ -1,0 +1,56 @@
+"""The quota diff's two bases (issue 14): exposure (each quota used in full at its marginal rate) and the
+expected change (the team's recent use carried to the new quota)."""
+
+from __future__ import annotations
+
+import datetime as dt
+from decimal import Decimal
+
+import pytest
+
+from quartermaster.pricing import HOURS_PER_MONTH
+from quartermaster.reports.quota_diff import build_quota_diff
+from tests.builders import InventoryBuilder, make_inventory
+
+ON_DEMAND = Decimal("88")  # $/node-hour of a3-megagpu-8g (8 GPUs): $11 per GPU-hour
+RATE = ON_DEMAND / 8 * HOURS_PER_MONTH  # $8,030 per GPU-month
+LAST = dt.datetime(2026, 10, 31, 23)
+
+
+def fleet(nominal: int, held: float | None) -> InventoryBuilder:
+    """Team `ml` with `nominal` GPUs of an on-demand pool of 4 nodes (32 GPUs; none paid anyway), holding `held`
+    GPUs every hour of the last 30 days (no usage rows at all when None)."""
+    b = make_inventory().edit("teams", "ml", quotas=[{"flavor": "h100", "nominal": nominal}])
+    b.edit_pool("h100", nodes=None, autoscaling={"min_nodes": 0, "max_nodes": 4})
+    b.add("prices", machine="a3-megagpu-8g", site="gcp-us-central1", pricing_model="on-demand",
+          usd_per_node_hour=str(ON_DEMAND), source="test")
+    if held is not None:
+        for h in range(30 * 24):
+            b.add("usage", hour=(LAST - dt.timedelta(hours=h)).isoformat(), cluster="gke-a", team="ml", flavor="h100",
+                  accelerators_used=held, accelerators_requested=held)
+    return b
+
+
+@pytest.mark.parametrize("old, new, held, want_exposure_gpus, want_expected_gpus", [
+    # raising 8 -> 16 while the team holds 6: 8 more GPUs exposed, none expected to be used
+    (8, 16, 6.0, 8, 0),
+    # raising 8 -> 16 while it holds 12 (borrowing today): it is expected to use 4 more of its own
+    (8, 16, 12.0, 8, 4),
+    # cutting 16 -> 8 while it holds 12: 8 fewer exposed, 4 fewer expected
+    (16, 8, 12.0, -8, -4),
+])
+def test_exposure_and_expected_change_of_a_quota(old, new, held, want_exposure_gpus, want_expected_gpus) -> None:
+    diff = build_quota_diff(fleet(old, held).build(), fleet(new, held).build())
+    [row] = diff.rows
+    assert row.rate_usd_per_accelerator_month == RATE
+    assert row.monthly_usd == want_exposure_gpus * RATE
+    assert row.recent_use == Decimal(str(held))
+    assert row.expected_monthly_usd == want_expected_gpus * RATE
+    assert diff.expected_monthly_usd == diff.teams[0].expected_monthly_usd == want_expected_gpus * RATE
+    assert diff.basis == "exposure"
+
+
+def test_without_usage_history_the_expected_change_is_unknown_not_zero() -> None:
+    diff = build_quota_diff(fleet(8, None).build(), fleet(16, None).build())
+    assert diff.rows[0].expected_monthly_usd is None and diff.expected_monthly_usd is None
+    assert diff.rows[0].monthly_usd == 8 * RATE
