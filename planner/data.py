@@ -32,7 +32,7 @@ from quartermaster.planner import whatif
 from quartermaster.planner.curves import curves_frame
 from quartermaster.planner.options import BANDS, PlanInputError, PlanOptions
 from quartermaster.planner.usage_forecast import demand_from_usage
-from quartermaster.pricing import COMMITTED_MODELS, PAY_PER_USE_MODELS, per_accelerator
+from quartermaster.pricing import COMMITTED_MODELS, PAY_PER_USE_MODELS, check_idle_policy, per_accelerator
 from quartermaster.units import next_quarters, overlap_hours, parse_quarter, quarter_hours
 
 # New on-prem purchases are amortised over 48 months when the price row gives no term: the example's
@@ -95,6 +95,9 @@ def build_data(inventory: Inventory, options: PlanOptions | None = None,
     replaces the inventory's demand, e.g. an exact load-duration curve from `load_duration_curve`.
     """
     options = options or PlanOptions()
+    problem = check_idle_policy(options.idle_policy, [t.name for t in inventory.teams])
+    if problem:
+        raise PlanInputError(problem)
     overrides = whatif.parse(options.what_if, inventory)
     scenarios = _scenarios(inventory, options)
 

@@ -46,6 +46,8 @@ class PlanOptions:
     """Charge the whole term of a new commitment in the objective; default: only the part inside the horizon."""
     min_utilisation: float | None = None
     """Least expected utilisation of new commitments per offer and quarter (0-1); default none."""
+    idle_policy: str = "proportional"
+    """How committed hours nobody uses are shared between teams (`pricing.IDLE_POLICIES`, as `qm meter`)."""
     bands: tuple[tuple[float, float], ...] = BANDS
     """Load-duration bands for quantile demand and for demand derived from usage."""
 

@@ -1,13 +1,16 @@
 """Step 4 of the planner: the solved model -> plain tables that reports read (`PlanResult`).
 
-Money is Decimal (USD, 6 decimal places as solved; quantise with `quartermaster.units.cents` only to show
-it). Expected values weigh scenarios by probability and buckets by their share of the quarter's hours.
+Money is Decimal (USD, 6 decimal places as solved; quantise with `pricing.cents` only to show it); every
+figure here is on the *planned* basis. Expected values weigh scenarios by probability and buckets by their
+share of the quarter's hours.
 
 Cost attribution (`cost_by_team`): a cost centre pays for the hours its teams are served, at the price of
 what served them; committed hours at the contracts' average price (existing) or the cheapest new term
-(new); this is the same charge its budget caps (model.py). Commitment hours nobody uses, and the
-difference between those rates and what the commitments cost, go to a shared line (team
-`pricing.IDLE_TEAM`, cost centre `pricing.IDLE_COST_CENTER`). Each team pays for its own demand keys' use.
+(new); this is the same charge its budget caps in the model (model.py). Commitment hours nobody uses, and
+the difference between those rates and what the commitments cost (the quarter's idle), are shared between
+the teams by the idle policy (`PlanOptions.idle_policy`, the rules `qm meter` uses: proportional to use by
+default); only idle no team can take stays on the `pricing.IDLE_TEAM` line. `usage_usd + idle_share_usd = usd`
+per team, and the teams' `usd` add up to the quarter's cost.
 """
 
 from __future__ import annotations
@@ -31,6 +34,7 @@ from quartermaster.pricing import (
     IDLE_TEAM,
     PricingModel,
     Provisioning,
+    idle_weights,
     per_accelerator,
     usd,
 )
@@ -283,6 +287,28 @@ def _share(part: float, whole: float) -> float:
     return round(part / whole, 6) if whole > TINY else 0.0
 
 
+TEAM_COLUMNS = ["quarter", "team", "cost_center", "usage_usd", "idle_share_usd", "usd"]
+
+
+def _team_rows(quarter: str, use: dict[str, float], idle: float, cost_center: dict[str, str], policy: str
+               ) -> list[dict[str, object]]:
+    """Each team's planned use, its share of the quarter's idle (commitment hours nobody uses and the gap between
+    what commitments cost and the rates teams are charged) by the idle policy, and the total it bears; idle no
+    team can take (nobody uses anything) stays on the IDLE_TEAM line."""
+    weights = idle_weights(policy, {t: Decimal(str(x)) for t, x in use.items()}, sorted(cost_center))
+    whole = float(sum(weights.values(), Decimal(0)))
+    share = {t: idle * float(w) / whole for t, w in weights.items()} if whole else {}
+    rows: list[dict[str, object]] = [
+        {"quarter": quarter, "team": t, "cost_center": cost_center.get(t, t), "usage_usd": usd(use.get(t, 0.0)),
+         "idle_share_usd": usd(share.get(t, 0.0)), "usd": usd(use.get(t, 0.0) + share.get(t, 0.0))}
+        for t in sorted(set(use) | set(share))
+    ]
+    if not share and abs(idle) > TINY:
+        rows.append({"quarter": quarter, "team": IDLE_TEAM, "cost_center": IDLE_COST_CENTER, "usage_usd": usd(0),
+                     "idle_share_usd": usd(idle), "usd": usd(idle)})
+    return rows
+
+
 def _costs(m: PlanModel) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
     """(kpis, cost_by_quarter, cost_by_team)."""
     d = m.data
@@ -353,16 +379,10 @@ def _costs(m: PlanModel) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
                 "unmet_accelerator_hours": round(unmet[q], 3),
             }
         )
-        charged = 0.0
-        for (qq, team), x in sorted(team_charge.items()):
-            if qq == q:
-                charged += x
-                team_rows.append({"quarter": q, "team": team, "cost_center": cc_of.get(team, team), "usd": usd(x)})
-        team_rows.append(
-            {"quarter": q, "team": IDLE_TEAM, "cost_center": IDLE_COST_CENTER, "usd": usd(cost - charged)}
-        )
+        use = {team: x for (qq, team), x in sorted(team_charge.items()) if qq == q}
+        team_rows += _team_rows(q, use, cost - sum(use.values()), cc_of, d.options.idle_policy)
     kpis = pd.DataFrame(kpi_rows)
-    cost_by_team = pd.DataFrame(team_rows, columns=["quarter", "team", "cost_center", "usd"])
+    cost_by_team = pd.DataFrame(team_rows, columns=TEAM_COLUMNS)
     return kpis, cost_by_quarter.reset_index(drop=True), cost_by_team
 
 
@@ -532,7 +552,10 @@ def proposed_quotas(m: PlanModel) -> pd.DataFrame:
 
 
 def budget_table(m: PlanModel, cost_by_team: pd.DataFrame) -> pd.DataFrame:
-    """Budget, planned charge and headroom per cost centre and quarter."""
+    """Budget, planned charge (use plus idle share, as cost_by_team) and headroom per cost centre and quarter.
+
+    The model's budget rule caps the charge for use only: idle shares depend on the solution. A budget the
+    model kept can therefore show as over here, which is what finance will see."""
     rows = []
     for r in m.data.budgets.itertuples():
         hit = cost_by_team[(cost_by_team["cost_center"] == r.cost_center) & (cost_by_team["quarter"] == r.quarter)]

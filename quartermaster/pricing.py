@@ -25,7 +25,7 @@ Rules, each written once:
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Mapping
+from collections.abc import Hashable, Mapping, Sequence
 from decimal import ROUND_FLOOR, ROUND_HALF_UP, Decimal
 from enum import StrEnum
 from typing import TYPE_CHECKING, Literal, TypeVar
@@ -100,6 +100,9 @@ IDLE_TEAM = "_unused_commitments"
 """The line that holds paid commitment hours nobody used (before an idle policy shares them)."""
 IDLE_COST_CENTER = "_shared"
 """The cost centre of the idle line."""
+IDLE_POLICIES = ("proportional", "even", "owner:TEAM")
+"""How idle cost is shared: in proportion to use (of the same block where any team used it, else of all
+capacity), evenly between the teams with use, or all to one owning team."""
 
 
 def pricing_model_of_commitment(kind: str) -> PricingModel:
@@ -163,6 +166,37 @@ def pool_node_price(inventory: Inventory, machine: str, site: str, provisioning:
         if price is not None:
             return price, model
     return None, None
+
+
+# --- idle ---------------------------------------------------------------------------------------------
+
+
+def check_idle_policy(policy: str, teams: Sequence[str]) -> str | None:
+    """Why `policy` is not one of IDLE_POLICIES (or names no team of `teams`); None when it is fine."""
+    if policy in ("proportional", "even"):
+        return None
+    if policy.startswith("owner:"):
+        team = policy.removeprefix("owner:")
+        if team in teams:
+            return None
+        return (f"--idle {policy}: no team `{team}`; name a team of the inventory, e.g. owner:{teams[0]}" if teams
+                else f"--idle {policy}: the inventory has no teams")
+    return f"--idle {policy}: not a policy; use one of {', '.join(IDLE_POLICIES)}"
+
+
+def idle_weights(policy: str, use: Mapping[str, Decimal], teams: Sequence[str],
+                 use_of_block: Mapping[str, Decimal] | None = None) -> dict[str, Decimal]:
+    """Who shares an idle cost, and in what proportion (`split_cents` or a float share turns weights into money).
+
+    `use` is each team's use in the period (any unit: cost or accelerator-hours), `use_of_block` its use of the
+    capacity that sat idle; `proportional` prefers the latter when any team used that capacity.
+    """
+    if policy.startswith("owner:"):
+        return {policy.removeprefix("owner:"): Decimal(1)}
+    if policy == "even":
+        return {t: Decimal(1) for t in ([t for t, u in use.items() if u > 0] or teams)}
+    on_block = {t: u for t, u in (use_of_block or {}).items() if u > 0}
+    return on_block or {t: u for t, u in use.items() if u > 0}
 
 
 # --- money ----------------------------------------------------------------------------------------------

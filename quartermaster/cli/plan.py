@@ -27,6 +27,8 @@ def command(
     explain_infeasible: bool = typer.Option(False, help="Let business rules give at a penalty and report which did."),
     from_usage: bool = typer.Option(False, help="Derive demand from the usage history instead of demand.csv."),
     min_utilisation: float | None = typer.Option(None, help="Least expected utilisation of new commitments (0-1)."),
+    idle: str = typer.Option("proportional", help="How committed hours nobody uses are shared between teams: "
+                             "proportional, even, or owner:TEAM (as qm meter)."),
     solver: str = typer.Option("highs", help="highs (default) or cbc."),
     time_limit: float = typer.Option(120.0, help="Solver time limit in seconds."),
     gap: float = typer.Option(1e-3, help="Relative optimality gap at which to stop."),
@@ -46,7 +48,8 @@ def command(
     try:
         options = PlanOptions(horizon=parse_horizon(horizon), start=start, scenario=scenario,
                               what_if=tuple(what_if), explain_infeasible=explain_infeasible, from_usage=from_usage,
-                              min_utilisation=min_utilisation, solver=solver, time_limit_s=time_limit, gap_rel=gap)
+                              min_utilisation=min_utilisation, idle_policy=idle, solver=solver,
+                              time_limit_s=time_limit, gap_rel=gap)
         with err_console.status("Planning") as status:
             result = plan(inventory, options, write_lp=write_lp, progress=lambda msg: status.update(msg))
     except PlanInputError as exc:

@@ -334,6 +334,12 @@ def _team_costs(plan: Any, quarter: str) -> dict[str, tuple[str, Decimal]]:
     return {r["team"]: (r["cost_center"], rounded[r["team"]]) for r in rows}
 
 
+def _idle_shares(plan: Any, quarter: str) -> dict[str, Decimal]:
+    """Each team's share of the quarter's idle, to the cent (a plan written before idle was shared has none)."""
+    rows = _rows(plan.cost_by_team, quarter)
+    return {r["team"]: cents(_decimal(r.get("idle_share_usd"))) for r in rows}
+
+
 def _by_team(inventory: Inventory, plan: Any, previous: Any, quarter: str) -> tuple[Table, Table]:
     now = _team_costs(plan, quarter)
     before = _team_costs(previous, quarter) if previous is not None and previous.has_plan else {}
@@ -342,7 +348,9 @@ def _by_team(inventory: Inventory, plan: Any, previous: Any, quarter: str) -> tu
     for q in four:
         for team, (_, usd) in _team_costs(plan, q).items():
             four_cost[team] = four_cost.get(team, ZERO) + usd
-    label = {IDLE_TEAM: "unused commitments (shared)"}
+    idle = _idle_shares(plan, quarter)
+    policy = plan.options.get("idle_policy", "proportional")
+    label = {IDLE_TEAM: "unused commitments (no team to share them)"}
     team_rows = []
     for team in sorted(set(now) | set(before), key=lambda t: (t.startswith("_"), t)):
         cc, usd = now.get(team, before.get(team, ("", ZERO)))
@@ -352,6 +360,7 @@ def _by_team(inventory: Inventory, plan: Any, previous: Any, quarter: str) -> tu
                 "team": label.get(team, team),
                 "cost_center": "shared" if cc.startswith("_") else cc,
                 "current": now.get(team, ("", ZERO))[1],
+                "idle_share": idle.get(team, ZERO),
                 "previous": prev,
                 "delta": None if prev is None else now.get(team, ("", ZERO))[1] - prev,
                 "next_four": four_cost.get(team, ZERO),
@@ -359,12 +368,13 @@ def _by_team(inventory: Inventory, plan: Any, previous: Any, quarter: str) -> tu
         )
     money_cols = (
         Column("current", f"{quarter}", "money"),
+        Column("idle_share", "of which idle share", "money"),
         Column("previous", "Previous plan", "money"),
         Column("delta", "Change", "delta"),
         Column("next_four", "Next four quarters", "money"),
     )
     if not before:
-        money_cols = (money_cols[0], money_cols[3])
+        money_cols = (money_cols[0], money_cols[1], money_cols[4])
 
     def total(rows: list[dict[str, Any]], first: str) -> dict[str, Any]:
         out: dict[str, Any] = {first: "Total"}
@@ -379,8 +389,9 @@ def _by_team(inventory: Inventory, plan: Any, previous: Any, quarter: str) -> tu
         (Column("team", "Team"), Column("cost_center", "Cost centre"), *money_cols),
         tuple(team_rows),
         total=total(team_rows, "team"),
-        note="Teams pay for the accelerator-hours they are planned to use at the rate of what serves them; "
-        "committed hours nobody uses are a shared line.",
+        note="Basis: planned. Teams pay for the accelerator-hours they are planned to use at the rate of what "
+        f"serves them, plus a share of the committed hours nobody uses (idle policy: {policy}, the rule of "
+        "`qm meter`).",
     )
     centres: dict[str, dict[str, Any]] = {}
     for r in team_rows:

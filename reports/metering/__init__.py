@@ -1,6 +1,7 @@
 """Usage metering: usage records -> cost per team and cost centre, idle capacity and its sharing."""
 
-from quartermaster.reports.metering.meter import IDLE_POLICIES, ChargeLine, MeterResult, TeamCharge, check_policy, meter
+from quartermaster.pricing import IDLE_POLICIES
+from quartermaster.reports.metering.meter import ChargeLine, MeterResult, TeamCharge, check_policy, meter
 from quartermaster.reports.metering.usage import (
            Period,
            check_usage,

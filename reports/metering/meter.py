@@ -35,13 +35,19 @@ import pandas as pd
 
 from quartermaster.issues import Issue
 from quartermaster.model import Inventory
-from quartermaster.pricing import FocusPricingCategory, allocate_cents, cents, split_cents
+from quartermaster.pricing import (
+    FocusPricingCategory,
+    allocate_cents,
+    cents,
+    check_idle_policy,
+    idle_weights,
+    split_cents,
+)
 from quartermaster.reports.metering.rates import Block, blocks
 from quartermaster.reports.metering.usage import Period
 
 MILLI = 1000
 HOUR = np.timedelta64(1, "h")
-IDLE_POLICIES = ("proportional", "even", "owner:TEAM")
 Q = Decimal("0.001")
 DENSE_GROUPS = 1 << 20
 """Up to this many team x pool x hour groups (or one per record) are counted densely, else only those seen."""
@@ -121,18 +127,7 @@ class MeterResult:
 
 def check_policy(policy: str, inventory: Inventory) -> str | None:
     """An error message if the idle policy is not one of IDLE_POLICIES (with a known team), else None."""
-    if policy in ("proportional", "even"):
-        return None
-    if policy.startswith("owner:"):
-        team = policy.removeprefix("owner:")
-        if team in inventory.team_by_name:
-            return None
-        return (
-            f"--idle {policy}: no team `{team}`; name a team of the inventory, e.g. owner:{inventory.teams[0].name}"
-            if inventory.teams
-            else f"--idle {policy}: the inventory has no teams"
-        )
-    return f"--idle {policy}: not a policy; use one of {', '.join(IDLE_POLICIES)}"
+    return check_idle_policy(policy, [t.name for t in inventory.teams])
 
 
 def _hour_index(moment: dt.datetime, start: dt.datetime) -> int:
@@ -271,7 +266,8 @@ def meter(
     shares: list[ChargeLine] = []
     unallocated = Decimal(0)
     for x in idle:
-        weights = _idle_weights(policy, x.block, usage_by_team, usage_by_team_block, team_names)
+        use_of_block = {t: c for (t, b), c in usage_by_team_block.items() if b == x.block}
+        weights = idle_weights(policy, usage_by_team, team_names, use_of_block)
         split = split_cents(x.cost, weights)
         if not split:
             unallocated += x.cost
@@ -337,20 +333,3 @@ def _codes(values: pd.Series, names: list[str]) -> np.ndarray:
 
 def _with(line: ChargeLine, **changes: Any) -> ChargeLine:
     return ChargeLine(**{**asdict(line), **changes})
-
-
-def _idle_weights(
-    policy: str,
-    block: str,
-    usage_by_team: dict[str, Decimal],
-    usage_by_team_block: dict[tuple[str, str], Decimal],
-    team_names: list[str],
-) -> dict[str, Decimal]:
-    """Who shares one block's idle cost, and in what proportion."""
-    if policy.startswith("owner:"):
-        return {policy.removeprefix("owner:"): Decimal(1)}
-    if policy == "even":
-        users = [t for t, cost in usage_by_team.items() if cost > 0] or team_names
-        return {t: Decimal(1) for t in users}
-    on_block = {t: c for (t, b), c in usage_by_team_block.items() if b == block and c > 0}
-    return on_block or {t: c for t, c in usage_by_team.items() if c > 0}

@@ -224,3 +224,31 @@ def test_commitment_coverage_and_utilisation_are_measured_in_dollars(level, want
     assert (kpi["coverage"], kpi["utilisation"]) == (want_coverage, want_utilisation)
     assert (kpi["coverage_accelerator_hours"], kpi["utilisation_accelerator_hours"]) == (want_coverage,
                                                                                           want_utilisation)
+
+
+@pytest.mark.parametrize("policy, want_idle_share", [
+    # idle $72/h of the quarter: 20 committed nodes at $6, 8 of them used (ml 6, cv 2) at the contract's $6
+    ("proportional", {"ml": 54, "cv": 18}),  # 72 x 6/8 and 72 x 2/8
+    ("even", {"ml": 36, "cv": 36}),
+    ("owner:cv", {"ml": 0, "cv": 72}),
+])
+def test_idle_commitment_hours_belong_to_teams_by_the_idle_policy(policy, want_idle_share):
+    """Issue 14: the plan shares idle by the same policy as `qm meter`; nothing is left on a shared line."""
+    inventory = one_site(on_demand=10).team("cv").add(
+        "commitments", name="old-cud", kind="cud", machine=MACHINE, site=SITE, count=20, term_months=12,
+        start="2027-01-01", usd_per_node_hour="6")
+    demand = pd.concat([curves("ml", Q1, level=6.0), curves("cv", Q1, level=2.0)], ignore_index=True)
+    result = run(inventory, demand, idle_policy=policy)
+    teams = result.cost_by_team.set_index("team")
+    assert set(teams.index) == {"ml", "cv"}
+    for team, per_hour in want_idle_share.items():
+        use = {"ml": 6, "cv": 2}[team] * 6 * H1
+        assert teams.loc[team, "usage_usd"] == Decimal(use)
+        assert teams.loc[team, "idle_share_usd"] == Decimal(per_hour * H1)
+        assert teams.loc[team, "usd"] == Decimal(use + per_hour * H1)
+    assert sum(teams["usd"], Decimal(0)) == result.kpis.iloc[0]["cost_usd"] == Decimal(20 * 6 * H1)
+
+
+def test_an_unknown_idle_policy_is_a_plan_input_error():
+    with pytest.raises(PlanInputError, match="--idle owner:nobody: no team `nobody`"):
+        run(one_site(on_demand=10), curves("ml", Q1, level=1.0), idle_policy="owner:nobody")
