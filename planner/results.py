@@ -34,6 +34,7 @@ from quartermaster.pricing import (
     IDLE_TEAM,
     PricingModel,
     Provisioning,
+    format_usd,
     idle_weights,
     per_accelerator,
     usd,
@@ -61,7 +62,7 @@ class PlanResult:
     expected_cost_usd: Decimal | None
     """Expected spend over the horizon (objective without the unmet-demand penalty and slack penalties)."""
     baseline_on_demand_usd: Decimal | None
-    """The same served accelerator-hours bought all on-demand."""
+    """The same served accelerator-hours bought all on-demand, wherever the plan routes them."""
     gap: float | None
     solve_seconds: float
     quarters: list[str]
@@ -69,6 +70,8 @@ class PlanResult:
     note: str = ""
     relaxed: bool = False
     """True when business rules had to give (see relaxed_rules)."""
+    baseline_stand_ins: list[str] = field(default_factory=list)
+    """For each offer with no on-demand price of its own: which price stands in for it in the baseline."""
     purchase_schedule: pd.DataFrame = field(default_factory=pd.DataFrame)
     cost_by_quarter: pd.DataFrame = field(default_factory=pd.DataFrame)
     cost_by_team: pd.DataFrame = field(default_factory=pd.DataFrame)
@@ -162,12 +165,14 @@ def collect(m: PlanModel, report: SolveReport, duals_report: SolveReport | None 
         empty = {t: pd.DataFrame() for t in TABLES}
         empty["relaxed_rules"] = relaxed_rules(m) if relaxed else pd.DataFrame()
         return PlanResult(objective_usd=None, expected_cost_usd=None, baseline_on_demand_usd=None, **base, **empty)
-    kpis, cost_by_quarter, team_costs = _costs(m)
+    od_price, stand_ins = on_demand_equivalent_price(m)
+    kpis, cost_by_quarter, team_costs = _costs(m, od_price)
     expected = sum((Decimal(r) for r in cost_by_quarter["usd"]), Decimal(0))
     baseline = sum((Decimal(r) for r in kpis["on_demand_equivalent_usd"]), Decimal(0))
     objective = duals_report.objective if duals_report and duals_report.objective is not None else report.objective
     return PlanResult(
         objective_usd=usd(objective), expected_cost_usd=usd(expected), baseline_on_demand_usd=usd(baseline), **base,
+        baseline_stand_ins=stand_ins,
         purchase_schedule=purchase_schedule(m), cost_by_quarter=cost_by_quarter, cost_by_team=team_costs,
         kpis=kpis, shadow_prices=shadow_prices(m) if duals_report and duals_report.outcome.has_plan
         else pd.DataFrame(columns=SHADOW_COLUMNS),
@@ -257,26 +262,33 @@ def _active_new_nodes(m: PlanModel) -> dict[tuple[str, str, str], float]:
     return out
 
 
-def _on_demand_equivalent_price(m: PlanModel) -> dict[str, float]:
-    """USD per node-hour of the same accelerators bought on demand (at the offer, else the cheapest elsewhere)."""
+def on_demand_equivalent_price(m: PlanModel) -> tuple[dict[str, float], list[str]]:
+    """USD per node-hour of the same accelerators bought on demand at each offer, and for each offer without an
+    on-demand price of its own, which price stands in: the cheapest on-demand price of the accelerator
+    elsewhere, or (none anywhere, e.g. on-prem B200) the offer's own dearest price, which claims no savings."""
     cheapest: dict[str, float] = {}
     for (j, t), p in m.price.items():
         if t == PricingModel.ON_DEMAND:
             acc = m.offers[j]["accelerator"]
             rate = per_accelerator(p, m.offers[j]["accelerators_per_node"])
             cheapest[acc] = min(cheapest.get(acc, rate), rate)
-    out = {}
+    out, stand_ins = {}, []
     for j, o in m.offers.items():
+        acc = o["accelerator"]
         if (j, PricingModel.ON_DEMAND) in m.price:
             out[j] = m.price[(j, PricingModel.ON_DEMAND)]
-        elif o["accelerator"] in cheapest:
-            out[j] = cheapest[o["accelerator"]] * o["accelerators_per_node"]
-        else:  # nothing to compare with: no savings are claimed
+        elif acc in cheapest:
+            out[j] = cheapest[acc] * o["accelerators_per_node"]
+            stand_ins.append(f"{j} ({acc}): no on-demand price; the cheapest on-demand {acc} elsewhere, "
+                             f"{format_usd(cheapest[acc], 4)} per accelerator-hour, stands in")
+        else:
             own = [p for (jj, _), p in m.price.items() if jj == j] + [
                 r for (jj, _, _), r in m.charge_rate.items() if jj == j
             ]
             out[j] = max(own, default=0.0)
-    return out
+            stand_ins.append(f"{j} ({acc}): no on-demand {acc} anywhere in the price book; its own price, "
+                             f"{format_usd(out[j], 4)} per node-hour, stands in, so it claims no savings")
+    return out, stand_ins
 
 
 # Lines of cost_by_quarter that are commitments paid whether used or not.
@@ -309,8 +321,8 @@ def _team_rows(quarter: str, use: dict[str, float], idle: float, cost_center: di
     return rows
 
 
-def _costs(m: PlanModel) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
-    """(kpis, cost_by_quarter, cost_by_team)."""
+def _costs(m: PlanModel, od_price: dict[str, float]) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
+    """(kpis, cost_by_quarter, cost_by_team); `od_price` is each offer's on-demand-equivalent node-hour price."""
     d = m.data
     by_model: dict[tuple[str, str, int], float] = defaultdict(float)
     for r in d.existing.itertuples():
@@ -328,7 +340,6 @@ def _costs(m: PlanModel) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
         block = PricingModel.CAPACITY_BLOCK
         by_model[(q, block, 0)] += HOURS_PER_WEEK * m.price[(j, block)] * weeks
         available[q] += HOURS_PER_WEEK * weeks * m.offers[j]["accelerators_per_node"]
-    od_price = _on_demand_equivalent_price(m)
     served, committed, od_equivalent = defaultdict(float), defaultdict(float), defaultdict(float)
     covered_od, commitment_used = defaultdict(float), defaultdict(float)  # USD: FinOps coverage and utilisation
     team_charge: dict[tuple[str, str], float] = defaultdict(float)

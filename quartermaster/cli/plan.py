@@ -92,6 +92,8 @@ def _print(r: PlanResult) -> None:
                   f"{r.solve_seconds:.1f} s{gap}). Expected cost {format_usd(r.expected_cost_usd)} vs "
                   f"{format_usd(r.baseline_on_demand_usd)} all on-demand (savings rate "
                   f"{(r.savings_rate or 0):.1%}).")
+    for note in r.baseline_stand_ins:
+        console.print(f"  all-on-demand baseline: {note}", markup=False)
     buys = Table(title="Purchase schedule", title_justify="left")
     for c in ("start", "site", "machine", "model", "term", "nodes", "accelerators", "monthly", "liability"):
         buys.add_column(

@@ -31,6 +31,7 @@ from quartermaster.pricing import (
     cents,
     cheapest_on_demand_per_accelerator,
 )
+from quartermaster.reports.metering import check_usage, inventory_records, meter, parse_period
 from quartermaster.units import next_quarters, quarter_hours
 
 Kind = Literal["text", "money", "delta", "pct", "number", "int"]
@@ -245,7 +246,7 @@ def build_report(inventory: Inventory, plan: Any, quarter: str | None = None, pr
     tables: list[Table] = []
     tables.append(_spend_by_quarter(plan, quarters))
     teams, centres = _by_team(inventory, plan, previous, quarter)
-    tables += [centres, teams]
+    tables += [centres, teams, _plan_vs_actual(inventory, plan, quarter)]
     tables.append(_coverage(plan, quarters))
     tables.append(_purchases(plan))
     demand = _demand_vs_capacity(inventory, plan, quarter)
@@ -332,6 +333,54 @@ def _team_costs(plan: Any, quarter: str) -> dict[str, tuple[str, Decimal]]:
     rows = _rows(plan.cost_by_team, quarter)
     rounded = allocate_cents({r["team"]: _decimal(r["usd"]) for r in rows}, quarter_cost(plan, quarter))
     return {r["team"]: (r["cost_center"], rounded[r["team"]]) for r in rows}
+
+
+def _plan_vs_actual(inventory: Inventory, plan: Any, quarter: str) -> Table:
+    """Planned against metered cost per team for the months of `quarter` that have usage records.
+
+    Metered: `qm meter` of each such month with the plan's idle policy. Planned: the team's planned cost of the
+    quarter times the share of the quarter's hours those months cover (the plan is quarterly)."""
+    policy = plan.options.get("idle_policy", "proportional")
+    records, issues = check_usage(inventory_records(inventory), inventory, "usage.csv")
+    metered: dict[str, Decimal] = {}
+    counted: list[str] = []
+    hours = 0
+    for month in parse_period(quarter).months():
+        if records.empty or not ((records["hour"] >= month.start) & (records["hour"] < month.end)).any():
+            continue
+        result, problems = meter(inventory, records, month, policy)
+        issues += problems
+        if result is None:
+            continue
+        counted.append(month.label)
+        hours += month.hours
+        for charge in result.teams:
+            metered[charge.team] = metered.get(charge.team, ZERO) + charge.total
+    if issues:
+        raise ProblemsFound(f"plan vs actual: {issues[0].format()} ({len(issues)} problem(s); `qm meter` lists them)")
+    share = Decimal(hours) / Decimal(quarter_hours(quarter))
+    planned = {team: cents(usd * share) for team, (_, usd) in _team_costs(plan, quarter).items()} if hours else {}
+    centre = {t.name: t.cost_center for t in inventory.teams}
+    rows = []
+    for team in sorted(set(planned) | set(metered), key=lambda t: (t.startswith("_"), t)):
+        p, m = planned.get(team, ZERO), metered.get(team, ZERO)
+        rows.append({"team": team, "cost_center": centre.get(team, "shared"), "planned": p, "metered": m,
+                     "variance": m - p, "variance_pct": ((m - p) / p).quantize(Decimal("0.0001")) if p else None})
+    return Table(
+        "plan_vs_actual",
+        f"Plan vs actual, {quarter}",
+        (Column("team", "Team"), Column("cost_center", "Cost centre"), Column("planned", "Planned", "money"),
+         Column("metered", "Metered", "money"), Column("variance", "Variance", "delta"),
+         Column("variance_pct", "Variance %", "signed_pct")),
+        tuple(rows),
+        note=f"Months with usage: {', '.join(counted)}. Planned (basis: planned) is the plan's cost of the quarter "
+        f"prorated to those months' hours; metered (basis: metered) is `qm meter` of the same months with the "
+        f"plan's idle policy ({policy}); variance = metered - planned." if hours else
+        f"No usage records fall in {quarter}: plan vs actual appears once the quarter has usage (`qm meter`).",
+        total={"team": "Total", "planned": sum((r["planned"] for r in rows), ZERO),
+               "metered": sum((r["metered"] for r in rows), ZERO),
+               "variance": sum((r["variance"] for r in rows), ZERO)} if rows else None,
+    )
 
 
 def _idle_shares(plan: Any, quarter: str) -> dict[str, Decimal]:
@@ -446,7 +495,8 @@ def _coverage(plan: Any, quarters: list[str]) -> Table:
         tuple(rows),
         note="Basis: planned. Coverage ($): share of the served demand's on-demand-equivalent spend that "
         "commitments cover. Utilisation ($): share of commitment spend that is used. The (acc-h) columns measure "
-        "the same in accelerator-hours. Effective savings rate: 1 - cost / all-on-demand cost (FinOps Foundation).",
+        "the same in accelerator-hours. Effective savings rate: 1 - cost / all-on-demand cost (FinOps Foundation)."
+        + "".join(f" Baseline: {note}." for note in plan.baseline_stand_ins),
     )
 
 

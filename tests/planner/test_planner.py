@@ -252,3 +252,20 @@ def test_idle_commitment_hours_belong_to_teams_by_the_idle_policy(policy, want_i
 def test_an_unknown_idle_policy_is_a_plan_input_error():
     with pytest.raises(PlanInputError, match="--idle owner:nobody: no team `nobody`"):
         run(one_site(on_demand=10), curves("ml", Q1, level=1.0), idle_policy="owner:nobody")
+
+
+def test_the_baseline_says_which_price_stands_in_where_there_is_no_on_demand_price():
+    """Issue 14: an offer without an on-demand price of its own is priced in the all-on-demand baseline at the
+    cheapest on-demand price of its accelerator elsewhere, or, with none anywhere, at its own price."""
+    inventory = one_site(commit_12=6).site("gcp-us-east1", provider="gcp", region="us-east1",
+                                           zones=["us-east1-b"]).add("prices", **price(MACHINE, "on-demand", 9,
+                                                                                       site="gcp-us-east1"))
+    result = run(inventory, curves("ml", Q1, level=4.0, site=SITE))
+    assert result.baseline_stand_ins == [
+        f"{SITE}/{MACHINE} (L4): no on-demand price; the cheapest on-demand L4 elsewhere, $9.0000 per "
+        "accelerator-hour, stands in"]
+    alone = run(one_site(commit_12=6), curves("ml", Q1, level=4.0))
+    assert alone.baseline_stand_ins == [
+        f"{SITE}/{MACHINE} (L4): no on-demand L4 anywhere in the price book; its own price, $6.0000 per "
+        "node-hour, stands in, so it claims no savings"]
+    assert alone.savings_rate == 0.0
