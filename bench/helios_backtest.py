@@ -70,7 +70,7 @@ def planner_choice(train: pd.Series, test_mid: pd.Timestamp) -> tuple[int, int]:
         + [{"machine": MACHINE, "site": SITE, "pricing_model": "commit", "term_months": t,
             "usd_per_node_hour": str(PRICES[t]), "source": "inventory/prices.csv"} for t in (12, 36)]})
     result = plan(inventory, PlanOptions(start="2020Q2", horizon=1, gap_rel=1e-9), demand_curves=curve)
-    bought = result.purchase_schedule
+    bought = result.frame("purchase_schedule")
     if bought.empty:
         return 36, 0
     return int(bought["term_months"].iloc[0]), int(bought["nodes"].sum())

@@ -11,7 +11,7 @@ if __name__ != "quartermaster.planner":
 from quartermaster.planner.data import build_data
 from quartermaster.planner.options import PlanInputError, PlanOptions
 from quartermaster.planner.pipeline import plan
-from quartermaster.planner.results import PlanResult, load_result
+from quartermaster.planner.plan_result import PlanResult, load_result
 from quartermaster.planner.solve import Outcome
 
 __all__ = ["Outcome", "PlanInputError", "PlanOptions", "PlanResult", "build_data", "load_result", "plan"]

@@ -12,7 +12,8 @@ from quartermaster.model import Inventory
 from quartermaster.planner.data import build_data
 from quartermaster.planner.model import build_model
 from quartermaster.planner.options import PlanOptions
-from quartermaster.planner.results import PlanResult, collect
+from quartermaster.planner.plan_result import PlanResult
+from quartermaster.planner.results import collect
 from quartermaster.planner.solve import Outcome, fix_integers_and_resolve, solve
 
 
@@ -39,14 +40,11 @@ def plan(inventory: Inventory, options: PlanOptions | None = None, *, demand_cur
         elastic_report = solve(elastic)
         if elastic_report.outcome.has_plan:
             duals = fix_integers_and_resolve(elastic)
-            result = collect(elastic, elastic_report, duals, relaxed=True)
-            result.outcome = report.outcome.value
-            return result
+            return replace(collect(elastic, elastic_report, duals, relaxed=True), outcome=report.outcome)
         return collect(model, report)
     if not report.outcome.has_plan:
         return collect(model, report, relaxed=options.explain_infeasible)
     progress("Pricing the marginal accelerator (shadow prices)")
     duals = fix_integers_and_resolve(model)
     result = collect(model, report, duals, relaxed=options.explain_infeasible)
-    result.relaxed = not result.relaxed_rules.empty
-    return result
+    return replace(result, relaxed=bool(result.relaxed_rules))

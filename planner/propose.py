@@ -9,21 +9,20 @@ borrowing limit only if it is in a cohort, and a lending limit cut to its new no
 
 from __future__ import annotations
 
-import pandas as pd
-
 from quartermaster.capacity import flavor_capacity
 from quartermaster.edit import QuotaChange
 from quartermaster.model import Inventory
+from quartermaster.planner.plan_result import ProposedQuotaRow
 
 
-def proposed_changes(inventory: Inventory, proposed: pd.DataFrame) -> tuple[list[QuotaChange], list[str]]:
+def proposed_changes(inventory: Inventory, proposed: tuple[ProposedQuotaRow, ...]
+                     ) -> tuple[list[QuotaChange], list[str]]:
     """Quota changes that apply the proposal where it fits, and one sentence per flavor left alone."""
     capacity = flavor_capacity(inventory)
     changes: list[QuotaChange] = []
     skipped: list[str] = []
-    for flavor, rows in sorted(proposed.groupby("flavor"), key=lambda item: str(item[0])):
-        flavor = str(flavor)
-        wanted = {str(r.team): (int(r.nominal), int(r.borrowing_limit)) for r in rows.itertuples()}
+    for flavor in sorted({r.flavor for r in proposed}):
+        wanted = {r.team: (r.nominal, r.borrowing_limit) for r in proposed if r.flavor == flavor}
         total = sum(n for n, _ in wanted.values())
         if flavor not in capacity:
             skipped.append(f"{flavor}: the plan uses capacity that no pool has yet ({total} accelerators); "

@@ -1,4 +1,4 @@
-"""Step 4 of the planner: the solved model -> plain tables that reports read (`PlanResult`).
+"""Step 4 of the planner: the solved model -> the typed plan that reports read (`plan_result.PlanResult`).
 
 Money is Decimal (USD, 6 decimal places as solved; quantise with `pricing.cents` only to show it); every
 figure here is on the *planned* basis. Expected values weigh scenarios by probability and buckets by their
@@ -16,16 +16,16 @@ per team, and the teams' `usd` add up to the quarter's cost.
 from __future__ import annotations
 
 import datetime as dt
-import json
 import math
 from collections import defaultdict
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import asdict
 from decimal import Decimal
-from pathlib import Path
+from typing import Any
 
 import pandas as pd
 
 from quartermaster.planner.model import EXISTING, NEW, PAY_PER_USE, PlanModel, use_by_tier
+from quartermaster.planner.plan_result import ROWS, PlanResult, rows_of
 from quartermaster.planner.solve import SolveReport
 from quartermaster.pricing import (
     HOURS_PER_MONTH,
@@ -43,109 +43,6 @@ from quartermaster.units import quarter_bounds
 
 TINY = 1e-6
 
-TABLES = ("purchase_schedule", "cost_by_quarter", "cost_by_team", "kpis", "shadow_prices", "unmet_demand",
-          "proposed_quotas", "budgets", "relaxed_rules")
-
-
-def _is_money(column: str) -> bool:
-    return column == "usd" or column.endswith("_usd") or column.startswith("usd_per")
-
-
-@dataclass
-class PlanResult:
-    """A solved plan: outcome, headline figures and tables (pandas DataFrames)."""
-
-    outcome: str
-    solver: str
-    status: str
-    objective_usd: Decimal | None
-    expected_cost_usd: Decimal | None
-    """Expected spend over the horizon (objective without the unmet-demand penalty and slack penalties)."""
-    baseline_on_demand_usd: Decimal | None
-    """The same served accelerator-hours bought all on-demand, wherever the plan routes them."""
-    gap: float | None
-    solve_seconds: float
-    quarters: list[str]
-    options: dict
-    note: str = ""
-    relaxed: bool = False
-    """True when business rules had to give (see relaxed_rules)."""
-    baseline_stand_ins: list[str] = field(default_factory=list)
-    """For each offer with no on-demand price of its own: which price stands in for it in the baseline."""
-    purchase_schedule: pd.DataFrame = field(default_factory=pd.DataFrame)
-    cost_by_quarter: pd.DataFrame = field(default_factory=pd.DataFrame)
-    cost_by_team: pd.DataFrame = field(default_factory=pd.DataFrame)
-    kpis: pd.DataFrame = field(default_factory=pd.DataFrame)
-    """Per quarter: cost, on-demand equivalent, savings, effective savings rate; commitment coverage (share of the
-    served demand's on-demand-equivalent spend that commitments covered) and utilisation (commitment spend used
-    / commitment spend), both in dollars as the FinOps Foundation defines them, and the same two measured in
-    accelerator-hours (`coverage_accelerator_hours`, `utilisation_accelerator_hours`)."""
-    shadow_prices: pd.DataFrame = field(default_factory=pd.DataFrame)
-    unmet_demand: pd.DataFrame = field(default_factory=pd.DataFrame)
-    proposed_quotas: pd.DataFrame = field(default_factory=pd.DataFrame)
-    budgets: pd.DataFrame = field(default_factory=pd.DataFrame)
-    relaxed_rules: pd.DataFrame = field(default_factory=pd.DataFrame)
-
-    @property
-    def has_plan(self) -> bool:
-        return self.outcome in ("optimal", "feasible")
-
-    @property
-    def savings_rate(self) -> float | None:
-        if not self.baseline_on_demand_usd or self.expected_cost_usd is None:
-            return None
-        return float(1 - self.expected_cost_usd / self.baseline_on_demand_usd)
-
-    def summary(self) -> dict:
-        out = {f.name: getattr(self, f.name) for f in fields(self) if f.name not in TABLES}
-        return json.loads(json.dumps(out, default=str, sort_keys=True))
-
-    def write(self, out_dir: str | Path) -> list[Path]:
-        """Write plan.json (summary and every table) and one CSV per table; return the paths."""
-        out = Path(out_dir)
-        out.mkdir(parents=True, exist_ok=True)
-        doc = self.summary()
-        paths = []
-        for table in TABLES:
-            frame: pd.DataFrame = getattr(self, table)
-            doc[table] = json.loads(frame.to_json(orient="records", default_handler=str)) if not frame.empty \
-                else {"columns": list(frame.columns)}
-            path = out / f"{table}.csv"
-            frame.to_csv(path, index=False, lineterminator="\n")
-            paths.append(path)
-        (out / "plan.json").write_text(json.dumps(doc, indent=2, sort_keys=True, default=str) + "\n")
-        return [out / "plan.json", *paths]
-
-
-def load_result(out_dir: str | Path) -> PlanResult:
-    """Read a plan written by `PlanResult.write` (money columns back as Decimal)."""
-    out = Path(out_dir)
-    doc = json.loads((out / "plan.json").read_text())
-    kwargs = {}
-    for f in fields(PlanResult):
-        if f.name in TABLES:
-            frame = pd.read_csv(out / f"{f.name}.csv", dtype=str, keep_default_na=False) \
-                if (out / f"{f.name}.csv").stat().st_size > 1 else pd.DataFrame()
-            kwargs[f.name] = _typed(frame)
-        elif f.name in doc:
-            value = doc[f.name]
-            if f.name.endswith("_usd") and value is not None:
-                value = Decimal(value)
-            kwargs[f.name] = value
-    return PlanResult(**kwargs)
-
-
-def _typed(frame: pd.DataFrame) -> pd.DataFrame:
-    for column in frame.columns:
-        if _is_money(column):
-            frame[column] = frame[column].map(lambda v: Decimal(v) if v != "" else None)
-        else:
-            numeric = pd.to_numeric(frame[column], errors="coerce")
-            if numeric.notna().all() and len(frame):
-                frame[column] = numeric
-    return frame
-
-
 # --- collecting the tables -------------------------------------------------------------------------
 
 
@@ -157,27 +54,33 @@ def collect(m: PlanModel, report: SolveReport, duals_report: SolveReport | None 
             relaxed: bool = False) -> PlanResult:
     """Build a PlanResult from a solved model (values of the fixed-integer LP when duals were solved)."""
     d = m.data
-    base = dict(outcome=report.outcome.value, solver=report.solver, status=report.status, gap=report.gap,
-                solve_seconds=round(report.seconds, 3), quarters=list(d.quarters), note=report.note,
+    base = dict(outcome=report.outcome, solver=report.solver, status=report.status, gap=report.gap,
+                solve_seconds=round(report.seconds, 3), quarters=tuple(d.quarters), note=report.note,
                 options={k: (list(v) if isinstance(v, tuple) else v) for k, v in asdict(d.options).items()
                          if k != "bands"}, relaxed=relaxed)
     if not report.outcome.has_plan:
-        empty = {t: pd.DataFrame() for t in TABLES}
-        empty["relaxed_rules"] = relaxed_rules(m) if relaxed else pd.DataFrame()
-        return PlanResult(objective_usd=None, expected_cost_usd=None, baseline_on_demand_usd=None, **base, **empty)
+        rules = _typed("relaxed_rules", relaxed_rules(m)) if relaxed else ()
+        return PlanResult(objective_usd=None, expected_cost_usd=None, baseline_on_demand_usd=None, **base,
+                          relaxed_rules=rules)
     od_price, stand_ins = on_demand_equivalent_price(m)
     kpis, cost_by_quarter, team_costs = _costs(m, od_price)
     expected = sum((Decimal(r) for r in cost_by_quarter["usd"]), Decimal(0))
     baseline = sum((Decimal(r) for r in kpis["on_demand_equivalent_usd"]), Decimal(0))
     objective = duals_report.objective if duals_report and duals_report.objective is not None else report.objective
+    shadow = shadow_prices(m) if duals_report and duals_report.outcome.has_plan else pd.DataFrame()
     return PlanResult(
         objective_usd=usd(objective), expected_cost_usd=usd(expected), baseline_on_demand_usd=usd(baseline), **base,
-        baseline_stand_ins=stand_ins,
-        purchase_schedule=purchase_schedule(m), cost_by_quarter=cost_by_quarter, cost_by_team=team_costs,
-        kpis=kpis, shadow_prices=shadow_prices(m) if duals_report and duals_report.outcome.has_plan
-        else pd.DataFrame(columns=SHADOW_COLUMNS),
-        unmet_demand=unmet_demand(m), proposed_quotas=proposed_quotas(m), budgets=budget_table(m, team_costs),
-        relaxed_rules=relaxed_rules(m))
+        baseline_stand_ins=tuple(stand_ins),
+        purchase_schedule=_typed("purchase_schedule", purchase_schedule(m)),
+        cost_by_quarter=_typed("cost_by_quarter", cost_by_quarter), cost_by_team=_typed("cost_by_team", team_costs),
+        kpis=_typed("kpis", kpis), shadow_prices=_typed("shadow_prices", shadow),
+        unmet_demand=_typed("unmet_demand", unmet_demand(m)),
+        proposed_quotas=_typed("proposed_quotas", proposed_quotas(m)),
+        budgets=_typed("budgets", budget_table(m, team_costs)), relaxed_rules=_typed("relaxed_rules", relaxed_rules(m)))
+
+
+def _typed(table: str, frame: pd.DataFrame) -> tuple[Any, ...]:
+    return rows_of(ROWS[table], frame.to_dict("records"))
 
 
 PURCHASE_COLUMNS = ["site", "machine", "accelerator", "pricing_model", "term_months", "start_quarter", "start",

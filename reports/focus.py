@@ -27,14 +27,17 @@ import json
 from collections.abc import Iterable
 from decimal import Decimal
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from quartermaster.errors import ProblemsFound
 from quartermaster.model import Inventory
-from quartermaster.pricing import FOCUS_PRICING_CATEGORY, allocate_cents, cents
+from quartermaster.pricing import FOCUS_PRICING_CATEGORY, FocusPricingCategory, allocate_cents, cents
 from quartermaster.reports.metering.meter import ChargeLine, MeterResult
 from quartermaster.reports.metering.rates import Block
 from quartermaster.units import quarter_bounds
+
+if TYPE_CHECKING:
+    from quartermaster.planner import PlanResult
 
 FOCUS_VERSION = "1.3"
 # The 23 mandatory columns of FOCUS 1.3 (PLANNING.md §3) and whether the spec allows nulls in them
@@ -226,7 +229,8 @@ def write_focus(rows: list[dict[str, Any]], path: Path) -> Path:
 
 # --- the plan's forecast ---------------------------------------------------------------------------
 
-CATEGORY_OF_PLAN_MODEL = {"existing-commitments": "Committed", **FOCUS_PRICING_CATEGORY}
+CATEGORY_OF_PLAN_MODEL: dict[str, FocusPricingCategory] = {
+    "existing-commitments": "Committed", **{str(model): category for model, category in FOCUS_PRICING_CATEGORY.items()}}
 
 
 def _plan_provider(inventory: Inventory, model: str) -> str:
@@ -239,25 +243,24 @@ def _plan_provider(inventory: Inventory, model: str) -> str:
     return PROVIDER_NAME[providers.pop()] if len(providers) == 1 else "Multiple providers"
 
 
-def plan_focus_rows(inventory: Inventory, plan: Any, quarter: str) -> list[dict[str, Any]]:
+def plan_focus_rows(inventory: Inventory, plan: PlanResult, quarter: str) -> list[dict[str, Any]]:
     """FOCUS rows for one planned quarter: each pricing-model line of `cost_by_quarter`, allocated to teams in
     proportion to the plan's `cost_by_team` (AllocatedMethodId `plan-team-share`; the plan's shared line of unused
     commitments stays without a team). EffectiveCost sums to the plan's quarter cost, to the cent."""
-    by_model = plan.cost_by_quarter[plan.cost_by_quarter["quarter"] == quarter]
-    by_team = plan.cost_by_team[plan.cost_by_team["quarter"] == quarter]
-    kpi = plan.kpis[plan.kpis["quarter"] == quarter]
-    if kpi.empty:
+    by_model = [r for r in plan.cost_by_quarter if r.quarter == quarter]
+    by_team = [r for r in plan.cost_by_team if r.quarter == quarter]
+    kpi = plan.kpi(quarter)
+    if kpi is None:
         raise ProblemsFound(f"the plan has no quarter {quarter}; it covers {', '.join(plan.quarters)}")
-    total = Decimal(kpi["cost_usd"].iloc[0])
-    team_total = sum((Decimal(x) for x in by_team["usd"]), Decimal(0))
+    team_total = sum((t.usd for t in by_team), Decimal(0))
     raw: dict[tuple[str, str, int], Decimal] = {}
-    for m in by_model.itertuples():
-        for t in by_team.itertuples():
-            share = Decimal(t.usd) / team_total if team_total else Decimal(0)
-            raw[(str(m.pricing_model), str(t.team), int(m.term_months))] = Decimal(m.usd) * share
-    rounded = allocate_cents(raw, total)
+    for m in by_model:
+        for t in by_team:
+            share = t.usd / team_total if team_total else Decimal(0)
+            raw[(m.pricing_model, t.team, m.term_months)] = m.usd * share
+    rounded = allocate_cents(raw, kpi.cost_usd)
     start, end = (dt.datetime.combine(d, dt.time()) for d in quarter_bounds(quarter))
-    cc_of = dict(zip(by_team["team"], by_team["cost_center"], strict=True))
+    cc_of = {t.team: t.cost_center for t in by_team}
     rows = []
     for (model, team, term), cost in sorted(rounded.items()):
         provider = _plan_provider(inventory, model)
@@ -299,14 +302,7 @@ def plan_focus_rows(inventory: Inventory, plan: Any, quarter: str) -> list[dict[
                 "AllocatedMethodId": "plan-team-share",
                 "AllocatedMethodDetails": json.dumps(
                     {
-                        "line_usd": str(
-                            cents(
-                                sum(
-                                    (Decimal(x) for x in by_model[by_model["pricing_model"] == model]["usd"]),
-                                    Decimal(0),
-                                )
-                            )
-                        )
+                        "line_usd": str(cents(sum((m.usd for m in by_model if m.pricing_model == model), Decimal(0))))
                     }
                 ),
                 "x_Team": None if shared else team,

@@ -78,10 +78,10 @@ def _propose(path: Path, inventory: Inventory, result: PlanResult, force: bool) 
 
 
 def _print(r: PlanResult) -> None:
-    if r.relaxed_rules is not None and not r.relaxed_rules.empty:
+    if r.relaxed_rules:
         head = "No plan satisfies every business rule" if r.outcome == "infeasible" else "Business rules gave"
         console.print(f"[bold red]{head}[/]; these had to give (named slack variables):")
-        for x in r.relaxed_rules.itertuples():
+        for x in r.relaxed_rules:
             console.print(f"  {x.rule} at {x.where}: {x.amount:,.2f} {x.unit} ({x.variable})", markup=False)
     if r.objective_usd is None:
         console.print(f"[bold red]No plan[/]: the solver ended `{r.outcome}` ({r.solver}, {r.status}). "
@@ -99,7 +99,7 @@ def _print(r: PlanResult) -> None:
         buys.add_column(
             c, justify="right" if c in ("term", "nodes", "accelerators", "monthly", "liability") else "left"
         )
-    for p in r.purchase_schedule.itertuples():
+    for p in r.purchase_schedule:
         term = f"{p.term_months} mo" if p.term_months else f"{p.node_weeks} node-wk"
         buys.add_row(
             p.start_quarter,
@@ -116,7 +116,7 @@ def _print(r: PlanResult) -> None:
     kpis = Table(title="Per quarter", title_justify="left")
     for c in ("quarter", "cost", "all on-demand", "savings rate", "coverage $", "utilisation $", "unmet acc-h"):
         kpis.add_column(c, justify="left" if c == "quarter" else "right")
-    for k in r.kpis.itertuples():
+    for k in r.kpis:
         kpis.add_row(
             k.quarter,
             format_usd(k.cost_usd),
@@ -127,11 +127,11 @@ def _print(r: PlanResult) -> None:
             f"{k.unmet_accelerator_hours:,.0f}",
         )
     console.print(kpis)
-    if len(r.budgets):
-        over = r.budgets[~r.budgets["within"].astype(bool)]
+    if r.budgets:
+        over = [b for b in r.budgets if not b.within]
         console.print(
             f"Budgets: {len(r.budgets) - len(over)} of {len(r.budgets)} within."
-            + "".join(f" {b.cost_center} {b.quarter} over by {format_usd(-b.headroom_usd)}." for b in over.itertuples())
+            + "".join(f" {b.cost_center} {b.quarter} over by {format_usd(-b.headroom_usd)}." for b in over)
         )
     if len(r.unmet_demand):
         console.print(f"[bold yellow]Unmet demand[/] in {len(r.unmet_demand)} team-quarters (see unmet_demand.csv).")

@@ -12,12 +12,11 @@ budget.
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 from dataclasses import asdict, dataclass, field
 from decimal import Decimal
-from typing import Any, Literal
-
-import pandas as pd
+from typing import TYPE_CHECKING, Any, Literal
 
 from quartermaster.capacity import pool_accelerators
 from quartermaster.errors import ProblemsFound
@@ -34,7 +33,10 @@ from quartermaster.pricing import (
 from quartermaster.reports.metering import check_usage, inventory_records, meter, parse_period
 from quartermaster.units import next_quarters, quarter_hours
 
-Kind = Literal["text", "money", "delta", "pct", "number", "int"]
+if TYPE_CHECKING:
+    from quartermaster.planner import PlanResult
+
+Kind = Literal["text", "money", "delta", "pct", "signed_pct", "number", "int"]
 ZERO = Decimal(0)
 
 
@@ -148,7 +150,7 @@ class ReportData:
     def to_json(self) -> str:
         """Sorted, indented JSON; money as decimal strings."""
         def plain(obj: Any) -> Any:
-            if isinstance(obj, Decimal):
+            if isinstance(obj, (Decimal, dt.date)):
                 return str(obj)
             if isinstance(obj, Amount):
                 return plain(obj.to_dict())
@@ -168,35 +170,31 @@ class ReportData:
 
 
 def _decimal(value: Any) -> Decimal:
-    """A plan-table cell as Decimal (empty or NaN: 0)."""
-    missing = value is None or (isinstance(value, float) and pd.isna(value)) or value == ""
-    return ZERO if missing else Decimal(str(value))
+    """A plan figure as Decimal (None: 0)."""
+    return ZERO if value is None else value if isinstance(value, Decimal) else Decimal(str(value))
 
 
 def _ratio(value: Any) -> Decimal:
     return Decimal(str(round(float(value), 6)))
 
 
-def _rows(frame: pd.DataFrame, quarter: str | None = None) -> list[dict[str, Any]]:
-    if frame is None or frame.empty:
-        return []
-    if quarter is not None and "quarter" in frame.columns:
-        frame = frame[frame["quarter"] == quarter]
-    return frame.to_dict("records")
+def _rows(rows: tuple[Any, ...], quarter: str | None = None) -> list[dict[str, Any]]:
+    """A plan table's rows as dicts, those of `quarter` only when given."""
+    return [asdict(r) for r in rows if quarter is None or r.quarter == quarter]
 
 
-def _kpi(plan: Any, quarter: str) -> dict[str, Any] | None:
+def _kpi(plan: PlanResult, quarter: str) -> dict[str, Any] | None:
     hit = _rows(plan.kpis, quarter)
     return hit[0] if hit else None
 
 
-def quarter_cost(plan: Any, quarter: str) -> Decimal:
+def quarter_cost(plan: PlanResult, quarter: str) -> Decimal:
     """The plan's cost of a quarter, to the cent (the figure report and FOCUS export reconcile to)."""
     kpi = _kpi(plan, quarter)
     return cents(_decimal(kpi["cost_usd"])) if kpi else ZERO
 
 
-def _sum_cost(plan: Any, quarters: list[str], column: str = "cost_usd") -> Decimal:
+def _sum_cost(plan: PlanResult, quarters: list[str], column: str = "cost_usd") -> Decimal:
     return sum((cents(_decimal(k[column])) for q in quarters if (k := _kpi(plan, q))), ZERO)
 
 
@@ -205,7 +203,8 @@ def _commitment_term(row: dict[str, Any]) -> str:
     return f"{months} months" if months else f"{int(row['node_weeks'])} node-weeks"
 
 
-def build_report(inventory: Inventory, plan: Any, quarter: str | None = None, previous: Any = None) -> ReportData:
+def build_report(inventory: Inventory, plan: PlanResult, quarter: str | None = None,
+                 previous: PlanResult | None = None) -> ReportData:
     """The report for `quarter` (default: the plan's first quarter) of a solved plan."""
     if not plan.has_plan:
         raise ProblemsFound(f"the plan has no solution (outcome `{plan.outcome}`); fix the plan before reporting on it")
@@ -303,16 +302,14 @@ MODEL_LABEL = {
 MODEL_ORDER = ["existing-commitments", *COMMITTED_MODELS, *PAY_PER_USE_MODELS]
 
 
-def _spend_by_quarter(plan: Any, quarters: list[str]) -> Table:
+def _spend_by_quarter(plan: PlanResult, quarters: list[str]) -> Table:
     """Quarter x pricing model, each row's parts rounded so they add up to the quarter's cost to the cent."""
-    frame = plan.cost_by_quarter
-    models = [m for m in MODEL_ORDER if m in set(frame["pricing_model"])] + sorted(
-        set(frame["pricing_model"]) - set(MODEL_ORDER)
-    )
-    rows = []
+    present = {r.pricing_model for r in plan.cost_by_quarter}
+    models = [m for m in MODEL_ORDER if m in present] + sorted(present - set(MODEL_ORDER))
+    rows: list[dict[str, Any]] = []
     for q in quarters:
-        part = frame[frame["quarter"] == q]
-        raw = {m: sum((_decimal(x) for x in part[part["pricing_model"] == m]["usd"]), ZERO) for m in models}
+        raw = {m: sum((r.usd for r in plan.cost_by_quarter if r.quarter == q and r.pricing_model == m), ZERO)
+               for m in models}
         total = quarter_cost(plan, q)
         rows.append({"quarter": q, **allocate_cents(raw, total), "total": total})
     columns = (
@@ -329,13 +326,13 @@ def _spend_by_quarter(plan: Any, quarters: list[str]) -> Table:
     )
 
 
-def _team_costs(plan: Any, quarter: str) -> dict[str, tuple[str, Decimal]]:
+def _team_costs(plan: PlanResult, quarter: str) -> dict[str, tuple[str, Decimal]]:
     rows = _rows(plan.cost_by_team, quarter)
     rounded = allocate_cents({r["team"]: _decimal(r["usd"]) for r in rows}, quarter_cost(plan, quarter))
     return {r["team"]: (r["cost_center"], rounded[r["team"]]) for r in rows}
 
 
-def _plan_vs_actual(inventory: Inventory, plan: Any, quarter: str) -> Table:
+def _plan_vs_actual(inventory: Inventory, plan: PlanResult, quarter: str) -> Table:
     """Planned against metered cost per team for the months of `quarter` that have usage records.
 
     Metered: `qm meter` of each such month with the plan's idle policy. Planned: the team's planned cost of the
@@ -361,7 +358,7 @@ def _plan_vs_actual(inventory: Inventory, plan: Any, quarter: str) -> Table:
     share = Decimal(hours) / Decimal(quarter_hours(quarter))
     planned = {team: cents(usd * share) for team, (_, usd) in _team_costs(plan, quarter).items()} if hours else {}
     centre = {t.name: t.cost_center for t in inventory.teams}
-    rows = []
+    rows: list[dict[str, Any]] = []
     for team in sorted(set(planned) | set(metered), key=lambda t: (t.startswith("_"), t)):
         p, m = planned.get(team, ZERO), metered.get(team, ZERO)
         rows.append({"team": team, "cost_center": centre.get(team, "shared"), "planned": p, "metered": m,
@@ -383,13 +380,13 @@ def _plan_vs_actual(inventory: Inventory, plan: Any, quarter: str) -> Table:
     )
 
 
-def _idle_shares(plan: Any, quarter: str) -> dict[str, Decimal]:
+def _idle_shares(plan: PlanResult, quarter: str) -> dict[str, Decimal]:
     """Each team's share of the quarter's idle, to the cent (a plan written before idle was shared has none)."""
     rows = _rows(plan.cost_by_team, quarter)
     return {r["team"]: cents(_decimal(r.get("idle_share_usd"))) for r in rows}
 
 
-def _by_team(inventory: Inventory, plan: Any, previous: Any, quarter: str) -> tuple[Table, Table]:
+def _by_team(inventory: Inventory, plan: PlanResult, previous: PlanResult | None, quarter: str) -> tuple[Table, Table]:
     now = _team_costs(plan, quarter)
     before = _team_costs(previous, quarter) if previous is not None and previous.has_plan else {}
     four = [q for q in next_quarters(quarter, 4) if q in plan.quarters]
@@ -400,7 +397,7 @@ def _by_team(inventory: Inventory, plan: Any, previous: Any, quarter: str) -> tu
     idle = _idle_shares(plan, quarter)
     policy = plan.options.get("idle_policy", "proportional")
     label = {IDLE_TEAM: "unused commitments (no team to share them)"}
-    team_rows = []
+    team_rows: list[dict[str, Any]] = []
     for team in sorted(set(now) | set(before), key=lambda t: (t.startswith("_"), t)):
         cc, usd = now.get(team, before.get(team, ("", ZERO)))
         prev = before[team][1] if team in before else (ZERO if before else None)
@@ -415,7 +412,7 @@ def _by_team(inventory: Inventory, plan: Any, previous: Any, quarter: str) -> tu
                 "next_four": four_cost.get(team, ZERO),
             }
         )
-    money_cols = (
+    money_cols: tuple[Column, ...] = (
         Column("current", f"{quarter}", "money"),
         Column("idle_share", "of which idle share", "money"),
         Column("previous", "Previous plan", "money"),
@@ -459,8 +456,8 @@ def _by_team(inventory: Inventory, plan: Any, previous: Any, quarter: str) -> tu
     )
 
 
-def _coverage(plan: Any, quarters: list[str]) -> Table:
-    rows = []
+def _coverage(plan: PlanResult, quarters: list[str]) -> Table:
+    rows: list[dict[str, Any]] = []
     for q in quarters:
         k = _kpi(plan, q) or {}
         rows.append(
@@ -500,7 +497,7 @@ def _coverage(plan: Any, quarters: list[str]) -> Table:
     )
 
 
-def _purchases(plan: Any) -> Table:
+def _purchases(plan: PlanResult) -> Table:
     rows = [
         {
             "start_quarter": r["start_quarter"],
@@ -558,7 +555,7 @@ def _capacity(inventory: Inventory) -> dict[tuple[str, str], int]:
     return out
 
 
-def _new_committed(plan: Any, quarter: str) -> dict[tuple[str, str], int]:
+def _new_committed(plan: PlanResult, quarter: str) -> dict[tuple[str, str], int]:
     """Accelerators of planned new commitments active in the quarter, per (accelerator, site)."""
     order = list(plan.quarters)
     out: dict[tuple[str, str], int] = {}
@@ -572,7 +569,7 @@ def _new_committed(plan: Any, quarter: str) -> dict[tuple[str, str], int]:
     return out
 
 
-def _demand_vs_capacity(inventory: Inventory, plan: Any, quarter: str) -> Table:
+def _demand_vs_capacity(inventory: Inventory, plan: PlanResult, quarter: str) -> Table:
     demand: dict[tuple[str, str], list[Decimal]] = {}
     for d in inventory.demand:
         if d.period == quarter and not d.scenario:
@@ -582,7 +579,7 @@ def _demand_vs_capacity(inventory: Inventory, plan: Any, quarter: str) -> Table:
     capacity = _capacity(inventory)
     new = _new_committed(plan, quarter)
     keys = sorted(set(demand) | set(capacity) | set(new))
-    rows = []
+    rows: list[dict[str, Any]] = []
     for acc, site in keys:
         p50, p90 = demand.get((acc, site), [ZERO, ZERO])
         rows.append(
@@ -614,7 +611,7 @@ def _demand_vs_capacity(inventory: Inventory, plan: Any, quarter: str) -> Table:
     )
 
 
-def _risk(inventory: Inventory, plan: Any, quarter: str) -> tuple[Table, Decimal]:
+def _risk(inventory: Inventory, plan: PlanResult, quarter: str) -> tuple[Table, Decimal]:
     """p90 exposure: if every team ran at its p90 for the whole quarter, the accelerator-hours above p50
     bought on demand at the cheapest on-demand rate of the accelerator."""
     hours = Decimal(quarter_hours(quarter))
@@ -623,7 +620,7 @@ def _risk(inventory: Inventory, plan: Any, quarter: str) -> tuple[Table, Decimal
     for d in inventory.demand:
         if d.period == quarter and not d.scenario and d.p90 is not None:
             by_acc[d.accelerator] = by_acc.get(d.accelerator, ZERO) + Decimal(str(d.p90)) - Decimal(str(d.p50))
-    rows = []
+    rows: list[dict[str, Any]] = []
     for acc, extra in sorted(by_acc.items()):
         rate = rates.get(acc)
         rows.append(
@@ -653,7 +650,7 @@ def _risk(inventory: Inventory, plan: Any, quarter: str) -> tuple[Table, Decimal
     return table, expected + exposure
 
 
-def _unmet(plan: Any) -> Table:
+def _unmet(plan: PlanResult) -> Table:
     rows = [
         {
             "quarter": r["quarter"],
@@ -681,12 +678,12 @@ def _unmet(plan: Any) -> Table:
     )
 
 
-def _budgets(inventory: Inventory, plan: Any, quarter: str) -> Table:
+def _budgets(inventory: Inventory, plan: PlanResult, quarter: str) -> Table:
     """Forecast - budget per cost centre with a budget (policy.budgets)."""
     forecast: dict[str, Decimal] = {}
     for _team, (cc, usd) in _team_costs(plan, quarter).items():
         forecast[cc] = forecast.get(cc, ZERO) + usd
-    rows = []
+    rows: list[dict[str, Any]] = []
     for b in sorted(inventory.policy.budgets, key=lambda b: b.cost_center):
         if b.quarter != quarter:
             continue
@@ -726,11 +723,11 @@ def _budgets(inventory: Inventory, plan: Any, quarter: str) -> Table:
     )
 
 
-def _changes(plan: Any, previous: Any, quarters: list[str]) -> list[Table]:
-    rows = []
+def _changes(plan: PlanResult, previous: PlanResult, quarters: list[str]) -> list[Table]:
+    rows: list[dict[str, Any]] = []
     for q in quarters:
-        now, before = quarter_cost(plan, q), quarter_cost(previous, q)
-        rows.append({"quarter": q, "previous": before, "current": now, "delta": now - before})
+        cost_now, cost_before = quarter_cost(plan, q), quarter_cost(previous, q)
+        rows.append({"quarter": q, "previous": cost_before, "current": cost_now, "delta": cost_now - cost_before})
     cost = Table(
         "changes_cost",
         "What changed since the previous plan: cost per quarter",
@@ -744,7 +741,7 @@ def _changes(plan: Any, previous: Any, quarters: list[str]) -> list[Table]:
         total={"quarter": "Total", **{k: sum((r[k] for r in rows), ZERO) for k in ("previous", "current", "delta")}},
     )
 
-    def keyed(p: Any) -> dict[tuple[str, ...], dict[str, Any]]:
+    def keyed(p: PlanResult) -> dict[tuple[str, ...], dict[str, Any]]:
         return {
             (r["start_quarter"], r["site"], r["machine"], r["pricing_model"], str(r["term_months"])): r
             for r in _rows(p.purchase_schedule)
@@ -794,7 +791,7 @@ def _changes(plan: Any, previous: Any, quarters: list[str]) -> list[Table]:
     return [cost, purchases]
 
 
-def _charts(plan: Any, quarters: list[str], tables: list[Table]) -> tuple[Chart, ...]:
+def _charts(plan: PlanResult, quarters: list[str], tables: list[Table]) -> tuple[Chart, ...]:
     spend = next(t for t in tables if t.name == "spend_by_quarter")
     models = [c for c in spend.columns if c.kind == "money" and c.key != "total"]
     coverage = next(t for t in tables if t.name == "coverage")

@@ -49,9 +49,6 @@ def run(inventory: Inventory | InventoryBuilder, demand: pd.DataFrame, **options
     return plan(inventory, PlanOptions(start=first, horizon=horizon, **{**EXACT, **options}), demand_curves=demand)
 
 
-def usd_of(frame: pd.DataFrame, **where) -> Decimal:
-    """Sum of the `usd` column over the rows matching `where`."""
-    hit = frame
-    for column, value in where.items():
-        hit = hit[hit[column] == value]
-    return sum(hit["usd"], Decimal(0))
+def usd_of(rows: tuple, **where) -> Decimal:
+    """Sum of `usd` over the plan rows whose fields match `where`."""
+    return sum((r.usd for r in rows if all(getattr(r, k) == v for k, v in where.items())), Decimal(0))

@@ -39,11 +39,12 @@ def test_readme_plan_example_runs(line, tmp_path, monkeypatch):
     assert re.search(r"Plan 20\d\dQ\d\.\.20\d\dQ\d: optimal", result.output)
     plan = load_result(tmp_path)
     assert plan.expected_cost_usd < plan.baseline_on_demand_usd
-    assert plan.unmet_demand.empty
+    assert plan.unmet_demand == ()
     for table in ("purchase_schedule", "cost_by_quarter", "cost_by_team", "kpis", "shadow_prices", "proposed_quotas"):
-        assert not getattr(plan, table).empty, table
-    # every dollar of the plan is attributed: to a team or to the shared unused-commitment line
-    assert sum(plan.cost_by_team["usd"], Decimal(0)) == pytest.approx(plan.expected_cost_usd, abs=Decimal("0.01"))
+        assert getattr(plan, table), table
+    # every dollar of the plan is attributed: to a team (its use and idle share) or the unused-commitment line
+    assert sum((r.usd for r in plan.cost_by_team), Decimal(0)) == pytest.approx(plan.expected_cost_usd,
+                                                                              abs=Decimal("0.01"))
 
 
 def test_a_bad_what_if_exits_2_with_the_accepted_forms(tmp_path):

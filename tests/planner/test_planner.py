@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime as dt
 from decimal import Decimal
 
 import pandas as pd
@@ -42,7 +43,7 @@ def test_commitment_is_the_critical_fractile_of_the_load_duration_curve(shape, h
     inventory = one_site(on_demand=C_ON_DEMAND, commit_12=f"{ratio * C_ON_DEMAND:.4f}")
     result = run(inventory, curves("ml", Q1, hourly=hourly))
     assert result.outcome == Outcome.OPTIMAL
-    bought = result.purchase_schedule
+    bought = result.frame("purchase_schedule")
     assert bought["nodes"].sum() == want
     if want:
         assert list(bought[["start_quarter", "pricing_model", "term_months"]].iloc[0]) == ["2027Q1", "commit", 12]
@@ -54,20 +55,20 @@ def test_three_year_terms_cover_the_stable_base_and_one_year_terms_the_band_abov
     demand = curves("ml", quarters, level=40.0)
     demand.loc[demand["quarter"].str.startswith("2027"), "level"] = 70.0
     result = run(one_site(on_demand=10, commit_12=6.5, commit_36=4.4), demand)
-    got = {(r.term_months, r.start_quarter): r.nodes for r in result.purchase_schedule.itertuples()}
+    got = {(r.term_months, r.start_quarter): r.nodes for r in result.frame("purchase_schedule").itertuples()}
     assert got == {(36, "2027Q1"): 40, (12, "2027Q1"): 30}
-    assert result.kpis["coverage"].tolist() == [1.0] * 12
+    assert result.frame("kpis")["coverage"].tolist() == [1.0] * 12
 
 
 def test_a_term_spans_its_quarters_and_then_must_be_renewed():
     """A 1y commitment bought in 2027Q1 is paid in 2027Q1-Q4 and not after; 2028 needs a new one."""
     quarters = ["2027Q1", "2027Q2", "2027Q3", "2027Q4", "2028Q1", "2028Q2"]
     result = run(one_site(on_demand=10, commit_12=6), curves("ml", quarters, level=10.0))
-    got = [(r.start_quarter, r.nodes, r.end) for r in result.purchase_schedule.itertuples()]
-    assert got == [("2027Q1", 10, "2028-01-01"), ("2028Q1", 10, "2029-01-01")]
+    got = [(r.start_quarter, r.nodes, r.end) for r in result.purchase_schedule]
+    assert got == [("2027Q1", 10, dt.date(2028, 1, 1)), ("2028Q1", 10, dt.date(2029, 1, 1))]
     for q in quarters:
         assert usd_of(result.cost_by_quarter, quarter=q, pricing_model="commit") == Decimal(10 * 6 * quarter_hours(q))
-    first = result.purchase_schedule.iloc[0]
+    first = result.frame("purchase_schedule").iloc[0]
     assert first["monthly_usd"] == Decimal("43800.000000")  # 10 nodes x $6 x 730 h
     assert first["total_liability_usd"] == Decimal("525600.000000")  # x 12 months
 
@@ -107,15 +108,15 @@ def test_a_cheaper_capped_offer_is_used_up_to_its_cap_and_the_dearer_uncapped_on
                  .add("prices", **price(MACHINE, "on-demand", 8, site="gcp-us-east4")))
     result = run(inventory, curves("ml", Q1, level=10.0))
     assert usd_of(result.cost_by_quarter, pricing_model="on-demand") == Decimal((3 * 8 + 7 * 10) * H1)
-    assert result.unmet_demand.empty
+    assert result.frame("unmet_demand").empty
 
 
 def test_a_budget_caps_a_cost_centre_and_the_rest_is_reported_unmet():
     inventory = one_site(on_demand=10).policy(budgets=[{"cost_center": "CC-1", "quarter": "2027Q1", "usd": 108000}])
     result = run(inventory, curves("ml", Q1, level=10.0))
-    budget = result.budgets.iloc[0]
+    budget = result.frame("budgets").iloc[0]
     assert (budget["charged_usd"], bool(budget["within"])) == (Decimal("108000.000000"), True)
-    assert result.unmet_demand["expected_accelerator_hours"].tolist() == [5 * H1]  # half of 10 GPUs unmet
+    assert result.frame("unmet_demand")["expected_accelerator_hours"].tolist() == [5 * H1]  # half of 10 GPUs unmet
 
 
 def test_existing_commitments_are_used_first_and_only_the_rest_is_bought():
@@ -123,7 +124,7 @@ def test_existing_commitments_are_used_first_and_only_the_rest_is_bought():
         "commitments", name="old-cud", kind="cud", machine=MACHINE, site=SITE, count=8, term_months=12,
         start="2026-07-01", usd_per_node_hour="4")
     result = run(inventory, curves("ml", Q1, level=10.0))
-    assert result.purchase_schedule["nodes"].tolist() == [2]
+    assert result.frame("purchase_schedule")["nodes"].tolist() == [2]
     assert usd_of(result.cost_by_quarter, pricing_model="existing-commitments") == Decimal(8 * 4 * H1)
 
 
@@ -133,7 +134,7 @@ def test_tpu_commitments_come_in_whole_slices():
                  .add("prices", **price("ct6e-standard-4t", "on-demand", "10.80"))
                  .add("prices", **price("ct6e-standard-4t", "commit", "4.88", term=12)))
     result = run(inventory, curves("ml", Q1, level=20.0, accelerator="TPU-v6e"))
-    assert result.purchase_schedule[["nodes", "accelerators"]].values.tolist() == [[4, 16]]
+    assert result.frame("purchase_schedule")[["nodes", "accelerators"]].values.tolist() == [[4, 16]]
     assert usd_of(result.cost_by_quarter, pricing_model="on-demand") == Decimal("10.80") * H1  # one 4-chip node
 
 
@@ -144,7 +145,7 @@ def make_tpu_inventory():
 
 def test_shadow_price_is_the_on_demand_price_per_accelerator_when_nothing_else_is_sold():
     result = run(one_site(on_demand=10), curves("ml", Q1, level=10.0))
-    assert result.shadow_prices["usd_per_accelerator_hour"].tolist() == [Decimal("10.000000")]
+    assert result.frame("shadow_prices")["usd_per_accelerator_hour"].tolist() == [Decimal("10.000000")]
 
 
 def test_shadow_price_is_zero_where_an_existing_commitment_has_idle_nodes_and_on_demand_where_it_is_full():
@@ -153,8 +154,8 @@ def test_shadow_price_is_zero_where_an_existing_commitment_has_idle_nodes_and_on
                                            count=20, term_months=12, start="2027-01-01", usd_per_node_hour="6")
     idle = run(inventory, curves("ml", Q1, level=10.0))
     full = run(inventory, curves("ml", Q1, level=30.0))
-    assert idle.shadow_prices["usd_per_accelerator_hour"].tolist() == [Decimal("0.000000")]
-    assert full.shadow_prices["usd_per_accelerator_hour"].tolist() == [Decimal("10.000000")]
+    assert idle.frame("shadow_prices")["usd_per_accelerator_hour"].tolist() == [Decimal("0.000000")]
+    assert full.frame("shadow_prices")["usd_per_accelerator_hour"].tolist() == [Decimal("10.000000")]
 
 
 def test_a_supply_cap_below_existing_commitments_is_infeasible_and_says_which_rule_gave():
@@ -164,7 +165,7 @@ def test_a_supply_cap_below_existing_commitments_is_infeasible_and_says_which_ru
                  .edit("sites", SITE, supply_caps=[{"machine": MACHINE, "pricing_model": "commit", "max_nodes": 6}]))
     result = run(inventory, curves("ml", Q1, level=10.0))
     assert result.outcome == Outcome.INFEASIBLE
-    assert result.relaxed_rules[["rule", "where", "amount"]].values.tolist() == [
+    assert result.frame("relaxed_rules")[["rule", "where", "amount"]].values.tolist() == [
         ["supply_cap_excess", f"{SITE}/{MACHINE}/commit/2027Q1", 4.0]]
 
 
@@ -190,9 +191,9 @@ def test_min_utilisation_keeps_new_commitments_busy():
     """Without the rule the uniform 1..100 curve commits to 45 GPUs at 55.5 %; busy >= 90 % allows fewer."""
     inventory = one_site(on_demand=10, commit_12=5.55)
     result = run(inventory, curves("ml", Q1, hourly=UNIFORM), min_utilisation=0.9)
-    nodes = int(result.purchase_schedule["nodes"].sum())
+    nodes = int(result.frame("purchase_schedule")["nodes"].sum())
     assert nodes < 45
-    assert result.kpis["utilisation"].iloc[0] >= 0.9
+    assert result.frame("kpis")["utilisation"].iloc[0] >= 0.9
 
 
 def test_a_written_plan_reads_back_the_same(tmp_path):
@@ -200,9 +201,8 @@ def test_a_written_plan_reads_back_the_same(tmp_path):
                                                                       preemptible_share=0.2))
     result.write(tmp_path)
     again = load_result(tmp_path)
-    assert again.outcome == result.outcome and again.expected_cost_usd == result.expected_cost_usd
-    for table in ("purchase_schedule", "cost_by_quarter", "cost_by_team", "shadow_prices"):
-        assert getattr(again, table).astype(str).values.tolist() == getattr(result, table).astype(str).values.tolist()
+    assert again == result  # every field and typed row, exactly (issue 14)
+    assert again.purchase_schedule and again.shadow_prices
     first = (tmp_path / "plan.json").read_text()
     result.write(tmp_path)
     assert (tmp_path / "plan.json").read_text() == first
@@ -220,7 +220,7 @@ def test_commitment_coverage_and_utilisation_are_measured_in_dollars(level, want
     accelerator-hour versions agree here."""
     inventory = one_site(on_demand=10).add("commitments", name="old-cud", kind="cud", machine=MACHINE, site=SITE,
                                            count=20, term_months=12, start="2027-01-01", usd_per_node_hour="6")
-    kpi = run(inventory, curves("ml", Q1, level=level)).kpis.iloc[0]
+    kpi = run(inventory, curves("ml", Q1, level=level)).frame("kpis").iloc[0]
     assert (kpi["coverage"], kpi["utilisation"]) == (want_coverage, want_utilisation)
     assert (kpi["coverage_accelerator_hours"], kpi["utilisation_accelerator_hours"]) == (want_coverage,
                                                                                           want_utilisation)
@@ -239,14 +239,14 @@ def test_idle_commitment_hours_belong_to_teams_by_the_idle_policy(policy, want_i
         start="2027-01-01", usd_per_node_hour="6")
     demand = pd.concat([curves("ml", Q1, level=6.0), curves("cv", Q1, level=2.0)], ignore_index=True)
     result = run(inventory, demand, idle_policy=policy)
-    teams = result.cost_by_team.set_index("team")
+    teams = result.frame("cost_by_team").set_index("team")
     assert set(teams.index) == {"ml", "cv"}
     for team, per_hour in want_idle_share.items():
         use = {"ml": 6, "cv": 2}[team] * 6 * H1
         assert teams.loc[team, "usage_usd"] == Decimal(use)
         assert teams.loc[team, "idle_share_usd"] == Decimal(per_hour * H1)
         assert teams.loc[team, "usd"] == Decimal(use + per_hour * H1)
-    assert sum(teams["usd"], Decimal(0)) == result.kpis.iloc[0]["cost_usd"] == Decimal(20 * 6 * H1)
+    assert sum(teams["usd"], Decimal(0)) == result.frame("kpis").iloc[0]["cost_usd"] == Decimal(20 * 6 * H1)
 
 
 def test_an_unknown_idle_policy_is_a_plan_input_error():
@@ -261,11 +261,11 @@ def test_the_baseline_says_which_price_stands_in_where_there_is_no_on_demand_pri
                                            zones=["us-east1-b"]).add("prices", **price(MACHINE, "on-demand", 9,
                                                                                        site="gcp-us-east1"))
     result = run(inventory, curves("ml", Q1, level=4.0, site=SITE))
-    assert result.baseline_stand_ins == [
+    assert result.baseline_stand_ins == (
         f"{SITE}/{MACHINE} (L4): no on-demand price; the cheapest on-demand L4 elsewhere, $9.0000 per "
-        "accelerator-hour, stands in"]
+        "accelerator-hour, stands in",)
     alone = run(one_site(commit_12=6), curves("ml", Q1, level=4.0))
-    assert alone.baseline_stand_ins == [
+    assert alone.baseline_stand_ins == (
         f"{SITE}/{MACHINE} (L4): no on-demand L4 anywhere in the price book; its own price, $6.0000 per "
-        "node-hour, stands in, so it claims no savings"]
+        "node-hour, stands in, so it claims no savings",)
     assert alone.savings_rate == 0.0

@@ -6,19 +6,21 @@ import shutil
 import subprocess
 from pathlib import Path
 
-import pandas as pd
 from typer.testing import CliRunner
 
 from quartermaster.cli import app
 from quartermaster.edit import QuotaChange
 from quartermaster.loader import load
+from quartermaster.planner import load_result
+from quartermaster.planner.plan_result import ProposedQuotaRow
 from quartermaster.planner.propose import proposed_changes
 from tests.builders import make_inventory
 from tests.paths import REPO
 
 
-def proposal(*rows: tuple[str, str, int, int]) -> pd.DataFrame:
-    return pd.DataFrame([{"team": t, "flavor": f, "nominal": n, "borrowing_limit": b} for t, f, n, b in rows])
+def proposal(*rows: tuple[str, str, int, int]) -> tuple[ProposedQuotaRow, ...]:
+    return tuple(ProposedQuotaRow(team=t, flavor=f, site="gcp-us-central1", machine="a3-megagpu-8g", quarter="2027Q1",
+                                  nominal=n, borrowing_limit=b) for t, f, n, b in rows)
 
 
 def test_a_fitting_flavor_is_applied_to_every_team_and_limits_follow_the_rules() -> None:
@@ -60,7 +62,7 @@ def test_qm_plan_propose_writes_the_fitting_quotas_and_keeps_the_inventory_valid
     result = CliRunner().invoke(app, ["plan", str(root), "--horizon", "4q", "--out", str(tmp_path / "plan"),
                                       "--propose"])
     assert result.exit_code == 0, result.output
-    proposed = pd.read_csv(tmp_path / "plan" / "proposed_quotas.csv")
+    proposed = load_result(tmp_path / "plan").proposed_quotas
     changes, skipped = proposed_changes(before, proposed)
     assert changes, "the example's plan changes some quotas"
     for reason in skipped:

@@ -88,9 +88,9 @@ def test_metered_is_the_teams_lines_at_the_pricing_homes_rates_plus_its_idle_sha
 
 def test_planned_is_the_plans_quarter_prorated_and_the_report_shows_the_variance(
         inventory: Inventory, metered: MeterResult, plan: planner.PlanResult) -> None:
-    team_row = plan.cost_by_team[(plan.cost_by_team["quarter"] == QUARTER) & (plan.cost_by_team["team"] == TEAM)]
-    quarter_cost = Decimal(team_row["usd"].iloc[0])
-    assert quarter_cost == Decimal(team_row["usage_usd"].iloc[0]) + Decimal(team_row["idle_share_usd"].iloc[0])
+    team_row = next(r for r in plan.cost_by_team if r.quarter == QUARTER and r.team == TEAM)
+    quarter_cost = team_row.usd
+    assert quarter_cost == team_row.usage_usd + team_row.idle_share_usd
     october = Decimal(31 * 24) / quarter_hours(QUARTER)  # 744 of 2,208 hours
     table = build_report(inventory, plan, QUARTER).table("plan_vs_actual")
     row = next(r for r in table.rows if r["team"] == TEAM)

@@ -49,7 +49,9 @@ def test_report_equals_planner_equals_focus_to_the_cent(inventory: Inventory) ->
     assert plan.has_plan
     quarter = plan.quarters[0]
     data = build_report(inventory, plan, quarter)
-    planner_cost = Decimal(plan.kpis.set_index("quarter").loc[quarter, "cost_usd"]).quantize(Decimal("0.01"))
+    kpi = plan.kpi(quarter)
+    assert kpi is not None
+    planner_cost = kpi.cost_usd.quantize(Decimal("0.01"))
     focus = plan_focus_rows(inventory, plan, quarter)
     assert data.summary.spend_quarter.current == planner_cost
     assert sum(r["EffectiveCost"] for r in focus) == planner_cost
@@ -63,13 +65,13 @@ def stored_plan_figures() -> dict[str, Decimal]:
     """The 2027Q1 headline figures straight from the stored plan's tables (tests/data/reports/plan/kpis.csv and
     purchase_schedule.csv), rounded to the cent: what a person reads off those CSVs."""
     plan = planner.load_result(DATA / "plan")
-    kpi = plan.kpis.set_index("quarter").loc["2027Q1"]
+    kpi = plan.frame("kpis").set_index("quarter").loc["2027Q1"]
     cost, on_demand = (Decimal(str(kpi[c])).quantize(CENT) for c in ("cost_usd", "on_demand_equivalent_usd"))
-    buys = plan.purchase_schedule[plan.purchase_schedule["start_quarter"] == "2027Q1"]
+    buys = plan.frame("purchase_schedule")[plan.frame("purchase_schedule")["start_quarter"] == "2027Q1"]
     liabilities = [Decimal(str(v)).quantize(CENT) for v in buys["total_liability_usd"]]
     return {"spend": cost, "savings": on_demand - cost, "rate": Decimal(str(kpi["effective_savings_rate"])),
             "liability": sum(liabilities, Decimal(0)), "spend_four": sum(
-                (Decimal(str(v)).quantize(CENT) for v in plan.kpis["cost_usd"].head(4)), Decimal(0))}
+                (Decimal(str(v)).quantize(CENT) for v in plan.frame("kpis")["cost_usd"].head(4)), Decimal(0))}
 
 
 def test_summary_of_the_stored_plan(stored: ReportData) -> None:
@@ -78,7 +80,7 @@ def test_summary_of_the_stored_plan(stored: ReportData) -> None:
     assert s.savings_quarter.current == want["savings"]  # on-demand equivalent - cost
     assert s.savings_rate.current == want["rate"]
     plan = planner.load_result(DATA / "plan")
-    buys = plan.purchase_schedule[plan.purchase_schedule["start_quarter"] == "2027Q1"]
+    buys = plan.frame("purchase_schedule")[plan.frame("purchase_schedule")["start_quarter"] == "2027Q1"]
     assert [(c.machine, c.liability) for c in s.approve] == [
         (m, Decimal(str(v)).quantize(CENT)) for m, v in zip(buys["machine"], buys["total_liability_usd"], strict=True)
     ]

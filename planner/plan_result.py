@@ -1,0 +1,276 @@
+"""The solved plan as typed data (`PlanResult`): the object the finance report, the FOCUS export and `qm plan`
+read, written to and read back from a folder exactly.
+
+Every table is a tuple of frozen rows with units in the field names: money (`*_usd`, `usd_per_*`) is Decimal
+USD with 6 decimals as solved (quantise with `pricing.cents` only to show it), quantities are int or float,
+and every figure is on the *planned* basis. `PlanResult.frame(name)` gives a table as a pandas DataFrame for
+those who want one.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import typing
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass, field, fields
+from decimal import Decimal
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from quartermaster.planner.solve import Outcome
+
+
+@dataclass(frozen=True)
+class PurchaseRow:
+    """A commitment (or capacity block) the plan buys."""
+
+    site: str
+    machine: str
+    accelerator: str
+    pricing_model: str
+    """pricing_model: `commit`, `onprem` or `capacity-block`."""
+    term_months: int
+    """term_months: the commitment's term; 0 for a capacity block (see node_weeks)."""
+    start_quarter: str
+    start: dt.date
+    end: dt.date
+    nodes: int
+    node_weeks: int
+    """node_weeks: capacity-block node-weeks; 0 for commitments."""
+    accelerators: int
+    usd_per_node_hour: Decimal
+    monthly_usd: Decimal
+    total_liability_usd: Decimal
+    """total_liability_usd: what the purchase commits to over its whole term."""
+    in_horizon_usd: Decimal
+    """in_horizon_usd: the part of the liability inside the planning horizon."""
+
+
+@dataclass(frozen=True)
+class QuarterCostRow:
+    """Cost of one quarter under one pricing model (`existing-commitments` for the inventory's own)."""
+
+    quarter: str
+    pricing_model: str
+    term_months: int
+    usd: Decimal
+
+
+@dataclass(frozen=True)
+class TeamCostRow:
+    """What a team bears in a quarter: its planned use plus its share of idle (the idle policy)."""
+
+    quarter: str
+    team: str
+    cost_center: str
+    usage_usd: Decimal
+    idle_share_usd: Decimal
+    usd: Decimal
+    """usd: usage_usd + idle_share_usd; the teams' usd add up to the quarter's cost."""
+
+
+@dataclass(frozen=True)
+class KpiRow:
+    """FinOps measures of one quarter (coverage and utilisation in dollars, as the FinOps Foundation defines
+    them; the accelerator-hour versions beside them)."""
+
+    quarter: str
+    cost_usd: Decimal
+    on_demand_equivalent_usd: Decimal
+    savings_usd: Decimal
+    effective_savings_rate: float
+    coverage: float
+    """coverage: on-demand-equivalent spend of the demand commitments serve / that of all served demand."""
+    utilisation: float
+    """utilisation: commitment spend used / commitment spend."""
+    coverage_accelerator_hours: float
+    utilisation_accelerator_hours: float
+    served_accelerator_hours: float
+    unmet_accelerator_hours: float
+
+
+@dataclass(frozen=True)
+class ShadowPriceRow:
+    """USD of one more accelerator-hour of non-preemptible load at a site, machine and quarter."""
+
+    site: str
+    machine: str
+    accelerator: str
+    quarter: str
+    usd_per_accelerator_hour: Decimal
+
+
+@dataclass(frozen=True)
+class UnmetRow:
+    """Demand the plan does not serve."""
+
+    team: str
+    accelerator: str
+    site: str
+    quarter: str
+    expected_accelerator_hours: float
+    peak_accelerators: float
+
+
+@dataclass(frozen=True)
+class ProposedQuotaRow:
+    """The quota the plan proposes for a team in a flavor, for its first quarter."""
+
+    team: str
+    flavor: str
+    site: str
+    machine: str
+    quarter: str
+    nominal: int
+    borrowing_limit: int
+
+
+@dataclass(frozen=True)
+class BudgetRow:
+    """A cost centre's budget against its planned charge (use plus idle share) in a quarter."""
+
+    cost_center: str
+    quarter: str
+    budget_usd: Decimal
+    charged_usd: Decimal
+    headroom_usd: Decimal
+    within: bool
+
+
+@dataclass(frozen=True)
+class RelaxedRuleRow:
+    """A business rule that had to give (explain-infeasible mode)."""
+
+    rule: str
+    where: str
+    amount: float
+    unit: str
+    variable: str
+
+
+ROWS: dict[str, type] = {
+    "purchase_schedule": PurchaseRow, "cost_by_quarter": QuarterCostRow, "cost_by_team": TeamCostRow,
+    "kpis": KpiRow, "shadow_prices": ShadowPriceRow, "unmet_demand": UnmetRow,
+    "proposed_quotas": ProposedQuotaRow, "budgets": BudgetRow, "relaxed_rules": RelaxedRuleRow,
+}
+"""Each table of a plan and the type of its rows, in the order they are written."""
+
+
+@dataclass(frozen=True)
+class PlanResult:
+    """A solved plan: outcome, headline figures and typed tables."""
+
+    outcome: Outcome
+    solver: str
+    status: str
+    objective_usd: Decimal | None
+    expected_cost_usd: Decimal | None
+    """Expected spend over the horizon (objective without the unmet-demand penalty and slack penalties)."""
+    baseline_on_demand_usd: Decimal | None
+    """The same served accelerator-hours bought all on-demand, wherever the plan routes them."""
+    gap: float | None
+    solve_seconds: float
+    quarters: tuple[str, ...]
+    options: dict[str, Any]
+    note: str = ""
+    relaxed: bool = False
+    """True when business rules had to give (see relaxed_rules)."""
+    baseline_stand_ins: tuple[str, ...] = ()
+    """For each offer with no on-demand price of its own: which price stands in for it in the baseline."""
+    purchase_schedule: tuple[PurchaseRow, ...] = ()
+    cost_by_quarter: tuple[QuarterCostRow, ...] = ()
+    cost_by_team: tuple[TeamCostRow, ...] = ()
+    kpis: tuple[KpiRow, ...] = ()
+    shadow_prices: tuple[ShadowPriceRow, ...] = ()
+    unmet_demand: tuple[UnmetRow, ...] = ()
+    proposed_quotas: tuple[ProposedQuotaRow, ...] = ()
+    budgets: tuple[BudgetRow, ...] = ()
+    relaxed_rules: tuple[RelaxedRuleRow, ...] = field(default=())
+
+    @property
+    def has_plan(self) -> bool:
+        return self.outcome.has_plan
+
+    @property
+    def savings_rate(self) -> float | None:
+        if not self.baseline_on_demand_usd or self.expected_cost_usd is None:
+            return None
+        return float(1 - self.expected_cost_usd / self.baseline_on_demand_usd)
+
+    def kpi(self, quarter: str) -> KpiRow | None:
+        """The quarter's FinOps measures, or None outside the plan."""
+        return next((k for k in self.kpis if k.quarter == quarter), None)
+
+    def frame(self, table: str) -> pd.DataFrame:
+        """One table as a DataFrame with one column per row field (also when it has no rows)."""
+        return pd.DataFrame([asdict(r) for r in getattr(self, table)],
+                            columns=[f.name for f in fields(ROWS[table])])
+
+    def summary(self) -> dict[str, Any]:
+        out = {f.name: getattr(self, f.name) for f in fields(self) if f.name not in ROWS}
+        return dict(json.loads(json.dumps(out, default=str, sort_keys=True)))
+
+    def write(self, out_dir: str | Path) -> list[Path]:
+        """Write plan.json (summary and every table) and one CSV per table; return the paths."""
+        out = Path(out_dir)
+        out.mkdir(parents=True, exist_ok=True)
+        doc = self.summary()
+        paths = []
+        for table in ROWS:
+            doc[table] = json.loads(json.dumps([asdict(r) for r in getattr(self, table)], default=str))
+            path = out / f"{table}.csv"
+            self.frame(table).to_csv(path, index=False, lineterminator="\n")
+            paths.append(path)
+        (out / "plan.json").write_text(json.dumps(doc, indent=2, sort_keys=True, default=str) + "\n")
+        return [out / "plan.json", *paths]
+
+
+def load_result(out_dir: str | Path) -> PlanResult:
+    """Read a plan written by `PlanResult.write`: every field and row back with its type, equal to what was
+    written."""
+    out = Path(out_dir)
+    doc = json.loads((out / "plan.json").read_text())
+    kwargs: dict[str, Any] = {}
+    for f in fields(PlanResult):
+        if f.name in ROWS:
+            kwargs[f.name] = read_rows(out / f"{f.name}.csv", ROWS[f.name])
+        elif f.name in doc:
+            kwargs[f.name] = _summary_value(f.name, doc[f.name])
+    return PlanResult(**kwargs)
+
+
+def rows_of(row_type: type, records: Sequence[Mapping[Any, Any]]) -> tuple[Any, ...]:
+    """Typed rows from plain records (numbers as numpy or Python values, text from a CSV)."""
+    hints = typing.get_type_hints(row_type)
+    return tuple(row_type(**{name: _cast(hints[name], value) for name, value in rec.items()}) for rec in records)
+
+
+def read_rows(path: Path, row_type: type) -> tuple[Any, ...]:
+    """One table's CSV as typed rows."""
+    frame = pd.read_csv(path, dtype=str, keep_default_na=False)
+    return rows_of(row_type, frame.to_dict("records"))
+
+
+def _cast(kind: Any, value: Any) -> Any:
+    if kind is Decimal:
+        return value if isinstance(value, Decimal) else Decimal(str(value))
+    if kind is bool:
+        return value if isinstance(value, bool) else str(value) == "True"
+    if kind is dt.date:
+        return value if isinstance(value, dt.date) else dt.date.fromisoformat(str(value))
+    if kind in (int, float):
+        return kind(float(value)) if kind is int else float(value)
+    return str(value)
+
+
+def _summary_value(name: str, value: Any) -> Any:
+    if name == "outcome":
+        return Outcome(value)
+    if name.endswith("_usd") and value is not None:
+        return Decimal(value)
+    if name in ("quarters", "baseline_stand_ins"):
+        return tuple(value)
+    return value
