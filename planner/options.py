@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from quartermaster.errors import UsageError
+from quartermaster.pricing import DEFAULT_IDLE_POLICY
 
 # Load-duration bands (shares of a quarter's hours, low demand to high) used to turn p50/p90 into buckets.
 # Finer at the top, where the on-demand / commitment trade-off is decided.
@@ -46,7 +47,7 @@ class PlanOptions:
     """Charge the whole term of a new commitment in the objective; default: only the part inside the horizon."""
     min_utilisation: float | None = None
     """Least expected utilisation of new commitments per offer and quarter (0-1); default none."""
-    idle_policy: str = "proportional"
+    idle_policy: str = DEFAULT_IDLE_POLICY
     """How committed hours nobody uses are shared between teams (`pricing.IDLE_POLICIES`, as `qm meter`)."""
     bands: tuple[tuple[float, float], ...] = BANDS
     """Load-duration bands for quantile demand and for demand derived from usage."""

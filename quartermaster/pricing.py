@@ -101,6 +101,7 @@ IDLE_TEAM = "_unused_commitments"
 IDLE_COST_CENTER = "_shared"
 """The cost centre of the idle line."""
 IDLE_POLICIES = ("proportional", "even", "owner:TEAM")
+DEFAULT_IDLE_POLICY = "proportional"
 """How idle cost is shared: in proportion to use (of the same block where any team used it, else of all
 capacity), evenly between the teams with use, or all to one owning team."""
 

@@ -10,6 +10,7 @@ from quartermaster.cli.common import console, inventory_argument, load_or_exit
 from quartermaster.cli.meter import checked_period, exit_on
 from quartermaster.errors import ProblemsFound, UsageError
 from quartermaster.model import Inventory
+from quartermaster.pricing import DEFAULT_IDLE_POLICY
 
 app = typer.Typer(help="Export cost data in open formats.", no_args_is_help=True)
 
@@ -27,7 +28,7 @@ def focus(
     usage: Path = typer.Option(
         None, help="Usage records (CSV or Parquet); default: the inventory's usage.csv.", exists=True, dir_okay=False
     ),
-    idle: str = typer.Option("proportional", help="Idle sharing: proportional, even, or owner:TEAM."),
+    idle: str = typer.Option(DEFAULT_IDLE_POLICY, help="Idle sharing: proportional, even, or owner:TEAM."),
     out: Path = typer.Option(None, help="Output CSV; default focus-<period>.csv in the current folder."),
 ) -> None:
     """Write FOCUS 1.3 rows: every mandatory column, commitment columns, x_Team and x_CostCenter."""

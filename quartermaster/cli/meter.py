@@ -11,7 +11,7 @@ from rich.table import Table
 from quartermaster.cli.common import console, err_console, load_or_exit
 from quartermaster.errors import ProblemsFound, UsageError
 from quartermaster.issues import Issue
-from quartermaster.pricing import BASES
+from quartermaster.pricing import BASES, DEFAULT_IDLE_POLICY
 
 if TYPE_CHECKING:
     from quartermaster.model import Inventory
@@ -23,7 +23,7 @@ def command(
                                  "flavor, accelerators_used, accelerators_requested.", exists=True, dir_okay=False),
     inventory: Path = typer.Option(Path("inventory"), "--inventory", "-i", help="Inventory directory.", exists=True),
     period: str = typer.Option(None, help="Month (2026-10) or quarter (2026Q4); default: the months the records span."),
-    idle: str = typer.Option("proportional", help="Idle sharing: proportional, even, or owner:TEAM."),
+    idle: str = typer.Option(DEFAULT_IDLE_POLICY, help="Idle sharing: proportional, even, or owner:TEAM."),
     out: Path = typer.Option(None, help="Also write meter.json and CSVs (teams, cost centres, lines) to this folder."),
 ) -> None:
     """Charge each team max(requested, used) accelerator-hours at the rate of the capacity that served it."""

@@ -10,7 +10,7 @@ from rich.table import Table
 
 from quartermaster.cli.common import console, err_console, inventory_argument, load_or_exit
 from quartermaster.errors import ProblemsFound, UsageError
-from quartermaster.pricing import format_usd
+from quartermaster.pricing import DEFAULT_IDLE_POLICY, format_usd
 
 if TYPE_CHECKING:
     from quartermaster.model import Inventory
@@ -27,7 +27,7 @@ def command(
     explain_infeasible: bool = typer.Option(False, help="Let business rules give at a penalty and report which did."),
     from_usage: bool = typer.Option(False, help="Derive demand from the usage history instead of demand.csv."),
     min_utilisation: float | None = typer.Option(None, help="Least expected utilisation of new commitments (0-1)."),
-    idle: str = typer.Option("proportional", help="How committed hours nobody uses are shared between teams: "
+    idle: str = typer.Option(DEFAULT_IDLE_POLICY, help="How committed hours nobody uses are shared between teams: "
                              "proportional, even, or owner:TEAM (as qm meter)."),
     solver: str = typer.Option("highs", help="highs (default) or cbc."),
     time_limit: float = typer.Option(120.0, help="Solver time limit in seconds."),

@@ -23,6 +23,7 @@ from quartermaster.errors import ProblemsFound
 from quartermaster.model import Inventory
 from quartermaster.pricing import (
     COMMITTED_MODELS,
+    DEFAULT_IDLE_POLICY,
     IDLE_TEAM,
     PAY_PER_USE_MODELS,
     PricingModel,
@@ -337,7 +338,7 @@ def _plan_vs_actual(inventory: Inventory, plan: PlanResult, quarter: str) -> Tab
 
     Metered: `qm meter` of each such month with the plan's idle policy. Planned: the team's planned cost of the
     quarter times the share of the quarter's hours those months cover (the plan is quarterly)."""
-    policy = plan.options.get("idle_policy", "proportional")
+    policy = plan.options.get("idle_policy", DEFAULT_IDLE_POLICY)
     records, issues = check_usage(inventory_records(inventory), inventory, "usage.csv")
     metered: dict[str, Decimal] = {}
     counted: list[str] = []
@@ -395,7 +396,7 @@ def _by_team(inventory: Inventory, plan: PlanResult, previous: PlanResult | None
         for team, (_, usd) in _team_costs(plan, q).items():
             four_cost[team] = four_cost.get(team, ZERO) + usd
     idle = _idle_shares(plan, quarter)
-    policy = plan.options.get("idle_policy", "proportional")
+    policy = plan.options.get("idle_policy", DEFAULT_IDLE_POLICY)
     label = {IDLE_TEAM: "unused commitments (no team to share them)"}
     team_rows: list[dict[str, Any]] = []
     for team in sorted(set(now) | set(before), key=lambda t: (t.startswith("_"), t)):

@@ -36,6 +36,7 @@ import pandas as pd
 from quartermaster.issues import Issue
 from quartermaster.model import Inventory
 from quartermaster.pricing import (
+    DEFAULT_IDLE_POLICY,
     FocusPricingCategory,
     allocate_cents,
     cents,
@@ -140,7 +141,7 @@ def _decimal(x: float) -> Decimal:
 
 
 def meter(
-    inventory: Inventory, usage: pd.DataFrame, period: Period, policy: str = "proportional"
+    inventory: Inventory, usage: pd.DataFrame, period: Period, policy: str = DEFAULT_IDLE_POLICY
 ) -> tuple[MeterResult | None, list[Issue]]:
     """Meter normalised usage records (`usage.check_usage`) over `period` with an idle-sharing policy."""
     blks, issues = blocks(inventory, period.start, period.end)

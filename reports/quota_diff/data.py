@@ -29,6 +29,7 @@ from typing import Literal
 
 from quartermaster.capacity import nominal_by_flavor
 from quartermaster.model import Inventory, Quota, Team
+from quartermaster.pricing import DEFAULT_IDLE_POLICY, HOURS_PER_MONTH, idle_weights
 from quartermaster.reports.quota_diff.policy import approvals, verdicts
 from quartermaster.reports.quota_diff.pricing import FlavorEconomics, flavor_economics
 from quartermaster.reports.quota_diff.types import (
@@ -223,15 +224,42 @@ def _showback(side: _Side, team: Team) -> Decimal | None:
     return total
 
 
+def _unowned_monthly(side: _Side) -> Decimal:
+    """Paid capacity no quota shares: flavors whose quotas sum to 0 (their paid-anyway cost) and commitments
+    no pool consumes, per month."""
+    idle_flavors = sum((e.fixed_usd_per_month or Decimal(0) for f, e in side.economics.items()
+                        if side.totals.get(f, 0) == 0), Decimal(0))
+    consumed = {p.commitment for p in side.inventory.pools}
+    idle_commitments = sum((c.count * c.usd_per_node_hour * HOURS_PER_MONTH for c in side.inventory.commitments
+                            if c.name not in consumed), Decimal(0))
+    return idle_flavors + idle_commitments
+
+
+def _idle_shares(side: _Side) -> dict[str, Decimal]:
+    """The side's unowned capacity shared between its teams by the default idle policy (proportional to each
+    team's exposure), as metering and the plan share idle."""
+    unowned = _unowned_monthly(side)
+    if not unowned:
+        return {}
+    exposure = {t.name: e for t in side.inventory.teams if (e := _showback(side, t)) is not None}
+    weights = idle_weights(DEFAULT_IDLE_POLICY, exposure, sorted(exposure))
+    whole = sum(weights.values(), Decimal(0))
+    return {team: unowned * w / whole for team, w in weights.items()} if whole else {}
+
+
 def _team_monthly(b: _Side, h: _Side, rows: tuple[QuotaRow, ...]) -> dict[str, Change]:
-    """Every team's monthly cost: its share before, plus its rows after."""
+    """Every team's monthly cost: its share before, plus its rows after, each with its share of unowned
+    capacity (`_idle_shares`) on that side."""
+    idle_b, idle_h = _idle_shares(b), _idle_shares(h)
     out = {}
     for name in sorted(set(b.inventory.team_by_name) | set(h.inventory.team_by_name)):
         before = b.inventory.team_by_name.get(name)
-        past = _showback(b, before) if before else Decimal(0)
+        showback = _showback(b, before) if before else Decimal(0)
+        past = None if showback is None else showback + idle_b.get(name, Decimal(0))
         deltas = [r.monthly_usd for r in rows if r.team == name]
         known = [d for d in deltas if d is not None]
-        current = None if past is None or len(known) < len(deltas) else past + sum(known, Decimal(0))
+        current = (None if showback is None or len(known) < len(deltas)
+                   else showback + sum(known, Decimal(0)) + idle_h.get(name, Decimal(0)))
         out[name] = Change(past, current if name in h.inventory.team_by_name else Decimal(0))
     return out
 

@@ -54,3 +54,21 @@ def test_without_usage_history_the_expected_change_is_unknown_not_zero() -> None
     diff = build_quota_diff(fleet(8, None).build(), fleet(16, None).build())
     assert diff.rows[0].expected_monthly_usd is None and diff.expected_monthly_usd is None
     assert diff.rows[0].monthly_usd == 8 * RATE
+
+
+def test_paid_capacity_no_quota_shares_goes_to_the_teams_by_the_idle_policy() -> None:
+    """A fixed pool nobody has quota in is paid all the same (1 node x $88 x 730 h = $64,240 a month); the team
+    figures the budget check reads carry it, shared in proportion to each team's exposure (issue 14)."""
+    def side(ml: int) -> InventoryBuilder:
+        b = make_inventory().edit("teams", "ml", quotas=[{"flavor": "h100", "nominal": ml}])
+        b.team("cv", quotas={"h100": 8}, cohort="org").pool("spare", nodes=1)
+        return b.add("prices", machine="a3-megagpu-8g", site="gcp-us-central1", pricing_model="on-demand",
+                     usd_per_node_hour=str(ON_DEMAND), source="test")
+    diff = build_quota_diff(side(8).build(), side(4).build())
+    [ml] = diff.teams
+    h100 = ON_DEMAND * 2 * HOURS_PER_MONTH  # 2 fixed nodes: $128,480 a month, paid whatever the quotas
+    spare = ON_DEMAND * 1 * HOURS_PER_MONTH
+    # before: ml holds 8 of 16 quota -> half of h100, and half of the spare node (exposures 1:1)
+    assert ml.monthly_usd.past == h100 / 2 + spare / 2
+    # after: cutting 8 -> 4 inside paid capacity changes no exposure row; the spare now splits 4:8
+    assert ml.monthly_usd.current == h100 / 2 + spare * h100 / 3 / (h100 / 3 + h100 * 2 / 3)
