@@ -89,7 +89,7 @@ def _print(r: PlanResult) -> None:
         return
     gap = f", gap {r.gap:.3%}" if r.gap is not None else ""
     console.print(f"[bold]Plan {r.quarters[0]}..{r.quarters[-1]}[/]: {r.outcome} ({r.solver}, "
-                  f"{r.solve_seconds:.1f} s{gap}). Expected cost {format_usd(r.expected_cost_usd)} vs "
+                  f"{r.solve_seconds:.1f} s{gap}). Expected cost (planned) {format_usd(r.expected_cost_usd)} vs "
                   f"{format_usd(r.baseline_on_demand_usd)} all on-demand (savings rate "
                   f"{(r.savings_rate or 0):.1%}).")
     for note in r.baseline_stand_ins:
