@@ -14,7 +14,8 @@ Columns and rules: PLANNING.md §3 and the FOCUS 1.3 column pages (FinOps-Open-C
   BilledCost = EffectiveCost;
 * ListCost = ListUnitPrice x PricingQuantity (the on-demand list price; the own rate where there is none, e.g.
   on-prem); no negotiated discounts are recorded, so ContractedUnitPrice = ListUnitPrice;
-* custom columns `x_Team`, `x_CostCenter`, `x_Accelerator`.
+* custom columns `x_Team`, `x_CostCenter`, `x_Accelerator`, and `x_Basis` (`metered` or `planned`,
+  `pricing.BASES`).
 
 Sum of EffectiveCost = sum of BilledCost = the metered total, to the cent.
 """
@@ -58,7 +59,7 @@ CONDITIONAL = [
     "PricingCategory", "RegionId", "RegionName", "ResourceId", "ResourceName", "ResourceType", "SkuId",
     "SkuPriceId", "SubAccountId", "SubAccountName", "Tags",
 ]
-CUSTOM = ["x_Team", "x_CostCenter", "x_Accelerator"]
+CUSTOM = ["x_Team", "x_CostCenter", "x_Accelerator", "x_Basis"]
 COLUMNS = sorted([*MANDATORY, *CONDITIONAL]) + CUSTOM
 
 PROVIDER_NAME = {"gcp": "Google Cloud", "aws": "AWS", "azure": "Microsoft", "onprem": "On-premises"}
@@ -213,7 +214,7 @@ class _Rows:
 
 def focus_rows(inventory: Inventory, results: Iterable[MeterResult]) -> list[dict[str, Any]]:
     """FOCUS rows for metered billing periods (one MeterResult per calendar month)."""
-    return [row for result in results for row in _Rows(inventory, result).all()]
+    return [row | {"x_Basis": "metered"} for result in results for row in _Rows(inventory, result).all()]
 
 
 def write_focus(rows: list[dict[str, Any]], path: Path) -> Path:
@@ -305,6 +306,7 @@ def plan_focus_rows(inventory: Inventory, plan: PlanResult, quarter: str) -> lis
                         "line_usd": str(cents(sum((m.usd for m in by_model if m.pricing_model == model), Decimal(0))))
                     }
                 ),
+                "x_Basis": "planned",
                 "x_Team": None if shared else team,
                 "x_CostCenter": None if shared else cc_of.get(team),
                 "Tags": None if shared else json.dumps({"cost_center": cc_of.get(team), "team": team}, sort_keys=True),

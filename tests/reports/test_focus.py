@@ -104,3 +104,9 @@ def test_csv_has_the_header_and_null_as_empty(tmp_path: Path) -> None:
         read = list(csv.DictReader(f))
     assert list(read[0]) == COLUMNS and len(read) == len(rows)
     assert all(r["ChargeClass"] == "" for r in read)
+
+
+def test_every_row_names_its_basis(example_rows: tuple[list[dict], Decimal]) -> None:
+    """Issue 14: metered export rows say `metered`; the plan's export says `planned` (test_report)."""
+    rows, _ = example_rows
+    assert {r["x_Basis"] for r in rows} == {"metered"}

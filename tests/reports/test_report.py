@@ -53,6 +53,7 @@ def test_report_equals_planner_equals_focus_to_the_cent(inventory: Inventory) ->
     assert kpi is not None
     planner_cost = kpi.cost_usd.quantize(Decimal("0.01"))
     focus = plan_focus_rows(inventory, plan, quarter)
+    assert {r["x_Basis"] for r in focus} == {"planned"}
     assert data.summary.spend_quarter.current == planner_cost
     assert sum(r["EffectiveCost"] for r in focus) == planner_cost
     spend_row = next(r for r in data.table("spend_by_quarter").rows if r["quarter"] == quarter)
