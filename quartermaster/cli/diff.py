@@ -36,6 +36,8 @@ def command(
         help="The inventory folder (its path inside the repository for revisions).",
     ),
     fmt: Format = typer.Option(Format.markdown, "--format", "-f", help="Output format."),
+    impact_days: int = typer.Option(30, "--impact-days", min=0, help="Days of usage history to replay through the "
+                                    "old and the new quotas (who would have waited); 0 = no replay."),
 ) -> None:
     """Compare quotas between two revisions or folders: cost, policies, approvers, Kueue object diff."""
     # imported when run, so that `qm --help` stays fast
@@ -56,6 +58,7 @@ def command(
         base_label=sides[0].label,
         head_label=sides[1].label,
         render_cluster=render_cluster,
+        impact_days=impact_days,
     )
     sys.stdout.write(RENDERERS[fmt.value](data, RenderOptions()))
     if data.blocking:

@@ -30,11 +30,13 @@ from typing import Literal
 from quartermaster.capacity import nominal_by_flavor
 from quartermaster.model import Inventory, Quota, Team
 from quartermaster.pricing import DEFAULT_IDLE_POLICY, HOURS_PER_MONTH, idle_weights
+from quartermaster.reports.quota_diff.impact import IMPACT_DAYS, TeamImpact, recent_demand, replay
 from quartermaster.reports.quota_diff.policy import approvals, verdicts
 from quartermaster.reports.quota_diff.pricing import FlavorEconomics, flavor_economics
 from quartermaster.reports.quota_diff.types import (
     Change,
     FlavorChange,
+    ImpactRow,
     KueueDiff,
     LimitChange,
     Move,
@@ -46,6 +48,8 @@ from quartermaster.reports.quota_diff.types import (
 
 # --- building ---------------------------------------------------------------------------------------
 
+IMPACT_TOLERANCE = 0.05
+"""Accelerator-hours below which a replayed difference is rounding, not impact."""
 RECENT_DAYS = 30
 """Days of usage history whose mean use the expected change carries to the new quota."""
 
@@ -74,6 +78,7 @@ def build_quota_diff(
     base_label: str = "base",
     head_label: str = "head",
     render_cluster: RenderCluster | None = None,
+    impact_days: int = IMPACT_DAYS,
 ) -> QuotaDiff:
     """Compare two inventories: the rows, teams, flavors and money; then the policies and approvers."""
     b, h = _Side.of(base), _Side.of(head)
@@ -98,6 +103,10 @@ def build_quota_diff(
     diff = QuotaDiff(base_label, head_label, teams, rows, flavors, Change(past, current), unpriced,
                      expected_monthly_usd=_sum_known(r.expected_monthly_usd for r in rows))
     kueue, note = _kueue_diffs(base, head, render_cluster) if render_cluster else ((), None)
+    demand = recent_demand(head, impact_days) if impact_days > 0 else []
+    if demand:
+        diff = dataclasses.replace(diff, impact=_impact(base, head, demand, {r.team for r in rows}),
+                                   impact_days=impact_days)
     found = verdicts(base, head, diff, team_monthly=_team_monthly(b, h, rows))
     return dataclasses.replace(
         diff, verdicts=found, approvals=approvals(base, head, diff, found), kueue=kueue, kueue_note=note
@@ -167,6 +176,26 @@ def recent_use(inventory: Inventory, days: int = RECENT_DAYS) -> dict[tuple[str,
             key = (u.team, u.flavor)
             held[key] = held.get(key, Decimal(0)) + Decimal(str(max(u.accelerators_requested, u.accelerators_used)))
     return {key: total / (days * 24) for key, total in held.items()}
+
+
+def _impact(base: Inventory, head: Inventory, demand: list[tuple[dt.datetime, str, str, float]],
+            authors: set[str]) -> tuple[ImpactRow, ...]:
+    """The replay with the old quotas and with the new, for the teams and flavors whose hours differ."""
+    before, after = replay(base, demand), replay(head, demand)
+    out = []
+    for key in sorted(set(before) | set(after)):
+        b, h = before.get(key), after.get(key)
+
+        def change(attr: str, b: TeamImpact | None = b, h: TeamImpact | None = h) -> Change:
+            return Change(getattr(b, attr) if b else 0.0, getattr(h, attr) if h else 0.0)
+
+        row = ImpactRow(key[0], key[1], waiting=change("waiting"), hours_waiting=change("hours_waiting"),
+                        peak_waiting=change("peak_waiting"), borrowed=change("borrowed"), lent=change("lent"),
+                        author=key[0] in authors)
+        if any(abs(c.current - c.past) > IMPACT_TOLERANCE
+               for c in (row.waiting, row.hours_waiting, row.peak_waiting, row.borrowed, row.lent)):
+            out.append(row)
+    return tuple(out)
 
 
 def _sum_known(values: Iterable[Decimal | None]) -> Decimal | None:

@@ -125,6 +125,27 @@ class TeamChange:
 
 
 @dataclass(frozen=True)
+class ImpactRow:
+    """What the change does to one team in one flavor over the replayed days (accelerator-hours)."""
+
+    team: str
+    flavor: str
+    waiting: Change
+    hours_waiting: Change
+    peak_waiting: Change
+    """peak_waiting: the most accelerators left waiting in one hour."""
+    borrowed: Change
+    lent: Change
+    author: bool
+    """author: the team's own quota changed in this diff."""
+
+    @property
+    def starts_waiting(self) -> bool:
+        """A team that did not wait before waits after the change."""
+        return not self.waiting.past and bool(self.waiting.current)
+
+
+@dataclass(frozen=True)
 class Verdict:
     """The outcome of one policy check on one subject."""
 
@@ -170,6 +191,10 @@ class QuotaDiff:
     """kueue_note: why there is no Kueue diff, when there is none."""
     expected_monthly_usd: Decimal | None = None
     """expected_monthly_usd: the expected change of the fleet's monthly cost (sum of the rows'); None if unknown."""
+    impact: tuple[ImpactRow, ...] = ()
+    """impact: per team and flavor whose replayed hours differ, old quotas against new (`impact.replay`)."""
+    impact_days: int = 0
+    """impact_days: days of usage history replayed; 0 = not replayed (no usage rows, or switched off)."""
     basis: str = "exposure"
     """basis: the money figures' basis (`pricing.BASES`); expected_* fields are the usage-carried estimate."""
 

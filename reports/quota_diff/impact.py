@@ -1,0 +1,246 @@
+"""What a quota change does to the teams: the last N days of hourly demand replayed through the cohort tree
+with the old quotas and with the new ones, following Kueue's admission rules at the level of accelerators
+per hour (issue 19; semantics from ../shared/reference/KUEUE-ADMISSION.md, Kueue v0.19.2).
+
+Per flavor and hour, with each team's requested accelerators d_t (max of requested and used, as metering
+charges) as its demand:
+
+1. **Quota tree** (Kueue's resource nodes, KEP-79): a team's ClusterQueue has S_t = nominal and a private
+   reserve g_t = nominal - lending_limit (0 without a lending limit); a cohort has S_C = its own nominal plus
+   sum over children of (S_c - g_c), and g_C likewise. Usage that passes up from a node is max(0, U - g).
+2. **Nominal first**: every team is admitted min(d_t, nominal_t). This is always within quota; it stands for
+   Kueue's reclaim (demand within nominal preempts borrowers, `reclaimWithinCohort`), taken as instant.
+3. **Borrowing**: the rest of each team's demand borrows, highest priority class first; within a priority
+   the free pool is water-filled in proportion to the teams' fair-sharing weights (1 when unset; with no
+   weight set anywhere Kueue's order among equal borrowers is first-come-first-served, which hourly data
+   cannot see, so the pool is split evenly), under every limit on the team's path: usage <= nominal +
+   borrowing_limit at the ClusterQueue, and at each cohort the usage it passes on <= S_C + borrowing_limit
+   (S at the root).
+4. **Waiting** = demand - admitted. **Borrowed** = admitted above nominal. Kueue does not record who lends to
+   whom, so what a team **lent** is its share of all borrowed accelerators in proportion to the unused
+   nominal it could lend.
+
+Simplifications (each optimistic for the waiting figures, see the reference's section 5): demand is
+divisible (whole workloads and gang sizes are not in hourly data); preemption is free and instant; hours are
+independent (no carried-over borrowers, no requeue delay); only accelerators are modelled; cohort
+fair-sharing weights are not applied (team weights are).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections import defaultdict
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+
+from quartermaster.model import Inventory
+
+EPSILON = 1e-9
+IMPACT_DAYS = 30
+"""Days of usage history replayed by default."""
+
+
+@dataclass(frozen=True)
+class Node:
+    """One ClusterQueue (a team's quota in a flavor) or cohort of the quota tree, for one flavor."""
+
+    name: str
+    parent: str | None
+    nominal: float
+    borrowing_limit: float | None
+    lending_limit: float | None
+    is_team: bool
+    priority: int = 0
+    weight: float = 1.0
+
+
+@dataclass(frozen=True)
+class TeamImpact:
+    """One team's replayed hours in one flavor (accelerator-hours unless named otherwise)."""
+
+    team: str
+    flavor: str
+    demand: float
+    admitted: float
+    waiting: float
+    hours_waiting: int
+    """hours_waiting: hours with any demand left waiting."""
+    peak_waiting: float
+    """peak_waiting: the most accelerators left waiting in one hour."""
+    borrowed: float
+    lent: float
+
+
+def flavor_tree(inventory: Inventory, flavor: str) -> list[Node]:
+    """The quota tree of one flavor: each team with a quota in it, under its cohort chain, and the cohorts."""
+    priority = {p.name: p.value for p in inventory.priority_classes}
+    nodes: dict[str, Node] = {}
+    for team in inventory.teams:
+        quota = next((q for q in team.quotas if q.flavor == flavor), None)
+        if quota is None:
+            continue
+        nodes[f"team:{team.name}"] = Node(
+            f"team:{team.name}", f"cohort:{team.cohort}" if team.cohort else None, quota.nominal,
+            quota.borrowing_limit, quota.lending_limit, True, priority.get(team.priority_class or "", 0),
+            1.0 if team.fair_sharing_weight is None else team.fair_sharing_weight)
+    cohorts = inventory.cohort_by_name
+    pending: list[str | None] = [n.parent for n in nodes.values() if n.parent]
+    while pending:
+        name = pending.pop()
+        if name is None or name in nodes:
+            continue
+        cohort = cohorts.get(name.removeprefix("cohort:"))
+        quota = next((q for q in cohort.quotas if q.flavor == flavor), None) if cohort else None
+        parent = f"cohort:{cohort.parent}" if cohort and cohort.parent else None
+        nodes[name] = Node(name, parent, quota.nominal if quota else 0.0, quota.borrowing_limit if quota else None,
+                           quota.lending_limit if quota else None, False)
+        pending.append(parent)
+    return list(nodes.values())
+
+
+def admit(tree: list[Node], demand: Mapping[str, float]) -> dict[str, float]:
+    """Accelerators admitted per node name (teams only) for one hour's demand (keyed by node name)."""
+    children: dict[str | None, list[Node]] = defaultdict(list)
+    for node in tree:
+        children[node.parent].append(node)
+    quota: dict[str, float] = {}
+    reserve: dict[str, float] = {}
+
+    def size(node: Node) -> float:  # S(x), with g(x) on the way
+        s = node.nominal + sum(size(c) - reserve[c.name] for c in children[node.name])
+        quota[node.name] = s
+        reserve[node.name] = max(0.0, s - node.lending_limit) if node.lending_limit is not None else 0.0
+        return s
+
+    for root in children[None]:
+        size(root)
+    by_name = {n.name: n for n in tree}
+    teams = [n for n in tree if n.is_team]
+    usage = {t.name: min(demand.get(t.name, 0.0), t.nominal) for t in teams}
+
+    def path(node: Node) -> list[Node]:
+        out = []
+        while node.parent is not None:
+            node = by_name[node.parent]
+            out.append(node)
+        return out
+
+    paths = {t.name: path(t) for t in teams}
+    for level in sorted({t.priority for t in teams}, reverse=True):
+        # a ClusterQueue outside any cohort never exceeds its nominal
+        active = {t.name for t in teams if t.priority == level and t.parent is not None
+                  and demand.get(t.name, 0.0) > usage[t.name] + EPSILON}
+        for _ in range(4 * len(tree) + 4 * len(teams) + 1):  # each event serves, caps or binds something
+            if not active:
+                break
+            used = _cohort_usage(tree, children, usage, reserve)
+            step, binding = _next_event(tree, children, by_name, paths, active, usage, used, quota, reserve,
+                                        demand)
+            for name in active:
+                usage[name] += by_name[name].weight * step
+            used = _cohort_usage(tree, children, usage, reserve)
+            for name in list(active):
+                node = by_name[name]
+                cap = node.nominal + node.borrowing_limit if node.borrowing_limit is not None else float("inf")
+                if usage[name] >= min(demand[name], cap) - EPSILON or any(c.name in binding for c in paths[name]):
+                    active.discard(name)
+    return usage
+
+
+def _cohort_usage(tree: list[Node], children: Mapping[str | None, list[Node]], usage: Mapping[str, float],
+                  reserve: Mapping[str, float]) -> dict[str, float]:
+    """U(C) for every cohort: the usage its children pass up, max(0, U(c) - g(c))."""
+    used: dict[str, float] = {}
+
+    def up(node: Node) -> float:
+        if node.is_team:
+            return usage[node.name]
+        used[node.name] = sum(max(0.0, up(c) - reserve[c.name]) for c in children[node.name])
+        return used[node.name]
+
+    for root in children[None]:
+        up(root)
+    return used
+
+
+def _next_event(tree: list[Node], children: Mapping[str | None, list[Node]], by_name: Mapping[str, Node],
+                paths: Mapping[str, list[Node]], active: set[str], usage: Mapping[str, float],
+                used: Mapping[str, float], quota: Mapping[str, float], reserve: Mapping[str, float],
+                demand: Mapping[str, float]) -> tuple[float, set[str]]:
+    """How far the active borrowers can grow together (in weight units) before a team is served or capped, a
+    cohort's reserve runs out, or a cohort's limit binds; and the cohorts whose limit binds there."""
+    rate_in: dict[str, float] = defaultdict(float)
+    for name in active:
+        rate = by_name[name].weight
+        for ancestor in paths[name]:
+            rate_in[ancestor.name] += rate
+            if reserve[ancestor.name] - used[ancestor.name] > EPSILON:
+                break  # absorbed by this cohort's reserve for now
+    candidates: list[tuple[float, str | None]] = []
+    for name in active:
+        node = by_name[name]
+        cap = node.nominal + node.borrowing_limit if node.borrowing_limit is not None else float("inf")
+        candidates.append(((min(demand[name], cap) - usage[name]) / node.weight, None))
+    for cohort, rate in rate_in.items():
+        if rate <= 0:
+            continue
+        node = by_name[cohort]
+        room = reserve[cohort] - used[cohort]
+        if room > EPSILON:
+            candidates.append((room / rate, None))
+            continue
+        limit = quota[cohort] + (node.borrowing_limit if node.borrowing_limit is not None else float("inf")) \
+            if node.parent is not None else quota[cohort]
+        candidates.append((max(0.0, limit - used[cohort]) / rate, cohort))
+    step = min(c for c, _ in candidates)
+    binding = {cohort for c, cohort in candidates if cohort is not None and c <= step + EPSILON}
+    return max(0.0, step), binding
+
+
+def replay(inventory: Inventory, demand_rows: Iterable[tuple[dt.datetime, str, str, float]],
+           ) -> dict[tuple[str, str], TeamImpact]:
+    """Replay hourly demand (hour, team, flavor, accelerators) through the inventory's quotas; per (team, flavor)."""
+    by_hour: dict[tuple[str, dt.datetime], dict[str, float]] = defaultdict(dict)
+    for hour, team, flavor, accelerators in demand_rows:
+        cell = by_hour[(flavor, hour)]
+        cell[f"team:{team}"] = cell.get(f"team:{team}", 0.0) + accelerators
+    trees: dict[str, list[Node]] = {}
+    totals: dict[tuple[str, str], list[float]] = defaultdict(lambda: [0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0])
+    for (flavor, _hour), demand in sorted(by_hour.items()):
+        tree = trees.setdefault(flavor, flavor_tree(inventory, flavor))
+        teams = {n.name: n for n in tree if n.is_team}
+        admitted = admit(tree, demand) if tree else {}
+        borrowed = {name: max(0.0, admitted[name] - teams[name].nominal) for name in teams}
+        lendable = {name: max(0.0, min(t.nominal - admitted[name], _lending_cap(t))) for name, t in teams.items()}
+        pool, taken = sum(lendable.values()), sum(borrowed.values())
+        for name in set(demand) | set(teams):
+            want = demand.get(name, 0.0)
+            got = admitted.get(name, 0.0)
+            waiting = max(0.0, want - got)
+            row = totals[(name.removeprefix("team:"), flavor)]
+            row[0] += want
+            row[1] += got
+            row[2] += waiting
+            row[3] += waiting > EPSILON
+            row[4] = max(row[4], waiting)
+            row[5] += borrowed.get(name, 0.0)
+            row[6] += taken * lendable.get(name, 0.0) / pool if pool > EPSILON else 0.0
+    return {key: TeamImpact(team=key[0], flavor=key[1], demand=round(v[0], 6), admitted=round(v[1], 6),
+                            waiting=round(v[2], 6), hours_waiting=int(v[3]), peak_waiting=round(v[4], 6),
+                            borrowed=round(v[5], 6), lent=round(v[6], 6))
+            for key, v in sorted(totals.items())}
+
+
+def _lending_cap(team: Node) -> float:
+    """How much of a team's nominal others may use: all of it, or its lending limit."""
+    return team.nominal if team.lending_limit is None else min(team.lending_limit, team.nominal)
+
+
+def recent_demand(inventory: Inventory, days: int = IMPACT_DAYS) -> list[tuple[dt.datetime, str, str, float]]:
+    """The usage history's last `days` days as demand rows: max of requested and used per team, flavor and hour."""
+    if not inventory.usage:
+        return []
+    end = max(u.hour for u in inventory.usage)
+    start = end - dt.timedelta(days=days) + dt.timedelta(hours=1)
+    return [(u.hour, u.team, u.flavor, max(u.accelerators_requested, u.accelerators_used))
+            for u in inventory.usage if u.hour >= start]
