@@ -6,6 +6,7 @@ A check is `check_<rule>(inventory) -> list[Issue]`, registered with its name an
 
 from __future__ import annotations
 
+import fnmatch
 import re
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
@@ -104,6 +105,38 @@ def check_unique_names(inv: Inventory) -> list[Issue]:
                                   "A namespace belongs to one team; remove it from one of them.",
                                   ("teams", team.name, "namespaces", i)))
             owner.setdefault(ns, team.name)
+    return out
+
+
+# Namespaces a team may never use: Kubernetes' own, Kueue's, and those the managed clusters run add-ons in
+# (kubernetes.io "Namespaces" page; GKE "gke-*", "gmp-*", "config-management-system" (Managed Service for
+# Prometheus, Config Sync); EKS add-ons "amazon-*", "aws-*"; AKS "gatekeeper-system", "calico-system",
+# "tigera-operator"; read 2026-11-23). `policy.system_namespaces` adds more.
+SYSTEM_NAMESPACES = ("default", "kube-*", "kueue-system", "gke-*", "gmp-*", "config-management-*", "amazon-*",
+                     "aws-*", "gatekeeper-system", "calico-system", "tigera-operator")
+SYSTEM_GROUP_PREFIX = "system:"
+
+
+@rule("tenancy", "teams use only their own namespaces and non-system groups")
+def check_tenancy(inv: Inventory) -> list[Issue]:
+    out = []
+    patterns = (*SYSTEM_NAMESPACES, *inv.policy.system_namespaces)
+    for team in inv.teams:
+        seen: set[str] = set()
+        for i, ns in enumerate(team.namespaces):
+            ref: Ref = ("teams", team.name, "namespaces", i)
+            if any(fnmatch.fnmatchcase(ns, p) for p in patterns):
+                out.append(_issue(f"namespace `{ns}` is a system namespace; a team's workloads and RBAC must never "
+                                  "live there", f"Use a namespace of the team's own, e.g. `{team.name}`.", ref,
+                                  got=ns))
+            if ns in seen:
+                out.append(_issue(f"namespace `{ns}` is listed twice", "List each namespace once.", ref, got=ns))
+            seen.add(ns)
+        if team.group is not None and team.group.startswith(SYSTEM_GROUP_PREFIX):
+            out.append(_issue(f"group `{team.group}` is a Kubernetes system group (every authenticated user, node "
+                              "or service account); binding the team's role to it gives the role to all of them",
+                              "Name the identity-provider group of the team's members, or remove `group` to use "
+                              "the team name.", ("teams", team.name, "group"), got=team.group))
     return out
 
 

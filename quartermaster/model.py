@@ -426,6 +426,9 @@ class Policy(Strict):
     """budgets: spending caps per cost centre and quarter."""
     scenarios: tuple[Scenario, ...] = ()
     """scenarios: demand scenarios and their probabilities; empty = quantile demand (p50/p90)."""
+    system_namespaces: tuple[Annotated[str, Field(min_length=1, max_length=63)], ...] = ()
+    """system_namespaces: more namespaces no team may use (glob patterns such as `monitoring-*`), on top of the
+    built-in ones (`checks.SYSTEM_NAMESPACES`: `default`, `kube-*`, `kueue-system` and the clouds' add-ons)."""
 
 
 class DemandRow(Strict):

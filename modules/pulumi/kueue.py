@@ -82,7 +82,10 @@ class KueueObjects(pulumi.ComponentResource):
             after = [namespaces[meta["namespace"]]] if meta.get("namespace") in namespaces else []
             if m["kind"] == "ResourceFlavor" and meta["name"] in pools:
                 after.append(pools[meta["name"]])
-            opts_ = pulumi.ResourceOptions(parent=self, provider=self.provider, depends_on=after)
+            # A Namespace outlives the inventory's entry: removing a team must not delete the workloads and data
+            # in it, nor a namespace that existed before Quartermaster (server-side apply adopts it).
+            opts_ = pulumi.ResourceOptions(parent=self, provider=self.provider, depends_on=after,
+                                           retain_on_delete=m["kind"] == "Namespace")
             typed = TYPED.get((m["apiVersion"], m["kind"]))
             if typed is not None:
                 resource = typed(resource_name(m), m, opts_)

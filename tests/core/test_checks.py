@@ -30,6 +30,17 @@ CASES = {
     # A namespace claimed by two teams would let one submit to the other's queue.
     "namespace shared by two teams": Case(lambda b: b.team("ops", namespaces=["ml"]), "unique-names",
                                           "namespace `ml` already belongs to team `ml`"),
+    # Issue 17: a team in kube-system gets a Role that can create pods there.
+    "team in a system namespace": Case(lambda b: b.edit("teams", "ml", namespaces=["kube-system"]), "tenancy",
+                                       "namespace `kube-system` is a system namespace"),
+    "team in a namespace the policy reserves": Case(
+        lambda b: b.edit("teams", "ml", namespaces=["monitoring-east"]).policy(system_namespaces=["monitoring-*"]),
+        "tenancy", "namespace `monitoring-east` is a system namespace"),
+    "namespace listed twice": Case(lambda b: b.edit("teams", "ml", namespaces=["ml", "ml"]), "tenancy",
+                                   "namespace `ml` is listed twice"),
+    # Issue 17: binding a team role to system:authenticated hands it to every user and service account.
+    "system group": Case(lambda b: b.edit("teams", "ml", group="system:authenticated"), "tenancy",
+                         "group `system:authenticated` is a Kubernetes system group"),
     # Pools of different clusters share the ResourceFlavor namespace.
     "duplicate pool across clusters": Case(
         lambda b: b.cluster("gke-b", kind="gke", site="gcp-us-central1", project="p").pool(

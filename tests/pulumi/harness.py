@@ -39,6 +39,7 @@ class Resource:
     dependencies: tuple[str, ...]
     protect: bool
     ignore_changes: tuple[str, ...]
+    retain_on_delete: bool
 
 
 @dataclass
@@ -89,7 +90,7 @@ class RecordingMonitor(mocks.MockMonitor):
             self.registered.resources.append(Resource(
                 urn=response.urn, type=request.type, name=request.name, inputs=inputs, parent=request.parent,
                 provider=request.provider, dependencies=tuple(request.dependencies), protect=request.protect,
-                ignore_changes=tuple(request.ignoreChanges)))
+                ignore_changes=tuple(request.ignoreChanges), retain_on_delete=request.retainOnDelete))
         return response
 
 

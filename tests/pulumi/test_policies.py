@@ -63,3 +63,13 @@ def test_every_spot_pool_is_its_own_flavor(inventory: Inventory) -> None:
 def test_every_reservation_is_protected_from_deletion(stack: str) -> None:
     reservations = registered(stack).of_type("gcp:compute/reservation:Reservation")
     assert reservations and all(r.protect for r in reservations)
+
+
+@pytest.mark.parametrize("stack", STACKS)
+def test_no_namespace_is_deleted_when_its_team_leaves_the_inventory(stack: str) -> None:
+    """Issue 17: Pulumi retains every Namespace on delete, so removing a team (or a namespace that existed before,
+    which server-side apply adopts) never deletes the workloads in it."""
+    namespaces = registered(stack).of_type("kubernetes:core/v1:Namespace")
+    assert namespaces and all(n.retain_on_delete for n in namespaces)
+    others = [r for r in registered(stack).resources if r.type != "kubernetes:core/v1:Namespace"]
+    assert not any(r.retain_on_delete for r in others)
