@@ -13,7 +13,7 @@ from decimal import Decimal
 from functools import cache, cached_property
 from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validator
 
 from quartermaster.catalog import machine_rows
 from quartermaster.names import (
@@ -35,6 +35,7 @@ from quartermaster.names import (
     MultiKueueRole,
     NamespaceName,
     NodeCount,
+    Owner,
     PoolName,
     PriorityClassName,
     Provider,
@@ -46,10 +47,16 @@ from quartermaster.names import (
     ZoneName,
 )
 from quartermaster.pricing import PricingModel, Provisioning
+from quartermaster.units import FIRST_DAY, LAST_DAY, add_months, utc_hour
 
 Usd = Annotated[Decimal, Field(ge=0, le=Decimal(10) ** 12, decimal_places=6)]
 UsdPerNodeHour = Annotated[Decimal, Field(ge=0, le=MAX_USD_PER_NODE_HOUR, decimal_places=6)]
 Share = Annotated[float, Field(ge=0, le=1)]
+
+
+CalendarDay = Annotated[dt.date, Field(ge=FIRST_DAY, le=LAST_DAY)]
+UsageHour = Annotated[dt.datetime, AfterValidator(utc_hour),
+                      Field(ge=dt.datetime.combine(FIRST_DAY, dt.time()), le=dt.datetime.combine(LAST_DAY, dt.time()))]
 
 
 class Strict(BaseModel):
@@ -278,8 +285,8 @@ class Commitment(Strict):
     """term_months: length of the commitment in months (capacity blocks: 0 = shorter than a month)."""
     term_days: Annotated[int, Field(ge=0, le=182)] = 0
     """term_days: capacity blocks only: length in days (1-14, or multiples of 7 up to 182)."""
-    start: dt.date
-    """start: first day of the commitment (ISO date)."""
+    start: CalendarDay
+    """start: first day of the commitment (ISO date, 2000-01-01 to 2100-12-31)."""
     usd_per_node_hour: UsdPerNodeHour
     """usd_per_node_hour: effective price per node-hour over the term (on-prem: capex amortised + opex)."""
     zone: ZoneName | None = None
@@ -294,8 +301,7 @@ class Commitment(Strict):
         """The first day after the term."""
         if self.term_months == 0:
             return self.start + dt.timedelta(days=self.term_days)
-        months = self.start.month - 1 + self.term_months
-        return self.start.replace(year=self.start.year + months // 12, month=months % 12 + 1)
+        return add_months(self.start, self.term_months)
 
 
 class PriceRow(Strict):
@@ -344,8 +350,8 @@ class Team(Strict):
     """name: team name; also the ClusterQueue name."""
     cost_center: CostCenter
     """cost_center: finance cost centre charged for the team's capacity."""
-    owners: Annotated[tuple[str, ...], Field(min_length=1)]
-    """owners: people or groups who approve the team's quota changes (GitHub handles or e-mails)."""
+    owners: Annotated[tuple[Owner, ...], Field(min_length=1)]
+    """owners: people or groups who approve the team's quota changes (`@user`, `@org/team` or an e-mail)."""
     group: str | None = None
     """group: identity-provider group bound to the team's RBAC roles; default = the team name."""
     namespaces: Annotated[tuple[NamespaceName, ...], Field(min_length=1)]
@@ -414,8 +420,8 @@ class Policy(Strict):
 
     allow_oversubscription: bool = False
     """allow_oversubscription: allow the sum of nominal quotas to exceed a flavor's capacity; default false."""
-    finance_approvers: tuple[str, ...] = ()
-    """finance_approvers: who approves changes above the finance threshold (GitHub handles)."""
+    finance_approvers: tuple[Owner, ...] = ()
+    """finance_approvers: who approves changes above the finance threshold (`@user`, `@org/team` or an e-mail)."""
     finance_approval_usd_per_month: Usd | None = None
     """finance_approval_usd_per_month: a change costing more than this per month needs finance; null = never."""
     max_spot_share: Share = 1.0
@@ -461,8 +467,8 @@ class DemandRow(Strict):
 class UsageRow(Strict):
     """Metered accelerator use of one team in one flavor for one hour."""
 
-    hour: dt.datetime
-    """hour: start of the hour (ISO 8601)."""
+    hour: UsageHour
+    """hour: start of the hour (ISO 8601, UTC: a time with another offset is converted to UTC; 2000 to 2100)."""
     cluster: ClusterName
     """cluster: the cluster."""
     team: TeamName

@@ -2,7 +2,24 @@
 
 from __future__ import annotations
 
+import calendar
 import datetime as dt
+
+FIRST_DAY, LAST_DAY = dt.date(2000, 1, 1), dt.date(2100, 12, 31)
+"""The calendar the inventory may name: dates and hours outside it are mistakes (year 1900, 9999), refused at load."""
+
+
+def add_months(day: dt.date, months: int) -> dt.date:
+    """`day` plus `months` calendar months, clamped to the month's end (2024-02-29 + 36 months = 2027-02-28)."""
+    index = day.month - 1 + months
+    year, month = day.year + index // 12, index % 12 + 1
+    return day.replace(year=year, month=month, day=min(day.day, calendar.monthrange(year, month)[1]))
+
+
+def utc_hour(moment: dt.datetime) -> dt.datetime:
+    """An hour as naive UTC, the one convention of usage records: a time with an offset is converted to UTC, a
+    time without one is taken as UTC."""
+    return moment.astimezone(dt.UTC).replace(tzinfo=None) if moment.tzinfo is not None else moment
 
 
 def parse_quarter(quarter: str) -> tuple[int, int]:

@@ -23,7 +23,7 @@ import pyarrow.parquet as pq
 
 from quartermaster.issues import Issue, Location, did_you_mean
 from quartermaster.model import Inventory
-from quartermaster.units import quarter_bounds
+from quartermaster.units import FIRST_DAY, LAST_DAY, quarter_bounds
 
 NUMERIC = ("accelerators_used", "accelerators_requested")
 REQUIRED = ("hour", "cluster", "flavor", *NUMERIC)
@@ -145,8 +145,8 @@ def check_usage(raw: pd.DataFrame, inventory: Inventory, shown: str = "<usage>")
             )
         ]
     hour = raw["hour"]
-    if not pd.api.types.is_datetime64_dtype(hour):  # strings, or times with a zone: to naive UTC
-        hour = pd.to_datetime(hour, errors="coerce", utc=True).dt.tz_localize(None)
+    if not pd.api.types.is_datetime64_dtype(hour):  # strings, or times with an offset: to naive UTC, row by row
+        hour = pd.to_datetime(hour, errors="coerce", utc=True, format="ISO8601").dt.tz_localize(None)
     _flag(
         issues,
         shown,
@@ -155,6 +155,16 @@ def check_usage(raw: pd.DataFrame, inventory: Inventory, shown: str = "<usage>")
         "hour",
         "is not an ISO 8601 time",
         "Write the start of the hour, e.g. 2026-10-01T13:00:00.",
+    )
+    first, last = (pd.Timestamp(d) for d in (FIRST_DAY, LAST_DAY))
+    _flag(
+        issues,
+        shown,
+        (hour.notna() & ((hour < first) | (hour > last))).to_numpy(),
+        raw["hour"],
+        "hour",
+        f"is outside {FIRST_DAY.year}-{LAST_DAY.year}",
+        "Fix the year; usage records are hours in UTC.",
     )
     numbers = {}
     for column in NUMERIC:

@@ -1,0 +1,103 @@
+"""Hostile and careless input (issue 17): each reproduction from the issue, refused with a located error or
+handled correctly, never a crash."""
+
+from __future__ import annotations
+
+import datetime as dt
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from quartermaster.cli import app
+from quartermaster.loader import load
+from quartermaster.model import Commitment
+from quartermaster.units import add_months
+from tests.builders import make_inventory
+from tests.paths import INVENTORY
+
+runner = CliRunner()
+
+
+@pytest.mark.parametrize("start, months, want", [
+    # a leap day plus 36 months: 2027 has no February 29th, so the term ends on the 28th
+    (dt.date(2024, 2, 29), 36, dt.date(2027, 2, 28)),
+    # the 31st plus one month: February's last day
+    (dt.date(2026, 1, 31), 1, dt.date(2026, 2, 28)),
+    # an ordinary day keeps its day of the month
+    (dt.date(2026, 7, 1), 12, dt.date(2027, 7, 1)),
+])
+def test_month_arithmetic_clamps_to_the_months_end(start: dt.date, months: int, want: dt.date) -> None:
+    assert add_months(start, months) == want
+    commitment = Commitment(name="c", kind="cud", machine="m", site="s", count=1, term_months=months, start=start,
+                            usd_per_node_hour="1")
+    assert commitment.end == want
+
+
+HEADER = "hour,cluster,team,flavor,accelerators_used,accelerators_requested\n"
+PRICES_HEADER = (INVENTORY / "prices.csv").read_text().splitlines()[0] + "\n"
+
+
+def test_a_leap_day_commitment_is_metered_and_exported_without_a_crash(tmp_path: Path) -> None:
+    root = make_inventory().add(
+        "commitments", name="leap", kind="cud", machine="a3-megagpu-8g", site="gcp-us-central1", count=2,
+        term_months=36, start="2024-02-29", usd_per_node_hour="40").edit_pool(
+        "h100", provisioning="reservation", commitment="leap").write(tmp_path / "inv")
+    (root / "prices.csv").write_text(PRICES_HEADER + "a3-megagpu-8g,gcp-us-central1,on-demand,0,88,test,\n")
+    (root / "usage.csv").write_text(HEADER + "2027-02-28T23:00:00,gke-a,ml,h100,1,1\n")
+    meter = runner.invoke(app, ["meter", str(root / "usage.csv"), "--inventory", str(root)])
+    assert meter.exit_code == 0, meter.output
+    focus = runner.invoke(app, ["export", "focus", str(root), "--out", str(tmp_path / "focus.csv")])
+    assert focus.exit_code == 0, focus.output
+
+
+@pytest.mark.parametrize("field, value, want", [
+    # year 9999 overflows every term and period computed from it
+    ("start", "9999-01-01", "commitments[0].start"),
+    ("start", "1900-01-01", "commitments[0].start"),
+])
+def test_absurd_years_are_refused_at_load(tmp_path: Path, field: str, value: str, want: str) -> None:
+    root = make_inventory().add("commitments", name="c", kind="cud", machine="a3-megagpu-8g", site="gcp-us-central1",
+                                count=1, term_months=12, usd_per_node_hour="40", **{field: value}).write(tmp_path)
+    result = load(root)
+    assert not result.ok
+    assert any(want in i.format() for i in result.issues), [i.format() for i in result.issues]
+
+
+def test_usage_hours_are_utc_and_within_the_calendar(tmp_path: Path) -> None:
+    """A `+05:00` row is the same hour in UTC; a row dated 1900 is refused, located, instead of billing 126 years
+    of idle capacity."""
+    good = make_inventory().write(tmp_path / "a")
+    (good / "usage.csv").write_text(HEADER + "2026-10-01T10:00:00+05:00,gke-a,ml,h100,1,1\n")
+    assert load(good).inventory.usage[0].hour == dt.datetime(2026, 10, 1, 5)
+    bad = make_inventory().write(tmp_path / "b")
+    (bad / "usage.csv").write_text(HEADER + "1900-10-01T00:00:00,gke-a,ml,h100,1,1\n")
+    result = load(bad)
+    assert not result.ok
+    assert any(i.format().startswith(f"{bad / 'usage.csv'}:2") for i in result.issues), [
+        i.format() for i in result.issues]
+
+
+def test_a_csv_usage_file_with_one_offset_row_meters_every_row(tmp_path: Path) -> None:
+    root = make_inventory().write(tmp_path / "inv")
+    usage = tmp_path / "usage.csv"
+    usage.write_text(HEADER + "2026-10-01T00:00:00,gke-a,ml,h100,1,1\n"
+                     "2026-10-01T06:00:00+05:00,gke-a,ml,h100,1,1\n"
+                     "1900-10-01T00:00:00,gke-a,ml,h100,1,1\n")
+    result = runner.invoke(app, ["meter", str(usage), "--inventory", str(root)])
+    assert result.exit_code == 1
+    assert "usage.csv:4" in result.output and "is outside 2000-2100" in result.output
+    assert "usage.csv:2" not in result.output and "usage.csv:3" not in result.output
+
+
+@pytest.mark.parametrize("owner", [
+    "@e\n* @attacker",  # a newline would write a CODEOWNERS line owning every file
+    "@e <!--",  # would hide the rest of the PR comment
+    "attacker",  # neither a handle nor an e-mail
+])
+def test_owners_must_be_github_handles_teams_or_emails(tmp_path: Path, owner: str) -> None:
+    root = make_inventory().edit("teams", "ml", owners=[owner]).write(tmp_path)
+    result = runner.invoke(app, ["validate", str(root)])
+    assert result.exit_code == 1 and "teams[0].owners[0]" in result.output
+    codeowners = runner.invoke(app, ["codeowners", str(root), "--output", str(tmp_path / "CODEOWNERS")])
+    assert codeowners.exit_code == 1 and not (tmp_path / "CODEOWNERS").exists()
