@@ -36,6 +36,7 @@ from quartermaster.model import (
     Team,
     UsageRow,
 )
+from quartermaster.names import OWNER_PATTERN
 
 # Top-level YAML sections: name -> model of each list item.
 LIST_SECTIONS: dict[str, type[BaseModel]] = {
@@ -397,6 +398,10 @@ def _schema_issue(err: Any, model: type[BaseModel], file: str, prefix: YamlPath,
         options = [o.strip().strip("'") for o in expected.replace(" or ", ", ").split(",") if o.strip()]
         hint = _did_you_mean(str(value), options, plain=True)
         return Issue("schema", f"`{field_name}` must be one of {', '.join(options)}", hint or doc,
+                     got=value, location=location)
+    if kind == "string_pattern_mismatch" and ctx.get("pattern") == OWNER_PATTERN:
+        return Issue("schema", f"`{field_name}` is not a GitHub @user, @org/team or e-mail address",
+                     "Write one owner per list item, e.g. `@northwind/ml-leads` or `ana.ruiz@northwind.ai`.",
                      got=value, location=location)
     if kind == "string_pattern_mismatch":
         return Issue("schema", f"`{field_name}` is not a valid name", _name_fix(str(value)), got=value,

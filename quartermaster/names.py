@@ -35,10 +35,9 @@ ZoneName = Annotated[str, StringConstraints(pattern=r"^[a-z0-9][a-z0-9-]*$", max
 # Who approves: a GitHub user (@ + alphanumerics and single inner hyphens, at most 39: GitHub's username rule), a
 # team (@org/team-slug) or an e-mail address, as CODEOWNERS accepts them (docs.github.com "About code owners",
 # read 2026-11-23). Nothing else can reach CODEOWNERS or the PR comment (issue 17: "@e\n* @attacker").
-Owner = Annotated[str, StringConstraints(
-    pattern=r"^(@[A-Za-z0-9](?:-?[A-Za-z0-9]){0,38}(?:/[A-Za-z0-9][A-Za-z0-9_-]{0,99})?"
-            r"|[A-Za-z0-9._%+-]{1,64}@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,63})$",
-    max_length=254)]
+OWNER_PATTERN = (r"^(@[A-Za-z0-9](?:-?[A-Za-z0-9]){0,38}(?:/[A-Za-z0-9][A-Za-z0-9_-]{0,99})?"
+                 r"|[A-Za-z0-9._%+-]{1,64}@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,63})$")
+Owner = Annotated[str, StringConstraints(pattern=OWNER_PATTERN, max_length=254)]
 CostCenter = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9][A-Za-z0-9_-]*$", max_length=32)]
 # A calendar quarter, e.g. 2027Q1.
 Quarter = Annotated[str, StringConstraints(pattern=r"^(19|20|21)\d\dQ[1-4]$")]

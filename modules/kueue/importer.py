@@ -295,7 +295,7 @@ class _Import:
             team["cost_center"] = labels.get(COST_CENTER_LABEL, "TODO")
             if COST_CENTER_LABEL not in labels:
                 team.yaml_add_eol_comment("TODO: cost centre", "cost_center")
-            team["owners"] = ["TODO"]
+            team["owners"] = ["@TODO"]
             team.yaml_add_eol_comment("TODO: who approves this team's quota changes", "owners")
             namespaces = [ns for ns, targets in queues_by_namespace.items() if targets[0] == name]
             namespaces += [
@@ -373,9 +373,17 @@ def _quote_ambiguous(node: Any) -> Any:
     elif isinstance(node, list):
         for i, item in enumerate(node):
             node[i] = _quote_ambiguous(item)
-    elif isinstance(node, str) and not isinstance(pyyaml.safe_load(node) if node else "", str):
+    elif isinstance(node, str) and node and not _reads_back(node):
         return DoubleQuotedScalarString(node)
     return node
+
+
+def _reads_back(text: str) -> bool:
+    """True when a YAML reader reads `text`, written plain, as the same string (`@x` does not even parse)."""
+    try:
+        return bool(pyyaml.safe_load(text) == text)
+    except pyyaml.YAMLError:
+        return False
 
 
 # --- round trip ------------------------------------------------------------------------------------

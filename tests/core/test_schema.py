@@ -37,7 +37,7 @@ def test_schema_carries_field_docs_and_rejects_unknown_keys() -> None:
     team = schema["$defs"]["Team"]
     assert team["properties"]["cost_center"]["description"].startswith("cost_center: ")
     assert team["additionalProperties"] is False
-    bad = {"teams": [{"name": "a", "cost_center": "c", "owners": ["o"], "namespaces": ["a"], "quota": []}]}
+    bad = {"teams": [{"name": "a", "cost_center": "c", "owners": ["@o"], "namespaces": ["a"], "quota": []}]}
     try:
         jsonschema.validate(bad, schema)
     except jsonschema.ValidationError as exc:
