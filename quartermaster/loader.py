@@ -11,6 +11,7 @@ from __future__ import annotations
 import csv
 import io
 import os
+import re
 import typing
 from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
@@ -218,6 +219,12 @@ def _read_yaml(path: Path, shown: str, sources: SourceMap, issues: list[Issue],
     text = _read_text(path, shown, issues)
     if text is None:
         return
+    deep = too_deep(text)
+    if deep is not None:
+        issues.append(Issue("yaml", f"YAML nested deeper than {MAX_DEPTH} levels",
+                            "An inventory needs a handful of levels; flatten the structure.",
+                            location=Location(shown, deep, "")))
+        return
     try:
         node = yaml.compose(text, Loader=yaml.CSafeLoader)
     except yaml.YAMLError as exc:
@@ -234,7 +241,12 @@ def _read_yaml(path: Path, shown: str, sources: SourceMap, issues: list[Issue],
                             location=Location(shown, 1, "")))
         return
     before = len(issues)
-    data = _plain(node, (), lines, shown, issues)
+    try:
+        data = _plain(node, (), lines, shown, issues, value_budget(text))
+    except YamlTooLarge as exc:
+        issues.append(Issue("yaml", str(exc), "Write the values out instead of nesting anchors and aliases.",
+                            location=Location(shown, None, "")))
+        return
     if len(issues) > before:
         return  # duplicate keys: the file's meaning is unclear, say so and read no further
     if not isinstance(data, dict):
@@ -261,13 +273,51 @@ _SCALARS = yaml.constructor.SafeConstructor()
 _STR, _INT = "tag:yaml.org,2002:str", "tag:yaml.org,2002:int"
 
 
-def _plain(node: yaml.Node, path: YamlPath, lines: dict[YamlPath, int], shown: str, issues: list[Issue]) -> Any:
-    """Turn a composed node into plain Python data, recording the line of every path."""
+MAX_DEPTH = 64
+"""Nesting levels a YAML file may have: an inventory needs fewer than ten; a deeper file is refused before it
+reaches the (recursive) composer, which a list nested 100,000 deep crashes."""
+MAX_VALUES_PER_CHARACTER = 10
+"""Values a file may expand to per character of text: aliases repeat values, and nested aliases (an alias
+bomb: 7 lines, millions of values) are refused once they pass this."""
+_DEEP_FLOW = re.compile(r"(?:[\[{]\s*){" + str(MAX_DEPTH + 1) + ",}")
+
+
+class YamlTooLarge(Exception):
+    """A file's aliases expand past its budget of values, or it nests deeper than MAX_DEPTH."""
+
+
+def value_budget(text: str) -> list[int]:
+    """How many values a file of `text` may expand to (a one-item list, counted down while converting)."""
+    return [MAX_VALUES_PER_CHARACTER * len(text) + 1000]
+
+
+def too_deep(text: str) -> int | None:
+    """The first line nested deeper than MAX_DEPTH (by indentation or by flow brackets), or None."""
+    flow = _DEEP_FLOW.search(text)
+    first = text.count("\n", 0, flow.start()) + 1 if flow else None
+    for number, line in enumerate(text.splitlines(), start=1):
+        if first is not None and number >= first:
+            break
+        if len(line) - len(line.lstrip(" ")) > 2 * MAX_DEPTH:
+            return number
+    return first
+
+
+def _plain(node: yaml.Node, path: YamlPath, lines: dict[YamlPath, int], shown: str, issues: list[Issue],
+           budget: list[int]) -> Any:
+    """Turn a composed node into plain Python data, recording the line of every path; `budget` holds how many
+    more values the file may expand to."""
+    budget[0] -= 1
+    if budget[0] < 0:
+        raise YamlTooLarge("YAML anchors and aliases expand to more values than the file could hold (an alias bomb)")
+    if len(path) > MAX_DEPTH:
+        raise YamlTooLarge(f"YAML nested deeper than {MAX_DEPTH} levels")
     lines.setdefault(path, node.start_mark.line + 1)
     if isinstance(node, yaml.MappingNode):
         out: dict[Any, Any] = {}
         for key_node, value_node in node.value:
-            key = _plain(key_node, path, lines, shown, issues) if isinstance(key_node, yaml.ScalarNode) else None
+            scalar = isinstance(key_node, yaml.ScalarNode)
+            key = _plain(key_node, path, lines, shown, issues, budget) if scalar else None
             if not isinstance(key, (str, int)) or isinstance(key, bool):
                 key = str(key)
             if key in out:
@@ -276,10 +326,10 @@ def _plain(node: yaml.Node, path: YamlPath, lines: dict[YamlPath, int], shown: s
                                     location=Location(shown, key_node.start_mark.line + 1, format_path((*path, key)))))
                 continue
             lines[(*path, key)] = key_node.start_mark.line + 1
-            out[key] = _plain(value_node, (*path, key), lines, shown, issues)
+            out[key] = _plain(value_node, (*path, key), lines, shown, issues, budget)
         return out
     if isinstance(node, yaml.SequenceNode):
-        return [_plain(item, (*path, i), lines, shown, issues) for i, item in enumerate(node.value)]
+        return [_plain(item, (*path, i), lines, shown, issues, budget) for i, item in enumerate(node.value)]
     if node.tag == _STR:  # fast path for the common scalars; the constructor handles the rest
         return node.value
     if node.tag == _INT and node.value.isdigit():

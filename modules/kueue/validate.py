@@ -18,6 +18,7 @@ from typing import Any
 import yaml
 
 from quartermaster.issues import Issue, Location
+from quartermaster.loader import MAX_DEPTH, YamlTooLarge, too_deep, value_budget
 from quartermaster.modules.kueue import runtime, webhooks
 from quartermaster.modules.kueue.crds import (
     GROUP,
@@ -329,7 +330,14 @@ def load_manifests(root: Path) -> tuple[list[Manifest], list[Issue]]:
     for path in files:
         shown = str(path)
         try:
-            docs = list(yaml.compose_all(path.read_text(encoding="utf-8-sig"), Loader=yaml.CSafeLoader))
+            text = path.read_text(encoding="utf-8-sig")
+            deep = too_deep(text)
+            if deep is not None:
+                issues.append(Issue("yaml", f"YAML nested deeper than {MAX_DEPTH} levels",
+                                    "Kueue manifests need a handful of levels; flatten the structure.",
+                                    location=Location(shown, deep, "")))
+                continue
+            docs = list(yaml.compose_all(text, Loader=yaml.CSafeLoader))
         except (yaml.YAMLError, UnicodeDecodeError) as exc:
             mark = getattr(exc, "problem_mark", None)
             issues.append(
@@ -341,11 +349,17 @@ def load_manifests(root: Path) -> tuple[list[Manifest], list[Issue]]:
                 )
             )
             continue
+        budget = value_budget(text)
         for node in docs:
             if node is None:
                 continue
             lines: dict[YamlPath, int] = {}
-            data = _plain(node, (), lines)
+            try:
+                data = _plain(node, (), lines, budget)
+            except YamlTooLarge as exc:
+                issues.append(Issue("yaml", str(exc), "Write the values out instead of nesting anchors and aliases.",
+                                    location=Location(shown, node.start_mark.line + 1, "")))
+                break
             if isinstance(data, dict) and str(data.get("kind", "")).endswith("List") and "items" in data:
                 for i, item in enumerate(data.get("items") or []):
                     manifests.append(Manifest(item, shown, lines, ("items", i)))
@@ -357,15 +371,20 @@ def load_manifests(root: Path) -> tuple[list[Manifest], list[Issue]]:
 _CONSTRUCTOR = yaml.constructor.SafeConstructor()
 
 
-def _plain(node: yaml.Node, path: YamlPath, lines: dict[YamlPath, int]) -> Any:
+def _plain(node: yaml.Node, path: YamlPath, lines: dict[YamlPath, int], budget: list[int]) -> Any:
+    budget[0] -= 1
+    if budget[0] < 0:
+        raise YamlTooLarge("YAML anchors and aliases expand to more values than the file could hold (an alias bomb)")
+    if len(path) > MAX_DEPTH:
+        raise YamlTooLarge(f"YAML nested deeper than {MAX_DEPTH} levels")
     lines[path] = node.start_mark.line + 1
     if isinstance(node, yaml.MappingNode):
         out = {}
         for key_node, value_node in node.value:
             key = _CONSTRUCTOR.construct_object(key_node)
-            out[key] = _plain(value_node, (*path, key), lines)
+            out[key] = _plain(value_node, (*path, key), lines, budget)
             lines.setdefault((*path, key), key_node.start_mark.line + 1)
         return out
     if isinstance(node, yaml.SequenceNode):
-        return [_plain(child, (*path, i), lines) for i, child in enumerate(node.value)]
+        return [_plain(child, (*path, i), lines, budget) for i, child in enumerate(node.value)]
     return _CONSTRUCTOR.construct_object(node)

@@ -101,3 +101,24 @@ def test_owners_must_be_github_handles_teams_or_emails(tmp_path: Path, owner: st
     assert result.exit_code == 1 and "teams[0].owners[0]" in result.output
     codeowners = runner.invoke(app, ["codeowners", str(root), "--output", str(tmp_path / "CODEOWNERS")])
     assert codeowners.exit_code == 1 and not (tmp_path / "CODEOWNERS").exists()
+
+
+ALIAS_BOMB = "\n".join(  # 7 lines: 9**7 = 4.8 million values when expanded
+    ["a: &a [" + ",".join(['"lol"'] * 9) + "]"]
+    + [f"{c}: &{c} [" + ",".join([f"*{p}"] * 9) + "]" for p, c in zip("abcdef", "bcdefg", strict=True)]) + "\n"
+
+
+@pytest.mark.parametrize("name, text, want", [
+    ("bomb.yaml", ALIAS_BOMB, "expand to more values than the file could hold"),
+    ("deep.yaml", "x: " + "[" * 1000 + "]" * 1000 + "\n", "nested deeper than 64 levels"),  # RecursionError before
+    ("deeper.yaml", "x: " + "[" * 100_000 + "]" * 100_000 + "\n", "nested deeper than 64 levels"),  # segfault before
+    ("indented.yaml", "".join(f"{'  ' * i}k{i}:\n" for i in range(200)) + "  " * 200 + "v: 1\n",
+     "nested deeper than 64 levels"),
+])
+def test_small_files_cannot_exhaust_the_loader_or_the_kueue_importer(tmp_path: Path, name: str, text: str,
+                                                                      want: str) -> None:
+    (tmp_path / name).write_text(text)
+    validate = runner.invoke(app, ["validate", str(tmp_path)])
+    assert validate.exit_code == 1 and want in validate.output and f"{name}:" in validate.output
+    imported = runner.invoke(app, ["import", "kueue", str(tmp_path / name)])
+    assert imported.exit_code == 1 and want in imported.output
