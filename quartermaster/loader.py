@@ -105,8 +105,8 @@ def load(root: str | os.PathLike[str], *, run_checks: bool = True) -> LoadResult
     root = Path(root)
     sources = SourceMap()
     issues: list[Issue] = []
-    files = _inventory_files(root)
-    if not files:
+    files = _inventory_files(root, issues)
+    if not files and not issues:
         issues.append(
             Issue(
                 "files",
@@ -162,18 +162,36 @@ def load(root: str | os.PathLike[str], *, run_checks: bool = True) -> LoadResult
 # --- files -----------------------------------------------------------------------------------------
 
 
-def _inventory_files(root: Path) -> list[Path]:
+def _inventory_files(root: Path, issues: list[Issue]) -> list[Path]:
+    """The inventory's YAML and CSV files; a link that leaves the inventory is refused (and never read: its
+    content could reach a PR comment), a linked folder is not followed (no loops)."""
     if root.is_file():
         return [root]
     if not root.is_dir():
         return []
+    inside = root.resolve()
     found = []
-    for path in sorted(root.rglob("*")):
-        if any(part.startswith(".") for part in path.relative_to(root).parts) or not path.is_file():
-            continue
-        if path.suffix in YAML_SUFFIXES or (path.suffix == ".csv" and _csv_section(path)):
-            found.append(path)
-    return found
+    for folder, folders, names in os.walk(root, onerror=lambda exc: _unreadable(exc, issues)):
+        folders[:] = sorted(d for d in folders if not d.startswith("."))
+        for name in sorted(n for n in [*names, *folders] if not n.startswith(".")):
+            path = Path(folder) / name
+            wanted = path.suffix in YAML_SUFFIXES or (path.suffix == ".csv" and _csv_section(path) is not None)
+            if path.is_symlink() and (wanted or path.is_dir()):
+                target = path.resolve()
+                if not target.is_relative_to(inside):
+                    issues.append(Issue("files", "a link to a file outside the inventory; it is not read",
+                                        "Copy the file into the inventory instead of linking to it.",
+                                        location=Location(display_path(path), None, "")))
+                    continue
+            if wanted and path.is_file():
+                found.append(path)
+    return sorted(found)
+
+
+def _unreadable(exc: OSError, issues: list[Issue]) -> None:
+    issues.append(Issue("files", f"cannot read this folder ({exc.strerror})",
+                        "Make it readable (chmod) or move it out of the inventory.",
+                        location=Location(display_path(Path(exc.filename or "")), None, "")))
 
 
 def _csv_section(path: Path) -> str | None:

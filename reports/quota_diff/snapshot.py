@@ -13,7 +13,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from quartermaster.errors import UsageError
-from quartermaster.issues import Issue
+from quartermaster.issues import Issue, Location
 from quartermaster.loader import LoadResult, load
 
 # Over-subscription is judged by the diff's `over-capacity` policy (a verdict, not a load error),
@@ -51,10 +51,23 @@ def open_side(spec: str | None, inventory: Path, scratch: Path) -> Side:
             f"`{rel}` does not exist at revision `{spec}`: {archive.stderr.decode(errors='replace').strip()}"
         )
     tree.mkdir(parents=True, exist_ok=True)
+    refused: list[str] = []
+
+    def safe(member: tarfile.TarInfo, dest: str) -> tarfile.TarInfo | None:
+        try:
+            return tarfile.data_filter(member, dest)
+        except tarfile.FilterError:  # an absolute link, or one leaving the tree: not extracted
+            refused.append(member.name)
+            return None
+
     with tarfile.open(fileobj=io.BytesIO(archive.stdout)) as tar:
-        tar.extractall(tree, filter="data")
+        tar.extractall(tree, filter=safe)
     label = spec if sha.startswith(spec) else f"{spec} ({sha[:7]})"
-    return _loaded(label, load(tree / rel), tree, spec)
+    side = _loaded(label, load(tree / rel), tree, spec)
+    side.errors += [Issue("files", "a link that leaves the inventory; it is not read",
+                          "Commit the file itself instead of a link to it.",
+                          location=Location(f"{spec}:{name}", None, "")) for name in refused]
+    return side
 
 
 def _git_revision(spec: str, inventory: Path) -> tuple[Path, str]:

@@ -15,6 +15,7 @@ from quartermaster.model import Commitment
 from quartermaster.units import add_months
 from tests.builders import make_inventory
 from tests.paths import INVENTORY
+from tests.prdiff.repo import QuotaRepo
 
 runner = CliRunner()
 
@@ -122,3 +123,29 @@ def test_small_files_cannot_exhaust_the_loader_or_the_kueue_importer(tmp_path: P
     assert validate.exit_code == 1 and want in validate.output and f"{name}:" in validate.output
     imported = runner.invoke(app, ["import", "kueue", str(tmp_path / name)])
     assert imported.exit_code == 1 and want in imported.output
+
+
+def test_a_link_out_of_the_inventory_is_refused_and_never_read(tmp_path: Path) -> None:
+    """Issue 17: `teams/evil.yaml -> /etc/passwd` was followed and passwd's first line reached the error (and the
+    PR comment). A linked folder that loops back is not followed either."""
+    secret = tmp_path / "secret.yaml"
+    secret.write_text("root:x:0:0:root:/root:/bin/bash\n")
+    root = make_inventory().write(tmp_path / "inv")
+    (root / "evil.yaml").symlink_to(secret)
+    (root / "loop").mkdir()
+    (root / "loop" / "again").symlink_to(root / "loop", target_is_directory=True)
+    result = runner.invoke(app, ["validate", str(root)])
+    assert result.exit_code == 1
+    assert "evil.yaml:?: a link to a file outside the inventory; it is not read" in result.output
+    assert "root:x" not in result.output
+
+
+def test_qm_diff_of_a_revision_with_an_absolute_link_says_so_instead_of_crashing(tmp_path: Path) -> None:
+    repo = QuotaRepo.create(tmp_path)
+    (repo.inventory / "teams" / "evil.yaml").symlink_to("/etc/passwd")
+    repo.commit("a hostile link")
+    (repo.inventory / "teams" / "evil.yaml").unlink()
+    result = runner.invoke(app, ["diff", "HEAD", "--inventory", str(repo.inventory), "--format", "text"])
+    assert result.exit_code == 1, result.output
+    assert "HEAD:inventory/teams/evil.yaml" in result.output and "a link that leaves the inventory" in result.output
+    assert "Traceback" not in result.output and "root:x" not in result.output
