@@ -35,6 +35,7 @@ from quartermaster.model import Inventory
 from quartermaster.pricing import FOCUS_PRICING_CATEGORY, FocusPricingCategory, allocate_cents, cents
 from quartermaster.reports.metering.meter import ChargeLine, MeterResult
 from quartermaster.reports.metering.rates import Block
+from quartermaster.textsafety import spreadsheet_cell
 from quartermaster.units import quarter_bounds
 
 if TYPE_CHECKING:
@@ -224,7 +225,7 @@ def write_focus(rows: list[dict[str, Any]], path: Path) -> Path:
         writer = csv.DictWriter(f, fieldnames=COLUMNS, lineterminator="\n")
         writer.writeheader()
         for row in rows:
-            writer.writerow({k: "" if v is None else str(v) for k, v in row.items()})
+            writer.writerow({k: "" if v is None else spreadsheet_cell(str(v)) for k, v in row.items()})
     return path
 
 

@@ -28,6 +28,7 @@ from quartermaster.cli import (
 )
 from quartermaster.cli.common import err_console
 from quartermaster.errors import QuartermasterError
+from quartermaster.textsafety import terminal_text
 
 
 class QmGroup(TyperGroup):
@@ -37,7 +38,7 @@ class QmGroup(TyperGroup):
         try:
             return super().invoke(ctx)
         except QuartermasterError as error:
-            err_console.print(str(error), markup=False)
+            err_console.print(terminal_text(str(error)), markup=False)
             raise typer.Exit(error.exit_code) from None
 
 

@@ -9,10 +9,13 @@ import typer
 from rich.console import Console
 
 from quartermaster.errors import ProblemsFound
+from quartermaster.issues import Issue
 from quartermaster.loader import LoadResult, load
+from quartermaster.textsafety import terminal_text
 
-console = Console(highlight=False, soft_wrap=True, width=None if sys.stdout.isatty() else 160)
-err_console = Console(stderr=True, highlight=False, soft_wrap=True)
+# No emoji codes (`research:x:` is a cohort path, not an emoji) and no markup from inventory text.
+console = Console(highlight=False, soft_wrap=True, emoji=False, width=None if sys.stdout.isatty() else 160)
+err_console = Console(stderr=True, highlight=False, soft_wrap=True, emoji=False)
 
 
 def load_or_exit(path: Path, *, quiet_ok: bool = False) -> LoadResult:
@@ -28,7 +31,12 @@ def load_or_exit(path: Path, *, quiet_ok: bool = False) -> LoadResult:
 def print_issues(result: LoadResult) -> None:
     """Print issues, errors first, in the one format."""
     for issue in sorted(result.issues, key=lambda i: (i.severity != "error",)):
-        err_console.print(issue.format(), markup=False)
+        print_issue(issue)
+
+
+def print_issue(issue: Issue) -> None:
+    """One located problem on stderr; control characters from the inventory are shown, not obeyed."""
+    err_console.print(terminal_text(issue.format()), markup=False)
 
 
 def inventory_argument() -> Path:

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import typer
 
-from quartermaster.cli.common import console, err_console
+from quartermaster.cli.common import console, err_console, print_issue
 from quartermaster.errors import ProblemsFound
 
 app = typer.Typer(help="Import existing objects into an inventory skeleton.", no_args_is_help=True)
@@ -27,7 +27,7 @@ def kueue(
     from quartermaster.modules.kueue.validate import load_manifests
     manifests, issues = load_manifests(path)
     for issue in issues:
-        err_console.print(issue.format(), markup=False)
+        print_issue(issue)
     errors = sum(1 for i in issues if i.severity == "error")
     if errors:
         raise ProblemsFound(f"{errors} error(s) in {path}; nothing was imported.")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from quartermaster.cli.common import console, err_console
+from quartermaster.cli.common import console, print_issue
 from quartermaster.errors import ProblemsFound
 
 
@@ -14,7 +14,7 @@ def lint(path: Path) -> None:
     from quartermaster.modules.kueue import validate_path
     manifests, issues = validate_path(path)
     for issue in sorted(issues, key=lambda i: i.severity != "error"):
-        err_console.print(issue.format(), markup=False)
+        print_issue(issue)
     errors = sum(1 for i in issues if i.severity == "error")
     warnings = len(issues) - errors
     kueue = sum(1 for m in manifests if isinstance(m.obj, dict)

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 import typer
 from rich.table import Table
 
-from quartermaster.cli.common import console, err_console, load_or_exit
+from quartermaster.cli.common import console, load_or_exit, print_issue
 from quartermaster.errors import ProblemsFound, UsageError
 from quartermaster.issues import Issue
 from quartermaster.pricing import BASES, DEFAULT_IDLE_POLICY
@@ -59,7 +59,7 @@ def checked_period(inventory: Inventory, idle: str, period: str | None) -> Perio
 def exit_on(issues: list[Issue], done: str = "metered") -> None:
     """Print usage-record problems and exit 1 if there are any ("nothing was <done>")."""
     for issue in issues:
-        err_console.print(issue.format(), markup=False)
+        print_issue(issue)
     if issues:
         raise ProblemsFound(f"{len(issues)} problem(s); nothing was {done}.")
 

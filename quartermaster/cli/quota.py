@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 
 import typer
 
-from quartermaster.cli.common import console, err_console
+from quartermaster.cli.common import console, print_issue
 from quartermaster.errors import ProblemsFound
 
 if TYPE_CHECKING:
@@ -49,7 +49,7 @@ def write_quotas(inventory: Path, changes: list[QuotaChange], force: bool) -> No
     from quartermaster.edit import set_quotas
     result = set_quotas(inventory, changes, force=force)
     for issue in result.issues:
-        err_console.print(issue.format(), markup=False)
+        print_issue(issue)
     if not result.ok:
         raise ProblemsFound("Nothing was changed.")
     for edit in result.edits:

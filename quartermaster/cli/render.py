@@ -9,7 +9,7 @@ from pathlib import Path
 
 import typer
 
-from quartermaster.cli.common import console, err_console, inventory_argument, load_or_exit
+from quartermaster.cli.common import console, inventory_argument, load_or_exit, print_issue
 from quartermaster.errors import ProblemsFound, UsageError
 from quartermaster.issues import did_you_mean
 
@@ -37,7 +37,7 @@ def command(
         objects = objects_for_cluster(inventory, name)
         for issue in validate_manifests(objects, f"render:{name}"):
             errors += issue.severity == "error"
-            err_console.print(issue.format(), markup=False)
+            print_issue(issue)
         rendered[name] = render_objects(name, objects)
     if errors:
         raise ProblemsFound(f"{errors} error(s) in the rendered objects; nothing was written.")

@@ -8,6 +8,7 @@ from dataclasses import asdict, fields
 from pathlib import Path
 
 from quartermaster.reports.metering.meter import ChargeLine, MeterResult, TeamCharge
+from quartermaster.textsafety import spreadsheet_cell
 
 
 def write_meter(result: MeterResult, out: Path) -> list[Path]:
@@ -28,4 +29,4 @@ def _csv(path: Path, header: list[str], rows: list[dict[str, object]]) -> None:
         writer = csv.DictWriter(f, fieldnames=header, lineterminator="\n")
         writer.writeheader()
         for row in rows:
-            writer.writerow({k: "" if v is None else v for k, v in row.items()})
+            writer.writerow({k: "" if v is None else spreadsheet_cell(v) for k, v in row.items()})

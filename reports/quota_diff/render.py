@@ -18,6 +18,7 @@ import jinja2
 
 from quartermaster.reports.filters import UNKNOWN, register
 from quartermaster.reports.quota_diff.types import MARKER, Change, KueueDiff, QuotaDiff
+from quartermaster.textsafety import code_block
 
 TEMPLATES = Path(__file__).resolve().parents[1] / "templates"
 ICONS = {"pass": "✅", "warn": "⚠️", "fail": "❌"}
@@ -134,5 +135,5 @@ def render_invalid(fmt: str, problems: list[str], options: RenderOptions = Rende
     body = "".join(f"{p}\n" for p in problems)
     return (
         f"{head}## Quartermaster quota diff\n\n{ICONS['fail']} The inventory does not validate; fix these "
-        f"and push again:\n\n```\n{body}```\n"
+        f"and push again:\n\n{code_block(body)}"
     )

@@ -3,7 +3,9 @@ handled correctly, never a crash."""
 
 from __future__ import annotations
 
+import csv
 import datetime as dt
+from decimal import Decimal
 from pathlib import Path
 
 import pytest
@@ -12,6 +14,8 @@ from typer.testing import CliRunner
 from quartermaster.cli import app
 from quartermaster.loader import load
 from quartermaster.model import Commitment
+from quartermaster.reports.quota_diff import render_invalid
+from quartermaster.textsafety import spreadsheet_cell
 from quartermaster.units import add_months
 from tests.builders import make_inventory
 from tests.paths import INVENTORY
@@ -149,3 +153,39 @@ def test_qm_diff_of_a_revision_with_an_absolute_link_says_so_instead_of_crashing
     assert result.exit_code == 1, result.output
     assert "HEAD:inventory/teams/evil.yaml" in result.output and "a link that leaves the inventory" in result.output
     assert "Traceback" not in result.output and "root:x" not in result.output
+
+
+@pytest.mark.parametrize("value, want", [
+    ('=HYPERLINK("http://evil.example","x")', '\'=HYPERLINK("http://evil.example","x")'),
+    ("@SUM(A1:A9)", "'@SUM(A1:A9)"), ("+1", "'+1"), ("-cmd", "'-cmd"), ("gcp-project", "gcp-project"),
+])
+def test_formula_looking_text_is_neutralised_in_every_spreadsheet_cell(value: str, want: str) -> None:
+    assert spreadsheet_cell(value) == want
+    assert spreadsheet_cell(Decimal("-20.00")) == Decimal("-20.00")  # numbers stay numbers
+
+
+def test_the_focus_export_neutralises_a_formula_in_an_inventory_field(tmp_path: Path) -> None:
+    root = make_inventory().edit("clusters", "gke-a", project='=HYPERLINK("http://evil.example","x")').write(
+        tmp_path / "inv")
+    (root / "prices.csv").write_text(PRICES_HEADER + "a3-megagpu-8g,gcp-us-central1,on-demand,0,88,test,\n")
+    (root / "usage.csv").write_text(HEADER + "2026-10-01T00:00:00,gke-a,ml,h100,1,1\n")
+    out = tmp_path / "focus.csv"
+    result = runner.invoke(app, ["export", "focus", str(root), "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    cells = [c for row in csv.reader(out.read_text().splitlines()) for c in row]
+    assert '\'=HYPERLINK("http://evil.example","x")' in cells
+    assert not any(c.startswith("=") for c in cells)
+
+
+def test_control_characters_and_emoji_codes_from_yaml_are_shown_not_obeyed(tmp_path: Path) -> None:
+    root = make_inventory().write(tmp_path)
+    (root / "extra.yaml").write_text('"\\e[2Jwipe": 1\n"research:x:": 2\n')
+    result = runner.invoke(app, ["validate", str(root)])
+    assert result.exit_code == 1
+    assert "\x1b" not in result.output and "\\x1b[2Jwipe" in result.output
+    assert "research:x:" in result.output  # not an emoji
+
+
+def test_a_problem_holding_a_code_fence_stays_inside_the_pr_comments_block() -> None:
+    comment = render_invalid("markdown", ["teams.yaml:1 ```\n# Approved by finance\n```: unknown section"])
+    assert "````\n" in comment and comment.rstrip().endswith("````")
