@@ -11,17 +11,21 @@ the original text at that place. The result is proved twice before anything is w
    invalid is refused with the located messages.
 
 Files with uncommitted git changes are refused unless `force` (the edit would mix with unreviewed work).
-Each file is written atomically: a temporary file in the same directory, fsync, then rename over.
+Each file is written atomically: a temporary file in the same directory, fsync, then rename over; edits of one
+inventory are serialised by a lock on its folder, and a file changed meanwhile is not overwritten.
 """
 
 from __future__ import annotations
 
+import contextlib
 import copy
+import fcntl
 import os
 import re
 import shutil
 import subprocess
 import tempfile
+from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -88,6 +92,8 @@ class _TeamFile:
     shown: str
     bom: str
     text: str
+    original: bytes
+    """original: the file's bytes as read; the edit is written only if the file still holds them."""
 
 
 def set_quotas(
@@ -103,6 +109,24 @@ def set_quotas(
     `force` is false, or the edited inventory would not validate.
     """
     root = Path(inventory_dir)
+    with _edit_lock(root):
+        return _set_quotas(root, changes, force=force, dry_run=dry_run)
+
+
+@contextlib.contextmanager
+def _edit_lock(root: Path) -> Iterator[None]:
+    """Serialise quota edits of one inventory (an exclusive lock on its folder, released when the process ends,
+    even killed): a second `qm quota set` reads the files after the first has written them."""
+    folder = root if root.is_dir() else root.parent
+    fd = os.open(folder, os.O_RDONLY)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)  # closing the descriptor releases the lock
+
+
+def _set_quotas(root: Path, changes: list[QuotaChange], *, force: bool, dry_run: bool) -> EditResult:
     result = EditResult()
     files = _team_files(root)
     edited: dict[Path, _TeamFile] = {}
@@ -143,6 +167,11 @@ def set_quotas(
     if result.ok:
         result.issues.extend(_validate_edited(root, edited))
     if result.ok and not dry_run:
+        changed = [f for f in edited.values() if f.path.read_bytes() != f.original]
+        result.issues.extend(Issue("quota-edit", "the file changed while the edit was being made",
+                                   "Nothing was written; run the command again on the file as it is now.",
+                                   location=Location(f.shown, None, "")) for f in changed)
+    if result.ok and not dry_run:
         for team_file in edited.values():
             _write_atomically(team_file.path, team_file.bom + team_file.text)
             result.written.append(team_file.shown)
@@ -181,9 +210,9 @@ def _team_files(root: Path) -> list[_TeamFile]:
     )
     out = []
     for path in paths:
-        text = path.read_bytes().decode("utf-8")
+        text = path.read_bytes().decode("utf-8")  # the caller holds the inventory's edit lock
         bom = _BOM if text.startswith(_BOM) else ""
-        out.append(_TeamFile(path, display_path(path), bom, text[len(bom) :]))
+        out.append(_TeamFile(path, display_path(path), bom, text[len(bom) :], text.encode("utf-8")))
     return out
 
 

@@ -5,12 +5,16 @@ from __future__ import annotations
 
 import csv
 import datetime as dt
+import shutil
+import subprocess
+import sys
 from decimal import Decimal
 from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
 
+from quartermaster import edit
 from quartermaster.cli import app
 from quartermaster.loader import load
 from quartermaster.model import Commitment
@@ -189,3 +193,37 @@ def test_control_characters_and_emoji_codes_from_yaml_are_shown_not_obeyed(tmp_p
 def test_a_problem_holding_a_code_fence_stays_inside_the_pr_comments_block() -> None:
     comment = render_invalid("markdown", ["teams.yaml:1 ```\n# Approved by finance\n```: unknown section"])
     assert "````\n" in comment and comment.rstrip().endswith("````")
+
+
+def test_concurrent_quota_edits_of_one_file_both_land(tmp_path: Path) -> None:
+    """Issue 17: two `qm quota set` runs on the same team file lost one edit in 15 of 20 races. The edits are
+    serialised by a lock on the inventory folder: after each race both values are in the file."""
+    shutil.copytree(INVENTORY, tmp_path / "inv")
+    team_file = tmp_path / "inv" / "teams" / "llm-pretrain.yaml"
+    qm = [sys.executable, "-c", "from quartermaster.cli import main; main()", "quota", "set", "llm-pretrain"]
+    for race in range(3):
+        runs = [subprocess.Popen([*qm, flavor, "--nominal", str(nominal + race), "--inventory",
+                                  str(tmp_path / "inv"), "--force"], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+                for flavor, nominal in (("h100-mega-resv", 40), ("h100-flex", 20))]
+        for run in runs:
+            _, err = run.communicate(timeout=120)
+            assert run.returncode == 0, err.decode()
+        quotas = {q.flavor: q.nominal for q in load(tmp_path / "inv").inventory.team_by_name["llm-pretrain"].quotas}
+        assert (quotas["h100-mega-resv"], quotas["h100-flex"]) == (40 + race, 20 + race)
+    assert not [p.name for p in team_file.parent.iterdir() if p.name.endswith(".tmp")]
+
+
+def test_a_file_changed_during_the_edit_is_not_overwritten(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Someone saves the team file while the edit validates: nothing is written and the loser is told."""
+    root = make_inventory().write(tmp_path)
+    teams = root / "teams.yaml"
+    validate = edit._validate_edited
+
+    def meanwhile(*args: object) -> list[object]:
+        teams.write_text(teams.read_text() + "# saved by someone else\n")
+        return validate(*args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(edit, "_validate_edited", meanwhile)
+    result = edit.set_quotas(root, [edit.QuotaChange("ml", "h100", nominal=4)], force=True)
+    assert [i.message for i in result.issues] == ["the file changed while the edit was being made"]
+    assert teams.read_text().endswith("# saved by someone else\n") and result.written == []
