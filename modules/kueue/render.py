@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import re
 from functools import lru_cache
+from pathlib import Path
 from typing import Any
 
 import yaml
@@ -95,3 +96,16 @@ def render_objects(cluster: str, objects: list[dict[str, Any]]) -> str:
 def render_cluster(inventory: Inventory, cluster: str) -> str:
     """Every object of `cluster` as multi-document YAML, ready for kubectl apply, Argo CD or Flux."""
     return render_objects(cluster, objects_for_cluster(inventory, cluster))
+
+
+def stale_renders(folder: Path, clusters: set[str]) -> list[Path]:
+    """Files `qm render --out` wrote into `folder` for clusters not in `clusters`: a GitOps sync would apply
+    them still. Only files that start with HEADER and name their cluster are considered; nothing else is touched."""
+    out = []
+    for path in sorted(folder.glob("*.yaml")):
+        with path.open(encoding="utf-8", errors="replace") as f:
+            first, second = f.readline(), f.readline()
+        cluster = second.removeprefix("# cluster: ").strip()
+        if first == HEADER and second.startswith("# cluster: ") and cluster not in clusters:
+            out.append(path)
+    return out

@@ -27,7 +27,7 @@ from quartermaster.cli import (
     validate,
 )
 from quartermaster.cli.common import err_console
-from quartermaster.errors import QuartermasterError
+from quartermaster.errors import EXIT_USAGE, QuartermasterError
 from quartermaster.textsafety import terminal_text
 
 
@@ -40,6 +40,11 @@ class QmGroup(TyperGroup):
         except QuartermasterError as error:
             err_console.print(terminal_text(str(error)), markup=False)
             raise typer.Exit(error.exit_code) from None
+        except OSError as error:  # a path the user gave that the system refuses (permissions, no such folder)
+            where = error.filename or "a file"
+            err_console.print(terminal_text(f"{where}: {error.strerror or error}; check the path and its "
+                                            "permissions."), markup=False)
+            raise typer.Exit(EXIT_USAGE) from None
 
 
 app = typer.Typer(

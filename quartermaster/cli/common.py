@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 
 import typer
 from rich.console import Console
 
-from quartermaster.errors import ProblemsFound
+from quartermaster.errors import ProblemsFound, UsageError
 from quartermaster.issues import Issue
 from quartermaster.loader import LoadResult, load
 from quartermaster.textsafety import terminal_text
@@ -43,3 +44,21 @@ def inventory_argument() -> Path:
     """The PATH argument every command takes: the inventory directory."""
     return typer.Argument(Path("inventory"), help="Inventory directory (or one file).", exists=True,
                           file_okay=True, dir_okay=True, readable=True)
+
+
+def check_output(out: Path, option: str, inventory: Path, *, folder: bool) -> None:
+    """Refuse an output path before any work: inside the inventory (it would overwrite what the user wrote), a
+    folder where a file goes or the reverse, or a place that cannot be written."""
+    target, inside = out.resolve(), inventory.resolve()
+    if target == inside or (inside.is_dir() and target.is_relative_to(inside)):
+        raise UsageError(f"{option} {out}: inside the inventory {inventory}; nothing the user wrote is overwritten. "
+                         "Write the output elsewhere, e.g. out/.")
+    if out.exists() and out.is_dir() != folder:
+        raise UsageError(f"{option} {out}: is a {'file' if folder else 'folder'}; give a "
+                         f"{'folder' if folder else 'file'} path.")
+    if out.exists() and not os.access(out, os.W_OK):
+        raise UsageError(f"{option} {out}: is not writable; choose another path or fix its permissions.")
+    base = next((p for p in out.parents if p.exists()), Path.cwd())
+    if not base.is_dir() or not os.access(base, os.W_OK | os.X_OK):
+        raise UsageError(f"{option} {out}: cannot be created ({base} is "
+                         f"{'a file' if not base.is_dir() else 'not writable'}); choose another path.")

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import typer
 
-from quartermaster.cli.common import console, inventory_argument, load_or_exit
+from quartermaster.cli.common import check_output, console, inventory_argument, load_or_exit
 from quartermaster.cli.meter import checked_period, exit_on
 from quartermaster.errors import ProblemsFound, UsageError
 from quartermaster.model import Inventory
@@ -35,6 +35,8 @@ def focus(
     # imported when run, so that `qm --help` stays fast
     from quartermaster.reports.focus import write_focus
 
+    if out is not None:
+        check_output(out, "--out", path, folder=False)
     inventory = load_or_exit(path).inventory
     if quarter and period:
         raise UsageError("--period (metered usage) and --quarter (the plan's forecast) exclude each other; give one.")
@@ -42,7 +44,9 @@ def focus(
         rows, label = _planned(inventory, quarter, plan)
     else:
         rows, label = _metered(inventory, period, usage, idle)
-    target = write_focus(rows, out or Path(f"focus-{label}.csv"))
+    target = out or Path(f"focus-{label}.csv")
+    check_output(target, "--out", path, folder=False)
+    write_focus(rows, target)
     console.print(f"wrote {target}: {len(rows)} FOCUS 1.3 rows for {label}")
 
 

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 import typer
 from rich.table import Table
 
-from quartermaster.cli.common import console, load_or_exit, print_issue
+from quartermaster.cli.common import check_output, console, load_or_exit, print_issue
 from quartermaster.errors import ProblemsFound, UsageError
 from quartermaster.issues import Issue
 from quartermaster.pricing import BASES, DEFAULT_IDLE_POLICY
@@ -30,6 +30,8 @@ def command(
     # imported when run, so that `qm --help` stays fast
     from quartermaster.reports.metering import meter, period_of, read_usage
     from quartermaster.reports.metering.export import write_meter
+    if out:
+        check_output(out, "--out", inventory, folder=True)
     inv = load_or_exit(inventory).inventory
     chosen = checked_period(inv, idle, period)
     records, issues = read_usage(usage, inv)

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 import typer
 from rich.table import Table
 
-from quartermaster.cli.common import console, err_console, inventory_argument, load_or_exit
+from quartermaster.cli.common import check_output, console, err_console, inventory_argument, load_or_exit
 from quartermaster.errors import ProblemsFound, UsageError
 from quartermaster.pricing import DEFAULT_IDLE_POLICY, format_usd
 
@@ -44,6 +44,9 @@ def command(
     from quartermaster.planner.options import parse_horizon
     if solver not in ("highs", "cbc"):
         raise UsageError(f"--solver must be highs or cbc (got {solver}).")
+    check_output(out, "--out", path, folder=True)  # before solving, not after
+    if write_lp is not None:
+        check_output(write_lp, "--write-lp", path, folder=False)
     inventory = load_or_exit(path).inventory
     try:
         options = PlanOptions(horizon=parse_horizon(horizon), start=start, scenario=scenario,

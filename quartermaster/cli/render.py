@@ -9,7 +9,7 @@ from pathlib import Path
 
 import typer
 
-from quartermaster.cli.common import console, inventory_argument, load_or_exit, print_issue
+from quartermaster.cli.common import check_output, console, inventory_argument, load_or_exit, print_issue
 from quartermaster.errors import ProblemsFound, UsageError
 from quartermaster.issues import did_you_mean
 
@@ -23,7 +23,9 @@ def command(
     """Render Kueue objects (plus Namespaces and RBAC) per cluster, byte-identical across runs."""
     # imported when run, so that `qm --help` stays fast
     from quartermaster.modules.kueue import objects_for_cluster, validate_manifests
-    from quartermaster.modules.kueue.render import render_objects
+    from quartermaster.modules.kueue.render import render_objects, stale_renders
+    if out is not None:
+        check_output(out, "--out", path, folder=True)
     inventory = load_or_exit(path).inventory
     known = [c.name for c in inventory.clusters]
     for name in cluster or []:
@@ -50,3 +52,6 @@ def command(
         target = out / f"{name}.yaml"
         target.write_text(text, encoding="utf-8")
         console.print(f"wrote {target} ({text.count(chr(10) + 'kind: ')} objects)")
+    for stale in stale_renders(out, set(known)):
+        stale.unlink()
+        console.print(f"removed {stale} (its cluster is no longer in the inventory)")

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 import typer
 
-from quartermaster.cli.common import console, err_console, inventory_argument, load_or_exit
+from quartermaster.cli.common import check_output, console, err_console, inventory_argument, load_or_exit
 from quartermaster.errors import UsageError
 from quartermaster.model import Inventory
 
@@ -45,6 +45,7 @@ def command(
     unknown = sorted(set(chosen) - set(FORMATS))
     if unknown:
         raise UsageError(f"--formats: unknown {', '.join(unknown)}; choose from {', '.join(FORMATS)}.")
+    check_output(out, "--out", path, folder=True)
     inventory = load_or_exit(path).inventory
     result = plan_or_exit(inventory, quarter, plan_dir)
     before = plan_or_exit(inventory, quarter, previous, "--previous") if previous is not None else None

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import typer
 
-from quartermaster.cli.common import console, inventory_argument, load_or_exit
+from quartermaster.cli.common import check_output, console, inventory_argument, load_or_exit
 from quartermaster.errors import UsageError, require_extra
 from quartermaster.modules.cloud import SpecError
 
@@ -40,6 +40,7 @@ def command(
     state = Backend(backend, state_bucket, state_region)
     if state.problem():
         raise UsageError(f"--backend {backend}: {state.problem()}.")
+    check_output(out, "--out", path, folder=True)
     inventory = load_or_exit(path).inventory
     clusters = stack_clusters(inventory)
     if cluster is not None:

@@ -227,3 +227,35 @@ def test_a_file_changed_during_the_edit_is_not_overwritten(tmp_path: Path, monke
     result = edit.set_quotas(root, [edit.QuotaChange("ml", "h100", nominal=4)], force=True)
     assert [i.message for i in result.issues] == ["the file changed while the edit was being made"]
     assert teams.read_text().endswith("# saved by someone else\n") and result.written == []
+
+
+@pytest.mark.parametrize("args, want", [
+    # the FOCUS export onto the usage file it reads
+    (["export", "focus", "{inv}", "--period", "2026-10", "--out", "{inv}/usage.csv"], "inside the inventory"),
+    # qm plan checks its output before solving: a file where its folder goes
+    (["plan", "{inv}", "--out", "{tmp}/afile"], "is a file; give a folder path"),
+    (["report", "{inv}", "--out", "{inv}/report"], "inside the inventory"),
+    (["render", "{inv}", "--out", "{inv}"], "inside the inventory"),
+    # a folder that cannot be created
+    (["export", "focus", "{inv}", "--period", "2026-10", "--out", "{tmp}/afile/x.csv"], "cannot be created"),
+])
+def test_outputs_never_overwrite_inputs_or_fail_with_a_traceback(tmp_path: Path, args: list[str],
+                                                                   want: str) -> None:
+    shutil.copytree(INVENTORY, tmp_path / "inv")
+    (tmp_path / "afile").write_text("x")
+    before = {p: p.read_bytes() for p in (tmp_path / "inv").rglob("*") if p.is_file()}
+    result = runner.invoke(app, [a.format(inv=tmp_path / "inv", tmp=tmp_path) for a in args])
+    assert result.exit_code == 2 and want in result.output, result.output
+    assert {p: p.read_bytes() for p in (tmp_path / "inv").rglob("*") if p.is_file()} == before
+
+
+def test_render_removes_what_it_wrote_for_clusters_that_are_gone_and_nothing_else(tmp_path: Path) -> None:
+    out = tmp_path / "rendered"
+    assert runner.invoke(app, ["render", str(INVENTORY), "--out", str(out)]).exit_code == 0
+    gone = out / "gke-old.yaml"
+    gone.write_text((out / "aks-eastus.yaml").read_text().replace("# cluster: aks-eastus", "# cluster: gke-old", 1))
+    mine = out / "notes.yaml"
+    mine.write_text("# cluster: gke-old\nmine: true\n")  # not written by qm render: kept
+    result = runner.invoke(app, ["render", str(INVENTORY), "--out", str(out)])
+    assert result.exit_code == 0 and f"removed {gone}" in result.output
+    assert not gone.exists() and mine.exists() and (out / "aks-eastus.yaml").exists()
