@@ -13,7 +13,7 @@ import io
 import os
 import re
 import typing
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -213,6 +213,9 @@ def _read_text(path: Path, shown: str, issues: list[Issue]) -> str | None:
                             location=Location(shown, None, "")))
         return None
     data = path.read_bytes()
+    if data.startswith((b"\xff\xfe", b"\xfe\xff")):
+        issues.append(Issue("files", "file is UTF-16 text", "Save it as UTF-8.", location=Location(shown, 1, "")))
+        return None
     if b"\x00" in data[:8192]:
         issues.append(Issue("files", "file is binary, not YAML or CSV text",
                             "Replace it with the text file it should be, or move it out of the inventory.",
@@ -352,7 +355,13 @@ def _plain(node: yaml.Node, path: YamlPath, lines: dict[YamlPath, int], shown: s
         return node.value
     if node.tag == _INT and node.value.isdigit():
         return int(node.value)
-    return _SCALARS.construct_object(node, deep=True)
+    try:
+        return _SCALARS.construct_object(node, deep=True)
+    except yaml.constructor.ConstructorError:
+        issues.append(Issue("yaml", f"unknown YAML tag `{node.tag}`",
+                            "An inventory holds plain values: remove the tag (secrets never belong in it).",
+                            location=Location(shown, node.start_mark.line + 1, format_path(path))))
+        return None
 
 
 def _read_csv(path: Path, shown: str, sources: SourceMap, issues: list[Issue],
@@ -364,10 +373,19 @@ def _read_csv(path: Path, shown: str, sources: SourceMap, issues: list[Issue],
     assert section is not None  # _inventory_files only returns CSVs with a section
     model = CSV_SECTIONS[section]
     reader = csv.reader(io.StringIO(text))
-    header = next(reader)
+    try:
+        header = next(reader)
+    except csv.Error as exc:
+        issues.append(Issue("csv", f"unreadable CSV header ({exc})", "Fix the first line.",
+                            location=Location(shown, 1, "header")))
+        return
     fields = list(model.model_fields)
     lines: dict[YamlPath, int] = {(): 1}
     sources.lines[shown] = lines
+    if len(header) > 4 * len(fields):
+        issues.append(Issue("csv", f"the header has {len(header)} columns; a {section} file has {len(fields)}",
+                            f"Use the columns {', '.join(fields)}.", location=Location(shown, 1, "header")))
+        return
     bad = False
     for col, name in enumerate(header):
         lines[(name,)] = 1
@@ -385,6 +403,29 @@ def _read_csv(path: Path, shown: str, sources: SourceMap, issues: list[Issue],
     if bad:
         return
     records: list[dict[str, str]] = []
+    try:
+        _read_rows(reader, header, shown, lines, records, issues)
+    except csv.Error as exc:  # e.g. a field over csv's 128 KiB limit
+        issues.append(Issue("csv", f"unreadable CSV ({exc})", "Fix or shorten that row.",
+                            location=Location(shown, reader.line_num, f"row {reader.line_num}")))
+        return
+    valid: list[Any] = [None] * len(records)
+    try:
+        valid = list(TypeAdapter(list[model]).validate_python(records))  # type: ignore[valid-type]
+    except ValidationError as exc:
+        failed = {err["loc"][0] for err in exc.errors()}
+        for err in exc.errors():
+            index = int(err["loc"][0])
+            if records[index]:
+                issues.append(_schema_issue(err, model, shown, (index,), sources, csv_row=True))
+        valid = [model.model_validate(r) if i not in failed else None for i, r in enumerate(records)]
+    rows[section].extend((shown, i, row) for i, row in enumerate(valid) if row is not None)
+
+
+def _read_rows(reader: Iterator[list[str]], header: list[str], shown: str, lines: dict[YamlPath, int],
+               records: list[dict[str, str]], issues: list[Issue]) -> None:
+    """The CSV's rows as records of their non-empty values; a row of the wrong width is an issue and an empty
+    record (so indexes stay row-aligned)."""
     for number, values in enumerate(reader, start=2):
         if not any(v.strip() for v in values):
             continue
@@ -397,17 +438,6 @@ def _read_csv(path: Path, shown: str, sources: SourceMap, issues: list[Issue],
             records.append({})
             continue
         records.append({k: v for k, v in zip(header, values, strict=True) if v.strip() != ""})
-    valid: list[Any] = [None] * len(records)
-    try:
-        valid = list(TypeAdapter(list[model]).validate_python(records))  # type: ignore[valid-type]
-    except ValidationError as exc:
-        failed = {err["loc"][0] for err in exc.errors()}
-        for err in exc.errors():
-            index = int(err["loc"][0])
-            if records[index]:
-                issues.append(_schema_issue(err, model, shown, (index,), sources, csv_row=True))
-        valid = [model.model_validate(r) if i not in failed else None for i, r in enumerate(records)]
-    rows[section].extend((shown, i, row) for i, row in enumerate(valid) if row is not None)
 
 
 # --- validation ------------------------------------------------------------------------------------

@@ -35,6 +35,7 @@ from quartermaster.names import (
     MultiKueueRole,
     NamespaceName,
     NodeCount,
+    NotBool,
     Owner,
     PoolName,
     PriorityClassName,
@@ -49,9 +50,9 @@ from quartermaster.names import (
 from quartermaster.pricing import PricingModel, Provisioning
 from quartermaster.units import FIRST_DAY, LAST_DAY, add_months, utc_hour
 
-Usd = Annotated[Decimal, Field(ge=0, le=Decimal(10) ** 12, decimal_places=6)]
-UsdPerNodeHour = Annotated[Decimal, Field(ge=0, le=MAX_USD_PER_NODE_HOUR, decimal_places=6)]
-Share = Annotated[float, Field(ge=0, le=1)]
+Usd = Annotated[Decimal, NotBool, Field(ge=0, le=Decimal(10) ** 12, decimal_places=6)]
+UsdPerNodeHour = Annotated[Decimal, NotBool, Field(ge=0, le=MAX_USD_PER_NODE_HOUR, decimal_places=6)]
+Share = Annotated[float, NotBool, Field(ge=0, le=1)]
 
 
 CalendarDay = Annotated[dt.date, Field(ge=FIRST_DAY, le=LAST_DAY)]

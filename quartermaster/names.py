@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from typing import Annotated, Literal
 
-from pydantic import Field, StringConstraints
+from pydantic import BeforeValidator, Field, StringConstraints
 
 DNS_LABEL_PATTERN = r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$"
 DNS_LABEL_RE = re.compile(DNS_LABEL_PATTERN)
@@ -55,8 +55,17 @@ MAX_NODES = 100_000
 MAX_ACCELERATORS = 1_000_000
 MAX_USD_PER_NODE_HOUR = 10_000
 
-NodeCount = Annotated[int, Field(ge=0, le=MAX_NODES)]
-AcceleratorCount = Annotated[int, Field(ge=0, le=MAX_ACCELERATORS)]
+def refuse_bool(value: object) -> object:
+    """A count or amount must be a number: YAML reads `yes`, `on` and `true` as booleans, which pydantic would
+    take as 1 (issue 17: `nominal: yes` became a quota of 1)."""
+    if isinstance(value, bool):
+        raise ValueError("a number is needed, not yes/no or true/false; write the number")
+    return value
+
+
+NotBool = BeforeValidator(refuse_bool)
+NodeCount = Annotated[int, NotBool, Field(ge=0, le=MAX_NODES)]
+AcceleratorCount = Annotated[int, NotBool, Field(ge=0, le=MAX_ACCELERATORS)]
 
 Provider = Literal["gcp", "aws", "azure", "onprem"]
 ClusterKind = Literal["gke", "eks", "aks", "onprem"]

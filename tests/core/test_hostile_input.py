@@ -259,3 +259,24 @@ def test_render_removes_what_it_wrote_for_clusters_that_are_gone_and_nothing_els
     result = runner.invoke(app, ["render", str(INVENTORY), "--out", str(out)])
     assert result.exit_code == 0 and f"removed {gone}" in result.output
     assert not gone.exists() and mine.exists() and (out / "aks-eastus.yaml").exists()
+
+
+@pytest.mark.parametrize("name, content, want", [
+    ("vault.yaml", b"teams:\n  - !vault secret\n", "vault.yaml:2 teams[0]: unknown YAML tag `!vault`"),
+    ("prices2.csv", (PRICES_HEADER + "a3-megagpu-8g,gcp-us-central1,on-demand,0,1," + "x" * 200_000 + ",\n").encode(),
+     "prices2.csv:2 row 2: unreadable CSV (field larger than field limit"),
+    ("demand9.csv", (",".join(f"c{i}" for i in range(100_000)) + "\n").encode(),
+     "demand9.csv:1 header: the header has 100000 columns; a demand file has 8"),
+    ("u16.yaml", "teams:\n  - name: x\n".encode("utf-16"), "u16.yaml:1: file is UTF-16 text. Save it as UTF-8."),
+    ("yes.yaml", b"teams:\n  - name: ops\n    cost_center: CC-1\n    owners: ['@o']\n    namespaces: [ops]\n"
+                 b"    quotas: [{flavor: h100, nominal: yes}]\n",
+     "yes.yaml:6 teams[0].quotas[0].nominal: a number is needed, not yes/no or true/false"),
+])
+def test_user_mistakes_are_one_located_message_not_a_traceback(tmp_path: Path, name: str, content: bytes,
+                                                                 want: str) -> None:
+    root = make_inventory().write(tmp_path)
+    (root / name).write_bytes(content)
+    result = runner.invoke(app, ["validate", str(root)])
+    assert result.exit_code == 1 and want in result.output, result.output
+    assert result.exception is None or isinstance(result.exception, SystemExit)
+    assert result.output.count("\n") < 10  # one message (and the summary), not one per column
