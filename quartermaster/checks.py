@@ -210,26 +210,37 @@ def check_references(inv: Inventory) -> list[Issue]:
             if q.flavor not in inv.pool_by_name:
                 out.append(_unknown("flavor", q.flavor, inv.pool_by_name, ("cohorts", co.name, "quotas", i, "flavor"),
                                     "pools"))
-    for i, price in enumerate(inv.prices):
-        if price.site not in inv.site_by_name:
-            out.append(_unknown("site", price.site, inv.site_by_name, ("prices", i, "site"), "sites"))
-        if price.machine not in inv.machine_by_name:
-            out.append(_unknown("machine", price.machine, inv.machine_by_name, ("prices", i, "machine"), "machines"))
     scenarios = {s.name for s in inv.policy.scenarios}
-    for i, d in enumerate(inv.demand):
-        if d.team not in inv.team_by_name:
-            out.append(_unknown("team", d.team, inv.team_by_name, ("demand", i, "team"), "teams"))
-        if d.site is not None and d.site not in inv.site_by_name:
-            out.append(_unknown("site", d.site, inv.site_by_name, ("demand", i, "site"), "sites"))
-        if d.scenario is not None and d.scenario not in scenarios:
-            out.append(_unknown("scenario", d.scenario, scenarios, ("demand", i, "scenario"), "scenarios"))
-    for i, u in enumerate(inv.usage):
-        if u.cluster not in inv.cluster_by_name:
-            out.append(_unknown("cluster", u.cluster, inv.cluster_by_name, ("usage", i, "cluster"), "clusters"))
-        if u.team not in inv.team_by_name:
-            out.append(_unknown("team", u.team, inv.team_by_name, ("usage", i, "team"), "teams"))
-        if u.flavor not in inv.pool_by_name:
-            out.append(_unknown("flavor", u.flavor, inv.pool_by_name, ("usage", i, "flavor"), "pools"))
+    rows: list[tuple[str, str, str, list[str | None], Iterable[str], str]] = [
+        ("prices", "site", "site", [p.site for p in inv.prices], inv.site_by_name, "sites"),
+        ("prices", "machine", "machine", [p.machine for p in inv.prices], inv.machine_by_name, "machines"),
+        ("demand", "team", "team", [d.team for d in inv.demand], inv.team_by_name, "teams"),
+        ("demand", "site", "site", [d.site for d in inv.demand], inv.site_by_name, "sites"),
+        ("demand", "scenario", "scenario", [d.scenario for d in inv.demand], scenarios, "scenarios"),
+        ("usage", "cluster", "cluster", [u.cluster for u in inv.usage], inv.cluster_by_name, "clusters"),
+        ("usage", "team", "team", [u.team for u in inv.usage], inv.team_by_name, "teams"),
+        ("usage", "flavor", "flavor", [u.flavor for u in inv.usage], inv.pool_by_name, "pools"),
+    ]
+    for section, column, kind, values, known, plural in rows:
+        out += _unknown_in_rows(section, column, kind, values, set(known), plural)
+    return out
+
+
+def _unknown_in_rows(section: str, column: str, kind: str, values: list[str | None], known: set[str],
+                     plural: str) -> list[Issue]:
+    """One issue per unknown name in a CSV section, at its first row, counting the other rows: a missing team
+    is one mistake, not one per usage hour (issue 17: a broken team file gave 3,000 follow-on errors)."""
+    first: dict[str, int] = {}
+    count: Counter[str] = Counter()
+    for i, value in enumerate(values):
+        if value is not None and value not in known:
+            first.setdefault(value, i)
+            count[value] += 1
+    out = []
+    for value, i in first.items():
+        issue = _unknown(kind, value, known, (section, i, column), plural)
+        more = count[value] - 1
+        out.append(replace(issue, message=f"{issue.message} (and {more} more {section} rows)") if more else issue)
     return out
 
 

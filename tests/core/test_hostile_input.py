@@ -280,3 +280,15 @@ def test_user_mistakes_are_one_located_message_not_a_traceback(tmp_path: Path, n
     assert result.exit_code == 1 and want in result.output, result.output
     assert result.exception is None or isinstance(result.exception, SystemExit)
     assert result.output.count("\n") < 10  # one message (and the summary), not one per column
+
+
+def test_a_missing_team_is_one_error_per_section_not_one_per_row(tmp_path: Path) -> None:
+    """Issue 17: a broken team file gave about 3,000 follow-on "no such team" errors, one per usage hour."""
+    shutil.copytree(INVENTORY, tmp_path / "inv")
+    (tmp_path / "inv" / "teams" / "llm-pretrain.yaml").write_text("teams: [\n")  # malformed: the team is gone
+    rows = sum(1 for line in (INVENTORY / "usage.csv").read_text().splitlines() if ",llm-pretrain," in line)
+    result = runner.invoke(app, ["validate", str(tmp_path / "inv")])
+    assert result.exit_code == 1
+    usage = [line for line in result.output.splitlines() if "no such team `llm-pretrain`" in line and "usage" in line]
+    assert len(usage) == 1 and f"(and {rows - 1} more usage rows)" in usage[0]
+    assert result.output.count("\n") < 40
