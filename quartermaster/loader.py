@@ -240,11 +240,9 @@ def _read_yaml(path: Path, shown: str, sources: SourceMap, issues: list[Issue],
     text = _read_text(path, shown, issues)
     if text is None:
         return
-    deep = too_deep(text)
+    deep = nesting_issue(text, shown)
     if deep is not None:
-        issues.append(Issue("yaml", f"YAML nested deeper than {MAX_DEPTH} levels",
-                            "An inventory needs a handful of levels; flatten the structure.",
-                            location=Location(shown, deep, "")))
+        issues.append(deep)
         return
     try:
         node = yaml.compose(text, Loader=yaml.CSafeLoader)
@@ -265,8 +263,7 @@ def _read_yaml(path: Path, shown: str, sources: SourceMap, issues: list[Issue],
     try:
         data = _plain(node, (), lines, shown, issues, value_budget(text))
     except YamlTooLarge as exc:
-        issues.append(Issue("yaml", str(exc), "Write the values out instead of nesting anchors and aliases.",
-                            location=Location(shown, None, "")))
+        issues.append(exc.issue(shown, None))
         return
     if len(issues) > before:
         return  # duplicate keys: the file's meaning is unclear, say so and read no further
@@ -305,6 +302,18 @@ _DEEP_FLOW = re.compile(r"(?:[\[{]\s*){" + str(MAX_DEPTH + 1) + ",}")
 
 class YamlTooLarge(Exception):
     """A file's aliases expand past its budget of values, or it nests deeper than MAX_DEPTH."""
+
+    def issue(self, shown: str, line: int | None) -> Issue:
+        return Issue("yaml", str(self), "Write the values out instead of nesting anchors and aliases.",
+                     location=Location(shown, line, ""))
+
+
+def nesting_issue(text: str, shown: str) -> Issue | None:
+    """The located error for a file nested deeper than MAX_DEPTH, found before it is composed; else None."""
+    deep = too_deep(text)
+    return None if deep is None else Issue(
+        "yaml", f"YAML nested deeper than {MAX_DEPTH} levels", "A few levels are enough; flatten the structure.",
+        location=Location(shown, deep, ""))
 
 
 def value_budget(text: str) -> list[int]:

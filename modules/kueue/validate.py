@@ -18,7 +18,7 @@ from typing import Any
 import yaml
 
 from quartermaster.issues import Issue, Location
-from quartermaster.loader import MAX_DEPTH, YamlTooLarge, too_deep, value_budget
+from quartermaster.loader import MAX_DEPTH, YamlTooLarge, nesting_issue, value_budget
 from quartermaster.modules.kueue import runtime, webhooks
 from quartermaster.modules.kueue.crds import (
     GROUP,
@@ -331,11 +331,9 @@ def load_manifests(root: Path) -> tuple[list[Manifest], list[Issue]]:
         shown = str(path)
         try:
             text = path.read_text(encoding="utf-8-sig")
-            deep = too_deep(text)
+            deep = nesting_issue(text, shown)
             if deep is not None:
-                issues.append(Issue("yaml", f"YAML nested deeper than {MAX_DEPTH} levels",
-                                    "Kueue manifests need a handful of levels; flatten the structure.",
-                                    location=Location(shown, deep, "")))
+                issues.append(deep)
                 continue
             docs = list(yaml.compose_all(text, Loader=yaml.CSafeLoader))
         except (yaml.YAMLError, UnicodeDecodeError) as exc:
@@ -357,8 +355,7 @@ def load_manifests(root: Path) -> tuple[list[Manifest], list[Issue]]:
             try:
                 data = _plain(node, (), lines, budget)
             except YamlTooLarge as exc:
-                issues.append(Issue("yaml", str(exc), "Write the values out instead of nesting anchors and aliases.",
-                                    location=Location(shown, node.start_mark.line + 1, "")))
+                issues.append(exc.issue(shown, node.start_mark.line + 1))
                 break
             if isinstance(data, dict) and str(data.get("kind", "")).endswith("List") and "items" in data:
                 for i, item in enumerate(data.get("items") or []):
