@@ -13,6 +13,7 @@ import io
 import os
 import re
 import typing
+import unicodedata
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -37,7 +38,7 @@ from quartermaster.model import (
     Team,
     UsageRow,
 )
-from quartermaster.names import OWNER_PATTERN
+from quartermaster.names import COST_CENTER_PATTERN, OWNER_PATTERN, QUARTER_PATTERN
 
 # Top-level YAML sections: name -> model of each list item.
 LIST_SECTIONS: dict[str, type[BaseModel]] = {
@@ -506,13 +507,13 @@ def _schema_issue(err: Any, model: type[BaseModel], file: str, prefix: YamlPath,
         hint = _did_you_mean(str(value), options, plain=True)
         return Issue("schema", f"`{field_name}` must be one of {', '.join(options)}", hint or doc,
                      got=value, location=location)
-    if kind == "string_pattern_mismatch" and ctx.get("pattern") == OWNER_PATTERN:
-        return Issue("schema", f"`{field_name}` is not a GitHub @user, @org/team or e-mail address",
-                     "Write one owner per list item, e.g. `@northwind/ml-leads` or `ana.ruiz@northwind.ai`.",
-                     got=value, location=location)
-    if kind == "string_pattern_mismatch":
-        return Issue("schema", f"`{field_name}` is not a valid name", _name_fix(str(value)), got=value,
+    if kind == "string_pattern_mismatch" and ctx.get("pattern") in PATTERN_HINTS:
+        what, fix = PATTERN_HINTS[ctx["pattern"]]
+        return Issue("schema", f"`{field_name}` is not {what}{_look_alikes(str(value))}", fix, got=value,
                      location=location)
+    if kind == "string_pattern_mismatch":
+        return Issue("schema", f"`{field_name}` is not a valid name{_look_alikes(str(value))}", _name_fix(str(value)),
+                     got=value, location=location)
     if kind in ("greater_than_equal", "greater_than", "less_than_equal", "less_than"):
         op = {"greater_than_equal": ">=", "greater_than": ">", "less_than_equal": "<=", "less_than": "<"}[kind]
         bound = next(iter(ctx.values()), "")
@@ -553,8 +554,26 @@ def _did_you_mean(word: str, options: list[str], plain: bool = False) -> str:
     return did_you_mean(word, options) or ("" if plain else f"Valid keys here: {', '.join(options)}.")
 
 
+# What a value of a non-name pattern is, and how to write one (instead of the DNS-name hint).
+PATTERN_HINTS = {
+    OWNER_PATTERN: ("a GitHub @user, @org/team or e-mail address",
+                    "Write one owner per list item, e.g. `@northwind/ml-leads` or `ana.ruiz@northwind.ai`."),
+    QUARTER_PATTERN: ("a quarter", "Write a year and Q1 to Q4, e.g. `2027Q1`."),
+    COST_CENTER_PATTERN: ("a cost centre", "Use letters, digits, '-' and '_', starting with a letter or digit."),
+}
+
+
+def _look_alikes(value: str) -> str:
+    """Name the characters outside ASCII: a Cyrillic letter may look like a Latin one but never matches it."""
+    odd = [c for c in value if not c.isascii()]
+    if not odd:
+        return ""
+    shown = ", ".join(f"`{c}` ({unicodedata.name(c, f'U+{ord(c):04X}')})" for c in dict.fromkeys(odd))
+    return f": it contains characters outside ASCII ({shown})"
+
+
 def _name_fix(value: str) -> str:
-    slug = "".join(c if c.isalnum() else "-" for c in value.lower()).strip("-")
+    slug = "".join(c if c.isascii() and c.isalnum() else "-" for c in value.lower()).strip("-")
     while "--" in slug:
         slug = slug.replace("--", "-")
     suggestion = f" such as `{slug[:63].strip('-')}`" if slug else ""

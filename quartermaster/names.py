@@ -38,9 +38,11 @@ ZoneName = Annotated[str, StringConstraints(pattern=r"^[a-z0-9][a-z0-9-]*$", max
 OWNER_PATTERN = (r"^(@[A-Za-z0-9](?:-?[A-Za-z0-9]){0,38}(?:/[A-Za-z0-9][A-Za-z0-9_-]{0,99})?"
                  r"|[A-Za-z0-9._%+-]{1,64}@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,63})$")
 Owner = Annotated[str, StringConstraints(pattern=OWNER_PATTERN, max_length=254)]
-CostCenter = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9][A-Za-z0-9_-]*$", max_length=32)]
+COST_CENTER_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_-]*$"
+CostCenter = Annotated[str, StringConstraints(pattern=COST_CENTER_PATTERN, max_length=32)]
 # A calendar quarter, e.g. 2027Q1.
-Quarter = Annotated[str, StringConstraints(pattern=r"^(19|20|21)\d\dQ[1-4]$")]
+QUARTER_PATTERN = r"^(19|20|21)\d\dQ[1-4]$"
+Quarter = Annotated[str, StringConstraints(pattern=QUARTER_PATTERN)]
 # A Kubernetes label key: optional DNS prefix and '/', then a name of at most 63 characters.
 LabelKey = Annotated[
     str,

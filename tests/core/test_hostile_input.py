@@ -292,3 +292,15 @@ def test_a_missing_team_is_one_error_per_section_not_one_per_row(tmp_path: Path)
     usage = [line for line in result.output.splitlines() if "no such team `llm-pretrain`" in line and "usage" in line]
     assert len(usage) == 1 and f"(and {rows - 1} more usage rows)" in usage[0]
     assert result.output.count("\n") < 40
+
+
+def test_pattern_errors_say_what_the_value_should_be(tmp_path: Path) -> None:
+    """Issue 17: a bad quarter was offered a lower-cased DNS name (`2027q5`), and a Cyrillic look-alike came back
+    as its own suggestion."""
+    root = make_inventory().team("ml-t\u0435am").write(tmp_path)  # U+0435, a Cyrillic small ie
+    (root / "demand.csv").write_text("period,team,accelerator,p50\n2027Q5,ml,H100-80GB,1\n")
+    result = runner.invoke(app, ["validate", str(root)])
+    assert "`period` is not a quarter (got '2027Q5'). Write a year and Q1 to Q4, e.g. `2027Q1`." in result.output
+    assert "2027q5" not in result.output
+    assert "contains characters outside ASCII (`\u0435` (CYRILLIC SMALL LETTER IE))" in result.output
+    assert "such as `ml-t\u0435am`" not in result.output
