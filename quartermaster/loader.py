@@ -40,6 +40,10 @@ from quartermaster.model import (
 )
 from quartermaster.names import COST_CENTER_PATTERN, OWNER_PATTERN, QUARTER_PATTERN
 
+TEAM_FOLDER = "teams"
+"""Files in a folder of this name are team files: their owners approve them (CODEOWNERS), so they hold only the
+`teams:` section (issue 19: a `clusters:` section in a team file added $4.34M a month with the team's approval)."""
+
 # Top-level YAML sections: name -> model of each list item.
 LIST_SECTIONS: dict[str, type[BaseModel]] = {
     "sites": Site,
@@ -274,8 +278,14 @@ def _read_yaml(path: Path, shown: str, sources: SourceMap, issues: list[Issue],
                             location=Location(shown, 1, "")))
         return
     known = [*LIST_SECTIONS, *SINGLE_SECTIONS]
+    team_file = TEAM_FOLDER in path.parent.parts
     for key, value in data.items():
-        if key not in known:
+        if team_file and key != "teams" and key in known:
+            issues.append(Issue("schema", f"`{key}` in a team file: a file under {TEAM_FOLDER}/ holds only `teams:`",
+                                f"Move `{key}` to its own file outside {TEAM_FOLDER}/ (CODEOWNERS gives a team file to "
+                                "the team's owners only; capacity, commitments, prices and policy need the finance "
+                                "and platform approvers).", location=sources.at(shown, (key,))))
+        elif key not in known:
             issues.append(Issue("schema", f"unknown section `{key}`", _did_you_mean(str(key), known),
                                 location=sources.at(shown, (key,))))
         elif key in SINGLE_SECTIONS:

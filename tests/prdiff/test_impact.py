@@ -4,12 +4,17 @@ Kueue's rules (../shared/reference/KUEUE-ADMISSION.md sections 1-3)."""
 from __future__ import annotations
 
 import datetime as dt
+import shutil
+from pathlib import Path
 
 import pytest
+from typer.testing import CliRunner
 
+from quartermaster.cli import app
 from quartermaster.reports.quota_diff import build_quota_diff, render_markdown, render_text
 from quartermaster.reports.quota_diff.impact import Node, admit, replay
 from tests.builders import InventoryBuilder, make_inventory
+from tests.paths import INVENTORY
 
 
 def team(name: str, nominal: float, cohort: str | None = "cohort:org", borrowing: float | None = None,
@@ -126,3 +131,16 @@ def test_the_pr_comment_flags_a_team_that_starts_waiting_because_of_someone_else
     assert "⚠️ **cv** (starts waiting)" in render_markdown(diff)
     assert "! cv / h100: waiting 0.0 -> 2,880.0" in render_text(diff)
     assert build_quota_diff(inventory(None).build(), inventory(0).build(), impact_days=0).impact == ()
+
+
+def test_a_team_file_cannot_add_paid_capacity(tmp_path: Path) -> None:
+    """Issue 19: a `clusters:` section in teams/speech.yaml (a 64-node H100 pool) got the team's approval only,
+    because CODEOWNERS is per file. A file under teams/ holds only `teams:`; anything else is a located error."""
+    shutil.copytree(INVENTORY, tmp_path / "inv")
+    team_file = tmp_path / "inv" / "teams" / "speech.yaml"
+    lines = team_file.read_text().count("\n")
+    team_file.write_text(team_file.read_text() + "clusters:\n  - name: big\n    kind: gke\n    site: gcp-us-east4\n"
+                         "    project: p\n")
+    result = CliRunner().invoke(app, ["validate", str(tmp_path / "inv")])
+    assert result.exit_code == 1
+    assert f"speech.yaml:{lines + 1} clusters: `clusters` in a team file" in result.output
