@@ -431,7 +431,9 @@ def _validate_edited(root: Path, edited: dict[Path, _TeamFile]) -> list[Issue]:
 
 
 def _write_atomically(path: Path, text: str) -> None:
-    """Write through a temporary file in the same directory, then rename over the original."""
+    """Write through a temporary file in the same directory, then rename over the original (a linked team file:
+    over its target, so the link stays a link)."""
+    path = path.resolve()
     mode = path.stat().st_mode & 0o7777
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:

@@ -304,3 +304,15 @@ def test_pattern_errors_say_what_the_value_should_be(tmp_path: Path) -> None:
     assert "2027q5" not in result.output
     assert "contains characters outside ASCII (`\u0435` (CYRILLIC SMALL LETTER IE))" in result.output
     assert "such as `ml-t\u0435am`" not in result.output
+
+
+def test_editing_a_linked_team_file_edits_its_target_and_keeps_the_link(tmp_path: Path) -> None:
+    """Issue 17: a symlinked team file was replaced by a regular file instead of editing its target (here a file in
+    a hidden folder of the inventory, which the loader reads only through the link)."""
+    root = make_inventory().write(tmp_path / "inv")
+    (root / ".files").mkdir()
+    target = (root / "teams.yaml").rename(root / ".files" / "teams.yaml")
+    (root / "teams.yaml").symlink_to(target)
+    result = edit.set_quotas(root, [edit.QuotaChange("ml", "h100", nominal=4)], force=True)
+    assert result.ok, [i.format() for i in result.issues]
+    assert (root / "teams.yaml").is_symlink() and "nominal: 4" in target.read_text()
