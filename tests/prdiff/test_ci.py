@@ -60,6 +60,10 @@ def test_workflow_runs_the_quota_review_steps() -> None:
     assert checkout["with"]["fetch-depth"] == 0
     python = next(s for s in steps if s.get("uses", "").startswith("actions/setup-python@"))
     assert python["with"]["python-version"] == "3.11"
+    # issue 19: the install is cached on the pinned versions, and the actions are their Node 24 majors
+    assert python["with"]["cache"] == "pip" and "constraints.txt" in python["with"]["cache-dependency-path"]
+    uses = {s["uses"].split("@")[0]: s["uses"].split("@")[1] for s in steps if "uses" in s}
+    assert uses == {"actions/checkout": "v6", "actions/setup-python": "v6", "actions/github-script": "v8"}
     runs = [s.get("run", "") for s in steps]
     readme = (REPO / "README.md").read_text(encoding="utf-8")
     setup = re.search(r"```bash\n(python3 -m venv[^\n]*)\n```", readme).group(1)  # type: ignore[union-attr]
