@@ -49,6 +49,11 @@ def change_pct(value: Decimal | None) -> str:
     return f"+{shown} %" if shown > 0 else f"{shown} %"
 
 
+def room(left: int, capacity: int) -> str:
+    """Capacity left in a flavor after every team's nominal quota: `24 free of 32`, or `over by 24`."""
+    return f"{left} free of {capacity}" if left >= 0 else f"over by {-left}"
+
+
 def limit(value: Change) -> str:
     """An optional value before and after: `32`, `32 → 64`, `none → 16`, or `-` when absent on both sides."""
 
@@ -73,6 +78,7 @@ def environment() -> jinja2.Environment:
     register(env)  # money, delta, pct, number: shared by every report
     env.filters.update(
         signed=signed,
+        room=room,
         change_pct=change_pct,
         limit=limit,
         icon=ICONS.__getitem__,

@@ -61,7 +61,7 @@ def test_raise_beyond_commitments_is_priced_on_demand_and_needs_finance(repo: Qu
         f"({pct(want_usd, want_past)})"
     ) in result.stdout
     assert (
-        f"| speech | eks-us-east-1 | p5-od (H100-80GB, on-demand) | 16 | 48 | +32 | 0 of 64 | - | - | "
+        f"| speech | eks-us-east-1 | p5-od (H100-80GB, on-demand) | 16 | 48 | +32 | 0 free of 64 | - | - | "
         f"{money(rate)} | {plus(want_usd)} |"
     ) in result.stdout
     threshold = before.policy.finance_approval_usd_per_month
@@ -116,7 +116,7 @@ def test_move_inside_a_commitment_costs_nothing(repo: QuotaRepo) -> None:
     assert "**multimodal**: -16 H100-80GB in gke-gpu-us-east4; monthly exposure $0.00 (0.0 %)" in result.stdout
     assert (
         "| llm-pretrain | gke-gpu-us-east4 | h100-mega-resv (H100-80GB, reservation) "
-        "| 64 | 80 | +16 | 0 of 128 |" in result.stdout
+        "| 64 | 80 | +16 | 0 free of 128 |" in result.stdout
     )
     assert "Monthly exposure will not change" in result.stdout
     assert approvers(result.stdout) == [
@@ -138,12 +138,12 @@ def test_move_on_spot_prices_both_rows_and_fails_the_spot_share(repo: QuotaRepo)
     usd = 16 * per_accelerator_month(before, "h100-mega-spot", "spot")
     assert (
         "| rl-research | gke-gpu-us-east4 | h100-mega-spot (H100-80GB, spot) "
-        "| 32 | 16 | -16 | 0 of 64 | - | - "
+        "| 32 | 16 | -16 | 0 free of 64 | - | - "
         f"| {money(usd / 16)} | -{money(usd)} |" in result.stdout
     )
     assert (
         "| search-ranking | gke-gpu-us-east4 | h100-mega-spot (H100-80GB, spot) "
-        "| 16 | 32 | +16 | 0 of 64 | - | - "
+        "| 16 | 32 | +16 | 0 free of 64 | - | - "
         f"| {money(usd / 16)} | {plus(usd)} |" in result.stdout
     )
     assert "Monthly exposure will not change" in result.stdout
@@ -178,7 +178,7 @@ def test_added_team_is_new_cost_and_its_owners_approve(repo: QuotaRepo) -> None:
         f"**vision** (added team): +16 H100-80GB in aks-eastus; monthly exposure {plus(want_usd)} (new)"
         in result.stdout
     )
-    assert "| vision | aks-eastus | ndh100 (H100-80GB, on-demand) | 0 | 16 | +16 | 0 of 48 |" in result.stdout
+    assert "| vision | aks-eastus | ndh100 (H100-80GB, on-demand) | 0 | 16 | +16 | 0 free of 48 |" in result.stdout
     assert "### Capacity and price changes" not in result.stdout  # growing an autoscaling pool costs nothing
     assert approvers(result.stdout) == ["@northwind/vision-leads", "@northwind/finops"]
     assert "`aks-eastus`" in result.stdout and "+  name: vision" in result.stdout  # the new ClusterQueue
@@ -202,7 +202,7 @@ def test_exceeding_capacity_fails_capacity_and_budget(repo: QuotaRepo) -> None:
         f"**llm-pretrain**: +128 H100-80GB in gke-gpu-us-east4; monthly exposure {plus(want_usd)} "
         f"({pct(want_usd, want_past)})"
     ) in result.stdout
-    assert f"| 64 | 192 | +128 | -128 of 128 | 32 | - | {money(rate)} | {plus(want_usd)} |" in result.stdout
+    assert f"| 64 | 192 | +128 | over by 128 | 32 | - | {money(rate)} | {plus(want_usd)} |" in result.stdout
     budget = next(b for b in before.policy.budgets if b.cost_center == "CC-1001")
     centre_month = (
         sum(team_month(before, t.name) for t in before.teams if t.cost_center == "CC-1001") + want_usd
