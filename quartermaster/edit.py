@@ -10,9 +10,13 @@ the original text at that place. The result is proved twice before anything is w
 2. the edited inventory loads and validates (`quartermaster.loader.load`) — an edit that would make it
    invalid is refused with the located messages.
 
-Files with uncommitted git changes are refused unless `force` (the edit would mix with unreviewed work).
-Each file is written atomically: a temporary file in the same directory, fsync, then rename over; edits of one
-inventory are serialised by a lock on its folder, and a file changed meanwhile is not overwritten.
+A value shared through an anchor, an alias or a tag is refused (the edit would change other places too); a key
+taken from a merge key (`<<:`) is overridden by adding it to the entry itself.
+
+Files with uncommitted git changes are refused unless `force` (the edit would mix with unreviewed work), as are
+read-only files. Each file is written atomically: a temporary file in the same directory, fsync, then rename
+over; edits of one inventory are serialised by a lock on its folder, and a file changed meanwhile is not
+overwritten. Nothing else is written: the edited inventory is validated from memory.
 """
 
 from __future__ import annotations
@@ -20,9 +24,10 @@ from __future__ import annotations
 import contextlib
 import copy
 import fcntl
+import glob
 import os
 import re
-import shutil
+import stat
 import subprocess
 import tempfile
 from collections.abc import Iterator
@@ -40,6 +45,7 @@ from quartermaster.loader import display_path, load
 
 QUOTA_KEYS = ("nominal", "borrowing_limit", "lending_limit")  # the keys an edit may set, in model order
 _SCALAR_TOKEN = re.compile(r"\"(?:[^\"\\]|\\.)*\"|'(?:[^']|'')*'|[^\s,}\]#]+")
+_KEY_AND_COLON = re.compile(r"[^:]*:\s*")
 _BOM = "\ufeff"
 
 
@@ -142,6 +148,10 @@ def _set_quotas(root: Path, changes: list[QuotaChange], *, force: bool, dry_run:
             continue
         team_file = next((f for f in files if _find_team(f.text, change.team) is not None), None)
         if team_file is None:
+            unreadable = [i for f in files if f.text.strip() and (i := _unreadable(f)) is not None]
+            if unreadable:
+                result.issues.extend(i for i in unreadable if i not in result.issues)
+                continue
             names = sorted(n for f in files for n in _team_names(f.text))
             result.issues.append(
                 Issue(
@@ -167,6 +177,10 @@ def _set_quotas(root: Path, changes: list[QuotaChange], *, force: bool, dry_run:
     if result.ok:
         result.issues.extend(_validate_edited(root, edited))
     if result.ok and not dry_run:
+        result.issues.extend(Issue("quota-edit", "the file is read-only", "Make it writable if it should be edited "
+                                   "(`chmod u+w`), then run again.", location=Location(f.shown, None, ""))
+                             for f in edited.values() if not f.path.stat().st_mode & stat.S_IWUSR)
+    if result.ok and not dry_run:
         changed = [f for f in edited.values() if f.path.read_bytes() != f.original]
         result.issues.extend(Issue("quota-edit", "the file changed while the edit was being made",
                                    "Nothing was written; run the command again on the file as it is now.",
@@ -189,11 +203,26 @@ class _CannotEdit(Exception):
 
 
 def _rt_load(text: str) -> Any:
-    """Round-trip load (keeps positions); None for text that does not parse (the loader reports it)."""
+    """Round-trip load (keeps positions); None for text that does not parse (see `_unreadable`)."""
     try:
         return YAML(typ="rt").load(text)
     except YAMLError:
         return None
+
+
+def _unreadable(team_file: _TeamFile) -> Issue | None:
+    """Why the round-trip parser cannot read a file (which then cannot be edited), located; None if it can."""
+    try:
+        YAML(typ="rt").load(team_file.text)
+    except YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+        lines = team_file.text.splitlines()
+        tab = "\\t" in problem or (mark is not None and mark.line < len(lines) and "\t" in lines[mark.line])
+        return Issue("quota-edit", f"the file cannot be read for editing: {problem}",
+                     "Replace the tab with spaces, then run again." if tab else "Fix the YAML at that line.",
+                     location=Location(team_file.shown, mark.line + 1 if mark else None, ""))
+    return None
 
 
 def _team_files(root: Path) -> list[_TeamFile]:
@@ -244,7 +273,9 @@ def _apply(team_file: _TeamFile, change: QuotaChange) -> tuple[str, list[Edit]]:
     text, edits = team_file.text, list[Edit]()
     for key, value in change.values().items():
         found = _find_team(text, change.team)
-        assert found is not None  # the caller found the team in this text
+        if found is None:  # a splice made the text unreadable: refuse rather than write it
+            raise _CannotEdit(f"team `{change.team}`: the file cannot be edited in place",
+                              "Set this quota by hand.", Location(team_file.shown, None, ""))
         team_index, team = found
         quotas = team.get("quotas")
         entries = [q for q in quotas or [] if isinstance(q, CommentedMap)]
@@ -259,14 +290,34 @@ def _apply(team_file: _TeamFile, change: QuotaChange) -> tuple[str, list[Edit]]:
             return text, edits
         entry = entries[index]
         path = format_path((*where, index, key))
-        if key in entry:
+        _refuse_shared(team_file.shown, team, quotas, entry, format_path((*where, index)))
+        own = [k for k, _ in entry.non_merged_items()]
+        if not own:
+            raise _CannotEdit("the quota entry has only merged values (`<<:`)", "Write its flavor out, then run again.",
+                              Location(team_file.shown, entry.lc.line + 1, path))
+        if key in own:
             line, col = entry.lc.value(key)
+            token = _written_value(text, *entry.lc.key(key))
+            if token[:1] in ("&", "*", "!"):
+                raise _CannotEdit(f"`{key}` is written as `{token}` (an anchor, alias or tag), not as a number",
+                                  "Write the number itself, then run again.",
+                                  Location(team_file.shown, entry.lc.key(key)[0] + 1, path))
             text = _replace_scalar(text, line, col, str(value))
             edits.append(Edit(team_file.shown, line + 1, path, entry[key], value))
-        else:
-            text, line = _add_key(text, entry, key, value)
-            edits.append(Edit(team_file.shown, line + 1, path, None, value))
+        else:  # absent, or taken from a merge key (`<<:`): the entry's own key overrides the merged one
+            text, line = _add_key(text, entry, own, key, value)
+            edits.append(Edit(team_file.shown, line + 1, path, entry.get(key), value))
     return text, edits
+
+
+def _refuse_shared(shown: str, team: CommentedMap, quotas: Any, entry: CommentedMap, path: str) -> None:
+    """Refuse to edit a quota that an anchor shares with other places: the edit would change them all."""
+    for node, what in ((team, "the team"), (quotas, "its quotas"), (entry, "the quota entry")):
+        anchor = node.anchor.value if hasattr(node, "anchor") else None
+        if anchor:
+            raise _CannotEdit(f"{what} carries the anchor `&{anchor}`, so its aliases (`*{anchor}`) would change too",
+                              "Write the values out where they are reused (drop the anchor), then run again.",
+                              Location(shown, entry.lc.line + 1, path))
 
 
 def _offset(text: str, line: int, col: int) -> int:
@@ -281,6 +332,14 @@ def _token_end(text: str, start: int) -> int:
     return match.end()
 
 
+def _written_value(text: str, line: int, col: int) -> str:
+    """The first token after the key at (line, col) and its colon: `16`, or an anchor `&n`, alias `*n` or tag."""
+    after_colon = _KEY_AND_COLON.match(text, _offset(text, line, col))
+    assert after_colon is not None  # the parser found a key here
+    start = after_colon.end()
+    return text[start : _token_end(text, start)]
+
+
 def _replace_scalar(text: str, line: int, col: int, new: str) -> str:
     start = _offset(text, line, col)
     return text[:start] + new + text[_token_end(text, start) :]
@@ -292,14 +351,14 @@ def _line_end(text: str, offset: int) -> int:
     return len(text) if end < 0 else end + 1
 
 
-def _add_key(text: str, entry: CommentedMap, key: str, value: int) -> tuple[str, int]:
-    """Add `key: value` to a quota entry in its own style; returns the text and the 0-based line."""
-    last = list(entry)[-1]
-    line, col = entry.lc.value(last)
+def _add_key(text: str, entry: CommentedMap, own: list[str], key: str, value: int) -> tuple[str, int]:
+    """Add `key: value` after the last of a quota entry's own keys `own`, in its style; returns the text and the
+    0-based line."""
+    line, col = entry.lc.value(own[-1])
     end = _token_end(text, _offset(text, line, col))
     if entry.fa.flow_style():
         return text[:end] + f", {key}: {value}" + text[end:], line
-    indent = entry.lc.key(next(iter(entry)))[1]
+    indent = entry.lc.key(own[0])[1]
     at = _line_end(text, end)
     prefix = "" if text[:at].endswith("\n") else "\n"
     return text[:at] + f"{prefix}{' ' * indent}{key}: {value}\n" + text[at:], line + 1
@@ -360,7 +419,7 @@ def _prove_only_requested(
     """The edited files parse to the old data with exactly the requested changes; anything else is a bug."""
     issues = []
     for path, team_file in edited.items():
-        before = yaml.safe_load(path.read_bytes().decode("utf-8-sig"))
+        before = _parse(path.read_bytes().decode("utf-8-sig"))
         want = copy.deepcopy(before)
         for change in changes:
             for team in want.get("teams") or []:
@@ -370,7 +429,11 @@ def _prove_only_requested(
                     if entry is None:
                         entries.append(entry := {"flavor": change.flavor})
                     entry.update(change.values())
-        if yaml.safe_load(team_file.text) != want:
+        try:
+            after = _parse(team_file.text)
+        except yaml.YAMLError:
+            after = None
+        if after != want:
             issues.append(
                 Issue(
                     "quota-edit",
@@ -380,6 +443,11 @@ def _prove_only_requested(
                 )
             )
     return issues
+
+
+def _parse(text: str) -> Any:
+    """The data in `text`, read by the parser the inventory loader uses (libyaml's safe loader)."""
+    return yaml.load(text, Loader=yaml.CSafeLoader)
 
 
 def _is_dirty(path: Path) -> bool:
@@ -407,33 +475,18 @@ def _uncommitted(team_file: _TeamFile) -> Issue:
 
 
 def _validate_edited(root: Path, edited: dict[Path, _TeamFile]) -> list[Issue]:
-    """Load the inventory as it would be after the edit, in a scratch copy; return its errors."""
-    with tempfile.TemporaryDirectory(prefix="qm-edit-") as scratch:
-        copy_root = Path(scratch) / "inventory"
-        if root.is_file():
-            copy_root.mkdir()
-            shutil.copy2(root, copy_root / root.name)
-        else:
-            shutil.copytree(root, copy_root, ignore=shutil.ignore_patterns(".*"))
-        base = root.parent if root.is_file() else root
-        for path, team_file in edited.items():
-            (copy_root / path.relative_to(base)).write_text(team_file.bom + team_file.text, encoding="utf-8")
-        loaded = load(copy_root)
-        errors = []
-        for issue in loaded.issues:
-            if issue.severity != "error":
-                continue
-            if issue.location is not None:
-                file = display_path(base / Path(issue.location.file).resolve().relative_to(copy_root.resolve()))
-                issue = replace(issue, location=replace(issue.location, file=file))
-            errors.append(replace(issue, message=f"after the edit, {issue.message}"))
-        return errors
+    """Load the inventory as it would be after the edit (the edited text read in place of those files; nothing is
+    copied or written); return its errors."""
+    loaded = load(root, edited={path: team_file.text for path, team_file in edited.items()})
+    return [replace(i, message=f"after the edit, {i.message}") for i in loaded.issues if i.severity == "error"]
 
 
 def _write_atomically(path: Path, text: str) -> None:
     """Write through a temporary file in the same directory, then rename over the original (a linked team file:
-    over its target, so the link stays a link)."""
+    over its target, so the link stays a link); temporary files a killed run left are removed first."""
     path = path.resolve()
+    for left in path.parent.glob(f".{glob.escape(path.name)}.*.tmp"):  # a killed run's; the caller holds the lock
+        left.unlink(missing_ok=True)
     mode = path.stat().st_mode & 0o7777
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:

@@ -14,7 +14,7 @@ import os
 import re
 import typing
 import unicodedata
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -39,6 +39,7 @@ from quartermaster.model import (
     UsageRow,
 )
 from quartermaster.names import COST_CENTER_PATTERN, OWNER_PATTERN, QUARTER_PATTERN
+from quartermaster.units import FIRST_DAY, LAST_DAY
 
 TEAM_FOLDER = "teams"
 """Files in a folder of this name are team files: their owners approve them (CODEOWNERS), so they hold only the
@@ -105,8 +106,10 @@ class LoadResult:
         return not any(i.severity == "error" for i in self.issues)
 
 
-def load(root: str | os.PathLike[str], *, run_checks: bool = True) -> LoadResult:
-    """Load every inventory file under `root` (a directory or one file)."""
+def load(root: str | os.PathLike[str], *, run_checks: bool = True,
+         edited: Mapping[Path, str] | None = None) -> LoadResult:
+    """Load every inventory file under `root` (a directory or one file); `edited` holds text read in place of some
+    files' contents (an edit validated before it is written), keyed by their paths under `root`."""
     root = Path(root)
     sources = SourceMap()
     issues: list[Issue] = []
@@ -124,9 +127,9 @@ def load(root: str | os.PathLike[str], *, run_checks: bool = True) -> LoadResult
     for path in files:
         shown = display_path(path)
         if path.suffix in YAML_SUFFIXES:
-            _read_yaml(path, shown, sources, issues, raw)
+            _read_yaml(path, shown, sources, issues, raw, edited or {})
         else:
-            _read_csv(path, shown, sources, issues, rows)
+            _read_csv(path, shown, sources, issues, rows, edited or {})
 
     built: dict[str, Any] = {}
     broken: set[tuple[str, str]] = set()
@@ -212,7 +215,9 @@ def display_path(path: Path) -> str:
     return str(path) if rel.startswith("..") else rel
 
 
-def _read_text(path: Path, shown: str, issues: list[Issue]) -> str | None:
+def _read_text(path: Path, shown: str, issues: list[Issue], edited: Mapping[Path, str]) -> str | None:
+    if path in edited:
+        return edited[path]
     if path.stat().st_size > MAX_FILE_BYTES:
         issues.append(Issue("files", "file is larger than 256 MiB", "Split it into several files.",
                             location=Location(shown, None, "")))
@@ -241,8 +246,8 @@ def _read_text(path: Path, shown: str, issues: list[Issue]) -> str | None:
 
 
 def _read_yaml(path: Path, shown: str, sources: SourceMap, issues: list[Issue],
-               raw: dict[str, list[tuple[str, YamlPath, Any]]]) -> None:
-    text = _read_text(path, shown, issues)
+               raw: dict[str, list[tuple[str, YamlPath, Any]]], edited: Mapping[Path, str]) -> None:
+    text = _read_text(path, shown, issues, edited)
     if text is None:
         return
     deep = nesting_issue(text, shown)
@@ -266,7 +271,7 @@ def _read_yaml(path: Path, shown: str, sources: SourceMap, issues: list[Issue],
         return
     before = len(issues)
     try:
-        data = _plain(node, (), lines, shown, issues, value_budget(text))
+        data = plain_data(node, (), lines, shown, issues, value_budget(text))
     except YamlTooLarge as exc:
         issues.append(exc.issue(shown, None))
         return
@@ -299,7 +304,7 @@ def _read_yaml(path: Path, shown: str, sources: SourceMap, issues: list[Issue],
 
 
 _SCALARS = yaml.constructor.SafeConstructor()
-_STR, _INT = "tag:yaml.org,2002:str", "tag:yaml.org,2002:int"
+_STR, _INT, _MERGE = "tag:yaml.org,2002:str", "tag:yaml.org,2002:int", "tag:yaml.org,2002:merge"
 
 
 MAX_DEPTH = 64
@@ -344,8 +349,8 @@ def too_deep(text: str) -> int | None:
     return first
 
 
-def _plain(node: yaml.Node, path: YamlPath, lines: dict[YamlPath, int], shown: str, issues: list[Issue],
-           budget: list[int]) -> Any:
+def plain_data(node: yaml.Node, path: YamlPath, lines: dict[YamlPath, int], shown: str, issues: list[Issue],
+               budget: list[int]) -> Any:
     """Turn a composed node into plain Python data, recording the line of every path; `budget` holds how many
     more values the file may expand to."""
     budget[0] -= 1
@@ -355,10 +360,17 @@ def _plain(node: yaml.Node, path: YamlPath, lines: dict[YamlPath, int], shown: s
         raise YamlTooLarge(f"YAML nested deeper than {MAX_DEPTH} levels")
     lines.setdefault(path, node.start_mark.line + 1)
     if isinstance(node, yaml.MappingNode):
+        merged = _merged(node, path, lines, shown, issues, budget)
         out: dict[Any, Any] = {}
         for key_node, value_node in node.value:
-            scalar = isinstance(key_node, yaml.ScalarNode)
-            key = _plain(key_node, path, lines, shown, issues, budget) if scalar else None
+            if key_node.tag == _MERGE:
+                continue
+            if not isinstance(key_node, yaml.ScalarNode):
+                issues.append(Issue("yaml", "a key that is a list or mapping (`? ...`)", "Keys are plain names; "
+                                    "write this entry as `name: value`.",
+                                    location=Location(shown, key_node.start_mark.line + 1, format_path(path))))
+                continue
+            key = plain_data(key_node, path, lines, shown, issues, budget)
             if not isinstance(key, (str, int)) or isinstance(key, bool):
                 key = str(key)
             if key in out:
@@ -367,10 +379,10 @@ def _plain(node: yaml.Node, path: YamlPath, lines: dict[YamlPath, int], shown: s
                                     location=Location(shown, key_node.start_mark.line + 1, format_path((*path, key)))))
                 continue
             lines[(*path, key)] = key_node.start_mark.line + 1
-            out[key] = _plain(value_node, (*path, key), lines, shown, issues, budget)
-        return out
+            out[key] = plain_data(value_node, (*path, key), lines, shown, issues, budget)
+        return {**{k: v for k, v in merged.items() if k not in out}, **out}
     if isinstance(node, yaml.SequenceNode):
-        return [_plain(item, (*path, i), lines, shown, issues, budget) for i, item in enumerate(node.value)]
+        return [plain_data(item, (*path, i), lines, shown, issues, budget) for i, item in enumerate(node.value)]
     if node.tag == _STR:  # fast path for the common scalars; the constructor handles the rest
         return node.value
     if node.tag == _INT and node.value.isdigit():
@@ -384,9 +396,29 @@ def _plain(node: yaml.Node, path: YamlPath, lines: dict[YamlPath, int], shown: s
         return None
 
 
+def _merged(node: yaml.MappingNode, path: YamlPath, lines: dict[YamlPath, int], shown: str, issues: list[Issue],
+            budget: list[int]) -> dict[Any, Any]:
+    """The values a mapping takes from its merge keys (`<<: *base` or `<<: [*a, *b]`; the first source of a key
+    wins, and the mapping's own keys override them all, as YAML's merge key type says)."""
+    merged: dict[Any, Any] = {}
+    for key_node, value_node in node.value:
+        if key_node.tag != _MERGE:
+            continue
+        sources = value_node.value if isinstance(value_node, yaml.SequenceNode) else [value_node]
+        for source in sources:
+            if not isinstance(source, yaml.MappingNode):
+                issues.append(Issue("yaml", "a merge key `<<` takes a mapping or a list of mappings",
+                                    "Point `<<:` at an anchored mapping, such as `<<: *defaults`.",
+                                    location=Location(shown, source.start_mark.line + 1, format_path(path))))
+                continue
+            for key, value in plain_data(source, path, lines, shown, issues, budget).items():
+                merged.setdefault(key, value)
+    return merged
+
+
 def _read_csv(path: Path, shown: str, sources: SourceMap, issues: list[Issue],
-              rows: dict[str, list[tuple[str, int, Any]]]) -> None:
-    text = _read_text(path, shown, issues)
+              rows: dict[str, list[tuple[str, int, Any]]], edited: Mapping[Path, str]) -> None:
+    text = _read_text(path, shown, issues, edited)
     if text is None:
         return
     section = _csv_section(path)
@@ -527,6 +559,10 @@ def _schema_issue(err: Any, model: type[BaseModel], file: str, prefix: YamlPath,
     if kind in ("greater_than_equal", "greater_than", "less_than_equal", "less_than"):
         op = {"greater_than_equal": ">=", "greater_than": ">", "less_than_equal": "<=", "less_than": "<"}[kind]
         bound = next(iter(ctx.values()), "")
+        if str(bound).startswith(("datetime.date(", "datetime.datetime(")):  # a date bound: the calendar window
+            return Issue("schema", f"`{field_name}` is outside {FIRST_DAY.year}-{LAST_DAY.year}",
+                         f"Use a date from {FIRST_DAY} to {LAST_DAY} (a typo in the year?). {doc}", got=value,
+                         location=location)
         return Issue("schema", f"`{field_name}` must be {op} {bound}", f"Use a value {op} {bound}. {doc}",
                      got=value, location=location)
     if kind == "value_error":

@@ -18,7 +18,7 @@ from typing import Any
 import yaml
 
 from quartermaster.issues import Issue, Location
-from quartermaster.loader import MAX_DEPTH, YamlTooLarge, nesting_issue, value_budget
+from quartermaster.loader import YamlTooLarge, nesting_issue, plain_data, value_budget
 from quartermaster.modules.kueue import runtime, webhooks
 from quartermaster.modules.kueue.crds import (
     GROUP,
@@ -353,7 +353,7 @@ def load_manifests(root: Path) -> tuple[list[Manifest], list[Issue]]:
                 continue
             lines: dict[YamlPath, int] = {}
             try:
-                data = _plain(node, (), lines, budget)
+                data = plain_data(node, (), lines, shown, issues, budget)
             except YamlTooLarge as exc:
                 issues.append(exc.issue(shown, node.start_mark.line + 1))
                 break
@@ -363,25 +363,3 @@ def load_manifests(root: Path) -> tuple[list[Manifest], list[Issue]]:
             elif data is not None:
                 manifests.append(Manifest(data, shown, lines))
     return manifests, issues
-
-
-_CONSTRUCTOR = yaml.constructor.SafeConstructor()
-
-
-def _plain(node: yaml.Node, path: YamlPath, lines: dict[YamlPath, int], budget: list[int]) -> Any:
-    budget[0] -= 1
-    if budget[0] < 0:
-        raise YamlTooLarge("YAML anchors and aliases expand to more values than the file could hold (an alias bomb)")
-    if len(path) > MAX_DEPTH:
-        raise YamlTooLarge(f"YAML nested deeper than {MAX_DEPTH} levels")
-    lines[path] = node.start_mark.line + 1
-    if isinstance(node, yaml.MappingNode):
-        out = {}
-        for key_node, value_node in node.value:
-            key = _CONSTRUCTOR.construct_object(key_node)
-            out[key] = _plain(value_node, (*path, key), lines, budget)
-            lines.setdefault((*path, key), key_node.start_mark.line + 1)
-        return out
-    if isinstance(node, yaml.SequenceNode):
-        return [_plain(child, (*path, i), lines, budget) for i, child in enumerate(node.value)]
-    return _CONSTRUCTOR.construct_object(node)
