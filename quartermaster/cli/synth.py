@@ -9,7 +9,6 @@ import typer
 
 from quartermaster.cli.common import check_output, console, inventory_argument, load_or_exit
 from quartermaster.errors import UsageError, require_extra
-from quartermaster.modules.cloud import SpecError
 
 NODE_MISSING = (
     "qm synth: Node.js is not on PATH (`node` not found). CDKTF synthesises through jsii, which runs in "
@@ -33,7 +32,8 @@ def command(
     require_extra("qm synth", "terraform", *TERRAFORM_MODULES)
     if shutil.which("node") is None:  # before anything imports cdktf, which starts node
         raise UsageError(NODE_MISSING)
-    # the terraform extra: imported only after require_extra found it installed
+    # imported when run, so that `qm --help` stays fast; the terraform extra only after require_extra found it
+    from quartermaster.modules.cloud import SpecError
     from quartermaster.modules.terraform import stack_clusters
     from quartermaster.modules.terraform.app import Backend, synth
 
