@@ -1,0 +1,101 @@
+"""Runs the hostile-input corpus (`tests/hostile/corpus.py`): each case in a `qm` process of its own, with the
+outcome it names and the guards that hold for every case: no traceback, at most 2 s for the command and 500 MB
+of memory for the process, no byte changed outside the command's own outputs, no stray files (temporary files
+included: the process's TMPDIR is a folder of the case)."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.hostile.corpus import CASES, Case
+
+SECONDS = 2.0
+MEGABYTES = 500
+RUN = """
+import os, sys, time
+from quartermaster.cli import app
+start = time.perf_counter()
+try:
+    app(args=sys.argv[1:], prog_name="qm")
+finally:
+    with open(os.environ["QM_CASE_SECONDS"], "w") as out:
+        out.write(str(time.perf_counter() - start))
+"""
+"""The command, timed from after the CLI's import (which `qm --help` alone takes) to its exit."""
+
+
+def _snapshot(folder: Path) -> dict[str, str]:
+    """Every path under `folder` with a digest of its bytes (a link: its target; a folder: 'dir'). Git's own
+    files are left out: git refreshes its index when asked for a diff."""
+    out = {}
+    for path in folder.rglob("*"):
+        rel = path.relative_to(folder).as_posix()
+        if rel == ".git" or rel.startswith(".git/"):
+            continue
+        if path.is_symlink():
+            out[rel] = "link:" + os.readlink(path)
+        elif path.is_dir():
+            out[rel] = "dir"
+        else:
+            try:
+                out[rel] = hashlib.sha256(path.read_bytes()).hexdigest()
+            except PermissionError:
+                out[rel] = "unreadable"
+    return out
+
+
+def _within(rel: str, outputs: tuple[str, ...]) -> bool:
+    return any(rel == o or rel.startswith(o + "/") for o in outputs)
+
+
+def _run(case: Case, folder: Path) -> tuple[int, str, float, float]:
+    """Exit code, output (stdout and stderr), seconds and peak megabytes of one case's command."""
+    timing = folder.parent / "seconds"
+    temp = folder.parent / "tmp"
+    temp.mkdir()
+    env = {**os.environ, "QM_CASE_SECONDS": str(timing), "TMPDIR": str(temp), "COLUMNS": "200", "NO_COLOR": "1"}
+    with open(folder.parent / "output", "w+b") as output:
+        process = subprocess.Popen([sys.executable, "-c", RUN, *case.args], cwd=folder, env=env, stdout=output,
+                                   stderr=subprocess.STDOUT)
+        _, status, usage = os.wait4(process.pid, 0)
+        process.returncode = os.waitstatus_to_exitcode(status)
+        output.seek(0)
+        text = output.read().decode("utf-8", errors="replace")
+    assert not list(temp.iterdir()), f"stray temporary files: {sorted(p.name for p in temp.iterdir())}"
+    return process.returncode, text, float(timing.read_text()), usage.ru_maxrss / 1024  # ru_maxrss is in KiB
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
+def test_hostile_input(case: Case, tmp_path: Path) -> None:
+    if case.id == "unreadable-folder" and os.geteuid() == 0:
+        pytest.skip("root reads any folder: run the tests as another user to try an unreadable one")
+    folder = tmp_path / "case"
+    folder.mkdir()
+    case.build(folder)
+    before = _snapshot(folder)
+    code, output, seconds, megabytes = _run(case, folder)
+    assert "Traceback" not in output, output
+    assert code == case.exit, output
+    for text in case.says:
+        assert text in output, output
+    for text in case.never:
+        assert text not in output, output
+    assert output.count("\n") <= case.max_lines, output
+    after = _snapshot(folder)
+    changed = {p for p in before.keys() | after.keys() if before.get(p) != after.get(p)}
+    assert {p for p in changed if not _within(p, case.outputs)} == set(), "changed outside the command's outputs"
+    if case.check is not None:
+        case.check(folder)
+    assert seconds < SECONDS, f"{case.id}: {seconds:.2f} s"
+    assert megabytes < MEGABYTES, f"{case.id}: {megabytes:.0f} MB"
+
+
+def test_the_corpus_has_every_finding_of_the_issue() -> None:
+    assert {c.item for c in CASES} == set(range(1, 11))
+    assert len({c.id for c in CASES}) == len(CASES)
