@@ -130,7 +130,7 @@ def _node_group(inventory: Inventory, cluster: Cluster, region: str, pool: Pool)
         capacity_type=CAPACITY_TYPE.get(pool.provisioning, "ON_DEMAND"),
         instance_types=() if block else (pool.machine,), ami_type=GPU_AMI_TYPE,
         desired_size=pool_min_nodes(pool, machine), min_size=min_nodes, max_size=max_nodes,
-        labels=sorted_labels(labels), taints=pool_taints(pool, machine), launch_template=template,
+        labels=sorted_labels(labels), taints=pool_taints(pool, machine, "eks"), launch_template=template,
         accelerators=pool_accelerators(inventory, pool),
     )
 

@@ -9,6 +9,7 @@ import re
 from dataclasses import dataclass
 
 from quartermaster.capacity import pool_accelerators, pool_max_nodes, pool_min_nodes
+from quartermaster.catalog import platform_taints
 from quartermaster.model import Cluster, Inventory, Pool
 from quartermaster.modules.cloud.common import SpecError, pool_taints, sorted_labels
 
@@ -53,6 +54,12 @@ def aks_agent_pools(inventory: Inventory, cluster: Cluster) -> list[AksAgentPool
     return [_agent_pool(inventory, cluster, pool) for pool in cluster.pools]
 
 
+def _node_labels(pool: Pool) -> dict[str, str]:
+    """The pool's labels plus the label AKS puts beside each taint it adds (a Spot pool's
+    `kubernetes.azure.com/scalesetpriority=spot`), declared so that azurerm shows no drift."""
+    return {**pool.labels, **{t.key: t.value for t in platform_taints("aks", pool.provisioning) if t.declared}}
+
+
 def _agent_pool(inventory: Inventory, cluster: Cluster, pool: Pool) -> AksAgentPoolSpec:
     assert cluster.aks is not None
     if not AGENT_POOL_NAME.match(pool.name):
@@ -71,8 +78,8 @@ def _agent_pool(inventory: Inventory, cluster: Cluster, pool: Pool) -> AksAgentP
         count=pool_min_nodes(pool, machine), enable_auto_scaling=autoscaled,
         min_count=pool_min_nodes(pool, machine) if autoscaled else None,
         max_count=pool_max_nodes(pool, machine) if autoscaled else None,
-        availability_zones=pool.zones, node_labels=sorted_labels(dict(pool.labels)),
-        node_taints=tuple(f"{t.key}={t.value}:{t.effect}" for t in pool_taints(pool, machine)),
+        availability_zones=pool.zones, node_labels=sorted_labels(_node_labels(pool)),
+        node_taints=tuple(f"{t.key}={t.value}:{t.effect}" for t in pool_taints(pool, machine, "aks")),
         scale_set_priority="Spot" if spot else "Regular",
         scale_set_eviction_policy="Delete" if spot else None,
         spot_max_price=-1.0 if spot else None,  # -1: pay up to the on-demand price, never evicted for price

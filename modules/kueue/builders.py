@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
 
+from quartermaster.catalog import platform_taints, topology_levels
 from quartermaster.model import Cluster, Cohort, Inventory, Pool, Quota, Team
 from quartermaster.pricing import Provisioning
 
@@ -42,20 +43,6 @@ NODE_POOL_LABEL = {
 }
 GKE_TPU_ACCELERATOR_LABEL = "cloud.google.com/gke-tpu-accelerator"
 GKE_TPU_TOPOLOGY_LABEL = "cloud.google.com/gke-tpu-topology"
-HOSTNAME_LABEL = "kubernetes.io/hostname"
-
-# Topology levels, coarsest first, hostname last (RULES.md 71, 73). GKE: cloud.google.com/kubernetes-engine/
-# docs/how-to/workload-scheduling/topology-aware-scheduling (compact placement labels); AWS: EC2 instance
-# topology, docs.aws.amazon.com/AWSEC2/latest/UserGuide/ec2-instance-topology.html (EKS node labels
-# topology.k8s.aws/network-node-layer-1..3). Other kinds know only the host.
-TOPOLOGY_LEVELS = {
-    "gke": ("cloud.google.com/gce-topology-block", "cloud.google.com/gce-topology-subblock",
-            "cloud.google.com/gce-topology-host", HOSTNAME_LABEL),
-    "eks": ("topology.k8s.aws/network-node-layer-1", "topology.k8s.aws/network-node-layer-2",
-            "topology.k8s.aws/network-node-layer-3", HOSTNAME_LABEL),
-    "aks": (HOSTNAME_LABEL,),
-    "onprem": (HOSTNAME_LABEL,),
-}
 
 # Flavor preference inside a ClusterQueue: paid-for capacity first, interruptible capacity last.
 PROVISIONING_PREFERENCE = {Provisioning.RESERVATION: 0, Provisioning.CAPACITY_BLOCK: 1, Provisioning.ON_DEMAND: 2,
@@ -113,7 +100,8 @@ def objects_for_cluster(inventory: Inventory, cluster: str) -> list[dict[str, An
     objects: list[dict[str, Any]] = []
     objects += [_priority_class(version, p.name, p.value, p.description) for p in inventory.priority_classes]
     if c.topology_aware:
-        objects.append(_topology(version, c))
+        levels = {topology_levels(c.kind, p.machine, p.provisioning) for p in c.pools}
+        objects += [_topology(version, c, level_set) for level_set in sorted(levels)]
     objects += [_pool_flavor(inventory, version, c, p) for p in c.pools]
     objects += [_logical_flavor(version, name) for name in sorted(_manager_flavors(inventory, c))]
     objects += [_cohort(inventory, c, version, cohort) for cohort in inventory.cohorts]
@@ -317,15 +305,17 @@ def _priority_class(version: str, name: str, value: int, description: str) -> di
     return obj
 
 
-def topology_name(cluster: Cluster) -> str:
-    """The Topology of a topology-aware cluster, named after its kind's level scheme."""
-    return f"{cluster.kind}-topology"
+def topology_name(cluster: Cluster, levels: tuple[str, ...]) -> str:
+    """A Topology's name: the cluster's kind and its levels' short names (`gke-block-subblock-host-hostname`)."""
+    short = [level.rsplit("/", 1)[-1].removeprefix("gce-topology-").removeprefix("network-node-").removeprefix("gke-")
+             for level in levels]
+    return "-".join([cluster.kind, *short])
 
 
-def _topology(version: str, cluster: Cluster) -> dict[str, Any]:
-    levels = [{"nodeLabel": label} for label in TOPOLOGY_LEVELS[cluster.kind]]
-    return {"apiVersion": version, "kind": "Topology", "metadata": _meta(topology_name(cluster)),
-            "spec": {"levels": levels}}
+def _topology(version: str, cluster: Cluster, levels: tuple[str, ...]) -> dict[str, Any]:
+    """A Topology with the levels, coarsest first, that the platform labels its nodes with (RULES.md 71, 73)."""
+    return {"apiVersion": version, "kind": "Topology", "metadata": _meta(topology_name(cluster, levels)),
+            "spec": {"levels": [{"nodeLabel": label} for label in levels]}}
 
 
 def flavor_node_labels(inventory: Inventory, cluster: Cluster, pool: Pool) -> dict[str, str]:
@@ -342,11 +332,12 @@ def flavor_node_labels(inventory: Inventory, cluster: Cluster, pool: Pool) -> di
     return labels
 
 
-def flavor_tolerations(inventory: Inventory, pool: Pool) -> list[dict[str, Any]]:
-    """Tolerations for the accelerator taint (always on accelerator nodes) and the pool's own taints."""
+def flavor_tolerations(inventory: Inventory, cluster: Cluster, pool: Pool) -> list[dict[str, Any]]:
+    """Tolerations for the accelerator taint (always on accelerator nodes), the taints the platform puts on nodes
+    of the pool's provisioning (GKE flex-start, AKS Spot; TAS checks them against these) and the pool's own."""
     resource = inventory.machine_by_name[pool.machine].resource_name
     out = [{"key": resource, "operator": "Exists", "effect": "NoSchedule"}]
-    for taint in pool.taints:
+    for taint in [*platform_taints(cluster.kind, pool.provisioning), *pool.taints]:
         toleration = {"key": taint.key, "effect": taint.effect, "operator": "Equal" if taint.value else "Exists"}
         if taint.value:
             toleration["value"] = taint.value
@@ -357,9 +348,9 @@ def flavor_tolerations(inventory: Inventory, pool: Pool) -> list[dict[str, Any]]
 
 def _pool_flavor(inventory: Inventory, version: str, cluster: Cluster, pool: Pool) -> dict[str, Any]:
     spec: dict[str, Any] = {"nodeLabels": flavor_node_labels(inventory, cluster, pool),
-                            "tolerations": flavor_tolerations(inventory, pool)}
+                            "tolerations": flavor_tolerations(inventory, cluster, pool)}
     if cluster.topology_aware:
-        spec["topologyName"] = topology_name(cluster)
+        spec["topologyName"] = topology_name(cluster, topology_levels(cluster.kind, pool.machine, pool.provisioning))
     return {"apiVersion": version, "kind": "ResourceFlavor", "metadata": _meta(pool.name), "spec": spec}
 
 

@@ -27,6 +27,9 @@ MACHINES_HEADER = [
     "source",
 ]
 ACCELERATORS_HEADER = ["name", "kind", "vendor", "memory_gb", "aliases", "source"]
+TOPOLOGY_LEVELS_HEADER = ["cluster_kind", "machines", "provisioning", "levels", "source"]
+PLATFORM_TAINTS_HEADER = ["cluster_kind", "provisioning", "key", "value", "effect", "declared", "source"]
+HOSTNAME_LABEL = "kubernetes.io/hostname"
 
 
 def _rows(filename: str) -> tuple[list[str], list[dict[str, str]]]:
@@ -56,6 +59,34 @@ def machine_rows() -> tuple[dict[str, Any], ...]:
         }
         for r in rows
     )
+
+
+def topology_levels(cluster_kind: str, machine: str, provisioning: str) -> tuple[str, ...]:
+    """The node labels, coarsest first, that the platform puts on nodes of this machine and provisioning
+    (`topology_levels.csv`, each row with its source); the hostname alone where no row says more."""
+    _, rows = _rows("topology_levels.csv")
+    for r in rows:
+        if (r["cluster_kind"] == cluster_kind and machine in r["machines"].split(";")
+                and r["provisioning"] in ("*", provisioning)):
+            return tuple(r["levels"].split(";"))
+    return (HOSTNAME_LABEL,)
+
+
+@dataclass(frozen=True)
+class PlatformTaint:
+    """A taint the platform puts on nodes by itself; `declared`: the node pool must also declare it."""
+
+    key: str
+    value: str
+    effect: str
+    declared: bool
+
+
+def platform_taints(cluster_kind: str, provisioning: str) -> tuple[PlatformTaint, ...]:
+    """Taints the platform adds to nodes of this provisioning (`platform_taints.csv`, each row with its source)."""
+    _, rows = _rows("platform_taints.csv")
+    return tuple(PlatformTaint(r["key"], r["value"], r["effect"], r["declared"] == "yes") for r in rows
+                 if r["cluster_kind"] == cluster_kind and r["provisioning"] == provisioning)
 
 
 @dataclass(frozen=True)

@@ -13,6 +13,7 @@ from quartermaster.capacity import pool_accelerators
 from quartermaster.cli import app
 from quartermaster.loader import load
 from quartermaster.model import Inventory
+from quartermaster.modules.cloud.azure import aks_agent_pools
 from quartermaster.modules.kueue import objects_for_cluster, render_cluster, validate_manifests
 from quartermaster.modules.kueue.builders import POOL_LABEL, accelerator_flavor_name
 from quartermaster.modules.kueue.k8s import selector_matches
@@ -93,7 +94,8 @@ def test_flavors_select_exactly_their_pool(inventory: Inventory) -> None:
         for name, flavor in of_kind(objects_for_cluster(inventory, cluster.name), "ResourceFlavor").items():
             labels[name] = flavor["spec"].get("nodeLabels", {})
             if cluster.topology_aware:
-                assert flavor["spec"]["topologyName"] == f"{cluster.kind}-topology"
+                topologies = of_kind(objects_for_cluster(inventory, cluster.name), "Topology")
+                assert flavor["spec"]["topologyName"] in topologies
     assert labels["h100-mega-resv"] == {"cloud.google.com/gke-nodepool": "h100-mega-resv"}
     assert labels["p5-od"] == {"eks.amazonaws.com/nodegroup": "p5-od"}
     assert labels["ndh100"] == {"kubernetes.azure.com/agentpool": "ndh100"}
@@ -110,19 +112,57 @@ def test_accelerator_taints_are_tolerated(inventory: Inventory) -> None:
         assert {"key": "google.com/tpu", "operator": "Exists", "effect": "NoSchedule"} in flavor["spec"]["tolerations"]
 
 
-def test_topology_levels_per_provider(inventory: Inventory) -> None:
-    [gke] = of_kind(objects_for_cluster(inventory, "gke-gpu-us-east4"), "Topology").values()
-    assert [lv["nodeLabel"] for lv in gke["spec"]["levels"]] == [
+def _levels(inventory: Inventory, cluster: str, pool: str) -> list[str]:
+    """The node labels of the Topology that a pool's flavor names."""
+    objects = objects_for_cluster(inventory, cluster)
+    name = of_kind(objects, "ResourceFlavor")[pool]["spec"]["topologyName"]
+    return [level["nodeLabel"] for level in of_kind(objects, "Topology")[name]["spec"]["levels"]]
+
+
+def test_topology_levels_are_labels_the_platform_puts_on_the_pools_nodes(inventory: Inventory) -> None:
+    """Issue 16: every GKE flavor named block/subblock/host levels, which A3 Mega, A3 High flex-start and TPU nodes do
+    not carry; Kueue ignores nodes without a level's label, so TAS admitted nothing there. The expected levels are
+    the documented ones (quartermaster/catalog/topology_levels.csv cites each page)."""
+    host = ["kubernetes.io/hostname"]
+    for pool in ("h100-mega-resv", "h100-mega-spot", "h100-flex"):  # GKE documents no topology labels for these
+        assert _levels(inventory, "gke-gpu-us-east4", pool) == host
+    for pool in ("v5p-2x2x4", "v6e-4x4-resv"):  # a multi-host slice is one node pool: the slice level
+        assert _levels(inventory, "gke-tpu-us-east5", pool) == ["cloud.google.com/gke-nodepool", *host]
+    gke = make_inventory().edit("clusters", "gke-a", topology_aware=True).pool(
+        "ultra", machine="a3-ultragpu-8g", provisioning="reservation", nodes=2).pool(
+        "ultra-spot", machine="a3-ultragpu-8g", provisioning="spot", nodes=2).build()
+    assert _levels(gke, "gke-a", "ultra") == [  # A3 Ultra reserved capacity: the AI Hypercomputer TAS page
         "cloud.google.com/gce-topology-block", "cloud.google.com/gce-topology-subblock",
-        "cloud.google.com/gce-topology-host", "kubernetes.io/hostname"]
+        "cloud.google.com/gce-topology-host", *host]
+    assert _levels(gke, "gke-a", "ultra-spot") == host
     eks = make_inventory().site("aws", provider="aws", region="us-east-1", zones=["us-east-1a"]).cluster(
         "eks", kind="eks", site="aws", project="1", topology_aware=True,
         eks={"node_role_arn": "arn", "subnets": {"us-east-1a": "subnet-1"}}).pool(
         "p5", cluster="eks", machine="p5.48xlarge", zones=["us-east-1a"], nodes=1).build()
-    [topology] = of_kind(objects_for_cluster(eks, "eks"), "Topology").values()
-    assert [lv["nodeLabel"] for lv in topology["spec"]["levels"]] == [
+    assert _levels(eks, "eks", "p5") == [  # EKS labels instance types with EC2 instance topology
         "topology.k8s.aws/network-node-layer-1", "topology.k8s.aws/network-node-layer-2",
-        "topology.k8s.aws/network-node-layer-3", "kubernetes.io/hostname"]
+        "topology.k8s.aws/network-node-layer-3", *host]
+
+
+def test_flavors_tolerate_the_taints_the_platform_adds(inventory: Inventory) -> None:
+    """Issue 16: GKE taints flex-start nodes `cloud.google.com/gke-queued` and AKS taints Spot nodes
+    `kubernetes.azure.com/scalesetpriority=spot`; a flavor without the toleration never lands its pods (TAS checks
+    taints against the flavor's tolerations)."""
+    flex = of_kind(objects_for_cluster(inventory, "gke-gpu-us-east4"), "ResourceFlavor")["h100-flex"]
+    assert {"key": "cloud.google.com/gke-queued", "operator": "Equal", "value": "true",
+            "effect": "NoSchedule"} in flex["spec"]["tolerations"]
+    aks = make_inventory().site("az", provider="azure", region="eastus", zones=["1"]).cluster(
+        "aks", kind="aks", site="az", project="sub", aks={"resource_group": "rg"}).pool(
+        "spot", cluster="aks", machine="Standard_ND96isr_H100_v5", zones=["1"], nodes=1, provisioning="spot").build()
+    spot = of_kind(objects_for_cluster(aks, "aks"), "ResourceFlavor")["spot"]
+    assert {"key": "kubernetes.azure.com/scalesetpriority", "operator": "Equal", "value": "spot",
+            "effect": "NoSchedule"} in spot["spec"]["tolerations"]
+    spot_pool = aks_agent_pools(aks, aks.cluster_by_name["aks"])[0]
+    assert "kubernetes.azure.com/scalesetpriority=spot:NoSchedule" in spot_pool.node_taints
+    assert spot_pool.node_labels["kubernetes.azure.com/scalesetpriority"] == "spot"
+    regular = objects_for_cluster(inventory, "gke-gpu-us-east4")
+    assert all(t["key"] != "cloud.google.com/gke-queued" for t in
+               of_kind(regular, "ResourceFlavor")["h100-mega-resv"]["spec"]["tolerations"])
 
 
 def test_flex_start_pools_get_a_scoped_provisioning_check(inventory: Inventory) -> None:
