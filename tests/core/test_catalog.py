@@ -10,6 +10,8 @@ import pytest
 from quartermaster.catalog import (
     ACCELERATORS_HEADER,
     MACHINES_HEADER,
+    PLATFORM_TAINTS_HEADER,
+    TOPOLOGY_LEVELS_HEADER,
     UnknownAccelerator,
     accelerators,
     canonical_accelerator,
@@ -25,6 +27,17 @@ def header(filename: str) -> list[str]:
 def test_csv_headers_are_fixed() -> None:
     assert header("machines.csv") == MACHINES_HEADER
     assert header("accelerators.csv") == ACCELERATORS_HEADER
+    assert header("topology_levels.csv") == TOPOLOGY_LEVELS_HEADER
+    assert header("platform_taints.csv") == PLATFORM_TAINTS_HEADER
+
+
+@pytest.mark.parametrize("filename", ["topology_levels.csv", "platform_taints.csv"])
+def test_node_facts_cite_a_source_and_name_catalog_machines(filename: str) -> None:
+    text = resources.files("quartermaster.catalog").joinpath(filename).read_text()
+    machines = {m.name for m in catalog_machines()}
+    for row in csv.DictReader(text.splitlines()):
+        assert row["source"].startswith("https://") and "read 20" in row["source"], row
+        assert set(row.get("machines", "").split(";")) - {""} <= machines, row
 
 
 def test_every_machine_has_a_source_and_a_known_accelerator() -> None:
