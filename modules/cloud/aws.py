@@ -6,6 +6,7 @@ Field names follow the provider arguments (`pulumi_aws` 7.51 / Terraform aws). R
 
 from __future__ import annotations
 
+import datetime as dt
 from dataclasses import dataclass
 
 from quartermaster.capacity import pool_accelerators, pool_max_nodes, pool_min_nodes
@@ -17,6 +18,11 @@ GPU_AMI_TYPE = "AL2023_x86_64_NVIDIA"  # IAC.md 2.2 step 4
 EFA_LABEL = "vpc.amazonaws.com/efa.present"
 # EKS capacity_type by provisioning; everything else is ON_DEMAND.
 CAPACITY_TYPE = {Provisioning.SPOT: "SPOT", Provisioning.CAPACITY_BLOCK: "CAPACITY_BLOCK"}
+# Capacity Blocks last whole days and all end at 11:30 UTC (EC2 user guide, capacity-blocks-purchase); EC2 warns
+# 40 minutes before the end and terminates the instances from 30 minutes before it (capacity-blocks-monitor; both
+# read 2026-11-24). The node group stays at 0 outside the block (EKS user guide, capacity-blocks-mng; IAC.md 2.2).
+CAPACITY_BLOCK_TIME = dt.time(11, 30)
+SCALE_DOWN_BEFORE_END = dt.timedelta(minutes=40)
 
 
 @dataclass(frozen=True)
@@ -43,6 +49,18 @@ class LaunchTemplateSpec:
 
 
 @dataclass(frozen=True)
+class ScheduledScalingSpec:
+    """An `autoscaling.Schedule` (Terraform `aws_autoscaling_schedule`) on the node group's Auto Scaling group."""
+
+    scheduled_action_name: str
+    start_time: str
+    """start_time: UTC, `YYYY-MM-DDThh:mm:ssZ`."""
+    min_size: int
+    max_size: int
+    desired_capacity: int
+
+
+@dataclass(frozen=True)
 class EksNodeGroupSpec:
     """An `eks.NodeGroup` (plus its launch template and, for EFA, a cluster placement group)."""
 
@@ -63,6 +81,8 @@ class EksNodeGroupSpec:
     launch_template: LaunchTemplateSpec
     accelerators: int
     """Most GPUs the node group can hold; not a provider argument."""
+    scheduled_scaling: tuple[ScheduledScalingSpec, ...] = ()
+    """Capacity blocks: scale up when the block starts, to 0 before EC2 reclaims it."""
 
 
 @dataclass(frozen=True)
@@ -123,16 +143,33 @@ def _node_group(inventory: Inventory, cluster: Cluster, region: str, pool: Pool)
         placement_group=name if pool.gpudirect else None,
     )
     max_nodes = pool_max_nodes(pool, machine)
-    min_nodes = 0 if block else pool_min_nodes(pool, machine)  # blocks scale to 0 before they end
+    # a capacity block's group is empty outside the block: launches before it is active fail
+    min_nodes = 0 if block else pool_min_nodes(pool, machine)
     return EksNodeGroupSpec(
         node_group_name=pool.name, pool=pool.name, cluster_name=cluster.name, region=region,
         node_role_arn=cluster.eks.node_role_arn, subnet_ids=tuple(cluster.eks.subnets[z] for z in pool.zones),
         capacity_type=CAPACITY_TYPE.get(pool.provisioning, "ON_DEMAND"),
         instance_types=() if block else (pool.machine,), ami_type=GPU_AMI_TYPE,
-        desired_size=pool_min_nodes(pool, machine), min_size=min_nodes, max_size=max_nodes,
+        desired_size=min_nodes, min_size=min_nodes, max_size=max_nodes,
         labels=sorted_labels(labels), taints=pool_taints(pool, machine, "eks"), launch_template=template,
         accelerators=pool_accelerators(inventory, pool),
+        scheduled_scaling=_block_schedule(inventory, pool, max_nodes) if block else (),
     )
+
+
+def _block_schedule(inventory: Inventory, pool: Pool, nodes: int) -> tuple[ScheduledScalingSpec, ...]:
+    """Scale the group to the block's nodes when it starts and to 0 forty minutes before it ends."""
+    if pool.commitment is None:
+        raise SpecError(f"pool {pool.name}: a capacity-block pool needs its `commitment` (the block's dates).")
+    block = inventory.commitment_by_name[pool.commitment]
+    start = dt.datetime.combine(block.start, CAPACITY_BLOCK_TIME)
+    end = dt.datetime.combine(block.end, CAPACITY_BLOCK_TIME)
+    return (ScheduledScalingSpec(f"{pool.name}-block-start", _utc(start), nodes, nodes, nodes),
+            ScheduledScalingSpec(f"{pool.name}-block-end", _utc(end - SCALE_DOWN_BEFORE_END), 0, nodes, 0))
+
+
+def _utc(moment: dt.datetime) -> str:
+    return moment.strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def _reservation_target(inventory: Inventory, pool: Pool) -> tuple[str | None, str | None]:

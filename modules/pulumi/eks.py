@@ -107,11 +107,25 @@ class EksAcceleratorNodeGroup(pulumi.ComponentResource):
                     id=self.launch_template.id, version=self.launch_template.latest_version.apply(str)
                 ),
             ),
-            # the cluster autoscaler owns the desired size of an autoscaled group
+            # the cluster autoscaler (or a capacity block's schedule) owns the desired size
             opts=pulumi.ResourceOptions(
-                parent=self, ignore_changes=["scalingConfig.desiredSize"] if autoscaled else None
+                parent=self,
+                ignore_changes=["scalingConfig.desiredSize"] if autoscaled or spec.scheduled_scaling else None,
             ),
         )
+        group_name = self.node_group.resources.apply(lambda r: r[0].autoscaling_groups[0].name)
+        self.schedules = [
+            aws.autoscaling.Schedule(
+                action.scheduled_action_name,
+                args=aws.autoscaling.ScheduleArgs(
+                    scheduled_action_name=action.scheduled_action_name, autoscaling_group_name=group_name,
+                    region=spec.region, start_time=action.start_time, min_size=action.min_size,
+                    max_size=action.max_size, desired_capacity=action.desired_capacity,
+                ),
+                opts=child,
+            )
+            for action in spec.scheduled_scaling
+        ]
         self.register_outputs({"node_group": self.node_group.node_group_name})
 
 

@@ -352,10 +352,16 @@ def eks_node_group(spec: EksNodeGroupSpec, reservation: TfResource | None = None
                 }
             ),
             depends_on=(reservation.address,) if reservation else (),
-            # the cluster autoscaler owns the desired size of an autoscaled group
-            ignore_changes=("scaling_config[0].desired_size",) if autoscaled else (),
+            # the cluster autoscaler (or a capacity block's schedule) owns the desired size
+            ignore_changes=("scaling_config[0].desired_size",) if autoscaled or spec.scheduled_scaling else (),
         )
     )
+    group_name = f"${{{out[-1].address}.resources[0].autoscaling_groups[0].name}}"
+    out += [TfResource("aws_autoscaling_schedule", tf_name(action.scheduled_action_name), "aws", {
+        "scheduled_action_name": action.scheduled_action_name, "autoscaling_group_name": group_name,
+        "region": spec.region, "start_time": action.start_time, "min_size": action.min_size,
+        "max_size": action.max_size, "desired_capacity": action.desired_capacity,
+    }) for action in spec.scheduled_scaling]
     return out
 
 

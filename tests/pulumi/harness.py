@@ -70,6 +70,8 @@ class EchoMocks(pulumi.runtime.Mocks):
         outputs = dict(args.inputs)
         if args.typ == "aws:ec2/launchTemplate:LaunchTemplate":
             outputs["latestVersion"] = 1
+        if args.typ == "aws:eks/nodeGroup:NodeGroup":  # what EKS reports: the group's Auto Scaling group
+            outputs["resources"] = [{"autoscalingGroups": [{"name": f"eks-{args.name}-asg"}]}]
         return f"{args.name}-id", outputs
 
     def call(self, args: pulumi.runtime.MockCallArgs) -> tuple[dict[str, Any], None]:

@@ -5,6 +5,7 @@ Expected values come from the inventory (and the capacity helpers), never from l
 
 from __future__ import annotations
 
+import datetime as dt
 from typing import Any
 
 import pytest
@@ -219,7 +220,23 @@ def test_eks_capacity_block_pool_launches_into_its_block(inventory: Inventory) -
         assert template["instanceMarketOptions"] == {"marketType": "capacity-block"}
         target = template["capacityReservationSpecification"]["capacityReservationTarget"]
         assert target["capacityReservationId"] == commitment.capacity_reservation_id
-        assert group.inputs["scalingConfig"]["minSize"] == 0
+        # Issue 16: the group was created with 4 nodes, whose launches fail before the block is active. It stays
+        # at 0 and two scheduled actions on its Auto Scaling group scale it to the block's nodes when the block
+        # starts (11:30 UTC on its start day: blocks are whole days ending at 11:30 UTC) and back to 0 forty
+        # minutes before it ends (EC2 terminates from 30 minutes before the end).
+        assert group.inputs["scalingConfig"]["minSize"] == group.inputs["scalingConfig"]["desiredSize"] == 0
+        nodes = pool_max_nodes(pool, inventory.machine_by_name[pool.machine])
+        start = dt.datetime.combine(commitment.start, dt.time(11, 30))
+        end = dt.datetime.combine(commitment.start + dt.timedelta(days=commitment.term_days), dt.time(10, 50))
+        schedules = {r.name: r.inputs for r in reg.of_type("aws:autoscaling/schedule:Schedule")}
+        asg = {"autoscalingGroupName": f"eks-{pool.name}-asg", "region": "us-east-1"}
+        assert schedules[f"{pool.name}-block-start"] == {
+            **asg, "scheduledActionName": f"{pool.name}-block-start", "startTime": f"{start.isoformat()}Z",
+            "minSize": nodes, "maxSize": nodes, "desiredCapacity": nodes}
+        assert schedules[f"{pool.name}-block-end"] == {
+            **asg, "scheduledActionName": f"{pool.name}-block-end", "startTime": f"{end.isoformat()}Z",
+            "minSize": 0, "maxSize": nodes, "desiredCapacity": 0}
+        assert "scalingConfig.desiredSize" in group.ignore_changes
 
 
 def test_eks_efa_pools_get_every_network_card_and_a_cluster_placement_group(inventory: Inventory) -> None:

@@ -214,6 +214,13 @@ KINDS = (
         ),
     ),
     Kind(
+        "scheduled_scaling",
+        "aws:autoscaling/schedule:Schedule",
+        "aws_autoscaling_schedule",
+        "scheduled_action_name",
+        ("region", "start_time", "min_size", "max_size", "desired_capacity"),
+    ),
+    Kind(
         "service_quota",
         "aws:servicequotas/serviceQuota:ServiceQuota",
         "aws_servicequotas_service_quota",
