@@ -18,11 +18,11 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Iterable
 from dataclasses import dataclass
-from decimal import Decimal
 from typing import Any
 
 from quartermaster.catalog import platform_taints, topology_levels
 from quartermaster.model import Cluster, Cohort, Inventory, Pool, Quota, Team
+from quartermaster.modules.kueue.k8s import canonical_quantity
 from quartermaster.pricing import Provisioning
 
 KUEUE_GROUP = "kueue.x-k8s.io"
@@ -270,19 +270,19 @@ def _resource_order(resource: str) -> tuple[int, str]:
 
 def _resource_quota(resource: str, quota: tuple[Any, Any, Any] | None) -> dict[str, Any]:
     nominal, borrowing, lending = quota or (0, None, None)
-    out: dict[str, Any] = {"name": resource, "nominalQuota": nominal}
+    out: dict[str, Any] = {"name": resource, "nominalQuota": _canonical(nominal)}
     if borrowing is not None:
-        out["borrowingLimit"] = borrowing
+        out["borrowingLimit"] = _canonical(borrowing)
     if lending is not None:
-        out["lendingLimit"] = lending
+        out["lendingLimit"] = _canonical(lending)
     return out
 
 
-def quantity(value: float) -> int | str:
-    """A fair-sharing weight as a Kubernetes quantity: 2 -> 2, 0.75 -> "0.75"."""
-    if value == int(value):
-        return int(value)
-    return format(Decimal(str(value)).normalize(), "f")
+def _canonical(amount: Any) -> int | str:
+    """A quota amount (a count, or `<n>Gi` of memory) in the API server's canonical form (`1000` -> `1k`)."""
+    if isinstance(amount, str):
+        return canonical_quantity(_number(amount), gib=True)
+    return canonical_quantity(amount)
 
 
 # --- objects ---------------------------------------------------------------------------------------
@@ -360,7 +360,7 @@ def _logical_flavor(version: str, name: str) -> dict[str, Any]:
 
 
 def _cohort(inventory: Inventory, cluster: Cluster, version: str, cohort: Cohort) -> dict[str, Any]:
-    spec: dict[str, Any] = {"fairSharing": {"weight": quantity(cohort.fair_sharing_weight or 1)}}
+    spec: dict[str, Any] = {"fairSharing": {"weight": canonical_quantity(cohort.fair_sharing_weight or 1)}}
     if cohort.parent:
         spec["parentName"] = cohort.parent
     # Cohort limits need a parent (RULES.md 50).
@@ -463,7 +463,8 @@ def _cluster_queue(inventory: Inventory, version: str, cluster: Cluster, team: T
         "stopPolicy": "None",
         "flavorFungibility": dict(FLAVOR_FUNGIBILITY_DEFAULT),
         "preemption": preemption(inventory, team, fair_sharing),
-        "fairSharing": {"weight": quantity(team.fair_sharing_weight if team.fair_sharing_weight is not None else 1)},
+        "fairSharing": {"weight": canonical_quantity(
+            team.fair_sharing_weight if team.fair_sharing_weight is not None else 1)},
     }
     if team.cohort:
         spec["cohortName" if version.endswith("v1beta2") else "cohort"] = team.cohort  # RULES.md 83

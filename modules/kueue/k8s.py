@@ -44,6 +44,32 @@ def parse_quantity(value: Any) -> Decimal | None:
         return None
 
 
+_DECIMAL_STEPS = ((18, "E"), (15, "P"), (12, "T"), (9, "G"), (6, "M"), (3, "k"))
+_FRACTION_STEPS = ((3, "m"), (6, "u"), (9, "n"))
+_BINARY_STEPS = ((60, "Ei"), (50, "Pi"), (40, "Ti"), (30, "Gi"), (20, "Mi"), (10, "Ki"))
+
+
+def canonical_quantity(value: int | float | Decimal, *, gib: bool = False) -> int | str:
+    """A quantity in the form the API server writes back (apimachinery `resource.Quantity`'s canonical string:
+    the largest suffix that keeps the number whole: `1000` -> `1k`, `0.75` -> `750m`, `1024Gi` -> `1Ti`), so
+    that Terraform and Pulumi read back what they wrote. `value` counts GiB when `gib`; a number already
+    canonical stays a number (`64`)."""
+    if gib:
+        count = int(value) * 2**30
+        return next((f"{count >> bits}{suffix}" for bits, suffix in _BINARY_STEPS if count and not count % 2**bits),
+                    count)
+    amount = Decimal(str(value))
+    if amount != amount.to_integral_value():
+        for digits, suffix in _FRACTION_STEPS:
+            scaled = amount * 10**digits
+            if scaled == scaled.to_integral_value():
+                return f"{int(scaled)}{suffix}"
+        raise ValueError(f"{value} has more than nine decimal places; a quantity cannot hold it")
+    whole = int(amount)
+    return next((f"{whole // 10**digits}{suffix}" for digits, suffix in _DECIMAL_STEPS
+                 if whole and not whole % 10**digits), whole)
+
+
 def is_dns_subdomain(name: str) -> bool:
     return isinstance(name, str) and len(name) <= 253 and bool(DNS1123_SUBDOMAIN.match(name))
 

@@ -35,9 +35,16 @@ _PLAIN_SAFE = re.compile(r"^[A-Za-z0-9_.][A-Za-z0-9_./ -]*$")
 _STR_TAG = "tag:yaml.org,2002:str"
 
 
+# Plain scalars that some YAML reader takes for something else than the string: YAML 1.2's numbers (`1e3`,
+# `0o17`), numbers with leading zeros (`0800`, which Go's YAML libraries, and so kubectl, read as a number), and
+# YAML 1.1's one-letter booleans (`y`, `n`). PyYAML's 1.1 resolver catches the rest (`yes`, `on`, `1_000`).
+_READ_AS_NUMBER_OR_BOOL = re.compile(r"[-+]?\.?[0-9].*|[yYnN]|[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN)")
+
+
 @lru_cache(maxsize=65536)
 def _string(text: str) -> str:
     plain = (_PLAIN_SAFE.match(text) is not None and not text.endswith(" ") and ": " not in text and " #" not in text
+             and not _READ_AS_NUMBER_OR_BOOL.fullmatch(text)
              and _RESOLVER.resolve(yaml.ScalarNode, text, (True, False)) == _STR_TAG)
     return text if plain else json.dumps(text, ensure_ascii=False)
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from quartermaster.model import Inventory
@@ -90,8 +90,15 @@ def tf_name(value: str) -> str:
     return name if re.match(r"[A-Za-z_]", name) else f"_{name}"
 
 
+class Ref(str):
+    """A Terraform expression this module writes (`${aws_launch_template.x.id}`), kept as it is by `literal`."""
+
+
 def literal(value: Any) -> Any:
-    """`value` with `${` and `%{` escaped in every string, so Terraform reads it as text, not a template."""
+    """`value` with `${` and `%{` escaped in every string but a `Ref`, so Terraform reads inventory text as text,
+    never as a template (a project named `${file("~/.ssh/id_rsa")}` would otherwise be evaluated)."""
+    if isinstance(value, Ref):
+        return value
     if isinstance(value, str):
         return value.replace("${", "$${").replace("%{", "%%{")
     if isinstance(value, dict):
@@ -125,7 +132,7 @@ def stack_spec(spec: ClusterSpec, manifests: Sequence[Manifest]) -> TfStackSpec:
         resources += [aks_node_pool(p, spec.project or "") for p in spec.aks_agent_pools]
     variables: dict[str, Body] = {}
     if manifests:
-        providers["kubernetes"] = {"config_path": f"${{var.{KUBECONFIG_VARIABLE}}}"}
+        providers["kubernetes"] = {"config_path": Ref(f"${{var.{KUBECONFIG_VARIABLE}}}")}
         variables[KUBECONFIG_VARIABLE] = {
             "type": "string",
             "description": f"Path of a kubeconfig whose current context is cluster {spec.cluster} "
@@ -136,7 +143,8 @@ def stack_spec(spec: ClusterSpec, manifests: Sequence[Manifest]) -> TfStackSpec:
         resources += [barrier] if barrier else []
         resources += kueue_manifests(manifests, (barrier.address,) if barrier else ())
     _check_unique(resources)
-    return TfStackSpec(spec.cluster, providers, resources, variables)
+    return TfStackSpec(spec.cluster, literal(providers), [replace(r, body=literal(r.body)) for r in resources],
+                       variables)
 
 
 POOL_TYPES = ("google_container_node_pool", "aws_eks_node_group", "azurerm_kubernetes_cluster_node_pool")
@@ -290,8 +298,8 @@ def eks_node_group(spec: EksNodeGroupSpec, reservation: TfResource | None = None
             {"name": lt.placement_group, "strategy": "cluster", "region": spec.region},
         )
         out.append(group)
-        placement = {"group_name": f"${{{group.address}.name}}"}
-    target = lt.capacity_reservation_id or (f"${{{reservation.address}.id}}" if reservation else None)
+        placement = {"group_name": Ref(f"${{{group.address}.name}}")}
+    target = lt.capacity_reservation_id or (Ref(f"${{{reservation.address}.id}}") if reservation else None)
     template = TfResource(
         "aws_launch_template",
         tf_name(lt.name),
@@ -346,8 +354,8 @@ def eks_node_group(spec: EksNodeGroupSpec, reservation: TfResource | None = None
                         {"key": t.key, "value": t.value, "effect": upper_snake_effect(t.effect)} for t in spec.taints
                     ],
                     "launch_template": {
-                        "id": f"${{{template.address}.id}}",
-                        "version": f"${{{template.address}.latest_version}}",
+                        "id": Ref(f"${{{template.address}.id}}"),
+                        "version": Ref(f"${{{template.address}.latest_version}}"),
                     },
                 }
             ),
@@ -356,7 +364,7 @@ def eks_node_group(spec: EksNodeGroupSpec, reservation: TfResource | None = None
             ignore_changes=("scaling_config[0].desired_size",) if autoscaled or spec.scheduled_scaling else (),
         )
     )
-    group_name = f"${{{out[-1].address}.resources[0].autoscaling_groups[0].name}}"
+    group_name = Ref(f"${{{out[-1].address}.resources[0].autoscaling_groups[0].name}}")
     out += [TfResource("aws_autoscaling_schedule", tf_name(action.scheduled_action_name), "aws", {
         "scheduled_action_name": action.scheduled_action_name, "autoscaling_group_name": group_name,
         "region": spec.region, "start_time": action.start_time, "min_size": action.min_size,
@@ -467,7 +475,7 @@ def kueue_manifests(manifests: Sequence[Manifest], pools: tuple[str, ...]) -> li
             after = (*after, *pools)
         out.append(
             TfResource(
-                "kubernetes_manifest", manifest_name(m), "kubernetes", {"manifest": literal(m)}, depends_on=after
+                "kubernetes_manifest", manifest_name(m), "kubernetes", {"manifest": m}, depends_on=after
             )
         )
     return out

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 from typer.testing import CliRunner
 
 from quartermaster.capacity import pool_accelerators
@@ -16,7 +18,8 @@ from quartermaster.model import Inventory
 from quartermaster.modules.cloud.azure import aks_agent_pools
 from quartermaster.modules.kueue import objects_for_cluster, render_cluster, validate_manifests
 from quartermaster.modules.kueue.builders import POOL_LABEL, accelerator_flavor_name
-from quartermaster.modules.kueue.k8s import selector_matches
+from quartermaster.modules.kueue.k8s import canonical_quantity, parse_quantity, selector_matches
+from quartermaster.modules.kueue.render import dump_objects
 from tests.builders import make_inventory
 from tests.paths import DATA, INVENTORY
 
@@ -292,3 +295,33 @@ def test_quota_never_exceeds_what_the_inventory_allows(inventory: Inventory) -> 
             )
             assert total == sum(q.nominal for t in inventory.teams for q in t.quotas if q.flavor == pool.name)
             assert total <= pool_accelerators(inventory, pool)
+
+
+@pytest.mark.parametrize("text", ["0800", "08", "y", "n", "N", "1e3", "0o17", "0x1F", "1_000", "yes", "on", "~",
+                                  ".inf", "-.5", "12:30"])
+def test_strings_that_a_yaml_reader_could_take_for_numbers_or_booleans_stay_strings(text: str) -> None:
+    """Issue 16: `cost_center: "0800"` rendered as the label `0800`, which kubectl reads as a number and refuses.
+    Every string comes back as the same string through a YAML 1.2 parser (ruamel.yaml) and a 1.1 one (PyYAML)."""
+    from ruamel.yaml import YAML
+
+    rendered = dump_objects([{"metadata": {"labels": {"quartermaster.dev/cost-center": text}}}])
+    assert YAML(typ="safe").load(rendered)["metadata"]["labels"]["quartermaster.dev/cost-center"] == text
+    assert yaml.safe_load(rendered)["metadata"]["labels"]["quartermaster.dev/cost-center"] == text
+
+
+@pytest.mark.parametrize("value, gib, want", [
+    (64, False, 64),  # already canonical: stays a number
+    (1000, False, "1k"),  # the webhook's re-marshalled form of 1000
+    (1500, False, 1500),  # 1.5k is not whole, so no suffix
+    (2_000_000, False, "2M"),
+    (0.75, False, "750m"),
+    (0, False, 0),
+    (1024, True, "1Ti"),  # 1024 GiB = 1 TiB
+    (1536, True, "1536Gi"),  # 1.5 TiB is not whole
+    (0, True, 0),
+])
+def test_quantities_are_written_in_the_api_servers_canonical_form(value: float, gib: bool, want: object) -> None:
+    """Issue 16: quotas that Kueue's webhook re-marshals (1000 -> 1k) gave Terraform an inconsistent result after
+    apply. Each expectation is apimachinery's rule: the largest suffix that keeps the number whole."""
+    assert canonical_quantity(value, gib=gib) == want
+    assert parse_quantity(want) == (Decimal(value) * 2**30 if gib else Decimal(str(value)))  # the same amount

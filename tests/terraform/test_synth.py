@@ -20,6 +20,7 @@ from quartermaster.model import Inventory
 from quartermaster.modules.cloud import cluster_spec
 from quartermaster.modules.kueue import objects_for_cluster
 from quartermaster.modules.terraform import PROVIDERS, stack_clusters
+from tests.builders import make_inventory
 from tests.paths import INVENTORY
 from tests.terraform.conftest import ROOT
 
@@ -100,6 +101,28 @@ def test_kueue_objects_are_manifests_that_wait_for_the_node_pools(inventory: Inv
         if body["manifest"]["apiVersion"].startswith("kueue.x-k8s.io/") and pools:
             assert "terraform_data.node_pools" in body["depends_on"]
     assert stacks[cluster]["provider"]["kubernetes"] == [{"config_path": "${var.kubeconfig_path}"}]
+
+
+def test_inventory_text_is_never_a_terraform_template(tmp_path: Path) -> None:
+    """Issue 16: strings from the inventory reached the Terraform JSON unescaped, so a project named
+    `${file("~/.ssh/id_rsa")}` was evaluated. Every `${` and `%{` of inventory text comes out as `$${` / `%%{`
+    (Terraform's escapes); the stack's own references stay references."""
+    from quartermaster.modules.terraform.app import synth
+
+    project = '${file("~/.ssh/id_rsa")}'
+    description = '%{ for x in ["a"] }evil%{ endfor }'
+    inventory = make_inventory().edit("clusters", "gke-a", project=project).edit(
+        "priority_classes", "training", description=description).build()
+    [stack] = synth(inventory, ["gke-a"], tmp_path / "out")
+    text = stack.read_text()
+    escaped = project.replace("${", "$${")
+    assert '"${file' not in text and text.count(json.dumps(escaped)[1:-1]) >= 2  # provider config and node pool
+    body = json.loads(text)
+    assert body["provider"]["google-beta"][0]["project"] == escaped
+    assert body["provider"]["kubernetes"] == [{"config_path": "${var.kubeconfig_path}"}]  # a reference, kept
+    [priority] = [r["manifest"] for r in body["resource"]["kubernetes_manifest"].values()
+                  if r["manifest"]["kind"] == "WorkloadPriorityClass"]
+    assert priority["description"] == description.replace("%{", "%%{")
 
 
 def test_gcs_and_s3_backends_by_setting(inventory: Inventory, tmp_path: Path) -> None:
