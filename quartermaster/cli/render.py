@@ -19,11 +19,13 @@ def command(
     cluster: list[str] = typer.Option(None, "--cluster", "-c", help="Render only this cluster (repeatable)."),
     out: Path | None = typer.Option(None, "--out", "-o", help="Write <DIR>/<cluster>.yaml instead of printing.",
                                     file_okay=False, dir_okay=True),
+    kueue_config: bool = typer.Option(False, "--kueue-config",
+                                      help="Print the part of Kueue's manager Configuration the queues need."),
 ) -> None:
     """Render Kueue objects (plus Namespaces and RBAC) per cluster, byte-identical across runs."""
     # imported when run, so that `qm --help` stays fast
     from quartermaster.modules.kueue import objects_for_cluster, validate_manifests
-    from quartermaster.modules.kueue.render import render_objects, stale_renders
+    from quartermaster.modules.kueue.render import render_kueue_configuration, render_objects, stale_renders
     if out is not None:
         check_output(out, "--out", path, folder=True)
     inventory = load_or_exit(path).inventory
@@ -33,6 +35,10 @@ def command(
             hint = " " + (did_you_mean(name, known) or f"Clusters: {', '.join(known)}.")
             raise UsageError(f"--cluster: no such cluster `{name}` in {path}.{hint}")
     names = cluster or known
+    if kueue_config:
+        for name in names:
+            typer.echo(render_kueue_configuration(name, objects_for_cluster(inventory, name)), nl=False)
+        return
     rendered: dict[str, str] = {}
     errors = 0
     for name in names:

@@ -7,11 +7,12 @@ from pathlib import Path
 import typer
 from rich.table import Table
 
-from quartermaster.cli.common import console, inventory_argument, load_or_exit
+from quartermaster.cli.common import console, load_or_exit
+from quartermaster.errors import UsageError
 
 
 def command(
-    path: Path = inventory_argument(),
+    path: Path = typer.Argument(Path("inventory"), help="Inventory directory (or one file); not needed with --kueue."),
     kueue: Path | None = typer.Option(
         None,
         "--kueue",
@@ -31,6 +32,9 @@ def command(
 
         lint(kueue)
         return
+    if not path.exists():
+        raise UsageError(f"no inventory at {path}. Give the inventory's folder, e.g. `qm validate inventory/`, or "
+                         "lint manifests with `qm validate --kueue FILE`.")
     result = load_or_exit(path)
     s = summarise(result.inventory)
     console.print(

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from typer.testing import CliRunner
 
 from quartermaster.cli import app
@@ -41,7 +42,18 @@ def test_validate_warnings_only_exit_0(tmp_path: Path) -> None:
 
 def test_validate_missing_path_is_a_usage_error(tmp_path: Path) -> None:
     result = runner.invoke(app, ["validate", str(tmp_path / "nope")])
-    assert result.exit_code == 2
+    assert result.exit_code == 2 and "no inventory at" in result.output
+
+
+def test_validate_kueue_needs_no_inventory_folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 16: outside the repository root `qm validate --kueue FILE` failed with "path 'inventory' does not
+    exist"."""
+    manifests = tmp_path / "queues.yaml"
+    manifests.write_text((REPO / "tests/data/kueue/golden/aks-eastus.yaml").read_text())
+    monkeypatch.chdir(tmp_path)
+    result = runner.invoke(app, ["validate", "--kueue", str(manifests)])
+    assert result.exit_code == 0, result.output
+    assert "0 error(s)" in result.output
 
 
 def test_schema_writes_both_files(tmp_path: Path) -> None:
