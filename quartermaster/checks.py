@@ -16,8 +16,8 @@ from typing import Protocol
 from quartermaster.capacity import flavor_capacity, pool_max_nodes
 from quartermaster.catalog import UnknownAccelerator, canonical_accelerator
 from quartermaster.issues import Issue, Ref, Severity, did_you_mean
-from quartermaster.model import Inventory
-from quartermaster.names import PROVIDER_OF_KIND
+from quartermaster.model import Inventory, Team
+from quartermaster.names import PROVIDER_OF_KIND, RBAC_GROUP_PATTERNS, ClusterKind
 from quartermaster.pricing import Provisioning
 
 CheckFn = Callable[[Inventory], list[Issue]]
@@ -132,12 +132,37 @@ def check_tenancy(inv: Inventory) -> list[Issue]:
             if ns in seen:
                 out.append(_issue(f"namespace `{ns}` is listed twice", "List each namespace once.", ref, got=ns))
             seen.add(ns)
-        if team.group is not None and team.group.startswith(SYSTEM_GROUP_PREFIX):
-            out.append(_issue(f"group `{team.group}` is a Kubernetes system group (every authenticated user, node "
-                              "or service account); binding the team's role to it gives the role to all of them",
-                              "Name the identity-provider group of the team's members, or remove `group` to use "
-                              "the team name.", ("teams", team.name, "group"), got=team.group))
+        named = [(("teams", team.name, "group"), team.group),
+                 *((("teams", team.name, "groups", kind), group) for kind, group in team.groups.items())]
+        for where, group in named:
+            if group is not None and group.startswith(SYSTEM_GROUP_PREFIX):
+                out.append(_issue(f"group `{group}` is a Kubernetes system group (every authenticated user, node "
+                                  "or service account); binding the team's role to it gives the role to all of them",
+                                  "Name the identity-provider group of the team's members, or remove it to use "
+                                  "the team name.", where, got=group))
     return out
+
+
+@rule("rbac-subjects", "a team's RBAC group is named as each platform it runs on names groups")
+def check_rbac_subjects(inv: Inventory) -> list[Issue]:
+    out = []
+    for team in inv.teams:
+        for kind in sorted(_cluster_kinds_of(inv, team)):
+            pattern, what = RBAC_GROUP_PATTERNS.get(kind, (None, ""))
+            group = team.rbac_group(kind)
+            if pattern is not None and not re.fullmatch(pattern, group):
+                out.append(_issue(f"on {kind.upper()} the team's RoleBindings name the group `{group}`, which "
+                                  f"{kind.upper()} never matches: it needs {what}, so the role would grant nobody",
+                                  f"Set `groups: {{{kind}: ...}}` on the team.", ("teams", team.name, "name"),
+                                  got=group, severity="warning"))
+    return out
+
+
+def _cluster_kinds_of(inv: Inventory, team: Team) -> set[ClusterKind]:
+    """Kinds of the clusters where the team gets RBAC: those whose pools it has quota in, and their managers."""
+    pools = {q.flavor for q in team.quotas}
+    hosts = {c.name for c in inv.clusters if any(p.name in pools for p in c.pools)}
+    return {c.kind for c in inv.clusters if c.name in hosts or set(c.multikueue_workers) & hosts}
 
 
 @rule("derived-names", "names derived from inventory names fit Kubernetes and cloud limits")

@@ -13,7 +13,7 @@ from decimal import Decimal
 from functools import cache, cached_property
 from typing import Annotated, Any
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StringConstraints, model_validator
 
 from quartermaster.catalog import machine_rows
 from quartermaster.names import (
@@ -355,6 +355,10 @@ class Team(Strict):
     """owners: people or groups who approve the team's quota changes (`@user`, `@org/team` or an e-mail)."""
     group: str | None = None
     """group: identity-provider group bound to the team's RBAC roles; default = the team name."""
+    groups: dict[ClusterKind, Annotated[str, StringConstraints(min_length=1, max_length=256)]] = Field(
+        default_factory=dict)
+    """groups: the RBAC group per cluster kind, as that platform names it (GKE: a Google Group e-mail; AKS: an
+    Entra ID group object id; EKS: the Kubernetes group of an access entry); overrides `group` there."""
     namespaces: Annotated[tuple[NamespaceName, ...], Field(min_length=1)]
     """namespaces: Kubernetes namespaces the team submits workloads from."""
     cohort: CohortName | None = None
@@ -367,6 +371,10 @@ class Team(Strict):
     """sites: sites the team's work may run at (data residency); empty = any site."""
     quotas: tuple[Quota, ...] = ()
     """quotas: quota per flavor."""
+
+    def rbac_group(self, cluster_kind: ClusterKind) -> str:
+        """The group bound to the team's RBAC roles on a cluster of this kind."""
+        return self.groups.get(cluster_kind) or self.group or self.name
 
 
 class Cohort(Strict):

@@ -35,8 +35,14 @@ ZoneName = Annotated[str, StringConstraints(pattern=r"^[a-z0-9][a-z0-9-]*$", max
 # Who approves: a GitHub user (@ + alphanumerics and single inner hyphens, at most 39: GitHub's username rule), a
 # team (@org/team-slug) or an e-mail address, as CODEOWNERS accepts them (docs.github.com "About code owners",
 # read 2026-11-23). Nothing else can reach CODEOWNERS or the PR comment (issue 17: "@e\n* @attacker").
-OWNER_PATTERN = (r"^(@[A-Za-z0-9](?:-?[A-Za-z0-9]){0,38}(?:/[A-Za-z0-9][A-Za-z0-9_-]{0,99})?"
-                 r"|[A-Za-z0-9._%+-]{1,64}@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,63})$")
+EMAIL_PATTERN = r"[A-Za-z0-9._%+-]{1,64}@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,63}"
+OWNER_PATTERN = rf"^(@[A-Za-z0-9](?:-?[A-Za-z0-9]){{0,38}}(?:/[A-Za-z0-9][A-Za-z0-9_-]{{0,99}})?|{EMAIL_PATTERN})$"
+# How each platform names the group in an RBAC Group subject: GKE matches Google Groups by e-mail (Google Groups
+# for RBAC); AKS with Entra ID by the group's object id, a GUID (learn.microsoft.com/azure/aks/azure-ad-rbac;
+# both read 2026-11-24). EKS access entries and on-prem identity providers use any name.
+RBAC_GROUP_PATTERNS = {"gke": (EMAIL_PATTERN, "a Google Group e-mail, e.g. `ml-team@example.com`"),
+                       "aks": (r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}",
+                               "an Entra ID group object id, e.g. `3f2504e0-4f89-41d3-9a0c-0305e82c3301`")}
 Owner = Annotated[str, StringConstraints(pattern=OWNER_PATTERN, max_length=254)]
 COST_CENTER_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_-]*$"
 CostCenter = Annotated[str, StringConstraints(pattern=COST_CENTER_PATTERN, max_length=32)]

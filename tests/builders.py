@@ -29,7 +29,8 @@ class InventoryBuilder:
             "cohorts": [{"name": "org"}],
             "priority_classes": [{"name": "training", "value": 100}],
             "teams": [{"name": "ml", "cost_center": "CC-1", "owners": ["@ml-leads"], "namespaces": ["ml"],
-                       "cohort": "org", "quotas": [{"flavor": "h100", "nominal": 8}]}],
+                       "groups": {"gke": "ml@example.com"}, "cohort": "org",
+                       "quotas": [{"flavor": "h100", "nominal": 8}]}],
         }
 
     def _named(self, section: str, name: str) -> dict[str, Any]:
@@ -64,6 +65,7 @@ class InventoryBuilder:
         fields.setdefault("cost_center", "CC-1")
         fields.setdefault("owners", ["@owners"])
         fields.setdefault("namespaces", [name])
+        fields.setdefault("groups", {"gke": f"{name}@example.com"})  # GKE binds Google Groups by e-mail
         fields.setdefault("quotas", [{"flavor": f, "nominal": n} for f, n in (quotas or {}).items()])
         self.data["teams"].append({"name": name, **fields})
         return self

@@ -23,6 +23,7 @@ from typing import Any
 from quartermaster.catalog import platform_taints, topology_levels
 from quartermaster.model import Cluster, Cohort, Inventory, Pool, Quota, Team
 from quartermaster.modules.kueue.k8s import canonical_quantity
+from quartermaster.names import ClusterKind
 from quartermaster.pricing import Provisioning
 
 KUEUE_GROUP = "kueue.x-k8s.io"
@@ -124,7 +125,7 @@ def objects_for_cluster(inventory: Inventory, cluster: str) -> list[dict[str, An
     fair = fair_sharing_in_use(inventory)
     for name in sorted(quotas):
         team = inventory.team_by_name[name]
-        objects += _tenancy(team)
+        objects += _tenancy(team, c.kind)
         objects.append(_cluster_queue(inventory, version, c, team, quotas[name], flex, mk_checks.get(name), fair))
         objects += _local_queues(version, team)
     return sorted(objects, key=_apply_order)
@@ -355,10 +356,11 @@ def flavor_tolerations(inventory: Inventory, cluster: Cluster, pool: Pool) -> li
     of the pool's provisioning (GKE flex-start, AKS Spot; TAS checks them against these) and the pool's own."""
     resource = inventory.machine_by_name[pool.machine].resource_name
     out = [{"key": resource, "operator": "Exists", "effect": "NoSchedule"}]
-    for taint in [*platform_taints(cluster.kind, pool.provisioning), *pool.taints]:
-        toleration = {"key": taint.key, "effect": taint.effect, "operator": "Equal" if taint.value else "Exists"}
-        if taint.value:
-            toleration["value"] = taint.value
+    taints = [(t.key, t.value, t.effect) for t in platform_taints(cluster.kind, pool.provisioning)]
+    for key, value, effect in [*taints, *((t.key, t.value, t.effect) for t in pool.taints)]:
+        toleration = {"key": key, "effect": effect, "operator": "Equal" if value else "Exists"}
+        if value:
+            toleration["value"] = value
         if toleration not in out:
             out.append(toleration)
     return out
@@ -518,7 +520,7 @@ def _team_rules() -> list[dict[str, Any]]:
     return rules
 
 
-def _tenancy(team: Team) -> list[dict[str, Any]]:
+def _tenancy(team: Team, cluster_kind: ClusterKind) -> list[dict[str, Any]]:
     """Namespace, Role and RoleBinding per team namespace: the team's group may create workloads there and
     read its LocalQueues and Workloads; it gets nothing cluster-scoped, so it cannot write ClusterQueues,
     Cohorts or ResourceFlavors."""
@@ -532,5 +534,5 @@ def _tenancy(team: Team) -> list[dict[str, Any]]:
                     "metadata": _meta(TEAM_ROLE, namespace, labels),
                     "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": TEAM_ROLE},
                     "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "Group",
-                                  "name": team.group or team.name}]})
+                                  "name": team.rbac_group(cluster_kind)}]})
     return out

@@ -32,11 +32,10 @@ def focus(
     out: Path = typer.Option(None, help="Output CSV; default focus-<period>.csv in the current folder."),
 ) -> None:
     """Write FOCUS 1.3 rows: every mandatory column, commitment columns, x_Team and x_CostCenter."""
-    # imported when run, so that `qm --help` stays fast
-    from quartermaster.reports.focus import write_focus
-
     if out is not None:
         check_output(out, "--out", path, folder=False)
+    # imported when run (after the cheap checks), so that `qm --help` and a usage mistake stay fast
+    from quartermaster.reports.focus import write_focus
     inventory = load_or_exit(path).inventory
     if quarter and period:
         raise UsageError("--period (metered usage) and --quarter (the plan's forecast) exclude each other; give one.")

@@ -39,14 +39,14 @@ def command(
     force: bool = typer.Option(False, help="With --propose: edit team files even if they have uncommitted changes."),
 ) -> None:
     """Plan what to commit to, where and when; print a summary and write the plan to --out."""
-    # imported when run, so that `qm --help` stays fast
-    from quartermaster.planner import PlanInputError, PlanOptions, plan
-    from quartermaster.planner.options import parse_horizon
     if solver not in ("highs", "cbc"):
         raise UsageError(f"--solver must be highs or cbc (got {solver}).")
     check_output(out, "--out", path, folder=True)  # before solving, not after
     if write_lp is not None:
         check_output(write_lp, "--write-lp", path, folder=False)
+    # imported when run (after the cheap checks), so that `qm --help` and a usage mistake stay fast
+    from quartermaster.planner import PlanInputError, PlanOptions, plan
+    from quartermaster.planner.options import parse_horizon
     inventory = load_or_exit(path).inventory
     try:
         options = PlanOptions(horizon=parse_horizon(horizon), start=start, scenario=scenario,

@@ -38,14 +38,14 @@ def command(
     formats: str = typer.Option(",".join(FORMATS), help="Comma-separated subset of html,json,csv,xlsx,pdf."),
 ) -> None:
     """Write the quarterly planning report: spend, savings, commitments to approve, coverage, risk, budgets."""
-    # imported when run, so that `qm --help` stays fast
-    from quartermaster.reports.filters import money, pct
-    from quartermaster.reports.finance import RenderOptions, build_report, write_report
     chosen = tuple(f.strip() for f in formats.split(",") if f.strip())
     unknown = sorted(set(chosen) - set(FORMATS))
     if unknown:
         raise UsageError(f"--formats: unknown {', '.join(unknown)}; choose from {', '.join(FORMATS)}.")
     check_output(out, "--out", path, folder=True)
+    # imported when run (after the cheap checks), so that `qm --help` and a usage mistake stay fast
+    from quartermaster.reports.filters import money, pct
+    from quartermaster.reports.finance import RenderOptions, build_report, write_report
     inventory = load_or_exit(path).inventory
     result = plan_or_exit(inventory, quarter, plan_dir)
     before = plan_or_exit(inventory, quarter, previous, "--previous") if previous is not None else None

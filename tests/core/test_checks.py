@@ -41,6 +41,11 @@ CASES = {
     # Issue 17: binding a team role to system:authenticated hands it to every user and service account.
     "system group": Case(lambda b: b.edit("teams", "ml", group="system:authenticated"), "tenancy",
                          "group `system:authenticated` is a Kubernetes system group"),
+    "system group for one platform": Case(lambda b: b.edit("teams", "ml", groups={"gke": "system:masters"}),
+                                          "tenancy", "group `system:masters` is a Kubernetes system group"),
+    # Issue 16: GKE matches RBAC Group subjects against Google Group e-mails; a team name matches nothing.
+    "group GKE cannot match": Case(lambda b: b.edit("teams", "ml", groups={}), "rbac-subjects",
+                                   "on GKE the team's RoleBindings name the group `ml`", "warning"),
     # Pools of different clusters share the ResourceFlavor namespace.
     "duplicate pool across clusters": Case(
         lambda b: b.cluster("gke-b", kind="gke", site="gcp-us-central1", project="p").pool(

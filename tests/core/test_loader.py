@@ -63,8 +63,8 @@ def test_typo_key_negative_quota_dangling_reference_oversubscription_and_broken_
     assert not result.ok
     want = [
         "teams/multimodal.yaml:4 teams[0].cost_centre: unknown key `cost_centre`. Did you mean `cost_center`?",
-        "teams/rl-research.yaml:7 teams[0].cohort: no such cohort `reserch`. Did you mean `research`?",
-        "teams/tpu-research.yaml:11 teams[0].quotas[0].nominal: `nominal` must be >= 0 (got -8).",
+        "teams/rl-research.yaml:8 teams[0].cohort: no such cohort `reserch`. Did you mean `research`?",
+        "teams/tpu-research.yaml:12 teams[0].quotas[0].nominal: `nominal` must be >= 0 (got -8).",
         "teams/ml-platform.yaml:9 teams[0].quotas[0].nominal: flavor `dgx-h100-a` is over-subscribed",
         "teams/broken.yaml:4: malformed YAML: did not find expected ',' or ']'.",
     ]

@@ -110,6 +110,14 @@ DEEP_FLOW = "x: " + "[" * 100_000 + "]" * 100_000 + "\n"  # crashed the process 
 DEEP_INDENT = "".join(f"{'  ' * i}k{i}:\n" for i in range(200)) + "  " * 200 + "v: 1\n"
 INFERENCE = "teams/inference.yaml"
 P5 = "      - {flavor: p5-od, nominal: 16}"
+
+
+def line_of(file: str, text: str) -> int:
+    """The line of the example inventory's `file` that holds `text` (where a located message must point)."""
+    return next(n for n, line in enumerate((INVENTORY / file).read_text().splitlines(), start=1) if text in line)
+
+
+P5_LINE, COHORT_LINE = line_of(INFERENCE, P5), line_of(INFERENCE, "cohort: product")
 FORMULA = '=HYPERLINK("http://evil.example","x")'
 LEAP = make_inventory().add(
     "commitments", name="leap", kind="cud", machine="a3-megagpu-8g", site="gcp-us-central1", count=2,
@@ -217,7 +225,8 @@ CASES = [
          says=("teams[0].owners[0]",)),
     # 3. quota edits (races: tests/core/test_hostile_input.py)
     Case("quota-set", 3, example(), ("quota", "set", "inference", "p5-od", "--nominal", "12", "--inventory", "inv"),
-         0, says=("teams/inference.yaml:12 teams[0].quotas[1].nominal: 16 -> 12",), outputs=(f"inv/{INFERENCE}",),
+         0, says=(f"teams/inference.yaml:{P5_LINE} teams[0].quotas[1].nominal: 16 -> 12",),
+         outputs=(f"inv/{INFERENCE}",),
          check=quota_is(INFERENCE, "- {flavor: p5-od, nominal: 12}")),
     # 4. valid dates that crashed, absurd dates that were billed
     Case("leap-day-meter", 4, small(lambda: LEAP, **{"prices.csv": PRICES,
@@ -290,23 +299,25 @@ CASES = [
          says=("u16.yaml:1: file is UTF-16 text. Save it as UTF-8.",)),
     Case("quota-set-anchored-entry", 9, example(replace(INFERENCE, P5, "      - &e {flavor: p5-od, nominal: 16}")),
          ("quota", "set", "inference", "p5-od", "--nominal", "12", "--inventory", "inv"), 1,
-         says=("teams/inference.yaml:12 teams[0].quotas[1]: the quota entry carries the anchor `&e`",)),
+         says=(f"teams/inference.yaml:{P5_LINE} teams[0].quotas[1]: the quota entry carries the anchor `&e`",)),
     Case("quota-set-alias", 9, example(
         replace(INFERENCE, "nominal: 16, lending_limit: 8", "nominal: &n 16, lending_limit: 8"),
         replace(INFERENCE, P5, "      - {flavor: p5-od, nominal: *n}")),
          ("quota", "set", "inference", "p5-od", "--nominal", "12", "--inventory", "inv"), 1,
-         says=("teams/inference.yaml:12 teams[0].quotas[1].nominal: `nominal` is written as `*n`",)),
+         says=(f"teams/inference.yaml:{P5_LINE} teams[0].quotas[1].nominal: `nominal` is written as `*n`",)),
     Case("quota-set-merge-key", 9, example(replace(INFERENCE, P5, "      - <<: {nominal: 4, lending_limit: 2}\n"
                                                                   "        flavor: p5-od")),
          ("quota", "set", "inference", "p5-od", "--nominal", "10", "--inventory", "inv"), 0,
-         says=("teams/inference.yaml:14 teams[0].quotas[1].nominal: 4 -> 10",), outputs=(f"inv/{INFERENCE}",),
+         says=(f"teams/inference.yaml:{P5_LINE + 2} teams[0].quotas[1].nominal: 4 -> 10",),  # after its 2 lines
+         outputs=(f"inv/{INFERENCE}",),
          check=merged_quota_is),
     Case("quota-set-tab-in-flow", 9, example(replace(INFERENCE, P5, "      - {flavor: p5-od, nominal:\t16}")),
          ("quota", "set", "inference", "p5-od", "--nominal", "12", "--inventory", "inv"), 0,
          outputs=(f"inv/{INFERENCE}",), check=quota_is(INFERENCE, "- {flavor: p5-od, nominal:\t12}")),
     Case("quota-set-tab-after-colon", 9, example(replace(INFERENCE, "    cohort: product", "    cohort:\tproduct")),
          ("quota", "set", "inference", "p5-od", "--nominal", "12", "--inventory", "inv"), 1,
-         says=("teams/inference.yaml:7: the file cannot be read for editing", "Replace the tab with spaces")),
+         says=(f"teams/inference.yaml:{COHORT_LINE}: the file cannot be read for editing",
+               "Replace the tab with spaces")),
     Case("quota-set-read-only", 9, read_only_team_file,
          ("quota", "set", "inference", "p5-od", "--nominal", "12", "--inventory", "inv"), 1,
          says=("teams/inference.yaml:?: the file is read-only",)),

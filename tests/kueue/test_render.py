@@ -243,9 +243,9 @@ def test_no_team_can_write_cluster_queues_cohorts_or_flavors(inventory: Inventor
         team_of_namespace = {ns: t for t in inventory.teams for ns in t.namespaces}
         for binding in of_kind(objects, "RoleBinding").values():
             team = team_of_namespace[binding["metadata"]["namespace"]]
-            assert binding["subjects"] == [
-                {"apiGroup": "rbac.authorization.k8s.io", "kind": "Group", "name": team.group or team.name}
-            ]
+            # the platform's own name for the group (GKE: a Google Group e-mail; AKS: an Entra object id)
+            name = team.groups.get(cluster.kind) or team.group or team.name
+            assert binding["subjects"] == [{"apiGroup": "rbac.authorization.k8s.io", "kind": "Group", "name": name}]
         for role in of_kind(objects, "Role").values():
             for rule in role["rules"]:
                 if "kueue.x-k8s.io" in rule["apiGroups"]:

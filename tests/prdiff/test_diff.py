@@ -273,7 +273,7 @@ def test_invalid_base_revision_is_located_at_the_revision(repo: QuotaRepo) -> No
     result = repo.diff("HEAD")
 
     assert result.exit_code == 1
-    assert "HEAD:inventory/teams/speech.yaml:11 teams[0].quotas[1].flavor: " in result.stderr
+    assert "HEAD:inventory/teams/speech.yaml:12 teams[0].quotas[1].flavor: " in result.stderr
     assert "ndh100" in result.stderr  # the did-you-mean
     assert result.stdout.startswith(MARKER) and "The inventory does not validate" in result.stdout
 

@@ -124,8 +124,8 @@ def test_new_flavor_is_one_new_line_in_the_style_of_the_last_entry(tmp_path: Pat
     old, new = before.splitlines(keepends=True), path.read_bytes().splitlines(keepends=True)
     assert new == [*old, b"      - {flavor: h100-flex, nominal: 0, borrowing_limit: 8}\n"]
     assert [e.format().split("/teams/")[1] for e in result.edits] == [
-        "speech.yaml:12 teams[0].quotas[2].nominal: (new) -> 0",
-        "speech.yaml:12 teams[0].quotas[2].borrowing_limit: (new) -> 8",
+        "speech.yaml:13 teams[0].quotas[2].nominal: (new) -> 0",
+        "speech.yaml:13 teams[0].quotas[2].borrowing_limit: (new) -> 8",
     ]
 
 
@@ -182,7 +182,7 @@ def test_edit_that_breaks_the_inventory_is_not_written(tmp_path: Path) -> None:
     assert not result.ok and path.read_bytes() == before and result.written == []
     [message] = [i.format() for i in result.issues]
     assert message.startswith(
-        f"{display_path(path)}:11 teams[0].quotas[1].lending_limit: after the edit, lending_limit (20) "
+        f"{display_path(path)}:12 teams[0].quotas[1].lending_limit: after the edit, lending_limit (20) "
         "is above nominal (8)."
     ), message
 
@@ -208,7 +208,7 @@ def test_qm_quota_set_prints_the_edit_and_refuses_over_capacity(tmp_path: Path) 
         app, ["quota", "set", "speech", "ndh100", "--nominal", "8", "--inventory", str(repo.inventory)]
     )
     assert ok.exit_code == 0, ok.output
-    assert "speech.yaml:11 teams[0].quotas[1].nominal: 16 -> 8" in ok.stdout
+    assert "speech.yaml:12 teams[0].quotas[1].nominal: 16 -> 8" in ok.stdout
     repo.commit("lower speech")
     over = runner.invoke(
         app, ["quota", "set", "speech", "ndh100", "--nominal", "64", "--inventory", str(repo.inventory)]
