@@ -539,6 +539,11 @@ def check_provisioning(inv: Inventory) -> list[Issue]:
                 )
             if p.gpudirect and c.kind == "eks" and len(p.zones) != 1:
                 out.append(_issue("EFA needs a cluster placement group in one zone", "List one zone.", (*ref, "zones")))
+            if p.gpudirect and c.kind == "eks" and c.eks is not None and not c.eks.security_group_ids:
+                out.append(_issue("EFA interfaces need the cluster's security groups: a launch template's network "
+                                  "interfaces carry none by default, and EC2 refuses EFA interfaces without them",
+                                  "Set `eks.security_group_ids` on the cluster (its cluster security group and one "
+                                  "that allows all traffic between its members).", (*ref, "gpudirect")))
             if c.kind == "onprem" and not p.labels:
                 out.append(
                     _issue(

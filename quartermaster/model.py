@@ -143,6 +143,9 @@ class EksSettings(Strict):
     """node_role_arn: IAM role ARN the node groups' instances assume."""
     subnets: dict[ZoneName, str]
     """subnets: subnet id per availability zone, e.g. `{us-east-1a: subnet-0abc}`."""
+    security_group_ids: tuple[str, ...] = ()
+    """security_group_ids: security groups of the EFA network interfaces of GPUDirect pools (the cluster security
+    group and one that allows all traffic between its members); required for such pools."""
 
 
 class AksSettings(Strict):

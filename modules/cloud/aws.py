@@ -46,6 +46,8 @@ class LaunchTemplateSpec:
     """Name of an `AwsCapacityReservationSpec` declared in the same stack whose id the template targets."""
     network_interfaces: tuple[NetworkInterfaceSpec, ...]
     placement_group: str | None
+    security_group_ids: tuple[str, ...] = ()
+    """Security groups of every network interface (EFA needs them; terraform-aws-eks issue 1880)."""
 
 
 @dataclass(frozen=True)
@@ -141,6 +143,7 @@ def _node_group(inventory: Inventory, cluster: Cluster, region: str, pool: Pool)
         capacity_reservation_id=target_id, capacity_reservation=target_name,
         network_interfaces=_efa_interfaces(pool) if pool.gpudirect else (),
         placement_group=name if pool.gpudirect else None,
+        security_group_ids=cluster.eks.security_group_ids if pool.gpudirect else (),
     )
     max_nodes = pool_max_nodes(pool, machine)
     # a capacity block's group is empty outside the block: launches before it is active fail

@@ -71,6 +71,7 @@ class EksAcceleratorNodeGroup(pulumi.ComponentResource):
                         device_index=n.device_index,
                         interface_type=n.interface_type,
                         delete_on_termination="true",
+                        security_groups=list(lt.security_group_ids) or None,
                     )
                     for n in lt.network_interfaces
                 ]

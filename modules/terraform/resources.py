@@ -319,6 +319,7 @@ def eks_node_group(spec: EksNodeGroupSpec, reservation: TfResource | None = None
                         "device_index": n.device_index,
                         "interface_type": n.interface_type,
                         "delete_on_termination": "true",
+                        "security_groups": list(lt.security_group_ids) or None,
                     }
                     for n in lt.network_interfaces
                 ]

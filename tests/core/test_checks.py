@@ -46,6 +46,12 @@ CASES = {
     # Issue 16: GKE matches RBAC Group subjects against Google Group e-mails; a team name matches nothing.
     "group GKE cannot match": Case(lambda b: b.edit("teams", "ml", groups={}), "rbac-subjects",
                                    "on GKE the team's RoleBindings name the group `ml`", "warning"),
+    # Issue 16: an EFA pool's launch-template interfaces carry no security group unless the cluster names them.
+    "EFA pool without security groups": Case(
+        lambda b: b.site("aws", provider="aws", region="us-east-1", zones=["us-east-1a"]).cluster(
+            "eks", kind="eks", site="aws", project="1", eks={"node_role_arn": "arn", "subnets": {"us-east-1a": "s"}}
+        ).pool("p5", cluster="eks", machine="p5.48xlarge", zones=["us-east-1a"], nodes=1, gpudirect=True),
+        "provisioning", "EFA interfaces need the cluster's security groups"),
     # Pools of different clusters share the ResourceFlavor namespace.
     "duplicate pool across clusters": Case(
         lambda b: b.cluster("gke-b", kind="gke", site="gcp-us-central1", project="p").pool(

@@ -251,6 +251,10 @@ def test_eks_efa_pools_get_every_network_card_and_a_cluster_placement_group(inve
             continue
         assert [i["interfaceType"] for i in interfaces].count("efa-only") == cards[pool.machine]
         assert {i["networkCardIndex"] for i in interfaces} == set(range(cards[pool.machine]))
+        # Issue 16: EFA interfaces carried no security groups, which EC2 refuses (terraform-aws-eks issue 1880)
+        cluster = inventory.cluster_by_name["eks-us-east-1"]
+        assert cluster.eks is not None and cluster.eks.security_group_ids
+        assert all(i["securityGroups"] == list(cluster.eks.security_group_ids) for i in interfaces)
         [placement] = [r for r in reg.of_type("aws:ec2/placementGroup:PlacementGroup") if r.parent == group.parent]
         assert placement.inputs["strategy"] == "cluster"
         assert template["placement"]["groupName"] == placement.inputs["name"]
