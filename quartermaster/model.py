@@ -11,7 +11,7 @@ import datetime as dt
 from collections.abc import Mapping
 from decimal import Decimal
 from functools import cache, cached_property
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StringConstraints, model_validator
 
@@ -299,6 +299,10 @@ class Commitment(Strict):
     """reservation_name: cloud reservation the commitment holds capacity in (GCP reservation); null = discount only."""
     capacity_reservation_id: str | None = None
     """capacity_reservation_id: AWS capacity reservation id (`cr-...`) of a capacity block or ODCR."""
+    reservation: Literal["existing", "create"] = "existing"
+    """reservation: `existing` (default): the cloud or an account team created the reservation (future or
+    calendar-mode reservations, capacity deals); the stacks read it by `reservation_name` / `capacity_reservation_id`
+    and fail at plan time when it is not there. `create`: the stacks create it (protected from destroy)."""
 
     @property
     def end(self) -> dt.date:

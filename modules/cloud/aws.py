@@ -187,12 +187,16 @@ def _reservation_target(inventory: Inventory, pool: Pool) -> tuple[str | None, s
     if pool.provisioning == Provisioning.CAPACITY_BLOCK:
         raise SpecError(f"pool {pool.name}: capacity block {commitment.name} has no `capacity_reservation_id`. "
                         "Buy the block, then set its `cr-...` id on the commitment.")
+    if commitment.kind == "reserved-instance":
+        raise SpecError(f"pool {pool.name}: commitment {commitment.name} says its reservation exists but gives no "
+                        "`capacity_reservation_id`. Set its `cr-...` id, or `reservation: create` to create one.")
     return None, None
 
 
 def _creates_reservation(commitment: Commitment) -> bool:
-    """A reserved-instance commitment without an existing id asks for an ODCR to be created."""
-    return commitment.kind == "reserved-instance" and not commitment.capacity_reservation_id
+    """A reserved-instance commitment marked `reservation: create` (and without an id) asks for an ODCR."""
+    return (commitment.kind == "reserved-instance" and commitment.reservation == "create"
+            and not commitment.capacity_reservation_id)
 
 
 def _efa_interfaces(pool: Pool) -> tuple[NetworkInterfaceSpec, ...]:

@@ -101,6 +101,8 @@ class GcpReservationSpec:
     accelerator_type: str | None
     accelerator_count: int | None
     specific_reservation_required: bool = True
+    create: bool = False
+    """True: the stack creates the reservation; False: it exists and the stack only reads it."""
 
 
 @dataclass(frozen=True)
@@ -243,7 +245,8 @@ def _gpudirect(cluster: Cluster, pool: Pool) -> tuple[tuple[GkeNetwork, ...], st
 
 
 def gcp_reservations(inventory: Inventory, cluster: Cluster) -> list[GcpReservationSpec]:
-    """A reservation per commitment with a `reservation_name` that the cluster's pools consume."""
+    """A reservation per commitment with a `reservation_name` that the cluster's pools consume: created, or read
+    when it exists (`reservation: existing`, the default)."""
     project = _project(cluster)
     specs: dict[str, GcpReservationSpec] = {}
     for pool in cluster.pools:
@@ -268,6 +271,7 @@ def _reservation(inventory: Inventory, project: str, commitment: Commitment, poo
         machine_type=commitment.machine, count=commitment.count,
         accelerator_type=machine.accelerator_label if gpu else None,
         accelerator_count=machine.accelerators_per_node if gpu else None,
+        create=commitment.reservation == "create",
     )
 
 

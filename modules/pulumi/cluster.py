@@ -42,10 +42,15 @@ class ClusterCapacity(pulumi.ComponentResource):
 
     def _gcp(self, spec: ClusterSpec) -> None:
         # Each cloud's SDK is imported only for a cluster on that cloud: importing one takes seconds.
+        import pulumi_gcp as gcp
+
         from quartermaster.modules.pulumi.gke import GcpQuotaRequest, GcpReservation, GkeAcceleratorPool
 
         child = pulumi.ResourceOptions(parent=self)
-        reservations = {r.name: GcpReservation(r.commitment, r, opts=child) for r in spec.gcp_reservations}
+        reservations = {r.name: GcpReservation(r.commitment, r, opts=child) for r in spec.gcp_reservations
+                        if r.create}
+        for existing in (r for r in spec.gcp_reservations if not r.create):  # read: preview fails when it is absent
+            gcp.compute.get_reservation(name=existing.name, project=existing.project, zone=existing.zone)
         by_pool: dict[str, list[Any]] = {}
         for node_pool in spec.gke_node_pools:
             by_pool.setdefault(node_pool.pool, []).append(node_pool)

@@ -22,6 +22,7 @@ from cdktf import (
     GcsBackend,
     LocalBackend,
     S3Backend,
+    TerraformDataSource,
     TerraformProvider,
     TerraformProviderGeneratorMetadata,
     TerraformResource,
@@ -82,7 +83,7 @@ class RawResource(TerraformResource):
     """A resource whose arguments are a ready-made body (Terraform argument names)."""
 
     def __init__(self, scope: Construct, resource: TfResource, provider: TerraformProvider | None,
-                 depends_on: Sequence[TerraformResource]) -> None:
+                 depends_on: Sequence[TerraformResource | TerraformDataSource]) -> None:
         lifecycle = None
         if resource.prevent_destroy or resource.ignore_changes:
             lifecycle = TerraformResourceLifecycle(prevent_destroy=resource.prevent_destroy or None,
@@ -90,6 +91,19 @@ class RawResource(TerraformResource):
         # construct ids are unique per stack, Terraform names per type: id by address, name by override
         super().__init__(scope, resource.address, terraform_resource_type=resource.type, provider=provider,
                          depends_on=list(depends_on) or None, lifecycle=lifecycle)
+        self.override_logical_id(resource.name)
+        self._body = resource.body
+
+    @jsii.member(jsii_name="synthesizeAttributes")
+    def _synthesize_attributes(self) -> Mapping[str, Any]:
+        return self._body
+
+
+class RawDataSource(TerraformDataSource):
+    """A data source whose arguments are a ready-made body."""
+
+    def __init__(self, scope: Construct, resource: TfResource, provider: TerraformProvider | None) -> None:
+        super().__init__(scope, resource.address, terraform_resource_type=resource.type, provider=provider)
         self.override_logical_id(resource.name)
         self._body = resource.body
 
@@ -113,10 +127,13 @@ class ClusterStack(TerraformStack):
         for name, body in spec.variables.items():
             TerraformVariable(self, name, type=body["type"], description=body["description"])
         providers = {name: RawProvider(self, name, config) for name, config in spec.providers.items()}
-        declared: dict[str, TerraformResource] = {}
+        declared: dict[str, TerraformResource | TerraformDataSource] = {}
         for r in spec.resources:
-            declared[r.address] = RawResource(self, r, providers.get(r.provider),
-                                              [declared[a] for a in r.depends_on])
+            if r.data:
+                declared[r.address] = RawDataSource(self, r, providers.get(r.provider))
+            else:
+                declared[r.address] = RawResource(self, r, providers.get(r.provider),
+                                                  [declared[a] for a in r.depends_on])
 
 
 def synth(inventory: Inventory, clusters: Sequence[str], outdir: Path, backend: Backend = Backend()) -> list[Path]:

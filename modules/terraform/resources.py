@@ -62,10 +62,12 @@ class TfResource:
     """Addresses `<type>.<name>` of resources in the same stack this one waits for."""
     prevent_destroy: bool = False
     ignore_changes: tuple[str, ...] = ()
+    data: bool = False
+    """A data source (read, never created): addressed `data.<type>.<name>`."""
 
     @property
     def address(self) -> str:
-        return f"{self.type}.{self.name}"
+        return f"data.{self.type}.{self.name}" if self.data else f"{self.type}.{self.name}"
 
 
 @dataclass(frozen=True)
@@ -239,7 +241,11 @@ def gke_node_pool(spec: GkeNodePoolSpec, depends_on: tuple[str, ...] = ()) -> Tf
 
 
 def gcp_reservation(spec: GcpReservationSpec) -> TfResource:
-    """`google_compute_reservation`, protected from destroy (Pulumi: `protect=True`)."""
+    """`google_compute_reservation`: created and protected from destroy (Pulumi: `protect=True`), or, when the
+    reservation exists, the data source that reads it (plan fails if it is not there; Pulumi: `get_reservation`)."""
+    if not spec.create:
+        return TfResource("google_compute_reservation", tf_name(spec.name), "google-beta",
+                          {"name": spec.name, "project": spec.project, "zone": spec.zone}, data=True)
     accelerators = None
     if spec.accelerator_type is not None:
         accelerators = [{"accelerator_type": spec.accelerator_type, "accelerator_count": spec.accelerator_count}]

@@ -47,6 +47,8 @@ class Registered:
     """All registrations of one program run, with lookups."""
 
     resources: list[Resource] = field(default_factory=list)
+    invokes: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
+    """Data-source reads (token, arguments), such as `gcp.compute.get_reservation`."""
 
     def of_type(self, type_: str) -> list[Resource]:
         return [r for r in self.resources if r.type == type_]
@@ -64,7 +66,11 @@ class Registered:
 
 
 class EchoMocks(pulumi.runtime.Mocks):
-    """Every resource gets an id and outputs equal to its inputs (a launch template also a version)."""
+    """Every resource gets an id and outputs equal to its inputs (a launch template also a version); every read
+    finds what it asks for (its arguments come back) and is recorded."""
+
+    def __init__(self, registered: Registered) -> None:
+        self.registered = registered
 
     def new_resource(self, args: pulumi.runtime.MockResourceArgs) -> tuple[str, dict[str, Any]]:
         outputs = dict(args.inputs)
@@ -74,16 +80,17 @@ class EchoMocks(pulumi.runtime.Mocks):
             outputs["resources"] = [{"autoscalingGroups": [{"name": f"eks-{args.name}-asg"}]}]
         return f"{args.name}-id", outputs
 
-    def call(self, args: pulumi.runtime.MockCallArgs) -> tuple[dict[str, Any], None]:
-        return {}, None
+    def call(self, args: pulumi.runtime.MockCallArgs) -> tuple[dict[str, Any], list[tuple[str, str]]]:
+        self.registered.invokes.append((args.token, dict(args.args)))
+        return dict(args.args), []
 
 
 class RecordingMonitor(mocks.MockMonitor):
     """The mock engine, also keeping what the real engine uses for parenting, providers and options."""
 
     def __init__(self) -> None:
-        super().__init__(EchoMocks())
         self.registered = Registered()
+        super().__init__(EchoMocks(self.registered))
 
     def RegisterResource(self, request: Any) -> Any:
         response = super().RegisterResource(request)

@@ -14,7 +14,7 @@ from quartermaster.model import Commitment, Inventory, Pool
 from quartermaster.modules.cloud import SpecError, cluster_spec
 from quartermaster.modules.pulumi.errors import ResourceError
 from quartermaster.modules.pulumi.gke import GkeAcceleratorPool
-from tests.pulumi.harness import run_cluster, run_program
+from tests.pulumi.harness import registered, run_cluster, run_program
 
 
 def with_pool(inventory: Inventory, name: str, **update: object) -> Inventory:
@@ -46,11 +46,11 @@ def test_more_tpu_slices_register_more_node_pools(inventory: Inventory) -> None:
     assert names == {f"{pool.name}-{i}" for i in range(pool.tpu.slices + 1)}
 
 
-def test_a_reserved_instance_commitment_without_an_id_creates_a_capacity_reservation(inventory: Inventory) -> None:
+def test_a_reserved_instance_commitment_marked_create_creates_a_capacity_reservation(inventory: Inventory) -> None:
     pool = inventory.pool_by_name["p5-od"]
     odcr = Commitment(name="aws-p5-odcr", kind="reserved-instance", machine=pool.machine, site="aws-us-east-1",
                       zone=pool.zones[0], count=2, term_months=12, start=dt.date(2027, 1, 1),
-                      usd_per_node_hour=Decimal("50"))
+                      usd_per_node_hour=Decimal("50"), reservation="create")
     changed = with_pool(inventory, pool.name, provisioning="reservation", commitment=odcr.name)
     changed = changed.model_copy(update={"commitments": (*changed.commitments, odcr)})
     reg = run_cluster(changed, "eks-us-east-1")
@@ -61,6 +61,27 @@ def test_a_reserved_instance_commitment_without_an_id_creates_a_capacity_reserva
     template = next(r for r in reg.of_type("aws:ec2/launchTemplate:LaunchTemplate") if r.parent == group.parent)
     target = template.inputs["capacityReservationSpecification"]["capacityReservationTarget"]
     assert target["capacityReservationId"] == f"{odcr.name}-id"  # the mocked id of the reservation above
+
+
+def test_an_existing_reservation_is_read_not_created(inventory: Inventory) -> None:
+    """Issue 16: committed capacity usually arrives as a reservation the cloud created; creating it again conflicts
+    or fails for capacity. By default a commitment's reservation exists: GKE reads it (`get_reservation`, which
+    fails the preview when it is absent) and creates nothing; AWS needs its `cr-...` id."""
+    reg = registered("gke-gpu-us-east4")
+    assert not reg.of_type("gcp:compute/reservation:Reservation")
+    commitment = next(c for c in inventory.commitments if c.reservation_name == "northwind-h100-mega-east4a")
+    assert commitment.reservation == "existing"
+    reads = [args for token, args in reg.invokes if token == "gcp:compute/getReservation:getReservation"]
+    assert reads == [{"name": commitment.reservation_name, "project": inventory.cluster_by_name[
+        "gke-gpu-us-east4"].project, "zone": commitment.zone}]
+    pool = inventory.pool_by_name["p5-od"]
+    odcr = Commitment(name="aws-p5-odcr", kind="reserved-instance", machine=pool.machine, site="aws-us-east-1",
+                      zone=pool.zones[0], count=2, term_months=12, start=dt.date(2027, 1, 1),
+                      usd_per_node_hour=Decimal("50"))
+    changed = with_pool(inventory, pool.name, provisioning="reservation", commitment=odcr.name)
+    changed = changed.model_copy(update={"commitments": (*changed.commitments, odcr)})
+    with pytest.raises(SpecError, match="says its reservation exists but gives no `capacity_reservation_id`"):
+        cluster_spec(changed, "eks-us-east-1")
 
 
 def test_a_misspelt_argument_is_a_type_error() -> None:

@@ -137,8 +137,11 @@ def test_gcp_reservations_hold_each_consumed_commitment(inventory: Inventory, st
     consumed = {inventory.commitment_by_name[p.commitment] for p in pools_of(inventory, stack)
                 if p.provisioning == "reservation" and p.commitment}
     reservations = reg.of_type("gcp:compute/reservation:Reservation")
-    assert {r.inputs["name"] for r in reservations} == {c.reservation_name for c in consumed}
-    for c in consumed:
+    created = {c for c in consumed if c.reservation == "create"}
+    assert {r.inputs["name"] for r in reservations} == {c.reservation_name for c in created}
+    reads = {args["name"] for token, args in reg.invokes if token == "gcp:compute/getReservation:getReservation"}
+    assert reads == {c.reservation_name for c in consumed - created}  # existing reservations are only read
+    for c in created:
         got = reg.named("gcp:compute/reservation:Reservation", c.reservation_name or "")
         assert got.inputs["zone"] == c.zone and got.protect
         assert got.inputs["specificReservation"]["count"] == c.count

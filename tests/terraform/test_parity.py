@@ -48,7 +48,7 @@ def test_terraform_declares_what_pulumi_registers(inventory: Inventory, stacks: 
     assert differences(pulumi, terraform) == []
     # the view compares real resources: as many as the specs and the Kueue builders imply
     spec = cluster_spec(inventory, cluster)
-    want = {"node_pool": len(spec.gke_node_pools), "reservation": len(spec.gcp_reservations),
+    want = {"node_pool": len(spec.gke_node_pools), "reservation": sum(r.create for r in spec.gcp_reservations),
             "quota_preference": len(spec.gcp_quota_preferences), "node_group": len(spec.eks_node_groups),
             "service_quota": len(spec.aws_service_quotas), "agent_pool": len(spec.aks_agent_pools),
             "kubernetes_object": len(objects_for_cluster(inventory, cluster))}
@@ -101,7 +101,7 @@ def test_parity_reports_a_pulumi_side_that_drifts(stacks: dict[str, Any], monkey
 
 
 def test_parity_reports_a_resource_only_one_side_declares(stacks: dict[str, Any]) -> None:
-    terraform = json.loads(json.dumps(stacks["gke-gpu-us-east4"]))
+    terraform = json.loads(json.dumps(stacks["gke-tpu-us-east5"]))
     [name] = terraform["resource"].pop("google_compute_reservation")
-    assert differences(pulumi_of("gke-gpu-us-east4"), terraform_view(terraform)) == [
+    assert differences(pulumi_of("gke-tpu-us-east5"), terraform_view(terraform)) == [
         f"reservation {name}: only Pulumi declares it"]

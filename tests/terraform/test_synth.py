@@ -75,13 +75,23 @@ def test_tpu_slices_are_one_compact_pool_each_sized_by_the_topology(inventory: I
             assert body["node_locations"] == list(pool.zones) and len(pool.zones) == 1
 
 
-def test_reservations_are_protected_and_consumed_after_they_exist(stacks: dict[str, Any]) -> None:
-    resources = stacks["gke-gpu-us-east4"]["resource"]
-    [(name, reservation)] = resources["google_compute_reservation"].items()
-    assert reservation["lifecycle"] == {"prevent_destroy": True}
-    consumers = [p for p in resources["google_container_node_pool"].values()
+@pytest.mark.parametrize("cluster, section, address", [
+    # `reservation: create`: the stack creates it, protected, and its pools wait for it
+    ("gke-tpu-us-east5", "resource", "google_compute_reservation"),
+    # the default, an existing reservation: read by a data source (plan fails if absent), never created
+    ("gke-gpu-us-east4", "data", "data.google_compute_reservation"),
+])
+def test_reservations_are_created_or_read_and_consumed_after_they_exist(stacks: dict[str, Any], cluster: str,
+                                                                       section: str, address: str) -> None:
+    stack = stacks[cluster]
+    [(name, reservation)] = stack[section]["google_compute_reservation"].items()
+    if section == "resource":
+        assert reservation["lifecycle"] == {"prevent_destroy": True}
+    else:
+        assert "google_compute_reservation" not in stack["resource"]
+    consumers = [p for p in stack["resource"]["google_container_node_pool"].values()
                  if p["node_config"]["reservation_affinity"].get("values") == [reservation["name"]]]
-    assert consumers and all(p["depends_on"] == [f"google_compute_reservation.{name}"] for p in consumers)
+    assert consumers and all(p["depends_on"] == [f"{address}.{name}"] for p in consumers)
 
 
 @pytest.mark.parametrize("cluster", EXAMPLE_CLUSTERS)
