@@ -27,6 +27,7 @@ from quartermaster.names import (
     CommitmentKind,
     CommitmentName,
     CostCenter,
+    Email,
     K8sName,
     KueueApiVersion,
     LabelKey,
@@ -448,6 +449,9 @@ class Policy(Strict):
     """budgets: spending caps per cost centre and quarter."""
     scenarios: tuple[Scenario, ...] = ()
     """scenarios: demand scenarios and their probabilities; empty = quantile demand (p50/p90)."""
+    quota_contact_email: Email | None = None
+    """quota_contact_email: who Google Cloud contacts about the GPU/TPU quota requests the stacks file (Cloud Quotas
+    `contact_email`, required for increases); needed when a GKE cluster's pools need quota."""
     system_namespaces: tuple[Annotated[str, Field(min_length=1, max_length=63)], ...] = ()
     """system_namespaces: more namespaces no team may use (glob patterns such as `monitoring-*`), on top of the
     built-in ones (`checks.SYSTEM_NAMESPACES`: `default`, `kube-*`, `kueue-system` and the clouds' add-ons)."""

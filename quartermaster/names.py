@@ -44,6 +44,7 @@ RBAC_GROUP_PATTERNS = {"gke": (EMAIL_PATTERN, "a Google Group e-mail, e.g. `ml-t
                        "aks": (r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}",
                                "an Entra ID group object id, e.g. `3f2504e0-4f89-41d3-9a0c-0305e82c3301`")}
 Owner = Annotated[str, StringConstraints(pattern=OWNER_PATTERN, max_length=254)]
+Email = Annotated[str, StringConstraints(pattern=f"^{EMAIL_PATTERN}$", max_length=254)]
 COST_CENTER_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_-]*$"
 CostCenter = Annotated[str, StringConstraints(pattern=COST_CENTER_PATTERN, max_length=32)]
 # A calendar quarter, e.g. 2027Q1.

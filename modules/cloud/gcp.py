@@ -115,7 +115,10 @@ class GcpQuotaPreferenceSpec:
     quota_id: str
     dimensions: dict[str, str]
     preferred_value: str
+    """What the pools need; the emitters ask for the larger of this and what is already granted (read when
+    planned), so a request never lowers a quota."""
     justification: str
+    contact_email: str
     pools: tuple[str, ...]
 
 
@@ -300,7 +303,8 @@ def gcp_quota_preferences(inventory: Inventory, cluster: Cluster) -> tuple[list[
             total, pools = needs.get((machine.accelerator_label, klass), (0, []))
             key = (machine.accelerator_label, klass)
             needs[key] = (total + pool_accelerators(inventory, pool), [*pools, pool.name])
-    table = {(r["accelerator_label"], r["quota_class"]): r for r in read_table("gcp_gpu_quota.csv")}
+    table = {(r["accelerator_label"], r["quota_class"]): r for r in read_table("gcp_gpu_quota.csv")
+             if r["verified"] == "yes"}  # an unverified id is left to a person, never filed
     preferences, manual = [], []
     for (label, klass), (total, pools) in sorted(needs.items()):
         row = table.get((label, klass))
@@ -317,6 +321,10 @@ def gcp_quota_preferences(inventory: Inventory, cluster: Cluster) -> tuple[list[
                 )
             )
             continue
+        contact = inventory.policy.quota_contact_email
+        if contact is None:
+            raise SpecError(f"cluster {cluster.name}: pools {', '.join(pools)} need {label} quota, and Google "
+                            "Cloud needs a contact for an increase request. Set `policy.quota_contact_email`.")
         dimensions = {"region": region}
         if row["gpu_family"]:
             dimensions["gpu_family"] = row["gpu_family"]
@@ -330,7 +338,7 @@ def gcp_quota_preferences(inventory: Inventory, cluster: Cluster) -> tuple[list[
                 dimensions=dimensions,
                 preferred_value=str(total),
                 justification=f"Quartermaster: {total} {label} for pools {', '.join(pools)} in {region}",
-                pools=tuple(pools),
+                contact_email=contact, pools=tuple(pools),
             )
         )
     return preferences, manual

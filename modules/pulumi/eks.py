@@ -158,10 +158,14 @@ class AwsQuotaRequest(pulumi.ComponentResource):
 
     def __init__(self, name: str, spec: AwsServiceQuotaSpec, opts: pulumi.ResourceOptions | None = None) -> None:
         super().__init__("quartermaster:aws:QuotaRequest", name, None, opts)
+        # the larger of the need and the value applied now: a lower value would fail on the next apply
+        applied = aws.servicequotas.get_service_quota_output(
+            service_code=spec.service_code, quota_code=spec.quota_code, region=spec.region)
+        value = applied.value.apply(lambda now: max(spec.value, now or 0.0))
         self.quota = aws.servicequotas.ServiceQuota(
             f"{spec.quota_code}-{spec.region}",
             args=aws.servicequotas.ServiceQuotaArgs(
-                service_code=spec.service_code, quota_code=spec.quota_code, value=spec.value, region=spec.region
+                service_code=spec.service_code, quota_code=spec.quota_code, value=value, region=spec.region
             ),
             opts=pulumi.ResourceOptions(parent=self),
         )

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pulumi
 import pulumi_gcp as gcp
 
@@ -132,6 +134,16 @@ class GcpQuotaRequest(pulumi.ComponentResource):
 
     def __init__(self, name: str, spec: GcpQuotaPreferenceSpec, opts: pulumi.ResourceOptions | None = None) -> None:
         super().__init__("quartermaster:gcp:QuotaRequest", name, None, opts)
+        # ask for the larger of the need and what is granted now (for these dimensions, or the default for all):
+        # a preference below the grant would be a decrease request
+        info = gcp.cloudquota.get_s_quota_info_output(parent=spec.parent, service=spec.service, quota_id=spec.quota_id)
+
+        def ask(infos: list[Any] | None) -> str:
+            granted = [int(i.details[0].value) for i in infos or []
+                       if not i.dimensions or dict(i.dimensions) == spec.dimensions]
+            return str(max([int(spec.preferred_value), *granted]))
+
+        preferred = info.dimensions_infos.apply(ask)
         self.preference = gcp.cloudquota.SQuotaPreference(
             spec.name,
             args=gcp.cloudquota.SQuotaPreferenceArgs(
@@ -141,7 +153,8 @@ class GcpQuotaRequest(pulumi.ComponentResource):
                 quota_id=spec.quota_id,
                 dimensions=spec.dimensions,
                 justification=spec.justification,
-                quota_config=gcp.cloudquota.SQuotaPreferenceQuotaConfigArgs(preferred_value=spec.preferred_value),
+                contact_email=spec.contact_email,
+                quota_config=gcp.cloudquota.SQuotaPreferenceQuotaConfigArgs(preferred_value=preferred),
             ),
             opts=pulumi.ResourceOptions(parent=self),
         )

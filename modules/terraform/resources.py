@@ -170,7 +170,7 @@ def gcp_resources(spec: ClusterSpec) -> list[TfResource]:
         gke_node_pool(p, tuple(reservations[v].address for v in p.reservation_affinity.values if v in reservations))
         for p in spec.gke_node_pools
     ]
-    return [*reservations.values(), *pools, *(gcp_quota_preference(q) for q in spec.gcp_quota_preferences)]
+    return [*reservations.values(), *pools, *(r for q in spec.gcp_quota_preferences for r in gcp_quota_preference(q))]
 
 
 def gke_node_pool(spec: GkeNodePoolSpec, depends_on: tuple[str, ...] = ()) -> TfResource:
@@ -265,8 +265,15 @@ def gcp_reservation(spec: GcpReservationSpec) -> TfResource:
     )
 
 
-def gcp_quota_preference(spec: GcpQuotaPreferenceSpec) -> TfResource:
-    """`google_cloud_quotas_quota_preference` (`quota_config.preferred_value` is a string)."""
+def gcp_quota_preference(spec: GcpQuotaPreferenceSpec) -> list[TfResource]:
+    """`google_cloud_quotas_quota_info` (what is granted now) and `google_cloud_quotas_quota_preference` asking for
+    the larger of the need and the grant for these dimensions (or the default for all), so it never asks for less:
+    a preference below the grant would be a decrease request."""
+    info = TfResource("google_cloud_quotas_quota_info", tf_name(spec.name), "google-beta",
+                      {"parent": spec.parent, "service": spec.service, "quota_id": spec.quota_id}, data=True)
+    dimensions = ", ".join(f'"{k}" = "{v}"' for k, v in sorted(spec.dimensions.items()))
+    granted = (f"[for d in {info.address}.dimensions_infos : tonumber(d.details[0].value) "
+               f"if length(d.dimensions) == 0 || d.dimensions == tomap({{{dimensions}}})]")
     body = {
         "name": spec.name,
         "parent": spec.parent,
@@ -274,9 +281,10 @@ def gcp_quota_preference(spec: GcpQuotaPreferenceSpec) -> TfResource:
         "quota_id": spec.quota_id,
         "dimensions": spec.dimensions,
         "justification": spec.justification,
-        "quota_config": {"preferred_value": spec.preferred_value},
+        "contact_email": spec.contact_email,
+        "quota_config": {"preferred_value": Ref(f"${{max({spec.preferred_value}, {granted}...)}}")},
     }
-    return TfResource("google_cloud_quotas_quota_preference", tf_name(spec.name), "google-beta", compact(body))
+    return [info, TfResource("google_cloud_quotas_quota_preference", tf_name(spec.name), "google-beta", compact(body))]
 
 
 # --- EKS -----------------------------------------------------------------------------------------------
@@ -288,7 +296,7 @@ def aws_resources(spec: ClusterSpec) -> list[TfResource]:
     out: list[TfResource] = list(reservations.values())
     for group in spec.eks_node_groups:
         out += eks_node_group(group, reservations.get(group.launch_template.capacity_reservation or ""))
-    return out + [aws_service_quota(q) for q in spec.aws_service_quotas]
+    return out + [r for q in spec.aws_service_quotas for r in aws_service_quota(q)]
 
 
 def eks_node_group(spec: EksNodeGroupSpec, reservation: TfResource | None = None) -> list[TfResource]:
@@ -401,19 +409,15 @@ def aws_capacity_reservation(spec: AwsCapacityReservationSpec) -> TfResource:
     )
 
 
-def aws_service_quota(spec: AwsServiceQuotaSpec) -> TfResource:
-    """`aws_servicequotas_service_quota`: raising `value` files an increase request."""
-    return TfResource(
-        "aws_servicequotas_service_quota",
-        tf_name(f"{spec.quota_code}-{spec.region}"),
-        "aws",
-        {
-            "service_code": spec.service_code,
-            "quota_code": spec.quota_code,
-            "value": spec.value,
-            "region": spec.region,
-        },
-    )
+def aws_service_quota(spec: AwsServiceQuotaSpec) -> list[TfResource]:
+    """The `aws_servicequotas_service_quota` data source (the applied value now) and the resource raising it to the
+    larger of that and the need: raising `value` files an increase request, and a value below the applied one
+    would fail on the next apply."""
+    name = tf_name(f"{spec.quota_code}-{spec.region}")
+    key = {"service_code": spec.service_code, "quota_code": spec.quota_code, "region": spec.region}
+    applied = TfResource("aws_servicequotas_service_quota", name, "aws", key, data=True)
+    value = Ref(f"${{max({spec.value:g}, {applied.address}.value)}}")
+    return [applied, TfResource("aws_servicequotas_service_quota", name, "aws", {**key, "value": value})]
 
 
 # --- AKS -----------------------------------------------------------------------------------------------

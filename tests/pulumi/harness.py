@@ -69,8 +69,10 @@ class EchoMocks(pulumi.runtime.Mocks):
     """Every resource gets an id and outputs equal to its inputs (a launch template also a version); every read
     finds what it asks for (its arguments come back) and is recorded."""
 
-    def __init__(self, registered: Registered) -> None:
+    def __init__(self, registered: Registered, reads: dict[str, dict[str, Any]] | None = None) -> None:
         self.registered = registered
+        self.reads = reads or {}
+        """token -> what a read returns (default: its arguments, as if it found what it asked for)."""
 
     def new_resource(self, args: pulumi.runtime.MockResourceArgs) -> tuple[str, dict[str, Any]]:
         outputs = dict(args.inputs)
@@ -82,15 +84,15 @@ class EchoMocks(pulumi.runtime.Mocks):
 
     def call(self, args: pulumi.runtime.MockCallArgs) -> tuple[dict[str, Any], list[tuple[str, str]]]:
         self.registered.invokes.append((args.token, dict(args.args)))
-        return dict(args.args), []
+        return self.reads.get(args.token, dict(args.args)), []
 
 
 class RecordingMonitor(mocks.MockMonitor):
     """The mock engine, also keeping what the real engine uses for parenting, providers and options."""
 
-    def __init__(self) -> None:
+    def __init__(self, reads: dict[str, dict[str, Any]] | None = None) -> None:
         self.registered = Registered()
-        super().__init__(EchoMocks(self.registered))
+        super().__init__(EchoMocks(self.registered, reads))
 
     def RegisterResource(self, request: Any) -> Any:
         response = super().RegisterResource(request)
@@ -103,9 +105,11 @@ class RecordingMonitor(mocks.MockMonitor):
         return response
 
 
-def run_program(stack: str, config: dict[str, str], program: Callable[[], object]) -> Registered:
-    """Run `program` under the mocks as stack `stack` with `config` (plus a kubeconfig secret)."""
-    monitor = RecordingMonitor()
+def run_program(stack: str, config: dict[str, str], program: Callable[[], object],
+                reads: dict[str, dict[str, Any]] | None = None) -> Registered:
+    """Run `program` under the mocks as stack `stack` with `config` (plus a kubeconfig secret); `reads`: what
+    data-source reads return, by token."""
+    monitor = RecordingMonitor(reads)
     pulumi.runtime.settings.ROOT.set(None)  # a fresh root stack per run
     pulumi.runtime.set_mocks(monitor.mocks, project="quartermaster", stack=stack, preview=False, monitor=monitor)
     pulumi.runtime.set_all_config({**config, "quartermaster:kubeconfig": KUBECONFIG}, ["quartermaster:kubeconfig"])
@@ -134,8 +138,8 @@ def registered(stack: str) -> Registered:
     return run_stack(stack)
 
 
-def run_cluster(inventory: Inventory, cluster: str) -> Registered:
+def run_cluster(inventory: Inventory, cluster: str, reads: dict[str, dict[str, Any]] | None = None) -> Registered:
     """Declare one cluster of `inventory` (which may be a model_copy of the example)."""
     from quartermaster.modules.pulumi import declare_cluster
 
-    return run_program(cluster, {}, lambda: declare_cluster(inventory, cluster, KUBECONFIG))
+    return run_program(cluster, {}, lambda: declare_cluster(inventory, cluster, KUBECONFIG), reads)

@@ -31,10 +31,19 @@ def test_a_bigger_pool_in_the_inventory_registers_more_nodes_and_asks_more_quota
     grown = with_pool(inventory, pool.name, nodes=pool.nodes + 8)
     reg = run_cluster(grown, "gke-gpu-us-east4")
     assert reg.named("gcp:container/nodePool:NodePool", pool.name).inputs["nodeCount"] == pool.nodes + 8
-    family = next(r for r in reg.of_type("gcp:cloudquota/sQuotaPreference:SQuotaPreference")
-                  if r.inputs["dimensions"].get("gpu_family") == "NVIDIA_H100_MEGA")
-    want = pool_accelerators(grown, grown.pool_by_name[pool.name])
-    assert family.inputs["quotaConfig"]["preferredValue"] == str(want) != str(pool_accelerators(inventory, pool))
+    # the on-demand NVIDIA_H100_MEGA family id is unverified (issue 16), so that quota is left to a person
+    [manual] = [m for m in cluster_spec(grown, "gke-gpu-us-east4").manual_quota if pool.name in m.pools]
+    assert manual.accelerators == pool_accelerators(grown, grown.pool_by_name[pool.name])
+    assert not [r for r in reg.of_type("gcp:cloudquota/sQuotaPreference:SQuotaPreference")
+                if r.inputs["dimensions"].get("gpu_family") == "NVIDIA_H100_MEGA"]
+    spot = inventory.pool_by_name["h100-mega-spot"]
+    assert spot.autoscaling is not None
+    wider = with_pool(inventory, spot.name, autoscaling=spot.autoscaling.model_copy(
+        update={"max_nodes": spot.autoscaling.max_nodes + 2}))
+    preference = next(r for r in run_cluster(wider, "gke-gpu-us-east4").of_type(
+        "gcp:cloudquota/sQuotaPreference:SQuotaPreference") if "H100-MEGA" in r.inputs["quotaId"])
+    want = pool_accelerators(wider, wider.pool_by_name[spot.name])
+    assert preference.inputs["quotaConfig"]["preferredValue"] == str(want) != str(pool_accelerators(inventory, spot))
 
 
 def test_more_tpu_slices_register_more_node_pools(inventory: Inventory) -> None:

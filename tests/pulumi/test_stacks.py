@@ -12,9 +12,10 @@ import pytest
 
 from quartermaster.capacity import nodes_per_slice, pool_accelerators, pool_max_nodes, pool_min_nodes
 from quartermaster.model import Inventory, Pool
+from quartermaster.modules.cloud import cluster_spec
 from quartermaster.modules.cloud.common import read_table
 from quartermaster.modules.kueue.builders import accelerator_flavor_name
-from tests.pulumi.harness import STACKS, Registered, Resource, registered, stack_config
+from tests.pulumi.harness import STACKS, Registered, Resource, registered, run_cluster, stack_config
 
 EXAMPLE_STACKS = ("gke-gpu-us-east4", "gke-tpu-us-east5", "eks-us-east-1", "aks-eastus", "mk-manager")
 NODE_POOL = "gcp:container/nodePool:NodePool"
@@ -153,13 +154,11 @@ def test_gcp_reservations_hold_each_consumed_commitment(inventory: Inventory, st
 
 
 def test_gcp_quota_preferences_ask_for_what_the_pools_need(inventory: Inventory) -> None:
-    """Reserved GPU pools hold on-demand family quota; spot and flex-start pools hold preemptible quota."""
+    """Spot and flex-start pools hold preemptible quota; reserved GPU pools hold on-demand family quota, whose
+    NVIDIA_H100_MEGA family id has no public source, so a person files it (issue 16) and no preference asks."""
     reg = registered("gke-gpu-us-east4")
     pool = inventory.pool_by_name
     want = {
-        ("GPUS-PER-GPU-FAMILY-per-project-region", "NVIDIA_H100_MEGA"): pool_accelerators(
-            inventory, pool["h100-mega-resv"]
-        ),
         ("PREEMPTIBLE-NVIDIA-H100-MEGA-GPUS-per-project-region", None): pool_accelerators(
             inventory, pool["h100-mega-spot"]
         ),
@@ -174,14 +173,32 @@ def test_gcp_quota_preferences_ask_for_what_the_pools_need(inventory: Inventory)
     for r in reg.of_type("gcp:cloudquota/sQuotaPreference:SQuotaPreference"):
         assert r.inputs["dimensions"]["region"] == region
         assert r.inputs["parent"] == f"projects/{inventory.cluster_by_name['gke-gpu-us-east4'].project}"
+        assert r.inputs["contactEmail"] == inventory.policy.quota_contact_email
+    [manual] = cluster_spec(inventory, "gke-gpu-us-east4").manual_quota
+    assert (manual.pools, manual.accelerators) == (("h100-mega-resv",), pool_accelerators(inventory,
+                                                                                        pool["h100-mega-resv"]))
+
+
+def test_quota_requests_never_ask_for_less_than_is_granted(inventory: Inventory) -> None:
+    """Issue 16: `preferred_value` and the AWS quota `value` are absolute, so a grant above the need became a
+    decrease request (GCP) or a failed apply (AWS). Each request reads what is granted and asks for the larger."""
+    granted = {"gcp:cloudquota/getSQuotaInfo:getSQuotaInfo": {"dimensionsInfos": [
+                   {"dimensions": {"region": "us-east4"}, "details": [{"value": "1000"}]},  # this region: above
+                   {"dimensions": {"region": "europe-west4"}, "details": [{"value": "5000"}]}]},  # another: ignored
+               "aws:servicequotas/getServiceQuota:getServiceQuota": {"value": 99999.0}}
+    gcp_reg = run_cluster(inventory, "gke-gpu-us-east4", reads=granted)
+    asked = {r.inputs["quotaId"]: r.inputs["quotaConfig"]["preferredValue"]
+             for r in gcp_reg.of_type("gcp:cloudquota/sQuotaPreference:SQuotaPreference")}
+    assert asked and set(asked.values()) == {"1000"}  # every need (64) is below the grant
+    [quota] = run_cluster(inventory, "eks-us-east-1", reads=granted).of_type(
+        "aws:servicequotas/serviceQuota:ServiceQuota")
+    assert quota.inputs["value"] == 99999.0
 
 
 def test_tpu_quota_without_a_verified_id_is_left_to_a_person(inventory: Inventory) -> None:
     """The on-demand v5p slices need quota but no Cloud Quotas id is verified; reserved v6e needs none."""
     reg = registered("gke-tpu-us-east5")
     assert not reg.of_type("gcp:cloudquota/sQuotaPreference:SQuotaPreference")
-    from quartermaster.modules.cloud import cluster_spec
-
     [manual] = cluster_spec(inventory, "gke-tpu-us-east5").manual_quota
     assert manual.accelerators == pool_accelerators(inventory, inventory.pool_by_name["v5p-2x2x4"])
 

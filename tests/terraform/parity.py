@@ -82,6 +82,13 @@ class Kind:
         return camel(path)
 
 
+def _floor(expression: Any) -> float:
+    """The need a quota request asks for at least: Terraform writes `${max(<need>, <granted read at plan>)}`;
+    under mocks Pulumi reads no grant, so it asks for the need itself."""
+    match = re.fullmatch(r"\$\{max\(([0-9.]+), .*\)\}", str(expression), re.DOTALL)
+    return float(match.group(1) if match else expression)
+
+
 def _aks_cluster_from_pulumi(inputs: dict[str, Any]) -> str:
     return f"{inputs['resourceGroupName']}/{inputs['resourceName']}"
 
@@ -153,7 +160,9 @@ KINDS = (
         "gcp:cloudquota/sQuotaPreference:SQuotaPreference",
         "google_cloud_quotas_quota_preference",
         "name",
-        ("parent", "service", "quota_id", "dimensions", "quota_config.preferred_value", "justification"),
+        ("parent", "service", "quota_id", "dimensions", "justification", "contact_email"),
+        derived={"asks_at_least": (lambda i: _floor(i["quotaConfig"]["preferredValue"]),
+                                   lambda b: _floor(b["quota_config"]["preferred_value"]))},
     ),
     Kind(
         "launch_template",
@@ -225,7 +234,8 @@ KINDS = (
         "aws:servicequotas/serviceQuota:ServiceQuota",
         "aws_servicequotas_service_quota",
         "quota_code",
-        ("service_code", "value", "region"),
+        ("service_code", "region"),
+        derived={"asks_at_least": (lambda i: _floor(i["value"]), lambda b: _floor(b["value"]))},
     ),
     Kind(
         "agent_pool",

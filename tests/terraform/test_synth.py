@@ -135,6 +135,28 @@ def test_inventory_text_is_never_a_terraform_template(tmp_path: Path) -> None:
     assert priority["description"] == description.replace("%{", "%%{")
 
 
+def test_quota_requests_read_the_grant_and_never_ask_for_less(inventory: Inventory, stacks: dict[str, Any]) -> None:
+    """Issue 16: each request reads what is granted now (a data source) and asks for the larger of that and the
+    need. The expression is evaluated by Terraform at plan time, which cannot run here; its shape is checked."""
+    gke = stacks["gke-gpu-us-east4"]
+    preferences = gke["resource"]["google_cloud_quotas_quota_preference"]
+    assert preferences
+    for name, preference in preferences.items():
+        info = gke["data"]["google_cloud_quotas_quota_info"][name]
+        assert [info[k] for k in ("parent", "service", "quota_id")] == [preference[k] for k in
+                                                                          ("parent", "service", "quota_id")]
+        need = cluster_spec(inventory, "gke-gpu-us-east4")
+        [spec] = [p for p in need.gcp_quota_preferences if p.name == preference["name"]]
+        asked = preference["quota_config"]["preferred_value"]
+        assert asked.startswith(f"${{max({spec.preferred_value}, [for d in data.google_cloud_quotas_quota_info.{name}.")
+        assert preference["contact_email"] == inventory.policy.quota_contact_email
+    eks = stacks["eks-us-east-1"]
+    for name, quota in eks["resource"]["aws_servicequotas_service_quota"].items():
+        applied = without_metadata(eks["data"]["aws_servicequotas_service_quota"][name])
+        assert applied == {k: quota[k] for k in ("service_code", "quota_code", "region", "provider")}
+        assert quota["value"].endswith(f", data.aws_servicequotas_service_quota.{name}.value)}}")
+
+
 def test_gcs_and_s3_backends_by_setting(inventory: Inventory, tmp_path: Path) -> None:
     from quartermaster.modules.terraform.app import Backend, synth
 
