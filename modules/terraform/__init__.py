@@ -10,15 +10,19 @@ community fork (`cdktn`) means changing the imports of `app.py`; dropping CDKTF 
 bodies as JSON. Importing `modules.terraform.app` starts Node.js (jsii); `resources` needs neither.
 
 Provider versions pinned in `required_providers` and the schemas the argument names follow (the
-`terraform providers schema` command cannot run here, so names were checked against provider docs):
-- hashicorp/google-beta `~> 7.30`: `google_container_node_pool` / node_config (terraform-provider-google-beta
+`terraform providers schema` command cannot run here; `tests/terraform/test_provider_arguments.py` checks every
+emitted name against each provider's source at its floor tag):
+- hashicorp/google-beta `~> 7.34` (the first version with node_config `gpudirect_strategy`):
+  `google_container_node_pool` / node_config (terraform-provider-google-beta
   `website/docs/r/container_node_pool.html.markdown`, `container_cluster.html.markdown`),
-  `google_compute_reservation`, `google_cloud_quotas_quota_preference` (`quota_config { preferred_value }`).
+  `google_compute_reservation` (resource and data source), `google_cloud_quotas_quota_preference`
+  (`quota_config { preferred_value }`, `contact_email`) and the `google_cloud_quotas_quota_info` data source.
   pulumi_gcp 10.x bridges google-beta 7.x (pulumi/pulumi-gcp PR #3870, google-beta 7.39), so the Pulumi
   and Terraform programs read the same schema; names per IAC.md 1.1 (TF `guest_accelerator` / `taint`).
 - hashicorp/aws `~> 6.0`: `aws_launch_template`, `aws_eks_node_group` (`taint` blocks, `CAPACITY_BLOCK`
   capacity type: terraform-provider-aws #40876), `aws_placement_group`, `aws_ec2_capacity_reservation`,
-  `aws_servicequotas_service_quota`; per-resource `region` is the 6.x argument pulumi_aws 7.x exposes.
+  `aws_servicequotas_service_quota` (resource and data source), `aws_autoscaling_schedule`; per-resource `region`
+  is the 6.x argument pulumi_aws 7.x exposes.
 - hashicorp/azurerm `~> 4.40`: `azurerm_kubernetes_cluster_node_pool` (`auto_scaling_enabled`, `priority`,
   `eviction_policy`, `zones`; terraform-provider-azurerm `website/docs/r/kubernetes_cluster_node_pool.html.markdown`);
   `gpu_driver` arrived in 4.40.0 (Azure/terraform-azurerm-avm-res-containerservice-managedcluster PR #115,

@@ -41,7 +41,7 @@ class ProviderPin:
 
 # Provider versions whose argument names the bodies follow (see the module docstring of modules.terraform).
 PROVIDERS: dict[str, ProviderPin] = {
-    "google-beta": ProviderPin("hashicorp/google-beta", "~> 7.30"),
+    "google-beta": ProviderPin("hashicorp/google-beta", "~> 7.34"),
     "aws": ProviderPin("hashicorp/aws", "~> 6.0"),
     "azurerm": ProviderPin("hashicorp/azurerm", "~> 4.40"),
     "kubernetes": ProviderPin("hashicorp/kubernetes", "~> 2.38"),

@@ -1,0 +1,91 @@
+"""Every argument the stacks emit exists in the lowest version each provider pin allows (issue 16: google-beta
+`~> 7.30` let 7.30-7.33 fail on `gpudirect_strategy`, which v7.30's `node_config.go` does not declare; the pin is
+now `~> 7.34`). The names per type come from the providers' source at the floor tags
+(`tests/data/terraform/provider_arguments.json`, written by `tests/terraform/provider_arguments.py`)."""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+import json
+import re
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from quartermaster.modules.terraform import PROVIDERS
+from tests.paths import DATA
+
+FLOORS = json.loads((DATA / "terraform" / "provider_arguments.json").read_text())
+META = {"//", "depends_on", "lifecycle", "provider", "count", "for_each"}  # Terraform's, not the provider's
+FREE_FORM = {"labels", "tags", "dimensions", "manifest", "resource_labels"}  # user keys inside: not arguments
+PREFIX = {"google_": "google-beta", "azurerm_": "azurerm", "kubernetes_": "kubernetes", "aws_": "aws"}
+
+
+def _keys(body: Any, path: str = "") -> Iterator[str]:
+    """Every argument name in a body, nested blocks included, as `path.name`."""
+    items = body if isinstance(body, list) else [body]
+    for item in items:
+        if not isinstance(item, dict):
+            continue
+        for key, value in item.items():
+            if key in META:
+                continue
+            yield f"{path}{key}"
+            if key not in FREE_FORM:
+                yield from _keys(value, f"{path}{key}.")
+
+
+AWS_MODULES = {  # Terraform type -> the Pulumi AWS SDK modules declaring its arguments and nested blocks
+    "provider": ("provider",),
+    "aws_eks_node_group": ("eks.node_group", "eks._inputs"),
+    "aws_launch_template": ("ec2.launch_template", "ec2._inputs"),
+    "aws_placement_group": ("ec2.placement_group",),
+    "aws_ec2_capacity_reservation": ("ec2.capacity_reservation",),
+    "aws_servicequotas_service_quota": ("servicequotas.service_quota",),
+    "data.aws_servicequotas_service_quota": ("servicequotas.get_service_quota",),
+    "aws_autoscaling_schedule": ("autoscaling.schedule",),
+}
+
+
+def _aws_names(kind: str) -> set[str]:
+    """Argument names of `kind` in the installed Pulumi AWS SDK (built from hashicorp/aws 6.x), singular forms
+    included (the SDK calls the block `taint` `taints`)."""
+    names: set[str] = set()
+    for module in (importlib.import_module(f"pulumi_aws.{m}") for m in AWS_MODULES[kind]):
+        for name, member in vars(module).items():
+            if (name.endswith("Args") and inspect.isclass(member)) or name.startswith("get_"):
+                target = member.__init__ if inspect.isclass(member) else member
+                names |= {p for p in inspect.signature(target).parameters if p not in ("self", "__self__", "opts")}
+    return names | {n[:-1] for n in names if n.endswith("s")}
+
+
+def _allowed(provider: str, kind: str) -> set[str]:
+    if provider == "aws":
+        return _aws_names(kind)
+    return set(FLOORS[provider]["types"][kind])
+
+
+def test_the_pins_floors_are_the_versions_the_names_were_read_at() -> None:
+    for provider, floor in FLOORS.items():
+        assert PROVIDERS[provider].version == "~> " + re.sub(r"^v(\d+\.\d+)\.0$", r"\1", floor["tag"])
+
+
+@pytest.mark.parametrize("cluster", ["gke-gpu-us-east4", "gke-tpu-us-east5", "eks-us-east-1", "aks-eastus",
+                                     "mk-manager"])
+def test_every_emitted_argument_exists_in_the_floor_version(stacks: dict[str, Any], cluster: str) -> None:
+    stack = stacks[cluster]
+    unknown = []
+    for name, blocks in stack.get("provider", {}).items():
+        allowed = _allowed(name, "provider")
+        unknown += [f"provider {name}: {k}" for k in _keys(blocks) if k.rsplit(".", 1)[-1] not in allowed]
+    for section, prefix in (("resource", ""), ("data", "data.")):
+        for kind, bodies in stack.get(section, {}).items():
+            provider = next((p for start, p in PREFIX.items() if kind.startswith(start)), None)
+            if provider is None:  # Terraform's own terraform_data
+                continue
+            allowed = _allowed(provider, prefix + kind)
+            for body in bodies.values():
+                unknown += [f"{prefix}{kind}: {k}" for k in _keys(body) if k.rsplit(".", 1)[-1] not in allowed]
+    assert sorted(set(unknown)) == []
