@@ -21,6 +21,7 @@ from quartermaster.modules.terraform import resources as tf_resources
 from quartermaster.modules.terraform import stack_clusters
 from tests.pulumi.harness import run_stack
 from tests.terraform.parity import View, differences, pulumi_view, terraform_view
+from tests.terraform.test_synth import without_metadata
 
 EXAMPLE_CLUSTERS = ("gke-gpu-us-east4", "gke-tpu-us-east5", "eks-us-east-1", "aks-eastus", "mk-manager")
 
@@ -105,3 +106,18 @@ def test_parity_reports_a_resource_only_one_side_declares(stacks: dict[str, Any]
     [name] = terraform["resource"].pop("google_compute_reservation")
     assert differences(pulumi_of("gke-tpu-us-east5"), terraform_view(terraform)) == [
         f"reservation {name}: only Pulumi declares it"]
+
+
+@pytest.mark.parametrize("cluster", ["gke-gpu-us-east4", "eks-us-east-1"])  # the TPU stack creates, reads nothing
+def test_both_programs_read_the_same_existing_capacity_and_grants(stacks: dict[str, Any], cluster: str) -> None:
+    """Issue 16: what a stack reads instead of creating (existing reservations, granted quota) is the same in the
+    Pulumi program (reads under mocks) and in the Terraform JSON (data sources)."""
+    reads = {(token.split("/")[-1].split(":")[0], json.dumps(dict(sorted(args.items())), sort_keys=True))
+             for token, args in run_stack(cluster).invokes}
+    token_of = {"google_compute_reservation": "getReservation", "google_cloud_quotas_quota_info": "getSQuotaInfo",
+                "aws_servicequotas_service_quota": "getServiceQuota"}
+    camel = {"quota_id": "quotaId", "service_code": "serviceCode", "quota_code": "quotaCode"}
+    data = {(token_of[kind], json.dumps({camel.get(k, k): v for k, v in sorted(without_metadata(body).items())
+                                         if k != "provider"}, sort_keys=True))
+            for kind, bodies in stacks[cluster].get("data", {}).items() for body in bodies.values()}
+    assert data and reads == data
