@@ -36,7 +36,8 @@ def enterprise_inventory(root: Path, teams: int = 1000, flavors: int = 20, gpus_
     team_dir.mkdir(exist_ok=True)
     for t in range(teams):
         team = {"name": f"team-{t:04d}", "cost_center": f"CC-{t % 50:03d}", "owners": [f"@org/team-{t:04d}"],
-                "namespaces": [f"team-{t:04d}"], "cohort": divisions[t % len(divisions)],
+                "namespaces": [f"team-{t:04d}"], "groups": {"gke": f"team-{t:04d}@example.com"},
+                "cohort": divisions[t % len(divisions)],
                 "priority_class": "training",
                 "quotas": [{"flavor": f"h100-{f:02d}", "nominal": gpus_per_quota, "borrowing_limit": gpus_per_quota}
                            for f in range(flavors)]}

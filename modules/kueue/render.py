@@ -112,6 +112,17 @@ def render_kueue_configuration(cluster: str, objects: list[dict[str, Any]]) -> s
             + dump_objects([config]))
 
 
+def rendered_documents(inventory: Inventory, cluster: str) -> tuple[str, list[tuple[str, str]]]:
+    """A cluster's file in parts: its header, then each object as (`Kind/namespace/name`, its YAML document), in
+    the file's order; joined, they are `render_cluster`'s text."""
+    documents = []
+    for obj in objects_for_cluster(inventory, cluster):
+        meta = obj["metadata"]
+        key = "/".join(p for p in (obj["kind"], meta.get("namespace"), meta["name"]) if p)
+        documents.append((key, dump_objects([obj])))
+    return f"{HEADER}# cluster: {cluster}\n", documents
+
+
 def render_cluster(inventory: Inventory, cluster: str) -> str:
     """Every object of `cluster` as multi-document YAML, ready for kubectl apply, Argo CD or Flux."""
     return render_objects(cluster, objects_for_cluster(inventory, cluster))

@@ -42,7 +42,7 @@ def command(
 ) -> None:
     """Compare quotas between two revisions or folders: cost, policies, approvers, Kueue object diff."""
     # imported when run, so that `qm --help` stays fast
-    from quartermaster.modules.kueue import render_cluster
+    from quartermaster.modules.kueue.render import rendered_documents
     from quartermaster.reports.quota_diff import RENDERERS, RenderOptions, build_quota_diff, open_side, render_invalid
 
     with tempfile.TemporaryDirectory(prefix="qm-diff-") as scratch:
@@ -58,7 +58,7 @@ def command(
         sides[1].result.inventory,
         base_label=sides[0].label,
         head_label=sides[1].label,
-        render_cluster=render_cluster,
+        render_documents=rendered_documents,
         impact_days=impact_days,
     )
     sys.stdout.write(RENDERERS[fmt.value](data, RenderOptions()))

@@ -30,7 +30,7 @@ from typing import Literal
 from quartermaster.capacity import nominal_by_flavor
 from quartermaster.model import Inventory, Quota, Team
 from quartermaster.pricing import DEFAULT_IDLE_POLICY, HOURS_PER_MONTH, idle_weights
-from quartermaster.reports.quota_diff.impact import IMPACT_DAYS, TeamImpact, recent_demand, replay
+from quartermaster.reports.quota_diff.impact import IMPACT_DAYS, TeamImpact, flavor_tree, recent_demand, replay
 from quartermaster.reports.quota_diff.policy import approvals, verdicts
 from quartermaster.reports.quota_diff.pricing import FlavorEconomics, flavor_economics
 from quartermaster.reports.quota_diff.types import (
@@ -42,7 +42,7 @@ from quartermaster.reports.quota_diff.types import (
     Move,
     QuotaDiff,
     QuotaRow,
-    RenderCluster,
+    RenderDocuments,
     TeamChange,
 )
 
@@ -77,7 +77,7 @@ def build_quota_diff(
     *,
     base_label: str = "base",
     head_label: str = "head",
-    render_cluster: RenderCluster | None = None,
+    render_documents: RenderDocuments | None = None,
     impact_days: int = IMPACT_DAYS,
 ) -> QuotaDiff:
     """Compare two inventories: the rows, teams, flavors and money; then the policies and approvers."""
@@ -102,7 +102,7 @@ def build_quota_diff(
     current = sum((m for f in h.economics if (m := h.monthly(f)) is not None), Decimal(0))
     diff = QuotaDiff(base_label, head_label, teams, rows, flavors, Change(past, current), unpriced,
                      expected_monthly_usd=_sum_known(r.expected_monthly_usd for r in rows))
-    kueue, note = _kueue_diffs(base, head, render_cluster) if render_cluster else ((), None)
+    kueue, note = _kueue_diffs(base, head, render_documents) if render_documents else ((), None)
     demand = recent_demand(head, impact_days) if impact_days > 0 else []
     if demand:
         diff = dataclasses.replace(diff, impact=_impact(base, head, demand, {r.team for r in rows}),
@@ -180,7 +180,10 @@ def recent_use(inventory: Inventory, days: int = RECENT_DAYS) -> dict[tuple[str,
 
 def _impact(base: Inventory, head: Inventory, demand: list[tuple[dt.datetime, str, str, float]],
             authors: set[str]) -> tuple[ImpactRow, ...]:
-    """The replay with the old quotas and with the new, for the teams and flavors whose hours differ."""
+    """The replay with the old quotas and with the new, for the teams and flavors whose hours differ. Each
+    flavor's quota tree is separate, so only flavors whose tree the change touches are replayed."""
+    changed = {f for f in {row[2] for row in demand} if flavor_tree(base, f) != flavor_tree(head, f)}
+    demand = [row for row in demand if row[2] in changed]
     before, after = replay(base, demand), replay(head, demand)
     out = []
     for key in sorted(set(before) | set(after)):
@@ -325,40 +328,59 @@ def _team_changes(b: _Side, h: _Side, rows: tuple[QuotaRow, ...]) -> tuple[TeamC
 
 
 def _kueue_diffs(
-    base: Inventory, head: Inventory, render: RenderCluster
+    base: Inventory, head: Inventory, render: RenderDocuments
 ) -> tuple[tuple[KueueDiff, ...], None]:
     """Per cluster, the unified diff of the rendered Kueue objects (clusters without a change left out).
 
-    Like git's function context, each hunk header names the object it falls in (`ClusterQueue/llm-pretrain`).
+    Objects are compared one by one (so a 1,000-team file costs no more than its changed objects): changed
+    objects first, then added, then removed, RBAC (Namespace, Role, RoleBinding) last. Each hunk header names
+    its object (`ClusterQueue/llm-pretrain`) and its line numbers are the file's.
     """
     out = []
     for cluster in sorted(set(base.cluster_by_name) | set(head.cluster_by_name)):
-        old = render(base, cluster) if cluster in base.cluster_by_name else ""
-        new = render(head, cluster) if cluster in head.cluster_by_name else ""
-        if old == new:
+        old_head, old_docs = render(base, cluster) if cluster in base.cluster_by_name else ("", [])
+        new_head, new_docs = render(head, cluster) if cluster in head.cluster_by_name else ("", [])
+        old, new = _documents_at(old_head, old_docs), _documents_at(new_head, new_docs)
+        changed = [key for key in [*new, *(k for k in old if k not in new)]
+                   if old.get(key, ("", 0))[0] != new.get(key, ("", 0))[0]]
+        if not changed:
             continue
-        old_lines, new_lines = old.splitlines(), new.splitlines()
-        lines = []
-        for line in difflib.unified_diff(
-            old_lines, new_lines, fromfile=f"a/{cluster}.yaml", tofile=f"b/{cluster}.yaml", n=3, lineterm=""
-        ):
-            hunk = _HUNK.match(line)
-            if hunk:
-                start, within = (int(hunk["new"]), new_lines) if new_lines else (int(hunk["old"]), old_lines)
-                line = f"{line} {_object_at(within, start)}".rstrip()
-            lines.append(line + "\n")
+        changed.sort(key=lambda key: (key.split("/")[0] in _RBAC, 0 if key in old and key in new else
+                                      1 if key in new else 2))
+        lines = [f"--- a/{cluster}.yaml\n", f"+++ b/{cluster}.yaml\n"]
+        for key in changed:
+            (before, old_at), (after, new_at) = old.get(key, ("", 0)), new.get(key, ("", 0))
+            diff = difflib.unified_diff(before.splitlines(), after.splitlines(), n=3, lineterm="")
+            for line in list(diff)[2:]:  # past the per-object file names
+                hunk = _HUNK.match(line)
+                if hunk:
+                    line = (f"@@ -{_shift(hunk['old'], old_at)} +{_shift(hunk['new'], new_at)} @@ "
+                            f"{_label(key)}")
+                lines.append(line + "\n")
         out.append(KueueDiff(cluster, "".join(lines)))
     return tuple(out), None
 
 
-_HUNK = re.compile(r"^@@ -(?P<old>\d+)(?:,\d+)? \+(?P<new>\d+)(?:,\d+)? @@$")
+_RBAC = ("Namespace", "Role", "RoleBinding")
+_HUNK = re.compile(r"^@@ -(?P<old>\d+(?:,\d+)?) \+(?P<new>\d+(?:,\d+)?) @@$")
 
 
-def _object_at(lines: list[str], start: int) -> str:
-    """`Kind/name` of the YAML document that holds 1-based line `start` (below the hunk's context)."""
-    line = min(max(start + 2, 1), len(lines))  # the first changed line, past 3 lines of context
-    first = next((i for i in range(line - 1, -1, -1) if lines[i] == "---"), 0)
-    last = next((i for i in range(line, len(lines)) if lines[i] == "---"), len(lines))
-    kind = next((x[len("kind: ") :] for x in lines[first:last] if x.startswith("kind: ")), "")
-    name = next((x[len("  name: ") :] for x in lines[first:last] if x.startswith("  name: ")), "")
-    return f"{kind}/{name}" if kind and name else kind
+def _documents_at(header: str, documents: list[tuple[str, str]]) -> dict[str, tuple[str, int]]:
+    """key -> (document, the 0-based line of the file where it starts)."""
+    at, out = header.count("\n"), {}
+    for key, text in documents:
+        out[key] = (text, at)
+        at += text.count("\n")
+    return out
+
+
+def _shift(span: str, offset: int) -> str:
+    """A hunk's `start,count` with its start moved from the object's lines to the file's."""
+    start, _, count = span.partition(",")
+    return f"{int(start) + offset if int(start) else offset}{',' + count if count else ''}"
+
+
+def _label(key: str) -> str:
+    """`Kind/name` of an object key `Kind/namespace/name` (a namespaced object shows its namespace too)."""
+    kind, *rest = key.split("/")
+    return f"{kind}/{rest[-1]}" + (f" in {rest[0]}" if len(rest) == 2 else "")

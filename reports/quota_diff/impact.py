@@ -98,99 +98,113 @@ def flavor_tree(inventory: Inventory, flavor: str) -> list[Node]:
     return list(nodes.values())
 
 
-def admit(tree: list[Node], demand: Mapping[str, float]) -> dict[str, float]:
+@dataclass(frozen=True)
+class QuotaTree:
+    """A flavor's quota tree with what admission needs of it precomputed once: children, each node's quota S and
+    reserve g, the teams and each team's path of cohorts to the root."""
+
+    nodes: tuple[Node, ...]
+    children: Mapping[str | None, list[Node]]
+    by_name: Mapping[str, Node]
+    quota: Mapping[str, float]
+    reserve: Mapping[str, float]
+    teams: tuple[Node, ...]
+    paths: Mapping[str, list[Node]]
+
+    @classmethod
+    def of(cls, tree: Iterable[Node]) -> QuotaTree:
+        nodes = tuple(tree)
+        children: dict[str | None, list[Node]] = defaultdict(list)
+        for node in nodes:
+            children[node.parent].append(node)
+        quota: dict[str, float] = {}
+        reserve: dict[str, float] = {}
+
+        def size(node: Node) -> float:  # S(x), with g(x) on the way
+            s = node.nominal + sum(size(c) - reserve[c.name] for c in children[node.name])
+            quota[node.name] = s
+            reserve[node.name] = max(0.0, s - node.lending_limit) if node.lending_limit is not None else 0.0
+            return s
+
+        for root in children[None]:
+            size(root)
+        by_name = {n.name: n for n in nodes}
+
+        def path(node: Node) -> list[Node]:
+            out = []
+            while node.parent is not None:
+                node = by_name[node.parent]
+                out.append(node)
+            return out
+
+        teams = tuple(n for n in nodes if n.is_team)
+        return cls(nodes, children, by_name, quota, reserve, teams, {t.name: path(t) for t in teams})
+
+
+def admit(tree: list[Node] | QuotaTree, demand: Mapping[str, float]) -> dict[str, float]:
     """Accelerators admitted per node name (teams only) for one hour's demand (keyed by node name)."""
-    children: dict[str | None, list[Node]] = defaultdict(list)
-    for node in tree:
-        children[node.parent].append(node)
-    quota: dict[str, float] = {}
-    reserve: dict[str, float] = {}
-
-    def size(node: Node) -> float:  # S(x), with g(x) on the way
-        s = node.nominal + sum(size(c) - reserve[c.name] for c in children[node.name])
-        quota[node.name] = s
-        reserve[node.name] = max(0.0, s - node.lending_limit) if node.lending_limit is not None else 0.0
-        return s
-
-    for root in children[None]:
-        size(root)
-    by_name = {n.name: n for n in tree}
-    teams = [n for n in tree if n.is_team]
-    usage = {t.name: min(demand.get(t.name, 0.0), t.nominal) for t in teams}
-
-    def path(node: Node) -> list[Node]:
-        out = []
-        while node.parent is not None:
-            node = by_name[node.parent]
-            out.append(node)
-        return out
-
-    paths = {t.name: path(t) for t in teams}
-    for level in sorted({t.priority for t in teams}, reverse=True):
-        # a ClusterQueue outside any cohort never exceeds its nominal
-        active = {t.name for t in teams if t.priority == level and t.parent is not None
-                  and demand.get(t.name, 0.0) > usage[t.name] + EPSILON}
-        for _ in range(4 * len(tree) + 4 * len(teams) + 1):  # each event serves, caps or binds something
+    qt = tree if isinstance(tree, QuotaTree) else QuotaTree.of(tree)
+    usage = {t.name: min(demand.get(t.name, 0.0), t.nominal) for t in qt.teams}
+    # a ClusterQueue outside any cohort never exceeds its nominal
+    borrowers = [t for t in qt.teams if t.parent is not None and demand.get(t.name, 0.0) > usage[t.name] + EPSILON]
+    for level in sorted({t.priority for t in borrowers}, reverse=True):
+        active = {t.name for t in borrowers if t.priority == level}
+        for _ in range(4 * len(qt.nodes) + 4 * len(qt.teams) + 1):  # each event serves, caps or binds something
             if not active:
                 break
-            used = _cohort_usage(tree, children, usage, reserve)
-            step, binding = _next_event(tree, children, by_name, paths, active, usage, used, quota, reserve,
-                                        demand)
+            used = _cohort_usage(qt, usage)
+            step, binding = _next_event(qt, active, usage, used, demand)
             for name in active:
-                usage[name] += by_name[name].weight * step
-            used = _cohort_usage(tree, children, usage, reserve)
+                usage[name] += qt.by_name[name].weight * step
             for name in list(active):
-                node = by_name[name]
+                node = qt.by_name[name]
                 cap = node.nominal + node.borrowing_limit if node.borrowing_limit is not None else float("inf")
-                if usage[name] >= min(demand[name], cap) - EPSILON or any(c.name in binding for c in paths[name]):
+                if usage[name] >= min(demand[name], cap) - EPSILON or any(c.name in binding for c in qt.paths[name]):
                     active.discard(name)
     return usage
 
 
-def _cohort_usage(tree: list[Node], children: Mapping[str | None, list[Node]], usage: Mapping[str, float],
-                  reserve: Mapping[str, float]) -> dict[str, float]:
+def _cohort_usage(qt: QuotaTree, usage: Mapping[str, float]) -> dict[str, float]:
     """U(C) for every cohort: the usage its children pass up, max(0, U(c) - g(c))."""
     used: dict[str, float] = {}
 
     def up(node: Node) -> float:
         if node.is_team:
             return usage[node.name]
-        used[node.name] = sum(max(0.0, up(c) - reserve[c.name]) for c in children[node.name])
+        used[node.name] = sum(max(0.0, up(c) - qt.reserve[c.name]) for c in qt.children[node.name])
         return used[node.name]
 
-    for root in children[None]:
+    for root in qt.children[None]:
         up(root)
     return used
 
 
-def _next_event(tree: list[Node], children: Mapping[str | None, list[Node]], by_name: Mapping[str, Node],
-                paths: Mapping[str, list[Node]], active: set[str], usage: Mapping[str, float],
-                used: Mapping[str, float], quota: Mapping[str, float], reserve: Mapping[str, float],
+def _next_event(qt: QuotaTree, active: set[str], usage: Mapping[str, float], used: Mapping[str, float],
                 demand: Mapping[str, float]) -> tuple[float, set[str]]:
     """How far the active borrowers can grow together (in weight units) before a team is served or capped, a
     cohort's reserve runs out, or a cohort's limit binds; and the cohorts whose limit binds there."""
     rate_in: dict[str, float] = defaultdict(float)
     for name in active:
-        rate = by_name[name].weight
-        for ancestor in paths[name]:
+        rate = qt.by_name[name].weight
+        for ancestor in qt.paths[name]:
             rate_in[ancestor.name] += rate
-            if reserve[ancestor.name] - used[ancestor.name] > EPSILON:
+            if qt.reserve[ancestor.name] - used[ancestor.name] > EPSILON:
                 break  # absorbed by this cohort's reserve for now
     candidates: list[tuple[float, str | None]] = []
     for name in active:
-        node = by_name[name]
+        node = qt.by_name[name]
         cap = node.nominal + node.borrowing_limit if node.borrowing_limit is not None else float("inf")
         candidates.append(((min(demand[name], cap) - usage[name]) / node.weight, None))
     for cohort, rate in rate_in.items():
         if rate <= 0:
             continue
-        node = by_name[cohort]
-        room = reserve[cohort] - used[cohort]
+        node = qt.by_name[cohort]
+        room = qt.reserve[cohort] - used[cohort]
         if room > EPSILON:
             candidates.append((room / rate, None))
             continue
-        limit = quota[cohort] + (node.borrowing_limit if node.borrowing_limit is not None else float("inf")) \
-            if node.parent is not None else quota[cohort]
+        limit = qt.quota[cohort] + (node.borrowing_limit if node.borrowing_limit is not None else float("inf")) \
+            if node.parent is not None else qt.quota[cohort]
         candidates.append((max(0.0, limit - used[cohort]) / rate, cohort))
     step = min(c for c, _ in candidates)
     binding = {cohort for c, cohort in candidates if cohort is not None and c <= step + EPSILON}
@@ -204,12 +218,14 @@ def replay(inventory: Inventory, demand_rows: Iterable[tuple[dt.datetime, str, s
     for hour, team, flavor, accelerators in demand_rows:
         cell = by_hour[(flavor, hour)]
         cell[f"team:{team}"] = cell.get(f"team:{team}", 0.0) + accelerators
-    trees: dict[str, list[Node]] = {}
+    trees: dict[str, QuotaTree] = {}
     totals: dict[tuple[str, str], list[float]] = defaultdict(lambda: [0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0])
     for (flavor, _hour), demand in sorted(by_hour.items()):
-        tree = trees.setdefault(flavor, flavor_tree(inventory, flavor))
-        teams = {n.name: n for n in tree if n.is_team}
-        admitted = admit(tree, demand) if tree else {}
+        if flavor not in trees:
+            trees[flavor] = QuotaTree.of(flavor_tree(inventory, flavor))
+        tree = trees[flavor]
+        teams = {n.name: n for n in tree.teams}
+        admitted = admit(tree, demand) if tree.nodes else {}
         borrowed = {name: max(0.0, admitted[name] - teams[name].nominal) for name in teams}
         lendable = {name: max(0.0, min(t.nominal - admitted[name], _lending_cap(t))) for name, t in teams.items()}
         pool, taken = sum(lendable.values()), sum(borrowed.values())

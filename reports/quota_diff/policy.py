@@ -14,11 +14,12 @@ inventory and look only at what the change touches (changed teams, their flavors
 
 from __future__ import annotations
 
+from collections import defaultdict
 from collections.abc import Callable
 from decimal import Decimal
 
 from quartermaster.capacity import flavor_capacity, nominal_by_flavor
-from quartermaster.model import Inventory
+from quartermaster.model import Inventory, Quota
 from quartermaster.pricing import HOURS_PER_MONTH, Provisioning, format_usd
 from quartermaster.reports.quota_diff.types import Approval, Change, QuotaDiff, Status, Verdict
 from quartermaster.units import quarter_hours
@@ -147,25 +148,25 @@ def check_finance_approval(
     ]
 
 
-def lendable(inventory: Inventory, team: str, flavor: str) -> int:
-    """What the rest of a team's cohort tree can lend in a flavor: others' lending limits (or nominal) and
-    the tree's cohort quotas."""
-    root = _root(inventory, inventory.team_by_name[team].cohort)
-    total = 0
-    for other in inventory.teams:
-        if other.name == team or other.cohort is None or _root(inventory, other.cohort) != root:
-            continue
-        for q in other.quotas:
-            if q.flavor == flavor:
-                total += q.nominal if q.lending_limit is None else q.lending_limit
+def _lent(quota: Quota) -> int:
+    """What a quota entry can lend: its lending limit, or all of its nominal quota."""
+    return quota.nominal if quota.lending_limit is None else quota.lending_limit
+
+
+def _lendable_by_tree(inventory: Inventory) -> dict[tuple[str | None, str], int]:
+    """(root cohort, flavor) -> what all teams and cohorts of that cohort tree can lend in the flavor; a team can
+    borrow that minus its own part. One pass over the inventory, so checking every team stays linear."""
+    totals: dict[tuple[str | None, str], int] = defaultdict(int)
+    for team in inventory.teams:
+        if team.cohort is not None:
+            root = _root(inventory, team.cohort)
+            for q in team.quotas:
+                totals[(root, q.flavor)] += _lent(q)
     for cohort in inventory.cohorts:
-        if _root(inventory, cohort.name) == root:
-            total += sum(
-                q.nominal if q.lending_limit is None else q.lending_limit
-                for q in cohort.quotas
-                if q.flavor == flavor
-            )
-    return total
+        root = _root(inventory, cohort.name)
+        for q in cohort.quotas:
+            totals[(root, q.flavor)] += _lent(q)
+    return totals
 
 
 def _root(inventory: Inventory, cohort: str | None) -> str | None:
@@ -180,13 +181,21 @@ def _root(inventory: Inventory, cohort: str | None) -> str | None:
 
 
 def _borrowing_gaps(inventory: Inventory) -> dict[tuple[str, str], tuple[int, int]]:
-    """(team, flavor) -> (borrowing limit, lendable) where the limit is above what can be lent."""
+    """(team, flavor) -> (borrowing limit, lendable) where the limit is above what the rest of its cohort tree
+    can lend (others' lending limits, or nominal, and the tree's cohort quotas)."""
+    totals = _lendable_by_tree(inventory)
     out = {}
     for team in inventory.teams:
+        if team.cohort is None:
+            continue
+        root = _root(inventory, team.cohort)
+        own = defaultdict(int)
         for q in team.quotas:
-            if q.borrowing_limit is None or team.cohort is None:
+            own[q.flavor] += _lent(q)
+        for q in team.quotas:
+            if q.borrowing_limit is None:
                 continue
-            can = lendable(inventory, team.name, q.flavor)
+            can = totals[(root, q.flavor)] - own[q.flavor]
             if q.borrowing_limit > can:
                 out[(team.name, q.flavor)] = (q.borrowing_limit, can)
     return out

@@ -13,7 +13,8 @@ from quartermaster.model import Inventory
 from quartermaster.pricing import cents
 
 Status = Literal["pass", "warn", "fail"]
-RenderCluster = Callable[[Inventory, str], str]
+RenderDocuments = Callable[[Inventory, str], tuple[str, list[tuple[str, str]]]]
+"""A cluster's rendered Kueue file as (header, [(`Kind/namespace/name`, YAML document)])."""
 MARKER = "<!-- quartermaster-quota-diff -->"
 
 

@@ -283,3 +283,17 @@ def test_unknown_revision_is_a_usage_error(repo: QuotaRepo) -> None:
     assert result.exit_code == 2
     assert "`origin/main` is neither an inventory folder nor a git revision" in result.stderr
     assert "git fetch origin main" in result.stderr
+
+
+def test_kueue_diff_shows_changed_objects_first_and_rbac_last_each_hunk_named(repo: QuotaRepo) -> None:
+    """Issue 19: a reviewer reads the quota change before the namespace plumbing. speech gets a second namespace
+    (a new Namespace, Role and RoleBinding) and a quota cut (a changed ClusterQueue) in one change."""
+    repo.replace("teams/speech.yaml", "namespaces: [speech]", "namespaces: [speech, speech-eval]")
+    repo.quota("speech", "p5-od", nominal=8)
+    result = repo.diff("HEAD", "--format", "json")
+    [eks] = [k for k in json.loads(result.stdout)["kueue"] if k["cluster"] == "eks-us-east-1"]
+    labels = [line.split(" @@ ", 1)[1] for line in eks["diff"].splitlines() if line.startswith("@@ ")]
+    assert labels[0] == "ClusterQueue/speech"  # the changed object first, then the added LocalQueues
+    assert {"LocalQueue/speech in speech-eval", "LocalQueue/default in speech-eval"} <= set(labels[1:-3])
+    assert labels[-3:] == ["Namespace/speech-eval", "Role/quartermaster-team-workloads in speech-eval",
+                           "RoleBinding/quartermaster-team-workloads in speech-eval"]  # the added RBAC last

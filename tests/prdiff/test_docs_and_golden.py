@@ -13,7 +13,7 @@ from typer.testing import CliRunner
 
 from quartermaster.cli import app
 from quartermaster.loader import load
-from quartermaster.modules.kueue import render_cluster
+from quartermaster.modules.kueue.render import rendered_documents
 from quartermaster.reports.quota_diff import RenderOptions, build_quota_diff, render_json, render_markdown, render_text
 from tests.paths import REPO
 from tests.prdiff.repo import QuotaRepo
@@ -54,7 +54,7 @@ def over_capacity_diff(tmp_path: Path):  # type: ignore[no-untyped-def]
     )
     head = load(repo.inventory).inventory
     return build_quota_diff(
-        base, head, base_label="origin/main", head_label="quota-pr", render_cluster=render_cluster
+        base, head, base_label="origin/main", head_label="quota-pr", render_documents=rendered_documents
     )
 
 
