@@ -189,7 +189,7 @@ def _borrowing_gaps(inventory: Inventory) -> dict[tuple[str, str], tuple[int, in
         if team.cohort is None:
             continue
         root = _root(inventory, team.cohort)
-        own = defaultdict(int)
+        own: dict[str, int] = defaultdict(int)
         for q in team.quotas:
             own[q.flavor] += _lent(q)
         for q in team.quotas:
