@@ -29,7 +29,7 @@ from typing import Literal
 
 from quartermaster.capacity import nominal_by_flavor
 from quartermaster.model import Inventory, Quota, Team
-from quartermaster.pricing import DEFAULT_IDLE_POLICY, HOURS_PER_MONTH, idle_weights
+from quartermaster.pricing import CENT, DEFAULT_IDLE_POLICY, HOURS_PER_MONTH, idle_weights
 from quartermaster.reports.quota_diff.impact import IMPACT_DAYS, TeamImpact, flavor_tree, recent_demand, replay
 from quartermaster.reports.quota_diff.policy import approvals, verdicts
 from quartermaster.reports.quota_diff.pricing import FlavorEconomics, flavor_economics
@@ -107,7 +107,7 @@ def build_quota_diff(
     if demand:
         diff = dataclasses.replace(diff, impact=_impact(base, head, demand, {r.team for r in rows}),
                                    impact_days=impact_days)
-    found = verdicts(base, head, diff, team_monthly=_team_monthly(b, h, rows))
+    found = verdicts(base, head, diff, team_monthly=_team_monthly(b, h))
     return dataclasses.replace(
         diff, verdicts=found, approvals=approvals(base, head, diff, found), kueue=kueue, kueue_note=note
     )
@@ -279,26 +279,29 @@ def _idle_shares(side: _Side) -> dict[str, Decimal]:
     return {team: unowned * w / whole for team, w in weights.items()} if whole else {}
 
 
-def _team_monthly(b: _Side, h: _Side, rows: tuple[QuotaRow, ...]) -> dict[str, Change]:
-    """Every team's monthly cost: its share before, plus its rows after, each with its share of unowned
-    capacity (`_idle_shares`) on that side."""
+def _team_monthly(b: _Side, h: _Side) -> dict[str, Change]:
+    """Every team's monthly chargeback on each side: its share of each flavor's cost by quota plus its share of
+    unowned capacity (`_idle_shares`). A cut on paid-anyway capacity costs the fleet nothing, but moves the
+    chargeback to the teams that keep the capacity."""
     idle_b, idle_h = _idle_shares(b), _idle_shares(h)
-    out = {}
-    for name in sorted(set(b.inventory.team_by_name) | set(h.inventory.team_by_name)):
-        before = b.inventory.team_by_name.get(name)
-        showback = _showback(b, before) if before else Decimal(0)
-        past = None if showback is None else showback + idle_b.get(name, Decimal(0))
-        deltas = [r.monthly_usd for r in rows if r.team == name]
-        known = [d for d in deltas if d is not None]
-        current = (None if showback is None or len(known) < len(deltas)
-                   else showback + sum(known, Decimal(0)) + idle_h.get(name, Decimal(0)))
-        out[name] = Change(past, current if name in h.inventory.team_by_name else Decimal(0))
-    return out
+
+    def chargeback(side: _Side, idle: dict[str, Decimal], name: str) -> Decimal | None:
+        team = side.inventory.team_by_name.get(name)
+        if team is None:
+            return Decimal(0)
+        share = _showback(side, team)
+        return None if share is None else share + idle.get(name, Decimal(0))
+
+    return {name: Change(chargeback(b, idle_b, name), chargeback(h, idle_h, name))
+            for name in sorted(set(b.inventory.team_by_name) | set(h.inventory.team_by_name))}
 
 
 def _team_changes(b: _Side, h: _Side, rows: tuple[QuotaRow, ...]) -> tuple[TeamChange, ...]:
-    monthly = _team_monthly(b, h, rows)
-    names = sorted({r.team for r in rows} | (set(b.inventory.team_by_name) ^ set(h.inventory.team_by_name)))
+    """The teams with a quota row, added or removed, and every team whose chargeback moves by a cent or more."""
+    monthly = _team_monthly(b, h)
+    moved = {name for name, m in monthly.items() if m.past is not None and m.current is not None
+             and abs(m.current - m.past) >= CENT}
+    names = sorted({r.team for r in rows} | (set(b.inventory.team_by_name) ^ set(h.inventory.team_by_name)) | moved)
     out = []
     for name in names:
         team = h.inventory.team_by_name.get(name) or b.inventory.team_by_name[name]

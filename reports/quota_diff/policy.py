@@ -251,9 +251,12 @@ def check_spot_share(
 def approvals(
     base: Inventory, head: Inventory, diff: QuotaDiff, found: tuple[Verdict, ...]
 ) -> tuple[Approval, ...]:
-    """The owners of every changed team, then the finance approvers when a money check did not pass."""
+    """The owners of every team whose quotas change (a team whose chargeback only moves is told, not asked), then
+    the finance approvers when a money check did not pass."""
     reasons: dict[str, list[str]] = {}
     for team in diff.teams:
+        if not team.quota_changed:
+            continue
         for owner in team.owners:
             reasons.setdefault(owner, []).append(f"owner of {team.team}")
     money = [v for v in found if v.check in ("finance-approval", "over-budget") and v.status != "pass"]

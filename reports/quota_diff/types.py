@@ -120,9 +120,15 @@ class TeamChange:
     moves: tuple[Move, ...]
     limits: tuple[LimitChange, ...]
     monthly_usd: Change
-    """monthly_usd: the team's monthly exposure before and after (its share of each flavor's cost by quota)."""
+    """monthly_usd: the team's monthly chargeback before and after: its share of each flavor's cost by quota, plus
+    its share of unowned capacity (a cut on paid-anyway capacity moves chargeback to the other teams)."""
     expected_monthly_usd: Decimal | None = None
     """expected_monthly_usd: the sum of the team's rows' expected changes; None when any is unknown."""
+
+    @property
+    def quota_changed(self) -> bool:
+        """The team's own quotas change (or it is added or removed); else only its chargeback moves."""
+        return self.status != "changed" or bool(self.moves or self.limits)
 
 
 @dataclass(frozen=True)

@@ -22,8 +22,15 @@ GOLDEN = REPO / "tests" / "data" / "prdiff" / "golden"
 
 
 def readme_section() -> str:
-    text = (REPO / "README.md").read_text(encoding="utf-8")
-    return text.split("## Quota changes by pull request\n", 1)[1].split("\n## ", 1)[0]
+    """The README's quota-PR section, up to the next `## ` heading outside a code block."""
+    text = (REPO / "README.md").read_text(encoding="utf-8").split("## Quota changes by pull request\n", 1)[1]
+    out, fenced = [], False
+    for line in text.splitlines(keepends=True):
+        fenced ^= line.startswith("```")
+        if line.startswith("## ") and not fenced:
+            break
+        out.append(line)
+    return "".join(out)
 
 
 def test_readme_examples_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -39,7 +46,7 @@ def test_readme_examples_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) ->
         assert result.exit_code == 0, (line, result.output)
         outputs.append(result.stdout)
     assert "teams[0].quotas[1].nominal: 32 -> 16" in outputs[0]
-    assert "llm-pretrain: -16 H100-80GB in gke-gpu-us-east4; monthly exposure -$" in outputs[1]
+    assert "llm-pretrain: -16 H100-80GB in gke-gpu-us-east4; monthly chargeback -$" in outputs[1]
     assert "CODEOWNERS is up to date" in outputs[2]
 
 
@@ -60,7 +67,7 @@ def over_capacity_diff(tmp_path: Path):  # type: ignore[no-untyped-def]
 
 def test_readme_headline_is_what_the_diff_prints(tmp_path: Path) -> None:
     comment = render_markdown(over_capacity_diff(tmp_path))
-    headline = re.search(r"- a headline per team: `(.*?)`;", readme_section()).group(1)  # type: ignore[union-attr]
+    headline = re.search(r"- a headline per team: `(.*?)`,", readme_section()).group(1)  # type: ignore[union-attr]
     assert headline.replace("llm-pretrain", "**llm-pretrain**", 1) in comment
 
 
@@ -84,3 +91,15 @@ def test_long_kueue_diffs_are_cut_to_a_shared_budget(tmp_path: Path) -> None:
     comment = render_markdown(data, RenderOptions(max_diff_lines=total - 5))
     assert comment.count("... 5 more lines: run `qm diff` locally") == 1
     assert render_markdown(data, RenderOptions(max_diff_lines=total)).count("more lines") == 0
+
+
+def test_readme_comment_is_what_the_diff_prints(tmp_path: Path) -> None:
+    """The README's example comment (a quota cut on paid capacity, with the impact table) is real output."""
+    repo = QuotaRepo.create(tmp_path)
+    repo.quota("llm-pretrain", "h100-mega-resv", nominal=16)
+    comment = repo.diff("HEAD").stdout
+    block = re.search(r"```markdown\n(.*?)```", readme_section(), re.S).group(1)  # type: ignore[union-attr]
+    # the labels name the working tree and commit of the run, so those two words are left out of the match
+    lines = [line for line in block.splitlines() if "working tree" not in line and "HEAD (" not in line]
+    assert [line for line in lines if line not in comment.splitlines()] == []
+    assert "| llm-pretrain | h100-mega-resv | 0.0 → 19,849.3 | 0 → 695 |" in block

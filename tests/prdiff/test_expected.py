@@ -65,10 +65,14 @@ def test_paid_capacity_no_quota_shares_goes_to_the_teams_by_the_idle_policy() ->
         return b.add("prices", machine="a3-megagpu-8g", site="gcp-us-central1", pricing_model="on-demand",
                      usd_per_node_hour=str(ON_DEMAND), source="test")
     diff = build_quota_diff(side(8).build(), side(4).build())
-    [ml] = diff.teams
+    ml, cv = (next(t for t in diff.teams if t.team == name) for name in ("ml", "cv"))
     h100 = ON_DEMAND * 2 * HOURS_PER_MONTH  # 2 fixed nodes: $128,480 a month, paid whatever the quotas
     spare = ON_DEMAND * 1 * HOURS_PER_MONTH
     # before: ml holds 8 of 16 quota -> half of h100, and half of the spare node (exposures 1:1)
     assert ml.monthly_usd.past == h100 / 2 + spare / 2
-    # after: cutting 8 -> 4 inside paid capacity changes no exposure row; the spare now splits 4:8
-    assert ml.monthly_usd.current == h100 / 2 + spare * h100 / 3 / (h100 / 3 + h100 * 2 / 3)
+    # after: cutting 8 -> 4 inside paid capacity changes no exposure row, but ml now holds 4 of 12 -> a third of
+    # h100, and the spare splits by those shares, 1:2 (issue 19: the chargeback moves to cv, which is listed)
+    assert ml.monthly_usd.current == h100 / 3 + spare * (h100 / 3) / (h100 / 3 + h100 * 2 / 3)
+    moved = ml.monthly_usd.past - ml.monthly_usd.current
+    assert round(cv.monthly_usd.current - cv.monthly_usd.past, 2) == round(moved, 2)
+    assert ml.quota_changed and not cv.quota_changed
