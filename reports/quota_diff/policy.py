@@ -21,6 +21,7 @@ from decimal import Decimal
 from quartermaster.capacity import flavor_capacity, nominal_by_flavor
 from quartermaster.model import Inventory, Quota
 from quartermaster.pricing import HOURS_PER_MONTH, Provisioning, format_usd
+from quartermaster.reports.quota_diff.codeowners import FINANCE_SECTIONS
 from quartermaster.reports.quota_diff.types import Approval, Change, QuotaDiff, Status, Verdict
 from quartermaster.units import quarter_hours
 
@@ -252,7 +253,8 @@ def approvals(
     base: Inventory, head: Inventory, diff: QuotaDiff, found: tuple[Verdict, ...]
 ) -> tuple[Approval, ...]:
     """The owners of every team whose quotas change (a team whose chargeback only moves is told, not asked), then
-    the finance approvers when a money check did not pass."""
+    the finance approvers when a money check did not pass or a money section (`FINANCE_SECTIONS`: clusters and
+    pools, commitments, prices, policy) changed, whatever it costs."""
     reasons: dict[str, list[str]] = {}
     for team in diff.teams:
         if not team.quota_changed:
@@ -260,7 +262,9 @@ def approvals(
         for owner in team.owners:
             reasons.setdefault(owner, []).append(f"owner of {team.team}")
     money = [v for v in found if v.check in ("finance-approval", "over-budget") and v.status != "pass"]
-    if money:
+    sections = [s for s in FINANCE_SECTIONS if getattr(base, s) != getattr(head, s)]
+    if money or sections:
         for approver in head.policy.finance_approvers:
             reasons.setdefault(approver, []).extend(FINANCE_REASONS[v.check].format(v.subject) for v in money)
+            reasons[approver].extend(f"changes {section}" for section in sections)
     return tuple(Approval(who, tuple(why)) for who, why in reasons.items())

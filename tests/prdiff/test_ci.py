@@ -118,7 +118,8 @@ def test_codeowners_gives_team_files_to_owners_and_money_files_to_finance(tmp_pa
         assert owners[f"/inventory/teams/{team.name}.yaml"] == " ".join(team.owners)
     assert owners["/inventory/prices.csv"] == owners["/inventory/commitments.yaml"] == finance
     assert owners["/inventory/org.yaml"] == finance  # policy and budgets
-    assert len(owners) == len(result.inventory.teams) + 3
+    assert owners["/inventory/clusters.yaml"] == finance  # pools are capacity, so money (issue 19)
+    assert len(owners) == len(result.inventory.teams) + 4
 
 
 def test_codeowners_keeps_hand_written_lines_and_check_detects_staleness(tmp_path: Path) -> None:

@@ -312,3 +312,15 @@ def test_kueue_diff_shows_changed_objects_first_and_rbac_last_each_hunk_named(re
     assert {"LocalQueue/speech in speech-eval", "LocalQueue/default in speech-eval"} <= set(labels[1:-3])
     assert labels[-3:] == ["Namespace/speech-eval", "Role/quartermaster-team-workloads in speech-eval",
                            "RoleBinding/quartermaster-team-workloads in speech-eval"]  # the added RBAC last
+
+
+def test_a_change_to_clusters_needs_finance_whatever_it_costs(repo: QuotaRepo) -> None:
+    """Issue 19: policies follow the section, not the file. Lowering a pool's autoscaling ceiling costs nothing
+    today, yet capacity is money: finance approves every change to clusters, commitments, prices or policy."""
+    repo.replace("clusters.yaml", "      - name: h100-mega-spot\n        machine: a3-megagpu-8g\n"
+                 "        zones: [us-east4-a, us-east4-b]\n        autoscaling: {min_nodes: 0, max_nodes: 8}",
+                 "      - name: h100-mega-spot\n        machine: a3-megagpu-8g\n"
+                 "        zones: [us-east4-a, us-east4-b]\n        autoscaling: {min_nodes: 0, max_nodes: 6}")
+    result = repo.diff("HEAD", "--format", "json")
+    approvals = {a["who"]: a["reasons"] for a in json.loads(result.stdout)["approvals"]}
+    assert approvals == {"@northwind/finops": ["changes clusters"]}
