@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import sys
 import tempfile
+import time
 from enum import StrEnum
 from pathlib import Path
 
@@ -45,8 +46,12 @@ def command(
     from quartermaster.modules.kueue.render import rendered_documents
     from quartermaster.reports.quota_diff import RENDERERS, RenderOptions, build_quota_diff, open_side, render_invalid
 
+    start = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="qm-diff-") as scratch:
         sides = [open_side(base, inventory, Path(scratch)), open_side(head, inventory, Path(scratch))]
+    # progress on stderr (CI logs show where the time goes); the report itself is stdout
+    err_console.print(f"qm diff: read {sides[0].label} and {sides[1].label} in {time.perf_counter() - start:.1f} s",
+                      markup=False)
     problems = [i.format() for side in sides for i in side.errors]
     if problems:
         for problem in problems:
@@ -61,6 +66,8 @@ def command(
         render_documents=rendered_documents,
         impact_days=impact_days,
     )
+    err_console.print(f"qm diff: compared quotas, prices and Kueue objects and replayed {impact_days} days of "
+                      f"demand: {time.perf_counter() - start:.1f} s in all", markup=False)
     sys.stdout.write(RENDERERS[fmt.value](data, RenderOptions()))
     if data.blocking:
         failed = ", ".join(sorted({v.check for v in data.verdicts if v.status == "fail"}))
