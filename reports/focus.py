@@ -56,14 +56,22 @@ CONDITIONAL = [
     "AllocatedMethodDetails", "AllocatedMethodId", "AvailabilityZone", "CapacityReservationId",
     "CapacityReservationStatus", "ChargeFrequency", "CommitmentDiscountCategory", "CommitmentDiscountId",
     "CommitmentDiscountName", "CommitmentDiscountQuantity", "CommitmentDiscountStatus", "CommitmentDiscountType",
-    "CommitmentDiscountUnit", "ConsumedQuantity", "ConsumedUnit", "ContractedUnitPrice", "ListUnitPrice",
-    "PricingCategory", "RegionId", "RegionName", "ResourceId", "ResourceName", "ResourceType", "SkuId",
-    "SkuPriceId", "SubAccountId", "SubAccountName", "Tags",
+    "CommitmentDiscountUnit", "ConsumedQuantity", "ConsumedUnit", "ContractedUnitPrice", "InvoiceId",
+    "ListUnitPrice", "PricingCategory", "RegionId", "RegionName", "ResourceId", "ResourceName", "ResourceType",
+    "ServiceSubcategory", "SkuId", "SkuPriceId", "SubAccountId", "SubAccountName", "Tags",
 ]
+"""InvoiceId names the chargeback statement of the billing period and account (`qm-chargeback-2026-10-<account>`):
+the metered export is that statement, a provisional invoice Quartermaster generates, so FOCUS requires the id
+(InvoiceId-C-005-C); the planned export is no invoice and leaves it null."""
 CUSTOM = ["x_Team", "x_CostCenter", "x_Accelerator", "x_Basis"]
 COLUMNS = sorted([*MANDATORY, *CONDITIONAL]) + CUSTOM
 
 PROVIDER_NAME = {"gcp": "Google Cloud", "aws": "AWS", "azure": "Microsoft", "onprem": "On-premises"}
+PLANNED_SERVICE = "Accelerator capacity (planned)"
+# Each ServiceName has exactly one ServiceSubcategory (FOCUS ServiceName-C-008-C), from FOCUS 1.2's list.
+SERVICE_SUBCATEGORY = {"Compute Engine": "Virtual Machines", "Amazon Elastic Compute Cloud": "Virtual Machines",
+                       "Virtual Machines": "Virtual Machines", "Cloud TPU": "Machine Learning",
+                       "On-premises accelerator servers": "Other (Compute)", PLANNED_SERVICE: "Other (Compute)"}
 SERVICE_NAME = {"gcp": "Compute Engine", "aws": "Amazon Elastic Compute Cloud", "azure": "Virtual Machines",
                 "onprem": "On-premises accelerator servers"}
 COMMITMENT_TYPE = {"cud": "Committed Use Discount", "reserved-instance": "Reserved Instance",
@@ -102,13 +110,15 @@ class _Rows:
             zone = self.inventory.pool_by_name[pool].zones[0]
         return {
             "BillingAccountId": account, "BillingAccountName": f"{provider} {account}",
+            "InvoiceId": f"qm-chargeback-{self.result.period.start:%Y-%m}-{account}",
             "BillingCurrency": "USD",
             "BillingPeriodStart": _iso(self.result.period.start), "BillingPeriodEnd": _iso(self.result.period.end),
             "ChargePeriodStart": _iso(self.result.period.start), "ChargePeriodEnd": _iso(self.result.period.end),
             "ChargeClass": None, "InvoiceIssuerName": provider, "ProviderName": provider, "PublisherName": provider,
             "ServiceProviderName": provider, "HostProviderName": provider,
             "ServiceCategory": "AI and Machine Learning" if machine.kind == "tpu" else "Compute",
-            "ServiceName": service, "RegionId": site.region, "RegionName": site.region, "AvailabilityZone": zone,
+            "ServiceName": service, "ServiceSubcategory": SERVICE_SUBCATEGORY[service],
+            "RegionId": site.region, "RegionName": site.region, "AvailabilityZone": zone,
             "ResourceId": f"{cluster}/{pool}" if pool else f"commitment/{block.name}",
             "ResourceName": pool or block.name, "ResourceType": "Node pool" if pool else "Commitment",
             "SkuId": machine.name, "SubAccountId": cluster, "SubAccountName": cluster,
@@ -297,7 +307,8 @@ def plan_focus_rows(inventory: Inventory, plan: PlanResult, quarter: str) -> lis
                 "ServiceProviderName": provider,
                 "HostProviderName": provider,
                 "ServiceCategory": "Compute",
-                "ServiceName": "Accelerator capacity (planned)",
+                "ServiceName": PLANNED_SERVICE,
+                "ServiceSubcategory": SERVICE_SUBCATEGORY[PLANNED_SERVICE],
                 "PricingCategory": CATEGORY_OF_PLAN_MODEL.get(model, "Other"),
                 "SkuId": model,
                 "SkuPriceId": f"plan/{model}/{term}",

@@ -110,3 +110,20 @@ def test_every_row_names_its_basis(example_rows: tuple[list[dict], Decimal]) -> 
     """Issue 14: metered export rows say `metered`; the plan's export says `planned` (test_report)."""
     rows, _ = example_rows
     assert {r["x_Basis"] for r in rows} == {"metered"}
+
+
+def test_invoice_and_service_subcategory_columns(example_rows: tuple[list[dict], Decimal]) -> None:
+    """Issue 18: focus-validator 2.2.1 (FOCUS 1.2 rules) failed 14 rules on the metered export for want of
+    InvoiceId and ServiceSubcategory. Every metered row names its period's chargeback statement for its billing
+    account, and each ServiceName has one ServiceSubcategory from FOCUS 1.2's list (ServiceName-C-008-C)."""
+    rows, _ = example_rows
+    allowed = {"Virtual Machines", "Containers", "Other (Compute)", "Machine Learning", "AI Platforms",
+               "Generative AI", "Other (AI and Machine Learning)"}  # FOCUS 1.2 values of the two categories used
+    for row in rows:
+        period = row["BillingPeriodStart"][:7]
+        assert row["InvoiceId"] == f"qm-chargeback-{period}-{row['BillingAccountId']}"
+        assert row["ServiceSubcategory"] in allowed
+    by_service: dict[str, set[str]] = {}
+    for row in rows:
+        by_service.setdefault(row["ServiceName"], set()).add(row["ServiceSubcategory"])
+    assert by_service and all(len(subs) == 1 for subs in by_service.values())
