@@ -68,6 +68,9 @@ COLUMNS = sorted([*MANDATORY, *CONDITIONAL]) + CUSTOM
 
 PROVIDER_NAME = {"gcp": "Google Cloud", "aws": "AWS", "azure": "Microsoft", "onprem": "On-premises"}
 PLANNED_SERVICE = "Accelerator capacity (planned)"
+ONE_PERIOD = Decimal("1.000000")
+"""A planned row's quantity: one quarter, written as a decimal (FOCUS quantities are decimals, and a CSV `1`
+reads as an integer: PricingQuantity-C-001-M)."""
 # Each ServiceName has exactly one ServiceSubcategory (FOCUS ServiceName-C-008-C), from FOCUS 1.2's list.
 SERVICE_SUBCATEGORY = {"Compute Engine": "Virtual Machines", "Amazon Elastic Compute Cloud": "Virtual Machines",
                        "Virtual Machines": "Virtual Machines", "Cloud TPU": "Machine Learning",
@@ -286,9 +289,9 @@ def plan_focus_rows(inventory: Inventory, plan: PlanResult, quarter: str) -> lis
                 "ContractedCost": cost,
                 "ListUnitPrice": cost,
                 "ContractedUnitPrice": cost,
-                "PricingQuantity": Decimal(1),
+                "PricingQuantity": ONE_PERIOD,
                 "PricingUnit": "Quarters",
-                "ConsumedQuantity": Decimal(1),
+                "ConsumedQuantity": ONE_PERIOD,
                 "ConsumedUnit": "Quarters",
                 "BillingAccountId": "plan",
                 "BillingAccountName": f"Quartermaster plan {quarter}",

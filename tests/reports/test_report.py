@@ -54,6 +54,8 @@ def test_report_equals_planner_equals_focus_to_the_cent(inventory: Inventory) ->
     planner_cost = kpi.cost_usd.quantize(Decimal("0.01"))
     focus = plan_focus_rows(inventory, plan, quarter)
     assert {r["x_Basis"] for r in focus} == {"planned"}
+    # quantities are decimals in the CSV (`1.000000`, not `1`, which focus-validator reads as an integer)
+    assert {str(r["PricingQuantity"]) for r in focus} == {str(r["ConsumedQuantity"]) for r in focus} == {"1.000000"}
     assert data.summary.spend_quarter.current == planner_cost
     assert sum(r["EffectiveCost"] for r in focus) == planner_cost
     spend_row = next(r for r in data.table("spend_by_quarter").rows if r["quarter"] == quarter)
