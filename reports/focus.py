@@ -58,7 +58,8 @@ CONDITIONAL = [
     "CommitmentDiscountName", "CommitmentDiscountQuantity", "CommitmentDiscountStatus", "CommitmentDiscountType",
     "CommitmentDiscountUnit", "ConsumedQuantity", "ConsumedUnit", "ContractedUnitPrice", "InvoiceId",
     "ListUnitPrice", "PricingCategory", "RegionId", "RegionName", "ResourceId", "ResourceName", "ResourceType",
-    "ServiceSubcategory", "SkuId", "SkuPriceId", "SubAccountId", "SubAccountName", "Tags",
+    "ServiceSubcategory", "SkuId", "SkuMeter", "SkuPriceDetails", "SkuPriceId", "SubAccountId", "SubAccountName",
+    "Tags",
 ]
 """InvoiceId names the chargeback statement of the billing period and account (`qm-chargeback-2026-10-<account>`):
 the metered export is that statement, a provisional invoice Quartermaster generates, so FOCUS requires the id
@@ -135,6 +136,9 @@ class _Rows:
             "ContractedUnitPrice": list_price, "ListCost": quantity * list_price,
             "ContractedCost": quantity * list_price,
             "SkuPriceId": f"{block.machine.name}/{block.site.name}/{model}",
+            "SkuMeter": f"{block.machine.accelerator} {_unit(block)}",
+            "SkuPriceDetails": json.dumps({"AcceleratorsPerNode": block.machine.accelerators_per_node,
+                                           "PricingModel": model, "Site": block.site.name}, sort_keys=True),
         })
 
     def commitment_columns(self, row: dict[str, Any], block: Block, status: str | None) -> None:
@@ -189,6 +193,8 @@ class _Rows:
             if share else None,
         })
         self.commitment_columns(row, block, "Unused" if committed else None)
+        if committed:  # nothing was consumed of an unused commitment (ConsumedQuantity-C-004-C)
+            row.update({"ConsumedQuantity": None, "ConsumedUnit": None})
         self.tags(row, share.team if share else None, share.cost_center if share else None)
         return row
 
@@ -199,7 +205,7 @@ class _Rows:
         self.priced(row, block, Decimal(block.accelerators) * Decimal(int(hours)), block.rate, block.model)
         row.update({
             "ChargeCategory": "Purchase", "ChargeFrequency": "Recurring", "PricingCategory": "Committed",
-            "BilledCost": billed, "EffectiveCost": Decimal(0),
+            "BilledCost": billed, "EffectiveCost": Decimal(0), "ConsumedQuantity": None, "ConsumedUnit": None,
             "ChargeDescription": f"Commitment {block.name}: {block.accelerators} x {block.machine.accelerator} "
                                  f"for {self.result.period.label}",
         })
@@ -315,6 +321,8 @@ def plan_focus_rows(inventory: Inventory, plan: PlanResult, quarter: str) -> lis
                 "PricingCategory": CATEGORY_OF_PLAN_MODEL.get(model, "Other"),
                 "SkuId": model,
                 "SkuPriceId": f"plan/{model}/{term}",
+                "SkuMeter": "Planned capacity",
+                "SkuPriceDetails": json.dumps({"PricingModel": model, "TermMonths": term}, sort_keys=True),
                 "AllocatedMethodId": "plan-team-share",
                 "AllocatedMethodDetails": json.dumps(
                     {

@@ -4,6 +4,7 @@ EffectiveCost and BilledCost reconcile to the metered total to the cent."""
 from __future__ import annotations
 
 import csv
+import json
 from decimal import Decimal
 from pathlib import Path
 
@@ -127,3 +128,21 @@ def test_invoice_and_service_subcategory_columns(example_rows: tuple[list[dict],
     for row in rows:
         by_service.setdefault(row["ServiceName"], set()).add(row["ServiceSubcategory"])
     assert by_service and all(len(subs) == 1 for subs in by_service.values())
+
+
+def test_sku_columns_and_nothing_consumed_of_unused_or_purchased_commitments(
+        example_rows: tuple[list[dict], Decimal]) -> None:
+    """Issue 18, with the export's own applicability criteria: SkuMeter and SkuPriceDetails are present wherever a
+    SKU and a SKU price are (list prices are published), and ConsumedQuantity is null on Purchase rows and on
+    Usage rows of an unused commitment (ConsumedQuantity-C-004-C)."""
+    rows, _ = example_rows
+    for row in rows:
+        assert (row["SkuMeter"] is None) == (row["SkuId"] is None)
+        assert (row["SkuPriceDetails"] is None) == (row["SkuPriceId"] is None)
+        if row["SkuPriceDetails"] is not None:
+            details = json.loads(row["SkuPriceDetails"])
+            assert details and all(key[:1].isupper() and "_" not in key for key in details)  # PascalCase keys
+        unconsumed = row["ChargeCategory"] != "Usage" or row["CommitmentDiscountStatus"] == "Unused"
+        assert (row["ConsumedQuantity"] is None) == unconsumed, row["ChargeDescription"]
+    assert any(r["ChargeCategory"] == "Purchase" for r in rows)
+    assert any(r["CommitmentDiscountStatus"] == "Unused" for r in rows)
