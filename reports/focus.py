@@ -7,7 +7,10 @@ Columns and rules: PLANNING.md §3 and the FOCUS 1.3 column pages (FinOps-Open-C
   CommitmentDiscountStatus `Used`, BilledCost 0 (the commitment is invoiced on its own row), EffectiveCost the
   amortised cost;
 * the idle part of a commitment: `Usage` rows with CommitmentDiscountStatus `Unused`, one per team it is shared
-  to (`AllocatedMethodId` = the idle policy), or one unallocated row;
+  to, or one unallocated row. A shared row is a split of the idle row (FOCUS 1.3 split cost allocation): it
+  keeps the origin's dimension values (ChargeDescription, ResourceId, Tags) and says where the cost went in
+  `AllocatedMethodId` (the idle policy), `AllocatedMethodDetails`, `AllocatedResourceId` / `AllocatedResourceName`
+  (the team) and `AllocatedTags` (its team and cost centre);
 * each commitment's invoice for the billing period: a `Purchase` row (`Recurring`), BilledCost = its Used +
   Unused EffectiveCost, EffectiveCost 0 (no double counting);
 * on-demand, flex-start and overflow beyond a commitment: PricingCategory `Standard`; spot: `Dynamic`;
@@ -53,7 +56,8 @@ MANDATORY: dict[str, bool] = {
     "ServiceCategory": False, "ServiceName": False, "ServiceProviderName": False,
 }
 CONDITIONAL = [
-    "AllocatedMethodDetails", "AllocatedMethodId", "AvailabilityZone", "CapacityReservationId",
+    "AllocatedMethodDetails", "AllocatedMethodId", "AllocatedResourceId", "AllocatedResourceName", "AllocatedTags",
+    "AvailabilityZone", "CapacityReservationId",
     "CapacityReservationStatus", "ChargeFrequency", "CommitmentDiscountCategory", "CommitmentDiscountId",
     "CommitmentDiscountName", "CommitmentDiscountQuantity", "CommitmentDiscountStatus", "CommitmentDiscountType",
     "CommitmentDiscountUnit", "ConsumedQuantity", "ConsumedUnit", "ContractedUnitPrice", "InvoiceId",
@@ -183,19 +187,24 @@ class _Rows:
         quantity = idle.accelerator_hours * cost / idle.cost if idle.cost else idle.accelerator_hours
         committed = block.commitment is not None
         self.priced(row, block, quantity, block.list_rate, block.model)
-        who = f"shared to {share.team} ({self.result.policy})" if share else "not allocated to a team"
         row.update({
             "ChargeCategory": "Usage", "ChargeFrequency": "Usage-Based", "PricingCategory": idle.category,
             "BilledCost": Decimal(0) if committed else cost, "EffectiveCost": cost,
-            "ChargeDescription": f"Idle {block.machine.accelerator} capacity of {block.key}, {who}",
-            "AllocatedMethodId": f"idle-{self.result.policy}" if share else None,
-            "AllocatedMethodDetails": json.dumps({"policy": self.result.policy, "idle_cost": str(idle.cost)})
-            if share else None,
+            # the same on every split of this idle row (FOCUS 1.3: a split keeps its origin's dimension values)
+            "ChargeDescription": f"Idle {block.machine.accelerator} capacity of {block.key}",
         })
         self.commitment_columns(row, block, "Unused" if committed else None)
         if committed:  # nothing was consumed of an unused commitment (ConsumedQuantity-C-004-C)
             row.update({"ConsumedQuantity": None, "ConsumedUnit": None})
-        self.tags(row, share.team if share else None, share.cost_center if share else None)
+        self.tags(row, None, None)
+        if share is not None:
+            row.update({
+                "AllocatedMethodId": f"idle-{self.result.policy}",
+                "AllocatedMethodDetails": json.dumps({"policy": self.result.policy, "idle_cost": str(idle.cost)}),
+                "AllocatedResourceId": f"team/{share.team}", "AllocatedResourceName": share.team,
+                "AllocatedTags": json.dumps({"cost_center": share.cost_center, "team": share.team}, sort_keys=True),
+                "x_Team": share.team, "x_CostCenter": share.cost_center,
+            })
         return row
 
     def purchase(self, block: Block, billed: Decimal) -> dict[str, Any]:

@@ -146,3 +146,22 @@ def test_sku_columns_and_nothing_consumed_of_unused_or_purchased_commitments(
         assert (row["ConsumedQuantity"] is None) == unconsumed, row["ChargeDescription"]
     assert any(r["ChargeCategory"] == "Purchase" for r in rows)
     assert any(r["CommitmentDiscountStatus"] == "Unused" for r in rows)
+
+
+def test_idle_shares_are_focus_13_splits_of_their_idle_row(example_rows: tuple[list[dict], Decimal]) -> None:
+    """Issue 18 (FOCUS 1.3 split cost allocation, A-001-C and A-004-M, checked by hand: the validator has no 1.3
+    model offline): a team's share of idle capacity names the team in the Allocated* columns and keeps the idle
+    row's own dimension values, so every split of one idle row has the same ChargeDescription, ResourceId and
+    Tags."""
+    rows, _ = example_rows
+    splits = [r for r in rows if r["AllocatedMethodId"] and r["AllocatedMethodId"].startswith("idle-")]
+    assert splits
+    for row in splits:
+        assert row["AllocatedResourceName"] == row["x_Team"] and row["AllocatedResourceId"] == f"team/{row['x_Team']}"
+        assert json.loads(row["AllocatedTags"]) == {"team": row["x_Team"], "cost_center": row["x_CostCenter"]}
+        assert row["Tags"] is None and row["ChargeDescription"].startswith("Idle ")
+    by_origin: dict[tuple[str, str], set[tuple[object, ...]]] = {}
+    for row in splits:
+        key = (row["ResourceId"], row["ChargePeriodStart"])
+        by_origin.setdefault(key, set()).add((row["ChargeDescription"], row["Tags"], row["ServiceName"]))
+    assert all(len(dimensions) == 1 for dimensions in by_origin.values())
