@@ -289,6 +289,11 @@ def plan_focus_rows(inventory: Inventory, plan: PlanResult, quarter: str) -> lis
             share = t.usd / team_total if team_total else Decimal(0)
             raw[(m.pricing_model, t.team, m.term_months)] = m.usd * share
     rounded = allocate_cents(raw, kpi.cost_usd)
+    # ListCost: what the same capacity would cost on demand (the plan's on-demand equivalent, shared like the cost),
+    # so the export's savings (1 - EffectiveCost / ListCost) are the report's, not 0 %
+    total = sum(rounded.values(), Decimal(0))
+    listed = allocate_cents({k: kpi.on_demand_equivalent_usd * v / total if total else Decimal(0)
+                             for k, v in rounded.items()}, kpi.on_demand_equivalent_usd)
     start, end = (dt.datetime.combine(d, dt.time()) for d in quarter_bounds(quarter))
     cc_of = {t.team: t.cost_center for t in by_team}
     rows = []
@@ -300,9 +305,9 @@ def plan_focus_rows(inventory: Inventory, plan: PlanResult, quarter: str) -> lis
             | {
                 "BilledCost": cost,
                 "EffectiveCost": cost,
-                "ListCost": cost,
+                "ListCost": listed[(model, team, term)],
                 "ContractedCost": cost,
-                "ListUnitPrice": cost,
+                "ListUnitPrice": listed[(model, team, term)],
                 "ContractedUnitPrice": cost,
                 "PricingQuantity": ONE_PERIOD,
                 "PricingUnit": "Quarters",

@@ -58,6 +58,8 @@ def test_report_equals_planner_equals_focus_to_the_cent(inventory: Inventory) ->
     assert {str(r["PricingQuantity"]) for r in focus} == {str(r["ConsumedQuantity"]) for r in focus} == {"1.000000"}
     assert data.summary.spend_quarter.current == planner_cost
     assert sum(r["EffectiveCost"] for r in focus) == planner_cost
+    # issue 18: ListCost is what the capacity would cost on demand, so the export shows the plan's savings, not 0 %
+    assert sum(r["ListCost"] for r in focus) == kpi.on_demand_equivalent_usd.quantize(Decimal("0.01"))
     spend_row = next(r for r in data.table("spend_by_quarter").rows if r["quarter"] == quarter)
     assert sum(v for k, v in spend_row.items() if k not in ("quarter", "total")) == planner_cost
     assert data.table("teams").total["current"] == planner_cost
