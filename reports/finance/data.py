@@ -112,6 +112,9 @@ class Summary:
     unmet_hours: Decimal
     budget_total: Decimal | None
     budget_variance: Decimal | None
+    budget_centres: tuple[int, int] = (0, 0)
+    """budget_centres: (cost centres with a budget this quarter, cost centres with planned cost): the headline
+    budget figure covers only the first."""
 
 
 @dataclass(frozen=True)
@@ -277,6 +280,7 @@ def build_report(inventory: Inventory, plan: PlanResult, quarter: str | None = N
         Decimal(str(round(float(kpi.get("unmet_accelerator_hours", 0)), 1))),
         budget_total,
         budget.total["variance"] if budget.total else None,
+        (len(budget.rows), len({cc for cc, _ in _team_costs(plan, quarter).values()})),
     )
     charts = _charts(plan, quarters, tables)
     return ReportData(

@@ -203,3 +203,15 @@ def test_cli_report_without_a_plan_folder_is_a_usage_error(tmp_path: Path) -> No
     result = runner.invoke(app, ["report", str(INVENTORY), "--plan", str(tmp_path), "--out", str(tmp_path)])
     assert result.exit_code == 2
     assert "no plan.json there; run `qm plan --out" in result.output
+
+
+def test_the_budget_headline_says_how_many_cost_centres_it_covers(inventory: Inventory, stored: ReportData) -> None:
+    """Issue 18: the headline budget figure covered 3 of the cost centres without saying so."""
+    quarter = stored.summary.quarter
+    with_budget = {b.cost_center for b in inventory.policy.budgets if b.quarter == quarter}
+    plan = planner.load_result(DATA / "plan")
+    team_centre = {t.name: t.cost_center for t in inventory.teams}
+    planned = {team_centre[r.team] for r in plan.cost_by_team if r.quarter == quarter and r.team in team_centre}
+    assert stored.summary.budget_centres == (len(with_budget), len(planned))
+    assert (f"Budgets for {quarter} ({len(with_budget)} of {len(planned)} cost centres have one)"
+            in render_html(stored))
