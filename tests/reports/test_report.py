@@ -4,6 +4,8 @@ workbook, and the page as Chromium shows it."""
 from __future__ import annotations
 
 import os
+import re
+import shutil
 import subprocess
 import tempfile
 from collections.abc import Callable
@@ -156,6 +158,24 @@ def test_chromium_shows_the_headline_figures_and_takes_a_screenshot(stored: Repo
         assert figure in dom, figure
     assert dom.count("<svg") == 3  # spend, coverage, demand vs capacity
     assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and shot.stat().st_size > 20_000
+
+
+@needs_chromium
+@pytest.mark.skipif(shutil.which("pdftotext") is None and not os.environ.get("CI"),
+                    reason="pdftotext is not installed (apt-get install poppler-utils; .ci/run installs it)")
+def test_pdf_pages_are_numbered_and_no_total_row_is_repeated(stored: ReportData, tmp_path: Path) -> None:
+    """Issue 18: the PDF repeated each table's Total row under the first half of a table cut by a page break
+    ("All quarters" under 6 of 8 quarters) and had no page numbers. Read back with poppler's pdftotext."""
+    html = tmp_path / "report.html"
+    html.write_text(render_html(stored), encoding="utf-8")
+    assert print_pdf(html, tmp_path / "report.pdf") is None
+    text = subprocess.run(["pdftotext", "-layout", str(tmp_path / "report.pdf"), "-"], capture_output=True,
+                          text=True, check=True).stdout
+    numbers = re.findall(r"Page (\d+) of (\d+)", text)  # one footer per page: 1 of N ... N of N
+    assert len(numbers) > 1 and [int(n) for n, _ in numbers] == list(range(1, len(numbers) + 1))
+    assert {int(of) for _, of in numbers} == {len(numbers)} and len(numbers) == text.count("\f")
+    totals = [line for line in text.splitlines() if line.strip().startswith("All quarters")]
+    assert len(totals) == 1  # the spend table's Total row, once, under its last row
 
 
 @needs_chromium
