@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime as dt
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -50,7 +51,7 @@ def command(
     result = plan_or_exit(inventory, quarter, plan_dir)
     before = plan_or_exit(inventory, quarter, previous, "--previous") if previous is not None else None
     data = build_report(inventory, result, quarter, before)
-    written, messages = write_report(data, out, RenderOptions(formats=chosen))
+    written, messages = write_report(data, out, RenderOptions(formats=chosen, generated=dt.datetime.now(dt.UTC).date()))
     s = data.summary
     console.print(f"[bold]{data.title}[/]: spend {money(s.spend_quarter.current)} "
                   f"(next four quarters {money(s.spend_next_four.current)}), savings vs all on-demand "

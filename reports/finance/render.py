@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import csv
+import datetime as dt
 import io
 import shutil
 import subprocess
@@ -35,6 +36,9 @@ class RenderOptions:
 
     formats: tuple[str, ...] = ("html", "json", "csv", "xlsx", "pdf")
     chromium: str | None = None
+    generated: dt.date | None = None
+    """generated: the day the report was written, shown in its header and on every PDF page; None leaves it out
+    (golden files)."""
 
 
 def _env() -> jinja2.Environment:
@@ -46,7 +50,8 @@ def _env() -> jinja2.Environment:
 def render_html(data: ReportData, options: RenderOptions | None = None) -> str:
     """The self-contained page: inline CSS and inline SVG charts."""
     svg = {chart.name: render_svg(chart) for chart in data.charts}
-    return _env().get_template("finance_report.html.j2").render(data=data, svg=svg)
+    generated = options.generated if options is not None else None
+    return _env().get_template("finance_report.html.j2").render(data=data, svg=svg, generated=generated)
 
 
 def render_json(data: ReportData, options: RenderOptions | None = None) -> str:

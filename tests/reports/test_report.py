@@ -3,6 +3,7 @@ workbook, and the page as Chromium shows it."""
 
 from __future__ import annotations
 
+import datetime as dt
 import os
 import re
 import shutil
@@ -165,12 +166,15 @@ def test_chromium_shows_the_headline_figures_and_takes_a_screenshot(stored: Repo
                     reason="pdftotext is not installed (apt-get install poppler-utils; .ci/run installs it)")
 def test_pdf_pages_are_numbered_and_no_total_row_is_repeated(stored: ReportData, tmp_path: Path) -> None:
     """Issue 18: the PDF repeated each table's Total row under the first half of a table cut by a page break
-    ("All quarters" under 6 of 8 quarters) and had no page numbers. Read back with poppler's pdftotext."""
+    ("All quarters" under 6 of 8 quarters) and had no page numbers and no date. Read back with poppler's
+    pdftotext."""
     html = tmp_path / "report.html"
-    html.write_text(render_html(stored), encoding="utf-8")
+    html.write_text(render_html(stored, RenderOptions(generated=dt.date(2026, 11, 24))), encoding="utf-8")
     assert print_pdf(html, tmp_path / "report.pdf") is None
     text = subprocess.run(["pdftotext", "-layout", str(tmp_path / "report.pdf"), "-"], capture_output=True,
                           text=True, check=True).stdout
+    assert text.count(f"{stored.title}, generated 2026-11-24") == text.count("\f")  # every page says when
+    assert "Generated 2026-11-24." in html.read_text(encoding="utf-8")  # and so does the page's header
     numbers = re.findall(r"Page (\d+) of (\d+)", text)  # one footer per page: 1 of N ... N of N
     assert len(numbers) > 1 and [int(n) for n, _ in numbers] == list(range(1, len(numbers) + 1))
     assert {int(of) for _, of in numbers} == {len(numbers)} and len(numbers) == text.count("\f")
