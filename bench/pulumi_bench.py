@@ -114,7 +114,7 @@ def run_stack(inventory: Inventory, cluster: str) -> int:
     pulumi.runtime.set_mocks(mocks, project="quartermaster", stack=cluster, preview=False)
 
     def program() -> None:
-        declare_cluster(inventory, cluster, "kubeconfig")
+        declare_cluster(inventory, cluster, "kubeconfig", dt.datetime.now(dt.UTC))
 
     pulumi.runtime.test(program)()
     return mocks.resources
@@ -129,7 +129,7 @@ def main() -> None:
     wall = cpu = 0.0
     for cluster in inventory.clusters:
         t0 = time.perf_counter()
-        cluster_spec(inventory, cluster.name)
+        cluster_spec(inventory, cluster.name, dt.datetime.now(dt.UTC))
         t1, c1 = time.perf_counter(), time.process_time()
         resources = run_stack(inventory, cluster.name)
         t2, c2 = time.perf_counter(), time.process_time()

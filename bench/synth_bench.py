@@ -11,6 +11,7 @@ resource) and `App.synth()` (one jsii callback per resource for its body, then J
 from __future__ import annotations
 
 import argparse
+import datetime as dt
 import sys
 import tempfile
 import time
@@ -34,7 +35,8 @@ def main() -> None:
 
     from quartermaster.modules.terraform.app import Backend, ClusterStack  # first: it silences jsii's Node 20 banner
     t1 = time.perf_counter()
-    specs = [stack_spec(cluster_spec(inventory, c), objects_for_cluster(inventory, c)) for c in clusters]
+    now = dt.datetime.now(dt.UTC)
+    specs = [stack_spec(cluster_spec(inventory, c, now), objects_for_cluster(inventory, c)) for c in clusters]
     t2 = time.perf_counter()
     with tempfile.TemporaryDirectory() as tmp:
         app = App(outdir=str(Path(tmp) / "cdktf.out"))

@@ -4,6 +4,9 @@ Stack config (`stacks/Pulumi.<stack>.yaml`):
     quartermaster:inventory   path of the inventory, relative to the repository root (default `inventory`)
     quartermaster:cluster     the inventory cluster this stack declares (default: the stack name)
     quartermaster:kubeconfig  secret: kubeconfig of the cluster, for the Kueue objects
+    quartermaster:now         the moment to build the stack for, ISO 8601 with a time zone (default: the moment
+                              `pulumi up` runs); capacity blocks are dated, so their node groups are sized and
+                              scheduled for where the block stands
 """
 
 import sys
@@ -26,6 +29,7 @@ import pulumi
 from quartermaster.issues import errors
 from quartermaster.loader import load
 from quartermaster.modules.cloud import SpecError
+from quartermaster.modules.cloud.common import moment
 from quartermaster.modules.pulumi import declare_cluster
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -40,7 +44,8 @@ if not loaded.ok:
     raise pulumi.RunError(f"the inventory at {inventory_path} has problems; fix them first "
                           f"(`qm validate {inventory_path}`):\n{problems}")
 try:
-    capacity = declare_cluster(loaded.inventory, cluster_name, config.get_secret("kubeconfig"))
+    capacity = declare_cluster(loaded.inventory, cluster_name, config.get_secret("kubeconfig"),
+                               moment(config.get("now"), "config quartermaster:now"))
 except SpecError as e:
     raise pulumi.RunError(str(e)) from None
 

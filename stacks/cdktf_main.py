@@ -6,6 +6,7 @@ Settings (environment; `qm synth` passes the same as options):
     QM_TF_BACKEND       local (default), gcs or s3
     QM_TF_STATE_BUCKET  the gcs/s3 state bucket
     QM_TF_STATE_REGION  the s3 bucket's region
+    QM_NOW              the moment to build the stacks for, ISO 8601 with a time zone (default: now)
     CDKTF_OUTDIR        output directory (set by the cdktf CLI; default `cdktf.out`)
 """
 
@@ -26,6 +27,7 @@ except MissingExtra as missing:  # say which extra to install, not a traceback
 from quartermaster.issues import errors
 from quartermaster.loader import load
 from quartermaster.modules.cloud import SpecError
+from quartermaster.modules.cloud.common import moment
 from quartermaster.modules.terraform import stack_clusters
 from quartermaster.modules.terraform.app import Backend, synth
 
@@ -41,7 +43,8 @@ def main() -> None:
         sys.exit(f"QM_TF_BACKEND: {backend.problem()}")
     clusters = [cluster] if cluster else stack_clusters(loaded.inventory)
     try:
-        paths = synth(loaded.inventory, clusters, Path(os.environ.get("CDKTF_OUTDIR", "cdktf.out")), backend)
+        paths = synth(loaded.inventory, clusters, Path(os.environ.get("CDKTF_OUTDIR", "cdktf.out")),
+                      moment(os.environ.get("QM_NOW"), "QM_NOW"), backend)
     except SpecError as e:
         sys.exit(str(e))
     for path in paths:

@@ -9,12 +9,17 @@ The base inventory is small and valid: one GCP site, one GKE cluster with one a3
 from __future__ import annotations
 
 import copy
+import datetime as dt
 from pathlib import Path
 from typing import Any
 
 import yaml
 
 from quartermaster.model import Inventory
+
+BEFORE_THE_BLOCK = dt.datetime(2026, 9, 1, tzinfo=dt.UTC)
+"""The moment the cloud stacks are built for in tests: before the example's capacity block (aws-p5-cb-2026q4 starts
+2026-10-01), so its node group is empty and both scheduled actions are ahead."""
 
 
 class InventoryBuilder:

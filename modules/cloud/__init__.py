@@ -2,12 +2,13 @@
 
 Pure and fast: no Pulumi or Terraform import. The Pulumi components (`modules.pulumi`) and the Terraform
 emitter turn the same specs into resources, so the two outputs cannot drift apart. Field names follow
-the provider arguments. `cluster_spec(inventory, name)` is the entry point; `conflicts(spec)` lists
+the provider arguments. `cluster_spec(inventory, name, now)` is the entry point; `conflicts(spec)` lists
 arguments that contradict each other (the components refuse such a spec).
 """
 
 from __future__ import annotations
 
+import datetime as dt
 from dataclasses import dataclass, field, replace
 
 from quartermaster.model import Inventory
@@ -56,8 +57,10 @@ class ClusterSpec:
     manual_quota: list[ManualQuota] = field(default_factory=list)
 
 
-def cluster_spec(inventory: Inventory, cluster_name: str) -> ClusterSpec:
-    """The cloud specs of one cluster (on-prem clusters have none: their pools are inventory-only)."""
+def cluster_spec(inventory: Inventory, cluster_name: str, now: dt.datetime) -> ClusterSpec:
+    """The cloud specs of one cluster (on-prem clusters have none: their pools are inventory-only), as they should
+    be at `now` (an aware datetime): a capacity block's node group is sized and scheduled for where its dates
+    stand."""
     cluster = inventory.cluster_by_name.get(cluster_name)
     if cluster is None:
         known = ", ".join(sorted(inventory.cluster_by_name))
@@ -70,7 +73,7 @@ def cluster_spec(inventory: Inventory, cluster_name: str) -> ClusterSpec:
                        gcp_reservations=gcp_reservations(inventory, cluster),
                        gcp_quota_preferences=preferences, manual_quota=manual)
     if cluster.kind == "eks":
-        return replace(base, eks_node_groups=eks_node_groups(inventory, cluster),
+        return replace(base, eks_node_groups=eks_node_groups(inventory, cluster, now),
                        aws_capacity_reservations=aws_capacity_reservations(inventory, cluster),
                        aws_service_quotas=aws_service_quotas(inventory, cluster))
     if cluster.kind == "aks":

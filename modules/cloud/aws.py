@@ -84,7 +84,7 @@ class EksNodeGroupSpec:
     accelerators: int
     """Most GPUs the node group can hold; not a provider argument."""
     scheduled_scaling: tuple[ScheduledScalingSpec, ...] = ()
-    """Capacity blocks: scale up when the block starts, to 0 before EC2 reclaims it."""
+    """Capacity blocks: the actions still ahead: scale up when the block starts, to 0 before EC2 reclaims it."""
 
 
 @dataclass(frozen=True)
@@ -114,15 +114,16 @@ class AwsServiceQuotaSpec:
     service_code: str = "ec2"
 
 
-def eks_node_groups(inventory: Inventory, cluster: Cluster) -> list[EksNodeGroupSpec]:
-    """A node group per pool of an EKS cluster."""
+def eks_node_groups(inventory: Inventory, cluster: Cluster, now: dt.datetime) -> list[EksNodeGroupSpec]:
+    """A node group per pool of an EKS cluster, as it should be at `now` (UTC; capacity blocks are dated)."""
     if cluster.eks is None:
         raise SpecError(f"cluster {cluster.name}: an EKS cluster needs `eks: {{node_role_arn, subnets}}`.")
     region = inventory.site_by_name[cluster.site].region
-    return [_node_group(inventory, cluster, region, pool) for pool in cluster.pools]
+    return [_node_group(inventory, cluster, region, pool, now) for pool in cluster.pools]
 
 
-def _node_group(inventory: Inventory, cluster: Cluster, region: str, pool: Pool) -> EksNodeGroupSpec:
+def _node_group(inventory: Inventory, cluster: Cluster, region: str, pool: Pool,
+                now: dt.datetime) -> EksNodeGroupSpec:
     assert cluster.eks is not None
     machine = inventory.machine_by_name[pool.machine]
     missing = [z for z in pool.zones if z not in cluster.eks.subnets]
@@ -148,27 +149,41 @@ def _node_group(inventory: Inventory, cluster: Cluster, region: str, pool: Pool)
     max_nodes = pool_max_nodes(pool, machine)
     # a capacity block's group is empty outside the block: launches before it is active fail
     min_nodes = 0 if block else pool_min_nodes(pool, machine)
+    desired, schedule = _block_phase(inventory, pool, max_nodes, now) if block else (min_nodes, ())
     return EksNodeGroupSpec(
         node_group_name=pool.name, pool=pool.name, cluster_name=cluster.name, region=region,
         node_role_arn=cluster.eks.node_role_arn, subnet_ids=tuple(cluster.eks.subnets[z] for z in pool.zones),
         capacity_type=CAPACITY_TYPE.get(pool.provisioning, "ON_DEMAND"),
         instance_types=() if block else (pool.machine,), ami_type=GPU_AMI_TYPE,
-        desired_size=min_nodes, min_size=min_nodes, max_size=max_nodes,
+        desired_size=desired, min_size=min_nodes, max_size=max_nodes,
         labels=sorted_labels(labels), taints=pool_taints(pool, machine, "eks"), launch_template=template,
         accelerators=pool_accelerators(inventory, pool),
-        scheduled_scaling=_block_schedule(inventory, pool, max_nodes) if block else (),
+        scheduled_scaling=schedule,
     )
 
 
-def _block_schedule(inventory: Inventory, pool: Pool, nodes: int) -> tuple[ScheduledScalingSpec, ...]:
-    """Scale the group to the block's nodes when it starts and to 0 forty minutes before it ends."""
+def _block_phase(inventory: Inventory, pool: Pool, nodes: int,
+                 now: dt.datetime) -> tuple[int, tuple[ScheduledScalingSpec, ...]]:
+    """(desired size, scheduled actions) of a capacity block's group at `now` (UTC).
+
+    Before the block: 0 nodes, scale to the block's nodes when it starts and to 0 forty minutes before it ends.
+    During it: the block's nodes (a group created mid-block starts full), and only the scale-down. After the
+    scale-down: 0 nodes and no action. EC2 Auto Scaling refuses a one-time action whose start time is past
+    (pulumi-aws issue 2473) and deletes an action once it has run (terraform-provider-aws issue 19446), so an action
+    is declared only while it is still ahead; dropping one that has run is clean, as the provider's delete takes
+    "not found" for done (`resourceScheduleDelete`, internal/service/autoscaling/schedule.go; read 2026-11-25)."""
     if pool.commitment is None:
         raise SpecError(f"pool {pool.name}: a capacity-block pool needs its `commitment` (the block's dates).")
     block = inventory.commitment_by_name[pool.commitment]
-    start = dt.datetime.combine(block.start, CAPACITY_BLOCK_TIME)
-    end = dt.datetime.combine(block.end, CAPACITY_BLOCK_TIME)
-    return (ScheduledScalingSpec(f"{pool.name}-block-start", _utc(start), nodes, nodes, nodes),
-            ScheduledScalingSpec(f"{pool.name}-block-end", _utc(end - SCALE_DOWN_BEFORE_END), 0, nodes, 0))
+    start = dt.datetime.combine(block.start, CAPACITY_BLOCK_TIME, dt.UTC)
+    scale_down = dt.datetime.combine(block.end, CAPACITY_BLOCK_TIME, dt.UTC) - SCALE_DOWN_BEFORE_END
+    up = ScheduledScalingSpec(f"{pool.name}-block-start", _utc(start), nodes, nodes, nodes)
+    down = ScheduledScalingSpec(f"{pool.name}-block-end", _utc(scale_down), 0, nodes, 0)
+    if now < start:
+        return 0, (up, down)
+    if now < scale_down:
+        return nodes, (down,)
+    return 0, ()
 
 
 def _utc(moment: dt.datetime) -> str:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import datetime as dt
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -20,6 +21,21 @@ ACCELERATOR_TAINT_VALUE = "present"
 
 class SpecError(ProblemsFound):
     """The inventory asks for something the provider cannot express; the message says how to fix it."""
+
+
+def moment(text: str | None, option: str) -> dt.datetime:
+    """The moment the specs are built for (capacity blocks are dated): `text` in ISO 8601 with a time zone
+    (`2026-12-01T00:00:00Z`), or now (UTC) when None. `option` names where the text came from, for the error."""
+    if text is None:
+        return dt.datetime.now(dt.UTC)
+    try:
+        parsed = dt.datetime.fromisoformat(text)
+    except ValueError:
+        parsed = None
+    if parsed is None or parsed.tzinfo is None:
+        raise SpecError(f"{option} {text!r}: not a moment with a time zone. Write it as ISO 8601 with the zone, "
+                        "such as 2026-12-01T00:00:00Z, or leave it out for now.")
+    return parsed.astimezone(dt.UTC)
 
 
 @dataclass(frozen=True)

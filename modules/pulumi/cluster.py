@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime as dt
 from collections.abc import Sequence
 from typing import Any
 
@@ -92,7 +93,9 @@ class ClusterCapacity(pulumi.ComponentResource):
                 parent=self, providers={"azure-native": provider}))
 
 
-def declare_cluster(inventory: Inventory, cluster_name: str, kubeconfig: pulumi.Input[str] | None) -> ClusterCapacity:
-    """Declare one cluster's stack: its cloud specs and, when Kueue is in use, its Kueue objects."""
-    spec = cluster_spec(inventory, cluster_name)
+def declare_cluster(inventory: Inventory, cluster_name: str, kubeconfig: pulumi.Input[str] | None,
+                    now: dt.datetime) -> ClusterCapacity:
+    """Declare one cluster's stack as it should be at `now`: its cloud specs and, when Kueue is in use, its Kueue
+    objects."""
+    spec = cluster_spec(inventory, cluster_name, now)
     return ClusterCapacity(cluster_name, spec, objects_for_cluster(inventory, cluster_name), kubeconfig)

@@ -7,6 +7,7 @@ from `modules.terraform.resources`; this module only hands them to cdktf, which 
 
 from __future__ import annotations
 
+import datetime as dt
 import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -136,12 +137,14 @@ class ClusterStack(TerraformStack):
                                                   [declared[a] for a in r.depends_on])
 
 
-def synth(inventory: Inventory, clusters: Sequence[str], outdir: Path, backend: Backend = Backend()) -> list[Path]:
-    """Write one Terraform JSON stack per cluster under `outdir`; return the stack files in cluster order.
+def synth(inventory: Inventory, clusters: Sequence[str], outdir: Path, now: dt.datetime,
+          backend: Backend = Backend()) -> list[Path]:
+    """Write one Terraform JSON stack per cluster under `outdir`, as the stacks should be at `now`; return the stack
+    files in cluster order.
 
     Raises `modules.cloud.SpecError` when a cluster's pools cannot be expressed (the message says how to fix it).
     """
-    specs = [stack_spec(cluster_spec(inventory, c), objects_for_cluster(inventory, c)) for c in clusters]
+    specs = [stack_spec(cluster_spec(inventory, c, now), objects_for_cluster(inventory, c)) for c in clusters]
     app = App(outdir=str(outdir))
     for spec in specs:
         ClusterStack(app, spec, backend)

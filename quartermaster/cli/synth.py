@@ -27,6 +27,9 @@ def command(
     backend: str = typer.Option("local", help="Terraform state backend: local, gcs or s3."),
     state_bucket: str = typer.Option(None, help="Bucket of the gcs or s3 backend."),
     state_region: str = typer.Option(None, help="Region of the s3 state bucket."),
+    now: str = typer.Option(None, "--now", help="Build the stacks as of this moment (ISO 8601 with a time zone; "
+                            "default: now). Capacity blocks are dated: their node groups are sized and scheduled "
+                            "for where the block stands."),
 ) -> None:
     """Write `OUT/stacks/<cluster>/cdk.tf.json` for `terraform -chdir=... init / plan / apply` (or `tofu`)."""
     require_extra("qm synth", "terraform", *TERRAFORM_MODULES)
@@ -34,9 +37,11 @@ def command(
         raise UsageError(NODE_MISSING)
     # imported when run, so that `qm --help` stays fast; the terraform extra only after require_extra found it
     from quartermaster.modules.cloud import SpecError
+    from quartermaster.modules.cloud.common import moment
     from quartermaster.modules.terraform import stack_clusters
     from quartermaster.modules.terraform.app import Backend, synth
 
+    at = moment(now, "--now")
     state = Backend(backend, state_bucket, state_region)
     if state.problem():
         raise UsageError(f"--backend {backend}: {state.problem()}.")
@@ -54,7 +59,7 @@ def command(
             raise UsageError(f"--cluster {cluster}: {why}. Clusters with a stack: {', '.join(clusters)}.")
         clusters = [cluster]
     try:
-        stacks = synth(inventory, clusters, out, state)
+        stacks = synth(inventory, clusters, out, at, state)
     except SpecError as e:
         raise SpecError(f"{path}: {e}") from None
     for stack in stacks:

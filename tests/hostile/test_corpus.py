@@ -1,7 +1,7 @@
 """Runs the hostile-input corpus (`tests/hostile/corpus.py`): each case in a `qm` process of its own, with the
 outcome it names and the guards that hold for every case: no traceback, at most 2 s of CPU for the command's work on
-its input and 500 MB of memory for the process, no byte changed outside the command's own outputs, no stray files (temporary files
-included: the process's TMPDIR is a folder of the case)."""
+its input and 500 MB of memory for the process, no byte changed outside the command's own outputs, no stray files
+(temporary files included: the process's TMPDIR is a folder of the case)."""
 
 from __future__ import annotations
 

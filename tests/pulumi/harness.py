@@ -9,6 +9,7 @@ dependencies and options, as the engine would have received them.
 
 from __future__ import annotations
 
+import datetime as dt
 import runpy
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -20,6 +21,7 @@ import yaml
 from pulumi.runtime import mocks
 
 from quartermaster.model import Inventory
+from tests.builders import BEFORE_THE_BLOCK
 from tests.paths import REPO as ROOT
 
 STACKS = ROOT / "stacks"
@@ -126,9 +128,9 @@ def stack_config(stack: str) -> dict[str, str]:
     return yaml.safe_load((STACKS / f"Pulumi.{stack}.yaml").read_text())["config"]
 
 
-def run_stack(stack: str) -> Registered:
-    """Run `stacks/__main__.py` as `pulumi up` would for the stack."""
-    return run_program(stack, stack_config(stack),
+def run_stack(stack: str, now: dt.datetime = BEFORE_THE_BLOCK) -> Registered:
+    """Run `stacks/__main__.py` as `pulumi up` would for the stack at `now` (config `quartermaster:now`)."""
+    return run_program(stack, {**stack_config(stack), "quartermaster:now": now.isoformat()},
                        lambda: runpy.run_path(str(STACKS / "__main__.py"), run_name="__main__"))
 
 
@@ -138,8 +140,9 @@ def registered(stack: str) -> Registered:
     return run_stack(stack)
 
 
-def run_cluster(inventory: Inventory, cluster: str, reads: dict[str, dict[str, Any]] | None = None) -> Registered:
-    """Declare one cluster of `inventory` (which may be a model_copy of the example)."""
+def run_cluster(inventory: Inventory, cluster: str, reads: dict[str, dict[str, Any]] | None = None,
+                now: dt.datetime = BEFORE_THE_BLOCK) -> Registered:
+    """Declare one cluster of `inventory` (which may be a model_copy of the example) as it should be at `now`."""
     from quartermaster.modules.pulumi import declare_cluster
 
-    return run_program(cluster, {}, lambda: declare_cluster(inventory, cluster, KUBECONFIG), reads)
+    return run_program(cluster, {}, lambda: declare_cluster(inventory, cluster, KUBECONFIG, now), reads)

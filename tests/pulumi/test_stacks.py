@@ -15,6 +15,7 @@ from quartermaster.model import Inventory, Pool
 from quartermaster.modules.cloud import cluster_spec
 from quartermaster.modules.cloud.common import read_table
 from quartermaster.modules.kueue.builders import accelerator_flavor_name
+from tests.builders import BEFORE_THE_BLOCK
 from tests.pulumi.harness import STACKS, Registered, Resource, registered, run_cluster, stack_config
 
 EXAMPLE_STACKS = ("gke-gpu-us-east4", "gke-tpu-us-east5", "eks-us-east-1", "aks-eastus", "mk-manager")
@@ -174,7 +175,7 @@ def test_gcp_quota_preferences_ask_for_what_the_pools_need(inventory: Inventory)
         assert r.inputs["dimensions"]["region"] == region
         assert r.inputs["parent"] == f"projects/{inventory.cluster_by_name['gke-gpu-us-east4'].project}"
         assert r.inputs["contactEmail"] == inventory.policy.quota_contact_email
-    [manual] = cluster_spec(inventory, "gke-gpu-us-east4").manual_quota
+    [manual] = cluster_spec(inventory, "gke-gpu-us-east4", BEFORE_THE_BLOCK).manual_quota
     assert (manual.pools, manual.accelerators) == (("h100-mega-resv",), pool_accelerators(inventory,
                                                                                         pool["h100-mega-resv"]))
 
@@ -199,7 +200,7 @@ def test_tpu_quota_without_a_verified_id_is_left_to_a_person(inventory: Inventor
     """The on-demand v5p slices need quota but no Cloud Quotas id is verified; reserved v6e needs none."""
     reg = registered("gke-tpu-us-east5")
     assert not reg.of_type("gcp:cloudquota/sQuotaPreference:SQuotaPreference")
-    [manual] = cluster_spec(inventory, "gke-tpu-us-east5").manual_quota
+    [manual] = cluster_spec(inventory, "gke-tpu-us-east5", BEFORE_THE_BLOCK).manual_quota
     assert manual.accelerators == pool_accelerators(inventory, inventory.pool_by_name["v5p-2x2x4"])
 
 
@@ -257,6 +258,45 @@ def test_eks_capacity_block_pool_launches_into_its_block(inventory: Inventory) -
             **asg, "scheduledActionName": f"{pool.name}-block-end", "startTime": f"{end.isoformat()}Z",
             "minSize": 0, "maxSize": nodes, "desiredCapacity": 0}
         assert "scalingConfig.desiredSize" in group.ignore_changes
+
+
+# (moment, want: desired size, scheduled actions still declared) for the example block, which starts 2026-10-01 11:30
+# UTC and runs 91 days, so EC2 reclaims it 2026-12-31 11:30 and the group scales down at 10:50.
+BLOCK_PHASES = [
+    # a month before: empty, both actions ahead
+    pytest.param(dt.datetime(2026, 9, 1, tzinfo=dt.UTC), "empty", ("start", "end"), id="before"),
+    # a minute before it starts: still empty, both actions ahead
+    pytest.param(dt.datetime(2026, 10, 1, 11, 29, tzinfo=dt.UTC), "empty", ("start", "end"), id="just-before"),
+    # mid-block (the day this was written): the start action has run and is gone; a group created now starts full
+    pytest.param(dt.datetime(2026, 11, 25, tzinfo=dt.UTC), "full", ("end",), id="during"),
+    # inside the last forty minutes, and after: empty, nothing left to schedule
+    pytest.param(dt.datetime(2026, 12, 31, 10, 50, tzinfo=dt.UTC), "empty", (), id="scaled-down"),
+    pytest.param(dt.datetime(2027, 2, 1, tzinfo=dt.UTC), "empty", (), id="after"),
+]
+
+
+@pytest.mark.parametrize(("now", "want_size", "want_actions"), BLOCK_PHASES)
+def test_eks_capacity_block_declares_only_the_actions_still_ahead(
+        inventory: Inventory, now: dt.datetime, want_size: str, want_actions: tuple[str, ...]) -> None:
+    """Issue 16: EC2 Auto Scaling refuses a one-time action whose start time is past and deletes an action once it
+    has run, so a stack applied after the block started failed, and every later plan would recreate the action."""
+    reg = run_cluster(inventory, "eks-us-east-1", now=now)
+    [pool] = [p for p in inventory.cluster_by_name["eks-us-east-1"].pools if p.provisioning == "capacity-block"]
+    nodes = pool_max_nodes(pool, inventory.machine_by_name[pool.machine])
+    scaling = reg.named(NODE_GROUP, pool.name).inputs["scalingConfig"]
+    assert scaling == {"minSize": 0, "maxSize": nodes, "desiredSize": nodes if want_size == "full" else 0}
+    actions = {r.name for r in reg.of_type("aws:autoscaling/schedule:Schedule")}
+    assert actions == {f"{pool.name}-block-{a}" for a in want_actions}
+    times = [dt.datetime.fromisoformat(r.inputs["startTime"]) for r in reg.of_type("aws:autoscaling/schedule:Schedule")]
+    assert all(t > now for t in times)
+
+
+def test_a_moment_without_a_time_zone_is_refused_with_the_form_to_use(inventory: Inventory) -> None:
+    from quartermaster.modules.cloud.common import SpecError, moment
+
+    with pytest.raises(SpecError, match=r"--now '2026-12-01': not a moment with a time zone.*2026-12-01T00:00:00Z"):
+        moment("2026-12-01", "--now")
+    assert moment("2026-12-01T01:00:00+01:00", "--now") == dt.datetime(2026, 12, 1, tzinfo=dt.UTC)
 
 
 def test_eks_efa_pools_get_every_network_card_and_a_cluster_placement_group(inventory: Inventory) -> None:

@@ -11,6 +11,7 @@ import pytest
 from quartermaster.loader import load
 from quartermaster.model import Inventory
 from quartermaster.modules.terraform import stack_clusters
+from tests.builders import BEFORE_THE_BLOCK
 from tests.paths import REPO as ROOT
 
 
@@ -27,7 +28,7 @@ def outdir(tmp_path_factory: pytest.TempPathFactory, inventory: Inventory) -> Pa
     from quartermaster.modules.terraform.app import synth
 
     out = tmp_path_factory.mktemp("cdktf") / "cdktf.out"
-    synth(inventory, stack_clusters(inventory), out)
+    synth(inventory, stack_clusters(inventory), out, BEFORE_THE_BLOCK)
     return out
 
 

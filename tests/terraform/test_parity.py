@@ -19,6 +19,7 @@ from quartermaster.modules.kueue import objects_for_cluster
 from quartermaster.modules.pulumi import gke as pulumi_gke
 from quartermaster.modules.terraform import resources as tf_resources
 from quartermaster.modules.terraform import stack_clusters
+from tests.builders import BEFORE_THE_BLOCK
 from tests.pulumi.harness import run_stack
 from tests.terraform.parity import View, differences, pulumi_view, terraform_view
 from tests.terraform.test_synth import without_metadata
@@ -35,7 +36,7 @@ def pulumi_of(cluster: str) -> View:
 def synth_one(inventory: Inventory, cluster: str, out: Path) -> dict[str, Any]:
     from quartermaster.modules.terraform.app import synth
 
-    [path] = synth(inventory, [cluster], out)
+    [path] = synth(inventory, [cluster], out, BEFORE_THE_BLOCK)
     return json.loads(path.read_text())
 
 
@@ -48,7 +49,7 @@ def test_terraform_declares_what_pulumi_registers(inventory: Inventory, stacks: 
     pulumi, terraform = pulumi_of(cluster), terraform_view(stacks[cluster])
     assert differences(pulumi, terraform) == []
     # the view compares real resources: as many as the specs and the Kueue builders imply
-    spec = cluster_spec(inventory, cluster)
+    spec = cluster_spec(inventory, cluster, BEFORE_THE_BLOCK)
     want = {"node_pool": len(spec.gke_node_pools), "reservation": sum(r.create for r in spec.gcp_reservations),
             "quota_preference": len(spec.gcp_quota_preferences), "node_group": len(spec.eks_node_groups),
             "service_quota": len(spec.aws_service_quotas), "agent_pool": len(spec.aks_agent_pools),

@@ -20,7 +20,7 @@ from quartermaster.model import Inventory
 from quartermaster.modules.cloud import cluster_spec
 from quartermaster.modules.kueue import objects_for_cluster
 from quartermaster.modules.terraform import PROVIDERS, stack_clusters
-from tests.builders import make_inventory
+from tests.builders import BEFORE_THE_BLOCK, make_inventory
 from tests.paths import INVENTORY
 from tests.terraform.conftest import ROOT
 
@@ -48,7 +48,7 @@ def test_synth_is_deterministic(inventory: Inventory, outdir: Path, tmp_path: Pa
     from quartermaster.modules.terraform.app import synth
 
     again = tmp_path / "cdktf.out"
-    synth(inventory, stack_clusters(inventory), again)
+    synth(inventory, stack_clusters(inventory), again, BEFORE_THE_BLOCK)
     first = {p.relative_to(outdir): p.read_bytes() for p in outdir.rglob("*") if p.is_file()}
     second = {p.relative_to(again): p.read_bytes() for p in again.rglob("*") if p.is_file()}
     assert first == second and len(first) == len(EXAMPLE_CLUSTERS) + 1  # + manifest.json
@@ -101,7 +101,7 @@ def test_kueue_objects_are_manifests_that_wait_for_the_node_pools(inventory: Inv
     manifests = [r["manifest"] for r in resources["kubernetes_manifest"].values()]
     canonical = sorted(json.dumps(m, sort_keys=True) for m in manifests)
     assert canonical == sorted(json.dumps(m, sort_keys=True) for m in objects_for_cluster(inventory, cluster))
-    spec = cluster_spec(inventory, cluster)
+    spec = cluster_spec(inventory, cluster, BEFORE_THE_BLOCK)
     pools = sorted(f"{t}.{n}" for t in ("google_container_node_pool", "aws_eks_node_group",
                                         "azurerm_kubernetes_cluster_node_pool") for n in resources.get(t, {}))
     assert len(pools) == len(spec.gke_node_pools) + len(spec.eks_node_groups) + len(spec.aks_agent_pools)
@@ -123,7 +123,7 @@ def test_inventory_text_is_never_a_terraform_template(tmp_path: Path) -> None:
     description = '%{ for x in ["a"] }evil%{ endfor }'
     inventory = make_inventory().edit("clusters", "gke-a", project=project).edit(
         "priority_classes", "training", description=description).build()
-    [stack] = synth(inventory, ["gke-a"], tmp_path / "out")
+    [stack] = synth(inventory, ["gke-a"], tmp_path / "out", BEFORE_THE_BLOCK)
     text = stack.read_text()
     escaped = project.replace("${", "$${")
     assert '"${file' not in text and text.count(json.dumps(escaped)[1:-1]) >= 2  # provider config and node pool
@@ -145,7 +145,7 @@ def test_quota_requests_read_the_grant_and_never_ask_for_less(inventory: Invento
         info = gke["data"]["google_cloud_quotas_quota_info"][name]
         assert [info[k] for k in ("parent", "service", "quota_id")] == [preference[k] for k in
                                                                           ("parent", "service", "quota_id")]
-        need = cluster_spec(inventory, "gke-gpu-us-east4")
+        need = cluster_spec(inventory, "gke-gpu-us-east4", BEFORE_THE_BLOCK)
         [spec] = [p for p in need.gcp_quota_preferences if p.name == preference["name"]]
         asked = preference["quota_config"]["preferred_value"]
         assert asked.startswith(f"${{max({spec.preferred_value}, [for d in data.google_cloud_quotas_quota_info.{name}.")
@@ -160,8 +160,10 @@ def test_quota_requests_read_the_grant_and_never_ask_for_less(inventory: Invento
 def test_gcs_and_s3_backends_by_setting(inventory: Inventory, tmp_path: Path) -> None:
     from quartermaster.modules.terraform.app import Backend, synth
 
-    [gcs] = synth(inventory, ["gke-tpu-us-east5"], tmp_path / "gcs", Backend("gcs", "northwind-tfstate"))
-    [s3] = synth(inventory, ["eks-us-east-1"], tmp_path / "s3", Backend("s3", "northwind-tfstate", "us-east-1"))
+    [gcs] = synth(inventory, ["gke-tpu-us-east5"], tmp_path / "gcs", BEFORE_THE_BLOCK,
+                  Backend("gcs", "northwind-tfstate"))
+    [s3] = synth(inventory, ["eks-us-east-1"], tmp_path / "s3", BEFORE_THE_BLOCK,
+                 Backend("s3", "northwind-tfstate", "us-east-1"))
     assert json.loads(gcs.read_text())["terraform"]["backend"] == {
         "gcs": {"bucket": "northwind-tfstate", "prefix": "quartermaster/gke-tpu-us-east5"}}
     assert json.loads(s3.read_text())["terraform"]["backend"] == {
