@@ -20,7 +20,8 @@ from quartermaster.modules.pulumi import gke as pulumi_gke
 from quartermaster.modules.terraform import resources as tf_resources
 from quartermaster.modules.terraform import stack_clusters
 from tests.builders import BEFORE_THE_BLOCK
-from tests.pulumi.harness import run_stack
+from tests.pulumi.harness import run_cluster, run_stack
+from tests.terraform.conftest import BRANCH_POOLS
 from tests.terraform.parity import View, differences, pulumi_view, terraform_view
 from tests.terraform.test_synth import without_metadata
 
@@ -55,6 +56,16 @@ def test_terraform_declares_what_pulumi_registers(inventory: Inventory, stacks: 
             "service_quota": len(spec.aws_service_quotas), "agent_pool": len(spec.aks_agent_pools),
             "kubernetes_object": len(objects_for_cluster(inventory, cluster))}
     assert {k: len(terraform[k]) for k in want} == want
+
+
+@pytest.mark.parametrize("cluster", list(BRANCH_POOLS))
+def test_terraform_declares_what_pulumi_registers_for_the_branches_the_example_lacks(
+        every_branch: Inventory, every_branch_stacks: dict[str, Any], cluster: str) -> None:
+    """GPUDirect RDMA pools, an ODCR the stack creates and an AKS Spot pool come out the same on both sides."""
+    pulumi, terraform = pulumi_view(run_cluster(every_branch, cluster)), terraform_view(every_branch_stacks[cluster])
+    assert differences(pulumi, terraform) == []
+    pools = {**terraform["node_pool"], **terraform["node_group"], **terraform["agent_pool"]}
+    assert {p["name"] for p in BRANCH_POOLS[cluster]} <= set(pools)
 
 
 def test_the_view_holds_the_numbers_of_the_inventory(inventory: Inventory, stacks: dict[str, Any]) -> None:

@@ -16,10 +16,11 @@ import pytest
 
 from quartermaster.modules.terraform import PROVIDERS
 from tests.paths import DATA
+from tests.terraform.conftest import BRANCH_POOLS
 
 FLOORS = json.loads((DATA / "terraform" / "provider_arguments.json").read_text())
 META = {"//", "depends_on", "lifecycle", "provider", "count", "for_each"}  # Terraform's, not the provider's
-FREE_FORM = {"labels", "tags", "dimensions", "manifest", "resource_labels"}  # user keys inside: not arguments
+FREE_FORM = {"labels", "node_labels", "tags", "dimensions", "manifest", "resource_labels"}  # user keys: not arguments
 PREFIX = {"google_": "google-beta", "azurerm_": "azurerm", "kubernetes_": "kubernetes", "aws_": "aws"}
 
 
@@ -72,10 +73,16 @@ def test_the_pins_floors_are_the_versions_the_names_were_read_at() -> None:
         assert PROVIDERS[provider].version == "~> " + re.sub(r"^v(\d+\.\d+)\.0$", r"\1", floor["tag"])
 
 
-@pytest.mark.parametrize("cluster", ["gke-gpu-us-east4", "gke-tpu-us-east5", "eks-us-east-1", "aks-eastus",
-                                     "mk-manager"])
-def test_every_emitted_argument_exists_in_the_floor_version(stacks: dict[str, Any], cluster: str) -> None:
-    stack = stacks[cluster]
+EXAMPLE = ["gke-gpu-us-east4", "gke-tpu-us-east5", "eks-us-east-1", "aks-eastus", "mk-manager"]
+
+
+@pytest.mark.parametrize(("stack_set", "cluster"), [("example", c) for c in EXAMPLE]
+                         + [("every-branch", c) for c in BRANCH_POOLS])
+def test_every_emitted_argument_exists_in_the_floor_version(request: pytest.FixtureRequest, stack_set: str,
+                                                            cluster: str) -> None:
+    """The example's stacks, and the stacks with the pools the example lacks (GPUDirect RDMA, an ODCR the stack
+    creates, AKS Spot), so that every argument an emitter can write is checked."""
+    stack = request.getfixturevalue("stacks" if stack_set == "example" else "every_branch_stacks")[cluster]
     unknown = []
     for name, blocks in stack.get("provider", {}).items():
         allowed = _allowed(name, "provider")
@@ -89,3 +96,13 @@ def test_every_emitted_argument_exists_in_the_floor_version(stacks: dict[str, An
             for body in bodies.values():
                 unknown += [f"{prefix}{kind}: {k}" for k in _keys(body) if k.rsplit(".", 1)[-1] not in allowed]
     assert sorted(set(unknown)) == []
+
+
+def test_the_branches_the_example_lacks_are_emitted(every_branch_stacks: dict[str, Any]) -> None:
+    """The arguments the every-branch stacks exist for are really in them, so the floor test reads them."""
+    pools = every_branch_stacks["gke-gpu-us-east4"]["resource"]["google_container_node_pool"]
+    assert [pools[n]["node_config"]["gpudirect_strategy"] for n in ("ultra", "a4")] == ["RDMA", "RDMA"]
+    assert "aws_ec2_capacity_reservation" in every_branch_stacks["eks-us-east-1"]["resource"]
+    [spot] = [b for b in every_branch_stacks["aks-eastus"]["resource"]["azurerm_kubernetes_cluster_node_pool"].values()
+              if b.get("priority") == "Spot"]
+    assert spot["node_labels"]["kubernetes.azure.com/scalesetpriority"] == "spot"
