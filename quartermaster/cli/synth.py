@@ -41,7 +41,10 @@ def command(
     from quartermaster.modules.terraform import stack_clusters
     from quartermaster.modules.terraform.app import Backend, synth
 
-    at = moment(now, "--now")
+    try:
+        at = moment(now, "--now")
+    except SpecError as e:
+        raise UsageError(str(e)) from None
     state = Backend(backend, state_bucket, state_region)
     if state.problem():
         raise UsageError(f"--backend {backend}: {state.problem()}.")

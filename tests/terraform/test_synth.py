@@ -196,11 +196,27 @@ def test_qm_synth_one_cluster_with_s3_state(tmp_path: Path) -> None:
     (["--cluster", "gke-tpu-us-east"], "Clusters with a stack: gke-gpu-us-east4, gke-tpu-us-east5"),
     # s3 state needs the bucket's region
     (["--backend", "s3", "--state-bucket", "b"], "pass --state-region REGION"),
+    # a moment without a time zone could be read in any of them
+    (["--now", "2026-12-01"], "--now '2026-12-01': not a moment with a time zone"),
 ])
 def test_qm_synth_refuses_usage_mistakes_with_exit_2(args: list[str], want: str, tmp_path: Path) -> None:
     result = CliRunner().invoke(app, ["synth", str(INVENTORY), *args, "--out", str(tmp_path)])
     assert result.exit_code == 2 and want in result.output
     assert not (tmp_path / "stacks").exists()
+
+
+def test_qm_synth_now_builds_a_capacity_block_as_it_stands_then(inventory: Inventory, tmp_path: Path) -> None:
+    """Mid-block (the example block runs 2026-10-01 to 2026-12-31), the group starts with the block's nodes and only
+    the scale-down is still ahead (issue 16, point 4)."""
+    result = CliRunner().invoke(app, ["synth", str(INVENTORY), "--cluster", "eks-us-east-1", "--now",
+                                      "2026-11-25T00:00:00Z", "--out", str(tmp_path)])
+    assert result.exit_code == 0, result.output
+    stack = json.loads((tmp_path / "stacks" / "eks-us-east-1" / "cdk.tf.json").read_text())["resource"]
+    [pool] = [p for p in inventory.cluster_by_name["eks-us-east-1"].pools if p.provisioning == "capacity-block"]
+    actions = [b["scheduled_action_name"] for b in stack["aws_autoscaling_schedule"].values()]
+    assert actions == [f"{pool.name}-block-end"]
+    group = next(b for b in stack["aws_eks_node_group"].values() if b["node_group_name"] == pool.name)
+    assert group["scaling_config"]["desired_size"] == pool.nodes
 
 
 def test_qm_synth_without_nodejs_says_what_to_install(tmp_path: Path) -> None:
