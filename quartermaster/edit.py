@@ -41,7 +41,7 @@ from ruamel.yaml.comments import CommentedMap, CommentedSeq
 from ruamel.yaml.error import YAMLError
 
 from quartermaster.issues import Issue, Location, did_you_mean, format_path
-from quartermaster.loader import display_path, load
+from quartermaster.loader import YAML_SUFFIXES, display_path, inventory_files, load, read_text
 
 QUOTA_KEYS = ("nominal", "borrowing_limit", "lending_limit")  # the keys an edit may set, in model order
 _SCALAR_TOKEN = re.compile(r"\"(?:[^\"\\]|\\.)*\"|'(?:[^']|'')*'|[^\s,}\]#]+")
@@ -134,7 +134,7 @@ def _edit_lock(root: Path) -> Iterator[None]:
 
 def _set_quotas(root: Path, changes: list[QuotaChange], *, force: bool, dry_run: bool) -> EditResult:
     result = EditResult()
-    files = _team_files(root)
+    files = _team_files(root, result.issues)
     edited: dict[Path, _TeamFile] = {}
     for change in changes:
         if not change.values():
@@ -225,23 +225,17 @@ def _unreadable(team_file: _TeamFile) -> Issue | None:
     return None
 
 
-def _team_files(root: Path) -> list[_TeamFile]:
-    paths = (
-        [root]
-        if root.is_file()
-        else sorted(
-            p
-            for p in root.rglob("*")
-            if p.suffix in (".yaml", ".yml")
-            and p.is_file()
-            and not any(part.startswith(".") for part in p.relative_to(root).parts)
-        )
-    )
+def _team_files(root: Path, issues: list[Issue]) -> list[_TeamFile]:
+    """The inventory's YAML files as the loader finds and reads them (links out of the inventory, loops, UTF-16
+    and binary files are located issues, never read); the caller holds the inventory's edit lock."""
     out = []
-    for path in paths:
-        text = path.read_bytes().decode("utf-8")  # the caller holds the inventory's edit lock
-        bom = _BOM if text.startswith(_BOM) else ""
-        out.append(_TeamFile(path, display_path(path), bom, text[len(bom) :], text.encode("utf-8")))
+    for path in inventory_files(root, issues):
+        shown = display_path(path)
+        if path.suffix not in YAML_SUFFIXES or (text := read_text(path, shown, issues, {})) is None:
+            continue
+        original = path.read_bytes()
+        bom = _BOM if original.startswith(_BOM.encode("utf-8")) else ""
+        out.append(_TeamFile(path, shown, bom, text, original))
     return out
 
 

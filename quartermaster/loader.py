@@ -59,6 +59,9 @@ SINGLE_SECTIONS: dict[str, type[BaseModel]] = {"policy": Policy}
 # CSV files by the start of their name (prices.csv, demand-2027.csv, usage.csv).
 CSV_SECTIONS: dict[str, type[BaseModel]] = {"prices": PriceRow, "demand": DemandRow, "usage": UsageRow}
 YAML_SUFFIXES = (".yaml", ".yml")
+UNREAD = "unread"
+"""The rule of an issue about inventory content that was not read (an unreadable folder, a link out or in a loop, a
+file that is not UTF-8 text): cross-file checks would then blame the files that were read."""
 MAX_FILE_BYTES = 256 * 1024 * 1024
 REFERENCE_DOC = "docs/inventory-reference.md"
 
@@ -113,7 +116,7 @@ def load(root: str | os.PathLike[str], *, run_checks: bool = True,
     root = Path(root)
     sources = SourceMap()
     issues: list[Issue] = []
-    files = _inventory_files(root, issues)
+    files = inventory_files(root, issues)
     if not files and not issues:
         issues.append(
             Issue(
@@ -159,7 +162,13 @@ def load(root: str | os.PathLike[str], *, run_checks: bool = True,
         built[section] = [row for _, _, row in rows[section]]
 
     inventory = Inventory(**built)
-    if run_checks:
+    unread = sum(issue.rule == UNREAD for issue in issues)
+    if run_checks and unread:
+        issues.append(Issue(UNREAD, f"the checks across files (references by name, quotas against capacity, cohorts) "
+                            f"were not run: {unread} file(s) or folder(s) above could not be read, so every name "
+                            "defined there would be reported missing", "Fix those first, then run again.",
+                            severity="warning"))
+    elif run_checks:
         for issue in run_all_checks(inventory):
             if any(about in broken for about in issue.about):
                 continue  # the object it refers to already failed to load; that error says enough
@@ -170,7 +179,7 @@ def load(root: str | os.PathLike[str], *, run_checks: bool = True,
 # --- files -----------------------------------------------------------------------------------------
 
 
-def _inventory_files(root: Path, issues: list[Issue]) -> list[Path]:
+def inventory_files(root: Path, issues: list[Issue]) -> list[Path]:
     """The inventory's YAML and CSV files; a link that leaves the inventory is refused (and never read: its
     content could reach a PR comment), a linked folder is not followed (no loops)."""
     if root.is_file():
@@ -185,9 +194,16 @@ def _inventory_files(root: Path, issues: list[Issue]) -> list[Path]:
             path = Path(folder) / name
             wanted = path.suffix in YAML_SUFFIXES or (path.suffix == ".csv" and _csv_section(path) is not None)
             if path.is_symlink() and (wanted or path.is_dir()):
-                target = path.resolve()
+                try:
+                    target = path.resolve(strict=True)
+                except (OSError, RuntimeError):  # a loop of links (RuntimeError before Python 3.13), or dangling
+                    issues.append(Issue(UNREAD, "a link that leads nowhere (to itself, around a loop, or to a "
+                                        "missing file); it is not read",
+                                        "Remove the link, or point it at a file of the inventory.",
+                                        location=Location(display_path(path), None, "")))
+                    continue
                 if not target.is_relative_to(inside):
-                    issues.append(Issue("files", "a link to a file outside the inventory; it is not read",
+                    issues.append(Issue(UNREAD, "a link to a file outside the inventory; it is not read",
                                         "Copy the file into the inventory instead of linking to it.",
                                         location=Location(display_path(path), None, "")))
                     continue
@@ -197,7 +213,7 @@ def _inventory_files(root: Path, issues: list[Issue]) -> list[Path]:
 
 
 def _unreadable(exc: OSError, issues: list[Issue]) -> None:
-    issues.append(Issue("files", f"cannot read this folder ({exc.strerror})",
+    issues.append(Issue(UNREAD, f"cannot read this folder ({exc.strerror})",
                         "Make it readable (chmod) or move it out of the inventory.",
                         location=Location(display_path(Path(exc.filename or "")), None, "")))
 
@@ -215,19 +231,27 @@ def display_path(path: Path) -> str:
     return str(path) if rel.startswith("..") else rel
 
 
-def _read_text(path: Path, shown: str, issues: list[Issue], edited: Mapping[Path, str]) -> str | None:
+def read_text(path: Path, shown: str, issues: list[Issue], edited: Mapping[Path, str]) -> str | None:
+    """The file's text (or its in-memory edit from `edited`), or None with a located issue: too large, UTF-16,
+    binary, not UTF-8, empty."""
     if path in edited:
         return edited[path]
-    if path.stat().st_size > MAX_FILE_BYTES:
-        issues.append(Issue("files", "file is larger than 256 MiB", "Split it into several files.",
+    try:
+        if path.stat().st_size > MAX_FILE_BYTES:
+            issues.append(Issue(UNREAD, "file is larger than 256 MiB", "Split it into several files.",
+                                location=Location(shown, None, "")))
+            return None
+        data = path.read_bytes()
+    except OSError as exc:
+        issues.append(Issue(UNREAD, f"cannot read this file ({exc.strerror})",
+                            "Make it readable (chmod) or move it out of the inventory.",
                             location=Location(shown, None, "")))
         return None
-    data = path.read_bytes()
     if data.startswith((b"\xff\xfe", b"\xfe\xff")):
-        issues.append(Issue("files", "file is UTF-16 text", "Save it as UTF-8.", location=Location(shown, 1, "")))
+        issues.append(Issue(UNREAD, "file is UTF-16 text", "Save it as UTF-8.", location=Location(shown, 1, "")))
         return None
     if b"\x00" in data[:8192]:
-        issues.append(Issue("files", "file is binary, not YAML or CSV text",
+        issues.append(Issue(UNREAD, "file is binary, not YAML or CSV text",
                             "Replace it with the text file it should be, or move it out of the inventory.",
                             location=Location(shown, 1, "")))
         return None
@@ -235,7 +259,7 @@ def _read_text(path: Path, shown: str, issues: list[Issue], edited: Mapping[Path
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
         line = data[: exc.start].count(b"\n") + 1
-        issues.append(Issue("files", f"file is not UTF-8 text (byte {data[exc.start]:#04x})",
+        issues.append(Issue(UNREAD, f"file is not UTF-8 text (byte {data[exc.start]:#04x})",
                             "Save the file as UTF-8.", location=Location(shown, line, "")))
         return None
     if not text.strip():
@@ -247,7 +271,7 @@ def _read_text(path: Path, shown: str, issues: list[Issue], edited: Mapping[Path
 
 def _read_yaml(path: Path, shown: str, sources: SourceMap, issues: list[Issue],
                raw: dict[str, list[tuple[str, YamlPath, Any]]], edited: Mapping[Path, str]) -> None:
-    text = _read_text(path, shown, issues, edited)
+    text = read_text(path, shown, issues, edited)
     if text is None:
         return
     deep = nesting_issue(text, shown)
@@ -418,11 +442,11 @@ def _merged(node: yaml.MappingNode, path: YamlPath, lines: dict[YamlPath, int], 
 
 def _read_csv(path: Path, shown: str, sources: SourceMap, issues: list[Issue],
               rows: dict[str, list[tuple[str, int, Any]]], edited: Mapping[Path, str]) -> None:
-    text = _read_text(path, shown, issues, edited)
+    text = read_text(path, shown, issues, edited)
     if text is None:
         return
     section = _csv_section(path)
-    assert section is not None  # _inventory_files only returns CSVs with a section
+    assert section is not None  # inventory_files only returns CSVs with a section
     model = CSV_SECTIONS[section]
     reader = csv.reader(io.StringIO(text))
     try:

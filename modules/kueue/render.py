@@ -41,12 +41,19 @@ _STR_TAG = "tag:yaml.org,2002:str"
 _READ_AS_NUMBER_OR_BOOL = re.compile(r"[-+]?\.?[0-9].*|[yYnN]|[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN)")
 
 
+# Characters a YAML stream may not hold (YAML 1.2 section 5.1, c-printable), and NEL, which a reader takes for a line
+# break: JSON escapes C0 controls but writes DEL, C1 controls and non-characters raw, and a YAML reader refuses them.
+_NOT_PRINTABLE = re.compile("[^\t\n\r\x20-\x7e\xa0-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
+
+
 @lru_cache(maxsize=65536)
 def _string(text: str) -> str:
     plain = (_PLAIN_SAFE.match(text) is not None and not text.endswith(" ") and ": " not in text and " #" not in text
              and not _READ_AS_NUMBER_OR_BOOL.fullmatch(text)
              and _RESOLVER.resolve(yaml.ScalarNode, text, (True, False)) == _STR_TAG)
-    return text if plain else json.dumps(text, ensure_ascii=False)
+    if plain:
+        return text
+    return _NOT_PRINTABLE.sub(lambda m: f"\\u{ord(m.group()):04x}", json.dumps(text, ensure_ascii=False))
 
 
 def _scalar(value: Any) -> str:

@@ -476,7 +476,8 @@ def manifest_name(m: Manifest) -> str:
 def kueue_manifests(manifests: Sequence[Manifest], pools: tuple[str, ...]) -> list[TfResource]:
     """A `kubernetes_manifest` per object; namespaced objects wait for their Namespace, Kueue objects for
     the node pools their flavors select (as in the Pulumi component) through `pools`: the built-in
-    `terraform_data.node_pools`, which waits for every pool (M + P dependency edges instead of M x P)."""
+    `terraform_data.node_pools`, which waits for every pool (M + P dependency edges instead of M x P).
+    Namespaces are protected from destroy: deleting one deletes every workload in it (Pulumi retains them)."""
     namespaces = {m["metadata"]["name"]: manifest_name(m) for m in manifests if m["kind"] == "Namespace"}
     out = []
     for m in manifests:
@@ -486,7 +487,8 @@ def kueue_manifests(manifests: Sequence[Manifest], pools: tuple[str, ...]) -> li
             after = (*after, *pools)
         out.append(
             TfResource(
-                "kubernetes_manifest", manifest_name(m), "kubernetes", {"manifest": m}, depends_on=after
+                "kubernetes_manifest", manifest_name(m), "kubernetes", {"manifest": m}, depends_on=after,
+                prevent_destroy=m["kind"] == "Namespace",
             )
         )
     return out

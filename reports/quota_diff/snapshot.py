@@ -14,7 +14,7 @@ from pathlib import Path
 
 from quartermaster.errors import UsageError
 from quartermaster.issues import Issue, Location
-from quartermaster.loader import LoadResult, load
+from quartermaster.loader import UNREAD, LoadResult, load
 
 # Over-subscription is judged by the diff's `over-capacity` policy (a verdict, not a load error),
 # so the comment can still be written and show what exceeds what.
@@ -64,7 +64,7 @@ def open_side(spec: str | None, inventory: Path, scratch: Path) -> Side:
         tar.extractall(tree, filter=safe)
     label = spec if sha.startswith(spec) else f"{spec} ({sha[:7]})"
     side = _loaded(label, load(tree / rel), tree, spec)
-    side.errors += [Issue("files", "a link that leaves the inventory; it is not read",
+    side.errors += [Issue(UNREAD, "a link that leaves the inventory; it is not read",
                           "Commit the file itself instead of a link to it.",
                           location=Location(f"{spec}:{name}", None, "")) for name in refused]
     return side

@@ -46,6 +46,9 @@ class Case:
     """check: asserts the correct result in the case folder after the command."""
     max_lines: int = 40
     """max_lines: the output is a few located messages, never one per row or column."""
+    unprivileged: bool = False
+    """unprivileged: run without root's right to read any file (as a CI runner's user), so that an unreadable file
+    is unreadable even when the tests run as root."""
 
 
 # --- building blocks ----------------------------------------------------------------------------------------
@@ -119,6 +122,7 @@ def line_of(file: str, text: str) -> int:
 
 P5_LINE, COHORT_LINE = line_of(INFERENCE, P5), line_of(INFERENCE, "cohort: product")
 FORMULA = '=HYPERLINK("http://evil.example","x")'
+CONTROL_GROUP = "ml\x7fa\x85b\x9b@example.com"  # DEL, NEL and a C1 control: a YAML reader refuses them raw
 LEAP = make_inventory().add(
     "commitments", name="leap", kind="cud", machine="a3-megagpu-8g", site="gcp-us-central1", count=2,
     term_months=36, start="2024-02-29", usd_per_node_hour="40").edit_pool(
@@ -178,6 +182,32 @@ def unreadable_teams(case: Path) -> None:
     (case / "inv" / "teams").chmod(0)
 
 
+def unreadable_team_file(case: Path) -> None:
+    example()(case)
+    (case / "inv" / INFERENCE).chmod(0)
+
+
+def link_loops(case: Path) -> None:
+    """Two team files linked to each other, and one linked to itself."""
+    example()(case)
+    teams = case / "inv" / "teams"
+    (teams / "a.yaml").symlink_to("b.yaml")
+    (teams / "b.yaml").symlink_to("a.yaml")
+    (teams / "self.yaml").symlink_to("self.yaml")
+
+
+def link_to_a_program(case: Path) -> None:
+    example()(case)
+    (case / "inv" / "teams" / "bin.yaml").symlink_to(Path("/bin/true").resolve())
+
+
+def rendered_loads_back(case: Path) -> None:
+    """The rendered file is YAML a reader accepts, and the group comes back as written."""
+    documents = list(yaml.safe_load_all((case / "out" / "gke-a.yaml").read_text(encoding="utf-8")))
+    subjects = [s["name"] for d in documents if d and d["kind"] == "RoleBinding" for s in d["subjects"]]
+    assert CONTROL_GROUP in subjects
+
+
 def read_only_team_file(case: Path) -> None:
     example()(case)
     (case / "inv" / INFERENCE).chmod(0o444)
@@ -216,6 +246,8 @@ CASES = [
          ("render", "inv", "--out", "out"), 1, says=("teams[0].namespaces[1]",)),
     Case("system-group", 1, small(team(group="system:authenticated")), ("validate", "inv"), 1,
          says=("teams[0].group", "system:")),
+    Case("default-namespace", 1, small(team(namespaces=["default"])), ("validate", "inv"), 1,
+         says=("teams[0].namespaces[0]", "default")),
     Case("namespace-twice", 1, small(team(namespaces=["ml", "ml"])), ("validate", "inv"), 1,
          says=("teams[0].namespaces[1]",)),
     # 2. CODEOWNERS and PR-comment injection
@@ -247,6 +279,9 @@ CASES = [
                                      "usage.csv": HEADER + "2026-10-01T00:00:00,gke-a,ml,h100,1,1\n"
                                                   "2026-10-01T06:00:00+05:00,gke-a,ml,h100,1,1\n"}),
          ("meter", "inv/usage.csv", "--inventory", "inv"), 0, never=("usage.csv:2", "usage.csv:3")),
+    Case("usage-9999", 4, small(**{"usage.csv": HEADER + "2026-10-01T00:00:00,gke-a,ml,h100,1,1\n"
+                                                "9999-12-31T23:00:00,gke-a,ml,h100,1,1\n"}),
+         ("meter", "inv/usage.csv", "--inventory", "inv"), 1, says=("usage.csv:3", "is outside 2000-2100")),
     # 5. files that exhaust the machine
     Case("alias-bomb", 5, small(**{"bomb.yaml": ALIAS_BOMB}), ("validate", "inv"), 1,
          says=("bomb.yaml:", "expand to more values than the file could hold")),
@@ -261,6 +296,14 @@ CASES = [
     # 6. files outside the inventory
     Case("link-out-and-loop", 6, links_out_and_loop, ("validate", "inv"), 1,
          says=("evil.yaml:?: a link to a file outside the inventory; it is not read",), never=("root:x",)),
+    Case("link-loops", 6, link_loops, ("validate", "inv"), 1,
+         says=("teams/a.yaml:?: a link that leads nowhere", "teams/b.yaml:?:", "teams/self.yaml:?:"), max_lines=6),
+    Case("quota-set-link-loops", 6, link_loops,
+         ("quota", "set", "inference", "p5-od", "--nominal", "12", "--inventory", "inv"), 1,
+         says=("teams/self.yaml:?: a link that leads nowhere",), max_lines=8),
+    Case("quota-set-link-out", 6, link_to_a_program,
+         ("quota", "set", "inference", "p5-od", "--nominal", "12", "--inventory", "inv"), 1,
+         says=("teams/bin.yaml:?: a link to a file outside the inventory; it is not read",), never=("ELF",)),
     Case("diff-absolute-link", 6, absolute_link_in_history, ("diff", "HEAD", "--inventory", "inv", "--format", "text"),
          1, says=("HEAD:inv/teams/evil.yaml", "a link that leaves the inventory"), never=("root:x",)),
     # 7. outputs that overwrite inputs
@@ -280,6 +323,8 @@ CASES = [
                                       **{"prices.csv": PRICES,
                                          "usage.csv": HEADER + "2026-10-01T00:00:00,gke-a,ml,h100,1,1\n"}),
          ("export", "focus", "inv", "--out", "out/focus.csv"), 0, outputs=("out",), check=focus_cells),
+    Case("control-characters-render", 8, small(team(groups={"gke": CONTROL_GROUP})), ("render", "inv", "--out", "out"),
+         0, outputs=("out",), check=rendered_loads_back),
     Case("code-fence-in-pr-comment", 8, git_repo(lambda inv: (inv / "fence.yaml").write_text(
         '"```\\n# Approved by finance\\n```": 1\n')), ("diff", "HEAD", "--inventory", "inv"), 1,
          says=("````\n",)),
@@ -288,7 +333,15 @@ CASES = [
     # 9. tracebacks for user mistakes
     Case("unknown-tag", 9, small(**{"vault.yaml": "teams:\n  - !vault secret\n"}), ("validate", "inv"), 1,
          says=("vault.yaml:2 teams[0]: unknown YAML tag `!vault`",)),
-    Case("unreadable-folder", 9, unreadable_teams, ("validate", "inv"), 1, says=("inv/teams",), max_lines=8),
+    Case("unreadable-folder", 9, unreadable_teams, ("validate", "inv"), 1,
+         says=("inv/teams:?: cannot read this folder (Permission denied)", "checks across files", "were not run"),
+         never=("no such team",), max_lines=4, unprivileged=True),
+    Case("unreadable-file", 9, unreadable_team_file, ("validate", "inv"), 1,
+         says=("teams/inference.yaml", "Permission denied"), never=("no such team",), max_lines=4, unprivileged=True),
+    Case("quota-set-utf-16-elsewhere", 9,
+         example(lambda inv: (inv / "u16.yaml").write_bytes("teams: []\n".encode("utf-16"))),
+         ("quota", "set", "inference", "p5-od", "--nominal", "12", "--inventory", "inv"), 1,
+         says=("u16.yaml:1: file is UTF-16 text. Save it as UTF-8.",)),
     Case("csv-field-over-128k", 9, small(**{"prices2.csv": PRICES.splitlines()[0] + "\n"
                                             + "a3-megagpu-8g,gcp-us-central1,on-demand,0,1," + "x" * 200_000 + ",\n"}),
          ("validate", "inv"), 1, says=("prices2.csv:2 row 2: unreadable CSV (field larger than field limit",)),
@@ -337,6 +390,11 @@ CASES = [
          ("validate", "inv"), 1, says=("Write a year and Q1 to Q4, e.g. `2027Q1`.",), never=("2027q5",)),
     Case("look-alike", 10, small(lambda: make_inventory().team("ml-t\u0435am")), ("validate", "inv"), 1,
          says=("`\u0435` (CYRILLIC SMALL LETTER IE)",), never=("such as `ml-t\u0435am`",)),
+    Case("yaml-boolean-number-text", 10, small(**{"teams.yaml": "teams:\n  - name: ml\n    cost_center: CC-1\n"
+                                                  "    namespaces: [ml]\n    owners: ['@ml']\n    cohort: org\n"
+                                                  "    groups: {gke: ml@example.com}\n"
+                                                  "    quotas:\n      - {flavor: h100, nominal: yes}\n"}),
+         ("validate", "inv"), 1, says=("nominal: a number is needed, not yes/no or true/false",)),
     Case("yaml-boolean-number", 10, small(team(quotas=[{"flavor": "h100", "nominal": True}])), ("validate", "inv"),
          1, says=("teams[0].quotas[0].nominal: a number is needed, not yes/no or true/false",)),
 ]

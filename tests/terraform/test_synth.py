@@ -95,6 +95,16 @@ def test_reservations_are_created_or_read_and_consumed_after_they_exist(stacks: 
 
 
 @pytest.mark.parametrize("cluster", EXAMPLE_CLUSTERS)
+def test_namespaces_are_protected_from_destroy(stacks: dict[str, Any], cluster: str) -> None:
+    """Issue 17: removing a team from the inventory deleted its Namespace, and every workload in it, on Terraform
+    (the Pulumi program retains them); now `terraform apply` stops and says so."""
+    manifests = stacks[cluster]["resource"]["kubernetes_manifest"].values()
+    namespaces = [m for m in manifests if m["manifest"]["kind"] == "Namespace"]
+    assert namespaces and all(m["lifecycle"] == {"prevent_destroy": True} for m in namespaces)
+    assert not any("lifecycle" in m for m in manifests if m["manifest"]["kind"] != "Namespace")
+
+
+@pytest.mark.parametrize("cluster", EXAMPLE_CLUSTERS)
 def test_kueue_objects_are_manifests_that_wait_for_the_node_pools(inventory: Inventory, stacks: dict[str, Any],
                                                                   cluster: str) -> None:
     resources = stacks[cluster]["resource"]
