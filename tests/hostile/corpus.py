@@ -267,6 +267,10 @@ CASES = [
     Case("leap-day-focus", 4, small(lambda: LEAP, **{"prices.csv": PRICES,
                                                      "usage.csv": HEADER + "2027-02-28T23:00:00,gke-a,ml,h100,1,1\n"}),
          ("export", "focus", "inv", "--out", "out/focus.csv"), 0, outputs=("out",)),
+    Case("leap-day-plan", 4, small(lambda: LEAP, **{"prices.csv": PRICES,
+                                                    "demand.csv": "period,team,accelerator,p50,p90\n"
+                                                                  "2027Q1,ml,H100-80GB,8,16\n"}),
+         ("plan", "inv", "--out", "out/plan"), 0, says=("Wrote",), outputs=("out",)),
     Case("year-9999", 4, small(lambda: make_inventory().add(
         "commitments", name="c", kind="cud", machine="a3-megagpu-8g", site="gcp-us-central1", count=1,
         term_months=12, usd_per_node_hour="40", start="9999-01-01")), ("validate", "inv"), 1,
