@@ -40,7 +40,7 @@ def test_the_readme_commands_name_a_real_stack_and_the_config_keys_the_program_r
     assert stacks and all((STACKS / f"Pulumi.{s}.yaml").exists() for s in stacks)
     source = MAIN.read_text()
     keys = set(re.findall(r"quartermaster:(\w+)\b(?!:)", section))
-    assert keys == {"kubeconfig", "cluster", "inventory"}
+    assert keys == {"kubeconfig", "cluster", "inventory", "now"}
     assert all(f'"{key}"' in source for key in keys)
 
 
