@@ -21,6 +21,9 @@ Columns and rules: PLANNING.md §3 and the FOCUS 1.3 column pages (FinOps-Open-C
   `pricing.BASES`).
 
 Sum of EffectiveCost = sum of BilledCost = the metered total, to the cent.
+
+The plan's forecast (`plan_focus_rows`) is a dataset of its own shape that no FOCUS tool can add to spend: see
+`plan_focus_rows`.
 """
 
 from __future__ import annotations
@@ -72,10 +75,20 @@ CUSTOM = ["x_Team", "x_CostCenter", "x_Accelerator", "x_Basis"]
 COLUMNS = sorted([*MANDATORY, *CONDITIONAL]) + CUSTOM
 
 PROVIDER_NAME = {"gcp": "Google Cloud", "aws": "AWS", "azure": "Microsoft", "onprem": "On-premises"}
-PLANNED_SERVICE = "Accelerator capacity (planned)"
-ONE_PERIOD = Decimal("1.000000")
-"""A planned row's quantity: one quarter, written as a decimal (FOCUS quantities are decimals, and a CSV `1`
-reads as an integer: PricingQuantity-C-001-M)."""
+FORECAST_PROVIDER = "Quartermaster forecast"
+"""ProviderName, PublisherName, ServiceProviderName, HostProviderName and InvoiceIssuerName of every forecast row:
+no cloud provider has sold or invoiced it, so a tool grouping spend by provider never adds it to a provider's."""
+FORECAST_ACCOUNT = "forecast"
+NOT_BILLED = Decimal("0.00")
+"""A forecast row's BilledCost, written `0.00` (a column of `0` reads as an integer: BilledCost-C-001-M)."""
+PLANNED_SERVICE = "Accelerator capacity (forecast)"
+FORECAST_COLUMNS = [*COLUMNS, "x_PlannedProvider"]
+"""The forecast's shape: the FOCUS columns plus `x_PlannedProvider`, the provider that would supply the line."""
+ONE_QUARTER = Decimal("1.000000")
+QUARTER_UNIT = "3 Months"
+"""A plan line's quantity: one quarter, in FOCUS's unit format (a unit quantity and an allowed time unit, like its
+"1000 Tokens"; "Quarters" is no FOCUS time unit), written as a decimal (a CSV `1` reads as an integer:
+PricingQuantity-C-001-M)."""
 # Each ServiceName has exactly one ServiceSubcategory (FOCUS ServiceName-C-008-C), from FOCUS 1.2's list.
 SERVICE_SUBCATEGORY = {"Compute Engine": "Virtual Machines", "Amazon Elastic Compute Cloud": "Virtual Machines",
                        "Virtual Machines": "Virtual Machines", "Cloud TPU": "Machine Learning",
@@ -247,10 +260,11 @@ def focus_rows(inventory: Inventory, results: Iterable[MeterResult]) -> list[dic
 
 
 def write_focus(rows: list[dict[str, Any]], path: Path) -> Path:
-    """Write rows as CSV with the FOCUS header; null = empty field; decimals in full."""
+    """Write rows as CSV with their header (`COLUMNS`, or `FORECAST_COLUMNS` for the plan's forecast); null = empty
+    field; decimals in full."""
     path.parent.mkdir(parents=True, exist_ok=True)
     with path.open("w", newline="", encoding="utf-8") as f:
-        writer = csv.DictWriter(f, fieldnames=COLUMNS, lineterminator="\n")
+        writer = csv.DictWriter(f, fieldnames=list(rows[0]) if rows else COLUMNS, lineterminator="\n")
         writer.writeheader()
         for row in rows:
             writer.writerow({k: "" if v is None else spreadsheet_cell(str(v)) for k, v in row.items()})
@@ -274,9 +288,17 @@ def _plan_provider(inventory: Inventory, model: str) -> str:
 
 
 def plan_focus_rows(inventory: Inventory, plan: PlanResult, quarter: str) -> list[dict[str, Any]]:
-    """FOCUS rows for one planned quarter: each pricing-model line of `cost_by_quarter`, allocated to teams in
-    proportion to the plan's `cost_by_team` (AllocatedMethodId `plan-team-share`; the plan's shared line of unused
-    commitments stays without a team). EffectiveCost sums to the plan's quarter cost, to the cent."""
+    """The plan's forecast for one quarter as FOCUS-shaped rows (`FORECAST_COLUMNS`): each pricing-model line of
+    `cost_by_quarter`, allocated to teams in proportion to the plan's `cost_by_team` (AllocatedMethodId
+    `plan-team-share`; the plan's shared line of unused commitments stays without a team). EffectiveCost sums to
+    the plan's quarter cost, to the cent.
+
+    A forecast is no spend, and every row says so in the columns FinOps tools sum and group by, not only in
+    `x_Basis`: BilledCost 0 and InvoiceId null (nobody invoices a forecast; FOCUS BilledCost: "Entities that are
+    not responsible or authorized for invoicing this charge MUST NOT generate charges with non-zero BilledCost to
+    avoid double-counting when merging multiple datasets"), the provider columns `FORECAST_PROVIDER` (the provider
+    that would supply the line is `x_PlannedProvider`), BillingAccountId `forecast`, ServiceName
+    `PLANNED_SERVICE`, a ChargeDescription starting "Forecast"."""
     by_model = [r for r in plan.cost_by_quarter if r.quarter == quarter]
     by_team = [r for r in plan.cost_by_team if r.quarter == quarter]
     kpi = plan.kpi(quarter)
@@ -298,23 +320,22 @@ def plan_focus_rows(inventory: Inventory, plan: PlanResult, quarter: str) -> lis
     cc_of = {t.team: t.cost_center for t in by_team}
     rows = []
     for (model, team, term), cost in sorted(rounded.items()):
-        provider = _plan_provider(inventory, model)
         shared = team.startswith("_")
         rows.append(
-            {c: None for c in COLUMNS}
+            {c: None for c in FORECAST_COLUMNS}
             | {
-                "BilledCost": cost,
+                "BilledCost": NOT_BILLED,
                 "EffectiveCost": cost,
                 "ListCost": listed[(model, team, term)],
                 "ContractedCost": cost,
                 "ListUnitPrice": listed[(model, team, term)],
                 "ContractedUnitPrice": cost,
-                "PricingQuantity": ONE_PERIOD,
-                "PricingUnit": "Quarters",
-                "ConsumedQuantity": ONE_PERIOD,
-                "ConsumedUnit": "Quarters",
-                "BillingAccountId": "plan",
-                "BillingAccountName": f"Quartermaster plan {quarter}",
+                "PricingQuantity": ONE_QUARTER,
+                "PricingUnit": QUARTER_UNIT,
+                "ConsumedQuantity": ONE_QUARTER,
+                "ConsumedUnit": QUARTER_UNIT,
+                "BillingAccountId": FORECAST_ACCOUNT,
+                "BillingAccountName": f"Quartermaster forecast {quarter} (planned, not invoiced)",
                 "BillingCurrency": "USD",
                 "BillingPeriodStart": _iso(start),
                 "BillingPeriodEnd": _iso(end),
@@ -324,18 +345,19 @@ def plan_focus_rows(inventory: Inventory, plan: PlanResult, quarter: str) -> lis
                 "ChargeFrequency": "Usage-Based",
                 "ChargeDescription": f"Forecast {quarter}: {model}{f' {term}-month' if term else ''} capacity"
                 f"{' not used by any team' if shared else f' for team {team}'}",
-                "InvoiceIssuerName": provider,
-                "ProviderName": provider,
-                "PublisherName": provider,
-                "ServiceProviderName": provider,
-                "HostProviderName": provider,
+                "InvoiceIssuerName": FORECAST_PROVIDER,
+                "ProviderName": FORECAST_PROVIDER,
+                "PublisherName": FORECAST_PROVIDER,
+                "ServiceProviderName": FORECAST_PROVIDER,
+                "HostProviderName": FORECAST_PROVIDER,
+                "x_PlannedProvider": _plan_provider(inventory, model),
                 "ServiceCategory": "Compute",
                 "ServiceName": PLANNED_SERVICE,
                 "ServiceSubcategory": SERVICE_SUBCATEGORY[PLANNED_SERVICE],
                 "PricingCategory": CATEGORY_OF_PLAN_MODEL.get(model, "Other"),
                 "SkuId": model,
                 "SkuPriceId": f"plan/{model}/{term}",
-                "SkuMeter": "Planned capacity",
+                "SkuMeter": "Forecast capacity",
                 "SkuPriceDetails": json.dumps({"PricingModel": model, "TermMonths": term}, sort_keys=True),
                 "AllocatedMethodId": "plan-team-share",
                 "AllocatedMethodDetails": json.dumps(

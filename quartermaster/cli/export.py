@@ -29,7 +29,9 @@ def focus(
         None, help="Usage records (CSV or Parquet); default: the inventory's usage.csv.", exists=True, dir_okay=False
     ),
     idle: str = typer.Option(DEFAULT_IDLE_POLICY, help="Idle sharing: proportional, even, or owner:TEAM."),
-    out: Path = typer.Option(None, help="Output CSV; default focus-<period>.csv in the current folder."),
+    out: Path = typer.Option(
+        None, help="Output CSV; default focus-<period>.csv, or focus-forecast-<quarter>.csv, in the current folder."
+    ),
 ) -> None:
     """Write FOCUS 1.3 rows: every mandatory column, commitment columns, x_Team and x_CostCenter."""
     if out is not None:
@@ -41,12 +43,14 @@ def focus(
         raise UsageError("--period (metered usage) and --quarter (the plan's forecast) exclude each other; give one.")
     if quarter:
         rows, label = _planned(inventory, quarter, plan)
+        name, what = f"focus-forecast-{label}.csv", f"FOCUS-shaped forecast rows (planned, not spend) for {label}"
     else:
         rows, label = _metered(inventory, period, usage, idle)
-    target = out or Path(f"focus-{label}.csv")
+        name, what = f"focus-{label}.csv", f"FOCUS 1.3 rows (metered) for {label}"
+    target = out or Path(name)
     check_output(target, "--out", path, folder=False)
     write_focus(rows, target)
-    console.print(f"wrote {target}: {len(rows)} FOCUS 1.3 rows for {label}")
+    console.print(f"wrote {target}: {len(rows)} {what}")
 
 
 def _metered(inventory: Inventory, period: str | None, usage: Path | None, idle: str) -> tuple[list[dict], str]:

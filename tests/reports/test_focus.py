@@ -9,11 +9,22 @@ from decimal import Decimal
 from pathlib import Path
 
 import pytest
+from typer.testing import CliRunner
 
+from quartermaster import planner
+from quartermaster.cli import app
 from quartermaster.loader import load
-from quartermaster.reports.focus import COLUMNS, MANDATORY, focus_rows, write_focus
+from quartermaster.reports.focus import (
+    COLUMNS,
+    FORECAST_PROVIDER,
+    MANDATORY,
+    PLANNED_SERVICE,
+    focus_rows,
+    plan_focus_rows,
+    write_focus,
+)
 from quartermaster.reports.metering import check_usage, inventory_records, meter, parse_period
-from tests.paths import REPO
+from tests.paths import DATA, INVENTORY, REPO
 from tests.reports.fixtures import FEBRUARY, small_fleet, usage
 
 
@@ -165,3 +176,60 @@ def test_idle_shares_are_focus_13_splits_of_their_idle_row(example_rows: tuple[l
         key = (row["ResourceId"], row["ChargePeriodStart"])
         by_origin.setdefault(key, set()).add((row["ChargeDescription"], row["Tags"], row["ServiceName"]))
     assert all(len(dimensions) == 1 for dimensions in by_origin.values())
+
+
+PLAN = DATA / "reports" / "plan"  # a plan the planner wrote for the example inventory
+# FOCUS Unit Format, "Allowed Time-based Unit Names" (FOCUS_Spec specification/attributes/unit_format.md, read
+# 2026-11-24); a quarter is none of them, so a quarter is written "3 Months" (a unit quantity, like "1000 Tokens").
+FOCUS_TIME_UNITS = {"Years", "Months", "Days", "Hours", "Minutes", "Seconds", "Milliseconds", "Microseconds"}
+PROVIDER_COLUMNS = ("ProviderName", "PublisherName", "ServiceProviderName", "HostProviderName", "InvoiceIssuerName")
+
+
+@pytest.fixture(scope="module")
+def forecast_rows() -> list[dict]:
+    return plan_focus_rows(load(INVENTORY).inventory, planner.load_result(PLAN), "2027Q1")
+
+
+def test_every_forecast_row_says_it_is_no_spend(forecast_rows: list[dict]) -> None:
+    """Issue 18: the plan's forecast looked like spend (ChargeCategory Usage, real provider names, the metered
+    file's name, told apart only by x_Basis). Every forecast row now says so in the FOCUS columns tools sum and
+    group by: nothing billed or invoiced, a provider and a billing account no real charge has."""
+    assert forecast_rows
+    for row in forecast_rows:
+        assert row["x_Basis"] == "planned" and row["ChargeDescription"].startswith("Forecast 2027Q1: ")
+        assert row["BilledCost"] == 0 and row["InvoiceId"] is None
+        assert {row[c] for c in PROVIDER_COLUMNS} == {FORECAST_PROVIDER}
+        assert row["BillingAccountId"] == "forecast" and row["ServiceName"] == PLANNED_SERVICE
+        assert row["x_PlannedProvider"]  # the provider that would supply the line is kept, in its own column
+        quantity, unit = row["PricingUnit"].split(" ")
+        assert int(quantity) == 3 and unit in FOCUS_TIME_UNITS  # one quarter = 3 months
+    kpi = planner.load_result(PLAN).kpi("2027Q1")
+    assert kpi is not None  # the forecast still carries the plan's cost, as EffectiveCost
+    assert sum(r["EffectiveCost"] for r in forecast_rows) == kpi.cost_usd.quantize(Decimal("0.01"))
+
+
+def test_a_tool_loading_both_exports_cannot_mix_them(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 18: the two exports get different default file names, different headers, and, read by their FOCUS
+    columns alone (a tool that ignores x_ columns), share no billing account, provider or invoice, and the
+    forecast adds nothing to billed spend."""
+    (tmp_path / "inventory").symlink_to(INVENTORY, target_is_directory=True)
+    monkeypatch.chdir(tmp_path)
+    runner = CliRunner()
+    for args in (["--period", "2026-10"], ["--quarter", "2027Q1", "--plan", str(PLAN)]):
+        result = runner.invoke(app, ["export", "focus", "inventory", *args])
+        assert result.exit_code == 0, result.output
+    assert "FOCUS-shaped forecast rows (planned, not spend) for 2027Q1" in result.output
+    with (tmp_path / "focus-2026-10.csv").open() as f:
+        metered = list(csv.DictReader(f))
+    with (tmp_path / "focus-forecast-2027Q1.csv").open() as f:
+        forecast = list(csv.DictReader(f))
+    assert "x_PlannedProvider" in forecast[0] and "x_PlannedProvider" not in metered[0]
+    focus_only = [{k: v for k, v in row.items() if not k.startswith("x_")} for row in metered + forecast]
+    billed = sum(Decimal(r["BilledCost"]) for r in focus_only)
+    assert billed == sum(Decimal(r["BilledCost"]) for r in metered) > 0
+    forecast_ids = {r["BillingAccountId"] for r in forecast}
+    assert forecast_ids.isdisjoint(r["BillingAccountId"] for r in metered)
+    assert {r["ProviderName"] for r in forecast}.isdisjoint(r["ProviderName"] for r in metered)
+    assert all(r["InvoiceId"] for r in metered) and not any(r["InvoiceId"] for r in forecast)
+    # a decimal, not `0`: a column of `0` reads as an integer in focus-validator (BilledCost-C-001-M)
+    assert {r["BilledCost"] for r in forecast} == {"0.00"}
