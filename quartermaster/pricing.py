@@ -214,21 +214,21 @@ def cents(amount: Decimal) -> Decimal:
     return amount.quantize(CENT, rounding=ROUND_HALF_UP)
 
 
-def allocate_cents(amounts: Mapping[K, Decimal], total: Decimal) -> dict[K, Decimal]:
-    """Round every amount to the cent so that the rounded amounts sum to `cents(total)`.
+def allocate_cents(amounts: Mapping[K, Decimal], total: Decimal, quantum: Decimal = CENT) -> dict[K, Decimal]:
+    """Round every amount to the cent (or to `quantum`) so that the rounded amounts sum to `total` so rounded.
 
     Largest-remainder rounding: floor each amount to the cent, then hand the cents still missing to the
     amounts with the largest remainders (ties broken by key order; removed from the smallest if the floors
     already overshoot). `amounts` should add up to `total` before rounding; the method then moves each line
     by less than a cent.
     """
-    target = cents(total)
-    floors = {k: v.quantize(CENT, rounding=ROUND_FLOOR) for k, v in amounts.items()}
-    missing = int((target - sum(floors.values(), Decimal(0))) / CENT)
+    target = total.quantize(quantum, rounding=ROUND_HALF_UP)
+    floors = {k: v.quantize(quantum, rounding=ROUND_FLOOR) for k, v in amounts.items()}
+    missing = int((target - sum(floors.values(), Decimal(0))) / quantum)
     order = sorted(amounts, key=lambda k: (-(amounts[k] - floors[k]), str(k)))
     if not order:
         return {}
-    step = CENT if missing >= 0 else -CENT
+    step = quantum if missing >= 0 else -quantum
     ranked = order if missing >= 0 else list(reversed(order))
     for i in range(abs(missing)):
         key = ranked[i % len(ranked)]
@@ -236,13 +236,14 @@ def allocate_cents(amounts: Mapping[K, Decimal], total: Decimal) -> dict[K, Deci
     return floors
 
 
-def split_cents(amount: Decimal, weights: Mapping[K, Decimal]) -> dict[K, Decimal]:
-    """Share a cent amount between keys in proportion to `weights`; the shares sum exactly to `amount`."""
+def split_cents(amount: Decimal, weights: Mapping[K, Decimal], quantum: Decimal = CENT) -> dict[K, Decimal]:
+    """Share a cent amount (or one in steps of `quantum`) between keys in proportion to `weights`; the shares sum
+    exactly to `amount`."""
     positive = {k: w for k, w in weights.items() if w > 0}
     if not positive:
         return {}
     whole = sum(positive.values(), Decimal(0))
-    return allocate_cents({k: amount * w / whole for k, w in positive.items()}, amount)
+    return allocate_cents({k: amount * w / whole for k, w in positive.items()}, amount, quantum)
 
 
 UNKNOWN = "\u2013"

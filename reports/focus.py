@@ -38,7 +38,7 @@ from typing import TYPE_CHECKING, Any
 
 from quartermaster.errors import ProblemsFound
 from quartermaster.model import Inventory
-from quartermaster.pricing import FOCUS_PRICING_CATEGORY, FocusPricingCategory, allocate_cents, cents
+from quartermaster.pricing import FOCUS_PRICING_CATEGORY, FocusPricingCategory, allocate_cents, split_cents
 from quartermaster.reports.metering.meter import ChargeLine, MeterResult
 from quartermaster.reports.metering.rates import Block
 from quartermaster.textsafety import spreadsheet_cell
@@ -107,6 +107,47 @@ def _iso(moment: dt.datetime) -> str:
 
 def _unit(block: Block) -> str:
     return "Chip-Hours" if block.machine.kind == "tpu" else "GPU-Hours"
+
+
+Share = tuple[str | None, str | None, Decimal]
+"""One allocated charge of a split: (team, cost centre, EffectiveCost); without a team, the unallocated portion."""
+SUMMABLE = ("PricingQuantity", "ConsumedQuantity", "CommitmentDiscountQuantity")
+
+
+def split_charge(origin: dict[str, Any], shares: list[Share], method: str, details: str) -> list[dict[str, Any]]:
+    """FOCUS 1.3 data generator-calculated split cost allocation (FOCUS_Spec `specification/attributes/
+    data_generator_calculated_split_cost_allocation_handling.md`): the origin charge as one allocated charge per
+    share, or unsplit without shares.
+
+    Every dimension (ChargeDescription, ResourceId, Tags...) and unit price is the origin's. The quantities are
+    split in proportion to the shares' EffectiveCost (evenly if all are 0) to the millionth, and ListCost and
+    ContractedCost are the unit price times that quantity, so each summable metric adds up to the origin's
+    exactly; BilledCost is shared like EffectiveCost. A share's team is in AllocatedResourceId (`team/<team>`),
+    AllocatedResourceName and AllocatedTags (the origin's tags with team and cost centre); a share without a
+    team is the unallocated portion (AllocatedResourceId null)."""
+    if not shares:
+        return [origin]
+    weights = {i: cost for i, (_, _, cost) in enumerate(shares)}
+    if not any(weights.values()):
+        weights = dict.fromkeys(weights, Decimal(1))
+    billed = split_cents(origin["BilledCost"], weights)
+    parts = {c: split_cents(origin[c], weights, Q6) for c in SUMMABLE if origin.get(c) is not None}
+    tags = json.loads(origin["Tags"]) if origin.get("Tags") else {}
+    rows = []
+    for i, (team, cost_center, cost) in enumerate(shares):
+        row = origin | {c: part.get(i, Decimal(0)) for c, part in parts.items()}
+        allocated = tags | {"team": team, "cost_center": cost_center}
+        row.update({
+            "EffectiveCost": cost, "BilledCost": billed.get(i, Decimal(0)),
+            "ListCost": row["ListUnitPrice"] * row["PricingQuantity"],
+            "ContractedCost": row["ContractedUnitPrice"] * row["PricingQuantity"],
+            "AllocatedMethodId": method, "AllocatedMethodDetails": details,
+            "AllocatedResourceId": f"team/{team}" if team else None, "AllocatedResourceName": team,
+            "AllocatedTags": json.dumps(allocated, sort_keys=True) if team else None,
+            "x_Team": team, "x_CostCenter": cost_center,
+        })
+        rows.append(row)
+    return rows
 
 
 class _Rows:
@@ -193,32 +234,24 @@ class _Rows:
         self.tags(row, line.team, line.cost_center)
         return row
 
-    def idle(self, idle: ChargeLine, share: ChargeLine | None) -> dict[str, Any]:
+    def idle(self, idle: ChargeLine, shares: list[ChargeLine]) -> list[dict[str, Any]]:
+        """A block's idle row, split into one allocated charge per team the idle policy shares it to."""
         block = self.result.blocks[idle.block]
         row = self.base(block, idle.pool)
-        cost = share.cost if share else idle.cost
-        quantity = idle.accelerator_hours * cost / idle.cost if idle.cost else idle.accelerator_hours
         committed = block.commitment is not None
-        self.priced(row, block, quantity, block.list_rate, block.model)
+        self.priced(row, block, idle.accelerator_hours, block.list_rate, block.model)
         row.update({
             "ChargeCategory": "Usage", "ChargeFrequency": "Usage-Based", "PricingCategory": idle.category,
-            "BilledCost": Decimal(0) if committed else cost, "EffectiveCost": cost,
-            # the same on every split of this idle row (FOCUS 1.3: a split keeps its origin's dimension values)
+            "BilledCost": Decimal(0) if committed else idle.cost, "EffectiveCost": idle.cost,
             "ChargeDescription": f"Idle {block.machine.accelerator} capacity of {block.key}",
         })
         self.commitment_columns(row, block, "Unused" if committed else None)
         if committed:  # nothing was consumed of an unused commitment (ConsumedQuantity-C-004-C)
             row.update({"ConsumedQuantity": None, "ConsumedUnit": None})
         self.tags(row, None, None)
-        if share is not None:
-            row.update({
-                "AllocatedMethodId": f"idle-{self.result.policy}",
-                "AllocatedMethodDetails": json.dumps({"policy": self.result.policy, "idle_cost": str(idle.cost)}),
-                "AllocatedResourceId": f"team/{share.team}", "AllocatedResourceName": share.team,
-                "AllocatedTags": json.dumps({"cost_center": share.cost_center, "team": share.team}, sort_keys=True),
-                "x_Team": share.team, "x_CostCenter": share.cost_center,
-            })
-        return row
+        details = json.dumps({"policy": self.result.policy, "idle_cost": str(idle.cost)})
+        return split_charge(row, [(s.team, s.cost_center, s.cost) for s in shares], f"idle-{self.result.policy}",
+                            details)
 
     def purchase(self, block: Block, billed: Decimal) -> dict[str, Any]:
         row = self.base(block, None)
@@ -241,10 +274,7 @@ class _Rows:
         for s in self.result.idle_shares:
             shares.setdefault(s.block, []).append(s)
         for idle in self.result.idle:
-            if idle.block in shares:
-                rows.extend(self.idle(idle, s) for s in shares[idle.block])
-            else:
-                rows.append(self.idle(idle, None))
+            rows.extend(self.idle(idle, shares.get(idle.block, [])))
         amortised: dict[str, Decimal] = {}
         for row in rows:
             if row.get("CommitmentDiscountId") and row["ChargeCategory"] == "Usage":
@@ -289,9 +319,9 @@ def _plan_provider(inventory: Inventory, model: str) -> str:
 
 def plan_focus_rows(inventory: Inventory, plan: PlanResult, quarter: str) -> list[dict[str, Any]]:
     """The plan's forecast for one quarter as FOCUS-shaped rows (`FORECAST_COLUMNS`): each pricing-model line of
-    `cost_by_quarter`, allocated to teams in proportion to the plan's `cost_by_team` (AllocatedMethodId
-    `plan-team-share`; the plan's shared line of unused commitments stays without a team). EffectiveCost sums to
-    the plan's quarter cost, to the cent.
+    `cost_by_quarter` (one quarter of it, `3 Months`) split to teams in proportion to the plan's `cost_by_team`
+    (`split_charge`, AllocatedMethodId `plan-team-share`; the plan's shared line of unused commitments is the
+    unallocated portion). EffectiveCost sums to the plan's quarter cost, to the cent.
 
     A forecast is no spend, and every row says so in the columns FinOps tools sum and group by, not only in
     `x_Basis`: BilledCost 0 and InvoiceId null (nobody invoices a forecast; FOCUS BilledCost: "Entities that are
@@ -304,71 +334,55 @@ def plan_focus_rows(inventory: Inventory, plan: PlanResult, quarter: str) -> lis
     kpi = plan.kpi(quarter)
     if kpi is None:
         raise ProblemsFound(f"the plan has no quarter {quarter}; it covers {', '.join(plan.quarters)}")
-    team_total = sum((t.usd for t in by_team), Decimal(0))
-    raw: dict[tuple[str, str, int], Decimal] = {}
-    for m in by_model:
-        for t in by_team:
-            share = t.usd / team_total if team_total else Decimal(0)
-            raw[(m.pricing_model, t.team, m.term_months)] = m.usd * share
-    rounded = allocate_cents(raw, kpi.cost_usd)
+    lines = allocate_cents({(m.pricing_model, m.term_months): m.usd for m in by_model}, kpi.cost_usd)
     # ListCost: what the same capacity would cost on demand (the plan's on-demand equivalent, shared like the cost),
     # so the export's savings (1 - EffectiveCost / ListCost) are the report's, not 0 %
-    total = sum(rounded.values(), Decimal(0))
+    total = sum(lines.values(), Decimal(0))
     listed = allocate_cents({k: kpi.on_demand_equivalent_usd * v / total if total else Decimal(0)
-                             for k, v in rounded.items()}, kpi.on_demand_equivalent_usd)
+                             for k, v in lines.items()}, kpi.on_demand_equivalent_usd)
     start, end = (dt.datetime.combine(d, dt.time()) for d in quarter_bounds(quarter))
-    cc_of = {t.team: t.cost_center for t in by_team}
+    weights = {(t.team, t.cost_center): t.usd for t in by_team}
     rows = []
-    for (model, team, term), cost in sorted(rounded.items()):
-        shared = team.startswith("_")
-        rows.append(
-            {c: None for c in FORECAST_COLUMNS}
-            | {
-                "BilledCost": NOT_BILLED,
-                "EffectiveCost": cost,
-                "ListCost": listed[(model, team, term)],
-                "ContractedCost": cost,
-                "ListUnitPrice": listed[(model, team, term)],
-                "ContractedUnitPrice": cost,
-                "PricingQuantity": ONE_QUARTER,
-                "PricingUnit": QUARTER_UNIT,
-                "ConsumedQuantity": ONE_QUARTER,
-                "ConsumedUnit": QUARTER_UNIT,
-                "BillingAccountId": FORECAST_ACCOUNT,
-                "BillingAccountName": f"Quartermaster forecast {quarter} (planned, not invoiced)",
-                "BillingCurrency": "USD",
-                "BillingPeriodStart": _iso(start),
-                "BillingPeriodEnd": _iso(end),
-                "ChargePeriodStart": _iso(start),
-                "ChargePeriodEnd": _iso(end),
-                "ChargeCategory": "Usage",
-                "ChargeFrequency": "Usage-Based",
-                "ChargeDescription": f"Forecast {quarter}: {model}{f' {term}-month' if term else ''} capacity"
-                f"{' not used by any team' if shared else f' for team {team}'}",
-                "InvoiceIssuerName": FORECAST_PROVIDER,
-                "ProviderName": FORECAST_PROVIDER,
-                "PublisherName": FORECAST_PROVIDER,
-                "ServiceProviderName": FORECAST_PROVIDER,
-                "HostProviderName": FORECAST_PROVIDER,
-                "x_PlannedProvider": _plan_provider(inventory, model),
-                "ServiceCategory": "Compute",
-                "ServiceName": PLANNED_SERVICE,
-                "ServiceSubcategory": SERVICE_SUBCATEGORY[PLANNED_SERVICE],
-                "PricingCategory": CATEGORY_OF_PLAN_MODEL.get(model, "Other"),
-                "SkuId": model,
-                "SkuPriceId": f"plan/{model}/{term}",
-                "SkuMeter": "Forecast capacity",
-                "SkuPriceDetails": json.dumps({"PricingModel": model, "TermMonths": term}, sort_keys=True),
-                "AllocatedMethodId": "plan-team-share",
-                "AllocatedMethodDetails": json.dumps(
-                    {
-                        "line_usd": str(cents(sum((m.usd for m in by_model if m.pricing_model == model), Decimal(0))))
-                    }
-                ),
-                "x_Basis": "planned",
-                "x_Team": None if shared else team,
-                "x_CostCenter": None if shared else cc_of.get(team),
-                "Tags": None if shared else json.dumps({"cost_center": cc_of.get(team), "team": team}, sort_keys=True),
-            }
-        )
+    for (model, term), cost in sorted(lines.items()):
+        line = {c: None for c in FORECAST_COLUMNS} | {
+            "BilledCost": NOT_BILLED,
+            "EffectiveCost": cost,
+            "ListCost": listed[(model, term)],
+            "ContractedCost": cost,
+            "ListUnitPrice": listed[(model, term)],
+            "ContractedUnitPrice": cost,
+            "PricingQuantity": ONE_QUARTER,
+            "PricingUnit": QUARTER_UNIT,
+            "ConsumedQuantity": ONE_QUARTER,
+            "ConsumedUnit": QUARTER_UNIT,
+            "BillingAccountId": FORECAST_ACCOUNT,
+            "BillingAccountName": f"Quartermaster forecast {quarter} (planned, not invoiced)",
+            "BillingCurrency": "USD",
+            "BillingPeriodStart": _iso(start),
+            "BillingPeriodEnd": _iso(end),
+            "ChargePeriodStart": _iso(start),
+            "ChargePeriodEnd": _iso(end),
+            "ChargeCategory": "Usage",
+            "ChargeFrequency": "Usage-Based",
+            "ChargeDescription": f"Forecast {quarter}: {model}{f' {term}-month' if term else ''} capacity",
+            "InvoiceIssuerName": FORECAST_PROVIDER,
+            "ProviderName": FORECAST_PROVIDER,
+            "PublisherName": FORECAST_PROVIDER,
+            "ServiceProviderName": FORECAST_PROVIDER,
+            "HostProviderName": FORECAST_PROVIDER,
+            "x_PlannedProvider": _plan_provider(inventory, model),
+            "ServiceCategory": "Compute",
+            "ServiceName": PLANNED_SERVICE,
+            "ServiceSubcategory": SERVICE_SUBCATEGORY[PLANNED_SERVICE],
+            "PricingCategory": CATEGORY_OF_PLAN_MODEL.get(model, "Other"),
+            "SkuId": model,
+            "SkuPriceId": f"plan/{model}/{term}",
+            "SkuMeter": "Forecast capacity",
+            "SkuPriceDetails": json.dumps({"PricingModel": model, "TermMonths": term}, sort_keys=True),
+            "x_Basis": "planned",
+        }
+        # the plan's shared line of unused commitments (a team named `_...`) is the unallocated portion
+        shares = [(None, None, c) if team.startswith("_") else (team, cc, c)
+                  for (team, cc), c in split_cents(cost, weights).items()]
+        rows.extend(split_charge(line, shares, "plan-team-share", json.dumps({"line_usd": str(cost)})))
     return rows

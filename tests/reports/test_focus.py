@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import csv
 import json
+from collections.abc import Callable
 from decimal import Decimal
 from pathlib import Path
 
@@ -19,6 +20,7 @@ from quartermaster.reports.focus import (
     FORECAST_PROVIDER,
     MANDATORY,
     PLANNED_SERVICE,
+    SUMMABLE,
     focus_rows,
     plan_focus_rows,
     write_focus,
@@ -159,24 +161,68 @@ def test_sku_columns_and_nothing_consumed_of_unused_or_purchased_commitments(
     assert any(r["CommitmentDiscountStatus"] == "Unused" for r in rows)
 
 
-def test_idle_shares_are_focus_13_splits_of_their_idle_row(example_rows: tuple[list[dict], Decimal]) -> None:
-    """Issue 18 (FOCUS 1.3 split cost allocation, A-001-C and A-004-M, checked by hand: the validator has no 1.3
-    model offline): a team's share of idle capacity names the team in the Allocated* columns and keeps the idle
-    row's own dimension values, so every split of one idle row has the same ChargeDescription, ResourceId and
-    Tags."""
-    rows, _ = example_rows
-    splits = [r for r in rows if r["AllocatedMethodId"] and r["AllocatedMethodId"].startswith("idle-")]
-    assert splits
-    for row in splits:
-        assert row["AllocatedResourceName"] == row["x_Team"] and row["AllocatedResourceId"] == f"team/{row['x_Team']}"
-        assert json.loads(row["AllocatedTags"]) == {"team": row["x_Team"], "cost_center": row["x_CostCenter"]}
-        assert row["Tags"] is None and row["ChargeDescription"].startswith("Idle ")
-    by_origin: dict[tuple[str, str], set[tuple[object, ...]]] = {}
-    for row in splits:
-        key = (row["ResourceId"], row["ChargePeriodStart"])
-        by_origin.setdefault(key, set()).add((row["ChargeDescription"], row["Tags"], row["ServiceName"]))
-    assert all(len(dimensions) == 1 for dimensions in by_origin.values())
+def splits_by_origin(rows: list[dict], origin: Callable[[dict], object]) -> dict[object, list[dict]]:
+    """The allocated charges of `rows` grouped by `origin` (what names their origin charge), after checking FOCUS
+    1.3's split cost allocation rules on each group (FOCUS_Spec `specification/attributes/
+    data_generator_calculated_split_cost_allocation_handling.md`; the validator has no 1.3 model offline):
+    every dimension and unit price is the origin's (A-004-M), and an allocated portion names its team in the
+    Allocated* columns (A-001-C); the unallocated portion has no AllocatedResourceId."""
+    groups: dict[object, list[dict]] = {}
+    for row in rows:
+        if row["AllocatedMethodId"]:
+            groups.setdefault(origin(row), []).append(row)
+    metrics = {"BilledCost", "EffectiveCost", "ListCost", "ContractedCost", *SUMMABLE}
+    allocated = {"AllocatedResourceId", "AllocatedResourceName", "AllocatedTags"}
+    same = [c for c in COLUMNS if c not in metrics | allocated and not c.startswith("x_")]
+    assert groups and "ChargeDescription" in same and "Tags" in same and "ListUnitPrice" in same
+    for splits in groups.values():
+        for column in same:
+            assert len({r[column] for r in splits}) == 1, (column, {r[column] for r in splits})
+        for row in splits:
+            team = row["x_Team"]
+            if team is None:
+                assert row["AllocatedResourceId"] is None and row["AllocatedTags"] is None
+                continue
+            assert row["AllocatedResourceId"] == f"team/{team}" and row["AllocatedResourceName"] == team
+            origin_tags = json.loads(row["Tags"]) if row["Tags"] else {}
+            assert json.loads(row["AllocatedTags"]) == origin_tags | {"team": team, "cost_center": row["x_CostCenter"]}
+            assert row["ListCost"] == row["ListUnitPrice"] * row["PricingQuantity"]
+            assert row["ContractedCost"] == row["ContractedUnitPrice"] * row["PricingQuantity"]
+    return groups
 
+
+def test_idle_shares_are_focus_13_splits_of_their_idle_row() -> None:
+    """Issue 18: a team's share of idle capacity is a split of the block's idle row: the same ChargeDescription,
+    ResourceId and Tags on every split, and the splits' cost and quantity add up to the idle line's exactly."""
+    inventory = load(INVENTORY).inventory
+    frame, _ = check_usage(inventory_records(inventory), inventory)
+    result, _ = meter(inventory, frame, parse_period("2026-10"))
+    assert result is not None
+    rows = focus_rows(inventory, [result])
+    groups = splits_by_origin(rows, lambda r: (r["ResourceId"], r["ChargePeriodStart"]))
+    assert all(r["Tags"] is None and r["ChargeDescription"].startswith("Idle ") for g in groups.values() for r in g)
+    shared = {s.block for s in result.idle_shares}
+    want = sorted((i.cost, i.accelerator_hours.quantize(Decimal("0.000001"))) for i in result.idle if i.block in shared)
+    got = sorted((sum(r["EffectiveCost"] for r in g), sum(r["PricingQuantity"] for r in g)) for g in groups.values())
+    assert got == want
+
+
+def test_plan_lines_are_focus_13_splits_to_teams(forecast_rows: list[dict]) -> None:
+    """Issue 18: each pricing-model line of the plan is one origin charge (one quarter of it) split to teams
+    (AllocatedMethodId plan-team-share): before, every team's row had its own ChargeDescription and Tags and a
+    quantity of one quarter each, so the splits added up to several quarters."""
+    groups = splits_by_origin(forecast_rows, lambda r: r["SkuPriceId"])
+    lines = {f"plan/{m.pricing_model}/{m.term_months}": m.usd
+             for m in planner.load_result(PLAN).cost_by_quarter if m.quarter == "2027Q1"}
+    assert set(groups) == set(lines)
+    for key, splits in groups.items():
+        unit_list, unit_contracted = splits[0]["ListUnitPrice"], splits[0]["ContractedUnitPrice"]
+        # the origin is one quarter: its costs are its unit prices, and the splits add up to them exactly
+        assert sum(r["PricingQuantity"] for r in splits) == sum(r["ConsumedQuantity"] for r in splits) == 1
+        assert sum(r["ListCost"] for r in splits) == unit_list
+        assert sum(r["EffectiveCost"] for r in splits) == sum(r["ContractedCost"] for r in splits) == unit_contracted
+        assert abs(unit_contracted - lines[key]) < Decimal("0.01")  # the plan's line, rounded to the cent
+        assert len({r["x_Team"] for r in splits}) == len(splits) > 1
 
 PLAN = DATA / "reports" / "plan"  # a plan the planner wrote for the example inventory
 # FOCUS Unit Format, "Allowed Time-based Unit Names" (FOCUS_Spec specification/attributes/unit_format.md, read
