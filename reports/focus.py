@@ -382,7 +382,7 @@ def plan_focus_rows(inventory: Inventory, plan: PlanResult, quarter: str) -> lis
             "x_Basis": "planned",
         }
         # the plan's shared line of unused commitments (a team named `_...`) is the unallocated portion
-        shares = [(None, None, c) if team.startswith("_") else (team, cc, c)
-                  for (team, cc), c in split_cents(cost, weights).items()]
+        shares: list[Share] = [(None, None, c) if team.startswith("_") else (team, cc, c)
+                               for (team, cc), c in split_cents(cost, weights).items()]
         rows.extend(split_charge(line, shares, "plan-team-share", json.dumps({"line_usd": str(cost)})))
     return rows
