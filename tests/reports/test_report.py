@@ -57,8 +57,14 @@ def test_report_equals_planner_equals_focus_to_the_cent(inventory: Inventory) ->
     planner_cost = kpi.cost_usd.quantize(Decimal("0.01"))
     focus = plan_focus_rows(inventory, plan, quarter)
     assert {r["x_Basis"] for r in focus} == {"planned"}
-    # quantities are decimals in the CSV (`1.000000`, not `1`, which focus-validator reads as an integer)
-    assert {str(r["PricingQuantity"]) for r in focus} == {str(r["ConsumedQuantity"]) for r in focus} == {"1.000000"}
+    # quantities are decimals to the millionth in the CSV (focus-validator reads `1` as an integer), and the team
+    # shares of one planned line (FOCUS 1.3 split cost allocation) add up to its one quarter
+    assert all(re.fullmatch(r"\d+\.\d{6}", str(r[c])) for r in focus for c in ("PricingQuantity", "ConsumedQuantity"))
+    lines: dict[tuple[str, str], Decimal] = {}
+    for r in focus:
+        key = (r["ChargeDescription"], r["SkuPriceId"])
+        lines[key] = lines.get(key, Decimal(0)) + r["PricingQuantity"]
+    assert set(lines.values()) == {Decimal(1)}
     assert data.summary.spend_quarter.current == planner_cost
     assert sum(r["EffectiveCost"] for r in focus) == planner_cost
     # issue 18: ListCost is what the capacity would cost on demand, so the export shows the plan's savings, not 0 %
