@@ -24,6 +24,7 @@ from quartermaster.cli import (
     report,
     schema,
     synth,
+    usage,
     validate,
 )
 from quartermaster.cli.common import err_console
@@ -67,6 +68,7 @@ app.command("render")(render.command)
 app.add_typer(importer.app, name="import")
 app.command("synth")(synth.command)
 app.command("plan")(plan.command)
+app.add_typer(usage.app, name="usage")
 
 
 def main() -> None:

@@ -1,0 +1,98 @@
+"""`qm usage pull`: actual hourly usage per cluster, team and flavor from Kueue's gauges in Prometheus, written in
+the usage format that `qm meter`, `qm plan --from-usage`, `qm report` and the quota impact replay read."""
+
+from __future__ import annotations
+
+import datetime as dt
+from pathlib import Path
+
+import typer
+
+from quartermaster.cli.common import check_output, console, err_console, load_or_exit
+from quartermaster.errors import ProblemsFound, UsageError
+from quartermaster.modules.observability.metrics import DEFAULT_CLUSTER_LABEL
+
+app = typer.Typer(help="Actual usage from monitoring.", no_args_is_help=True)
+
+SUFFIXES = (".csv", ".parquet", ".pq")
+
+
+def parse_hour(text: str, option: str) -> dt.datetime:
+    """`2026-10-01` or `2026-10-01T06:00[:00][Z|+hh:mm]` as a naive UTC hour; a UsageError otherwise."""
+    try:
+        moment = dt.datetime.fromisoformat(text)
+    except ValueError:
+        raise UsageError(f"{option} {text}: not a date or time; write e.g. 2026-10-01 or 2026-10-01T06:00Z "
+                         "(UTC unless an offset is given).") from None
+    if moment.tzinfo is not None:
+        moment = moment.astimezone(dt.UTC).replace(tzinfo=None)
+    if moment.minute or moment.second or moment.microsecond:
+        raise UsageError(f"{option} {text}: usage is hourly; give the start of an hour, e.g. "
+                         f"{moment.replace(minute=0, second=0, microsecond=0).isoformat()}.")
+    return moment
+
+
+@app.command("pull")
+def pull(
+    prometheus: str = typer.Option(..., "--prometheus", help="Base URL of Prometheus (or Thanos, Mimir), e.g. "
+                                   "http://prometheus:9090. Credentials: QM_PROMETHEUS_TOKEN, or QM_PROMETHEUS_USER "
+                                   "and QM_PROMETHEUS_PASSWORD, from the environment."),
+    since: str = typer.Option(..., help="First hour, inclusive (UTC unless an offset is given): 2026-10-01."),
+    until: str = typer.Option(..., help="End, exclusive: 2026-11-01 pulls all of October."),
+    out: Path = typer.Option(..., "--out", "-o", help="Output file: .csv or .parquet.", dir_okay=False),
+    inventory: Path = typer.Option(Path("inventory"), "--inventory", "-i", help="Inventory directory.", exists=True),
+    cluster: str = typer.Option(None, help="The cluster every series comes from (a per-cluster Prometheus); "
+                                "default: each series' --cluster-label."),
+    cluster_label: str = typer.Option(DEFAULT_CLUSTER_LABEL, help="The label naming a series' cluster."),
+    chunk_hours: int = typer.Option(168, min=1, max=11000, help="Hours per query_range request (step 1 h)."),
+) -> None:
+    """Pull hourly accelerators requested (Kueue reservation) and used (Kueue admitted usage) per cluster, team and
+    flavor; series that name nothing of the inventory are named in warnings, never dropped silently."""
+    # imported when run, so that `qm --help` stays fast
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    from quartermaster.cli.meter import exit_on
+    from quartermaster.modules.observability.prometheus import Prometheus
+    from quartermaster.modules.observability.pull import chunks, pull_usage
+    from quartermaster.reports.metering.usage import check_usage
+
+    if out.suffix.lower() not in SUFFIXES:
+        raise UsageError(f"--out {out}: write .csv or .parquet (the formats `qm meter` reads).")
+    check_output(out, "--out", inventory, folder=False)
+    start, end = parse_hour(since, "--since"), parse_hour(until, "--until")
+    if end <= start:
+        raise UsageError(f"--until {until}: is not after --since {since}; the range is [since, until).")
+    client = Prometheus(prometheus)
+    inv = load_or_exit(inventory).inventory
+    if cluster is not None and cluster not in inv.cluster_by_name:
+        from quartermaster.issues import did_you_mean
+        hint = did_you_mean(cluster, list(inv.cluster_by_name)) or f"Clusters: {', '.join(inv.cluster_by_name)}."
+        raise UsageError(f"--cluster: no such cluster `{cluster}` in {inventory}. {hint}")
+    total = 2 * len(chunks(start, end, chunk_hours))
+    with Progress(TextColumn("querying Prometheus"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                  console=err_console, transient=True) as bar:
+        task = bar.add_task("pull", total=total)
+        result = pull_usage(inv, client, start, end, cluster=cluster, cluster_label=cluster_label,
+                            chunk_hours=chunk_hours, progress=lambda: bar.advance(task))
+    for lost in result.unmapped:
+        err_console.print(f"warning: {lost.format()}", markup=False)
+    if result.records.empty:
+        raise ProblemsFound(f"no Kueue usage series in [{start.isoformat()}, {end.isoformat()}) that map to the "
+                            f"inventory; nothing was written. Check that Kueue exports its ClusterQueue resource "
+                            "metrics (metrics.enableClusterQueueResources: true) and the range.")
+    _, issues = check_usage(result.records, inv, str(out))
+    exit_on(issues, "written")
+    out.parent.mkdir(parents=True, exist_ok=True)
+    frame = result.records.assign(hour=result.records["hour"].dt.strftime("%Y-%m-%dT%H:%M:%S"))
+    if out.suffix.lower() == ".csv":
+        frame.to_csv(out, index=False)
+    else:
+        frame.to_parquet(out, index=False)
+    hours = result.records[["accelerators_requested", "accelerators_used"]].sum()
+    console.print(f"wrote {out}: {len(frame):,} records, {hours['accelerators_requested']:,.1f} accelerator-hours "
+                  f"requested, {hours['accelerators_used']:,.1f} used ({result.queries} queries, "
+                  f"{client.retries} retries)")
+    if result.unmapped:
+        console.print(f"{len(result.unmapped)} series not mapped to the inventory (named above); their "
+                      f"{sum(u.accelerator_hours for u in result.unmapped):,.1f} accelerator-hours are not in "
+                      f"{out}.")
