@@ -153,6 +153,20 @@ def accelerator_hour_price(inventory: Inventory, machine: str, site: str, model:
     return None if price is None else per_accelerator(price, inventory.machine_by_name[machine].accelerators_per_node)
 
 
+def break_even_utilisation(inventory: Inventory, commitment: str) -> Decimal | None:
+    """The share of a commitment's capacity that must be used for it to cost no more than on-demand:
+    commit price / on-demand price per accelerator-hour, from the same machine and site's on-demand row, else the
+    cheapest on-demand price of the same accelerator (on-prem sites have none of their own); None when the book
+    has no on-demand price for the accelerator (unknown, not zero)."""
+    c = inventory.commitment_by_name[commitment]
+    machine = inventory.machine_by_name[c.machine]
+    on_demand = (accelerator_hour_price(inventory, c.machine, c.site, PricingModel.ON_DEMAND)
+                 or cheapest_on_demand_per_accelerator(inventory).get(machine.accelerator))
+    if not on_demand:
+        return None
+    return per_accelerator(c.usd_per_node_hour, machine.accelerators_per_node) / on_demand
+
+
 def pool_node_price(inventory: Inventory, machine: str, site: str, provisioning: str
                     ) -> tuple[Decimal | None, PricingModel | None]:
     """The price of one more node of a pool beyond its commitment, and the model it comes from.

@@ -18,6 +18,7 @@ from quartermaster.cli import (
     export,
     importer,
     meter,
+    observability,
     plan,
     quota,
     render,
@@ -69,6 +70,7 @@ app.add_typer(importer.app, name="import")
 app.command("synth")(synth.command)
 app.command("plan")(plan.command)
 app.add_typer(usage.app, name="usage")
+app.add_typer(observability.app, name="observability")
 
 
 def main() -> None:

@@ -1,0 +1,245 @@
+"""Prometheus alert rules from the inventory and the price book: a plain rules file and a PrometheusRule.
+
+Every threshold is a number of the inventory or the price book, written into the expression; every alert names
+in its `runbook` annotation the inventory file (and YAML path) to change. Alerts:
+
+- `QuartermasterCommitmentBelowBreakEven` (per commitment active on the render date): the mean utilisation of
+  the commitment's capacity (accelerators admitted by Kueue in the pools that consume it / count x accelerators
+  per node) over the last `commitment_days` days is below its break-even, commit price / on-demand price
+  (`quartermaster.pricing.break_even_utilisation`): on-demand for the same use would have been cheaper.
+- `QuartermasterPendingAboveQuota` (per team, cluster and accelerator resource): the team's demand there (quota
+  reserved + pending requests) exceeds its nominal quota, with workloads pending, for `pending_hours` hours.
+- `QuartermasterFlavorAtCapacity` (per pool): the pool's accelerators are all reserved while a ClusterQueue with
+  quota in it has pending workloads, for `capacity_minutes` minutes.
+- `QuartermasterBudgetOnTrack` (per budget): during the budget's quarter, the cost centre's spend per hour over
+  the last 7 days (admitted accelerators x the rate of the pool: its commitment's price, else the price of its
+  provisioning, via `quartermaster.pricing`; idle commitment capacity not shared) times the quarter's hours
+  exceeds the budget.
+
+Kueue's gauges used here need `metrics.enableClusterQueueResources: true` (see `metrics`). Series are matched to a
+cluster by the `cluster_label` (an external label) because a ClusterQueue has the same name in every cluster;
+flavor names are unique across the inventory and need no cluster.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass
+from decimal import Decimal
+from typing import Any
+
+import yaml
+
+from quartermaster.capacity import pool_accelerators
+from quartermaster.loader import LoadResult
+from quartermaster.model import Inventory
+from quartermaster.modules.observability.metrics import (
+    KUEUE_PENDING_WORKLOADS,
+    KUEUE_RESERVATION,
+    KUEUE_RESOURCE_PENDING,
+    KUEUE_USAGE,
+    NOT_FOLLOWER,
+)
+from quartermaster.pricing import (
+    break_even_utilisation,
+    cheapest_on_demand_per_accelerator,
+    format_usd,
+    per_accelerator,
+    pool_node_price,
+)
+from quartermaster.units import quarter_bounds
+
+UTILISATION = "quartermaster:commitment_utilisation:ratio"
+SPEND = "quartermaster:cost_center_usd_per_hour"
+PROMETHEUS_RULE_API = "monitoring.coreos.com/v1"  # prometheus-operator's PrometheusRule CRD
+
+
+@dataclass(frozen=True)
+class Options:
+    """Alert windows; the thresholds themselves come from the inventory."""
+
+    commitment_days: int = 3
+    pending_hours: int = 6
+    capacity_minutes: int = 30
+    cluster_label: str = "cluster"
+    at: dt.date | None = None
+    """Commitments active on this day get a break-even alert (default: today, UTC)."""
+
+
+def _sel(metric: str, **labels: str) -> str:
+    """`metric{a="x",b=~"y|z",replica_role!="follower"}`: a value containing `|` is matched as alternatives."""
+    parts = [f'{k}{"=~" if "|" in v else "="}"{v}"' for k, v in labels.items()]
+    return f"{metric}{{{','.join([*parts, NOT_FOLLOWER])}}}"
+
+
+def _num(value: Decimal | float | int) -> str:
+    """A threshold as PromQL text: at most 6 decimals, no exponent, no trailing zeros."""
+    text = f"{Decimal(str(value)):.6f}".rstrip("0").rstrip(".")
+    return text or "0"
+
+
+def _where(result: LoadResult, *key: str) -> str:
+    """`inventory/teams/x.yaml (teams[0])`: the file and YAML path that define an object."""
+    file, path = result.sources.objects.get(key, ("the inventory", ()))
+    dotted = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in path).lstrip(".")
+    return f"{file} ({dotted})" if dotted else str(file)
+
+
+def _resource(inventory: Inventory, pool: str) -> str:
+    return inventory.machine_by_name[inventory.pool_by_name[pool].machine].resource_name
+
+
+def pool_rate(inventory: Inventory, pool: str) -> Decimal | None:
+    """USD per accelerator-hour of a pool: its commitment's price, else the price of its provisioning."""
+    p = inventory.pool_by_name[pool]
+    machine = inventory.machine_by_name[p.machine]
+    commitment = inventory.commitment_by_name.get(p.commitment or "")
+    if commitment is not None:
+        return per_accelerator(commitment.usd_per_node_hour, machine.accelerators_per_node)
+    price, _ = pool_node_price(inventory, p.machine, inventory.cluster_of_pool[pool].site, p.provisioning)
+    return None if price is None else per_accelerator(price, machine.accelerators_per_node)
+
+
+def build_rules(result: LoadResult, options: Options | None = None) -> tuple[dict[str, Any], list[str]]:
+    """The rules file (`groups:`) as a plain dict, deterministic for a given inventory and options, and a note for
+    each object that gets no alert and why."""
+    o = options or Options()
+    inventory = result.inventory
+    at = o.at or dt.datetime.now(dt.UTC).date()
+    records: list[dict[str, Any]] = []
+    alerts: list[dict[str, Any]] = []
+    notes: list[str] = []
+    consumers: dict[str, list[str]] = {}
+    for pool in inventory.pools:
+        if pool.commitment:
+            consumers.setdefault(pool.commitment, []).append(pool.name)
+
+    for c in inventory.commitments:
+        pools = consumers.get(c.name, [])
+        break_even = break_even_utilisation(inventory, c.name)
+        if not pools or break_even is None or not (c.start <= at < c.end):
+            why = ("no pool consumes it" if not pools else "the price book has no on-demand price for its accelerator"
+                   if break_even is None else f"its term [{c.start}, {c.end}) does not cover {at}")
+            notes.append(f"commitment {c.name}: no break-even alert ({why})")
+            continue
+        capacity = c.count * inventory.machine_by_name[c.machine].accelerators_per_node
+        used = _sel(KUEUE_USAGE, flavor="|".join(sorted(pools)), resource=_resource(inventory, pools[0]))
+        records.append({"record": UTILISATION, "labels": {"commitment": c.name},
+                        "expr": f"(sum({used}) or vector(0)) / {capacity}"})
+        on_demand = cheapest_on_demand_per_accelerator(inventory).get(inventory.machine_by_name[c.machine].accelerator)
+        alerts.append(_alert(
+            "QuartermasterCommitmentBelowBreakEven", {"commitment": c.name, "severity": "warning"},
+            f'avg_over_time({UTILISATION}{{commitment="{c.name}"}}[{o.commitment_days}d]) < {_num(break_even)}',
+            "1h",
+            f"Commitment {c.name} is used below its break-even ({float(break_even):.1%}) over {o.commitment_days} "
+            "days",
+            f"Mean utilisation of {c.name} ({capacity} accelerators in {', '.join(sorted(pools))}) over "
+            f"{o.commitment_days} days is {{{{ $value | humanizePercentage }}}}, below {float(break_even):.1%} = "
+            f"commit price {format_usd(c.usd_per_node_hour, 4)}/node-hour / on-demand price (cheapest on-demand "
+            f"for {inventory.machine_by_name[c.machine].accelerator}: {format_usd(on_demand, 4)}/accelerator-hour).",
+            f"Move demand onto {', '.join(sorted(pools))}: give teams quota there in their files under "
+            f"inventory/teams/ (`quotas`), or lower the on-demand pools' quotas; at renewal, size the commitment "
+            f"down in {_where(result, 'commitments', c.name)} (`count`).",
+        ))
+
+    for team in inventory.teams:
+        per_cluster: dict[tuple[str, str], int] = {}
+        for q in team.quotas:
+            if q.flavor in inventory.pool_by_name:
+                key = (inventory.cluster_of_pool[q.flavor].name, _resource(inventory, q.flavor))
+                per_cluster[key] = per_cluster.get(key, 0) + q.nominal
+        for (cluster, resource), nominal in sorted(per_cluster.items()):
+            where = {o.cluster_label: cluster, "cluster_queue": team.name, "resource": resource}
+            pending = f"sum({_sel(KUEUE_RESOURCE_PENDING, **where)})"
+            held = f"(sum({_sel(KUEUE_RESERVATION, **where)}) or vector(0))"
+            alerts.append(_alert(
+                "QuartermasterPendingAboveQuota",
+                {"team": team.name, o.cluster_label: cluster, "resource": resource, "severity": "warning"},
+                f"({held} + {pending}) > {nominal} and {pending} > 0", f"{o.pending_hours}h",
+                f"Team {team.name} wants more {resource} than its quota in {cluster}",
+                f"{team.name}'s demand in {cluster} (reserved + pending) is {{{{ $value }}}} {resource}, above its "
+                f"nominal quota of {nominal} for {o.pending_hours} hours; its workloads wait or borrow.",
+                f"Raise the team's `nominal` for the flavors of {cluster} in {_where(result, 'teams', team.name)} "
+                "(`quotas`), or move work to a cluster where it has quota; `qm diff` shows the cost of the change.",
+            ))
+
+    for pool in inventory.pools:
+        capacity = pool_accelerators(inventory, pool)
+        queues = sorted(t.name for t in inventory.teams if any(q.flavor == pool.name for q in t.quotas))
+        if capacity == 0 or not queues:
+            continue
+        cluster = inventory.cluster_of_pool[pool.name].name
+        reserved = f"sum({_sel(KUEUE_RESERVATION, flavor=pool.name, resource=_resource(inventory, pool.name))})"
+        waiting = f"sum({_sel(KUEUE_PENDING_WORKLOADS, **{o.cluster_label: cluster}, cluster_queue='|'.join(queues))})"
+        alerts.append(_alert(
+            "QuartermasterFlavorAtCapacity", {"flavor": pool.name, o.cluster_label: cluster, "severity": "info"},
+            f"{reserved} >= {capacity} and {waiting} > 0", f"{o.capacity_minutes}m",
+            f"Flavor {pool.name} is full and workloads are waiting",
+            f"All {capacity} accelerators of {pool.name} ({cluster}) are reserved while ClusterQueues "
+            f"{', '.join(queues)} have {{{{ $value }}}} pending workloads.",
+            f"Grow the pool in {_where(result, 'pools', pool.name)} (`nodes` or `autoscaling.max_nodes`), or give "
+            "the waiting teams quota in another flavor in their files under inventory/teams/.",
+        ))
+
+    for budget in inventory.policy.budgets:
+        terms = []
+        teams = sorted(t.name for t in inventory.teams if t.cost_center == budget.cost_center)
+        for pool in inventory.pools:
+            rate = pool_rate(inventory, pool.name)
+            if rate is None or not any(q.flavor == pool.name for t in teams for q in inventory.team_by_name[t].quotas):
+                continue
+            used = _sel(KUEUE_USAGE, flavor=pool.name, cluster_queue="|".join(teams),
+                        resource=_resource(inventory, pool.name))
+            terms.append(f"(sum({used}) or vector(0)) * {_num(rate)}")
+        if not terms:
+            continue
+        start, end = quarter_bounds(budget.quarter)
+        hours = (end - start).days * 24
+        first, last = (int(dt.datetime(d.year, d.month, d.day, tzinfo=dt.UTC).timestamp()) for d in (start, end))
+        records.append({"record": SPEND, "labels": {"cost_center": budget.cost_center},
+                        "expr": "\n+ ".join(terms)})
+        alerts.append(_alert(
+            "QuartermasterBudgetOnTrack", {"cost_center": budget.cost_center, "quarter": budget.quarter,
+                                           "severity": "warning"},
+            f'avg_over_time({SPEND}{{cost_center="{budget.cost_center}"}}[7d]) * {hours} > {_num(budget.usd)}'
+            f" and on() (vector(time()) >= {first}) and on() (vector(time()) < {last})", "1h",
+            f"Cost centre {budget.cost_center} is on track to exceed its {budget.quarter} budget",
+            f"At the last 7 days' rate, {budget.cost_center} spends {{{{ $value | humanize }}}} USD in "
+            f"{budget.quarter} ({hours} hours; basis: metered usage at the pools' rates, idle capacity not "
+            f"shared), above its budget of {format_usd(budget.usd, 0)}.",
+            f"Lower the quotas of {', '.join(teams)} in their files under inventory/teams/, or raise the budget in "
+            f"{_where(result, 'policy')} (`policy.budgets`, cost_center {budget.cost_center}) with finance's "
+            "approval.",
+        ))
+    groups = []
+    if records:
+        groups.append({"name": "quartermaster.records", "interval": "5m", "rules": records})
+    groups.append({"name": "quartermaster.alerts", "rules": alerts})
+    return {"groups": groups}, notes
+
+
+def _alert(name: str, labels: dict[str, str], expr: str, for_: str, summary: str, description: str,
+           runbook: str) -> dict[str, Any]:
+    return {"alert": name, "expr": expr, "for": for_, "labels": labels,
+            "annotations": {"summary": summary, "description": description, "runbook": runbook}}
+
+
+def prometheus_rule(rules: dict[str, Any], namespace: str = "monitoring") -> dict[str, Any]:
+    """The same groups as a prometheus-operator PrometheusRule object."""
+    return {"apiVersion": PROMETHEUS_RULE_API, "kind": "PrometheusRule",
+            "metadata": {"name": "quartermaster", "namespace": namespace,
+                         "labels": {"app.kubernetes.io/managed-by": "quartermaster"}},
+            "spec": rules}
+
+
+def dump(document: dict[str, Any]) -> str:
+    """YAML with keys in the order built (stable across runs), long expressions as block text."""
+    class Dumper(yaml.SafeDumper):
+        pass
+
+    def text(dumper: yaml.SafeDumper, value: str) -> yaml.Node:
+        style = "|" if "\n" in value else None
+        return dumper.represent_scalar("tag:yaml.org,2002:str", value, style=style)
+
+    Dumper.add_representer(str, text)
+    return yaml.dump(document, Dumper=Dumper, sort_keys=False, width=120, allow_unicode=True)

@@ -1,0 +1,56 @@
+"""`qm observability render`: Prometheus alert rules from the inventory and the price book, as a plain rules file
+(`quartermaster.rules.yaml`, for `rule_files:`) and a prometheus-operator PrometheusRule
+(`quartermaster-prometheusrule.yaml`, for `kubectl apply`)."""
+
+from __future__ import annotations
+
+import datetime as dt
+from pathlib import Path
+
+import typer
+
+from quartermaster.cli.common import check_output, console, err_console, inventory_argument, load_or_exit
+from quartermaster.errors import UsageError
+
+app = typer.Typer(help="Alerts (and dashboards) from the inventory.", no_args_is_help=True)
+
+RULES_FILE = "quartermaster.rules.yaml"
+PROMETHEUS_RULE_FILE = "quartermaster-prometheusrule.yaml"
+
+
+@app.command("render")
+def render(
+    path: Path = inventory_argument(),
+    out: Path = typer.Option(..., "--out", "-o", help="Folder for the rules file and the PrometheusRule.",
+                             file_okay=False),
+    commitment_days: int = typer.Option(3, min=1, max=90, help="Days of mean utilisation below break-even."),
+    pending_hours: int = typer.Option(6, min=1, max=720, help="Hours of demand above nominal quota."),
+    capacity_minutes: int = typer.Option(30, min=1, max=1440, help="Minutes a full flavor has waiting workloads."),
+    cluster_label: str = typer.Option("cluster", help="The label naming a series' cluster (an external label)."),
+    namespace: str = typer.Option("monitoring", help="Namespace of the PrometheusRule."),
+    at: str = typer.Option(None, help="Day whose active commitments get alerts (YYYY-MM-DD); default: today (UTC)."),
+) -> None:
+    """Write alert rules whose thresholds come from the inventory; each alert's runbook names the file to change."""
+    # imported when run, so that `qm --help` stays fast
+    from quartermaster.modules.observability.rules import Options, build_rules, dump, prometheus_rule
+    check_output(out, "--out", path, folder=True)
+    try:
+        day = dt.date.fromisoformat(at) if at else None
+    except ValueError:
+        raise UsageError(f"--at {at}: not a date; write YYYY-MM-DD, e.g. 2026-10-01.") from None
+    if not cluster_label.isidentifier():
+        raise UsageError(f"--cluster-label {cluster_label}: not a Prometheus label name ([a-zA-Z_][a-zA-Z0-9_]*).")
+    result = load_or_exit(path)
+    rules, notes = build_rules(result, Options(commitment_days, pending_hours, capacity_minutes, cluster_label, day))
+    out.mkdir(parents=True, exist_ok=True)
+    for name, document in ((RULES_FILE, rules), (PROMETHEUS_RULE_FILE, prometheus_rule(rules, namespace))):
+        (out / name).write_text(dump(document), encoding="utf-8")
+        console.print(f"wrote {out / name}")
+    counts: dict[str, int] = {}
+    for group in rules["groups"]:
+        for rule in group["rules"]:
+            if "alert" in rule:
+                counts[rule["alert"]] = counts.get(rule["alert"], 0) + 1
+    console.print("alerts: " + ", ".join(f"{name} x{n}" for name, n in counts.items()))
+    for note in notes:
+        err_console.print(f"note: {note}", markup=False)

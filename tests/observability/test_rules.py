@@ -1,0 +1,156 @@
+"""Alert rules from the example inventory: `promtool check rules` on the rendered files, and `promtool test rules`
+with series that should and should not fire, for every alert (issue 20)."""
+
+from __future__ import annotations
+
+import copy
+import datetime as dt
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from typer.testing import CliRunner
+
+from quartermaster.capacity import pool_accelerators
+from quartermaster.cli import app
+from quartermaster.loader import LoadResult, load
+from quartermaster.modules.observability.rules import Options, build_rules, dump, pool_rate
+from quartermaster.pricing import break_even_utilisation
+from tests.observability.promserver import PROMTOOL, needs_prometheus
+from tests.paths import INVENTORY
+
+AT = dt.date(2026, 11, 1)
+# Samples every 5 minutes, as often as Prometheus' default lookback (5m) needs for an instant value at any time.
+EVERY = "5m"
+LEADER = 'replica_role="leader"'
+
+
+@pytest.fixture(scope="module")
+def loaded() -> LoadResult:
+    return load(INVENTORY)
+
+
+def run_promtool(tmp_path: Path, rules: dict[str, Any], tests: list[dict[str, Any]]) -> None:
+    """`promtool test rules` on the rules without annotations (their templates are checked by `check rules`;
+    promtool compares annotations verbatim)."""
+    bare = copy.deepcopy(rules)
+    for group in bare["groups"]:
+        for rule in group["rules"]:
+            rule.pop("annotations", None)
+    (tmp_path / "rules.yaml").write_text(dump(bare), encoding="utf-8")
+    (tmp_path / "tests.yaml").write_text(yaml.safe_dump({"rule_files": ["rules.yaml"], "evaluation_interval": "5m",
+                                                         "tests": tests}, sort_keys=False), encoding="utf-8")
+    assert PROMTOOL
+    run = subprocess.run([PROMTOOL, "test", "rules", "tests.yaml"], cwd=tmp_path, capture_output=True, text=True,
+                         timeout=300)
+    assert run.returncode == 0, run.stdout + run.stderr
+
+
+def usage(flavor: str, queue: str, resource: str, values: str, metric: str = "kueue_cluster_queue_resource_usage",
+          cluster: str = "") -> dict[str, str]:
+    where = f',cluster="{cluster}"' if cluster else ""
+    return {"series": f'{metric}{{cluster_queue="{queue}",flavor="{flavor}",resource="{resource}",{LEADER}{where}}}',
+            "values": values}
+
+
+@needs_prometheus
+def test_the_rendered_files_pass_promtool_check(tmp_path: Path) -> None:
+    result = CliRunner().invoke(app, ["observability", "render", str(INVENTORY), "--out", str(tmp_path),
+                                      "--at", AT.isoformat()])
+    assert result.exit_code == 0, result.output
+    assert PROMTOOL
+    check = subprocess.run([PROMTOOL, "check", "rules", str(tmp_path / "quartermaster.rules.yaml")],
+                           capture_output=True, text=True)
+    assert check.returncode == 0, check.stdout + check.stderr
+    operator = yaml.safe_load((tmp_path / "quartermaster-prometheusrule.yaml").read_text())
+    assert operator["kind"] == "PrometheusRule"
+    assert operator["spec"] == yaml.safe_load((tmp_path / "quartermaster.rules.yaml").read_text())
+    assert "note: commitment sjc-dgx-b200-2026: no break-even alert (the price book has no on-demand price" \
+        in " ".join(result.output.split())
+
+
+@needs_prometheus
+def test_commitment_below_break_even_fires_only_under_break_even(loaded: LoadResult, tmp_path: Path) -> None:
+    inv = loaded.inventory
+    rules, _ = build_rules(loaded, Options(at=AT))
+    under = "gcp-east4-h100-3y"  # 16 a3-mega nodes x 8 GPUs, consumed by pool h100-mega-resv
+    capacity = 16 * 8
+    break_even = float(break_even_utilisation(inv, under) or 0)  # 40.4867 / 92.9376 = 0.4356
+    below, above = int(capacity * break_even) - 1, int(capacity * break_even) + 1
+    others = [usage(p.name, "llm-pretrain", inv.machine_by_name[p.machine].resource_name,
+                    f"{pool_accelerators(inv, p)}x1200")
+              for p in inv.pools if p.commitment and p.commitment != under]
+
+    def case(used: int, firing: bool) -> dict[str, Any]:
+        return {"interval": EVERY, "input_series": [*others, usage("h100-mega-resv", "inference", "nvidia.com/gpu",
+                                                                   f"{used}x1200")],
+                "alert_rule_test": [{"eval_time": "80h", "alertname": "QuartermasterCommitmentBelowBreakEven",
+                                     "exp_alerts": [{"exp_labels": {"commitment": under, "severity": "warning"}}]
+                                     if firing else []}]}
+    run_promtool(tmp_path, rules, [case(below, True), case(above, False)])
+
+
+@needs_prometheus
+def test_pending_above_quota_fires_after_the_window_and_not_while_borrowing(loaded: LoadResult,
+                                                                             tmp_path: Path) -> None:
+    rules, _ = build_rules(loaded, Options(at=AT, pending_hours=6))
+    nominal = 16  # inventory/teams/inference.yaml: p5-od nominal 16, the team's only quota in eks-us-east-1
+    gpu, cluster = "nvidia.com/gpu", "eks-us-east-1"
+    pending = f'kueue_cluster_queue_resource_pending{{cluster="{cluster}",cluster_queue="inference",resource="{gpu}",' \
+              f'{LEADER}}}'
+    held = usage("p5-od", "inference", gpu, f"{nominal}x200", "kueue_cluster_queue_resource_reservation", cluster)
+    labels = {"team": "inference", "cluster": cluster, "resource": gpu, "severity": "warning"}
+    run_promtool(tmp_path, rules, [
+        {"interval": EVERY, "input_series": [held, {"series": pending, "values": "4x200"}],
+         "alert_rule_test": [
+             # 4 pending on top of 16 held: above 16 since t=0; pending for 5 h, firing from 6 h
+             {"eval_time": "5h", "alertname": "QuartermasterPendingAboveQuota", "exp_alerts": []},
+             {"eval_time": "7h", "alertname": "QuartermasterPendingAboveQuota", "exp_alerts": [{"exp_labels": labels}]},
+         ]},
+        # borrowing 4 beyond quota with nothing pending: no alert
+        {"interval": EVERY, "input_series": [
+            usage("p5-od", "inference", gpu, f"{nominal + 4}x200", "kueue_cluster_queue_resource_reservation", cluster),
+            {"series": pending, "values": "0x200"}],
+         "alert_rule_test": [{"eval_time": "10h", "alertname": "QuartermasterPendingAboveQuota", "exp_alerts": []}]},
+    ])
+
+
+@needs_prometheus
+def test_flavor_at_capacity_fires_only_when_full_with_waiting_workloads(loaded: LoadResult, tmp_path: Path) -> None:
+    rules, _ = build_rules(loaded, Options(at=AT, capacity_minutes=30))
+    capacity = pool_accelerators(loaded.inventory, loaded.inventory.pool_by_name["p5-od"])  # 4 nodes x 8 = 32
+    cluster = "eks-us-east-1"
+    waiting = {"series": f'kueue_pending_workloads{{cluster="{cluster}",cluster_queue="speech",status="active",'
+                         f'{LEADER}}}', "values": "2x20"}
+
+    def case(reserved: int, firing: bool) -> dict[str, Any]:
+        return {"interval": EVERY, "input_series": [
+            usage("p5-od", "inference", "nvidia.com/gpu", f"{reserved}x20", "kueue_cluster_queue_resource_reservation",
+                  cluster), waiting],
+            "alert_rule_test": [{"eval_time": "1h", "alertname": "QuartermasterFlavorAtCapacity", "exp_alerts": [
+                {"exp_labels": {"flavor": "p5-od", "cluster": cluster, "severity": "info"}}] if firing else []}]}
+    run_promtool(tmp_path, rules, [case(capacity, True), case(capacity - 1, False)])
+
+
+@needs_prometheus
+def test_budget_on_track_fires_when_the_week_rate_times_the_quarter_exceeds_it(loaded: LoadResult,
+                                                                                tmp_path: Path) -> None:
+    # promtool's clock starts at the epoch: move CC-2001's budget to 1970Q1 (90 days, 2160 hours) for the test.
+    inv = loaded.inventory
+    budget = next(b for b in inv.policy.budgets if b.cost_center == "CC-2001").model_copy(
+        update={"quarter": "1970Q1"})
+    moved = LoadResult.__new__(LoadResult)
+    moved.__dict__.update(loaded.__dict__)
+    moved.inventory = inv.model_copy(update={"policy": inv.policy.model_copy(update={"budgets": (budget,)})})
+    rules, _ = build_rules(moved, Options(at=AT))
+    rate = float(pool_rate(inv, "p5-od") or 0)  # inference's on-demand p5 pool: $55.04 per node-hour / 8 GPUs
+    break_even_gpus = float(budget.usd) / (rate * 2160)  # GPUs used all quarter that spend exactly the budget
+
+    def case(gpus: int, firing: bool) -> dict[str, Any]:
+        return {"interval": EVERY, "input_series": [usage("p5-od", "inference", "nvidia.com/gpu", f"{gpus}x2500")],
+                "alert_rule_test": [{"eval_time": "200h", "alertname": "QuartermasterBudgetOnTrack", "exp_alerts": [
+                    {"exp_labels": {"cost_center": "CC-2001", "quarter": "1970Q1", "severity": "warning"}}]
+                    if firing else []}]}
+    run_promtool(tmp_path, rules, [case(int(break_even_gpus) + 1, True), case(int(break_even_gpus), False)])
