@@ -41,7 +41,7 @@ from ruamel.yaml.comments import CommentedMap, CommentedSeq
 from ruamel.yaml.error import YAMLError
 
 from quartermaster.issues import Issue, Location, did_you_mean, format_path
-from quartermaster.loader import YAML_SUFFIXES, display_path, inventory_files, load, read_text
+from quartermaster.loader import YAML_SUFFIXES, display_path, inventory_files, load, read_file
 
 QUOTA_KEYS = ("nominal", "borrowing_limit", "lending_limit")  # the keys an edit may set, in model order
 _SCALAR_TOKEN = re.compile(r"\"(?:[^\"\\]|\\.)*\"|'(?:[^']|'')*'|[^\s,}\]#]+")
@@ -231,9 +231,9 @@ def _team_files(root: Path, issues: list[Issue]) -> list[_TeamFile]:
     out = []
     for path in inventory_files(root, issues):
         shown = display_path(path)
-        if path.suffix not in YAML_SUFFIXES or (text := read_text(path, shown, issues, {})) is None:
+        if path.suffix not in YAML_SUFFIXES or (read := read_file(path, shown, issues)) is None:
             continue
-        original = path.read_bytes()
+        original, text = read
         bom = _BOM if original.startswith(_BOM.encode("utf-8")) else ""
         out.append(_TeamFile(path, shown, bom, text, original))
     return out

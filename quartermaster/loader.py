@@ -232,10 +232,16 @@ def display_path(path: Path) -> str:
 
 
 def read_text(path: Path, shown: str, issues: list[Issue], edited: Mapping[Path, str]) -> str | None:
-    """The file's text (or its in-memory edit from `edited`), or None with a located issue: too large, UTF-16,
-    binary, not UTF-8, empty."""
+    """The file's text (or its in-memory edit from `edited`), or None with a located issue (see `read_file`)."""
     if path in edited:
         return edited[path]
+    read = read_file(path, shown, issues)
+    return None if read is None else read[1]
+
+
+def read_file(path: Path, shown: str, issues: list[Issue]) -> tuple[bytes, str] | None:
+    """The file's bytes and its text (a UTF-8 BOM dropped), read once; or None with a located issue: unreadable,
+    too large, UTF-16, binary, not UTF-8, empty."""
     try:
         if path.stat().st_size > MAX_FILE_BYTES:
             issues.append(Issue(UNREAD, "file is larger than 256 MiB", "Split it into several files.",
@@ -266,7 +272,7 @@ def read_text(path: Path, shown: str, issues: list[Issue], edited: Mapping[Path,
         issues.append(Issue("files", "file is empty", "Add its content or delete the file.",
                             location=Location(shown, 1, "")))
         return None
-    return text
+    return data, text
 
 
 def _read_yaml(path: Path, shown: str, sources: SourceMap, issues: list[Issue],
