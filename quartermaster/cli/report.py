@@ -47,10 +47,11 @@ def command(
     # imported when run (after the cheap checks), so that `qm --help` and a usage mistake stay fast
     from quartermaster.reports.filters import money, pct
     from quartermaster.reports.finance import RenderOptions, build_report, write_report
+    from quartermaster.reports.finance.sources import inventory_revision
     inventory = load_or_exit(path).inventory
     result = plan_or_exit(inventory, quarter, plan_dir)
     before = plan_or_exit(inventory, quarter, previous, "--previous") if previous is not None else None
-    data = build_report(inventory, result, quarter, before)
+    data = build_report(inventory, result, quarter, before, inventory_revision(path))
     written, messages = write_report(data, out, RenderOptions(formats=chosen, generated=dt.datetime.now(dt.UTC).date()))
     s = data.summary
     console.print(f"[bold]{data.title}[/]: spend {money(s.spend_quarter.current)} "

@@ -147,12 +147,15 @@ class ReportData:
     summary: Summary
     tables: tuple[Table, ...]
     charts: tuple[Chart, ...] = field(default=())
+    what_if: tuple[str, ...] = ()
+    """what_if: the plan's what-if overrides (`demand=+20%`); empty for a plan of the forecast as written."""
 
     def table(self, name: str) -> Table:
         return next(t for t in self.tables if t.name == name)
 
-    def to_json(self) -> str:
-        """Sorted, indented JSON; money as decimal strings."""
+    def to_json(self, generated: dt.date | None = None) -> str:
+        """Sorted, indented JSON; money as decimal strings; `generated` the day the report was written (None:
+        not recorded, as in golden files)."""
         def plain(obj: Any) -> Any:
             if isinstance(obj, (Decimal, dt.date)):
                 return str(obj)
@@ -167,7 +170,7 @@ class ReportData:
             if isinstance(obj, (list, tuple)):
                 return [plain(v) for v in obj]
             return obj
-        return json.dumps(plain(self), indent=2, sort_keys=True) + "\n"
+        return json.dumps({**plain(self), "generated": plain(generated)}, indent=2, sort_keys=True) + "\n"
 
 
 # --- building ---------------------------------------------------------------------------------------
@@ -208,8 +211,9 @@ def _commitment_term(row: dict[str, Any]) -> str:
 
 
 def build_report(inventory: Inventory, plan: PlanResult, quarter: str | None = None,
-                 previous: PlanResult | None = None) -> ReportData:
-    """The report for `quarter` (default: the plan's first quarter) of a solved plan."""
+                 previous: PlanResult | None = None, revision: str | None = None) -> ReportData:
+    """The report for `quarter` (default: the plan's first quarter) of a solved plan; `revision` is the
+    inventory's git revision (`sources.inventory_revision`), None when not known."""
     if not plan.has_plan:
         raise ProblemsFound(f"the plan has no solution (outcome `{plan.outcome}`); fix the plan before reporting on it")
     quarters = list(plan.quarters)
@@ -246,7 +250,7 @@ def build_report(inventory: Inventory, plan: PlanResult, quarter: str | None = N
         )
         for r in approve_rows
     )
-    tables: list[Table] = []
+    tables: list[Table] = [_source_trail(inventory, plan, revision)]
     tables.append(_spend_by_quarter(plan, quarters))
     teams, centres = _by_team(inventory, plan, previous, quarter)
     tables += [centres, teams, _plan_vs_actual(inventory, plan, quarter)]
@@ -292,6 +296,51 @@ def build_report(inventory: Inventory, plan: PlanResult, quarter: str | None = N
         summary,
         tuple(tables),
         charts,
+        tuple(plan.options.get("what_if") or ()),
+    )
+
+
+def _source_trail(inventory: Inventory, plan: PlanResult, revision: str | None) -> Table:
+    """What the report was built from: inventory revision, price-book dates, the plan's options and solve."""
+    dated = sorted(p.as_of for p in inventory.prices if p.as_of is not None)
+    undated = len(inventory.prices) - len(dated)
+    prices = (f"{len(inventory.prices)} prices, read {dated[0]} to {dated[-1]}" if dated
+              else f"{len(inventory.prices)} prices, none dated") + (f"; {undated} undated" if undated else "")
+    o = plan.options
+    what_if = ", ".join(o.get("what_if") or ()) or "none: the demand forecast and price book as written"
+    minimum = o.get("min_utilisation")
+    options = "; ".join([
+        f"scenario {o['scenario']}" if o.get("scenario") else "all demand scenarios / quantiles",
+        "demand derived from the usage history" if o.get("from_usage") else "demand from demand.csv",
+        f"idle policy {o.get('idle_policy', DEFAULT_IDLE_POLICY)}",
+        "new commitments charged their whole term" if o.get("charge_full_term")
+        else "new commitments charged for the part of their term inside the horizon",
+        f"least utilisation of new commitments {float(minimum):.0%}" if minimum is not None
+        else "no least utilisation of new commitments",
+    ])
+    gap = "not reported" if plan.gap is None else f"{plan.gap:.4%}"
+    tolerance = o.get("gap_rel")
+    solve = (f"{plan.solver}: status {plan.status}, outcome {plan.outcome}, MILP gap {gap}"
+             + (f" (tolerance {float(tolerance):.2%})" if tolerance is not None else "")
+             + f", {plan.solve_seconds:.1f} s" + (f", time limit {float(o['time_limit_s']):g} s"
+                                                  if o.get("time_limit_s") else ""))
+    rows = [
+        ("Inventory revision", revision or "not recorded"),
+        ("Price book", prices),
+        ("Plan horizon", f"{plan.quarters[0]} to {plan.quarters[-1]} ({len(plan.quarters)} quarters)"),
+        ("What-ifs", what_if),
+        ("Plan options", options),
+        ("Solver", solve),
+        ("Relaxed rules", f"{len(plan.relaxed_rules)} business rule(s) had to give (explain-infeasible mode)"
+         if plan.relaxed else "none"),
+    ]
+    return Table(
+        "source_trail",
+        "Sources and plan settings",
+        (Column("item", "Item"), Column("value", "Value")),
+        tuple({"item": item, "value": value} for item, value in rows),
+        note="Inventory revision: the git commit of the inventory folder. MILP gap: how far the plan's expected "
+        "cost may be above the best possible, as the solver proved it.",
     )
 
 

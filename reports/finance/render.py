@@ -55,7 +55,7 @@ def render_html(data: ReportData, options: RenderOptions | None = None) -> str:
 
 
 def render_json(data: ReportData, options: RenderOptions | None = None) -> str:
-    return data.to_json()
+    return data.to_json(options.generated if options is not None else None)
 
 
 def render_csv(table: Table, options: RenderOptions | None = None) -> str:
@@ -75,7 +75,10 @@ def render_xlsx(data: ReportData, options: RenderOptions | None = None) -> bytes
     summary = book.active
     summary.title = "Summary"
     s = data.summary
-    lines = [("Quarter", s.quarter, "text"), (f"Spend {s.quarter}", s.spend_quarter.current, "money"),
+    generated = options.generated if options is not None else None
+    lines = [("Generated", str(generated) if generated else "not recorded", "text"),
+             ("What-ifs", ", ".join(data.what_if) or "none", "text"), ("Quarter", s.quarter, "text"),
+             (f"Spend {s.quarter}", s.spend_quarter.current, "money"),
              ("Spend next four quarters", s.spend_next_four.current, "money"),
              ("Savings vs all on-demand", s.savings_quarter.current, "money"),
              ("Savings next four quarters", s.savings_next_four.current, "money"),

@@ -23,13 +23,15 @@ from quartermaster.loader import load
 from quartermaster.model import Inventory
 from quartermaster.reports.filters import money, pct
 from quartermaster.reports.finance import ReportData, build_report, find_chromium, print_pdf, render_html, render_xlsx
-from quartermaster.reports.finance.render import RenderOptions, chromium_command, write_report
+from quartermaster.reports.finance.render import RenderOptions, chromium_command, render_json, write_report
+from quartermaster.reports.finance.sources import NOT_A_CHECKOUT, inventory_revision
 from quartermaster.reports.focus import plan_focus_rows
 from tests.paths import DATA as TEST_DATA
 from tests.paths import INVENTORY
 
 DATA = TEST_DATA / "reports"
 CENT = Decimal("0.01")
+STAND_IN_REVISION = "0123456789ab"  # a made-up commit, so that the golden files do not change with each commit
 runner = CliRunner()
 
 
@@ -43,7 +45,8 @@ def stored(inventory: Inventory) -> ReportData:
     """The report of a plan the planner wrote for the example (tests/data/reports/plan) against the plan with
     10 % less demand (previous-plan): fixed inputs, so the rendered files can be golden."""
     return build_report(
-        inventory, planner.load_result(DATA / "plan"), "2027Q1", planner.load_result(DATA / "previous-plan")
+        inventory, planner.load_result(DATA / "plan"), "2027Q1", planner.load_result(DATA / "previous-plan"),
+        revision=STAND_IN_REVISION,
     )
 
 
@@ -245,3 +248,69 @@ def test_the_budget_headline_says_how_many_cost_centres_it_covers(inventory: Inv
     assert stored.summary.budget_centres == (len(with_budget), len(planned))
     assert (f"Budgets for {quarter} ({len(with_budget)} of {len(planned)} cost centres have one)"
             in render_html(stored))
+
+
+def dump_dom(html: Path) -> str:
+    """The page as headless Chromium built it (the DOM after parsing, what a person's browser shows)."""
+    assert CHROMIUM is not None, "CI=true but Chromium is not installed (apt-get install chromium)"
+    with tempfile.TemporaryDirectory() as profile:
+        return subprocess.run(chromium_command(CHROMIUM, Path(profile), "--dump-dom", html.as_uri()),
+                              capture_output=True, text=True, timeout=120, check=True).stdout
+
+
+def test_source_trail_names_the_inputs_the_options_and_the_solve(inventory: Inventory, stored: ReportData) -> None:
+    """Issue 18: the report did not say which inventory, price book, options and solve it came from."""
+    trail = {r["item"]: r["value"] for r in stored.table("source_trail").rows}
+    plan = planner.load_result(DATA / "plan")
+    dates = sorted(str(p.as_of) for p in inventory.prices if p.as_of)
+    assert trail["Inventory revision"] == STAND_IN_REVISION
+    assert trail["Price book"].startswith(f"{len(inventory.prices)} prices, read {dates[0]} to {dates[-1]}")
+    assert trail["What-ifs"].startswith("none")  # the stored plan is of the forecast as written (plan.json)
+    assert trail["Plan horizon"] == f"{plan.quarters[0]} to {plan.quarters[-1]} ({len(plan.quarters)} quarters)"
+    assert plan.gap is not None
+    assert trail["Solver"].startswith(f"{plan.solver}: status {plan.status}, outcome optimal, MILP gap {plan.gap:.4%}")
+    assert f"idle policy {plan.options['idle_policy']}" in trail["Plan options"]
+
+
+def test_generation_date_is_in_the_json_and_the_workbook(stored: ReportData, tmp_path: Path) -> None:
+    day = dt.date(2026, 11, 24)
+    assert '"generated": "2026-11-24"' in render_json(stored, RenderOptions(generated=day))
+    assert '"generated": null' in render_json(stored)  # golden files: not recorded
+    path = tmp_path / "report.xlsx"
+    path.write_bytes(render_xlsx(stored, RenderOptions(generated=day)))
+    summary = {row[0]: row[1] for row in load_workbook(path)["Summary"].iter_rows(values_only=True)}
+    assert summary["Generated"] == "2026-11-24" and summary["What-ifs"] == "none"
+    assert load_workbook(path)["Source trail"].cell(2, 2).value == STAND_IN_REVISION
+
+
+def test_inventory_revision_is_the_commit_and_says_when_files_changed(tmp_path: Path) -> None:
+    repo = tmp_path / "repo"
+    (repo / "inventory").mkdir(parents=True)
+    (repo / "inventory" / "org.yaml").write_text("policy: {}\n")
+
+    def git(*args: str) -> str:
+        return subprocess.run(["git", "-C", str(repo), "-c", "user.name=t", "-c", "user.email=t@example.com", *args],
+                              capture_output=True, text=True, check=True).stdout.strip()
+
+    assert inventory_revision(repo / "inventory") == NOT_A_CHECKOUT
+    git("init", "-q")
+    git("add", ".")
+    git("commit", "-qm", "inventory")
+    commit = git("rev-parse", "--short=12", "HEAD")
+    assert inventory_revision(repo / "inventory") == commit
+    (repo / "inventory" / "org.yaml").write_text("policy: {max_spot_share: 0.5}\n")
+    assert inventory_revision(repo / "inventory") == f"{commit} (with uncommitted changes)"
+
+
+@needs_chromium
+def test_a_what_if_plan_says_so_at_the_top(inventory: Inventory, tmp_path: Path) -> None:
+    """Issue 18: a report from a `--what-if` plan did not say so. The stored previous plan was planned with
+    `--what-if demand=-10%` (its plan.json)."""
+    what_if = planner.load_result(DATA / "previous-plan")
+    assert what_if.options["what_if"] == ["demand=-10%"]
+    html = tmp_path / "report.html"
+    html.write_text(render_html(build_report(inventory, what_if, "2027Q1")), encoding="utf-8")
+    dom = dump_dom(html)
+    assert re.search(r'<p class="whatif" id="what-if"><strong>What-if plan:</strong> demand=-10%\.', dom)
+    assert dom.index('id="what-if"') < dom.index('id="summary"')  # above the executive summary
+    assert re.search(r"<td[^>]*>What-ifs</td><td[^>]*>demand=-10%</td>", dom)
