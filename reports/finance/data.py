@@ -79,9 +79,21 @@ class Table:
                 "columns": [asdict(c) for c in self.columns], "rows": list(self.rows), "total": self.total}
 
 
+UPFRONT_MODELS = (PricingModel.CAPACITY_BLOCK,)
+"""Purchases paid in full when bought: an EC2 Capacity Block's price is an upfront fee (EC2 API Reference,
+`CapacityBlockOffering.UpfrontFee`, "the total price to be paid up front", read 2026-11-25). Every other
+purchase is paid monthly over its term."""
+
+
+def payment_of(pricing_model: str) -> Literal["upfront", "monthly"]:
+    """How a purchase under `pricing_model` is paid."""
+    return "upfront" if pricing_model in UPFRONT_MODELS else "monthly"
+
+
 @dataclass(frozen=True)
 class Commitment:
-    """A new commitment the plan asks finance to approve."""
+    """A new commitment the plan asks finance to approve: paid upfront (`upfront` set, `monthly` None) or
+    monthly over its term (`monthly` set, `upfront` None)."""
 
     site: str
     machine: str
@@ -89,7 +101,9 @@ class Commitment:
     term: str
     nodes: int
     accelerators: int
-    monthly: Decimal
+    payment: Literal["upfront", "monthly"]
+    upfront: Decimal | None
+    monthly: Decimal | None
     liability: Decimal
 
 
@@ -108,6 +122,9 @@ class Summary:
     approve: tuple[Commitment, ...]
     approve_liability: Decimal
     approve_monthly: Decimal
+    """approve_monthly: the monthly payments of the commitments to approve (those paid monthly)."""
+    approve_upfront: Decimal
+    """approve_upfront: what the purchases to approve that are paid upfront (capacity blocks) cost when bought."""
     p90_cost: Decimal
     unmet_hours: Decimal
     budget_total: Decimal | None
@@ -245,7 +262,9 @@ def build_report(inventory: Inventory, plan: PlanResult, quarter: str | None = N
             _commitment_term(r),
             int(r["nodes"]),
             int(r["accelerators"]),
-            cents(_decimal(r["monthly_usd"])),
+            payment_of(r["pricing_model"]),
+            cents(_decimal(r["total_liability_usd"])) if payment_of(r["pricing_model"]) == "upfront" else None,
+            cents(_decimal(r["monthly_usd"])) if payment_of(r["pricing_model"]) == "monthly" else None,
             cents(_decimal(r["total_liability_usd"])),
         )
         for r in approve_rows
@@ -279,7 +298,8 @@ def build_report(inventory: Inventory, plan: PlanResult, quarter: str | None = N
         amount(kpi_ratio("utilisation")),
         approve,
         sum((c.liability for c in approve), ZERO),
-        sum((c.monthly for c in approve), ZERO),
+        sum((c.monthly for c in approve if c.monthly is not None), ZERO),
+        sum((c.upfront for c in approve if c.upfront is not None), ZERO),
         p90_cost,
         Decimal(str(round(float(kpi.get("unmet_accelerator_hours", 0)), 1))),
         budget_total,
@@ -552,6 +572,7 @@ def _coverage(plan: PlanResult, quarters: list[str]) -> Table:
 
 
 def _purchases(plan: PlanResult) -> Table:
+    """The plan's purchases; each paid either upfront or monthly, so the totals are per payment kind."""
     rows = [
         {
             "start_quarter": r["start_quarter"],
@@ -565,7 +586,10 @@ def _purchases(plan: PlanResult) -> Table:
             "nodes": int(r["nodes"]),
             "accelerators": int(r["accelerators"]),
             "usd_per_node_hour": _decimal(r["usd_per_node_hour"]),
-            "monthly": cents(_decimal(r["monthly_usd"])),
+            "payment": payment_of(r["pricing_model"]),
+            "upfront": cents(_decimal(r["total_liability_usd"])) if payment_of(r["pricing_model"]) == "upfront"
+            else None,
+            "monthly": cents(_decimal(r["monthly_usd"])) if payment_of(r["pricing_model"]) == "monthly" else None,
             "liability": cents(_decimal(r["total_liability_usd"])),
         }
         for r in _rows(plan.purchase_schedule)
@@ -585,15 +609,21 @@ def _purchases(plan: PlanResult) -> Table:
             Column("nodes", "Nodes", "int"),
             Column("accelerators", "Accelerators", "int"),
             Column("usd_per_node_hour", "USD / node-hour", "money"),
-            Column("monthly", "Monthly", "money"),
+            Column("payment", "Payment"),
+            Column("upfront", "Paid upfront", "money"),
+            Column("monthly", "Paid monthly, a month", "money"),
             Column("liability", "Total liability", "money"),
         ),
         tuple(rows),
         total={
-            "start_quarter": "Total",
-            "monthly": sum((r["monthly"] for r in rows), ZERO),
+            "start_quarter": "Totals by payment",
+            "upfront": sum((r["upfront"] for r in rows if r["upfront"] is not None), ZERO),
+            "monthly": sum((r["monthly"] for r in rows if r["monthly"] is not None), ZERO),
             "liability": sum((r["liability"] for r in rows), ZERO),
         },
+        note="Basis: planned. Capacity blocks are paid upfront, when bought (their whole liability); commitments "
+        "and on-prem purchases are paid monthly over their term. Totals: all upfront payments; the monthly "
+        "payments added up (each runs only during its own term, From to Until); total liability, all of them.",
     )
 
 

@@ -85,6 +85,8 @@ def render_xlsx(data: ReportData, options: RenderOptions | None = None) -> bytes
              ("Effective savings rate", s.savings_rate.current, "pct"), ("Coverage", s.coverage.current, "pct"),
              ("Utilisation", s.utilisation.current, "pct"),
              ("Commitments to approve", len(s.approve), "int"), ("Their total liability", s.approve_liability, "money"),
+             ("Of which paid monthly, a month", s.approve_monthly, "money"),
+             ("Of which paid upfront (capacity blocks)", s.approve_upfront, "money"),
              ("p90 cost", s.p90_cost, "money"), ("Unmet accelerator-hours", s.unmet_hours, "number")]
     summary.append(["Figure", "Value"])
     for label, value, kind in lines:

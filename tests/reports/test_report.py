@@ -250,6 +250,22 @@ def test_the_budget_headline_says_how_many_cost_centres_it_covers(inventory: Inv
             in render_html(stored))
 
 
+@pytest.fixture(scope="module")
+def stored_dom(stored: ReportData, tmp_path_factory: pytest.TempPathFactory) -> str:
+    """The stored plan's report as headless Chromium built it."""
+    html = tmp_path_factory.mktemp("dom") / "report.html"
+    html.write_text(render_html(stored), encoding="utf-8")
+    return dump_dom(html)
+
+
+def dom_table(dom: str, name: str) -> list[list[str]]:
+    """The cells of a table of the page (`id="table-<name>"`), head, body and total rows, tags stripped."""
+    found = re.search(rf'<table class="data" id="table-{name}">(.*?)</table>', dom, re.S)
+    assert found, name
+    return [[re.sub(r"<[^>]+>", "", c).strip() for c in re.findall(r"<t[hd][^>]*>(.*?)</t[hd]>", row, re.S)]
+            for row in re.findall(r"<tr>(.*?)</tr>", found.group(1), re.S)]
+
+
 def dump_dom(html: Path) -> str:
     """The page as headless Chromium built it (the DOM after parsing, what a person's browser shows)."""
     assert CHROMIUM is not None, "CI=true but Chromium is not installed (apt-get install chromium)"
@@ -314,3 +330,34 @@ def test_a_what_if_plan_says_so_at_the_top(inventory: Inventory, tmp_path: Path)
     assert re.search(r'<p class="whatif" id="what-if"><strong>What-if plan:</strong> demand=-10%\.', dom)
     assert dom.index('id="what-if"') < dom.index('id="summary"')  # above the executive summary
     assert re.search(r"<td[^>]*>What-ifs</td><td[^>]*>demand=-10%</td>", dom)
+
+
+@needs_chromium
+def test_capacity_blocks_are_paid_upfront_and_totals_do_not_mix_payments(stored: ReportData, stored_dom: str) -> None:
+    """Issue 18: capacity blocks showed a "monthly" figure and the schedule's total added monthly amounts to them."""
+    plan = planner.load_result(DATA / "plan")
+    blocks = [r for r in plan.purchase_schedule if r.pricing_model == "capacity-block"]
+    monthly = [r for r in plan.purchase_schedule if r.pricing_model != "capacity-block"]
+    assert blocks and monthly
+    table = stored.table("purchase_schedule")
+    for row in table.rows:
+        block = row["pricing_model"] == "capacity-block"
+        assert row["payment"] == ("upfront" if block else "monthly")
+        assert (row["monthly"] is None) == block and (row["upfront"] is None) == (not block)
+        assert row["upfront"] in (None, row["liability"])  # a capacity block is paid in full when bought
+    assert table.total is not None
+    assert table.total["upfront"] == sum((r.total_liability_usd.quantize(CENT) for r in blocks), Decimal(0))
+    assert table.total["monthly"] == sum((r.monthly_usd.quantize(CENT) for r in monthly), Decimal(0))
+    cells = dom_table(stored_dom, "purchase_schedule")
+    head, total = cells[0], cells[-1]
+    assert head[-4:] == ["Payment", "Paid upfront", "Paid monthly, a month", "Total liability"]
+    assert total[0] == "Totals by payment"
+    assert total[-3:] == [money(table.total["upfront"]), money(table.total["monthly"]), money(table.total["liability"])]
+    for row in cells[1:-1]:
+        block = row[4] == "capacity-block"
+        assert (row[-4] == "upfront") == block and (row[-2] == "\u2013") == block  # no monthly figure for a block
+    s = stored.summary  # 2027Q1: a p5 capacity block (upfront) and a DGX B200 (monthly) to approve
+    block = next(c for c in s.approve if c.pricing_model == "capacity-block")
+    assert s.approve_upfront == block.liability and block.monthly is None
+    assert f"{money(s.approve_monthly)} a month</span> for those paid monthly" in stored_dom
+    assert f"{money(s.approve_upfront)} upfront</span> for capacity blocks" in stored_dom
