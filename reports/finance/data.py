@@ -807,11 +807,33 @@ def _budgets(inventory: Inventory, plan: PlanResult, quarter: str) -> Table:
     )
 
 
+def _purchase_change(a: dict[str, Any] | None, b: dict[str, Any] | None, start: str, quarters: list[str]) -> str:
+    """What happened to a purchase between the previous plan (`a`) and this one (`b`)."""
+    if a is None:
+        return "added"
+    if b is None:
+        return ("dropped" if start in quarters else "before this plan's horizon" if start < quarters[0]
+                else "beyond this plan's horizon")
+    if int(a["nodes"]) != int(b["nodes"]):
+        return "resized"
+    changed = [f"{label} {a[k]} -> {b[k]}" for k, label in
+               (("node_weeks", "node-weeks"), ("usd_per_node_hour", "USD / node-hour"), ("start", "from"),
+                ("end", "until")) if str(a[k]) != str(b[k])]
+    return "; ".join(changed) or "liability changed"
+
+
 def _changes(plan: PlanResult, previous: PlanResult, quarters: list[str]) -> list[Table]:
+    """Cost per quarter and purchases, this plan against the previous one. The plans may cover different
+    horizons: a quarter only one of them covers has no change, and a purchase the previous plan starts after
+    this plan's horizon is "beyond this plan's horizon", not dropped."""
+    both = [q for q in quarters if q in previous.quarters]
     rows: list[dict[str, Any]] = []
     for q in quarters:
-        cost_now, cost_before = quarter_cost(plan, q), quarter_cost(previous, q)
-        rows.append({"quarter": q, "previous": cost_before, "current": cost_now, "delta": cost_now - cost_before})
+        cost_now = quarter_cost(plan, q)
+        cost_before = quarter_cost(previous, q) if q in both else None
+        rows.append({"quarter": q, "previous": cost_before, "current": cost_now,
+                     "delta": None if cost_before is None else cost_now - cost_before})
+    span = f"{previous.quarters[0]} to {previous.quarters[-1]}" if previous.quarters else "no quarters"
     cost = Table(
         "changes_cost",
         "What changed since the previous plan: cost per quarter",
@@ -822,7 +844,11 @@ def _changes(plan: PlanResult, previous: PlanResult, quarters: list[str]) -> lis
             Column("delta", "Change", "delta"),
         ),
         tuple(rows),
-        total={"quarter": "Total", **{k: sum((r[k] for r in rows), ZERO) for k in ("previous", "current", "delta")}},
+        total={"quarter": "Total, quarters both plans cover" if len(both) < len(quarters) else "Total",
+               **{k: sum((r[k] for r in rows if r["quarter"] in both), ZERO)
+                  for k in ("previous", "current", "delta")}},
+        note=f"Basis: planned. The previous plan covers {span}; this plan {quarters[0]} to {quarters[-1]}."
+        + (" A quarter only this plan covers has no previous figure." if len(both) < len(quarters) else ""),
     )
 
     def keyed(p: PlanResult) -> dict[tuple[str, ...], dict[str, Any]]:
@@ -835,26 +861,22 @@ def _changes(plan: PlanResult, previous: PlanResult, quarters: list[str]) -> lis
     changes = []
     for key in sorted(set(now) | set(before)):
         a, b = before.get(key), now.get(key)
-        nodes_a, nodes_b = int(a["nodes"]) if a else 0, int(b["nodes"]) if b else 0
-        if (
-            nodes_a == nodes_b
-            and a
-            and b
-            and cents(_decimal(a["total_liability_usd"])) == cents(_decimal(b["total_liability_usd"]))
-        ):
-            continue
         liab_a = cents(_decimal(a["total_liability_usd"])) if a else ZERO
         liab_b = cents(_decimal(b["total_liability_usd"])) if b else ZERO
+        if a and b and int(a["nodes"]) == int(b["nodes"]) and liab_a == liab_b:
+            continue
+        change = _purchase_change(a, b, key[0], quarters)
+        beyond = change.endswith("this plan's horizon")
         changes.append(
             {
                 "start_quarter": key[0],
                 "site": key[1],
                 "machine": key[2],
                 "pricing_model": key[3],
-                "change": "added" if not a else "dropped" if not b else "resized",
-                "nodes_before": nodes_a,
-                "nodes_after": nodes_b,
-                "liability_delta": liab_b - liab_a,
+                "change": change,
+                "nodes_before": int(a["nodes"]) if a else 0,
+                "nodes_after": None if beyond else int(b["nodes"]) if b else 0,
+                "liability_delta": None if beyond else liab_b - liab_a,
             }
         )
     purchases = Table(
@@ -871,6 +893,9 @@ def _changes(plan: PlanResult, previous: PlanResult, quarters: list[str]) -> lis
             Column("liability_delta", "Liability change", "delta"),
         ),
         tuple(changes),
+        note="Basis: planned. Resized: the node count changed; otherwise the change names what differs "
+        "(node-weeks of a capacity block, price, dates). Before or beyond this plan's horizon: the previous plan "
+        "buys it in a quarter this plan does not cover, so this plan says nothing about it.",
     )
     return [cost, purchases]
 

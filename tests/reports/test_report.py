@@ -361,3 +361,32 @@ def test_capacity_blocks_are_paid_upfront_and_totals_do_not_mix_payments(stored:
     assert s.approve_upfront == block.liability and block.monthly is None
     assert f"{money(s.approve_monthly)} a month</span> for those paid monthly" in stored_dom
     assert f"{money(s.approve_upfront)} upfront</span> for capacity blocks" in stored_dom
+
+
+@needs_chromium
+def test_previous_plan_with_a_longer_horizon(inventory: Inventory, tmp_path: Path) -> None:
+    """Issue 18: against a previous plan of 8 quarters, a 4-quarter plan listed the purchases after its horizon
+    as "dropped" and showed "resized 8 -> 8" for a capacity block whose node-weeks changed."""
+    previous = planner.load_result(DATA / "previous-plan")
+    plan = planner.plan(inventory, planner.PlanOptions(horizon=4))
+    assert len(previous.quarters) == 8 and len(plan.quarters) == 4 and plan.quarters[0] == previous.quarters[0]
+    data = build_report(inventory, plan, plan.quarters[0], previous)
+    rows = data.table("changes_purchases").rows
+    later = [r for r in rows if r["start_quarter"] > plan.quarters[-1]]
+    assert later and all(r["change"] == "beyond this plan's horizon" and r["liability_delta"] is None for r in later)
+    before = {(r.start_quarter, r.site, r.machine, r.pricing_model) for r in previous.purchase_schedule
+              if r.start_quarter > plan.quarters[-1]}
+    assert {(r["start_quarter"], r["site"], r["machine"], r["pricing_model"]) for r in later} == before
+    inside = [r for r in rows if r["start_quarter"] <= plan.quarters[-1]]
+    assert all(r["change"] != "beyond this plan's horizon" for r in inside)
+    assert all((r["change"] == "resized") == (r["nodes_before"] != r["nodes_after"]) for r in inside if
+               r["change"] not in ("added", "dropped"))
+    html = tmp_path / "report.html"
+    html.write_text(render_html(data), encoding="utf-8")
+    cells = dom_table(dump_dom(html), "changes_purchases")[1:]
+    assert len(cells) == len(rows)
+    for cell in cells:  # Start, Site, Machine, Pricing, Change, Nodes before, Nodes after, Liability change
+        if cell[4] == "resized":
+            assert cell[5] != cell[6], cell
+        if cell[0] > plan.quarters[-1]:
+            assert cell[4] == "beyond this plan's horizon" and cell[6] == cell[7] == "\u2013", cell
