@@ -32,7 +32,7 @@ from quartermaster.pricing import (
     cheapest_on_demand_per_accelerator,
 )
 from quartermaster.reports.metering import check_usage, inventory_records, meter, parse_period
-from quartermaster.units import next_quarters, quarter_hours
+from quartermaster.units import next_quarters, quarter_hours, quarter_of
 
 if TYPE_CHECKING:
     from quartermaster.planner import PlanResult
@@ -129,6 +129,8 @@ class Summary:
     unmet_hours: Decimal
     budget_total: Decimal | None
     budget_variance: Decimal | None
+    expiry_warnings: tuple[dict[str, Any], ...] = ()
+    """expiry_warnings: the rows of the commitment expiry table that cross its threshold."""
     budget_centres: tuple[int, int] = (0, 0)
     """budget_centres: (cost centres with a budget this quarter, cost centres with planned cost): the headline
     budget figure covers only the first."""
@@ -274,6 +276,7 @@ def build_report(inventory: Inventory, plan: PlanResult, quarter: str | None = N
     teams, centres = _by_team(inventory, plan, previous, quarter)
     tables += [centres, teams, _plan_vs_actual(inventory, plan, quarter)]
     tables.append(_coverage(plan, quarters))
+    tables.append(_expiry(inventory, tables[1], tables[-1]))  # spend by quarter, coverage
     tables.append(_purchases(plan))
     demand = _demand_vs_capacity(inventory, plan, quarter)
     tables.append(demand)
@@ -304,6 +307,7 @@ def build_report(inventory: Inventory, plan: PlanResult, quarter: str | None = N
         Decimal(str(round(float(kpi.get("unmet_accelerator_hours", 0)), 1))),
         budget_total,
         budget.total["variance"] if budget.total else None,
+        tuple(r for r in next(t for t in tables if t.name == "commitment_expiry").rows if r["warning"]),
         (len(budget.rows), len({cc for cc, _ in _team_costs(plan, quarter).values()})),
     )
     charts = _charts(plan, quarters, tables)
@@ -568,6 +572,60 @@ def _coverage(plan: PlanResult, quarters: list[str]) -> Table:
         "commitments cover. Utilisation ($): share of commitment spend that is used. The (acc-h) columns measure "
         "the same in accelerator-hours. Effective savings rate: 1 - cost / all-on-demand cost (FinOps Foundation)."
         + "".join(f" Baseline: {note}." for note in plan.baseline_stand_ins),
+    )
+
+
+EXPIRY_SPEND_DROP = Decimal("0.20")
+"""A quarter whose existing-commitment spend falls by this share or more from the quarter before is flagged."""
+EXPIRY_COVERAGE_DROP = Decimal("0.10")
+"""A quarter whose commitment coverage ($) falls by this much (10 percentage points) or more is flagged."""
+
+
+def _expiry(inventory: Inventory, spend: Table, coverage: Table) -> Table:
+    """Quarters in which the inventory's commitments end, and quarters in which existing-commitment spend or
+    coverage falls sharply (EXPIRY_SPEND_DROP, EXPIRY_COVERAGE_DROP), with the commitments that end then.
+
+    A commitment ends in the quarter of its `end` (the first day after its term)."""
+    ending: dict[str, list[str]] = {}
+    for c in sorted(inventory.commitments, key=lambda c: (c.end, c.name)):
+        ending.setdefault(quarter_of(c.end), []).append(f"{c.name} (ends {c.end})")
+    existing = {r["quarter"]: r.get("existing-commitments", ZERO) for r in spend.rows}
+    cover = {r["quarter"]: r["coverage"] for r in coverage.rows}
+    quarters = [r["quarter"] for r in spend.rows]
+    rows: list[dict[str, Any]] = []
+    for before, q in zip([None, *quarters], quarters, strict=False):
+        was, now = (existing[before], cover[before]) if before else (None, None)
+        fall = (was - existing[q]) / was if was else None
+        points = now - cover[q] if now is not None else None
+        warning = (fall is not None and fall >= EXPIRY_SPEND_DROP) or (points is not None
+                                                                      and points >= EXPIRY_COVERAGE_DROP)
+        if not (warning or q in ending):
+            continue
+        rows.append({
+            "quarter": q, "existing_before": was, "existing": existing[q],
+            "change": None if fall is None else (-fall).quantize(Decimal("0.0001")),
+            "coverage_before": now, "coverage": cover[q],
+            "ending": "; ".join(ending.get(q, ())) or "none (demand moved, not commitments)",
+            "warning": "sharp drop" if warning else "",
+        })
+    return Table(
+        "commitment_expiry",
+        "Commitments that end, and what that does to spend and coverage",
+        (
+            Column("quarter", "Quarter"),
+            Column("existing_before", "Existing commitments, quarter before", "money"),
+            Column("existing", "Existing commitments", "money"),
+            Column("change", "Change", "pct"),
+            Column("coverage_before", "Coverage ($), quarter before", "pct"),
+            Column("coverage", "Coverage ($)", "pct"),
+            Column("ending", "Commitments that end"),
+            Column("warning", "Warning"),
+        ),
+        tuple(rows),
+        note=f"Basis: planned, a quarter's cost. Warning when existing-commitment spend falls by "
+        f"{EXPIRY_SPEND_DROP:.0%} or more from the quarter before, or commitment coverage ($) by "
+        f"{EXPIRY_COVERAGE_DROP * 100:.0f} percentage points or more: demand those commitments served is then "
+        "bought on demand or by the plan's new commitments.",
     )
 
 

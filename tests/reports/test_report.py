@@ -390,3 +390,35 @@ def test_previous_plan_with_a_longer_horizon(inventory: Inventory, tmp_path: Pat
             assert cell[5] != cell[6], cell
         if cell[0] > plan.quarters[-1]:
             assert cell[4] == "beyond this plan's horizon" and cell[6] == cell[7] == "\u2013", cell
+
+
+@needs_chromium
+def test_a_sharp_fall_in_existing_commitments_is_flagged_with_the_commitments_that_end(
+        inventory: Inventory, stored: ReportData, stored_dom: str) -> None:
+    """Issue 18: in 2028Q3 existing commitments fall from $1.89M to $0.48M a quarter and coverage drops, with no
+    warning. The stored plan's cost_by_quarter.csv (existing-commitments) and kpis.csv (coverage) show it."""
+    from quartermaster.reports.finance.data import EXPIRY_COVERAGE_DROP, EXPIRY_SPEND_DROP
+    plan = planner.load_result(DATA / "plan")
+    existing = {r.quarter: r.usd for r in plan.cost_by_quarter if r.pricing_model == "existing-commitments"}
+    coverage = {k.quarter: k.coverage for k in plan.kpis}
+    want = [q for p, q in zip(plan.quarters, plan.quarters[1:], strict=False)
+            if (existing[p] - existing[q]) / existing[p] >= EXPIRY_SPEND_DROP
+            or coverage[p] - coverage[q] >= float(EXPIRY_COVERAGE_DROP)]
+    assert want == ["2028Q3"]  # gcp-east4-h100-3y (36 months from 2025-07-01) ends on 2028-07-01
+    warnings = stored.summary.expiry_warnings
+    assert [w["quarter"] for w in warnings] == want
+    ends = [c for c in inventory.commitments if c.end.isoformat()[:7] in ("2028-07", "2028-08", "2028-09")]
+    assert warnings[0]["ending"] == "; ".join(f"{c.name} (ends {c.end})" for c in ends)
+    # the figures are those of the spend table (parts rounded to add up to each quarter's cost), within a cent
+    spend = {r["quarter"]: r["existing-commitments"] for r in stored.table("spend_by_quarter").rows}
+    assert all(abs(spend[q] - existing[q]) <= CENT for q in ("2028Q2", "2028Q3"))
+    assert (warnings[0]["existing_before"], warnings[0]["existing"]) == (spend["2028Q2"], spend["2028Q3"])
+    shown = re.findall(r'<p class="warn expiry-warning">(.*?)</p>', stored_dom, re.S)
+    assert len(shown) == 1
+    text = re.sub(r"\s+", " ", re.sub(r"<[^>]+>", "", shown[0]))
+    assert (f"Commitments end in 2028Q3: existing commitments fall from {money(spend['2028Q2'])} "
+            f"to {money(spend['2028Q3'])} a quarter") in text
+    assert f"coverage from {pct(coverage['2028Q2'])} to {pct(coverage['2028Q3'])}" in text and ends[0].name in text
+    rows = dom_table(stored_dom, "commitment_expiry")
+    assert [r[-1] for r in rows[1:] if r[0] == "2028Q3"] == ["sharp drop"]
+    assert "falls by 20% or more" in stored_dom and "by 10 percentage points or more" in stored_dom
