@@ -46,8 +46,13 @@ def number(value: Decimal | float | int | None, places: int = 0) -> str:
     return f"{_number(value).quantize(Decimal(1).scaleb(-places), rounding=ROUND_HALF_UP):,.{places}f}"
 
 
+def rate(value: Decimal | float | int | None) -> str:
+    """Money per unit (USD per accelerator-hour) to 4 decimals: `$2.9400`."""
+    return money(value, 4)
+
+
 def cell(value: Decimal | float | int | str | None, kind: str) -> str:
-    """A table cell by its column kind: money, delta, pct, signed_pct, number (1 decimal), int, text."""
+    """A table cell by its column kind: money, rate, delta, pct, signed_pct, number (1 decimal), int, text."""
     if kind == "text" or isinstance(value, str):
         return "" if value is None else str(value)
     if kind == "int":
@@ -57,7 +62,7 @@ def cell(value: Decimal | float | int | str | None, kind: str) -> str:
     return FORMATS[kind](value)
 
 
-FORMATS = {"money": money, "delta": delta, "pct": pct, "signed_pct": signed_pct}
+FORMATS = {"money": money, "rate": rate, "delta": delta, "pct": pct, "signed_pct": signed_pct}
 FILTERS = {**FORMATS, "number": number, "cell": cell}
 
 

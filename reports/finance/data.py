@@ -27,9 +27,11 @@ from quartermaster.pricing import (
     IDLE_TEAM,
     PAY_PER_USE_MODELS,
     PricingModel,
+    accelerator_hour_price,
     allocate_cents,
     cents,
     cheapest_on_demand_per_accelerator,
+    per_accelerator,
 )
 from quartermaster.reports.metering import check_usage, inventory_records, meter, parse_period
 from quartermaster.units import next_quarters, quarter_hours, quarter_of
@@ -37,7 +39,8 @@ from quartermaster.units import next_quarters, quarter_hours, quarter_of
 if TYPE_CHECKING:
     from quartermaster.planner import PlanResult
 
-Kind = Literal["text", "money", "delta", "pct", "signed_pct", "number", "int"]
+Kind = Literal["text", "money", "rate", "delta", "pct", "signed_pct", "number", "int"]
+"""Column kinds: `rate` is money per unit (USD per accelerator-hour), shown to 4 decimals."""
 ZERO = Decimal(0)
 
 
@@ -271,12 +274,14 @@ def build_report(inventory: Inventory, plan: PlanResult, quarter: str | None = N
         )
         for r in approve_rows
     )
-    tables: list[Table] = [_source_trail(inventory, plan, revision)]
-    tables.append(_spend_by_quarter(plan, quarters))
+    tables: list[Table] = [_source_trail(inventory, plan, revision), _approve(approve),
+                           _break_even(inventory, plan, approve_rows)]
+    spend = _spend_by_quarter(plan, quarters)
+    tables.append(spend)
     teams, centres = _by_team(inventory, plan, previous, quarter)
     tables += [centres, teams, _plan_vs_actual(inventory, plan, quarter)]
-    tables.append(_coverage(plan, quarters))
-    tables.append(_expiry(inventory, tables[1], tables[-1]))  # spend by quarter, coverage
+    coverage = _coverage(plan, quarters)
+    tables += [coverage, _expiry(inventory, spend, coverage)]
     tables.append(_purchases(plan))
     demand = _demand_vs_capacity(inventory, plan, quarter)
     tables.append(demand)
@@ -321,6 +326,88 @@ def build_report(inventory: Inventory, plan: PlanResult, quarter: str | None = N
         tuple(tables),
         charts,
         tuple(plan.options.get("what_if") or ()),
+    )
+
+
+def _approve(approve: tuple[Commitment, ...]) -> Table:
+    """The commitments to approve as a table (the summary's, for the workbook and CSV)."""
+    return Table(
+        "commitments_to_approve",
+        "Commitments to approve",
+        (Column("site", "Site"), Column("machine", "Machine"), Column("pricing_model", "Pricing"),
+         Column("term", "Term"), Column("nodes", "Nodes", "int"), Column("accelerators", "Accelerators", "int"),
+         Column("payment", "Payment"), Column("upfront", "Paid upfront", "money"),
+         Column("monthly", "Paid monthly, a month", "money"), Column("liability", "Total liability", "money")),
+        tuple(asdict(c) for c in approve),
+        note="Basis: planned.",
+    )
+
+
+def _equivalent_on_demand(inventory: Inventory, accelerator: str, cheapest: dict[str, Decimal]
+                          ) -> tuple[Decimal | None, str]:
+    """For an accelerator with no on-demand price: the cheapest on-demand accelerator it stands in for under
+    `policy.equivalence` (one B200 worth 2.2 H100s replaces 2.2 H100-hours), as (USD per accelerator-hour, basis)."""
+    worth = inventory.policy.equivalence
+    if accelerator not in worth:
+        return None, "no on-demand price in the price book"
+    offers = [(rate * Decimal(str(worth[accelerator])) / Decimal(str(worth[other])), other)
+              for other, rate in cheapest.items() if other in worth]
+    if not offers:
+        return None, "no on-demand price in the price book"
+    price, other = min(offers)
+    return price, f"{worth[accelerator] / worth[other]:g} {other} on demand (policy.equivalence)"
+
+
+def _break_even(inventory: Inventory, plan: PlanResult, approve_rows: list[dict[str, Any]]) -> Table:
+    """Per commitment to approve: break-even utilisation = committed USD per accelerator-hour / on-demand USD
+    per accelerator-hour of what it replaces (the same machine at the same site, else the cheapest on-demand
+    price of the accelerator), and the plan's expected utilisation over the quarters it is active.
+
+    Below break-even utilisation, buying the used hours on demand would have cost less."""
+    cheapest = cheapest_on_demand_per_accelerator(inventory)
+    order = list(plan.quarters)
+    rows: list[dict[str, Any]] = []
+    for r in approve_rows:
+        machine = inventory.machine_by_name.get(r["machine"])
+        committed = per_accelerator(_decimal(r["usd_per_node_hour"]), machine.accelerators_per_node) if machine \
+            else None
+        same = accelerator_hour_price(inventory, r["machine"], r["site"], PricingModel.ON_DEMAND) if machine \
+            else None
+        on_demand, basis = ((same, "same machine and site") if same is not None
+                            else (cheapest[r["accelerator"]], f"cheapest on-demand {r['accelerator']}")
+                            if r["accelerator"] in cheapest else _equivalent_on_demand(inventory, r["accelerator"],
+                                                                                       cheapest))
+        start = order.index(r["start_quarter"])
+        months = int(r["term_months"])
+        active = order[start:start + (max(1, -(-months // 3)) if months else 1)]
+        utilisation = [Decimal(str(k.utilisation_accelerator_hours)) for k in plan.kpis if k.quarter in active]
+        expected = (sum(utilisation, ZERO) / len(utilisation)).quantize(Decimal("0.0001")) if utilisation else None
+        even = (committed / on_demand).quantize(Decimal("0.0001")) if committed is not None and on_demand else None
+        rows.append({
+            "site": r["site"], "machine": r["machine"], "pricing_model": r["pricing_model"],
+            "committed_rate": committed.quantize(Decimal("0.0001")) if committed is not None else None,
+            "on_demand_rate": on_demand.quantize(Decimal("0.0001")) if on_demand is not None else None,
+            "on_demand_basis": basis, "break_even": even, "expected": expected,
+            "quarters": f"{active[0]} to {active[-1]}" if len(active) > 1 else active[0],
+            "verdict": "no on-demand alternative" if even is None or expected is None
+            else "above break-even" if expected >= even else "below break-even",
+        })
+    return Table(
+        "break_even",
+        "Break-even and expected utilisation of the commitments to approve",
+        (Column("site", "Site"), Column("machine", "Machine"), Column("pricing_model", "Pricing"),
+         Column("committed_rate", "Committed USD / accelerator-hour", "rate"),
+         Column("on_demand_rate", "On-demand USD / accelerator-hour", "rate"),
+         Column("on_demand_basis", "On-demand price of"), Column("break_even", "Break-even utilisation", "pct"),
+         Column("expected", "Expected utilisation", "pct"), Column("quarters", "Averaged over"),
+         Column("verdict", "Verdict")),
+        tuple(rows),
+        note="Basis: planned, price book. Break-even utilisation = committed rate / on-demand rate of what the "
+        "commitment replaces (the same machine and site on demand; else the cheapest on-demand price of the "
+        "accelerator; else of the accelerators it is worth under policy.equivalence): below it, the used hours "
+        "would cost less on demand. Expected utilisation: the plan's "
+        "commitment utilisation in accelerator-hours (all commitments together; the plan does not split it per "
+        "commitment), averaged over the quarters of the plan in which the commitment is active.",
     )
 
 

@@ -26,8 +26,8 @@ from quartermaster.textsafety import spreadsheet_cell
 
 TEMPLATES = Path(__file__).resolve().parents[1] / "templates"
 CHROMIUM_NAMES = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable")
-XLSX_FORMATS = {"money": '"$"#,##0.00', "delta": '+"$"#,##0.00;-"$"#,##0.00;"$"0.00', "pct": "0.0%",
-                "number": "#,##0.0", "int": "#,##0"}
+XLSX_FORMATS = {"money": '"$"#,##0.00', "rate": '"$"#,##0.0000', "delta": '+"$"#,##0.00;-"$"#,##0.00;"$"0.00',
+                "pct": "0.0%", "number": "#,##0.0", "int": "#,##0"}
 
 
 @dataclass(frozen=True)

@@ -123,7 +123,7 @@ def test_workbook_has_a_sheet_per_table_with_numeric_cells(stored: ReportData, t
         assert sheet.freeze_panes == "A2"
         for i, column in enumerate(table.columns, start=1):
             values = [sheet.cell(r, i) for r in range(2, sheet.max_row + 1) if sheet.cell(r, i).value is not None]
-            if column.kind in ("money", "delta", "pct", "number", "int"):
+            if column.kind in ("money", "rate", "delta", "pct", "number", "int"):
                 assert all(isinstance(c.value, (int, float)) for c in values), (table.name, column.key)
             if column.kind == "money":
                 assert all("$" in c.number_format for c in values)
@@ -422,3 +422,32 @@ def test_a_sharp_fall_in_existing_commitments_is_flagged_with_the_commitments_th
     rows = dom_table(stored_dom, "commitment_expiry")
     assert [r[-1] for r in rows[1:] if r[0] == "2028Q3"] == ["sharp drop"]
     assert "falls by 20% or more" in stored_dom and "by 10 percentage points or more" in stored_dom
+
+
+@needs_chromium
+def test_break_even_and_expected_utilisation_of_each_commitment_to_approve(
+        inventory: Inventory, stored: ReportData, stored_dom: str) -> None:
+    """Issue 18: per commitment to approve, the utilisation at which it pays for itself and the one the plan
+    expects. 2027Q1 approves a p5 capacity block (39.33 vs 55.04 USD per node-hour on demand, prices.csv) and a
+    DGX B200 (no B200 on demand: 2.2 H100-80GB on demand, policy.equivalence)."""
+    plan = planner.load_result(DATA / "plan")
+    kpi = next(k for k in plan.kpis if k.quarter == "2027Q1")
+    rows = {r["machine"]: r for r in stored.table("break_even").rows}
+    price = {(p.machine, p.pricing_model): p.usd_per_node_hour for p in inventory.prices if p.site in (
+        "aws-us-east-1", "onprem-sjc")}
+    block = rows["p5.48xlarge"]
+    assert block["break_even"] == (price["p5.48xlarge", "capacity-block"] / price["p5.48xlarge", "on-demand"]
+                                   ).quantize(Decimal("0.0001"))
+    assert block["expected"] == Decimal(str(kpi.utilisation_accelerator_hours)).quantize(Decimal("0.0001"))
+    assert block["quarters"] == "2027Q1" and block["verdict"] == "above break-even"
+    b200 = rows["dgx-b200"]  # 8 B200 per node; one B200 is worth 2.2 H100-80GB; H100 on demand: p5 at $55.04 / 8
+    h100 = price["p5.48xlarge", "on-demand"] / 8
+    assert b200["on_demand_rate"] == (h100 * Decimal("2.2")).quantize(Decimal("0.0001"))
+    assert b200["break_even"] == (price["dgx-b200", "onprem"] / 8 / (h100 * Decimal("2.2"))).quantize(Decimal("0.0001"))
+    assert b200["on_demand_basis"] == "2.2 H100-80GB on demand (policy.equivalence)"
+    cells = dom_table(stored_dom, "break_even")
+    assert cells[0][6:8] == ["Break-even utilisation", "Expected utilisation"]
+    shown = {c[1]: c for c in cells[1:]}
+    assert shown["p5.48xlarge"][6:8] == [pct(block["break_even"]), pct(block["expected"])]
+    assert shown["dgx-b200"][6:8] == [pct(b200["break_even"]), pct(b200["expected"])]
+    assert dom_table(stored_dom, "commitments_to_approve")[1][:2] == ["aws-us-east-1", "p5.48xlarge"]
