@@ -235,6 +235,12 @@ def check_references(inv: Inventory) -> list[Issue]:
             if q.flavor not in inv.pool_by_name:
                 out.append(_unknown("flavor", q.flavor, inv.pool_by_name, ("cohorts", co.name, "quotas", i, "flavor"),
                                     "pools"))
+    centres = {t.cost_center for t in inv.teams} | {b.cost_center for b in inv.policy.budgets}
+    for code in inv.policy.cost_center_names:
+        if code not in centres:
+            out.append(_issue(f"cost centre `{code}` is not the cost centre of any team or budget",
+                              did_you_mean(code, centres) or "Name a cost centre a team or budget uses, or remove it.",
+                              ("policy", "cost_center_names", code)))
     scenarios = {s.name for s in inv.policy.scenarios}
     rows: list[tuple[str, str, str, list[str | None], Iterable[str], str]] = [
         ("prices", "site", "site", [p.site for p in inv.prices], inv.site_by_name, "sites"),

@@ -447,6 +447,10 @@ class Policy(Strict):
     """equivalence: accelerator -> how many reference accelerators one is worth (H200: 1.5 H100s)."""
     budgets: tuple[Budget, ...] = ()
     """budgets: spending caps per cost centre and quarter."""
+    cost_center_names: dict[CostCenter, Annotated[str, StringConstraints(min_length=1, max_length=120)]] = {}
+    """cost_center_names: cost centre code -> the name finance knows it by (`CC-1001: Foundation models`), shown
+    beside the code in reports; optional, a code without a name is shown alone. Each code must be the cost centre
+    of a team or a budget."""
     scenarios: tuple[Scenario, ...] = ()
     """scenarios: demand scenarios and their probabilities; empty = quantile demand (p50/p90)."""
     quota_contact_email: Email | None = None

@@ -497,6 +497,14 @@ def _team_costs(plan: PlanResult, quarter: str) -> dict[str, tuple[str, Decimal]
     return {r["team"]: (r["cost_center"], rounded[r["team"]]) for r in rows}
 
 
+NAME_COLUMN = Column("cost_center_name", "Cost centre name")
+
+
+def _centre_name(inventory: Inventory, code: str) -> str:
+    """The name of a cost centre (`policy.cost_center_names`), empty when it has none."""
+    return inventory.policy.cost_center_names.get(code, "")
+
+
 def _plan_vs_actual(inventory: Inventory, plan: PlanResult, quarter: str) -> Table:
     """Planned against metered cost per team for the months of `quarter` that have usage records.
 
@@ -526,12 +534,15 @@ def _plan_vs_actual(inventory: Inventory, plan: PlanResult, quarter: str) -> Tab
     rows: list[dict[str, Any]] = []
     for team in sorted(set(planned) | set(metered), key=lambda t: (t.startswith("_"), t)):
         p, m = planned.get(team, ZERO), metered.get(team, ZERO)
-        rows.append({"team": team, "cost_center": centre.get(team, "shared"), "planned": p, "metered": m,
+        code = centre.get(team, "shared")
+        rows.append({"team": team, "cost_center": code, "cost_center_name": _centre_name(inventory, code),
+                     "planned": p, "metered": m,
                      "variance": m - p, "variance_pct": ((m - p) / p).quantize(Decimal("0.0001")) if p else None})
     return Table(
         "plan_vs_actual",
         f"Plan vs actual, {quarter}",
-        (Column("team", "Team"), Column("cost_center", "Cost centre"), Column("planned", "Planned", "money"),
+        (Column("team", "Team"), Column("cost_center", "Cost centre"), NAME_COLUMN,
+         Column("planned", "Planned", "money"),
          Column("metered", "Metered", "money"), Column("variance", "Variance", "delta"),
          Column("variance_pct", "Variance %", "signed_pct")),
         tuple(rows),
@@ -570,6 +581,7 @@ def _by_team(inventory: Inventory, plan: PlanResult, previous: PlanResult | None
             {
                 "team": label.get(team, team),
                 "cost_center": "shared" if cc.startswith("_") else cc,
+                "cost_center_name": _centre_name(inventory, cc),
                 "current": now.get(team, ("", ZERO))[1],
                 "idle_share": idle.get(team, ZERO),
                 "previous": prev,
@@ -597,7 +609,7 @@ def _by_team(inventory: Inventory, plan: PlanResult, previous: PlanResult | None
     teams = Table(
         "teams",
         f"Cost by team, {quarter}",
-        (Column("team", "Team"), Column("cost_center", "Cost centre"), *money_cols),
+        (Column("team", "Team"), Column("cost_center", "Cost centre"), NAME_COLUMN, *money_cols),
         tuple(team_rows),
         total=total(team_rows, "team"),
         note="Basis: planned. Teams pay for the accelerator-hours they are planned to use at the rate of what "
@@ -607,7 +619,8 @@ def _by_team(inventory: Inventory, plan: PlanResult, previous: PlanResult | None
     centres: dict[str, dict[str, Any]] = {}
     for r in team_rows:
         row = centres.setdefault(
-            r["cost_center"], {"cost_center": r["cost_center"], **{c.key: ZERO for c in money_cols}}
+            r["cost_center"], {"cost_center": r["cost_center"], "cost_center_name": r["cost_center_name"],
+                               **{c.key: ZERO for c in money_cols}}
         )
         for c in money_cols:
             row[c.key] = None if r[c.key] is None or row[c.key] is None else row[c.key] + r[c.key]
@@ -615,7 +628,7 @@ def _by_team(inventory: Inventory, plan: PlanResult, previous: PlanResult | None
     return teams, Table(
         "cost_centers",
         f"Cost by cost centre, {quarter}",
-        (Column("cost_center", "Cost centre"), *money_cols),
+        (Column("cost_center", "Cost centre"), NAME_COLUMN, *money_cols),
         tuple(centre_rows),
         total=total(centre_rows, "cost_center"),
     )
@@ -920,6 +933,7 @@ def _budgets(inventory: Inventory, plan: PlanResult, quarter: str) -> Table:
         rows.append(
             {
                 "cost_center": b.cost_center,
+                "cost_center_name": _centre_name(inventory, b.cost_center),
                 "budget": cents(b.usd),
                 "forecast": spend,
                 "variance": spend - cents(b.usd),
@@ -941,6 +955,7 @@ def _budgets(inventory: Inventory, plan: PlanResult, quarter: str) -> Table:
         f"Budget variance by cost centre, {quarter}",
         (
             Column("cost_center", "Cost centre"),
+            NAME_COLUMN,
             Column("budget", "Budget", "money"),
             Column("forecast", "Forecast", "money"),
             Column("variance", "Variance", "delta"),

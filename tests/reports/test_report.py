@@ -451,3 +451,41 @@ def test_break_even_and_expected_utilisation_of_each_commitment_to_approve(
     assert shown["p5.48xlarge"][6:8] == [pct(block["break_even"]), pct(block["expected"])]
     assert shown["dgx-b200"][6:8] == [pct(b200["break_even"]), pct(b200["expected"])]
     assert dom_table(stored_dom, "commitments_to_approve")[1][:2] == ["aws-us-east-1", "p5.48xlarge"]
+
+
+@needs_chromium
+def test_cost_centre_names_beside_their_codes(inventory: Inventory, stored: ReportData, stored_dom: str,
+                                               tmp_path: Path) -> None:
+    """Issue 18: the report showed cost-centre codes only; names come from policy.cost_center_names."""
+    names = inventory.policy.cost_center_names
+    assert names["CC-1001"] == "Foundation models"  # inventory/org.yaml
+    for name in ("cost_centers", "teams", "budget_variance"):
+        table = stored.table(name)
+        assert [c.key for c in table.columns].index("cost_center_name") == [c.key for c in table.columns].index(
+            "cost_center") + 1
+        assert all(r["cost_center_name"] == names.get(r["cost_center"], "") for r in table.rows)
+        cells = dom_table(stored_dom, name)
+        at = cells[0].index("Cost centre")
+        assert cells[0][at + 1] == "Cost centre name"
+        assert all(c[at + 1] == names[c[at]] for c in cells[1:-1] if c[at] in names)
+    budget_codes = [r["cost_center"] for r in stored.table("budget_variance").rows]
+    write_report(stored, tmp_path, RenderOptions(formats=("csv", "xlsx")))
+    csv_rows = (tmp_path / "budget_variance.csv").read_text().splitlines()
+    assert csv_rows[0].startswith("cost_center,cost_center_name,")
+    assert csv_rows[1].startswith(f"{budget_codes[0]},{names[budget_codes[0]]},")
+    sheet = load_workbook(tmp_path / "report.xlsx")["Cost centers"]
+    assert (sheet.cell(1, 2).value, sheet.cell(2, 2).value) == ("Cost centre name", names[sheet.cell(2, 1).value])
+
+
+def test_a_name_for_an_unknown_cost_centre_is_a_located_error(tmp_path: Path) -> None:
+    inv = tmp_path / "inventory"
+    shutil.copytree(INVENTORY, inv)
+    org = (inv / "org.yaml").read_text()
+    (inv / "org.yaml").write_text(org.replace("    CC-3001: ML platform", "    CC-3010: ML platform"))
+    result = runner.invoke(app, ["validate", str(inv)])
+    assert result.exit_code == 1
+    line = 1 + (inv / "org.yaml").read_text().splitlines().index("    CC-3010: ML platform")
+    output = " ".join(result.output.split())
+    assert f"org.yaml:{line}" in output
+    assert "cost centre `CC-3010` is not the cost centre of any team or budget" in output
+    assert "Did you mean `CC-3001`?" in output
