@@ -1,22 +1,29 @@
-"""Charts as inline SVG, written by hand: no network, no plotting dependency, deterministic output."""
+"""Charts as inline SVG, written by hand: no network, no plotting dependency, deterministic output.
+
+Layout, top to bottom: the legend (rows of four, above the plot so nothing overlaps it), the plot with its y-axis
+title (unit and basis) on the left, then the x labels, horizontal and wrapped onto lines that fit their slot."""
 
 from __future__ import annotations
 
+import re
 from html import escape
 
 from quartermaster.reports.finance.data import Chart
 
 PALETTE = ("#1f4e79", "#2e86c1", "#76b7b2", "#f28e2b", "#e15759", "#59a14f", "#b07aa1", "#9c755f", "#bab0ac")
-WIDTH, HEIGHT = 760, 300
-LEFT, RIGHT, TOP, BOTTOM = 80, 20, 20, 70
+WIDTH, PLOT_HEIGHT = 760, 230
+LEFT, RIGHT = 96, 20
+LEGEND_ROW, LEGEND_PER_ROW, LEGEND_ITEM = 20, 4, 160
+LABEL_LINE = 14
+CHAR_WIDTH = 6.2  # average width of an 11 px sans-serif character, to wrap x labels
 
 
 def _nice_max(value: float) -> float:
-    """A round axis maximum at or above `value`."""
+    """A round axis maximum at or above `value` (1, 1.5, 2, 2.5, 3, 4, 5, 6 or 8 times a power of ten)."""
     if value <= 0:
         return 1.0
-    magnitude = 10 ** (len(str(int(value))) - 1)
-    for step in (1, 2, 2.5, 5, 10):
+    magnitude = 10 ** (len(str(int(value))) - 1) if value >= 1 else 1
+    for step in (1, 1.5, 2, 2.5, 3, 4, 5, 6, 8, 10):
         if step * magnitude >= value:
             return step * magnitude
     return 10.0 * magnitude
@@ -27,65 +34,69 @@ def _tick(value: float, unit: str) -> str:
         return f"{value * 100:.0f}%"
     if unit == "USD":
         return f"${value / 1e6:g}M" if value >= 1e6 else f"${value / 1e3:g}k" if value >= 1e3 else f"${value:g}"
-    return f"{value:,.0f}"
+    return f"{value:,.0f}" if value == int(value) else f"{value:,.1f}"
 
 
-def _frame(chart: Chart, top: float) -> list[str]:
-    plot_h = HEIGHT - TOP - BOTTOM
-    out = [
-        f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {WIDTH} {HEIGHT + 24 * ((len(chart.series) + 3) // 4)}" '
-        f'role="img" aria-label="{escape(chart.title)}" class="chart" font-family="sans-serif" font-size="11">'
-    ]
-    for i in range(5):
-        value = top * i / 4
-        y = TOP + plot_h - plot_h * i / 4
-        out.append(f'<line x1="{LEFT}" y1="{y:.1f}" x2="{WIDTH - RIGHT}" y2="{y:.1f}" stroke="#ddd"/>')
-        out.append(
-            f'<text x="{LEFT - 6}" y="{y + 4:.1f}" text-anchor="end" fill="#555">{_tick(value, chart.unit)}</text>'
-        )
-    return out
-
-
-def _legend(chart: Chart) -> list[str]:
-    out = []
-    for i, s in enumerate(chart.series):
-        x, y = LEFT + (i % 4) * 170, HEIGHT + 4 + 24 * (i // 4)
-        out.append(f'<rect x="{x}" y="{y}" width="12" height="12" fill="{PALETTE[i % len(PALETTE)]}"/>')
-        out.append(f'<text x="{x + 18}" y="{y + 10}" fill="#333">{escape(s.name)}</text>')
-    return out
-
-
-def _x_labels(chart: Chart, centre: list[float]) -> list[str]:
-    y = HEIGHT - BOTTOM + 14
-    rotate = len(chart.categories) > 8 or max((len(c) for c in chart.categories), default=0) > 10
-    out = []
-    for label, x in zip(chart.categories, centre, strict=True):
-        if rotate:
-            out.append(
-                f'<text x="{x:.1f}" y="{y}" text-anchor="end" transform="rotate(-30 {x:.1f} {y})" '
-                f'fill="#333">{escape(label)}</text>'
-            )
+def wrap(label: str, width: float) -> list[str]:
+    """A label broken into lines of at most `width` pixels: at spaces, then after hyphens, then anywhere."""
+    most = max(1, int(width / CHAR_WIDTH))
+    pieces: list[tuple[str, str]] = []  # (piece, joiner to the piece before it)
+    for word in label.split():
+        parts = re.findall(r"[^-]+-?|-", word) if len(word) > most else [word]
+        for i, part in enumerate(p for whole in parts for p in _chunks(whole, most)):
+            pieces.append((part, " " if i == 0 else ""))
+    lines: list[str] = []
+    for piece, joiner in pieces:
+        if lines and len(lines[-1]) + len(joiner) + len(piece) <= most:
+            lines[-1] += joiner + piece
         else:
-            out.append(f'<text x="{x:.1f}" y="{y}" text-anchor="middle" fill="#333">{escape(label)}</text>')
-    return out
+            lines.append(piece)
+    return lines or [""]
+
+
+def _chunks(text: str, most: int) -> list[str]:
+    return [text[i:i + most] for i in range(0, len(text), most)] or [""]
 
 
 def render_svg(chart: Chart) -> str:
     """One chart as an SVG element."""
     n = max(1, len(chart.categories))
-    plot_w, plot_h = WIDTH - LEFT - RIGHT, HEIGHT - TOP - BOTTOM
+    plot_w = WIDTH - LEFT - RIGHT
     slot = plot_w / n
+    labels = [wrap(c, slot - 6) for c in chart.categories]
+    legend_h = LEGEND_ROW * -(-len(chart.series) // LEGEND_PER_ROW)
+    top = legend_h + 14
+    bottom = top + PLOT_HEIGHT
+    height = bottom + 8 + LABEL_LINE * max((len(lines) for lines in labels), default=1) + 6
     centre = [LEFT + slot * (i + 0.5) for i in range(n)]
     if chart.kind == "stacked":
         peak = max((sum(s.values[i] for s in chart.series) for i in range(len(chart.categories))), default=0.0)
     else:
         peak = max((v for s in chart.series for v in s.values), default=0.0)
-    top = 1.0 if chart.unit == "%" and peak <= 1 else _nice_max(peak)
-    out = _frame(chart, top)
+    axis_max = 1.0 if chart.unit == "%" and peak <= 1 else _nice_max(peak)
 
     def y_of(value: float) -> float:
-        return TOP + plot_h - plot_h * value / top
+        return bottom - PLOT_HEIGHT * value / axis_max
 
+    out = [
+        f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {WIDTH} {height}" role="img" '
+        f'aria-label="{escape(chart.title)}" class="chart" font-family="sans-serif" font-size="11">'
+    ]
+    for i, s in enumerate(chart.series):
+        x, y = LEFT + (i % LEGEND_PER_ROW) * LEGEND_ITEM, 2 + LEGEND_ROW * (i // LEGEND_PER_ROW)
+        out.append(f'<g class="legend"><rect x="{x}" y="{y}" width="12" height="12" '
+                   f'fill="{PALETTE[i % len(PALETTE)]}"/><text x="{x + 18}" y="{y + 10}" fill="#333">'
+                   f"{escape(s.name)}</text></g>")
+    out.append(f'<rect class="plot" x="{LEFT}" y="{top}" width="{plot_w}" height="{PLOT_HEIGHT}" fill="none"/>')
+    for i in range(5):
+        value = axis_max * i / 4
+        y = y_of(value)
+        out.append(f'<line x1="{LEFT}" y1="{y:.1f}" x2="{WIDTH - RIGHT}" y2="{y:.1f}" stroke="#ddd"/>')
+        out.append(f'<text x="{LEFT - 6}" y="{y + 4:.1f}" text-anchor="end" fill="#555">'
+                   f"{_tick(value, chart.unit)}</text>")
+    middle = (top + bottom) / 2
+    out.append(f'<text class="y-title" x="14" y="{middle:.1f}" text-anchor="middle" fill="#333" '
+               f'transform="rotate(-90 14 {middle:.1f})">{escape(chart.y_title)}</text>')
     if chart.kind == "stacked":
         for i in range(len(chart.categories)):
             base = 0.0
@@ -120,8 +131,11 @@ def render_svg(chart: Chart) -> str:
                     f'<circle cx="{centre[i]:.1f}" cy="{y_of(v):.1f}" r="3.5" fill="{PALETTE[k % len(PALETTE)]}">'
                     f"<title>{escape(s.name)} {escape(chart.categories[i])}: {_tick(v, chart.unit)}</title></circle>"
                 )
-    out.append(f'<line x1="{LEFT}" y1="{y_of(0):.1f}" x2="{WIDTH - RIGHT}" y2="{y_of(0):.1f}" stroke="#333"/>')
-    out += _x_labels(chart, centre)
-    out += _legend(chart)
+    out.append(f'<line x1="{LEFT}" y1="{bottom:.1f}" x2="{WIDTH - RIGHT}" y2="{bottom:.1f}" stroke="#333"/>')
+    for lines, x in zip(labels, centre, strict=True):
+        spans = "".join(f'<tspan x="{x:.1f}" dy="{0 if j == 0 else LABEL_LINE}">{escape(line)}</tspan>'
+                        for j, line in enumerate(lines))
+        out.append(f'<text class="x-label" x="{x:.1f}" y="{bottom + 8 + LABEL_LINE - 3:.1f}" text-anchor="middle" '
+                   f'fill="#333">{spans}</text>')
     out.append("</svg>")
     return "\n".join(out)

@@ -155,6 +155,10 @@ class Chart:
     series: tuple[ChartSeries, ...]
     unit: str
     kind: Literal["stacked", "grouped", "lines"]
+    y_title: str = ""
+    """y_title: the y axis's title: what is measured, its unit and basis."""
+    caption: str = ""
+    """caption: a sentence under the chart saying what it shows."""
 
 
 @dataclass(frozen=True)
@@ -174,6 +178,9 @@ class ReportData:
 
     def table(self, name: str) -> Table:
         return next(t for t in self.tables if t.name == name)
+
+    def chart(self, name: str) -> Chart:
+        return next(c for c in self.charts if c.name == name)
 
     def to_json(self, generated: dt.date | None = None) -> str:
         """Sorted, indented JSON; money as decimal strings; `generated` the day the report was written (None:
@@ -1065,7 +1072,11 @@ def _charts(plan: PlanResult, quarters: list[str], tables: list[Table]) -> tuple
     models = [c for c in spend.columns if c.kind == "money" and c.key != "total"]
     coverage = next(t for t in tables if t.name == "coverage")
     demand = next(t for t in tables if t.name == "demand_vs_capacity")
-    labels = tuple(f"{r['accelerator']} @ {r['site']}" for r in demand.rows)
+    accelerators = sorted({r["accelerator"] for r in demand.rows})
+
+    def per_accelerator_total(key: str) -> tuple[float, ...]:
+        return tuple(float(sum((r[key] for r in demand.rows if r["accelerator"] == a), ZERO)) for a in accelerators)
+
     return (
         Chart(
             "spend",
@@ -1074,30 +1085,37 @@ def _charts(plan: PlanResult, quarters: list[str], tables: list[Table]) -> tuple
             tuple(ChartSeries(c.label, tuple(float(r[c.key]) for r in spend.rows)) for c in models),
             "USD",
             "stacked",
+            "USD per quarter (planned)",
+            "Basis: planned. Each bar is a quarter's expected cost, split by pricing model.",
         ),
         Chart(
             "coverage",
             "Coverage, utilisation and effective savings rate",
             tuple(quarters),
             (
-                ChartSeries("coverage", tuple(float(r["coverage"]) for r in coverage.rows)),
-                ChartSeries("utilisation", tuple(float(r["utilisation"]) for r in coverage.rows)),
+                ChartSeries("coverage ($)", tuple(float(r["coverage"]) for r in coverage.rows)),
+                ChartSeries("utilisation ($)", tuple(float(r["utilisation"]) for r in coverage.rows)),
                 ChartSeries("effective savings rate", tuple(float(r["esr"]) for r in coverage.rows)),
             ),
             "%",
             "lines",
+            "% of USD (planned)",
+            "Basis: planned. Coverage and utilisation measured in dollars (FinOps Foundation), as in the table.",
         ),
         Chart(
             "demand",
-            "Demand vs capacity (accelerators)",
-            labels,
+            f"Demand vs capacity per accelerator, all sites, {demand.title.rsplit(', ', 1)[-1]}",
+            tuple(accelerators),
             (
-                ChartSeries("demand p50", tuple(float(r["p50"]) for r in demand.rows)),
-                ChartSeries("demand p90", tuple(float(r["p90"]) for r in demand.rows)),
-                ChartSeries("pools today", tuple(float(r["pools"]) for r in demand.rows)),
-                ChartSeries("new commitments", tuple(float(r["new_committed"]) for r in demand.rows)),
+                ChartSeries("demand p50", per_accelerator_total("p50")),
+                ChartSeries("demand p90", per_accelerator_total("p90")),
+                ChartSeries("pools today", per_accelerator_total("pools")),
+                ChartSeries("new commitments", per_accelerator_total("new_committed")),
             ),
             "accelerators",
             "grouped",
+            "Accelerators (average concurrent)",
+            "All sites together per accelerator: demand without a site may run at any site the team may use, so "
+            "it is compared with the capacity of every site. The table below splits both by site.",
         ),
     )

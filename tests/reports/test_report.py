@@ -23,6 +23,8 @@ from quartermaster.loader import load
 from quartermaster.model import Inventory
 from quartermaster.reports.filters import money, pct
 from quartermaster.reports.finance import ReportData, build_report, find_chromium, print_pdf, render_html, render_xlsx
+from quartermaster.reports.finance.charts import render_svg
+from quartermaster.reports.finance.data import Chart, ChartSeries
 from quartermaster.reports.finance.render import RenderOptions, chromium_command, render_json, write_report
 from quartermaster.reports.finance.sources import NOT_A_CHECKOUT, inventory_revision
 from quartermaster.reports.focus import plan_focus_rows
@@ -489,3 +491,62 @@ def test_a_name_for_an_unknown_cost_centre_is_a_located_error(tmp_path: Path) ->
     assert f"org.yaml:{line}" in output
     assert "cost centre `CC-3010` is not the cost centre of any team or budget" in output
     assert "Did you mean `CC-3001`?" in output
+
+
+LAYOUT_SCRIPT = """<script>
+const charts = [...document.querySelectorAll("svg.chart")].map(svg => {
+  const box = e => { const r = e.getBoundingClientRect(); return [r.left, r.top, r.right, r.bottom]; };
+  return {plot: box(svg.querySelector("rect.plot")), texts: [...svg.querySelectorAll(".x-label, .legend, .y-title")]
+          .map(e => ({kind: e.getAttribute("class"), text: e.textContent, box: box(e)}))};
+});
+document.body.insertAdjacentHTML("beforeend", "<pre id='layout'>" + JSON.stringify(charts) + "</pre>");
+</script>"""
+
+
+def overlap(a: list[float], b: list[float]) -> bool:
+    return a[0] < b[2] - 0.5 and b[0] < a[2] - 0.5 and a[1] < b[3] - 0.5 and b[1] < a[3] - 0.5
+
+
+@needs_chromium
+def test_chart_labels_do_not_overlap_each_other_the_legend_or_the_plot(stored: ReportData, tmp_path: Path) -> None:
+    """Issue 18: rotated x labels overlapped each other and the legend, and the y axes had no unit. Chromium lays
+    the page out; a script reads back each label's, legend entry's and axis title's box."""
+    import json
+    html = tmp_path / "report.html"
+    # and the old demand chart's eleven long "accelerator @ site" labels, which must wrap instead of colliding
+    crowded = Chart("crowded", "Crowded", tuple(f"{a} @ {s}" for a in ("H100-80GB", "TPU-v6e") for s in (
+        "any site", "aws-us-east-1", "azure-eastus", "gcp-us-east4", "gcp-us-east5", "onprem-sjc"))[:11],
+        tuple(ChartSeries(f"series {k}", tuple(float(i * k) for i in range(11))) for k in range(1, 6)),
+        "accelerators", "grouped", "Accelerators (average concurrent)")
+    page = render_html(stored).replace("</body>", f'<div style="width:900px">{render_svg(crowded)}</div>'
+                                       + LAYOUT_SCRIPT + "</body>")
+    html.write_text(page, encoding="utf-8")
+    found = re.search(r"<pre id=\"layout\">(.*?)</pre>", dump_dom(html), re.S)
+    assert found
+    charts = json.loads(found.group(1).replace("&quot;", '"').replace("&amp;", "&"))
+    assert len(charts) == len(stored.charts) + 1 == 4
+    for chart, data in zip(charts, (*stored.charts, crowded), strict=True):
+        texts = chart["texts"]
+        assert [t["text"] for t in texts if t["kind"] == "y-title"] == [data.y_title]
+        assert len([t for t in texts if t["kind"] == "x-label"]) == len(data.categories)
+        for i, a in enumerate(texts):
+            assert a["box"][2] > a["box"][0], a  # laid out, not empty
+            assert not overlap(a["box"], chart["plot"]), (data.name, a)
+            for b in texts[i + 1:]:
+                assert not overlap(a["box"], b["box"]), (data.name, a, b)
+    titles = {c.name: c.y_title for c in stored.charts}
+    assert titles == {"spend": "USD per quarter (planned)", "coverage": "% of USD (planned)",
+                      "demand": "Accelerators (average concurrent)"}
+
+
+def test_demand_chart_compares_all_sites_per_accelerator(stored: ReportData) -> None:
+    """Issue 18: demand "any site" was drawn beside per-site capacity. The chart adds up every site per
+    accelerator, from the per-site table."""
+    table, chart = stored.table("demand_vs_capacity"), stored.chart("demand")
+    accelerators = sorted({r["accelerator"] for r in table.rows})
+    assert chart.categories == tuple(accelerators)
+    series = {s.name: s.values for s in chart.series}
+    for key, name in (("p50", "demand p50"), ("p90", "demand p90"), ("pools", "pools today"),
+                      ("new_committed", "new commitments")):
+        assert series[name] == tuple(float(sum(r[key] for r in table.rows if r["accelerator"] == a))
+                                     for a in accelerators)
