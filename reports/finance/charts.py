@@ -83,9 +83,9 @@ def render_svg(chart: Chart) -> str:
         f'aria-label="{escape(chart.title)}" class="chart" font-family="sans-serif" font-size="11">'
     ]
     for i, s in enumerate(chart.series):
-        x, y = LEFT + (i % LEGEND_PER_ROW) * LEGEND_ITEM, 2 + LEGEND_ROW * (i // LEGEND_PER_ROW)
-        out.append(f'<g class="legend"><rect x="{x}" y="{y}" width="12" height="12" '
-                   f'fill="{PALETTE[i % len(PALETTE)]}"/><text x="{x + 18}" y="{y + 10}" fill="#333">'
+        lx, ly = LEFT + (i % LEGEND_PER_ROW) * LEGEND_ITEM, 2 + LEGEND_ROW * (i // LEGEND_PER_ROW)
+        out.append(f'<g class="legend"><rect x="{lx}" y="{ly}" width="12" height="12" '
+                   f'fill="{PALETTE[i % len(PALETTE)]}"/><text x="{lx + 18}" y="{ly + 10}" fill="#333">'
                    f"{escape(s.name)}</text></g>")
     out.append(f'<rect class="plot" x="{LEFT}" y="{top}" width="{plot_w}" height="{PLOT_HEIGHT}" fill="none"/>')
     for i in range(5):
