@@ -121,6 +121,11 @@ def render_svg(chart: Chart) -> str:
                     f"<title>{escape(s.name)}: {_tick(s.values[i], chart.unit)}</title></rect>"
                 )
     else:
+        if chart.kind == "band" and len(chart.series) > 1:
+            edge = [(centre[i], y_of(v)) for i, v in enumerate(chart.series[0].values)]
+            edge += [(centre[i], y_of(v)) for i, v in reversed(list(enumerate(chart.series[-1].values)))]
+            out.append(f'<polygon class="band" points="{" ".join(f"{x:.1f},{y:.1f}" for x, y in edge)}" '
+                       f'fill="{PALETTE[1]}" fill-opacity="0.18" stroke="none"/>')
         for k, s in enumerate(chart.series):
             points = " ".join(f"{centre[i]:.1f},{y_of(v):.1f}" for i, v in enumerate(s.values))
             out.append(

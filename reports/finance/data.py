@@ -154,7 +154,8 @@ class Chart:
     categories: tuple[str, ...]
     series: tuple[ChartSeries, ...]
     unit: str
-    kind: Literal["stacked", "grouped", "lines"]
+    kind: Literal["stacked", "grouped", "lines", "band"]
+    """kind: `band` draws lines and shades the area between the first and the last series."""
     y_title: str = ""
     """y_title: the y axis's title: what is measured, its unit and basis."""
     caption: str = ""
@@ -294,6 +295,7 @@ def build_report(inventory: Inventory, plan: PlanResult, quarter: str | None = N
     tables.append(demand)
     risk, p90_cost = _risk(inventory, plan, quarter)
     tables.append(risk)
+    tables.append(_cost_band(inventory, plan, quarters))
     tables.append(_unmet(plan))
     budget = _budgets(inventory, plan, quarter)
     tables.append(budget)
@@ -899,6 +901,45 @@ def _risk(inventory: Inventory, plan: PlanResult, quarter: str) -> tuple[Table, 
     return table, expected + exposure
 
 
+FLEXIBLE_MODELS = ("on-demand", "spot", "flex-start")
+"""Spend that shrinks when demand does (capacity blocks and commitments are paid whether used or not)."""
+
+
+def _cost_band(inventory: Inventory, plan: PlanResult, quarters: list[str]) -> Table:
+    """Cost per quarter at p10, expected and at p90 demand (basis: exposure).
+
+    p90: the risk table's figure (the accelerator-hours above p50 bought on demand). p10: the planner fits a normal
+    to p50/p90 (`planner.data.quantile_curve`), symmetric about p50, so p10 = max(0, p50 - (p90 - p50)); the
+    accelerator-hours below p50 are taken off at the cheapest on-demand rate, at most the quarter's on-demand, spot
+    and flex-start spend (commitments and capacity blocks are paid whether used or not)."""
+    rates = cheapest_on_demand_per_accelerator(inventory)
+    rows: list[dict[str, Any]] = []
+    for q in quarters:
+        hours = Decimal(quarter_hours(q))
+        below = ZERO
+        for d in inventory.demand:
+            if d.period == q and not d.scenario and d.p90 is not None and d.accelerator in rates:
+                p50, p90 = Decimal(str(d.p50)), Decimal(str(d.p90))
+                below += (p50 - max(ZERO, p50 - (p90 - p50))) * hours * rates[d.accelerator]
+        flexible = sum((r.usd for r in plan.cost_by_quarter if r.quarter == q and r.pricing_model in FLEXIBLE_MODELS),
+                       ZERO)
+        expected = quarter_cost(plan, q)
+        _, p90_cost = _risk(inventory, plan, q)
+        rows.append({"quarter": q, "p10": expected - cents(min(below, flexible)), "expected": expected,
+                     "p90": p90_cost})
+    return Table(
+        "cost_band",
+        "Cost per quarter at p10 and p90 demand",
+        (Column("quarter", "Quarter"), Column("p10", "At p10 demand", "money"),
+         Column("expected", "Expected (planned)", "money"), Column("p90", "At p90 demand", "money")),
+        tuple(rows),
+        note="Basis: exposure around the planned cost. At p90 demand: the accelerator-hours above p50 bought on "
+        "demand at the cheapest on-demand rate (the risk table). At p10 demand (p10 = p50 - (p90 - p50), the "
+        "planner's normal fit): the accelerator-hours below p50 no longer bought, at the cheapest on-demand rate, at "
+        "most the quarter's on-demand, spot and flex-start spend; commitments and capacity blocks are paid anyway.",
+    )
+
+
 def _unmet(plan: PlanResult) -> Table:
     rows = [
         {
@@ -1072,6 +1113,7 @@ def _charts(plan: PlanResult, quarters: list[str], tables: list[Table]) -> tuple
     models = [c for c in spend.columns if c.kind == "money" and c.key != "total"]
     coverage = next(t for t in tables if t.name == "coverage")
     demand = next(t for t in tables if t.name == "demand_vs_capacity")
+    band = next(t for t in tables if t.name == "cost_band")
     accelerators = sorted({r["accelerator"] for r in demand.rows})
 
     def per_accelerator_total(key: str) -> tuple[float, ...]:
@@ -1088,6 +1130,7 @@ def _charts(plan: PlanResult, quarters: list[str], tables: list[Table]) -> tuple
             "USD per quarter (planned)",
             "Basis: planned. Each bar is a quarter's expected cost, split by pricing model.",
         ),
+
         Chart(
             "coverage",
             "Coverage, utilisation and effective savings rate",
@@ -1117,5 +1160,17 @@ def _charts(plan: PlanResult, quarters: list[str], tables: list[Table]) -> tuple
             "Accelerators (average concurrent)",
             "All sites together per accelerator: demand without a site may run at any site the team may use, so "
             "it is compared with the capacity of every site. The table below splits both by site.",
+        ),
+        Chart(
+            "band",
+            "Cost per quarter, p10 to p90 demand",
+            tuple(quarters),
+            tuple(ChartSeries(label, tuple(float(r[key]) for r in band.rows)) for key, label in (
+                ("p10", "at p10 demand"), ("expected", "expected (planned)"), ("p90", "at p90 demand"))),
+            "USD",
+            "band",
+            "USD per quarter (exposure)",
+            "Shaded: from the cost at p10 demand to the cost at p90 demand (basis: exposure); the line between is "
+            "the planned cost. How each bound is estimated: the table below.",
         ),
     )

@@ -168,7 +168,7 @@ def test_chromium_shows_the_headline_figures_and_takes_a_screenshot(stored: Repo
     for figure in (money(want["spend"]), money(want["spend_four"]), money(want["savings"]), pct(want["rate"]),
                    money(want["liability"])):
         assert figure in dom, figure
-    assert dom.count("<svg") == 3  # spend, coverage, demand vs capacity
+    assert dom.count("<svg") == 4  # spend, cost band, coverage, demand vs capacity
     assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and shot.stat().st_size > 20_000
 
 
@@ -524,7 +524,7 @@ def test_chart_labels_do_not_overlap_each_other_the_legend_or_the_plot(stored: R
     found = re.search(r"<pre id=\"layout\">(.*?)</pre>", dump_dom(html), re.S)
     assert found
     charts = json.loads(found.group(1).replace("&quot;", '"').replace("&amp;", "&"))
-    assert len(charts) == len(stored.charts) + 1 == 4
+    assert len(charts) == len(stored.charts) + 1 == 5
     for chart, data in zip(charts, (*stored.charts, crowded), strict=True):
         texts = chart["texts"]
         assert [t["text"] for t in texts if t["kind"] == "y-title"] == [data.y_title]
@@ -535,8 +535,8 @@ def test_chart_labels_do_not_overlap_each_other_the_legend_or_the_plot(stored: R
             for b in texts[i + 1:]:
                 assert not overlap(a["box"], b["box"]), (data.name, a, b)
     titles = {c.name: c.y_title for c in stored.charts}
-    assert titles == {"spend": "USD per quarter (planned)", "coverage": "% of USD (planned)",
-                      "demand": "Accelerators (average concurrent)"}
+    assert titles == {"spend": "USD per quarter (planned)", "band": "USD per quarter (exposure)",
+                      "coverage": "% of USD (planned)", "demand": "Accelerators (average concurrent)"}
 
 
 def test_demand_chart_compares_all_sites_per_accelerator(stored: ReportData) -> None:
@@ -550,3 +550,29 @@ def test_demand_chart_compares_all_sites_per_accelerator(stored: ReportData) -> 
                       ("new_committed", "new commitments")):
         assert series[name] == tuple(float(sum(r[key] for r in table.rows if r["accelerator"] == a))
                                      for a in accelerators)
+
+
+@needs_chromium
+def test_p10_to_p90_cost_band_per_quarter(inventory: Inventory, stored: ReportData, stored_dom: str) -> None:
+    """Issue 18: one p90 figure instead of a band over time. The band's p90 is the risk table's figure; p10 takes
+    the accelerator-hours below p50 off the quarter's on-demand, spot and flex-start spend."""
+    from quartermaster.pricing import cheapest_on_demand_per_accelerator
+    from quartermaster.units import quarter_hours
+    plan = planner.load_result(DATA / "plan")
+    band = {r["quarter"]: r for r in stored.table("cost_band").rows}
+    assert list(band) == list(plan.quarters)
+    assert band[stored.summary.quarter]["p90"] == stored.summary.p90_cost  # the headline's p90 figure
+    rates = cheapest_on_demand_per_accelerator(inventory)
+    for q, row in band.items():
+        assert row["p10"] <= row["expected"] <= row["p90"]
+        below = sum((Decimal(str(d.p50)) - max(Decimal(0), 2 * Decimal(str(d.p50)) - Decimal(str(d.p90))))
+                    * quarter_hours(q) * rates[d.accelerator] for d in inventory.demand
+                    if d.period == q and d.p90 is not None and not d.scenario and d.accelerator in rates)
+        flexible = sum(r.usd for r in plan.cost_by_quarter if r.quarter == q and r.pricing_model in (
+            "on-demand", "spot", "flex-start"))
+        assert row["p10"] == row["expected"] - min(below, flexible).quantize(CENT)
+    svg = re.search(r'<svg[^>]*aria-label="Cost per quarter, p10 to p90 demand".*?</svg>', stored_dom, re.S)
+    assert svg and svg.group(0).count('<polygon class="band"') == 1
+    cells = dom_table(stored_dom, "cost_band")
+    assert cells[0] == ["Quarter", "At p10 demand", "Expected (planned)", "At p90 demand"]
+    assert cells[1] == [plan.quarters[0], *(money(band[plan.quarters[0]][k]) for k in ("p10", "expected", "p90"))]
