@@ -1,5 +1,6 @@
 """`qm codeowners [PATH]`: write CODEOWNERS so team owners review their team files and finance reviews
-prices, commitments and policy. `--check` exits 1 when the file is stale (for CI and pre-commit)."""
+everything else in the inventory (clusters, prices, commitments, policy, any new file) and the code that judges
+it. `--check` exits 1 when the file is stale (for CI and pre-commit)."""
 
 from __future__ import annotations
 
@@ -28,14 +29,14 @@ def command(
     ),
     check: bool = typer.Option(False, "--check", help="Write nothing; exit 1 if the file is not up to date."),
 ) -> None:
-    """Generate CODEOWNERS from team owners and policy.finance_approvers."""
+    """Generate CODEOWNERS from team owners and policy.finance_approvers (the rest of the inventory and the code)."""
     # imported when run, so that `qm --help` stays fast
     from quartermaster.reports.quota_diff.codeowners import render_codeowners
     result = load_or_exit(path)
     root = _repo_root(path)
     target = output or Path(os.path.relpath(root / ".github" / "CODEOWNERS"))
     existing = target.read_text(encoding="utf-8") if target.exists() else ""
-    text = render_codeowners(result, root, existing)
+    text = render_codeowners(result, root, path, existing)
     if check:
         if text != existing:
             raise ProblemsFound(f"{target} is not up to date with the inventory. Run `qm codeowners` and commit it.")

@@ -254,7 +254,8 @@ def approvals(
 ) -> tuple[Approval, ...]:
     """The owners of every team whose quotas change (a team whose chargeback only moves is told, not asked), then
     the finance approvers when a money check did not pass or a money section (`FINANCE_SECTIONS`: clusters and
-    pools, commitments, prices, policy) changed, whatever it costs."""
+    pools, commitments, prices, policy) changed, whatever it costs. The finance approvers are the base's (a change
+    cannot name its own judges), or the head's when the base has none."""
     reasons: dict[str, list[str]] = {}
     for team in diff.teams:
         if not team.quota_changed:
@@ -264,7 +265,7 @@ def approvals(
     money = [v for v in found if v.check in ("finance-approval", "over-budget") and v.status != "pass"]
     sections = [s for s in FINANCE_SECTIONS if getattr(base, s) != getattr(head, s)]
     if money or sections:
-        for approver in head.policy.finance_approvers:
+        for approver in base.policy.finance_approvers or head.policy.finance_approvers:
             reasons.setdefault(approver, []).extend(FINANCE_REASONS[v.check].format(v.subject) for v in money)
             reasons[approver].extend(f"changes {section}" for section in sections)
     return tuple(Approval(who, tuple(why)) for who, why in reasons.items())
