@@ -64,27 +64,42 @@ def test_workflow_runs_the_quota_review_steps() -> None:
     diff_job = flow["jobs"]["quota-diff"]
     assert diff_job["needs"] == "changes" and diff_job["if"] == "needs.changes.outputs.inventory == 'true'"
     steps = diff_job["steps"]
-    checkout = next(s for s in steps if s.get("uses", "").startswith("actions/checkout@"))
-    assert checkout["with"]["fetch-depth"] == 0
+    # issue 19: the tool that judges the pull request is the base branch's. Two checkouts: the base branch's code
+    # in tool/ (installed and run), the pull request in pr/ (read as data: inventory, CODEOWNERS, git history)
+    checkouts = {s["with"]["path"]: s["with"] for s in steps if s.get("uses", "").startswith("actions/checkout@")}
+    assert set(checkouts) == {"tool", "pr"}
+    assert checkouts["tool"]["ref"] == "${{ github.base_ref }}" and "ref" not in checkouts["pr"]
+    assert checkouts["pr"]["fetch-depth"] == 0  # qm diff reads origin/<base> from the pull request's clone
+    assert not any(c.get("persist-credentials", True) for c in checkouts.values())
+    assert diff_job["defaults"]["run"]["working-directory"] == "pr"
     python = next(s for s in steps if s.get("uses", "").startswith("actions/setup-python@"))
     assert python["with"]["python-version"] == "3.11"
-    # issue 19: the install is cached on the pinned versions, and the actions are their Node 24 majors
-    assert python["with"]["cache"] == "pip" and "constraints.txt" in python["with"]["cache-dependency-path"]
+    # the install is cached on the base branch's pinned versions; the actions are their Node 24 majors
+    assert python["with"]["cache"] == "pip"
+    assert python["with"]["cache-dependency-path"].split() == ["tool/constraints.txt", "tool/pyproject.toml"]
     uses = {s["uses"].split("@")[0]: s["uses"].split("@")[1] for s in steps if "uses" in s}
     assert uses == {"actions/checkout": "v6", "actions/setup-python": "v6", "actions/github-script": "v8"}
     runs = [s.get("run", "") for s in steps]
     readme = (REPO / "README.md").read_text(encoding="utf-8")
     setup = re.search(r"```bash\n(python3 -m venv[^\n]*)\n```", readme).group(1)  # type: ignore[union-attr]
-    install = next(r for r in runs if "pip install" in r)
+    installs = [s for s in steps if "pip install" in s.get("run", "")]
+    assert len(installs) == 1 and installs[0]["working-directory"] == "tool", "only the base branch is installed"
+    install = installs[0]["run"]
     # The PR job installs as the README does, minus the test extra: validate and diff need no cloud SDKs.
     assert setup.startswith(install.replace(" -e .", " -e '.[test]'")), "the workflow installs as the README does"
     assert "-c constraints.txt" in install
-    assert ".venv/bin/qm validate inventory/" in runs
-    assert '.venv/bin/qm diff "origin/${BASE_REF}" --format markdown > comment.md' in runs
+    # every other command runs in pr/ (the job default) with the base branch's qm, never the pull request's
+    for step in steps:
+        if "run" in step and step is not installs[0]:
+            assert "working-directory" not in step, step["name"]
+            assert ".venv" not in step["run"].replace("../tool/.venv/bin/qm", ""), step["run"]
+    assert "../tool/.venv/bin/qm validate inventory/" in runs
+    assert "../tool/.venv/bin/qm codeowners inventory/ --check" in runs
+    assert '../tool/.venv/bin/qm diff "origin/${BASE_REF}" --format markdown > "${RUNNER_TEMP}/comment.md"' in runs
     script = next(s for s in steps if s.get("uses", "").startswith("actions/github-script@"))["with"][
         "script"
     ]
-    assert f"const marker = '{MARKER}';" in script
+    assert f"const marker = '{MARKER}';" in script and "process.env.RUNNER_TEMP" in script
     assert "updateComment" in script and "createComment" in script
     last = steps[-1]
     assert "steps.diff.outcome == 'failure'" in last["if"] and "exit 1" in last["run"]
