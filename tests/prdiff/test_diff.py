@@ -324,3 +324,12 @@ def test_a_change_to_clusters_needs_finance_whatever_it_costs(repo: QuotaRepo) -
     result = repo.diff("HEAD", "--format", "json")
     approvals = {a["who"]: a["reasons"] for a in json.loads(result.stdout)["approvals"]}
     assert approvals == {"@northwind/finops": ["changes clusters"]}
+
+
+def test_a_change_cannot_name_its_own_finance_approvers(repo: QuotaRepo) -> None:
+    """Issue 19 (audit): the finance approvers asked are the base branch's; a change that replaces them in
+    org.yaml still needs the old ones."""
+    repo.replace("org.yaml", 'finance_approvers: ["@northwind/finops"]', 'finance_approvers: ["@speech-lead"]')
+    result = repo.diff("HEAD", "--format", "json")
+    approvals = {a["who"]: a["reasons"] for a in json.loads(result.stdout)["approvals"]}
+    assert approvals == {"@northwind/finops": ["changes policy"]}
