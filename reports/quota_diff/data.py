@@ -192,8 +192,9 @@ def _impact(base: Inventory, head: Inventory, demand: list[tuple[dt.datetime, st
         def change(attr: str, b: TeamImpact | None = b, h: TeamImpact | None = h) -> Change:
             return Change(getattr(b, attr) if b else 0.0, getattr(h, attr) if h else 0.0)
 
-        row = ImpactRow(key[0], key[1], waiting=change("waiting"), hours_waiting=change("hours_waiting"),
-                        peak_waiting=change("peak_waiting"), borrowed=change("borrowed"), lent=change("lent"),
+        row = ImpactRow(key[0], key[1], admitted=change("admitted"), waiting=change("waiting"),
+                        hours_waiting=change("hours_waiting"), peak_waiting=change("peak_waiting"),
+                        borrowed=change("borrowed"), lent=change("lent"),
                         author=key[0] in authors)
         if any(abs(c.current - c.past) > IMPACT_TOLERANCE
                for c in (row.waiting, row.hours_waiting, row.peak_waiting, row.borrowed, row.lent)):

@@ -27,10 +27,16 @@ class Change:
 
     @property
     def delta(self) -> Any:
-        """current - past when both are numbers; None when either is unknown or absent."""
-        if isinstance(self.past, (int, Decimal)) and isinstance(self.current, (int, Decimal)):
-            return self.current - self.past
-        return None
+        """current - past when both are numbers (a float difference rounded to 6 places, as the replay's figures;
+        Decimal when either is Decimal); None when either is unknown or absent."""
+        past, current = self.past, self.current
+        if not (isinstance(past, (int, float, Decimal)) and isinstance(current, (int, float, Decimal))):
+            return None
+        if isinstance(past, Decimal) or isinstance(current, Decimal):
+            return Decimal(str(current)) - Decimal(str(past))
+        if isinstance(past, float) or isinstance(current, float):
+            return round(current - past, 6)
+        return current - past
 
     @property
     def pct(self) -> Decimal | None:
@@ -137,6 +143,8 @@ class ImpactRow:
 
     team: str
     flavor: str
+    admitted: Change
+    """admitted: accelerator-hours of the team's demand admitted (demand = admitted + waiting, the same both sides)."""
     waiting: Change
     hours_waiting: Change
     peak_waiting: Change
@@ -215,9 +223,12 @@ class QuotaDiff:
         return not self.teams and not self.flavors
 
     def to_json(self) -> dict[str, Any]:
-        """Plain JSON data: money as strings of cents, every Change as past / current / delta."""
+        """Plain JSON data: money as strings of cents, every Change as past / current / delta, each impact row with
+        `starts_waiting`."""
         out = _plain(self)
         out["blocking"] = self.blocking
+        for row, plain in zip(self.impact, out["impact"], strict=True):
+            plain["starts_waiting"] = row.starts_waiting
         return out
 
 

@@ -4,6 +4,7 @@ Kueue's rules (../shared/reference/KUEUE-ADMISSION.md sections 1-3)."""
 from __future__ import annotations
 
 import datetime as dt
+import json
 import shutil
 from pathlib import Path
 
@@ -11,7 +12,7 @@ import pytest
 from typer.testing import CliRunner
 
 from quartermaster.cli import app
-from quartermaster.reports.quota_diff import build_quota_diff, render_markdown, render_text
+from quartermaster.reports.quota_diff import build_quota_diff, render_json, render_markdown, render_text
 from quartermaster.reports.quota_diff.impact import Node, admit, replay
 from tests.builders import InventoryBuilder, make_inventory
 from tests.paths import INVENTORY
@@ -131,6 +132,35 @@ def test_the_pr_comment_flags_a_team_that_starts_waiting_because_of_someone_else
     assert "⚠️ **cv** (starts waiting)" in render_markdown(diff)
     assert "! cv / h100: waiting 0.0 -> 2,880.0" in render_text(diff)
     assert build_quota_diff(inventory(None).build(), inventory(0).build(), impact_days=0).impact == ()
+
+
+def test_json_carries_admitted_and_waiting_hours_with_their_deltas_and_who_starts_waiting() -> None:
+    """Audit of issue 19: the JSON's float figures had `delta: null`, and it lacked admitted hours and
+    `starts_waiting`. cv (nominal 8) wants 12.5 H100 every hour of 30 days; ml (nominal 8) is idle and lent all
+    of it; the change sets ml's lending limit to 2. Before: cv borrows 4.5, all admitted. After: cv borrows 2,
+    admitted 10 an hour, 2.5 wait."""
+    demand, nominal, lending, hours = 12.5, 8, 2, 30 * 24
+
+    def inventory(limit: int | None) -> InventoryBuilder:
+        b = make_inventory().edit_pool("h100", nodes=2).team("cv", quotas={"h100": nominal}, cohort="org")
+        b.edit("teams", "ml", quotas=[{"flavor": "h100", "nominal": nominal, "lending_limit": limit}])
+        last = dt.datetime(2026, 10, 31, 23)
+        for h in range(hours):
+            b.add("usage", hour=(last - dt.timedelta(hours=h)).isoformat(), cluster="gke-a", team="cv",
+                  flavor="h100", accelerators_used=demand, accelerators_requested=demand)
+        return b
+    data = json.loads(render_json(build_quota_diff(inventory(None).build(), inventory(lending).build())))
+    rows = {(r["team"], r["flavor"]): r for r in data["impact"]}
+    cv, ml = rows[("cv", "h100")], rows[("ml", "h100")]
+    admitted_before, admitted_after = demand * hours, (nominal + lending) * hours
+    assert cv["admitted"] == {"past": admitted_before, "current": admitted_after,
+                              "delta": admitted_after - admitted_before}
+    waiting_after = (demand - nominal - lending) * hours
+    assert cv["waiting"] == {"past": 0.0, "current": waiting_after, "delta": waiting_after}
+    assert cv["borrowed"]["delta"] == ml["lent"]["delta"] == (lending - (demand - nominal)) * hours
+    assert cv["hours_waiting"] == {"past": 0, "current": hours, "delta": hours}
+    assert cv["starts_waiting"] is True and ml["starts_waiting"] is False
+    assert ml["admitted"] == {"past": 0.0, "current": 0.0, "delta": 0.0}
 
 
 def test_a_team_file_cannot_add_paid_capacity(tmp_path: Path) -> None:
