@@ -103,3 +103,18 @@ def test_readme_comment_is_what_the_diff_prints(tmp_path: Path) -> None:
     lines = [line for line in block.splitlines() if "working tree" not in line and "HEAD (" not in line]
     assert [line for line in lines if line not in comment.splitlines()] == []
     assert "| llm-pretrain | h100-mega-resv | 0.0 → 19,849.3 | 0 → 695 |" in block
+
+
+def test_the_replay_cites_a_reference_inside_the_repository() -> None:
+    """Audit of issue 19: the impact module and the README cited ../shared/reference/KUEUE-ADMISSION.md, outside
+    the repository. The copy in docs/ keeps its sources; every section the code and tests cite is in it."""
+    from quartermaster.reports.quota_diff import impact
+
+    cited = [impact.__doc__ or "", readme_section(),
+             (REPO / "tests" / "prdiff" / "test_impact.py").read_text(encoding="utf-8")]
+    assert not any("../shared" in text for text in cited)
+    assert all("docs/kueue-admission.md" in text for text in cited)
+    reference = (REPO / "docs" / "kueue-admission.md").read_text(encoding="utf-8")
+    headings = re.findall(r"^## (\d)\. ", reference, re.M)
+    assert {"1", "2", "3", "5"} <= set(headings)  # sections 1-3 (test_impact.py) and 5 (the module's docstring)
+    assert "kubernetes-sigs/kueue" in reference and "v0.19.2" in reference and "kueue.sigs.k8s.io/docs" in reference

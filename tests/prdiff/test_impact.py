@@ -1,5 +1,5 @@
 """The quota impact replay (issue 19) on hand-worked cases: each expected split is worked out in its comment from
-Kueue's rules (../shared/reference/KUEUE-ADMISSION.md sections 1-3)."""
+Kueue's rules (docs/kueue-admission.md sections 1-3)."""
 
 from __future__ import annotations
 
