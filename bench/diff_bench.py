@@ -14,6 +14,7 @@ import argparse
 import cProfile
 import datetime as dt
 import pstats
+import shlex
 import subprocess
 import sys
 import tempfile
@@ -43,9 +44,14 @@ def usage_history(root: Path, teams: int, flavors: int, days: int) -> None:
 
 
 def timed(command: list[str], cwd: Path) -> float:
+    """Seconds `command` takes; a command that fails stops the bench with its exit code and error output (a
+    failed diff's time is not a figure)."""
     start = time.perf_counter()
-    subprocess.run(command, cwd=cwd, check=False, capture_output=True)
-    return time.perf_counter() - start
+    done = subprocess.run(command, cwd=cwd, check=False, capture_output=True, text=True)
+    took = time.perf_counter() - start
+    if done.returncode != 0:
+        raise SystemExit(f"{shlex.join(command)} failed (exit {done.returncode}):\n{done.stderr[-4000:]}")
+    return took
 
 
 def main() -> None:
