@@ -69,6 +69,8 @@ class PlanData:
     """policy.max_spot_share: most of any demand that may run on spot."""
     options: PlanOptions = field(default_factory=PlanOptions)
     lost_sites: tuple[str, ...] = ()
+    notes: tuple[str, ...] = ()
+    """What the reader of the plan should know about its inputs (e.g. usage hours left out as outages)."""
 
     @property
     def first_quarter(self) -> str:
@@ -100,11 +102,11 @@ def build_data(inventory: Inventory, options: PlanOptions | None = None,
         raise PlanInputError(problem)
     overrides = whatif.parse(options.what_if, inventory)
     scenarios = _scenarios(inventory, options)
-
+    notes: tuple[str, ...] = ()
     if demand_curves is not None:
         curves = demand_curves
     elif options.from_usage:
-        curves = demand_from_usage(inventory, options)
+        curves, notes = demand_from_usage(inventory, options)
     else:
         curves = _curves_from_quantiles(inventory, options.bands)
     quarters = _horizon(curves, options)
@@ -135,7 +137,7 @@ def build_data(inventory: Inventory, options: PlanOptions | None = None,
         existing=_existing(inventory, quarters, hours), caps=_caps(inventory, offers), demand=demand,
         routes=routes, budgets=budgets, scenarios=scenarios, teams=teams, pools=_pools(inventory),
         unmet_penalty=_unmet_penalty(prices, offers), max_spot_share=inventory.policy.max_spot_share,
-        options=options, lost_sites=overrides.lost_sites)
+        options=options, lost_sites=overrides.lost_sites, notes=notes)
 
 
 # --- horizon and scenarios -------------------------------------------------------------------------

@@ -176,6 +176,8 @@ class PlanResult:
     quarters: tuple[str, ...]
     options: dict[str, Any]
     note: str = ""
+    notes: tuple[str, ...] = ()
+    """What the reader should know about the plan's inputs (e.g. usage hours left out as outages)."""
     relaxed: bool = False
     """True when business rules had to give (see relaxed_rules)."""
     baseline_stand_ins: tuple[str, ...] = ()
@@ -271,6 +273,6 @@ def _summary_value(name: str, value: Any) -> Any:
         return Outcome(value)
     if name.endswith("_usd") and value is not None:
         return Decimal(value)
-    if name in ("quarters", "baseline_stand_ins"):
+    if name in ("quarters", "baseline_stand_ins", "notes"):
         return tuple(value)
     return value

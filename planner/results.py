@@ -55,7 +55,7 @@ def collect(m: PlanModel, report: SolveReport, duals_report: SolveReport | None 
     """Build a PlanResult from a solved model (values of the fixed-integer LP when duals were solved)."""
     d = m.data
     base = dict(outcome=report.outcome, solver=report.solver, status=report.status, gap=report.gap,
-                solve_seconds=round(report.seconds, 3), quarters=tuple(d.quarters), note=report.note,
+                solve_seconds=round(report.seconds, 3), quarters=tuple(d.quarters), note=report.note, notes=d.notes,
                 options={k: (list(v) if isinstance(v, tuple) else v) for k, v in asdict(d.options).items()
                          if k != "bands"}, relaxed=relaxed)
     if not report.outcome.has_plan:

@@ -95,6 +95,8 @@ def _print(r: PlanResult) -> None:
                   f"{r.solve_seconds:.1f} s{gap}). Expected cost (planned) {format_usd(r.expected_cost_usd)} vs "
                   f"{format_usd(r.baseline_on_demand_usd)} all on-demand (savings rate "
                   f"{(r.savings_rate or 0):.1%}).")
+    for note in r.notes:
+        console.print(f"  note: {note}", markup=False)
     for note in r.baseline_stand_ins:
         console.print(f"  all-on-demand baseline: {note}", markup=False)
     buys = Table(title="Purchase schedule", title_justify="left")
