@@ -42,7 +42,6 @@ RECOURSE_MODELS = PAY_PER_USE_MODELS
 COMMIT_MODELS = COMMITTED_MODELS
 # Unmet demand costs this many times the dearest price per accelerator-hour in the price book.
 UNMET_PENALTY_FACTOR = 10.0
-P90_Z = NormalDist().inv_cdf(0.9)
 
 
 @dataclass
@@ -180,26 +179,65 @@ def _expand_scenarios(curves: pd.DataFrame, scenarios: dict[str, float]) -> pd.D
 # --- demand as load-duration curves ----------------------------------------------------------------
 
 
-def quantile_curve(p50: float, p90: float | None, bands: tuple[tuple[float, float], ...] = BANDS
+def quantile_curve(quantiles: dict[float, float], bands: tuple[tuple[float, float], ...] = BANDS
                    ) -> list[tuple[float, float]]:
-    """(weight, level) per band of a normal fitted to p50/p90, level = mean of the band, at least 0."""
-    sigma = 0.0 if p90 is None else max(0.0, (p90 - p50) / P90_Z)
+    """(weight, level) per band of the demand distribution through the given quantiles (share -> accelerators),
+    level = the distribution's mean over the band.
+
+    The quantile function Q(p) is fitted in z = Phi^-1(p): between two given quantiles log Q is linear in z,
+    a lognormal piece (linear in z where the lower one is 0), and beyond the outer ones the outer piece goes on.
+    With p50 and p90 alone that is the lognormal with median p50 and sigma = ln(p90 / p50) / z_0.9, so
+    right-skewed demand keeps its long upper tail; p10 and p99, where given, bend the tails through them.
+    The band means are exact: int exp(a + b z) phi(z) dz = exp(a + b^2 / 2) Phi(z - b), and
+    int (a + b z) phi(z) dz = a Phi(z) - b phi(z).
+    """
+    if len(set(quantiles.values())) == 1:  # one level: every band at it, exactly
+        return [(hi - lo, float(next(iter(quantiles.values())))) for lo, hi in bands]
+    knots = sorted((_Z.inv_cdf(p), float(v)) for p, v in quantiles.items())
+    pieces = []  # (z from, z to, kind, a, b): Q(z) = exp(a + b z) ("log") or a + b z ("lin")
+    for i, (z, v) in enumerate(knots):
+        lo = -math.inf if i == 0 else z
+        if i + 1 < len(knots):
+            z2, v2 = knots[i + 1]
+            pieces.append((lo, z2, *_piece(z, v, z2, v2)))
+        else:
+            pieces.append((z, math.inf, *pieces[-1][2:]))  # the last piece goes on
+    if len(knots) > 1 and knots[0][1] <= 0:  # below a zero quantile demand stays 0
+        first = pieces[0]
+        pieces[0:1] = [(-math.inf, knots[0][0], "lin", 0.0, 0.0), (knots[0][0], *first[1:])]
     out = []
     for lo, hi in bands:
-        if sigma == 0:
-            level = p50
-        else:
-            pdf_lo = 0.0 if lo <= 0 else NormalDist().pdf(NormalDist().inv_cdf(lo))
-            pdf_hi = 0.0 if hi >= 1 else NormalDist().pdf(NormalDist().inv_cdf(hi))
-            level = p50 + sigma * (pdf_lo - pdf_hi) / (hi - lo)
-        out.append((hi - lo, max(0.0, level)))
+        za, zb = _Z.inv_cdf(lo) if lo > 0 else -math.inf, _Z.inv_cdf(hi) if hi < 1 else math.inf
+        total = sum(_integral(kind, a, b, max(za, z1), min(zb, z2))
+                    for z1, z2, kind, a, b in pieces if max(za, z1) < min(zb, z2))
+        out.append((hi - lo, max(0.0, total / (hi - lo))))
     return out
+
+
+_Z = NormalDist()
+
+
+def _piece(z1: float, v1: float, z2: float, v2: float) -> tuple[str, float, float]:
+    """(kind, a, b) of Q through (z1, v1) and (z2, v2): log-linear if both are positive, else linear."""
+    if v1 > 0 and v2 > 0:
+        b = (math.log(v2) - math.log(v1)) / (z2 - z1)
+        return "log", math.log(v1) - b * z1, b
+    b = (v2 - v1) / (z2 - z1)
+    return "lin", v1 - b * z1, b
+
+
+def _integral(kind: str, a: float, b: float, z1: float, z2: float) -> float:
+    """int_{z1}^{z2} Q(z) phi(z) dz for one piece of Q (see quantile_curve)."""
+    if kind == "log":
+        return math.exp(a + b * b / 2) * (_Z.cdf(z2 - b) - _Z.cdf(z1 - b))
+    pdf = [0.0 if math.isinf(z) else _Z.pdf(z) for z in (z1, z2)]
+    return a * (_Z.cdf(z2) - _Z.cdf(z1)) - b * (pdf[1] - pdf[0])
 
 
 def _curves_from_quantiles(inventory: Inventory, bands: tuple[tuple[float, float], ...]) -> pd.DataFrame:
     rows = []
     for d in inventory.demand:
-        for weight, level in quantile_curve(d.p50, d.p90, bands):
+        for weight, level in quantile_curve(d.quantiles, bands):
             rows.append({"team": d.team, "accelerator": d.accelerator, "site": d.site or "", "quarter": d.period,
                          "scenario": d.scenario or "", "weight": weight, "level": level,
                          "preemptible_share": d.preemptible_share})

@@ -8,6 +8,7 @@ Models are strict (unknown keys rejected) and frozen; derive variants with `mode
 from __future__ import annotations
 
 import datetime as dt
+import itertools
 from collections.abc import Mapping
 from decimal import Decimal
 from functools import cache, cached_property
@@ -474,18 +475,31 @@ class DemandRow(Strict):
     """site: site the demand must run at; null = anywhere the team may run."""
     scenario: K8sName | None = None
     """scenario: scenario the row belongs to; null = quantile row."""
+    p10: Annotated[float, Field(ge=0, le=1_000_000)] | None = None
+    """p10: 10th-percentile demand in accelerators; null = extrapolated from p50 and p90 (lognormal)."""
     p50: Annotated[float, Field(ge=0, le=1_000_000)]
     """p50: median demand, in accelerators (average concurrent)."""
     p90: Annotated[float, Field(ge=0, le=1_000_000)] | None = None
     """p90: 90th-percentile demand in accelerators; null = same as p50."""
+    p99: Annotated[float, Field(ge=0, le=1_000_000)] | None = None
+    """p99: 99th-percentile demand in accelerators; null = extrapolated from p50 and p90 (lognormal)."""
     preemptible_share: Share = 0.0
     """preemptible_share: share of the demand that tolerates preemption (may run on spot); default 0."""
 
     @model_validator(mode="after")
-    def _p90_not_below_p50(self) -> DemandRow:
-        if self.p90 is not None and self.p90 < self.p50:
-            raise ValueError(f"p90 ({self.p90}) is below p50 ({self.p50}); p90 must be at least p50")
+    def _quantiles_in_order(self) -> DemandRow:
+        given = [(k, v) for k, v in (("p10", self.p10), ("p50", self.p50), ("p90", self.p90), ("p99", self.p99))
+                 if v is not None]
+        for (lo, a), (hi, b) in itertools.pairwise(given):
+            if b < a:
+                raise ValueError(f"{hi} ({b}) is below {lo} ({a}); {hi} must be at least {lo}")
         return self
+
+    @property
+    def quantiles(self) -> dict[float, float]:
+        """The given quantiles, share of hours -> accelerators (p50 always)."""
+        given = {0.1: self.p10, 0.5: self.p50, 0.9: self.p90, 0.99: self.p99}
+        return {p: v for p, v in given.items() if v is not None}
 
 
 class UsageRow(Strict):

@@ -3,15 +3,22 @@ and skewed quantile curves."""
 
 from __future__ import annotations
 
+import math
+from statistics import NormalDist
+
 import pandas as pd
 import pytest
 from typer.testing import CliRunner
 
 from quartermaster.cli import app
-from quartermaster.planner import PlanInputError, PlanOptions
+from quartermaster.model import DemandRow
+from quartermaster.planner import PlanInputError, PlanOptions, plan
+from quartermaster.planner.data import quantile_curve
 from quartermaster.planner.options import BANDS
 from quartermaster.planner.usage_forecast import MIN_HISTORY_HOURS, demand_from_usage
+from quartermaster.units import quarter_hours
 from tests.builders import make_inventory
+from tests.planner.planning import EXACT, one_site
 
 
 def with_usage(hourly: list[float], start: str = "2026-10-01T00:00:00"):
@@ -68,3 +75,55 @@ def test_hours_when_every_team_is_at_zero_are_missing_data_with_a_note():
 def test_a_history_of_outages_only_is_refused():
     with pytest.raises(PlanInputError, match="got 0 after leaving out hours in which every team is at zero"):
         demand_from_usage(with_usage([0.0] * 48).build(), PlanOptions(start="2027Q1", horizon=1))
+
+
+P = NormalDist()
+SIGMA = math.log(3) / P.inv_cdf(0.9)  # p50 = 10, p90 = 30: the lognormal's sigma
+
+
+def test_p50_and_p90_are_fitted_with_a_lognormal():
+    """Issue 15: median 10 and p90 30 is right-skewed demand. The lognormal through them has mean
+    10 exp(sigma^2 / 2) = 14.44 (a normal with mean p50 said 10), and its halves have the means
+    2 x 14.44 x Phi(-sigma) and 2 x 14.44 x Phi(sigma) (the partial expectation of a lognormal)."""
+    mean = 10 * math.exp(SIGMA**2 / 2)
+    assert sum(w * lv for w, lv in quantile_curve({0.5: 10, 0.9: 30})) == pytest.approx(mean, rel=1e-12)
+    assert quantile_curve({0.5: 10, 0.9: 30}, ((0, 0.5), (0.5, 1))) == [
+        (0.5, pytest.approx(2 * mean * P.cdf(-SIGMA), rel=1e-12)), (0.5, pytest.approx(2 * mean * P.cdf(SIGMA)))]
+
+
+NARROW = 1e-6
+
+
+def at(quantiles: dict[float, float], p: float) -> float:
+    """The fitted curve's level in a band of width 2e-6 around share p: Q(p)."""
+    bands = ((0.0, p - NARROW), (p - NARROW, p + NARROW), (p + NARROW, 1.0))
+    return quantile_curve(quantiles, bands)[1][1]
+
+
+@pytest.mark.parametrize("quantiles", [
+    {0.5: 10, 0.9: 30},  # the lognormal
+    {0.1: 2, 0.5: 10, 0.9: 30, 0.99: 45},  # p10 and p99 given: a thinner upper tail than the lognormal's
+    {0.1: 0, 0.5: 0, 0.9: 8},  # idle half the time: zero below p50, linear in z up to p90
+])
+def test_the_curve_passes_through_every_given_quantile(quantiles):
+    for p, want in quantiles.items():
+        assert at(quantiles, p) == pytest.approx(want, rel=1e-5, abs=1e-5)
+
+
+def test_p99_bends_the_upper_tail():
+    """Above p90 the lognormal's Q(0.99) is 10 exp(sigma z_0.99) = 71.7; a given p99 of 45 holds the top there."""
+    assert at({0.5: 10, 0.9: 30}, 0.99) == pytest.approx(10 * math.exp(SIGMA * P.inv_cdf(0.99)), rel=1e-5)
+    assert quantile_curve({0.5: 10, 0.9: 30, 0.99: 45})[-1][1] < quantile_curve({0.5: 10, 0.9: 30})[-1][1]
+
+
+def test_quantiles_out_of_order_are_refused_with_both_names():
+    with pytest.raises(ValueError, match=r"p99 \(20.0\) is below p90 \(30.0\); p99 must be at least p90"):
+        DemandRow(period="2027Q1", team="ml", accelerator="H100-80GB", p50=10, p90=30, p99=20)
+
+
+def test_a_plan_prices_skewed_demand_at_the_lognormal_mean():
+    """All on demand at $10 per L4-hour: expected cost = 10 x H x 10 exp(sigma^2 / 2) for p50 10, p90 30."""
+    inventory = one_site(on_demand=10).add("demand", period="2027Q1", team="ml", accelerator="L4", p50=10, p90=30)
+    result = plan(inventory.build(), PlanOptions(start="2027Q1", horizon=1, **EXACT))
+    want = 10 * quarter_hours("2027Q1") * 10 * math.exp(SIGMA**2 / 2)
+    assert float(result.expected_cost_usd) == pytest.approx(want, abs=0.01)
