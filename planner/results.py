@@ -320,20 +320,38 @@ def shadow_prices(m: PlanModel) -> pd.DataFrame:
     tier other than spot, counting only the rows that bound the offer's supply (CAPACITY_FAMILIES; not a
     key's demand, spot share or budget), per accelerator; summed over scenarios and buckets (the costs
     are already probability- and hour-weighted) and divided by the quarter's hours.
+
+    A tier with no capacity in the quarter (no new commitment active, no capacity-block week booked)
+    cannot serve the extra accelerator and is left out: the dual of its full, empty row is degenerate
+    (any value between 0 and the dearest tier's price is optimal) and priced the accelerator at what a
+    neighbouring offer costs (issue 15: $1.5694 for a3-highgpu-8g where a re-solve costs $11.07). A
+    pay-per-use tier no key needs (pruned, see model._dominated_pay_per_use) has no column but can still
+    serve it, at its price.
     """
     rows_of: dict[str, list[tuple[float, float]]] = defaultdict(list)  # u's name -> [(coefficient, dual)]
     for row in m.prob.constraints():
         if row.pi is not None and row.name.split("__", 1)[0] in CAPACITY_FAMILIES:
             for var, coef in row.items():
                 rows_of[var.name].append((coef, row.pi))
+    new_active = {(j, q) for (j, _, q), nodes in _active_new_nodes(m).items() if nodes > 0}
+    blocks = {key for key, var in m.capacity_block.items() if round(_v(var)) > 0}
     cheapest: dict[tuple[str, str, str, int], float] = {}
-    for (j, t, q, s, b), vars_ in use_by_tier(m).items():
-        if t == "spot":
+    by_tier = use_by_tier(m)
+    for (j, t, q, s, b), vars_ in by_tier.items():
+        if t == "spot" or (t == NEW and (j, q) not in new_active) or (
+                t == PricingModel.CAPACITY_BLOCK and (j, q) not in blocks):
             continue
         var = vars_[0]  # every key's u of this tier meets the same capacity rows
         cost = m.prob.objective.get(var, 0.0) - sum(coef * pi for coef, pi in rows_of.get(var.name, ()))
         cell = (j, q, s, b)
         cheapest[cell] = min(cheapest.get(cell, cost), cost)
+    capped = {(r.offer, r.pricing_model) for r in m.data.caps.itertuples() if r.max_nodes <= 0}
+    for (j, t), price in m.price.items():  # pay-per-use tiers pruned for every key (idle): their price
+        if t not in ("spot", PricingModel.CAPACITY_BLOCK) and (j, t) not in capped:
+            for q, s, b in m.cells:
+                if (j, t, q, s, b) not in by_tier:
+                    cost = _expected_hours(m, q, s, b) * price
+                    cheapest[(j, q, s, b)] = min(cheapest.get((j, q, s, b), cost), cost)
     total: dict[tuple[str, str], float] = defaultdict(float)
     for (j, q, _s, _b), cost in cheapest.items():
         total[(j, q)] += per_accelerator(cost, m.offers[j]["accelerators_per_node"])
