@@ -70,6 +70,10 @@ class PlanData:
     lost_sites: tuple[str, ...] = ()
     notes: tuple[str, ...] = ()
     """What the reader of the plan should know about its inputs (e.g. usage hours left out as outages)."""
+    tail_ratio: pd.DataFrame | None = None
+    """offer, quarter, ratio: expected demand (over scenarios and hours) of the keys an offer may serve in a
+    quarter after the horizon over that in the horizon's last quarter (the forecast's own quarters, then its
+    last held flat); None or a missing row = 1 (the last quarter held flat)."""
 
     @property
     def first_quarter(self) -> str:
@@ -109,23 +113,28 @@ def build_data(inventory: Inventory, options: PlanOptions | None = None,
     else:
         curves = _curves_from_quantiles(inventory, options.bands)
     quarters = _horizon(curves, options)
-    curves = curves[curves["quarter"].isin(quarters)]
-    curves = _expand_scenarios(curves, scenarios)
-    if curves.empty:
-        raise PlanInputError(f"no demand in the horizon {quarters[0]}..{quarters[-1]}; add rows to demand.csv "
-                             "for these quarters or change --start / --horizon")
-
     offers = _offers(inventory, overrides.lost_sites)
     prices = _prices(inventory, offers)
     prices = whatif.apply_price_overrides(prices, overrides)
     recourse = prices[prices["pricing_model"].isin(RECOURSE_MODELS)].reset_index(drop=True)
     commit_options = _commit_options(prices)
+    tail = tail_quarters(quarters, commit_options)
+    curves, held = _held_flat(curves, quarters + tail)
+    if held and held[1] in quarters:
+        notes += (f"the demand forecast ends in {held[0]}; {held[1]}..{quarters[-1]} hold its demand flat",)
+    tail_curves = _expand_scenarios(curves[curves["quarter"].isin([quarters[-1], *tail])], scenarios)
+    curves = _expand_scenarios(curves[curves["quarter"].isin(quarters)], scenarios)
+    if curves.empty:
+        raise PlanInputError(f"no demand in the horizon {quarters[0]}..{quarters[-1]}; add rows to demand.csv "
+                             "for these quarters or change --start / --horizon")
     teams = pd.DataFrame(
         [{"team": t.name, "cost_center": t.cost_center, "sites": ",".join(t.sites)} for t in inventory.teams],
         columns=["team", "cost_center", "sites"]).sort_values("team").reset_index(drop=True)
     demand = _merge_buckets(curves, scenarios)
     demand = whatif.apply_demand_overrides(demand, overrides)
     routes = _routes(inventory, demand, offers)
+    tail_ratio = _tail_ratio(whatif.apply_demand_overrides(tail_curves, overrides), routes, quarters[-1],
+                             scenarios)
     hours = {q: quarter_hours(q) for q in quarters}
     budgets = pd.DataFrame(
         [{"cost_center": b.cost_center, "quarter": b.quarter, "usd": b.usd} for b in inventory.policy.budgets
@@ -136,7 +145,7 @@ def build_data(inventory: Inventory, options: PlanOptions | None = None,
         existing=_existing(inventory, quarters, hours), caps=_caps(inventory, offers), demand=demand,
         routes=routes, budgets=budgets, scenarios=scenarios, teams=teams, pools=_pools(inventory),
         unmet_penalty=_unmet_penalty(prices, offers), max_spot_share=inventory.policy.max_spot_share,
-        options=options, lost_sites=overrides.lost_sites, notes=notes)
+        options=options, lost_sites=overrides.lost_sites, notes=notes, tail_ratio=tail_ratio)
 
 
 # --- horizon and scenarios -------------------------------------------------------------------------
@@ -174,6 +183,47 @@ def _expand_scenarios(curves: pd.DataFrame, scenarios: dict[str, float]) -> pd.D
     for name in scenarios:
         parts.append(shared.assign(scenario=name))
     return pd.concat(parts, ignore_index=True)
+
+
+def tail_quarters(quarters: list[str], commit_options: pd.DataFrame) -> list[str]:
+    """The quarters after the horizon that a commitment started in its last quarter still covers."""
+    longest = int(commit_options["term_quarters"].max()) if not commit_options.empty else 1
+    return next_quarters(quarters[-1], longest)[1:]
+
+
+def _held_flat(curves: pd.DataFrame, quarters: list[str]) -> tuple[pd.DataFrame, list[str]]:
+    """Curves with the forecast's last quarter repeated in each of `quarters` after it (a forecast that ends is
+    not a forecast of zero), and [last forecast quarter, first quarter held] when any was; only when the
+    forecast reaches the first of `quarters`."""
+    if curves.empty:
+        return curves, []
+    end = max(curves["quarter"], key=parse_quarter)
+    after = [q for q in quarters if parse_quarter(q) > parse_quarter(end)]
+    if not after or parse_quarter(end) < parse_quarter(quarters[0]):
+        return curves, []
+    last = curves[curves["quarter"] == end]
+    return pd.concat([curves, *(last.assign(quarter=q) for q in after)], ignore_index=True), [end, after[0]]
+
+
+def _tail_ratio(curves: pd.DataFrame, routes: pd.DataFrame, last: str, scenarios: dict[str, float]) -> pd.DataFrame:
+    """offer, quarter, ratio (see PlanData.tail_ratio) from the curves of `last` and of the tail."""
+    columns = ["offer", "quarter", "ratio"]
+    if curves.empty or routes.empty:
+        return pd.DataFrame(columns=columns)
+    keyed = curves.assign(demand_key=_demand_key(curves), x=curves["weight"] * curves["level"]
+                          * curves["scenario"].map(scenarios))
+    by_offer = keyed.merge(routes[["demand_key", "offer"]], on="demand_key").groupby(
+        ["offer", "quarter"], as_index=False)["x"].sum()
+    base = by_offer[by_offer["quarter"] == last].set_index("offer")["x"]
+    tail = by_offer[by_offer["quarter"] != last].copy()
+    below = tail["offer"].map(base).fillna(0.0)
+    tail["ratio"] = [x / b if b > 0 else 0.0 for x, b in zip(tail["x"], below, strict=True)]
+    return tail[columns].sort_values(columns[:2]).reset_index(drop=True)
+
+
+def _demand_key(curves: pd.DataFrame) -> pd.Series:
+    """team/accelerator, with @site when the demand is pinned to a site."""
+    return curves["team"] + "/" + curves["accelerator"] + curves["site"].map(lambda s: f"@{s}" if s else "")
 
 
 # --- demand as load-duration curves ----------------------------------------------------------------
@@ -253,8 +303,7 @@ def _merge_buckets(curves: pd.DataFrame, scenarios: dict[str, float]) -> pd.Data
     makes the buckets.
     """
     rows = []
-    curves = curves.assign(demand_key=curves["team"] + "/" + curves["accelerator"]
-                           + curves["site"].map(lambda s: f"@{s}" if s else ""))
+    curves = curves.assign(demand_key=_demand_key(curves))
     for (quarter, scenario), group in curves.groupby(["quarter", "scenario"], sort=True):
         if group["bucket"].notna().all():
             for r in group.itertuples():

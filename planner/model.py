@@ -19,6 +19,8 @@ Sets
     T_j             tiers at j: E (existing commitments), N (new commitments, if O_j is not empty), M_j
     T_kjqs          the tiers of T_j that may serve k: spot only if sigma_kqs > 0, and no dominated
                     pay-per-use tier (see _dominated_pay_per_use: no plan needs it)
+    l in L          quarters after the horizon, Q+1 .. Q+L, that a commitment started in its last quarter Q still
+                    covers (L = the longest term, in quarters, minus 1)
 
 Parameters
     D_kqsb          demand of k in bucket b, accelerators
@@ -27,8 +29,12 @@ Parameters
     e_jq, E_q       existing commitments: average active nodes at j; their cost in q (fixed, paid even at a
                     lost site)
     p_o, p_jm       USD per node-hour of option o and of pricing model m at j
-    h_oq'           hours of a commitment of option o started in q' that are charged: those of the term's
-                    quarters inside the horizon (default) or of the whole term (`charge_full_term`)
+    h_oq'           hours charged for a commitment of option o started in q': those of all its term's quarters,
+                    inside the horizon or not (its whole liability)
+    p^OD_j          USD per node-hour that capacity at j avoids: its on-demand price, else the cheapest on-demand
+                    price of its accelerator elsewhere, else its own dearest price (on_demand_equivalent_price)
+    r_jl            expected demand of the keys j may serve in quarter Q+l over that in Q (the forecast's own
+                    quarters past the horizon, then its last quarter held flat; PlanData.tail_ratio)
     sigma_kqs       share of k's served demand that may run on spot: min(preemptible_share, policy.max_spot_share)
     cap_jm          supply cap in nodes per offer and pricing model (Site.supply_caps)
     U_cq            budget of cost centre c in quarter q; theta the least utilisation of new commitments
@@ -42,12 +48,26 @@ Variables
     n_jq in Z+      capacity-block node-weeks booked at j in q (whole weeks)
     u_kjtqsb >= 0   nodes of tier t at j serving k (a_j / rho_kj accelerators of k's class each)
     z_kqsb >= 0     unmet demand, accelerators
+    U_j >= 0        expected new committed nodes at j serving demand in the horizon's last quarter Q
+    V_jl >= 0       USD credited for the new committed capacity at j still active in quarter Q+l
     (explain mode)  budget_overrun_cq, supply_cap_excess_jmq, utilisation_shortfall_jq >= 0
 
 Objective (expected cost over the horizon, USD)
     min  sum_q E_q + sum_{j,o,q} p_o h_oq g_j x_joq + sum_{j,q} 168 p_j,cb n_jq
          + sum_{q,s,b} pi_s w_qsb H_q ( sum_{k,j, m in M_j \ cb} p_jm u_kjmqsb + lambda sum_k z_kqsb )
+         - sum_{j,l} V_jl
          + slack penalties (explain mode only)
+
+Horizon end: a commitment started in the horizon is charged its whole liability, however far its term runs
+past the horizon, and the capacity it leaves after the horizon is credited at the on-demand cost it avoids,
+as far as demand would use it: in each quarter Q+l, at most the on-demand cost of the new committed nodes
+that serve demand in Q, on average over its hours and scenarios, scaled by how the forecast's demand there
+compares with Q's; and no more than the nodes still active then would cost at the cheapest new commitment at
+the offer (r^N_j), what one could sign then instead. A commitment bought late because its tail was free
+(the old rule charged only the quarters inside the horizon) now pays for a tail nobody uses; one whose tail
+serves demand that goes on is not penalised; and none is bought for its tail alone, whose credit never
+exceeds its cost. So the first quarter's decisions do not hang on where the horizon stops (tested on the
+example: 8 against 12 quarters).
 
 Constraints
     demand_met_kqsb:                      sum_{j in J_k} sum_{t in T_kjqs} (a_j / rho_kj) u_kjtqsb + z_kqsb = D_kqsb
@@ -63,6 +83,10 @@ Constraints
                                           (+ budget_overrun_cq)
     min_utilisation_jq (theta set):       sum_s pi_s sum_b w_qsb sum_k u_kjNqsb >= theta A_jq
                                           (+ utilisation_shortfall_jq)
+    last_quarter_new_use_j:               U_j <= sum_{s,b} pi_s w_Qsb sum_k u_kjNQsb
+    post_horizon_credit_within_demand_jl:    V_jl <= H_{Q+l} p^OD_j r_jl U_j
+    post_horizon_credit_within_renewal_jl:   V_jl <= H_{Q+l} r^N_j sum_o sum_{q' + T_o - 1 >= Q + l} g_j x_joq'
+                                          (q' in the horizon: the new nodes still active in Q+l)
     residency, pinned sites, fungibility: u_kj exists only for j in J_k (a variable domain, not a row)
     whole nodes and slices:               integrality of x and n
 
@@ -83,11 +107,12 @@ from dataclasses import dataclass, field
 
 import pulp
 
-from quartermaster.planner.data import PlanData
+from quartermaster.planner.data import PlanData, tail_quarters
 from quartermaster.pricing import (
     HOURS_PER_WEEK,
     PAY_PER_USE_MODELS,
     PricingModel,
+    format_usd,
     per_accelerator,
     pricing_model_of_commitment,
 )
@@ -142,12 +167,17 @@ class PlanModel:
     charge_rate: dict[tuple[str, str, str], float] = field(default_factory=dict)  # (j, tier, q) for budgets
     # u grouped by (j, t, q, s, b) over demand keys, made once for the constraint families that read it
     use_by_tier: dict[tuple[str, str, str, str, int], list[pulp.LpVariable]] = field(default_factory=dict)
+    # horizon end: U (j) and V (j, Q+l); see the module docstring
+    last_use: dict[str, pulp.LpVariable] = field(default_factory=dict)
+    tail_credit: dict[tuple[str, str], pulp.LpVariable] = field(default_factory=dict)
+    tail_quarters: list[str] = field(default_factory=list)
+    avoided_price: dict[str, float] = field(default_factory=dict)  # j -> p^OD_j
     fixed_lp: object = None  # planner.solve: the report of the fixed-integer LP whose duals are loaded, if any
 
     def variables(self) -> list[pulp.LpVariable]:
         """Every variable of the problem, from the model's own dicts (PuLP's `variables()` re-walks every row)."""
         return [*self.commit.values(), *self.capacity_block.values(), *self.use.values(), *self.unmet.values(),
-                *self.slack.values()]
+                *self.slack.values(), *self.last_use.values(), *self.tail_credit.values()]
 
     def integers(self) -> list[pulp.LpVariable]:
         """The integer decisions: commitment starts x and capacity-block node-weeks n."""
@@ -184,12 +214,14 @@ def build_model(data: PlanData) -> PlanModel:
     add_supply_caps(m)
     add_budgets(m)
     add_min_utilisation(m)
+    add_post_horizon_credit(m)
     return m
 
 
 # Constraint families in build order, for golden files and --explain-infeasible reports.
 FAMILIES = ("demand_met", "existing_commitments_cover", "new_commitments_cover",
-            "capacity_block_booked", "spot_within_preemptible_share", "supply_cap", "budget", "min_utilisation")
+            "capacity_block_booked", "spot_within_preemptible_share", "supply_cap", "budget", "min_utilisation",
+            "last_quarter_new_use", "post_horizon_credit_within_demand", "post_horizon_credit_within_renewal")
 
 
 def _index(m: PlanModel) -> None:
@@ -235,6 +267,8 @@ def _index(m: PlanModel) -> None:
                 m.charge_rate[(j, NEW, q)] = min(float(o["usd_per_node_hour"]) for o in m.options[j])
             tiers += [t for t in PAY_PER_USE if (j, t) in m.price]
             m.tiers[(j, q)] = tiers
+    m.tail_quarters = tail_quarters(d.quarters, d.commit_options)
+    m.avoided_price = on_demand_equivalent_price(m)[0]
 
 
 # Pay-per-use models whose columns enter only their key's demand row (spot: also its spot-share row, with
@@ -298,22 +332,15 @@ def _cell(cell: tuple[str, str, int]) -> tuple[str, str, str]:
     return q, s, f"b{b}"
 
 
-def commitment_charged_hours(m: PlanModel, opt: dict, start: str) -> float:
-    """Hours of a commitment started in `start` that the objective charges (see h_oq' above)."""
-    quarters = next_quarters(start, opt["term_quarters"])
-    if not m.data.options.charge_full_term:
-        quarters = [q for q in quarters if q in m.data.hours]
-    return float(sum(quarter_hours(q) for q in quarters))
-
-
 def add_objective(m: PlanModel) -> None:
-    """Expected cost: existing commitments, new commitments, capacity blocks, pay-per-use, unmet demand."""
+    """Expected cost: existing commitments, new commitments' whole liability, capacity blocks, pay-per-use, unmet
+    demand, less the credit for new capacity after the horizon (its terms join in add_post_horizon_credit)."""
     d = m.data
     terms: list[tuple[pulp.LpVariable, float]] = []
     for (j, option, q), var in m.commit.items():
         opt = next(o for o in m.options[j] if o["option"] == option)
-        terms.append((var, float(opt["usd_per_node_hour"]) * m.offers[j]["nodes_per_unit"]
-                      * commitment_charged_hours(m, opt, q)))
+        hours = sum(quarter_hours(qq) for qq in next_quarters(q, opt["term_quarters"]))
+        terms.append((var, float(opt["usd_per_node_hour"]) * m.offers[j]["nodes_per_unit"] * hours))
     for (j, _q), var in m.capacity_block.items():
         terms.append((var, HOURS_PER_WEEK * m.price[(j, PricingModel.CAPACITY_BLOCK)]))
     for (_k, j, t, q, s, b), var in m.use.items():
@@ -505,3 +532,68 @@ def add_min_utilisation(m: PlanModel) -> None:
                 SHORTFALL_PENALTY * d.unmet_penalty * d.hours[q],
             )
         _add(m, expr, pulp.LpConstraintGE, 0.0, name("min_utilisation", o["site"], o["machine"], q))
+
+
+def add_post_horizon_credit(m: PlanModel) -> None:
+    """last_quarter_new_use, post_horizon_credit_within_demand and _within_renewal: new capacity left after the
+    horizon is credited at the on-demand cost it avoids, as far as demand uses it, and at most its renewal.
+
+    One credit per offer and later quarter, bounded by two rows, rather than one per scenario and bucket: at
+    medium size (bench/planner_bench.py) that was 33,000 columns and 66,000 rows more, and four times the time.
+    """
+    d = m.data
+    last = d.quarters[-1]
+    ratio = {} if d.tail_ratio is None else {(r.offer, r.quarter): float(r.ratio) for r in d.tail_ratio.itertuples()}
+    by_tier = use_by_tier(m)
+    for j, opts in m.options.items():
+        o = m.offers[j]
+        where = (o["site"], o["machine"])
+        use = m.last_use[j] = m.prob.add_variable(name("last_quarter_new_use", *where), 0)
+        terms = [(v, -d.scenarios[s] * m.weight[(q, s, b)]) for q, s, b in m.cells if q == last
+                 for v in by_tier.get((j, NEW, q, s, b), [])]
+        _add(m, pulp.LpAffineExpression([(use, 1.0), *terms]), pulp.LpConstraintLE, 0.0,
+             name("last_quarter_new_use", *where))
+        for ahead, q in enumerate(m.tail_quarters, start=1):
+            starts = [(m.commit[(j, opt["option"], start)], float(o["nodes_per_unit"]))
+                      for opt in opts for i, start in enumerate(d.quarters)
+                      if i + opt["term_quarters"] - 1 >= len(d.quarters) - 1 + ahead]
+            if not starts:
+                continue
+            credit = m.tail_credit[(j, q)] = m.prob.add_variable(name("post_horizon_credit", *where, q), 0)
+            m.prob.objective.addterm(credit, -1.0)
+            hours = quarter_hours(q)
+            worth = hours * m.avoided_price[j] * ratio.get((j, q), 1.0)
+            _add(m, pulp.LpAffineExpression([(credit, 1.0), (use, -worth)]), pulp.LpConstraintLE, 0.0,
+                 name("post_horizon_credit_within_demand", *where, q))
+            renewal = -hours * m.charge_rate[(j, NEW, last)]
+            _add(m, pulp.LpAffineExpression([(credit, 1.0), *((x, renewal * g) for x, g in starts)]),
+                 pulp.LpConstraintLE, 0.0, name("post_horizon_credit_within_renewal", *where, q))
+
+
+def on_demand_equivalent_price(m: PlanModel) -> tuple[dict[str, float], list[str]]:
+    """USD per node-hour of the same accelerators bought on demand at each offer, and for each offer without an
+    on-demand price of its own, which price stands in: the cheapest on-demand price of the accelerator
+    elsewhere, or (none anywhere, e.g. on-prem B200) the offer's own dearest price, which claims no savings."""
+    cheapest: dict[str, float] = {}
+    for (j, t), p in m.price.items():
+        if t == PricingModel.ON_DEMAND:
+            acc = m.offers[j]["accelerator"]
+            rate = per_accelerator(p, m.offers[j]["accelerators_per_node"])
+            cheapest[acc] = min(cheapest.get(acc, rate), rate)
+    out, stand_ins = {}, []
+    for j, o in m.offers.items():
+        acc = o["accelerator"]
+        if (j, PricingModel.ON_DEMAND) in m.price:
+            out[j] = m.price[(j, PricingModel.ON_DEMAND)]
+        elif acc in cheapest:
+            out[j] = cheapest[acc] * o["accelerators_per_node"]
+            stand_ins.append(f"{j} ({acc}): no on-demand price; the cheapest on-demand {acc} elsewhere, "
+                             f"{format_usd(cheapest[acc], 4)} per accelerator-hour, stands in")
+        else:
+            own = [p for (jj, _), p in m.price.items() if jj == j] + [
+                r for (jj, _, _), r in m.charge_rate.items() if jj == j
+            ]
+            out[j] = max(own, default=0.0)
+            stand_ins.append(f"{j} ({acc}): no on-demand {acc} anywhere in the price book; its own price, "
+                             f"{format_usd(out[j], 4)} per node-hour, stands in, so it claims no savings")
+    return out, stand_ins

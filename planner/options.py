@@ -43,8 +43,6 @@ class PlanOptions:
     gap_rel: float = 1e-3
     """Stop when the plan is proven within this share of the best possible expected cost."""
     threads: int | None = None
-    charge_full_term: bool = False
-    """Charge the whole term of a new commitment in the objective; default: only the part inside the horizon."""
     min_utilisation: float | None = None
     """Least expected utilisation of new commitments per offer and quarter (0-1); default none."""
     idle_policy: str = DEFAULT_IDLE_POLICY

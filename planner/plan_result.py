@@ -167,8 +167,10 @@ class PlanResult:
     solver: str
     status: str
     objective_usd: Decimal | None
+    """What the plan minimised: spend inside the horizon, except that new commitments count their whole liability,
+    less post_horizon_credit_usd, plus the penalties of unmet demand (and of relaxed rules)."""
     expected_cost_usd: Decimal | None
-    """Expected spend over the horizon (objective without the unmet-demand penalty and slack penalties)."""
+    """Expected spend inside the horizon: each quarter's share of every commitment, pay-per-use, existing."""
     baseline_on_demand_usd: Decimal | None
     """The same served accelerator-hours bought all on-demand, wherever the plan routes them."""
     gap: float | None
@@ -191,6 +193,9 @@ class PlanResult:
     proposed_quotas: tuple[ProposedQuotaRow, ...] = ()
     budgets: tuple[BudgetRow, ...] = ()
     relaxed_rules: tuple[RelaxedRuleRow, ...] = field(default=())
+    post_horizon_credit_usd: Decimal | None = None
+    """Expected on-demand cost that new committed capacity left after the horizon avoids, as far as demand uses
+    it and at most what the cheapest new commitment would cost for it (model.py, horizon end)."""
 
     @property
     def has_plan(self) -> bool:
@@ -201,6 +206,16 @@ class PlanResult:
         if not self.baseline_on_demand_usd or self.expected_cost_usd is None:
             return None
         return float(1 - self.expected_cost_usd / self.baseline_on_demand_usd)
+
+    @property
+    def new_commitment_liability_usd(self) -> Decimal:
+        """What the new commitments and capacity blocks bind to over their whole terms."""
+        return sum((p.total_liability_usd for p in self.purchase_schedule), Decimal(0))
+
+    @property
+    def new_commitment_in_horizon_usd(self) -> Decimal:
+        """The part of that liability inside the horizon (in expected_cost_usd)."""
+        return sum((p.in_horizon_usd for p in self.purchase_schedule), Decimal(0))
 
     def kpi(self, quarter: str) -> KpiRow | None:
         """The quarter's FinOps measures, or None outside the plan."""

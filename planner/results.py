@@ -24,7 +24,7 @@ from typing import Any
 
 import pandas as pd
 
-from quartermaster.planner.model import EXISTING, NEW, PAY_PER_USE, PlanModel, use_by_tier
+from quartermaster.planner.model import EXISTING, NEW, PAY_PER_USE, PlanModel, on_demand_equivalent_price, use_by_tier
 from quartermaster.planner.plan_result import ROWS, PlanResult, rows_of
 from quartermaster.planner.solve import SolveReport
 from quartermaster.pricing import (
@@ -34,7 +34,6 @@ from quartermaster.pricing import (
     IDLE_TEAM,
     PricingModel,
     Provisioning,
-    format_usd,
     idle_weights,
     per_accelerator,
     usd,
@@ -68,8 +67,10 @@ def collect(m: PlanModel, report: SolveReport, duals_report: SolveReport | None 
     baseline = sum((Decimal(r) for r in kpis["on_demand_equivalent_usd"]), Decimal(0))
     objective = duals_report.objective if duals_report and duals_report.objective is not None else report.objective
     shadow = shadow_prices(m) if duals_report and duals_report.outcome.has_plan else pd.DataFrame()
+    credit = sum(_v(v) for v in m.tail_credit.values())
     return PlanResult(
         objective_usd=usd(objective), expected_cost_usd=usd(expected), baseline_on_demand_usd=usd(baseline), **base,
+        post_horizon_credit_usd=usd(credit),
         baseline_stand_ins=tuple(stand_ins),
         purchase_schedule=_typed("purchase_schedule", purchase_schedule(m)),
         cost_by_quarter=_typed("cost_by_quarter", cost_by_quarter), cost_by_team=_typed("cost_by_team", team_costs),
@@ -163,35 +164,6 @@ def _active_new_nodes(m: PlanModel) -> dict[tuple[str, str, str], float]:
         for q in qs[qs.index(start) : qs.index(start) + term]:
             out[(j, option, q)] += units * m.offers[j]["nodes_per_unit"]
     return out
-
-
-def on_demand_equivalent_price(m: PlanModel) -> tuple[dict[str, float], list[str]]:
-    """USD per node-hour of the same accelerators bought on demand at each offer, and for each offer without an
-    on-demand price of its own, which price stands in: the cheapest on-demand price of the accelerator
-    elsewhere, or (none anywhere, e.g. on-prem B200) the offer's own dearest price, which claims no savings."""
-    cheapest: dict[str, float] = {}
-    for (j, t), p in m.price.items():
-        if t == PricingModel.ON_DEMAND:
-            acc = m.offers[j]["accelerator"]
-            rate = per_accelerator(p, m.offers[j]["accelerators_per_node"])
-            cheapest[acc] = min(cheapest.get(acc, rate), rate)
-    out, stand_ins = {}, []
-    for j, o in m.offers.items():
-        acc = o["accelerator"]
-        if (j, PricingModel.ON_DEMAND) in m.price:
-            out[j] = m.price[(j, PricingModel.ON_DEMAND)]
-        elif acc in cheapest:
-            out[j] = cheapest[acc] * o["accelerators_per_node"]
-            stand_ins.append(f"{j} ({acc}): no on-demand price; the cheapest on-demand {acc} elsewhere, "
-                             f"{format_usd(cheapest[acc], 4)} per accelerator-hour, stands in")
-        else:
-            own = [p for (jj, _), p in m.price.items() if jj == j] + [
-                r for (jj, _, _), r in m.charge_rate.items() if jj == j
-            ]
-            out[j] = max(own, default=0.0)
-            stand_ins.append(f"{j} ({acc}): no on-demand {acc} anywhere in the price book; its own price, "
-                             f"{format_usd(out[j], 4)} per node-hour, stands in, so it claims no savings")
-    return out, stand_ins
 
 
 # Lines of cost_by_quarter that are commitments paid whether used or not.
@@ -310,6 +282,7 @@ CAPACITY_FAMILIES = (
     "capacity_block_booked",
     "supply_cap",
     "min_utilisation",
+    "last_quarter_new_use",
 )
 
 

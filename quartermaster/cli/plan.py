@@ -95,6 +95,11 @@ def _print(r: PlanResult) -> None:
                   f"{r.solve_seconds:.1f} s{gap}). Expected cost (planned) {format_usd(r.expected_cost_usd)} vs "
                   f"{format_usd(r.baseline_on_demand_usd)} all on-demand (savings rate "
                   f"{(r.savings_rate or 0):.1%}).")
+    if r.purchase_schedule:
+        console.print(f"New commitments: {format_usd(r.new_commitment_liability_usd)} liability over their whole "
+                      f"terms, {format_usd(r.new_commitment_in_horizon_usd)} of it inside the horizon (planned); "
+                      f"the capacity they leave after it is credited {format_usd(r.post_horizon_credit_usd or 0)} "
+                      "(the on-demand cost it avoids, as far as demand uses it).")
     for note in r.notes:
         console.print(f"  note: {note}", markup=False)
     for note in r.baseline_stand_ins:

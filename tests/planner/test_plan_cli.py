@@ -37,8 +37,12 @@ def test_readme_plan_example_runs(line, tmp_path, monkeypatch):
     result = CliRunner().invoke(app, ["plan", *args])
     assert result.exit_code == 0, result.output
     assert re.search(r"Plan 20\d\dQ\d\.\.20\d\dQ\d: optimal", result.output)
+    flat = " ".join(result.output.split())
+    assert re.search(r"New commitments: \$[\d,.]+ liability over their whole terms, \$[\d,.]+ of it inside the "
+                     r"horizon \(planned\); the capacity they leave after it is credited \$[\d,.]+", flat)
     plan = load_result(tmp_path)
     assert plan.expected_cost_usd < plan.baseline_on_demand_usd
+    assert f"{plan.new_commitment_liability_usd:,.2f}" in flat and f"{plan.new_commitment_in_horizon_usd:,.2f}" in flat
     assert plan.unmet_demand == ()
     for table in ("purchase_schedule", "cost_by_quarter", "cost_by_team", "kpis", "shadow_prices", "proposed_quotas"):
         assert getattr(plan, table), table
