@@ -29,8 +29,8 @@ Parameters
     e_jq, E_q       existing commitments: average active nodes at j; their cost in q (fixed, paid even at a
                     lost site)
     p_o, p_jm       USD per node-hour of option o and of pricing model m at j
-    h_oq'           hours charged for a commitment of option o started in q': those of all its term's quarters,
-                    inside the horizon or not (its whole liability)
+    h_oq'           hours charged for a commitment of option o started in q': all of its term's, from the first
+                    day of q' to its end, inside the horizon or not (its whole liability; term_hours)
     p^OD_j          USD per node-hour that capacity at j avoids: its on-demand price, else the cheapest on-demand
                     price of its accelerator elsewhere, else its own dearest price (on_demand_equivalent_price)
     r_jl            expected demand of the keys j may serve in quarter Q+l over that in Q (the forecast's own
@@ -100,6 +100,7 @@ shared line, so the charge is linear and the same rule makes `cost_by_team` (see
 
 from __future__ import annotations
 
+import datetime as dt
 import functools
 import re
 from collections import defaultdict
@@ -116,7 +117,7 @@ from quartermaster.pricing import (
     per_accelerator,
     pricing_model_of_commitment,
 )
-from quartermaster.units import next_quarters, quarter_hours
+from quartermaster.units import add_months, quarter_bounds, quarter_hours
 
 EXISTING, NEW = "existing", "new-commitment"
 PAY_PER_USE = PAY_PER_USE_MODELS
@@ -332,6 +333,16 @@ def _cell(cell: tuple[str, str, int]) -> tuple[str, str, str]:
     return q, s, f"b{b}"
 
 
+def term_end(start: str, months: int) -> dt.date:
+    """The day after the last of a term of `months` started on the first day of quarter `start`."""
+    return add_months(quarter_bounds(start)[0], months)
+
+
+def term_hours(start: str, months: int) -> int:
+    """Hours of a term started on the first day of quarter `start`, to its end: what its liability counts."""
+    return (term_end(start, months) - quarter_bounds(start)[0]).days * 24
+
+
 def add_objective(m: PlanModel) -> None:
     """Expected cost: existing commitments, new commitments' whole liability, capacity blocks, pay-per-use, unmet
     demand, less the credit for new capacity after the horizon (its terms join in add_post_horizon_credit)."""
@@ -339,8 +350,8 @@ def add_objective(m: PlanModel) -> None:
     terms: list[tuple[pulp.LpVariable, float]] = []
     for (j, option, q), var in m.commit.items():
         opt = next(o for o in m.options[j] if o["option"] == option)
-        hours = sum(quarter_hours(qq) for qq in next_quarters(q, opt["term_quarters"]))
-        terms.append((var, float(opt["usd_per_node_hour"]) * m.offers[j]["nodes_per_unit"] * hours))
+        terms.append((var, float(opt["usd_per_node_hour"]) * m.offers[j]["nodes_per_unit"]
+                      * term_hours(q, opt["term_months"])))
     for (j, _q), var in m.capacity_block.items():
         terms.append((var, HOURS_PER_WEEK * m.price[(j, PricingModel.CAPACITY_BLOCK)]))
     for (_k, j, t, q, s, b), var in m.use.items():

@@ -44,7 +44,7 @@ class PurchaseRow:
     usd_per_node_hour: Decimal
     monthly_usd: Decimal
     total_liability_usd: Decimal
-    """total_liability_usd: what the purchase commits to over its whole term."""
+    """total_liability_usd: what the purchase commits to over its whole term: every hour from start to end."""
     in_horizon_usd: Decimal
     """in_horizon_usd: the part of the liability inside the planning horizon."""
 

@@ -15,7 +15,6 @@ per team, and the teams' `usd` add up to the quarter's cost.
 
 from __future__ import annotations
 
-import datetime as dt
 import math
 from collections import defaultdict
 from dataclasses import asdict
@@ -24,7 +23,16 @@ from typing import Any
 
 import pandas as pd
 
-from quartermaster.planner.model import EXISTING, NEW, PAY_PER_USE, PlanModel, on_demand_equivalent_price, use_by_tier
+from quartermaster.planner.model import (
+    EXISTING,
+    NEW,
+    PAY_PER_USE,
+    PlanModel,
+    on_demand_equivalent_price,
+    term_end,
+    term_hours,
+    use_by_tier,
+)
 from quartermaster.planner.plan_result import ROWS, PlanResult, rows_of
 from quartermaster.planner.solve import SolveReport
 from quartermaster.pricing import (
@@ -100,9 +108,7 @@ def purchase_schedule(m: PlanModel) -> pd.DataFrame:
         opt = next(x for x in m.options[j] if x["option"] == option)
         nodes = units * o["nodes_per_unit"]
         price = Decimal(opt["usd_per_node_hour"])
-        start = quarter_bounds(q)[0]
-        months = start.month - 1 + opt["term_months"]
-        end = dt.date(start.year + months // 12, months % 12 + 1, 1)
+        start, end = quarter_bounds(q)[0], term_end(q, opt["term_months"])
         in_horizon = float(price) * nodes * sum(d for qq, d in m.data.hours.items()
                                                 if start <= quarter_bounds(qq)[0] < end)
         rows.append({"site": o["site"], "machine": o["machine"], "accelerator": o["accelerator"],
@@ -110,7 +116,7 @@ def purchase_schedule(m: PlanModel) -> pd.DataFrame:
                      "start": start.isoformat(), "end": end.isoformat(), "nodes": nodes, "node_weeks": 0,
                      "accelerators": nodes * o["accelerators_per_node"], "usd_per_node_hour": price,
                      "monthly_usd": usd(price * nodes * HOURS_PER_MONTH),
-                     "total_liability_usd": usd(price * nodes * HOURS_PER_MONTH * opt["term_months"]),
+                     "total_liability_usd": usd(price * nodes * term_hours(q, opt["term_months"])),
                      "in_horizon_usd": usd(in_horizon)})
     by_tier = use_by_tier(m)
     for (j, q), var in m.capacity_block.items():

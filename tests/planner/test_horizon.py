@@ -50,9 +50,11 @@ def test_a_last_quarter_commitment_whose_tail_serves_demand_that_goes_on_costs_i
     in_horizon = Decimal("4.4") * 10 * quarter_hours("2027Q4")
     assert result.objective_usd == pytest.approx(in_horizon, abs=Decimal("0.01"))
     assert result.expected_cost_usd == pytest.approx(in_horizon, abs=Decimal("0.01"))
-    # the summary's two figures side by side: 36 months of 730 hours, and the 2027Q4 part
-    assert result.new_commitment_liability_usd == Decimal("4.4") * 10 * 730 * 36
+    # the summary's two figures side by side: every hour of the term, and the 2027Q4 part; the rest is credited
+    assert result.new_commitment_liability_usd == Decimal("4.4") * 10 * sum(quarter_hours(q) for q in THREE_YEARS)
     assert result.new_commitment_in_horizon_usd == in_horizon
+    assert result.new_commitment_liability_usd - in_horizon == pytest.approx(result.post_horizon_credit_usd,
+                                                                              abs=Decimal("0.01"))
 
 
 def test_the_example_first_quarter_does_not_change_from_8_to_12_quarters():

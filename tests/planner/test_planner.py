@@ -70,7 +70,7 @@ def test_a_term_spans_its_quarters_and_then_must_be_renewed():
         assert usd_of(result.cost_by_quarter, quarter=q, pricing_model="commit") == Decimal(10 * 6 * quarter_hours(q))
     first = result.frame("purchase_schedule").iloc[0]
     assert first["monthly_usd"] == Decimal("43800.000000")  # 10 nodes x $6 x 730 h
-    assert first["total_liability_usd"] == Decimal("525600.000000")  # x 12 months
+    assert first["total_liability_usd"] == Decimal("525600.000000")  # x the 8,760 hours of 2027
 
 
 @pytest.mark.parametrize(("preemptible", "max_spot", "want_spot"), [
