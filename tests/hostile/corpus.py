@@ -350,7 +350,7 @@ CASES = [
                                             + "a3-megagpu-8g,gcp-us-central1,on-demand,0,1," + "x" * 200_000 + ",\n"}),
          ("validate", "inv"), 1, says=("prices2.csv:2 row 2: unreadable CSV (field larger than field limit",)),
     Case("csv-100k-columns", 9, small(**{"demand9.csv": ",".join(f"c{i}" for i in range(100_000)) + "\n"}),
-         ("validate", "inv"), 1, says=("demand9.csv:1 header: the header has 100000 columns; a demand file has 8",),
+         ("validate", "inv"), 1, says=("demand9.csv:1 header: the header has 100000 columns; a demand file has 10",),
          max_lines=5),
     Case("utf-16", 9, small(**{"u16.yaml": "teams:\n  - name: x\n".encode("utf-16")}), ("validate", "inv"), 1,
          says=("u16.yaml:1: file is UTF-16 text. Save it as UTF-8.",)),
