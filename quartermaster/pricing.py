@@ -153,6 +153,13 @@ def accelerator_hour_price(inventory: Inventory, machine: str, site: str, model:
     return None if price is None else per_accelerator(price, inventory.machine_by_name[machine].accelerators_per_node)
 
 
+def commitment_rate(inventory: Inventory, commitment: str) -> Decimal:
+    """USD per accelerator-hour of a commitment's capacity: its `usd_per_node_hour` (on-prem: capex amortised
+    plus opex) over the machine's accelerators per node."""
+    c = inventory.commitment_by_name[commitment]
+    return per_accelerator(c.usd_per_node_hour, inventory.machine_by_name[c.machine].accelerators_per_node)
+
+
 def break_even_utilisation(inventory: Inventory, commitment: str) -> Decimal | None:
     """The share of a commitment's capacity that must be used for it to cost no more than on-demand:
     commit price / on-demand price per accelerator-hour, from the same machine and site's on-demand row, else the
@@ -164,7 +171,7 @@ def break_even_utilisation(inventory: Inventory, commitment: str) -> Decimal | N
                  or cheapest_on_demand_per_accelerator(inventory).get(machine.accelerator))
     if not on_demand:
         return None
-    return per_accelerator(c.usd_per_node_hour, machine.accelerators_per_node) / on_demand
+    return commitment_rate(inventory, commitment) / on_demand
 
 
 def pool_node_price(inventory: Inventory, machine: str, site: str, provisioning: str
@@ -181,6 +188,16 @@ def pool_node_price(inventory: Inventory, machine: str, site: str, provisioning:
         if price is not None:
             return price, model
     return None, None
+
+
+def pool_rate(inventory: Inventory, pool: str) -> Decimal | None:
+    """USD per accelerator-hour of a pool's use: its commitment's rate (`commitment_rate`, as metering prices use
+    within the commitment) when it consumes one, else its `pool_node_price` per accelerator; None when unknown."""
+    p = inventory.pool_by_name[pool]
+    if p.commitment and p.commitment in inventory.commitment_by_name:
+        return commitment_rate(inventory, p.commitment)
+    price, _ = pool_node_price(inventory, p.machine, inventory.cluster_of_pool[pool].site, p.provisioning)
+    return None if price is None else per_accelerator(price, inventory.machine_by_name[p.machine].accelerators_per_node)
 
 
 # --- idle ---------------------------------------------------------------------------------------------

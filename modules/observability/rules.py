@@ -44,8 +44,7 @@ from quartermaster.pricing import (
     break_even_utilisation,
     cheapest_on_demand_per_accelerator,
     format_usd,
-    per_accelerator,
-    pool_node_price,
+    pool_rate,
 )
 from quartermaster.units import quarter_bounds
 
@@ -87,17 +86,6 @@ def _where(result: LoadResult, *key: str) -> str:
 
 def _resource(inventory: Inventory, pool: str) -> str:
     return inventory.machine_by_name[inventory.pool_by_name[pool].machine].resource_name
-
-
-def pool_rate(inventory: Inventory, pool: str) -> Decimal | None:
-    """USD per accelerator-hour of a pool: its commitment's price, else the price of its provisioning."""
-    p = inventory.pool_by_name[pool]
-    machine = inventory.machine_by_name[p.machine]
-    commitment = inventory.commitment_by_name.get(p.commitment or "")
-    if commitment is not None:
-        return per_accelerator(commitment.usd_per_node_hour, machine.accelerators_per_node)
-    price, _ = pool_node_price(inventory, p.machine, inventory.cluster_of_pool[pool].site, p.provisioning)
-    return None if price is None else per_accelerator(price, machine.accelerators_per_node)
 
 
 def build_rules(result: LoadResult, options: Options | None = None) -> tuple[dict[str, Any], list[str]]:

@@ -22,6 +22,7 @@ from quartermaster.pricing import (
     PricingModel,
     Provisioning,
     accelerator_hour_price,
+    commitment_rate,
     node_hour_price,
     per_accelerator,
     pricing_model_of,
@@ -100,7 +101,7 @@ def blocks(inventory: Inventory, start: dt.datetime, end: dt.datetime) -> tuple[
     for commitment in inventory.commitments:
         machine = inventory.machine_by_name[commitment.machine]
         site = inventory.site_by_name[commitment.site]
-        rate = per_accelerator(commitment.usd_per_node_hour, machine.accelerators_per_node)
+        rate = commitment_rate(inventory, commitment.name)
         overflow_model = pricing_model_of(Provisioning.RESERVATION, site.provider)
         overflow = rate_of(machine, site, overflow_model, f"commitment {commitment.name} overflow")
         out.append(Block(

@@ -16,8 +16,8 @@ from typer.testing import CliRunner
 from quartermaster.capacity import pool_accelerators
 from quartermaster.cli import app
 from quartermaster.loader import LoadResult, load
-from quartermaster.modules.observability.rules import Options, build_rules, dump, pool_rate
-from quartermaster.pricing import break_even_utilisation
+from quartermaster.modules.observability.rules import Options, build_rules, dump
+from quartermaster.pricing import break_even_utilisation, pool_rate
 from tests.observability.promserver import PROMTOOL, needs_prometheus
 from tests.paths import INVENTORY
 
@@ -154,3 +154,16 @@ def test_budget_on_track_fires_when_the_week_rate_times_the_quarter_exceeds_it(l
                     {"exp_labels": {"cost_center": "CC-2001", "quarter": "1970Q1", "severity": "warning"}}]
                     if firing else []}]}
     run_promtool(tmp_path, rules, [case(int(break_even_gpus) + 1, True), case(int(break_even_gpus), False)])
+
+
+def test_a_pools_alert_rate_is_the_rate_metering_charges_its_use_at(loaded: LoadResult) -> None:
+    """One rate rule (pricing.pool_rate): a pool that consumes a commitment charges use at the commitment block's
+    rate, any other pool at its own block's rate, as `qm meter` does."""
+    from quartermaster.reports.metering.rates import blocks
+
+    inv = loaded.inventory
+    metered, _ = blocks(inv, dt.datetime(2026, 10, 1), dt.datetime(2026, 11, 1))
+    rate_of = {b.key: b.rate for b in metered}
+    for pool in inv.pools:
+        block = f"commitment:{pool.commitment}" if pool.commitment else f"pool:{pool.name}"
+        assert pool_rate(inv, pool.name) == rate_of[block], pool.name
