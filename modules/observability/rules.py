@@ -49,7 +49,12 @@ from quartermaster.pricing import (
 from quartermaster.units import quarter_bounds
 
 UTILISATION = "quartermaster:commitment_utilisation:ratio"
+BREAK_EVEN = "quartermaster:commitment_break_even:ratio"
 SPEND = "quartermaster:cost_center_usd_per_hour"
+FORECAST = "quartermaster:demand_forecast:accelerators"
+USED_BY_CLASS = "quartermaster:team_accelerators_used:sum"
+RECORDS = (UTILISATION, BREAK_EVEN, SPEND, FORECAST, USED_BY_CLASS)
+"""The series the rules record (the dashboard reads them next to Kueue's own)."""
 PROMETHEUS_RULE_API = "monitoring.coreos.com/v1"  # prometheus-operator's PrometheusRule CRD
 
 
@@ -114,6 +119,7 @@ def build_rules(result: LoadResult, options: Options | None = None) -> tuple[dic
         used = _sel(KUEUE_USAGE, flavor="|".join(sorted(pools)), resource=_resource(inventory, pools[0]))
         records.append({"record": UTILISATION, "labels": {"commitment": c.name},
                         "expr": f"(sum({used}) or vector(0)) / {capacity}"})
+        records.append({"record": BREAK_EVEN, "labels": {"commitment": c.name}, "expr": f"vector({_num(break_even)})"})
         on_demand = cheapest_on_demand_per_accelerator(inventory).get(inventory.machine_by_name[c.machine].accelerator)
         alerts.append(_alert(
             "QuartermasterCommitmentBelowBreakEven", {"commitment": c.name, "severity": "warning"},
@@ -183,7 +189,7 @@ def build_rules(result: LoadResult, options: Options | None = None) -> tuple[dic
             continue
         start, end = quarter_bounds(budget.quarter)
         hours = (end - start).days * 24
-        first, last = (int(dt.datetime(d.year, d.month, d.day, tzinfo=dt.UTC).timestamp()) for d in (start, end))
+        first, last = _epoch(start), _epoch(end)
         records.append({"record": SPEND, "labels": {"cost_center": budget.cost_center},
                         "expr": "\n+ ".join(terms)})
         alerts.append(_alert(
@@ -199,11 +205,57 @@ def build_rules(result: LoadResult, options: Options | None = None) -> tuple[dic
             f"{_where(result, 'policy')} (`policy.budgets`, cost_center {budget.cost_center}) with finance's "
             "approval.",
         ))
+    records.extend(forecast_records(inventory, notes))
     groups = []
     if records:
         groups.append({"name": "quartermaster.records", "interval": "5m", "rules": records})
     groups.append({"name": "quartermaster.alerts", "rules": alerts})
     return {"groups": groups}, notes
+
+
+def _epoch(day: dt.date) -> int:
+    return int(dt.datetime(day.year, day.month, day.day, tzinfo=dt.UTC).timestamp())
+
+
+def forecast_records(inventory: Inventory, notes: list[str]) -> list[dict[str, Any]]:
+    """The demand forecast next to actual use, per team and accelerator class (the plan's input, `demand.csv`):
+
+    - `FORECAST{team, accelerator, quantile="p50"|"p90"}`: the forecast accelerators of the quarter the rule is
+      evaluated in (rows of several sites summed; p90 sums are an upper bound), nothing outside forecast quarters;
+    - `USED_BY_CLASS{team, accelerator}`: accelerators of the team's admitted workloads in the flavors of that
+      class, all clusters together (the forecast names no cluster).
+    Recorded rather than drawn from the dashboard, so that Prometheus keeps the forecast that was current at each
+    moment next to what happened. Scenario rows (`policy.scenarios`) have no quantile and are left out (a note)."""
+    forecast: dict[tuple[str, str, str], dict[str, float]] = {}
+    scenario_rows = 0
+    for row in inventory.demand:
+        if row.scenario is not None:
+            scenario_rows += 1
+            continue
+        for quantile, value in (("p50", row.p50), ("p90", row.p90 if row.p90 is not None else row.p50)):
+            per_quarter = forecast.setdefault((row.team, row.accelerator, quantile), {})
+            per_quarter[row.period] = per_quarter.get(row.period, 0.0) + value
+    if scenario_rows:
+        notes.append(f"demand: {scenario_rows} scenario rows have no p50/p90; the forecast records leave them out")
+    out: list[dict[str, Any]] = []
+    for (team, accelerator, quantile), per_quarter in sorted(forecast.items()):
+        pieces = []
+        for quarter, value in sorted(per_quarter.items()):
+            start, end = quarter_bounds(quarter)
+            pieces.append(f"(vector({_num(round(value, 6))}) and on() (vector(time()) >= {_epoch(start)} < "
+                          f"{_epoch(end)}))")
+        out.append({"record": FORECAST, "labels": {"team": team, "accelerator": accelerator, "quantile": quantile},
+                    "expr": "\nor ".join(pieces)})
+    teams = "|".join(sorted(t.name for t in inventory.teams))
+    by_class: dict[tuple[str, str], list[str]] = {}
+    for pool in inventory.pools:
+        machine = inventory.machine_by_name[pool.machine]
+        by_class.setdefault((machine.accelerator, machine.resource_name), []).append(pool.name)
+    for (accelerator, resource), pools in sorted(by_class.items()):
+        used = _sel(KUEUE_USAGE, flavor="|".join(sorted(pools)), resource=resource, cluster_queue=teams)
+        out.append({"record": USED_BY_CLASS, "labels": {"accelerator": accelerator},
+                    "expr": f'sum by (team) (label_replace({used}, "team", "$1", "cluster_queue", "(.*)"))'})
+    return out
 
 
 def _alert(name: str, labels: dict[str, str], expr: str, for_: str, summary: str, description: str,

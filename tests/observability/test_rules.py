@@ -167,3 +167,36 @@ def test_a_pools_alert_rate_is_the_rate_metering_charges_its_use_at(loaded: Load
     for pool in inv.pools:
         block = f"commitment:{pool.commitment}" if pool.commitment else f"pool:{pool.name}"
         assert pool_rate(inv, pool.name) == rate_of[block], pool.name
+
+
+@needs_prometheus
+def test_forecast_and_actual_records_give_the_quarters_forecast_next_to_the_teams_use(loaded: LoadResult,
+                                                                                       tmp_path: Path) -> None:
+    # promtool's clock starts at the epoch: move the forecast of inference's H100s to 1970Q1 (two site-free rows
+    # of the same quarter add up) and 1970Q2.
+    inv = loaded.inventory
+    row = next(r for r in inv.demand if r.team == "inference" and r.accelerator == "H100-80GB")
+    demand = (row.model_copy(update={"period": "1970Q1", "p50": 10.0, "p90": 14.0}),
+              row.model_copy(update={"period": "1970Q1", "p50": 2.5, "p90": None}),
+              row.model_copy(update={"period": "1970Q2", "p50": 99.0, "p90": 99.0}))
+    moved = LoadResult.__new__(LoadResult)
+    moved.__dict__.update(loaded.__dict__)
+    moved.inventory = inv.model_copy(update={"demand": demand})
+    rules, _ = build_rules(moved, Options(at=AT))
+    h100 = sorted(p.name for p in inv.pools if inv.machine_by_name[p.machine].accelerator == "H100-80GB")[:2]
+    a100_or_tpu = next(p for p in inv.pools if inv.machine_by_name[p.machine].accelerator != "H100-80GB")
+    other = usage(a100_or_tpu.name, "inference", inv.machine_by_name[a100_or_tpu.machine].resource_name, "7x20")
+    forecast = 'quartermaster:demand_forecast:accelerators{team="inference",accelerator="H100-80GB",quantile="%s"}'
+    run_promtool(tmp_path, rules, [{
+        "interval": EVERY,
+        "input_series": [usage(h100[0], "inference", "nvidia.com/gpu", "3x20"),
+                         usage(h100[1], "inference", "nvidia.com/gpu", "5x20"), other],
+        "promql_expr_test": [
+            {"expr": forecast % "p50", "eval_time": "1h", "exp_samples": [  # 10 + 2.5: both rows of 1970Q1
+                {"labels": forecast % "p50", "value": 12.5}]},
+            {"expr": forecast % "p90", "eval_time": "1h", "exp_samples": [  # 14 + 2.5 (no p90: its p50)
+                {"labels": forecast % "p90", "value": 16.5}]},
+            {"expr": 'quartermaster:team_accelerators_used:sum{accelerator="H100-80GB"}', "eval_time": "1h",
+             "exp_samples": [{"labels": 'quartermaster:team_accelerators_used:sum{accelerator="H100-80GB",'
+                                        'team="inference"}', "value": 8}]},  # 3 + 5 in two H100 flavors
+        ]}])
