@@ -1,6 +1,7 @@
 """`qm observability render`: Prometheus alert rules from the inventory and the price book, as a plain rules file
 (`quartermaster.rules.yaml`, for `rule_files:`) and a prometheus-operator PrometheusRule
-(`quartermaster-prometheusrule.yaml`, for `kubectl apply`)."""
+(`quartermaster-prometheusrule.yaml`, for `kubectl apply`), and a Grafana dashboard (`quartermaster-dashboard.json`,
+for import) with its ConfigMap for Grafana's dashboard sidecar (`quartermaster-dashboard-configmap.yaml`)."""
 
 from __future__ import annotations
 
@@ -16,22 +17,26 @@ app = typer.Typer(help="Alerts (and dashboards) from the inventory.", no_args_is
 
 RULES_FILE = "quartermaster.rules.yaml"
 PROMETHEUS_RULE_FILE = "quartermaster-prometheusrule.yaml"
+DASHBOARD_FILE = "quartermaster-dashboard.json"
+CONFIGMAP_FILE = "quartermaster-dashboard-configmap.yaml"
 
 
 @app.command("render")
 def render(
     path: Path = inventory_argument(),
-    out: Path = typer.Option(..., "--out", "-o", help="Folder for the rules file and the PrometheusRule.",
+    out: Path = typer.Option(..., "--out", "-o", help="Folder for the rules, the PrometheusRule and the dashboard.",
                              file_okay=False),
     commitment_days: int = typer.Option(3, min=1, max=90, help="Days of mean utilisation below break-even."),
     pending_hours: int = typer.Option(6, min=1, max=720, help="Hours of demand above nominal quota."),
     capacity_minutes: int = typer.Option(30, min=1, max=1440, help="Minutes a full flavor has waiting workloads."),
     cluster_label: str = typer.Option("cluster", help="The label naming a series' cluster (an external label)."),
-    namespace: str = typer.Option("monitoring", help="Namespace of the PrometheusRule."),
+    namespace: str = typer.Option("monitoring", help="Namespace of the PrometheusRule and the dashboard ConfigMap."),
     at: str = typer.Option(None, help="Day whose active commitments get alerts (YYYY-MM-DD); default: today (UTC)."),
 ) -> None:
-    """Write alert rules whose thresholds come from the inventory; each alert's runbook names the file to change."""
+    """Write alert rules whose thresholds come from the inventory (each alert's runbook names the file to change)
+    and a Grafana dashboard of usage vs quota, commitments vs break-even, pending demand and forecast vs actual."""
     # imported when run, so that `qm --help` stays fast
+    from quartermaster.modules.observability.emit import dashboard
     from quartermaster.modules.observability.rules import Options, build_rules, dump, prometheus_rule
     check_output(out, "--out", path, folder=True)
     try:
@@ -41,10 +46,16 @@ def render(
     if not cluster_label.isidentifier():
         raise UsageError(f"--cluster-label {cluster_label}: not a Prometheus label name ([a-zA-Z_][a-zA-Z0-9_]*).")
     result = load_or_exit(path)
-    rules, notes = build_rules(result, Options(commitment_days, pending_hours, capacity_minutes, cluster_label, day))
+    options = Options(commitment_days, pending_hours, capacity_minutes, cluster_label, day)
+    model = dashboard(result, options)
+    from quartermaster.modules.observability.dashboard import dashboard_configmap, to_json
+
+    rules, notes = build_rules(result, options)
     out.mkdir(parents=True, exist_ok=True)
-    for name, document in ((RULES_FILE, rules), (PROMETHEUS_RULE_FILE, prometheus_rule(rules, namespace))):
-        (out / name).write_text(dump(document), encoding="utf-8")
+    texts = {RULES_FILE: dump(rules), PROMETHEUS_RULE_FILE: dump(prometheus_rule(rules, namespace)),
+             DASHBOARD_FILE: to_json(model), CONFIGMAP_FILE: dump(dashboard_configmap(model, namespace))}
+    for name, text in texts.items():
+        (out / name).write_text(text, encoding="utf-8")
         console.print(f"wrote {out / name}")
     counts: dict[str, int] = {}
     for group in rules["groups"]:
