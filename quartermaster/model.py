@@ -150,6 +150,17 @@ class EksSettings(Strict):
     group and one that allows all traffic between its members); required for such pools."""
 
 
+class ObservabilitySettings(Strict):
+    """Alert rules and a Grafana dashboard for the cluster's own monitoring, emitted with its Kubernetes objects."""
+
+    enabled: bool = False
+    """enabled: emit a PrometheusRule (prometheus-operator) and a Grafana dashboard ConfigMap (sidecar label
+    `grafana_dashboard: "1"`) with the cluster's Kueue objects, for the cluster's own Prometheus; default false."""
+    namespace: K8sName = "monitoring"
+    """namespace: existing namespace of the PrometheusRule and the ConfigMap, one that prometheus-operator's rule
+    selector and the Grafana sidecar watch; default `monitoring`."""
+
+
 class AksSettings(Strict):
     """What an AKS agent pool needs that the cluster already has."""
 
@@ -184,6 +195,9 @@ class Cluster(Strict):
     """eks: EKS-only settings (node role, subnets); required when kind is `eks`."""
     aks: AksSettings | None = None
     """aks: AKS-only settings (resource group); required when kind is `aks`."""
+    observability: ObservabilitySettings = ObservabilitySettings()
+    """observability: alert rules and dashboard emitted with the cluster's objects (`enabled`, `namespace`); default
+    off."""
     pools: tuple[Pool, ...] = ()
     """pools: the cluster's accelerator node pools; each pool is one Kueue ResourceFlavor."""
 

@@ -45,7 +45,7 @@ if not loaded.ok:
                           f"(`qm validate {inventory_path}`):\n{problems}")
 try:
     capacity = declare_cluster(loaded.inventory, cluster_name, config.get_secret("kubeconfig"),
-                               moment(config.get("now"), "config quartermaster:now"))
+                               moment(config.get("now"), "config quartermaster:now"), loaded.sources)
 except SpecError as e:
     raise pulumi.RunError(str(e)) from None
 

@@ -18,7 +18,10 @@ in its `runbook` annotation the inventory file (and YAML path) to change. Alerts
 
 Kueue's gauges used here need `metrics.enableClusterQueueResources: true` (see `metrics`). Series are matched to a
 cluster by the `cluster_label` (an external label) because a ClusterQueue has the same name in every cluster;
-flavor names are unique across the inventory and need no cluster.
+flavor names are unique across the inventory and need no cluster. With `Options.cluster` (the rules a cluster's own
+Prometheus evaluates, `observability.enabled`), only that cluster's objects get rules and no expression matches
+the cluster label (a Prometheus does not add its external labels to the series its rules read); the budget alerts
+and the forecast records, which need every cluster's series, are left out with a note.
 """
 
 from __future__ import annotations
@@ -68,6 +71,12 @@ class Options:
     cluster_label: str = "cluster"
     at: dt.date | None = None
     """Commitments active on this day get a break-even alert (default: today, UTC)."""
+    cluster: str | None = None
+    """Rules for this cluster's own Prometheus only (None: one Prometheus that sees every cluster)."""
+
+    def where(self, cluster: str) -> dict[str, str]:
+        """The label matcher that picks `cluster`'s series: none when the Prometheus sees that cluster only."""
+        return {} if self.cluster else {self.cluster_label: cluster}
 
 
 def _sel(metric: str, **labels: str) -> str:
@@ -109,6 +118,14 @@ def build_rules(result: LoadResult, options: Options | None = None) -> tuple[dic
 
     for c in inventory.commitments:
         pools = consumers.get(c.name, [])
+        if o.cluster:
+            inside = [p for p in pools if inventory.cluster_of_pool[p].name == o.cluster]
+            if not inside:
+                continue
+            if len(inside) < len(pools):
+                notes.append(f"commitment {c.name}: no break-even alert in {o.cluster} (pools in other clusters "
+                             "consume it too)")
+                continue
         break_even = break_even_utilisation(inventory, c.name)
         if not pools or break_even is None or not (c.start <= at < c.end):
             why = ("no pool consumes it" if not pools else "the price book has no on-demand price for its accelerator"
@@ -143,7 +160,9 @@ def build_rules(result: LoadResult, options: Options | None = None) -> tuple[dic
                 key = (inventory.cluster_of_pool[q.flavor].name, _resource(inventory, q.flavor))
                 per_cluster[key] = per_cluster.get(key, 0) + q.nominal
         for (cluster, resource), nominal in sorted(per_cluster.items()):
-            where = {o.cluster_label: cluster, "cluster_queue": team.name, "resource": resource}
+            if o.cluster and cluster != o.cluster:
+                continue
+            where = {**o.where(cluster), "cluster_queue": team.name, "resource": resource}
             pending = f"sum({_sel(KUEUE_RESOURCE_PENDING, **where)})"
             held = f"(sum({_sel(KUEUE_RESERVATION, **where)}) or vector(0))"
             alerts.append(_alert(
@@ -160,11 +179,11 @@ def build_rules(result: LoadResult, options: Options | None = None) -> tuple[dic
     for pool in inventory.pools:
         capacity = pool_accelerators(inventory, pool)
         queues = sorted(t.name for t in inventory.teams if any(q.flavor == pool.name for q in t.quotas))
-        if capacity == 0 or not queues:
-            continue
         cluster = inventory.cluster_of_pool[pool.name].name
+        if capacity == 0 or not queues or (o.cluster and cluster != o.cluster):
+            continue
         reserved = f"sum({_sel(KUEUE_RESERVATION, flavor=pool.name, resource=_resource(inventory, pool.name))})"
-        waiting = f"sum({_sel(KUEUE_PENDING_WORKLOADS, **{o.cluster_label: cluster}, cluster_queue='|'.join(queues))})"
+        waiting = f"sum({_sel(KUEUE_PENDING_WORKLOADS, **o.where(cluster), cluster_queue='|'.join(queues))})"
         alerts.append(_alert(
             "QuartermasterFlavorAtCapacity", {"flavor": pool.name, o.cluster_label: cluster, "severity": "info"},
             f"{reserved} >= {capacity} and {waiting} > 0", f"{o.capacity_minutes}m",
@@ -175,7 +194,10 @@ def build_rules(result: LoadResult, options: Options | None = None) -> tuple[dic
             "the waiting teams quota in another flavor in their files under inventory/teams/.",
         ))
 
-    for budget in inventory.policy.budgets:
+    if o.cluster:
+        notes.append(f"cluster {o.cluster}: no budget alerts and no forecast records (they need every cluster's "
+                     "series; render them with `qm observability render` for a Prometheus that sees all clusters)")
+    for budget in () if o.cluster else inventory.policy.budgets:
         terms = []
         teams = sorted(t.name for t in inventory.teams if t.cost_center == budget.cost_center)
         for pool in inventory.pools:
@@ -205,7 +227,8 @@ def build_rules(result: LoadResult, options: Options | None = None) -> tuple[dic
             f"{_where(result, 'policy')} (`policy.budgets`, cost_center {budget.cost_center}) with finance's "
             "approval.",
         ))
-    records.extend(forecast_records(inventory, notes))
+    if not o.cluster:
+        records.extend(forecast_records(inventory, notes))
     groups = []
     if records:
         groups.append({"name": "quartermaster.records", "interval": "5m", "rules": records})

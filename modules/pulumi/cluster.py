@@ -8,9 +8,10 @@ from typing import Any
 
 import pulumi
 
+from quartermaster.loader import SourceMap
 from quartermaster.model import Inventory
 from quartermaster.modules.cloud import ClusterSpec, cluster_spec
-from quartermaster.modules.kueue import objects_for_cluster
+from quartermaster.modules.observability.emit import kubernetes_objects
 from quartermaster.modules.pulumi.errors import ResourceError
 from quartermaster.modules.pulumi.kueue import KueueObjects
 
@@ -94,8 +95,10 @@ class ClusterCapacity(pulumi.ComponentResource):
 
 
 def declare_cluster(inventory: Inventory, cluster_name: str, kubeconfig: pulumi.Input[str] | None,
-                    now: dt.datetime) -> ClusterCapacity:
+                    now: dt.datetime, sources: SourceMap | None = None) -> ClusterCapacity:
     """Declare one cluster's stack as it should be at `now`: its cloud specs and, when Kueue is in use, its Kueue
-    objects."""
+    objects, with its alert rules and dashboard when `observability.enabled` (`sources`: for runbooks to name
+    inventory files)."""
     spec = cluster_spec(inventory, cluster_name, now)
-    return ClusterCapacity(cluster_name, spec, objects_for_cluster(inventory, cluster_name), kubeconfig)
+    objects = kubernetes_objects(inventory, cluster_name, now.date(), sources)
+    return ClusterCapacity(cluster_name, spec, objects, kubeconfig)

@@ -1,6 +1,7 @@
 """Kueue component: the cluster's Kueue objects, namespaces and RBAC through a Kubernetes provider.
 
-The manifests come from `modules.kueue.objects_for_cluster` as plain dicts. Namespaces and RBAC become
+The manifests come from `modules.observability.emit.kubernetes_objects` (Kueue's objects, and a PrometheusRule and
+a dashboard ConfigMap when the cluster enables observability) as plain dicts. Namespaces, ConfigMaps and RBAC become
 typed `pulumi_kubernetes` resources; Kueue kinds become `apiextensions.CustomResource`s.
 """
 
@@ -39,6 +40,7 @@ def _binding(m: Manifest) -> dict[str, Any]:
 Typed = Callable[[str, Manifest, pulumi.ResourceOptions], pulumi.CustomResource]
 TYPED: dict[tuple[str, str], Typed] = {
     ("v1", "Namespace"): lambda n, m, o: k8s.core.v1.Namespace(n, metadata=_metadata(m), opts=o),
+    ("v1", "ConfigMap"): lambda n, m, o: k8s.core.v1.ConfigMap(n, metadata=_metadata(m), data=m["data"], opts=o),
     ("rbac.authorization.k8s.io/v1", "Role"): lambda n, m, o: k8s.rbac.v1.Role(
         n, metadata=_metadata(m), rules=_rules(m), opts=o),
     ("rbac.authorization.k8s.io/v1", "ClusterRole"): lambda n, m, o: k8s.rbac.v1.ClusterRole(

@@ -33,9 +33,10 @@ from cdktf import (
 )
 from constructs import Construct
 
+from quartermaster.loader import SourceMap
 from quartermaster.model import Inventory
 from quartermaster.modules.cloud import cluster_spec
-from quartermaster.modules.kueue import objects_for_cluster
+from quartermaster.modules.observability.emit import kubernetes_objects
 from quartermaster.modules.terraform.resources import PROVIDERS, TfResource, TfStackSpec, stack_spec
 
 BACKENDS = ("local", "gcs", "s3")
@@ -138,13 +139,14 @@ class ClusterStack(TerraformStack):
 
 
 def synth(inventory: Inventory, clusters: Sequence[str], outdir: Path, now: dt.datetime,
-          backend: Backend = Backend()) -> list[Path]:
+          backend: Backend = Backend(), sources: SourceMap | None = None) -> list[Path]:
     """Write one Terraform JSON stack per cluster under `outdir`, as the stacks should be at `now`; return the stack
     files in cluster order.
 
     Raises `modules.cloud.SpecError` when a cluster's pools cannot be expressed (the message says how to fix it).
     """
-    specs = [stack_spec(cluster_spec(inventory, c, now), objects_for_cluster(inventory, c)) for c in clusters]
+    specs = [stack_spec(cluster_spec(inventory, c, now), kubernetes_objects(inventory, c, now.date(), sources))
+             for c in clusters]
     app = App(outdir=str(outdir))
     for spec in specs:
         ClusterStack(app, spec, backend)

@@ -49,7 +49,8 @@ def command(
     if state.problem():
         raise UsageError(f"--backend {backend}: {state.problem()}.")
     check_output(out, "--out", path, folder=True)
-    inventory = load_or_exit(path).inventory
+    loaded = load_or_exit(path)
+    inventory = loaded.inventory
     clusters = stack_clusters(inventory)
     if cluster is not None:
         if cluster not in clusters:
@@ -62,7 +63,7 @@ def command(
             raise UsageError(f"--cluster {cluster}: {why}. Clusters with a stack: {', '.join(clusters)}.")
         clusters = [cluster]
     try:
-        stacks = synth(inventory, clusters, out, at, state)
+        stacks = synth(inventory, clusters, out, at, state, loaded.sources)
     except SpecError as e:
         raise SpecError(f"{path}: {e}") from None
     for stack in stacks:
