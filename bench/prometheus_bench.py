@@ -1,0 +1,194 @@
+"""Time `qm usage pull` against a real Prometheus: a month of hourly Kueue series for 1,000 ClusterQueues x 20
+flavors (issue 20).
+
+    .venv/bin/python -m bench.prometheus_bench [--queues 1000] [--flavors 20] [--days 30] [--deadline 900]
+
+Stages, each with its wall time and peak memory (resident set, the stage's own process):
+1. write the series as OpenMetrics (Kueue's reservation and usage gauges, one sample an hour, labelled like Kueue
+   v0.19 plus a `cluster` label) for the enterprise inventory of `bench/generate.py` (one ClusterQueue per team
+   with quota in every flavor; each flavor is a pool of one of four clusters): queues x flavors x 2 series, one
+   file per 2-hour block;
+2. `promtool tsdb create-blocks-from openmetrics`, once per file (backfill);
+3. `prometheus` serving the blocks on 127.0.0.1 (start until ready; its peak memory is read at the end);
+4. `qm usage pull` (a separate process) writing Parquet; the pulled accelerator-hours must equal the generated.
+Needs Debian's `prometheus` package. Bounded: every child has a timeout, the whole run stops at `--deadline`
+seconds, and the server is always stopped; the scratch folder is removed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import os
+import resource
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from bench.generate import enterprise_inventory
+from quartermaster.loader import load
+
+REPO = Path(__file__).resolve().parents[1]
+START = dt.datetime(2026, 10, 1, tzinfo=dt.UTC)
+QM = Path(sys.executable).with_name("qm")
+
+
+class Deadline:
+    def __init__(self, seconds: float) -> None:
+        self.end = time.monotonic() + seconds
+
+    def left(self) -> float:
+        left = self.end - time.monotonic()
+        if left <= 0:
+            raise SystemExit("prometheus_bench: deadline reached; stopped")
+        return left
+
+
+def run(args: list[str], deadline: Deadline) -> tuple[float, int]:
+    """Run a child to completion: its wall seconds and peak resident memory in bytes (wait4's ru_maxrss)."""
+    began = time.monotonic()
+    child = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    try:
+        _, err = child.communicate(timeout=deadline.left())
+    except subprocess.TimeoutExpired:
+        child.kill()
+        child.wait()
+        raise SystemExit(f"prometheus_bench: {Path(args[0]).name} passed the deadline; stopped") from None
+    if child.returncode:
+        raise SystemExit(f"{' '.join(args[:3])}... failed ({child.returncode}):\n{err.decode()[-2000:]}")
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)  # the largest child so far; stages grow, so it is ours
+    return time.monotonic() - began, usage.ru_maxrss * 1024
+
+
+def write_series(inventory_dir: Path, folder: Path, days: int, seed: int = 11) -> float:
+    """OpenMetrics for every (ClusterQueue, flavor) of the inventory, one file per 2-hour TSDB block (promtool 2.42
+    re-reads its whole input for each 2-hour block it writes: one big file costs blocks x file); returns the
+    accelerator-hours requested. Usage equals the reservation here, so both gauges pull the same."""
+    inventory = load(inventory_dir).inventory
+    rng = np.random.default_rng(seed)
+    first = int(START.timestamp()) + 60  # one sample a minute past each hour
+    series = [(team.name, quota.flavor, inventory.cluster_of_pool[quota.flavor].name, quota.nominal)
+              for team in inventory.teams for quota in team.quotas]
+    values = np.stack([rng.integers(0, nominal + 1, days * 24) for *_, nominal in series])
+    folder.mkdir()
+    for block in range(days * 12):
+        hours = range(2 * block, 2 * block + 2)
+        with (folder / f"{block:04d}.om").open("w", encoding="utf-8") as out:
+            for metric in ("kueue_cluster_queue_resource_reservation", "kueue_cluster_queue_resource_usage"):
+                out.write(f"# TYPE {metric} gauge\n")
+                for i, (team, flavor, cluster, _) in enumerate(series):
+                    labels = (f'{metric}{{cluster="{cluster}",cluster_queue="{team}",flavor="{flavor}",'
+                              f'replica_role="leader",resource="nvidia.com/gpu"}}')
+                    out.write("".join(f"{labels} {values[i, h]} {first + 3600 * h}\n" for h in hours))
+            out.write("# EOF\n")
+    return float(values.sum())
+
+
+def peak_of(pid: int) -> int:
+    """VmHWM (peak resident memory) of a live process, in bytes."""
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1]) * 1024
+    return 0
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--queues", type=int, default=1000)
+    parser.add_argument("--flavors", type=int, default=20)
+    parser.add_argument("--days", type=int, default=30)
+    parser.add_argument("--deadline", type=float, default=900.0, help="Stop everything after this many seconds.")
+    args = parser.parse_args()
+    promtool, prometheus = shutil.which("promtool"), shutil.which("prometheus")
+    if not (promtool and prometheus):
+        raise SystemExit("prometheus_bench: needs promtool and prometheus (apt-get install prometheus)")
+    deadline = Deadline(args.deadline)
+    series = args.queues * args.flavors
+    print(f"{args.queues:,} ClusterQueues x {args.flavors} flavors = {series:,} series per gauge, 2 gauges, "
+          f"{args.days * 24} hours: {2 * series * args.days * 24:,} samples; load average "
+          f"{os.getloadavg()[0]:.2f} on {os.cpu_count()} CPUs")
+    with tempfile.TemporaryDirectory(prefix="qm-prom-bench-") as scratch:
+        work = Path(scratch)
+        inventory = enterprise_inventory(work / "inventory", teams=args.queues, flavors=args.flavors)
+        began = time.monotonic()
+        requested = write_series(inventory, work / "series", args.days)
+        files = sorted((work / "series").iterdir())
+        size = sum(f.stat().st_size for f in files)
+        print(f"1 write OpenMetrics   {time.monotonic() - began:7.1f} s  peak {_mb(_self_peak())}  "
+              f"({size / 2**30:.2f} GiB in {len(files)} files)")
+        seconds, peak = 0.0, 0
+        for file in files:
+            took, peak = run([promtool, "tsdb", "create-blocks-from", "openmetrics", "--quiet", str(file),
+                              str(work / "tsdb")], deadline)
+            seconds += took
+            file.unlink()
+        print(f"2 promtool backfill   {seconds:7.1f} s  peak {_mb(peak)}")
+        (work / "prometheus.yml").write_text("global:\n  scrape_interval: 1m\nscrape_configs: []\n")
+        port = _free_port()
+        log = (work / "prometheus.log").open("wb")
+        began = time.monotonic()
+        server = subprocess.Popen([prometheus, f"--config.file={work / 'prometheus.yml'}",
+                                   f"--storage.tsdb.path={work / 'tsdb'}", "--storage.tsdb.retention.time=100y",
+                                   f"--web.listen-address=127.0.0.1:{port}", "--query.max-samples=200000000",
+                                   "--storage.tsdb.max-block-duration=2h"],  # no compaction during the pull
+                                  stdout=log, stderr=subprocess.STDOUT)
+        try:
+            url = f"http://127.0.0.1:{port}"
+            while True:
+                deadline.left()
+                try:
+                    with urllib.request.urlopen(f"{url}/-/ready", timeout=2) as answer:
+                        if answer.status == 200:
+                            break
+                except OSError:
+                    time.sleep(0.5)
+                if server.poll() is not None:
+                    raise SystemExit("prometheus exited:\n" + (work / "prometheus.log").read_text()[-2000:])
+            print(f"3 prometheus ready    {time.monotonic() - began:7.1f} s")
+            until = START + dt.timedelta(days=args.days)
+            out = work / "pulled.parquet"
+            seconds, peak = run([str(QM), "usage", "pull", "--prometheus", url, "--inventory", str(inventory),
+                                 "--since", START.date().isoformat(), "--until", until.date().isoformat(),
+                                 "--out", str(out)], deadline)
+            pulled = pd.read_parquet(out)
+            print(f"4 qm usage pull       {seconds:7.1f} s  peak {_mb(peak)}  ({len(pulled):,} records)")
+            print(f"  prometheus          peak {_mb(peak_of(server.pid))}")
+        finally:
+            server.terminate()
+            try:
+                server.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                server.kill()
+                server.wait()
+            log.close()
+        got = float(pulled["accelerators_requested"].sum())
+        print(f"accelerator-hours requested: generated {requested:,.0f}, pulled {got:,.1f}")
+        if abs(got - requested) > 1e-6 * max(requested, 1):
+            raise SystemExit("prometheus_bench: the pulled accelerator-hours differ from the generated ones")
+
+
+def _self_peak() -> int:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+
+
+def _mb(n: int) -> str:
+    return f"{n / 2**20:8,.0f} MiB"
+
+
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+if __name__ == "__main__":
+    main()
