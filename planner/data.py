@@ -243,18 +243,7 @@ def quantile_curve(quantiles: dict[float, float], bands: tuple[tuple[float, floa
     """
     if len(set(quantiles.values())) == 1:  # one level: every band at it, exactly
         return [(hi - lo, float(next(iter(quantiles.values())))) for lo, hi in bands]
-    knots = sorted((_Z.inv_cdf(p), float(v)) for p, v in quantiles.items())
-    pieces = []  # (z from, z to, kind, a, b): Q(z) = exp(a + b z) ("log") or a + b z ("lin")
-    for i, (z, v) in enumerate(knots):
-        lo = -math.inf if i == 0 else z
-        if i + 1 < len(knots):
-            z2, v2 = knots[i + 1]
-            pieces.append((lo, z2, *_piece(z, v, z2, v2)))
-        else:
-            pieces.append((z, math.inf, *pieces[-1][2:]))  # the last piece goes on
-    if len(knots) > 1 and knots[0][1] <= 0:  # below a zero quantile demand stays 0
-        first = pieces[0]
-        pieces[0:1] = [(-math.inf, knots[0][0], "lin", 0.0, 0.0), (knots[0][0], *first[1:])]
+    pieces = _pieces(quantiles)
     out = []
     for lo, hi in bands:
         za, zb = _Z.inv_cdf(lo) if lo > 0 else -math.inf, _Z.inv_cdf(hi) if hi < 1 else math.inf
@@ -262,6 +251,34 @@ def quantile_curve(quantiles: dict[float, float], bands: tuple[tuple[float, floa
                     for z1, z2, kind, a, b in pieces if max(za, z1) < min(zb, z2))
         out.append((hi - lo, max(0.0, total / (hi - lo))))
     return out
+
+
+def quantile_at(quantiles: dict[float, float], p: float) -> float:
+    """Q(p): the demand (accelerators) at share `p` of the hours (0 < p < 1) of the distribution quantile_curve fits
+    through `quantiles`; with p50 and p90 alone Q(0.1) = p50^2 / p90 (the lognormal is symmetric in log space)."""
+    if p in quantiles or len(set(quantiles.values())) == 1:  # a given quantile exactly
+        return float(quantiles.get(p, next(iter(quantiles.values()))))
+    z = _Z.inv_cdf(p)
+    _, _, kind, a, b = next(piece for piece in _pieces(quantiles) if piece[0] <= z <= piece[1])
+    return max(0.0, math.exp(a + b * z) if kind == "log" else a + b * z)
+
+
+def _pieces(quantiles: dict[float, float]) -> list[tuple[float, float, str, float, float]]:
+    """The pieces (z from, z to, kind, a, b) of the fitted Q: Q(z) = exp(a + b z) ("log") or a + b z ("lin"),
+    for at least two distinct quantiles (see quantile_curve)."""
+    knots = sorted((_Z.inv_cdf(p), float(v)) for p, v in quantiles.items())
+    pieces: list[tuple[float, float, str, float, float]] = []
+    for i, (z, v) in enumerate(knots):
+        lo = -math.inf if i == 0 else z
+        if i + 1 < len(knots):
+            z2, v2 = knots[i + 1]
+            pieces.append((lo, z2, *_piece(z, v, z2, v2)))
+        else:
+            pieces.append((z, math.inf, *pieces[-1][2:]))  # the last piece goes on
+    if knots[0][1] <= 0:  # below a zero quantile demand stays 0
+        first = pieces[0]
+        pieces[0:1] = [(-math.inf, knots[0][0], "lin", 0.0, 0.0), (knots[0][0], *first[1:])]
+    return pieces
 
 
 _Z = NormalDist()

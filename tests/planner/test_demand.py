@@ -13,7 +13,7 @@ from typer.testing import CliRunner
 from quartermaster.cli import app
 from quartermaster.model import DemandRow
 from quartermaster.planner import PlanInputError, PlanOptions, plan
-from quartermaster.planner.data import quantile_curve
+from quartermaster.planner.data import quantile_at, quantile_curve
 from quartermaster.planner.options import BANDS
 from quartermaster.planner.usage_forecast import MIN_HISTORY_HOURS, demand_from_usage
 from quartermaster.units import quarter_hours
@@ -108,6 +108,21 @@ def at(quantiles: dict[float, float], p: float) -> float:
 def test_the_curve_passes_through_every_given_quantile(quantiles):
     for p, want in quantiles.items():
         assert at(quantiles, p) == pytest.approx(want, rel=1e-5, abs=1e-5)
+
+
+@pytest.mark.parametrize("quantiles", [
+    {0.5: 10, 0.9: 30}, {0.1: 2, 0.5: 10, 0.9: 30, 0.99: 45}, {0.1: 0, 0.5: 0, 0.9: 8}, {0.5: 8, 0.9: 8}])
+@pytest.mark.parametrize("p", [0.02, 0.1, 0.3, 0.5, 0.75, 0.95, 0.995])
+def test_quantile_at_is_the_curve_quantile_curve_fits(quantiles, p):
+    """quantile_at reads the same fitted Q as the bands' means: a narrow band around p has Q(p) for its level."""
+    assert quantile_at(quantiles, p) == pytest.approx(at(quantiles, p), rel=1e-5, abs=1e-5)
+
+
+def test_quantile_at_p10_of_a_lognormal_and_of_a_given_p10():
+    """p50 8 and p90 16: ln Q is symmetric about ln 8 in z, so Q(0.1) = 8 / (16 / 8) = 4; a given p10 is returned
+    as written."""
+    assert quantile_at({0.5: 8, 0.9: 16}, 0.1) == pytest.approx(8 * 8 / 16, rel=1e-12)
+    assert quantile_at({0.1: 5, 0.5: 8, 0.9: 16}, 0.1) == 5.0
 
 
 def test_p99_bends_the_upper_tail():
