@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from quartermaster.capacity import pool_accelerators
 from quartermaster.errors import ProblemsFound
 from quartermaster.model import Inventory
+from quartermaster.planner.data import quantile_at
 from quartermaster.pricing import (
     COMMITTED_MODELS,
     DEFAULT_IDLE_POLICY,
@@ -908,19 +909,19 @@ FLEXIBLE_MODELS = ("on-demand", "spot", "flex-start")
 def _cost_band(inventory: Inventory, plan: PlanResult, quarters: list[str]) -> Table:
     """Cost per quarter at p10, expected and at p90 demand (basis: exposure).
 
-    p90: the risk table's figure (the accelerator-hours above p50 bought on demand). p10: the planner fits a normal
-    to p50/p90 (`planner.data.quantile_curve`), symmetric about p50, so p10 = max(0, p50 - (p90 - p50)); the
-    accelerator-hours below p50 are taken off at the cheapest on-demand rate, at most the quarter's on-demand, spot
-    and flex-start spend (commitments and capacity blocks are paid whether used or not)."""
+    p90: the risk table's figure (the accelerator-hours above p50 bought on demand). p10: each demand row's Q(0.1) of
+    the planner's own fit (`planner.data.quantile_at`: the given p10, else the lognormal through p50 and p90,
+    p50^2 / p90); the accelerator-hours below p50 are taken off at the cheapest on-demand rate, at most the quarter's
+    on-demand, spot and flex-start spend (commitments and capacity blocks are paid whether used or not)."""
     rates = cheapest_on_demand_per_accelerator(inventory)
     rows: list[dict[str, Any]] = []
     for q in quarters:
         hours = Decimal(quarter_hours(q))
         below = ZERO
         for d in inventory.demand:
-            if d.period == q and not d.scenario and d.p90 is not None and d.accelerator in rates:
-                p50, p90 = Decimal(str(d.p50)), Decimal(str(d.p90))
-                below += (p50 - max(ZERO, p50 - (p90 - p50))) * hours * rates[d.accelerator]
+            if d.period == q and not d.scenario and d.accelerator in rates:
+                p10 = Decimal(repr(quantile_at(d.quantiles, 0.1)))
+                below += (Decimal(str(d.p50)) - p10) * hours * rates[d.accelerator]
         flexible = sum((r.usd for r in plan.cost_by_quarter if r.quarter == q and r.pricing_model in FLEXIBLE_MODELS),
                        ZERO)
         expected = quarter_cost(plan, q)
@@ -934,9 +935,10 @@ def _cost_band(inventory: Inventory, plan: PlanResult, quarters: list[str]) -> T
          Column("expected", "Expected (planned)", "money"), Column("p90", "At p90 demand", "money")),
         tuple(rows),
         note="Basis: exposure around the planned cost. At p90 demand: the accelerator-hours above p50 bought on "
-        "demand at the cheapest on-demand rate (the risk table). At p10 demand (p10 = p50 - (p90 - p50), the "
-        "planner's normal fit): the accelerator-hours below p50 no longer bought, at the cheapest on-demand rate, at "
-        "most the quarter's on-demand, spot and flex-start spend; commitments and capacity blocks are paid anyway.",
+        "demand at the cheapest on-demand rate (the risk table). At p10 demand (the given p10, else that of the "
+        "planner's lognormal fit through p50 and p90: p50 x p50 / p90): the accelerator-hours below p50 no longer "
+        "bought, at the cheapest on-demand rate, at most the quarter's on-demand, spot and flex-start spend; "
+        "commitments and capacity blocks are paid anyway.",
     )
 
 

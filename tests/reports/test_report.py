@@ -12,6 +12,7 @@ import tempfile
 from collections.abc import Callable
 from decimal import Decimal
 from pathlib import Path
+from typing import Any
 
 import pytest
 from openpyxl import load_workbook
@@ -555,24 +556,67 @@ def test_demand_chart_compares_all_sites_per_accelerator(stored: ReportData) -> 
 @needs_chromium
 def test_p10_to_p90_cost_band_per_quarter(inventory: Inventory, stored: ReportData, stored_dom: str) -> None:
     """Issue 18: one p90 figure instead of a band over time. The band's p90 is the risk table's figure; p10 takes
-    the accelerator-hours below p50 off the quarter's on-demand, spot and flex-start spend."""
-    from quartermaster.pricing import cheapest_on_demand_per_accelerator
-    from quartermaster.units import quarter_hours
+    the accelerator-hours below p50 off the quarter's on-demand, spot and flex-start spend. demand.csv gives no p10,
+    so each row's p10 is that of the planner's lognormal through p50 and p90: symmetric about ln p50, p50^2 / p90."""
     plan = planner.load_result(DATA / "plan")
     band = {r["quarter"]: r for r in stored.table("cost_band").rows}
     assert list(band) == list(plan.quarters)
     assert band[stored.summary.quarter]["p90"] == stored.summary.p90_cost  # the headline's p90 figure
-    rates = cheapest_on_demand_per_accelerator(inventory)
+    assert all(d.p10 is None for d in inventory.demand)
     for q, row in band.items():
         assert row["p10"] <= row["expected"] <= row["p90"]
-        below = sum((Decimal(str(d.p50)) - max(Decimal(0), 2 * Decimal(str(d.p50)) - Decimal(str(d.p90))))
-                    * quarter_hours(q) * rates[d.accelerator] for d in inventory.demand
-                    if d.period == q and d.p90 is not None and not d.scenario and d.accelerator in rates)
-        flexible = sum(r.usd for r in plan.cost_by_quarter if r.quarter == q and r.pricing_model in (
-            "on-demand", "spot", "flex-start"))
-        assert row["p10"] == row["expected"] - min(below, flexible).quantize(CENT)
+        assert row["p10"] == band_p10(inventory, plan, q, lognormal_p10)
     svg = re.search(r'<svg[^>]*aria-label="Cost per quarter, p10 to p90 demand".*?</svg>', stored_dom, re.S)
     assert svg and svg.group(0).count('<polygon class="band"') == 1
     cells = dom_table(stored_dom, "cost_band")
     assert cells[0] == ["Quarter", "At p10 demand", "Expected (planned)", "At p90 demand"]
     assert cells[1] == [plan.quarters[0], *(money(band[plan.quarters[0]][k]) for k in ("p10", "expected", "p90"))]
+
+
+def lognormal_p10(d: Any) -> float:
+    """p10 of the lognormal through a row's p50 and p90 (symmetric in log space): p50 / (p90 / p50); one level when
+    p50 = p90 (both 0 included)."""
+    return float(d.p50) if d.p90 in (None, d.p50) else float(d.p50 * d.p50 / d.p90)
+
+
+def band_p10(inventory: Inventory, plan: planner.PlanResult, quarter: str, p10: Callable[[Any], float]) -> Decimal:
+    """The band's p10 cost of `quarter` by hand: planned cost less the accelerator-hours from p10(row) to p50 at the
+    cheapest on-demand rate, at most the quarter's on-demand, spot and flex-start spend."""
+    from quartermaster.pricing import cheapest_on_demand_per_accelerator
+    from quartermaster.units import quarter_hours
+    rates = cheapest_on_demand_per_accelerator(inventory)
+    below = sum(((Decimal(str(d.p50)) - Decimal(repr(p10(d)))) * quarter_hours(quarter) * rates[d.accelerator]
+                 for d in inventory.demand if d.period == quarter and not d.scenario and d.accelerator in rates),
+                Decimal(0))
+    flexible = sum(r.usd for r in plan.cost_by_quarter if r.quarter == quarter and r.pricing_model in (
+        "on-demand", "spot", "flex-start"))
+    expected = next(k.cost_usd for k in plan.kpis if k.quarter == quarter).quantize(CENT)
+    return expected - min(below, flexible).quantize(CENT)
+
+
+def test_a_given_p10_is_the_bands_p10_exactly(tmp_path: Path) -> None:
+    """In the example the on-demand, spot and flex-start spend caps the p10 saving in every quarter, so demand.csv is
+    changed: 2027Q1 rows get a p10 of p50 - 1 (the band takes it as written); 2027Q2 rows a p90 of p50 + 0.5 and no
+    p10 (the lognormal's p50^2 / p90, a saving small enough to show and not the normal's p50 - 0.5)."""
+    inv = tmp_path / "inventory"
+    shutil.copytree(INVENTORY, inv)
+    lines = (inv / "demand.csv").read_text().splitlines()
+    head = lines[0].split(",")
+    at = head.index("p50")
+    out = [",".join([*head[:at], "p10", *head[at:]])]
+    for line in lines[1:]:
+        cells = line.split(",")
+        p50 = float(cells[at])
+        p10 = f"{p50 - 1:g}" if cells[0] == "2027Q1" and p50 >= 1 else ""
+        if cells[0] == "2027Q2":
+            cells[at + 1] = f"{p50 + 0.5:g}"
+        out.append(",".join([*cells[:at], p10, *cells[at:]]))
+    (inv / "demand.csv").write_text("\n".join(out) + "\n")
+    inventory = load(inv).inventory
+    assert any(d.p10 is not None for d in inventory.demand)
+    plan = planner.load_result(DATA / "plan")
+    band = {r["quarter"]: r["p10"] for r in build_report(inventory, plan, "2027Q1").table("cost_band").rows}
+    for q in ("2027Q1", "2027Q2"):
+        assert band[q] == band_p10(inventory, plan, q, lambda d: d.p10 if d.p10 is not None else lognormal_p10(d))
+        assert band[q] > band_p10(inventory, plan, q, lambda d: 0.0)  # not capped: the saving shows
+    assert band["2027Q2"] != band_p10(inventory, plan, "2027Q2", lambda d: max(0.0, 2 * d.p50 - (d.p90 or d.p50)))
