@@ -57,7 +57,8 @@ def command(
     console.print(f"[bold]{data.title}[/]: spend {money(s.spend_quarter.current)} "
                   f"(next four quarters {money(s.spend_next_four.current)}), savings vs all on-demand "
                   f"{money(s.savings_quarter.current)}, effective savings rate {pct(s.savings_rate.current)}; "
-                  f"{len(s.approve)} commitment(s) to approve, liability {money(s.approve_liability)}.")
+                  f"{len(s.approve)} commitment(s) to approve, liability {money(s.approve_liability)} "
+                  f"({money(s.approve_in_horizon)} in the plan's horizon).")
     for message in messages:
         err_console.print(message)
     console.print(f"Wrote {len(written)} files to {out}/; open {out / 'report.html'}")

@@ -109,6 +109,19 @@ class Commitment:
     upfront: Decimal | None
     monthly: Decimal | None
     liability: Decimal
+    in_horizon: Decimal
+    """in_horizon: the part of the liability inside the plan's horizon (in the plan's expected cost)."""
+
+
+@dataclass(frozen=True)
+class NewPurchases:
+    """All new purchases of the plan: what they bind to over their whole terms and what of it falls inside the
+    horizon, to the cent as `qm plan` prints them; the credit for the capacity they leave after the horizon (None:
+    a plan written before the planner recorded it)."""
+
+    liability: Decimal
+    in_horizon: Decimal
+    post_horizon_credit: Decimal | None
 
 
 @dataclass(frozen=True)
@@ -129,6 +142,9 @@ class Summary:
     """approve_monthly: the monthly payments of the commitments to approve (those paid monthly)."""
     approve_upfront: Decimal
     """approve_upfront: what the purchases to approve that are paid upfront (capacity blocks) cost when bought."""
+    approve_in_horizon: Decimal
+    """approve_in_horizon: the part of approve_liability inside the plan's horizon."""
+    purchases: NewPurchases
     p90_cost: Decimal
     unmet_hours: Decimal
     budget_total: Decimal | None
@@ -267,6 +283,7 @@ def build_report(inventory: Inventory, plan: PlanResult, quarter: str | None = N
     def kpi_ratio(name: str) -> Any:
         return lambda p: _ratio((_kpi(p, quarter) or {}).get(name, 0))
 
+    money = _purchase_cents(plan)
     approve_rows = [r for r in _rows(plan.purchase_schedule) if r["start_quarter"] == quarter]
     approve = tuple(
         Commitment(
@@ -277,11 +294,11 @@ def build_report(inventory: Inventory, plan: PlanResult, quarter: str | None = N
             int(r["nodes"]),
             int(r["accelerators"]),
             payment_of(r["pricing_model"]),
-            cents(_decimal(r["total_liability_usd"])) if payment_of(r["pricing_model"]) == "upfront" else None,
+            money[i][0] if payment_of(r["pricing_model"]) == "upfront" else None,
             cents(_decimal(r["monthly_usd"])) if payment_of(r["pricing_model"]) == "monthly" else None,
-            cents(_decimal(r["total_liability_usd"])),
+            *money[i],
         )
-        for r in approve_rows
+        for i, r in enumerate(_rows(plan.purchase_schedule)) if r["start_quarter"] == quarter
     )
     tables: list[Table] = [_source_trail(inventory, plan, revision), _approve(approve),
                            _break_even(inventory, plan, approve_rows)]
@@ -291,7 +308,7 @@ def build_report(inventory: Inventory, plan: PlanResult, quarter: str | None = N
     tables += [centres, teams, _plan_vs_actual(inventory, plan, quarter)]
     coverage = _coverage(plan, quarters)
     tables += [coverage, _expiry(inventory, spend, coverage)]
-    tables.append(_purchases(plan))
+    tables.append(_purchases(plan, money))
     demand = _demand_vs_capacity(inventory, plan, quarter)
     tables.append(demand)
     risk, p90_cost = _risk(inventory, plan, quarter)
@@ -318,6 +335,9 @@ def build_report(inventory: Inventory, plan: PlanResult, quarter: str | None = N
         sum((c.liability for c in approve), ZERO),
         sum((c.monthly for c in approve if c.monthly is not None), ZERO),
         sum((c.upfront for c in approve if c.upfront is not None), ZERO),
+        sum((c.in_horizon for c in approve), ZERO),
+        NewPurchases(cents(plan.new_commitment_liability_usd), cents(plan.new_commitment_in_horizon_usd),
+                     None if plan.post_horizon_credit_usd is None else cents(plan.post_horizon_credit_usd)),
         p90_cost,
         Decimal(str(round(float(kpi.get("unmet_accelerator_hours", 0)), 1))),
         budget_total,
@@ -339,6 +359,16 @@ def build_report(inventory: Inventory, plan: PlanResult, quarter: str | None = N
     )
 
 
+def _purchase_cents(plan: PlanResult) -> list[tuple[Decimal, Decimal]]:
+    """(total liability, in horizon) of each purchase in plan order, to the cent, rounded so that each column adds
+    up to the plan's own total to the cent (`PlanResult.new_commitment_liability_usd`, what `qm plan` prints)."""
+    rows = plan.purchase_schedule
+    liability = allocate_cents({i: r.total_liability_usd for i, r in enumerate(rows)},
+                               plan.new_commitment_liability_usd)
+    inside = allocate_cents({i: r.in_horizon_usd for i, r in enumerate(rows)}, plan.new_commitment_in_horizon_usd)
+    return [(liability[i], inside[i]) for i in range(len(rows))]
+
+
 def _approve(approve: tuple[Commitment, ...]) -> Table:
     """The commitments to approve as a table (the summary's, for the workbook and CSV)."""
     return Table(
@@ -347,9 +377,11 @@ def _approve(approve: tuple[Commitment, ...]) -> Table:
         (Column("site", "Site"), Column("machine", "Machine"), Column("pricing_model", "Pricing"),
          Column("term", "Term"), Column("nodes", "Nodes", "int"), Column("accelerators", "Accelerators", "int"),
          Column("payment", "Payment"), Column("upfront", "Paid upfront", "money"),
-         Column("monthly", "Paid monthly, a month", "money"), Column("liability", "Total liability", "money")),
+         Column("monthly", "Paid monthly, a month", "money"), Column("liability", "Total liability", "money"),
+         Column("in_horizon", "Of which in the plan's horizon", "money")),
         tuple(asdict(c) for c in approve),
-        note="Basis: planned.",
+        note="Basis: planned. Total liability: every hour of the term, what finance commits to; of which in the plan's "
+        "horizon: the part the plan's quarters pay (in their spend); the rest falls after the horizon.",
     )
 
 
@@ -739,8 +771,9 @@ def _expiry(inventory: Inventory, spend: Table, coverage: Table) -> Table:
     )
 
 
-def _purchases(plan: PlanResult) -> Table:
-    """The plan's purchases; each paid either upfront or monthly, so the totals are per payment kind."""
+def _purchases(plan: PlanResult, money: list[tuple[Decimal, Decimal]]) -> Table:
+    """The plan's purchases; each paid either upfront or monthly, so the totals are per payment kind; `money`:
+    each purchase's (total liability, in horizon) to the cent (`_purchase_cents`)."""
     rows = [
         {
             "start_quarter": r["start_quarter"],
@@ -755,12 +788,12 @@ def _purchases(plan: PlanResult) -> Table:
             "accelerators": int(r["accelerators"]),
             "usd_per_node_hour": _decimal(r["usd_per_node_hour"]),
             "payment": payment_of(r["pricing_model"]),
-            "upfront": cents(_decimal(r["total_liability_usd"])) if payment_of(r["pricing_model"]) == "upfront"
-            else None,
+            "upfront": money[i][0] if payment_of(r["pricing_model"]) == "upfront" else None,
             "monthly": cents(_decimal(r["monthly_usd"])) if payment_of(r["pricing_model"]) == "monthly" else None,
-            "liability": cents(_decimal(r["total_liability_usd"])),
+            "liability": money[i][0],
+            "in_horizon": money[i][1],
         }
-        for r in _rows(plan.purchase_schedule)
+        for i, r in enumerate(_rows(plan.purchase_schedule))
     ]
     return Table(
         "purchase_schedule",
@@ -781,6 +814,7 @@ def _purchases(plan: PlanResult) -> Table:
             Column("upfront", "Paid upfront", "money"),
             Column("monthly", "Paid monthly, a month", "money"),
             Column("liability", "Total liability", "money"),
+            Column("in_horizon", "Of which in the plan's horizon", "money"),
         ),
         tuple(rows),
         total={
@@ -788,10 +822,13 @@ def _purchases(plan: PlanResult) -> Table:
             "upfront": sum((r["upfront"] for r in rows if r["upfront"] is not None), ZERO),
             "monthly": sum((r["monthly"] for r in rows if r["monthly"] is not None), ZERO),
             "liability": sum((r["liability"] for r in rows), ZERO),
+            "in_horizon": sum((r["in_horizon"] for r in rows), ZERO),
         },
         note="Basis: planned. Capacity blocks are paid upfront, when bought (their whole liability); commitments "
         "and on-prem purchases are paid monthly over their term. Totals: all upfront payments; the monthly "
-        "payments added up (each runs only during its own term, From to Until); total liability, all of them.",
+        "payments added up (each runs only during its own term, From to Until); total liability, all of them, and "
+        "the part of it inside the plan's horizon (the rest is paid after the horizon); both as `qm plan` prints "
+        "them.",
     )
 
 

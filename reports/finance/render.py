@@ -87,6 +87,12 @@ def render_xlsx(data: ReportData, options: RenderOptions | None = None) -> bytes
              ("Commitments to approve", len(s.approve), "int"), ("Their total liability", s.approve_liability, "money"),
              ("Of which paid monthly, a month", s.approve_monthly, "money"),
              ("Of which paid upfront (capacity blocks)", s.approve_upfront, "money"),
+             ("Their liability in the plan's horizon", s.approve_in_horizon, "money"),
+             ("All new purchases: total liability", s.purchases.liability, "money"),
+             ("All new purchases: in the plan's horizon", s.purchases.in_horizon, "money"),
+             ("All new purchases: post-horizon credit", "not recorded", "text")
+             if s.purchases.post_horizon_credit is None else
+             ("All new purchases: post-horizon credit", s.purchases.post_horizon_credit, "money"),
              ("p90 cost", s.p90_cost, "money"), ("Unmet accelerator-hours", s.unmet_hours, "number")]
     summary.append(["Figure", "Value"])
     for label, value, kind in lines:

@@ -353,12 +353,14 @@ def test_capacity_blocks_are_paid_upfront_and_totals_do_not_mix_payments(stored:
     assert table.total["monthly"] == sum((r.monthly_usd.quantize(CENT) for r in monthly), Decimal(0))
     cells = dom_table(stored_dom, "purchase_schedule")
     head, total = cells[0], cells[-1]
-    assert head[-4:] == ["Payment", "Paid upfront", "Paid monthly, a month", "Total liability"]
+    assert head[-5:-1] == ["Payment", "Paid upfront", "Paid monthly, a month", "Total liability"]
     assert total[0] == "Totals by payment"
-    assert total[-3:] == [money(table.total["upfront"]), money(table.total["monthly"]), money(table.total["liability"])]
+    assert total[-4:-1] == [money(table.total["upfront"]), money(table.total["monthly"]),
+                            money(table.total["liability"])]
     for row in cells[1:-1]:
         block = row[4] == "capacity-block"
-        assert (row[-4] == "upfront") == block and (row[-2] == "\u2013") == block  # no monthly figure for a block
+        assert (row[-5] == "upfront") == block and (row[-3] == "\u2013") == block  # no monthly figure for a block
+        assert (row[-1] == row[-2]) == block  # a block lies inside its quarter; a commitment runs past the horizon
     s = stored.summary  # 2027Q1: a p5 capacity block (upfront) and a DGX B200 (monthly) to approve
     block = next(c for c in s.approve if c.pricing_model == "capacity-block")
     assert s.approve_upfront == block.liability and block.monthly is None
@@ -620,3 +622,57 @@ def test_a_given_p10_is_the_bands_p10_exactly(tmp_path: Path) -> None:
         assert band[q] == band_p10(inventory, plan, q, lambda d: d.p10 if d.p10 is not None else lognormal_p10(d))
         assert band[q] > band_p10(inventory, plan, q, lambda d: 0.0)  # not capped: the saving shows
     assert band["2027Q2"] != band_p10(inventory, plan, "2027Q2", lambda d: max(0.0, 2 * d.p50 - (d.p90 or d.p50)))
+
+
+@needs_chromium
+def test_liability_and_in_horizon_side_by_side_as_qm_plan_prints_them(tmp_path: Path) -> None:
+    """Issue 15 point 1 / issue 18: summaries and reports show total liability and in-horizon cost side by side.
+    `qm plan` prints both for all new purchases; the report's headline, purchase schedule totals, CSV, JSON and
+    workbook carry the same figures to the cent, and each commitment to approve shows both."""
+    out = tmp_path / "plan"
+    planned = runner.invoke(app, ["plan", str(INVENTORY), "--horizon", "2q", "--out", str(out)])
+    assert planned.exit_code == 0, planned.output
+    said = re.search(r"New commitments: (\$[\d,.]+) liability over their whole terms, (\$[\d,.]+) of it inside the "
+                     r"horizon \(planned\); the capacity they leave after it is credited (\$[\d,.]+)",
+                     " ".join(planned.output.split()))
+    assert said, planned.output
+    liability, inside, credit = said.groups()
+    reported = runner.invoke(app, ["report", str(INVENTORY), "--plan", str(out), "--out", str(tmp_path / "report"),
+                                   "--formats", "html,json,csv,xlsx"])
+    assert reported.exit_code == 0, reported.output
+    result = planner.load_result(out)
+    data = build_report(load(INVENTORY).inventory, result)
+    buys = data.summary.purchases
+    assert (money(buys.liability), money(buys.in_horizon), money(buys.post_horizon_credit)) == (
+        liability, inside, credit)
+    table = data.table("purchase_schedule")
+    assert (money(table.total["liability"]), money(table.total["in_horizon"])) == (liability, inside)
+    assert all(r["in_horizon"] <= r["liability"] for r in table.rows)
+    # a row's figures are the plan's own, each moved by less than a cent so that the columns add up
+    for row, raw in zip(table.rows, result.purchase_schedule, strict=True):
+        assert abs(row["liability"] - raw.total_liability_usd) < CENT
+        assert abs(row["in_horizon"] - raw.in_horizon_usd) < CENT
+    approve = data.summary.approve
+    assert approve and data.summary.approve_in_horizon == sum(c.in_horizon for c in approve)
+    csv_total = (tmp_path / "report" / "purchase_schedule.csv").read_text().splitlines()[-1].split(",")
+    assert csv_total[-2:] == [str(table.total["liability"]), str(table.total["in_horizon"])]
+    import json
+    summary = json.loads((tmp_path / "report" / "report.json").read_text())["summary"]["purchases"]
+    assert summary == {"liability": str(buys.liability), "in_horizon": str(buys.in_horizon),
+                       "post_horizon_credit": str(buys.post_horizon_credit)}
+    sheet = load_workbook(tmp_path / "report" / "report.xlsx")["Summary"]
+    figures = {sheet.cell(r, 1).value: sheet.cell(r, 2).value for r in range(2, sheet.max_row + 1)}
+    assert figures["All new purchases: total liability"] == pytest.approx(float(buys.liability))
+    assert figures["All new purchases: in the plan's horizon"] == pytest.approx(float(buys.in_horizon))
+    dom = dump_dom(tmp_path / "report" / "report.html")
+    shown = re.search(r'<p id="new-purchases">(.*?)</p>', dom, re.S)
+    assert shown
+    text = " ".join(re.sub(r"<[^>]+>", "", shown.group(1)).split())
+    assert f"total liability {liability} over their whole terms, of which {inside} inside the horizon" in text
+    assert f"credits the capacity they leave after the horizon {credit}" in text
+    cells = dom_table(dom, "commitments_to_approve")
+    assert cells[0][-2:] == ["Total liability", "Of which in the plan's horizon"]
+    assert [c[-2:] for c in cells[1:]] == [[money(c.liability), money(c.in_horizon)] for c in approve]
+    assert dom_table(dom, "purchase_schedule")[-1][-2:] == [liability, inside]
+    assert f"of which {money(data.summary.approve_in_horizon)} in the plan's horizon" in " ".join(
+        re.sub(r"<[^>]+>", "", dom).split())
