@@ -151,12 +151,37 @@ class RelaxedRuleRow:
     variable: str
 
 
+@dataclass(frozen=True)
+class RoutingRow:
+    """Expected accelerator-hours of one demand key (team, accelerator class, site) served on one offer (site,
+    machine) by one tier in a quarter: where the plan put the demand."""
+
+    quarter: str
+    team: str
+    accelerator: str
+    """accelerator: the class the demand asks for."""
+    site: str
+    """site: the site the demand asks for; empty = any site the team may use."""
+    served_site: str
+    machine: str
+    served_accelerator: str
+    tier: str
+    """tier: `existing` (the inventory's commitments), `new-commitment`, or a pay-per-use pricing model."""
+    accelerator_hours: float
+    """accelerator_hours: of the machine's accelerators (served_accelerator)."""
+    demand_accelerator_hours: float
+    """demand_accelerator_hours: the same in the asked class: accelerator_hours / the equivalence ratio."""
+
+
 ROWS: dict[str, type] = {
     "purchase_schedule": PurchaseRow, "cost_by_quarter": QuarterCostRow, "cost_by_team": TeamCostRow,
     "kpis": KpiRow, "shadow_prices": ShadowPriceRow, "unmet_demand": UnmetRow,
     "proposed_quotas": ProposedQuotaRow, "budgets": BudgetRow, "relaxed_rules": RelaxedRuleRow,
+    "routing": RoutingRow,
 }
 """Each table of a plan and the type of its rows, in the order they are written."""
+ADDED_LATER = ("routing",)
+"""Tables a plan written before them lacks: read back empty."""
 
 
 @dataclass(frozen=True)
@@ -193,6 +218,7 @@ class PlanResult:
     proposed_quotas: tuple[ProposedQuotaRow, ...] = ()
     budgets: tuple[BudgetRow, ...] = ()
     relaxed_rules: tuple[RelaxedRuleRow, ...] = field(default=())
+    routing: tuple[RoutingRow, ...] = ()
     post_horizon_credit_usd: Decimal | None = None
     """Expected on-demand cost that new committed capacity left after the horizon avoids, as far as demand uses
     it and at most what the cheapest new commitment would cost for it (model.py, horizon end)."""
@@ -253,7 +279,9 @@ def load_result(out_dir: str | Path) -> PlanResult:
     kwargs: dict[str, Any] = {}
     for f in fields(PlanResult):
         if f.name in ROWS:
-            kwargs[f.name] = read_rows(out / f"{f.name}.csv", ROWS[f.name])
+            path = out / f"{f.name}.csv"
+            if path.exists() or f.name not in ADDED_LATER:
+                kwargs[f.name] = read_rows(path, ROWS[f.name])
         elif f.name in doc:
             kwargs[f.name] = _summary_value(f.name, doc[f.name])
     return PlanResult(**kwargs)

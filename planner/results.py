@@ -85,7 +85,8 @@ def collect(m: PlanModel, report: SolveReport, duals_report: SolveReport | None 
         kpis=_typed("kpis", kpis), shadow_prices=_typed("shadow_prices", shadow),
         unmet_demand=_typed("unmet_demand", unmet_demand(m)),
         proposed_quotas=_typed("proposed_quotas", proposed_quotas(m)),
-        budgets=_typed("budgets", budget_table(m, team_costs)), relaxed_rules=_typed("relaxed_rules", relaxed_rules(m)))
+        budgets=_typed("budgets", budget_table(m, team_costs)), relaxed_rules=_typed("relaxed_rules", relaxed_rules(m)),
+        routing=_typed("routing", routing(m)))
 
 
 def _typed(table: str, frame: pd.DataFrame) -> tuple[Any, ...]:
@@ -276,6 +277,31 @@ def _costs(m: PlanModel, od_price: dict[str, float]) -> tuple[pd.DataFrame, pd.D
     kpis = pd.DataFrame(kpi_rows)
     cost_by_team = pd.DataFrame(team_rows, columns=TEAM_COLUMNS)
     return kpis, cost_by_quarter.reset_index(drop=True), cost_by_team
+
+
+ROUTING_COLUMNS = ["quarter", "team", "accelerator", "site", "served_site", "machine", "served_accelerator", "tier",
+                   "accelerator_hours", "demand_accelerator_hours"]
+
+
+def routing(m: PlanModel) -> pd.DataFrame:
+    """Expected accelerator-hours each demand key is served on each offer and tier per quarter (read-only: the
+    solved use u, as in _costs), in the offer's accelerators and in the asked class (divided by the route's ratio)."""
+    ratio = {(k, j): rho for k, routes in m.routes.items() for j, rho in routes}
+    hours: dict[tuple[str, str, str, str], float] = defaultdict(float)
+    for (k, j, t, q, s, b), var in m.use.items():
+        x = _v(var)
+        if x > TINY:
+            hours[(q, k, j, t)] += _expected_hours(m, q, s, b) * x * m.offers[j]["accelerators_per_node"]
+    rows = []
+    for (q, k, j, t), h in hours.items():
+        parts, o = m.key_parts[k], m.offers[j]
+        rows.append({"quarter": q, "team": parts[0], "accelerator": parts[1],
+                     "site": parts[2] if len(parts) > 2 else "", "served_site": o["site"], "machine": o["machine"],
+                     "served_accelerator": o["accelerator"], "tier": t, "accelerator_hours": round(h, 3),
+                     "demand_accelerator_hours": round(h / ratio[(k, j)], 3)})
+    frame = pd.DataFrame(rows, columns=ROUTING_COLUMNS)
+    frame["_q"] = frame["quarter"].map(m.data.quarters.index)
+    return frame.sort_values(["_q", *ROUTING_COLUMNS[1:8]]).drop(columns="_q").reset_index(drop=True)
 
 
 SHADOW_COLUMNS = ["site", "machine", "accelerator", "quarter", "usd_per_accelerator_hour"]

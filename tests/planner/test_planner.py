@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+from dataclasses import replace
 from decimal import Decimal
 
 import pandas as pd
@@ -206,6 +207,11 @@ def test_a_written_plan_reads_back_the_same(tmp_path):
     first = (tmp_path / "plan.json").read_text()
     result.write(tmp_path)
     assert (tmp_path / "plan.json").read_text() == first
+    # routing: all L4 demand on the one L4 offer, its expected hours as kpis count them
+    assert {(r.accelerator, r.served_accelerator) for r in again.routing} == {("L4", "L4")}
+    assert sum(r.accelerator_hours for r in again.routing) == pytest.approx(again.kpis[0].served_accelerator_hours)
+    (tmp_path / "routing.csv").unlink()  # a plan written before the planner recorded routing
+    assert load_result(tmp_path) == replace(result, routing=())
 
 
 @pytest.mark.parametrize("level, want_coverage, want_utilisation", [
