@@ -305,7 +305,7 @@ def build_report(inventory: Inventory, plan: PlanResult, quarter: str | None = N
     spend = _spend_by_quarter(plan, quarters)
     tables.append(spend)
     teams, centres = _by_team(inventory, plan, previous, quarter)
-    tables += [centres, teams, _plan_vs_actual(inventory, plan, quarter)]
+    tables += [centres, teams, _plan_vs_actual(inventory, plan, previous)]
     coverage = _coverage(plan, quarters)
     tables += [coverage, _expiry(inventory, spend, coverage)]
     tables.append(_purchases(plan, money))
@@ -547,52 +547,77 @@ def _centre_name(inventory: Inventory, code: str) -> str:
     return inventory.policy.cost_center_names.get(code, "")
 
 
-def _plan_vs_actual(inventory: Inventory, plan: PlanResult, quarter: str) -> Table:
-    """Planned against metered cost per team for the months of `quarter` that have usage records.
-
-    Metered: `qm meter` of each such month with the plan's idle policy. Planned: the team's planned cost of the
-    quarter times the share of the quarter's hours those months cover (the plan is quarterly)."""
-    policy = plan.options.get("idle_policy", DEFAULT_IDLE_POLICY)
-    records, issues = check_usage(inventory_records(inventory), inventory, "usage.csv")
-    metered: dict[str, Decimal] = {}
-    counted: list[str] = []
-    hours = 0
-    for month in parse_period(quarter).months():
-        if records.empty or not ((records["hour"] >= month.start) & (records["hour"] < month.end)).any():
-            continue
-        result, problems = meter(inventory, records, month, policy)
-        issues += problems
-        if result is None:
-            continue
-        counted.append(month.label)
-        hours += month.hours
-        for charge in result.teams:
-            metered[charge.team] = metered.get(charge.team, ZERO) + charge.total
+def _usage_months(inventory: Inventory) -> tuple[Any, list[Any]]:
+    """The inventory's usage records (checked) and the calendar months they fall in, in order."""
+    records, issues = check_usage(inventory_records(inventory), inventory, "usage.csv") if inventory.usage \
+        else (None, [])
     if issues:
         raise ProblemsFound(f"plan vs actual: {issues[0].format()} ({len(issues)} problem(s); `qm meter` lists them)")
-    share = Decimal(hours) / Decimal(quarter_hours(quarter))
-    planned = {team: cents(usd * share) for team, (_, usd) in _team_costs(plan, quarter).items()} if hours else {}
+    if records is None or records.empty:
+        return records, []
+    labels = sorted({f"{h.year:04d}-{h.month:02d}" for h in records["hour"]})
+    return records, [parse_period(label) for label in labels]
+
+
+def _plan_vs_actual(inventory: Inventory, plan: PlanResult, previous: PlanResult | None) -> Table:
+    """Planned against metered cost per quarter and team, for every quarter of this plan (else of the previous plan)
+    that has usage records.
+
+    Metered: `qm meter` of each month with usage, with the plan's idle policy. Planned: the team's planned cost of
+    the quarter times the share of the quarter's hours those months cover (the plan is quarterly)."""
+    records, months = _usage_months(inventory)
+    plans = [(p, label) for p, label in ((plan, "this plan"), (previous, "previous plan"))
+             if p is not None and p.has_plan]
+    groups: dict[str, dict[str, Any]] = {}  # quarter -> plan, its label, months, hours, metered per team
+    for month in months:
+        q = quarter_of(month.start.date())
+        source = next(((p, label) for p, label in plans if q in p.quarters), None)
+        if source is None:
+            continue
+        policy = source[0].options.get("idle_policy", DEFAULT_IDLE_POLICY)
+        result, problems = meter(inventory, records, month, policy)
+        if problems:
+            raise ProblemsFound(f"plan vs actual: {problems[0].format()} ({len(problems)} problem(s); `qm meter` "
+                                "lists them)")
+        if result is None:
+            continue
+        g = groups.setdefault(q, {"plan": source[0], "label": source[1], "months": [], "hours": 0, "metered": {}})
+        g["months"].append(month.label)
+        g["hours"] += month.hours
+        for charge in result.teams:
+            g["metered"][charge.team] = g["metered"].get(charge.team, ZERO) + charge.total
     centre = {t.name: t.cost_center for t in inventory.teams}
     rows: list[dict[str, Any]] = []
-    for team in sorted(set(planned) | set(metered), key=lambda t: (t.startswith("_"), t)):
-        p, m = planned.get(team, ZERO), metered.get(team, ZERO)
-        code = centre.get(team, "shared")
-        rows.append({"team": team, "cost_center": code, "cost_center_name": _centre_name(inventory, code),
-                     "planned": p, "metered": m,
-                     "variance": m - p, "variance_pct": ((m - p) / p).quantize(Decimal("0.0001")) if p else None})
+    for q, g in sorted(groups.items(), key=lambda kv: parse_period(kv[0]).start):
+        share = Decimal(g["hours"]) / Decimal(quarter_hours(q))
+        planned = {team: cents(usd * share) for team, (_, usd) in _team_costs(g["plan"], q).items()}
+        for team in sorted(set(planned) | set(g["metered"]), key=lambda t: (t.startswith("_"), t)):
+            p, m = planned.get(team, ZERO), g["metered"].get(team, ZERO)
+            code = centre.get(team, "shared")
+            rows.append({"quarter": q, "plan": g["label"], "months": ", ".join(g["months"]), "team": team,
+                         "cost_center": code, "cost_center_name": _centre_name(inventory, code), "planned": p,
+                         "metered": m, "variance": m - p,
+                         "variance_pct": ((m - p) / p).quantize(Decimal("0.0001")) if p else None})
+    policies = sorted({g["plan"].options.get("idle_policy", DEFAULT_IDLE_POLICY) for g in groups.values()})
+    spans = "; ".join(f"{label} covers {p.quarters[0]}" + (f" to {p.quarters[-1]}" if len(p.quarters) > 1 else "")
+                      for p, label in plans)
+    usage = (f"usage records fall in {', '.join(m.label for m in months)}" if months
+             else "the inventory has no usage records")
     return Table(
         "plan_vs_actual",
-        f"Plan vs actual, {quarter}",
-        (Column("team", "Team"), Column("cost_center", "Cost centre"), NAME_COLUMN,
-         Column("planned", "Planned", "money"),
-         Column("metered", "Metered", "money"), Column("variance", "Variance", "delta"),
-         Column("variance_pct", "Variance %", "signed_pct")),
+        "Plan vs actual per quarter",
+        (Column("quarter", "Quarter"), Column("plan", "Plan"), Column("months", "Months with usage"),
+         Column("team", "Team"), Column("cost_center", "Cost centre"), NAME_COLUMN,
+         Column("planned", "Planned", "money"), Column("metered", "Metered", "money"),
+         Column("variance", "Variance", "delta"), Column("variance_pct", "Variance %", "signed_pct")),
         tuple(rows),
-        note=f"Months with usage: {', '.join(counted)}. Planned (basis: planned) is the plan's cost of the quarter "
-        f"prorated to those months' hours; metered (basis: metered) is `qm meter` of the same months with the "
-        f"plan's idle policy ({policy}); variance = metered - planned." if hours else
-        f"No usage records fall in {quarter}: plan vs actual appears once the quarter has usage (`qm meter`).",
-        total={"team": "Total", "planned": sum((r["planned"] for r in rows), ZERO),
+        note=f"Every quarter of this plan (else of the previous plan) with usage records: {', '.join(groups)}. "
+        "Planned (basis: planned) is the plan's cost of the quarter prorated to the hours of the months with usage; "
+        f"metered (basis: metered) is `qm meter` of the same months with the plan's idle policy "
+        f"({', '.join(policies)}); variance = metered - planned. {usage[0].upper()}{usage[1:]}; {spans}."
+        if rows else f"No overlap between usage and plan: {usage}; {spans}. Plan vs actual appears once usage of a "
+        "planned quarter is recorded (`qm meter`).",
+        total={"quarter": "Total", "planned": sum((r["planned"] for r in rows), ZERO),
                "metered": sum((r["metered"] for r in rows), ZERO),
                "variance": sum((r["variance"] for r in rows), ZERO)} if rows else None,
     )

@@ -676,3 +676,68 @@ def test_liability_and_in_horizon_side_by_side_as_qm_plan_prints_them(tmp_path: 
     assert dom_table(dom, "purchase_schedule")[-1][-2:] == [liability, inside]
     assert f"of which {money(data.summary.approve_in_horizon)} in the plan's horizon" in " ".join(
         re.sub(r"<[^>]+>", "", dom).split())
+
+
+def hand_plan(quarters: tuple[str, ...], team_usd: dict[str, str]) -> planner.PlanResult:
+    """A plan of `quarters` that charges each team `team_usd` in every quarter (the small fleet's cost centres)."""
+    from quartermaster.planner.plan_result import KpiRow, TeamCostRow
+    total = sum(Decimal(v) for v in team_usd.values())
+    return planner.PlanResult(
+        outcome=planner.Outcome.OPTIMAL, solver="highs", status="Optimal", objective_usd=total * len(quarters),
+        expected_cost_usd=total * len(quarters), baseline_on_demand_usd=total * len(quarters), gap=0.0,
+        solve_seconds=0.0, quarters=quarters, options={"idle_policy": "even"},
+        kpis=tuple(KpiRow(q, total, total, Decimal(0), 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0) for q in quarters),
+        cost_by_team=tuple(TeamCostRow(q, t, f"CC-{t.upper()}", Decimal(v), Decimal(0), Decimal(v))
+                           for q in quarters for t, v in team_usd.items()))
+
+
+@needs_chromium
+@pytest.mark.parametrize("which", ["this plan", "previous plan"])
+def test_plan_vs_actual_in_every_quarter_a_plan_and_the_usage_share(which: str, tmp_path: Path) -> None:
+    """Issue 18: plan vs actual covered one quarter, and the example's usage (2026-10) does not overlap its plan
+    (2027Q1 on). The small fleet (tests/reports/fixtures.py) has usage in February 2026 (672 of 2026Q1's 2,160
+    hours) and in April 2026 (2026Q2). A plan of 2026Q1 (this one, or the previous one when this plan starts later)
+    charges a $9,000 and b $4,500 a quarter: planned for February 9,000 x 672 / 2,160 = $2,800.00 and $1,400.00.
+    Metered, idle policy even: the reservation c1 costs 672 h x $16 = $10,752.00 in February, of which a's and b's
+    covered hours are $17.60 + $12.40 (test_metering's hand count); the idle $10,722.00 is halved between a and b
+    (even), so a = $49.60 + $5,361.00 = $5,410.60 and b = $32.40 + $5,361.00 = $5,393.40. April falls in 2026Q2,
+    which neither plan covers: no row."""
+    from quartermaster.model import UsageRow
+    from tests.reports.fixtures import FEBRUARY, small_fleet, usage
+    records = usage(FEBRUARY)
+    april = records.iloc[[0]].assign(hour=[dt.datetime(2026, 4, 2)])
+    inventory = small_fleet()
+    inventory = inventory.model_copy(update={"usage": [UsageRow(**r) for r in pd_records(records, april)]})
+    q1 = hand_plan(("2026Q1",), {"a": "9000", "b": "4500"})
+    later = hand_plan(("2026Q3",), {"a": "1", "b": "1"})
+    plan, previous = (q1, None) if which == "this plan" else (later, q1)
+    data = build_report(inventory, plan, plan.quarters[0], previous)
+    table = data.table("plan_vs_actual")
+    got = {r["team"]: r for r in table.rows}
+    assert [(r["quarter"], r["plan"], r["months"]) for r in table.rows] == [("2026Q1", which, "2026-02")] * 2
+    assert (got["a"]["planned"], got["b"]["planned"]) == (Decimal("2800.00"), Decimal("1400.00"))
+    assert (got["a"]["metered"], got["b"]["metered"]) == (Decimal("5410.60"), Decimal("5393.40"))
+    assert got["a"]["variance"] == Decimal("2610.60") and got["b"]["variance"] == Decimal("3993.40")
+    assert table.total == {"quarter": "Total", "planned": Decimal("4200.00"), "metered": Decimal("10804.00"),
+                           "variance": Decimal("6604.00")}
+    assert "Usage records fall in 2026-02, 2026-04; " in table.note
+    html = tmp_path / "report.html"
+    html.write_text(render_html(data), encoding="utf-8")
+    cells = dom_table(dump_dom(html), "plan_vs_actual")
+    assert cells[0][:3] == ["Quarter", "Plan", "Months with usage"]
+    assert [c[:4] + c[6:9] for c in cells[1:3]] == [
+        ["2026Q1", which, "2026-02", "a", "$2,800.00", "$5,410.60", "+$2,610.60"],
+        ["2026Q1", which, "2026-02", "b", "$1,400.00", "$5,393.40", "+$3,993.40"]]
+
+
+def pd_records(*frames: Any) -> list[dict[str, Any]]:
+    """Usage frames (tests/reports/fixtures.usage) as UsageRow fields."""
+    return [r for f in frames for r in f.to_dict("records")]
+
+
+def test_plan_vs_actual_says_plainly_when_usage_and_plans_do_not_overlap(stored: ReportData) -> None:
+    """The example's usage is October 2026; the stored plans start in 2027Q1."""
+    table = stored.table("plan_vs_actual")
+    assert table.rows == () and table.total is None
+    assert table.note.startswith("No overlap between usage and plan: usage records fall in 2026-10; this plan covers "
+                                 "2027Q1 to 2028Q4; previous plan covers 2027Q1 to 2028Q4.")
