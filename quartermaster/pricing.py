@@ -146,6 +146,24 @@ def cheapest_on_demand_per_accelerator(inventory: Inventory) -> dict[str, Decima
     return out
 
 
+def cheapest_accelerator_hour(inventory: Inventory, models: Sequence[str], accelerator: str | None = None,
+                              machine: str | None = None, sites: Sequence[str] | None = None
+                              ) -> tuple[Decimal, str] | None:
+    """The cheapest USD per accelerator-hour in the price book among rows of `models` for machines of `accelerator`
+    (or the one `machine`), at `sites` when given, with what it is ("<machine> at <site>, <model>"); None when the
+    book has no such row."""
+    best: tuple[Decimal, str] | None = None
+    for row in inventory.prices:
+        m = inventory.machine_by_name.get(row.machine)
+        if (m is None or row.pricing_model not in models or (machine is not None and row.machine != machine)
+                or (accelerator is not None and m.accelerator != accelerator) or (sites and row.site not in sites)):
+            continue
+        rate = per_accelerator(row.usd_per_node_hour, m.accelerators_per_node)
+        if best is None or rate < best[0]:
+            best = (rate, f"{row.machine} at {row.site}, {row.pricing_model}")
+    return best
+
+
 def accelerator_hour_price(inventory: Inventory, machine: str, site: str, model: str, term_months: int = 0
                            ) -> Decimal | None:
     """USD per accelerator-hour from the price book, or None when it has no such row."""

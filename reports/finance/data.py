@@ -21,7 +21,8 @@ from typing import TYPE_CHECKING, Any, Literal
 from quartermaster.capacity import pool_accelerators
 from quartermaster.errors import ProblemsFound
 from quartermaster.model import Inventory
-from quartermaster.planner.data import quantile_at
+from quartermaster.planner.data import equivalence_ratio, quantile_at
+from quartermaster.planner.model import EXISTING, NEW
 from quartermaster.pricing import (
     COMMITTED_MODELS,
     DEFAULT_IDLE_POLICY,
@@ -31,6 +32,7 @@ from quartermaster.pricing import (
     accelerator_hour_price,
     allocate_cents,
     cents,
+    cheapest_accelerator_hour,
     cheapest_on_demand_per_accelerator,
     per_accelerator,
 )
@@ -310,7 +312,7 @@ def build_report(inventory: Inventory, plan: PlanResult, quarter: str | None = N
     tables += [coverage, _expiry(inventory, spend, coverage)]
     tables.append(_purchases(plan, money))
     demand = _demand_vs_capacity(inventory, plan, quarter)
-    tables.append(demand)
+    tables += [demand, _routing(inventory, plan)]
     risk, p90_cost = _risk(inventory, plan, quarter)
     tables.append(risk)
     tables.append(_cost_band(inventory, plan, quarters))
@@ -922,6 +924,84 @@ def _demand_vs_capacity(inventory: Inventory, plan: PlanResult, quarter: str) ->
         "team may use). Pools today: accelerators of the inventory's pools at their largest size; new "
         "commitments: accelerators the plan buys that are active in the quarter. The rest is bought on demand, "
         "on spot or as flex-start.",
+    )
+
+
+def _routing_prices(inventory: Inventory, row: dict[str, Any]) -> dict[str, Any]:
+    """Why a group of demand ran where it did: the equivalence rate and the price per accelerator-hour of the option
+    used against the asked accelerator's cheapest price of the same kind (committed for commitments), else on demand.
+    Prices from the price book through `pricing`; spare hours of existing commitments cost nothing more."""
+    asked, served, tier = row["accelerator"], row["served_accelerator"], row["tier"]
+    ratio = equivalence_ratio(inventory.policy.equivalence, asked, served) or 1.0  # served per asked accelerator
+    models = COMMITTED_MODELS if tier in (EXISTING, NEW) else (tier,)
+    found = None if tier == EXISTING else cheapest_accelerator_hour(
+        inventory, models, machine=row["machine"], sites=[row["served_site"]])
+    served_rate = ZERO if tier == EXISTING else found[0] if found else None
+    sites = [row["site"]] if row["site"] else None
+    alternative = (cheapest_accelerator_hour(inventory, models, accelerator=asked, sites=sites)
+                   or cheapest_accelerator_hour(inventory, (PricingModel.ON_DEMAND,), accelerator=asked, sites=sites))
+    per_asked = None if served_rate is None else served_rate * Decimal(repr(ratio))
+    if tier == EXISTING:
+        reason = f"spare hours of existing {served} commitments, already paid"
+    elif alternative is None:
+        reason = f"no {asked} price of this kind in the price book"
+    elif per_asked is not None and per_asked < alternative[0]:
+        reason = f"cheaper per {asked}-hour"
+    else:
+        reason = (f"not cheaper per {asked}-hour: the cheaper {asked} capacity could not serve it (caps, whole "
+                  "nodes, terms)")
+    quantum = Decimal("0.0001")
+    return {"equivalence": f"1 {served} = {1 / ratio:g} {asked} (policy.equivalence)",
+            "served_rate": None if served_rate is None else served_rate.quantize(quantum),
+            "served_rate_asked": None if per_asked is None else per_asked.quantize(quantum),
+            "asked_rate": alternative[0].quantize(quantum) if alternative else None,
+            "asked_basis": alternative[1] if alternative else "none", "reason": reason}
+
+
+def _routing(inventory: Inventory, plan: PlanResult) -> Table:
+    """Demand the plan served on another accelerator class (policy.equivalence) or site than asked, per quarter,
+    added up over teams, with the reason (`_routing_prices`); from the plan's routing table."""
+    groups: dict[tuple[str, ...], dict[str, Any]] = {}
+    for r in plan.routing:
+        if r.served_accelerator == r.accelerator and (not r.site or r.served_site == r.site):
+            continue
+        key = (r.quarter, r.accelerator, r.site, r.served_accelerator, r.served_site, r.machine, r.tier)
+        g = groups.setdefault(key, {"quarter": r.quarter, "accelerator": r.accelerator, "site": r.site or "any site",
+                                    "teams": set(), "served_accelerator": r.served_accelerator,
+                                    "served_site": r.served_site, "machine": r.machine, "tier": r.tier,
+                                    "demand_hours": ZERO, "served_hours": ZERO})
+        g["teams"].add(r.team)
+        g["demand_hours"] += Decimal(repr(r.demand_accelerator_hours))
+        g["served_hours"] += Decimal(repr(r.accelerator_hours))
+    order = list(plan.quarters)
+    rows = [{**g, "teams": ", ".join(sorted(g["teams"])), "site": g["site"],
+             "served_on": f"{g['served_accelerator']} at {g['served_site']} ({g['machine']})",
+             "demand_hours": g["demand_hours"].quantize(Decimal("0.1")),
+             "served_hours": g["served_hours"].quantize(Decimal("0.1")),
+             **_routing_prices(inventory, {**g, "site": "" if g["site"] == "any site" else g["site"]})}
+            for key, g in sorted(groups.items(), key=lambda kv: (order.index(kv[0][0]), kv[0][1:]))]
+    recorded = bool(plan.routing) or not any(k.served_accelerator_hours for k in plan.kpis)
+    return Table(
+        "routing",
+        "Where demand was routed: served on another accelerator or site than asked",
+        (Column("quarter", "Quarter"), Column("accelerator", "Asked"), Column("site", "Asked site"),
+         Column("teams", "Teams"), Column("served_on", "Served on"), Column("tier", "Pricing"),
+         Column("demand_hours", "Asked accelerator-hours", "number"),
+         Column("served_hours", "Its accelerator-hours", "number"), Column("equivalence", "Equivalence"),
+         Column("served_rate", "USD / its accelerator-hour", "rate"),
+         Column("served_rate_asked", "USD / asked accelerator-hour", "rate"),
+         Column("asked_rate", "Asked accelerator, USD / hour", "rate"), Column("asked_basis", "Asked at"),
+         Column("reason", "Why")),
+        tuple(rows),
+        note="Basis: planned, expected accelerator-hours (the plan's routing table) and price book. The plan serves "
+        "demand on any accelerator policy.equivalence makes worth the same: one B200 worth 2.2 H100-80GB does 2.2 "
+        "H100-hours of work, so an hour of it costs per asked accelerator-hour its price / 2.2. Compared with the "
+        "asked accelerator's cheapest price of the same kind anywhere in the price book (committed prices for "
+        "commitments; else on demand; a team's residency may rule some out). Pricing `existing`: spare hours of the "
+        "inventory's commitments, paid whether used or not; `new-commitment`: the plan's new commitments, at the "
+        "cheapest committed price of that machine. Demand pinned to a site is always served there."
+        if recorded else "This plan was written before the planner recorded where it served each demand; run "
+        "`qm plan` again to see where demand was routed.",
     )
 
 

@@ -29,6 +29,8 @@ from quartermaster.reports.finance.data import Chart, ChartSeries
 from quartermaster.reports.finance.render import RenderOptions, chromium_command, render_json, write_report
 from quartermaster.reports.finance.sources import NOT_A_CHECKOUT, inventory_revision
 from quartermaster.reports.focus import plan_focus_rows
+from quartermaster.units import quarter_hours
+from tests.builders import make_inventory
 from tests.paths import DATA as TEST_DATA
 from tests.paths import INVENTORY
 
@@ -585,7 +587,6 @@ def band_p10(inventory: Inventory, plan: planner.PlanResult, quarter: str, p10: 
     """The band's p10 cost of `quarter` by hand: planned cost less the accelerator-hours from p10(row) to p50 at the
     cheapest on-demand rate, at most the quarter's on-demand, spot and flex-start spend."""
     from quartermaster.pricing import cheapest_on_demand_per_accelerator
-    from quartermaster.units import quarter_hours
     rates = cheapest_on_demand_per_accelerator(inventory)
     below = sum(((Decimal(str(d.p50)) - Decimal(repr(p10(d)))) * quarter_hours(quarter) * rates[d.accelerator]
                  for d in inventory.demand if d.period == quarter and not d.scenario and d.accelerator in rates),
@@ -676,6 +677,58 @@ def test_liability_and_in_horizon_side_by_side_as_qm_plan_prints_them(tmp_path: 
     assert dom_table(dom, "purchase_schedule")[-1][-2:] == [liability, inside]
     assert f"of which {money(data.summary.approve_in_horizon)} in the plan's horizon" in " ".join(
         re.sub(r"<[^>]+>", "", dom).split())
+
+
+@needs_chromium
+def test_where_demand_was_routed_on_a_hand_worked_fleet(tmp_path: Path) -> None:
+    """Issue 18: "eight B200 nodes bought while B200 demand is 17 GPUs, because equivalence moved H100 demand there;
+    say where demand was routed and why". One site sells H100s (a3-megagpu-8g, $80 a node-hour = $10 a GPU-hour)
+    and B200s (a4-highgpu-8g, $96 = $12 a GPU-hour) on demand; one B200 is worth two H100s (policy.equivalence),
+    so a B200-hour does two H100-hours of work for $12, $6 per H100-hour: all 16 H100s of demand run on 8 B200s."""
+    from tests.planner.planning import curves, price
+    from tests.planner.planning import run as plan_run
+    site = "gcp-us-central1"
+    inventory = (make_inventory().policy(equivalence={"H100-80GB": 1.0, "B200": 2.0})
+                 .add("prices", **price("a3-megagpu-8g", "on-demand", 80, site=site))
+                 .add("prices", **price("a4-highgpu-8g", "on-demand", 96, site=site)).build())
+    result = plan_run(inventory, curves("ml", ["2027Q1"], level=16, accelerator="H100-80GB"))
+    hours = quarter_hours("2027Q1")  # 2,160
+    h100_rate, b200_rate = Decimal(80) / 8, Decimal(96) / 8
+    worth = Decimal(2)  # H100-hours of work in a B200-hour
+    assert [(r.accelerator, r.served_accelerator, r.machine, r.tier) for r in result.routing] == [
+        ("H100-80GB", "B200", "a4-highgpu-8g", "on-demand")]
+    row = result.routing[0]
+    assert row.demand_accelerator_hours == pytest.approx(16 * hours)
+    assert row.accelerator_hours == pytest.approx(16 * hours / 2)
+    assert result.kpis[0].cost_usd.quantize(CENT) == (16 * hours / worth * b200_rate).quantize(CENT)  # $207,360
+    data = build_report(inventory, result)
+    table = data.table("routing")
+    assert len(table.rows) == 1
+    shown = table.rows[0]
+    assert (shown["quarter"], shown["accelerator"], shown["site"], shown["teams"], shown["served_on"],
+            shown["tier"]) == ("2027Q1", "H100-80GB", "any site", "ml", f"B200 at {site} (a4-highgpu-8g)", "on-demand")
+    assert (shown["demand_hours"], shown["served_hours"]) == (Decimal(16 * hours), Decimal(8 * hours))
+    assert shown["equivalence"] == "1 B200 = 2 H100-80GB (policy.equivalence)"
+    assert (shown["served_rate"], shown["served_rate_asked"], shown["asked_rate"]) == (
+        b200_rate, b200_rate / worth, h100_rate)
+    assert shown["asked_basis"] == f"a3-megagpu-8g at {site}, on-demand"
+    assert shown["reason"] == "cheaper per H100-80GB-hour"
+    # the page, the CSV and the workbook carry the same row
+    write_report(data, tmp_path, RenderOptions(formats=("html", "csv", "xlsx")))
+    cells = dom_table(dump_dom(tmp_path / "report.html"), "routing")
+    assert cells[0][:3] == ["Quarter", "Asked", "Asked site"] and cells[0][-1] == "Why"
+    assert cells[1] == ["2027Q1", "H100-80GB", "any site", "ml", f"B200 at {site} (a4-highgpu-8g)", "on-demand",
+                        "34,560.0", "17,280.0", "1 B200 = 2 H100-80GB (policy.equivalence)", "$12.0000", "$6.0000",
+                        "$10.0000", f"a3-megagpu-8g at {site}, on-demand", "cheaper per H100-80GB-hour"]
+    csv_rows = (tmp_path / "routing.csv").read_text().splitlines()
+    assert csv_rows[1].split(",")[6:8] == ["34560.0", "17280.0"]
+    sheet = load_workbook(tmp_path / "report.xlsx")["Routing"]
+    assert [sheet.cell(2, c).value for c in (7, 10, 11, 12)] == [16 * hours, 12, 6, 10]
+
+
+def test_a_plan_written_before_routing_says_so(stored: ReportData) -> None:
+    table = stored.table("routing")
+    assert table.rows == () and "written before the planner recorded where it served each demand" in table.note
 
 
 def hand_plan(quarters: tuple[str, ...], team_usd: dict[str, str]) -> planner.PlanResult:
