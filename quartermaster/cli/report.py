@@ -37,6 +37,8 @@ def command(
     previous: Path = typer.Option(None, help="The previous plan's folder, to show what changed."),
     out: Path = typer.Option(Path("out/report"), help="Folder for report.html, report.xlsx, report.pdf, CSVs, JSON."),
     formats: str = typer.Option(",".join(FORMATS), help="Comma-separated subset of html,json,csv,xlsx,pdf."),
+    usage: Path = typer.Option(None, help="Usage records (CSV or Parquet, as `qm meter` and `qm usage pull` "
+                               "write them) for plan vs actual; default: the inventory's usage files."),
 ) -> None:
     """Write the quarterly planning report: spend, savings, commitments to approve, coverage, risk, budgets."""
     chosen = tuple(f.strip() for f in formats.split(",") if f.strip())
@@ -49,9 +51,15 @@ def command(
     from quartermaster.reports.finance import RenderOptions, build_report, write_report
     from quartermaster.reports.finance.sources import inventory_revision
     inventory = load_or_exit(path).inventory
+    records = None
+    if usage is not None:
+        from quartermaster.cli.meter import exit_on
+        from quartermaster.reports.metering import read_usage
+        records, issues = read_usage(usage, inventory)
+        exit_on(issues, "reported")
     result = plan_or_exit(inventory, quarter, plan_dir)
     before = plan_or_exit(inventory, quarter, previous, "--previous") if previous is not None else None
-    data = build_report(inventory, result, quarter, before, inventory_revision(path))
+    data = build_report(inventory, result, quarter, before, inventory_revision(path), records)
     written, messages = write_report(data, out, RenderOptions(formats=chosen, generated=dt.datetime.now(dt.UTC).date()))
     s = data.summary
     console.print(f"[bold]{data.title}[/]: spend {money(s.spend_quarter.current)} "

@@ -40,6 +40,8 @@ from quartermaster.reports.metering import check_usage, inventory_records, meter
 from quartermaster.units import next_quarters, quarter_hours, quarter_of
 
 if TYPE_CHECKING:
+    import pandas as pd
+
     from quartermaster.planner import PlanResult
 
 Kind = Literal["text", "money", "rate", "delta", "pct", "signed_pct", "number", "int"]
@@ -260,9 +262,11 @@ def _commitment_term(row: dict[str, Any]) -> str:
 
 
 def build_report(inventory: Inventory, plan: PlanResult, quarter: str | None = None,
-                 previous: PlanResult | None = None, revision: str | None = None) -> ReportData:
+                 previous: PlanResult | None = None, revision: str | None = None,
+                 usage: pd.DataFrame | None = None) -> ReportData:
     """The report for `quarter` (default: the plan's first quarter) of a solved plan; `revision` is the
-    inventory's git revision (`sources.inventory_revision`), None when not known."""
+    inventory's git revision (`sources.inventory_revision`), None when not known; `usage`: checked usage records
+    (`metering.read_usage`, e.g. pulled from Prometheus) for plan vs actual in place of the inventory's own."""
     if not plan.has_plan:
         raise ProblemsFound(f"the plan has no solution (outcome `{plan.outcome}`); fix the plan before reporting on it")
     quarters = list(plan.quarters)
@@ -307,7 +311,7 @@ def build_report(inventory: Inventory, plan: PlanResult, quarter: str | None = N
     spend = _spend_by_quarter(plan, quarters)
     tables.append(spend)
     teams, centres = _by_team(inventory, plan, previous, quarter)
-    tables += [centres, teams, _plan_vs_actual(inventory, plan, previous)]
+    tables += [centres, teams, _plan_vs_actual(inventory, plan, previous, usage)]
     coverage = _coverage(plan, quarters)
     tables += [coverage, _expiry(inventory, spend, coverage)]
     tables.append(_purchases(plan, money))
@@ -549,10 +553,13 @@ def _centre_name(inventory: Inventory, code: str) -> str:
     return inventory.policy.cost_center_names.get(code, "")
 
 
-def _usage_months(inventory: Inventory) -> tuple[Any, list[Any]]:
-    """The inventory's usage records (checked) and the calendar months they fall in, in order."""
-    records, issues = check_usage(inventory_records(inventory), inventory, "usage.csv") if inventory.usage \
-        else (None, [])
+def _usage_months(inventory: Inventory, usage: pd.DataFrame | None) -> tuple[Any, list[Any]]:
+    """The usage records (`usage`, else the inventory's own, checked) and the calendar months they fall in, in
+    order."""
+    records: pd.DataFrame | None = usage
+    issues: list[Any] = []
+    if usage is None and inventory.usage:
+        records, issues = check_usage(inventory_records(inventory), inventory, "usage.csv")
     if issues:
         raise ProblemsFound(f"plan vs actual: {issues[0].format()} ({len(issues)} problem(s); `qm meter` lists them)")
     if records is None or records.empty:
@@ -561,13 +568,14 @@ def _usage_months(inventory: Inventory) -> tuple[Any, list[Any]]:
     return records, [parse_period(label) for label in labels]
 
 
-def _plan_vs_actual(inventory: Inventory, plan: PlanResult, previous: PlanResult | None) -> Table:
+def _plan_vs_actual(inventory: Inventory, plan: PlanResult, previous: PlanResult | None,
+                    usage: pd.DataFrame | None) -> Table:
     """Planned against metered cost per quarter and team, for every quarter of this plan (else of the previous plan)
     that has usage records.
 
     Metered: `qm meter` of each month with usage, with the plan's idle policy. Planned: the team's planned cost of
     the quarter times the share of the quarter's hours those months cover (the plan is quarterly)."""
-    records, months = _usage_months(inventory)
+    records, months = _usage_months(inventory, usage)
     plans = [(p, label) for p, label in ((plan, "this plan"), (previous, "previous plan"))
              if p is not None and p.has_plan]
     groups: dict[str, dict[str, Any]] = {}  # quarter -> plan, its label, months, hours, metered per team
@@ -603,8 +611,8 @@ def _plan_vs_actual(inventory: Inventory, plan: PlanResult, previous: PlanResult
     policies = sorted({g["plan"].options.get("idle_policy", DEFAULT_IDLE_POLICY) for g in groups.values()})
     spans = "; ".join(f"{label} covers {p.quarters[0]}" + (f" to {p.quarters[-1]}" if len(p.quarters) > 1 else "")
                       for p, label in plans)
-    usage = (f"usage records fall in {', '.join(m.label for m in months)}" if months
-             else "the inventory has no usage records")
+    found = (f"usage records fall in {', '.join(m.label for m in months)}" if months
+             else "there are no usage records")
     return Table(
         "plan_vs_actual",
         "Plan vs actual per quarter",
@@ -616,8 +624,8 @@ def _plan_vs_actual(inventory: Inventory, plan: PlanResult, previous: PlanResult
         note=f"Every quarter of this plan (else of the previous plan) with usage records: {', '.join(groups)}. "
         "Planned (basis: planned) is the plan's cost of the quarter prorated to the hours of the months with usage; "
         f"metered (basis: metered) is `qm meter` of the same months with the plan's idle policy "
-        f"({', '.join(policies)}); variance = metered - planned. {usage[0].upper()}{usage[1:]}; {spans}."
-        if rows else f"No overlap between usage and plan: {usage}; {spans}. Plan vs actual appears once usage of a "
+        f"({', '.join(policies)}); variance = metered - planned. {found[0].upper()}{found[1:]}; {spans}."
+        if rows else f"No overlap between usage and plan: {found}; {spans}. Plan vs actual appears once usage of a "
         "planned quarter is recorded (`qm meter`).",
         total={"quarter": "Total", "planned": sum((r["planned"] for r in rows), ZERO),
                "metered": sum((r["metered"] for r in rows), ZERO),

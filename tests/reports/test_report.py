@@ -794,3 +794,40 @@ def test_plan_vs_actual_says_plainly_when_usage_and_plans_do_not_overlap(stored:
     assert table.rows == () and table.total is None
     assert table.note.startswith("No overlap between usage and plan: usage records fall in 2026-10; this plan covers "
                                  "2027Q1 to 2028Q4; previous plan covers 2027Q1 to 2028Q4.")
+
+
+def test_report_usage_option_reads_pulled_usage_for_plan_vs_actual(inventory: Inventory, tmp_path: Path) -> None:
+    """Issue 20: usage pulled from Prometheus (`qm usage pull --out FILE`, outside the inventory) reaches plan vs
+    actual through `qm report --usage FILE`, in place of the inventory's own usage; its metered figure is what
+    `qm meter` charges for the same file (here the example's speech rows of 2026-10 alone)."""
+    from quartermaster.reports.metering import meter, parse_period, read_usage
+
+    pulled = tmp_path / "pulled.csv"
+    rows = (INVENTORY / "usage.csv").read_text().splitlines()
+    pulled.write_text("\n".join([rows[0], *(r for r in rows[1:] if ",speech," in r)]) + "\n")
+    runner = CliRunner()
+    plan = runner.invoke(app, ["plan", str(INVENTORY), "--start", "2026Q4", "--horizon", "2q",
+                               "--out", str(tmp_path / "plan")])
+    assert plan.exit_code == 0, plan.output
+    report = runner.invoke(app, ["report", str(INVENTORY), "--plan", str(tmp_path / "plan"), "--usage", str(pulled),
+                                 "--formats", "csv", "--out", str(tmp_path / "report")])
+    assert report.exit_code == 0, report.output
+    got = {r.split(",")[3]: r.split(",")[7] for r in (tmp_path / "report" / "plan_vs_actual.csv").read_text()
+           .splitlines()[1:] if r.startswith("2026Q4")}
+    records, issues = read_usage(pulled, inventory)
+    assert not issues
+    policy = planner.load_result(tmp_path / "plan").options.get("idle_policy", "proportional")
+    charged, problems = meter(inventory, records, parse_period("2026-10"), policy)
+    assert not problems and charged is not None
+    [speech] = [t for t in charged.teams if t.team == "speech"]
+    assert got["speech"] == str(speech.total) and set(got) - {"speech"} <= {"_unused_commitments"}
+
+
+def test_report_usage_option_names_a_bad_record(tmp_path: Path) -> None:
+    bad = tmp_path / "pulled.csv"
+    bad.write_text("hour,cluster,team,flavor,accelerators_used,accelerators_requested\n"
+                   "2026-10-01T00:00:00,gke-gpu-us-east4,nobody,h100-mega-resv,1,1\n")
+    result = CliRunner().invoke(app, ["report", str(INVENTORY), "--plan", str(DATA / "plan"), "--usage", str(bad),
+                                      "--out", str(tmp_path / "report")])
+    assert result.exit_code == 1 and "pulled.csv" in result.output and "nobody" in result.output
+    assert "nothing was reported" in result.output and not (tmp_path / "report").exists()
