@@ -26,7 +26,7 @@ from decimal import Decimal
 
 import pandas as pd
 
-from quartermaster.planner.data import OFFER_COLUMNS, PlanData
+from quartermaster.planner.data import OFFER_COLUMNS, POOL_COLUMNS, PlanData
 from quartermaster.planner.model import build_model
 from quartermaster.planner.options import PlanOptions
 from quartermaster.planner.solve import _run, solve
@@ -107,7 +107,7 @@ def generate(sites: int, machines: int, quarters: int, scenarios: int, cost_cent
                                                  "usd_per_node_hour"]),
         caps=pd.DataFrame(caps, columns=["offer", "pricing_model", "max_nodes"]), demand=pd.DataFrame(demand),
         routes=pd.DataFrame(routes), budgets=pd.DataFrame(budgets), scenarios=scen, teams=pd.DataFrame(teams),
-        pools=pd.DataFrame(columns=["pool", "site", "machine", "provisioning"]), unmet_penalty=150.0,
+        pools=pd.DataFrame(columns=POOL_COLUMNS), unmet_penalty=150.0,
         max_spot_share=0.5, options=PlanOptions(time_limit_s=600))
 
 

@@ -25,7 +25,7 @@ from statistics import NormalDist
 
 import pandas as pd
 
-from quartermaster.capacity import nodes_per_slice
+from quartermaster.capacity import nodes_per_slice, pool_accelerators
 from quartermaster.issues import did_you_mean
 from quartermaster.model import Inventory
 from quartermaster.planner import whatif
@@ -61,7 +61,7 @@ class PlanData:
     scenarios: dict[str, float]
     teams: pd.DataFrame
     pools: pd.DataFrame
-    """The inventory's pools (pool, site, machine, provisioning), for proposed quotas."""
+    """The inventory's pools (POOL_COLUMNS; accelerators = the pool's most), for proposed quotas."""
     unmet_penalty: float
     """USD per accelerator-hour of unmet demand."""
     max_spot_share: float = 1.0
@@ -84,6 +84,7 @@ class PlanData:
 
 
 OFFER_COLUMNS = ["offer", "site", "machine", "accelerator", "accelerators_per_node", "nodes_per_unit"]
+POOL_COLUMNS = ["pool", "site", "machine", "provisioning", "accelerators"]
 DEMAND_COLUMNS = ["demand_key", "team", "accelerator", "site", "quarter", "scenario", "bucket", "weight",
                   "level", "preemptible_share"]
 
@@ -443,10 +444,9 @@ def _routes(inventory: Inventory, demand: pd.DataFrame, offers: pd.DataFrame) ->
 
 
 def _pools(inventory: Inventory) -> pd.DataFrame:
-    rows = [{"pool": p.name, "site": c.site, "machine": p.machine, "provisioning": p.provisioning}
-            for c in inventory.clusters for p in c.pools]
-    return pd.DataFrame(rows, columns=["pool", "site", "machine", "provisioning"]).sort_values("pool").reset_index(
-        drop=True)
+    rows = [{"pool": p.name, "site": c.site, "machine": p.machine, "provisioning": p.provisioning,
+             "accelerators": pool_accelerators(inventory, p)} for c in inventory.clusters for p in c.pools]
+    return pd.DataFrame(rows, columns=POOL_COLUMNS).sort_values("pool").reset_index(drop=True)
 
 
 def _unmet_penalty(prices: pd.DataFrame, offers: pd.DataFrame) -> float:

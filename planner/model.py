@@ -46,6 +46,8 @@ Variables
     x_joq in Z+     units of option o started at j in q (g_j x_joq nodes); A^m_jq = sum_{o of model m}
                     sum_{q' <= q < q' + T_o} g_j x_joq' active new nodes, A_jq = sum_m A^m_jq
     n_jq in Z+      capacity-block node-weeks booked at j in q (whole weeks)
+    y_jmqsb in Z+   whole slices of pay-per-use model m at a TPU offer j (g_j > 1) in a bucket, shared by the
+                    keys served there (g_j y_jmqsb nodes paid for); at most floor(cap_jm / g_j) (a bound)
     u_kjtqsb >= 0   nodes of tier t at j serving k (a_j / rho_kj accelerators of k's class each)
     z_kqsb >= 0     unmet demand, accelerators
     U_j >= 0        expected new committed nodes at j serving demand in the horizon's last quarter Q
@@ -54,7 +56,8 @@ Variables
 
 Objective (expected cost over the horizon, USD)
     min  sum_q E_q + sum_{j,o,q} p_o h_oq g_j x_joq + sum_{j,q} 168 p_j,cb n_jq
-         + sum_{q,s,b} pi_s w_qsb H_q ( sum_{k,j, m in M_j \ cb} p_jm u_kjmqsb + lambda sum_k z_kqsb )
+         + sum_{q,s,b} pi_s w_qsb H_q ( sum_{k,j, m in M_j \ cb, g_j = 1} p_jm u_kjmqsb
+                                        + sum_{j, m in M_j \ cb, g_j > 1} p_jm g_j y_jmqsb + lambda sum_k z_kqsb )
          - sum_{j,l} V_jl
          + slack penalties (explain mode only)
 
@@ -74,9 +77,10 @@ Constraints
     existing_commitments_cover_jqsb:      sum_k u_kjEqsb <= e_jq
     new_commitments_cover_jqsb:           sum_k u_kjNqsb <= A_jq
     capacity_block_booked_jqs:            sum_b w_qsb H_q sum_k u_kj,cb,qsb <= 168 n_jq
+    whole_slices_cover_jmqsb (g_j > 1):   sum_k u_kjmqsb <= g_j y_jmqsb
     spot_within_preemptible_share_kqsb:   sum_j (a_j / rho_kj) u_kj,spot,qsb <= sigma_kqs (D_kqsb - z_kqsb)
                                           (0 < sigma_kqs < 1)
-    supply_cap_jmqsb (pay-per-use m):     sum_k u_kjmqsb <= cap_jm
+    supply_cap_jmqsb (pay-per-use m):     sum_k u_kjmqsb <= cap_jm (g_j = 1; whole slices: the bound on y)
     supply_cap_jmq (m = commit, onprem):  e^m_jq + A^m_jq <= cap_jm (+ supply_cap_excess_jmq)
     budget_cq:                            sum_{k in K_c} sum_{s,b} pi_s w_qsb H_q sum_j ( sum_{m in M_j \ cb} p_jm
                                           u_kjm + p_j,cb u_kj,cb + r^E_jq u_kjE + r^N_j u_kjN ) <= U_cq
@@ -88,7 +92,9 @@ Constraints
     post_horizon_credit_within_renewal_jl:   V_jl <= H_{Q+l} r^N_j sum_o sum_{q' + T_o - 1 >= Q + l} g_j x_joq'
                                           (q' in the horizon: the new nodes still active in Q+l)
     residency, pinned sites, fungibility: u_kj exists only for j in J_k (a variable domain, not a row)
-    whole nodes and slices:               integrality of x and n
+    whole nodes and slices:               integrality of x, n and y; relax-and-round (solve.py) rounds x and
+                                          n to the nearest whole unit and y up (ceil), which keeps every
+                                          bucket's load covered
 
 Each key buys its own tiers, so there is no balance row between what a key is served at an offer and
 what the offer supplies: at enterprise size (bench/planner_bench.py) that removed 159k rows and 159k
@@ -102,6 +108,7 @@ from __future__ import annotations
 
 import datetime as dt
 import functools
+import math
 import re
 from collections import defaultdict
 from dataclasses import dataclass, field
@@ -148,6 +155,7 @@ class PlanModel:
     data: PlanData
     commit: dict[tuple[str, str, str], pulp.LpVariable] = field(default_factory=dict)
     capacity_block: dict[tuple[str, str], pulp.LpVariable] = field(default_factory=dict)
+    slices: dict[tuple[str, str, str, str, int], pulp.LpVariable] = field(default_factory=dict)  # (j, m, q, s, b)
     use: dict[tuple[str, str, str, str, str, int], pulp.LpVariable] = field(default_factory=dict)  # (k, j, t, q, s, b)
     unmet: dict[tuple[str, str, str, int], pulp.LpVariable] = field(default_factory=dict)
     slack: dict[tuple[str, ...], pulp.LpVariable] = field(default_factory=dict)
@@ -177,12 +185,28 @@ class PlanModel:
 
     def variables(self) -> list[pulp.LpVariable]:
         """Every variable of the problem, from the model's own dicts (PuLP's `variables()` re-walks every row)."""
-        return [*self.commit.values(), *self.capacity_block.values(), *self.use.values(), *self.unmet.values(),
-                *self.slack.values(), *self.last_use.values(), *self.tail_credit.values()]
+        return [*self.commit.values(), *self.capacity_block.values(), *self.slices.values(), *self.use.values(),
+                *self.unmet.values(), *self.slack.values(), *self.last_use.values(), *self.tail_credit.values()]
 
     def integers(self) -> list[pulp.LpVariable]:
-        """The integer decisions: commitment starts x and capacity-block node-weeks n."""
-        return [*self.commit.values(), *self.capacity_block.values()]
+        """The integer decisions: commitment starts x, capacity-block node-weeks n, pay-per-use TPU slices y."""
+        return [*self.commit.values(), *self.capacity_block.values(), *self.slices.values()]
+
+    def whole(self, var: pulp.LpVariable) -> int:
+        """Relax-and-round's whole value of an integer decision: slices y rounded up (a slice short would leave
+        load unserved), commitments and node-weeks to the nearest unit."""
+        x = var.varValue or 0.0
+        if var.name in self.slice_names:
+            return max(0, math.ceil(x - 1e-6))
+        return max(0, round(x))
+
+    @functools.cached_property
+    def slice_names(self) -> frozenset[str]:
+        return frozenset(v.name for v in self.slices.values())
+
+    def sliced(self, j: str, tier: str) -> bool:
+        """Whether pay-per-use tier `tier` at j is bought in whole slices of g_j > 1 nodes (TPU)."""
+        return self.offers[j]["nodes_per_unit"] > 1 and tier in PAY_PER_USE and tier != PricingModel.CAPACITY_BLOCK
 
     def charge_per_node_hour(self, j: str, tier: str, q: str) -> float:
         """What a cost centre is charged per node-hour of tier t at j in q (r^E, r^N, or the pay-per-use price)."""
@@ -211,6 +235,7 @@ def build_model(data: PlanData) -> PlanModel:
     add_existing_commitments_cover(m)
     add_new_commitments_cover(m)
     add_capacity_block_booked(m)
+    add_whole_slices_cover(m)
     add_spot_within_preemptible_share(m)
     add_supply_caps(m)
     add_budgets(m)
@@ -220,8 +245,8 @@ def build_model(data: PlanData) -> PlanModel:
 
 
 # Constraint families in build order, for golden files and --explain-infeasible reports.
-FAMILIES = ("demand_met", "existing_commitments_cover", "new_commitments_cover",
-            "capacity_block_booked", "spot_within_preemptible_share", "supply_cap", "budget", "min_utilisation",
+FAMILIES = ("demand_met", "existing_commitments_cover", "new_commitments_cover", "capacity_block_booked",
+            "whole_slices_cover", "spot_within_preemptible_share", "supply_cap", "budget", "min_utilisation",
             "last_quarter_new_use", "post_horizon_credit_within_demand", "post_horizon_credit_within_renewal")
 
 
@@ -302,7 +327,7 @@ def _dominated_pay_per_use(m: PlanModel) -> dict[str, set[tuple[str, str]]]:
 
 
 def add_variables(m: PlanModel) -> None:
-    """x (integer starts), n (integer node-weeks), u (used per key, offer and tier), z (unmet)."""
+    """x (integer starts), n (integer node-weeks), u (used per key, offer and tier), z (unmet), y (TPU slices)."""
     d = m.data
     for j, opts in m.options.items():
         for opt in opts:
@@ -326,6 +351,13 @@ def add_variables(m: PlanModel) -> None:
                     if (k, j, t) not in prefix:
                         prefix[(k, j, t)] = name("use", *m.key_parts[k], m.offers[j]["site"], m.offers[j]["machine"], t)
                     m.use[(k, j, t, *cell)] = m.prob.add_variable(f"{prefix[(k, j, t)]}__{suffix[cell]}", 0)
+    caps = {(r.offer, r.pricing_model): int(r.max_nodes) for r in d.caps.itertuples()}
+    for j, t, q, s, b in use_by_tier(m):
+        if m.sliced(j, t):
+            g, cap = m.offers[j]["nodes_per_unit"], caps.get((j, t))
+            m.slices[(j, t, q, s, b)] = m.prob.add_variable(
+                name("slices", m.offers[j]["site"], m.offers[j]["machine"], t, q, s, f"b{b}"), 0,
+                None if cap is None else cap // g, cat="Integer")
 
 
 def _cell(cell: tuple[str, str, int]) -> tuple[str, str, str]:
@@ -355,8 +387,11 @@ def add_objective(m: PlanModel) -> None:
     for (j, _q), var in m.capacity_block.items():
         terms.append((var, HOURS_PER_WEEK * m.price[(j, PricingModel.CAPACITY_BLOCK)]))
     for (_k, j, t, q, s, b), var in m.use.items():
-        if t in PAY_PER_USE and t != PricingModel.CAPACITY_BLOCK:
+        if t in PAY_PER_USE and t != PricingModel.CAPACITY_BLOCK and not m.sliced(j, t):
             terms.append((var, d.scenarios[s] * m.weight[(q, s, b)] * d.hours[q] * m.price[(j, t)]))
+    for (j, t, q, s, b), var in m.slices.items():
+        terms.append((var, d.scenarios[s] * m.weight[(q, s, b)] * d.hours[q] * m.price[(j, t)]
+                      * m.offers[j]["nodes_per_unit"]))
     for (_k, q, s, b), var in m.unmet.items():
         terms.append((var, d.scenarios[s] * m.weight[(q, s, b)] * d.hours[q] * d.unmet_penalty))
     fixed = float(sum(d.existing["usd"])) if not d.existing.empty else 0.0
@@ -446,6 +481,15 @@ def add_capacity_block_booked(m: PlanModel) -> None:
         _add(m, expr, pulp.LpConstraintLE, 0.0, name("capacity_block_booked", o["site"], o["machine"], q, s))
 
 
+def add_whole_slices_cover(m: PlanModel) -> None:
+    """whole_slices_cover: pay-per-use TPU nodes come in whole slices; the keys served there share them."""
+    by_tier = use_by_tier(m)
+    for (j, t, q, s, b), y in m.slices.items():
+        o = m.offers[j]
+        expr = pulp.LpAffineExpression([(v, 1.0) for v in by_tier[(j, t, q, s, b)]] + [(y, -o["nodes_per_unit"])])
+        _add(m, expr, pulp.LpConstraintLE, 0.0, name("whole_slices_cover", o["site"], o["machine"], t, q, s, f"b{b}"))
+
+
 def add_spot_within_preemptible_share(m: PlanModel) -> None:
     """spot_within_preemptible_share: spot serves only the share of a key's served demand that tolerates preemption.
 
@@ -475,6 +519,8 @@ def add_supply_caps(m: PlanModel) -> None:
         j, model = cap.offer, cap.pricing_model
         o = m.offers[j]
         if model in PAY_PER_USE:
+            if m.sliced(j, model):  # a bound on the whole slices y
+                continue
             for q, s, b in m.cells:
                 vars_ = by_tier.get((j, model, q, s, b))
                 if vars_:

@@ -126,6 +126,11 @@ class ProposedQuotaRow:
     quarter: str
     nominal: int
     borrowing_limit: int
+    pool_accelerators: int = 0
+    """pool_accelerators: the flavor's pool today, in accelerators (0: no pool yet, a `new:` flavor)."""
+    fits_pool: bool = True
+    """fits_pool: the flavor's proposed nominals add up to at most pool_accelerators; if not, `qm plan --propose`
+    leaves the flavor alone and says how far the pool must grow."""
 
 
 @dataclass(frozen=True)

@@ -69,6 +69,7 @@ def collect(m: PlanModel, report: SolveReport, duals_report: SolveReport | None 
         rules = _typed("relaxed_rules", relaxed_rules(m)) if relaxed else ()
         return PlanResult(objective_usd=None, expected_cost_usd=None, baseline_on_demand_usd=None, **base,
                           relaxed_rules=rules)
+    base["notes"] = d.notes + uncapped_offers(m)
     od_price, stand_ins = on_demand_equivalent_price(m)
     kpis, cost_by_quarter, team_costs = _costs(m, od_price)
     expected = sum((Decimal(r) for r in cost_by_quarter["usd"]), Decimal(0))
@@ -87,6 +88,16 @@ def collect(m: PlanModel, report: SolveReport, duals_report: SolveReport | None 
         proposed_quotas=_typed("proposed_quotas", proposed_quotas(m)),
         budgets=_typed("budgets", budget_table(m, team_costs)), relaxed_rules=_typed("relaxed_rules", relaxed_rules(m)),
         routing=_typed("routing", routing(m)))
+
+
+def uncapped_offers(m: PlanModel) -> tuple[str, ...]:
+    """One sentence per offer and pricing model the plan buys from with no supply cap in the inventory."""
+    capped = {(r.offer, r.pricing_model) for r in m.data.caps.itertuples()}
+    used = {(j, t) for (_k, j, t, *_), var in m.use.items() if t in PAY_PER_USE and _v(var) > TINY}
+    used |= {(j, next(o["pricing_model"] for o in m.options[j] if o["option"] == option))
+             for (j, option, _q), var in m.commit.items() if round(_v(var)) > 0}
+    return tuple(f"{j} {t}: no supply cap in the inventory (sites.yaml supply_caps); the plan assumes any amount "
+                 "can be had" for j, t in sorted(used - capped))
 
 
 def _typed(table: str, frame: pd.DataFrame) -> tuple[Any, ...]:
@@ -237,9 +248,12 @@ def _costs(m: PlanModel, od_price: dict[str, float]) -> tuple[pd.DataFrame, pd.D
             committed[q] += node_hours * a
             covered_od[q] += node_hours * od_price[j]
             commitment_used[q] += node_hours * m.charge_per_node_hour(j, t, q)
-        if t in PAY_PER_USE and t != PricingModel.CAPACITY_BLOCK:
+        if t in PAY_PER_USE and t != PricingModel.CAPACITY_BLOCK and not m.sliced(j, t):
             by_model[(q, t, 0)] += node_hours * m.price[(j, t)]
         team_charge[(q, m.key_parts[k][0])] += node_hours * m.charge_per_node_hour(j, t, q)
+    for (j, t, q, s, b), var in m.slices.items():  # whole TPU slices: paid whole, used or not
+        by_model[(q, t, 0)] += _expected_hours(m, q, s, b) * round(_v(var)) * m.offers[j]["nodes_per_unit"] * m.price[
+            (j, t)]
     unmet = defaultdict(float)
     for (_k, q, s, b), var in m.unmet.items():
         unmet[q] += _expected_hours(m, q, s, b) * _v(var)
@@ -312,6 +326,7 @@ CAPACITY_FAMILIES = (
     "existing_commitments_cover",
     "new_commitments_cover",
     "capacity_block_booked",
+    "whole_slices_cover",
     "supply_cap",
     "min_utilisation",
     "last_quarter_new_use",
@@ -325,6 +340,10 @@ def shadow_prices(m: PlanModel) -> pd.DataFrame:
     tier other than spot, counting only the rows that bound the offer's supply (CAPACITY_FAMILIES; not a
     key's demand, spot share or budget), per accelerator; summed over scenarios and buckets (the costs
     are already probability- and hour-weighted) and divided by the quarter's hours.
+
+    A pay-per-use TPU tier is bought in whole slices, fixed in that LP: the accelerator costs what making room in
+    them costs (the dual of whole_slices_cover: 0 where they have room), at most the tier's price (pay-per-use is
+    bought as it is needed, so one more slice is not ruled out).
 
     A tier with no capacity in the quarter (no new commitment active, no capacity-block week booked)
     cannot serve the extra accelerator and is left out: the dual of its full, empty row is degenerate
@@ -348,6 +367,8 @@ def shadow_prices(m: PlanModel) -> pd.DataFrame:
             continue
         var = vars_[0]  # every key's u of this tier meets the same capacity rows
         cost = m.prob.objective.get(var, 0.0) - sum(coef * pi for coef, pi in rows_of.get(var.name, ()))
+        if m.sliced(j, t):  # room in the slices bought (made by moving load), or a node of one more at its price
+            cost = min(cost, _expected_hours(m, q, s, b) * m.price[(j, t)])
         cell = (j, q, s, b)
         cheapest[cell] = min(cheapest.get(cell, cost), cost)
     capped = {(r.offer, r.pricing_model) for r in m.data.caps.itertuples() if r.max_nodes <= 0}
@@ -420,72 +441,84 @@ def _flavor(m: PlanModel, j: str, provisioning: tuple[str, ...]) -> str:
 
 
 def proposed_quotas(m: PlanModel) -> pd.DataFrame:
-    """Quotas per team and flavor that fit the first quarter's planned capacity.
+    """Quotas per team and flavor for the plan's first quarter, in whole nodes (TPU: whole slices).
 
-    Nominal in the guaranteed flavor = the team's share (by expected load) of the committed accelerators;
-    nominal in a pay-per-use flavor = the team's peak use of that tier; borrowing limit = what the team's
-    peak needs beyond its nominal quotas at that offer.
+    Guaranteed flavor: the offer's committed capacity (existing and new, the whole nodes the quarter has on
+    average) is split between the teams that may run there in proportion to their expected demand there (their
+    keys routed to the offer, in its accelerators), in whole units by largest remainder: the nominals add up
+    to the capacity and each is its exact share rounded down or up. Not in proportion to the load the solution
+    happens to route there: committed capacity costs every team the same, so that split is arbitrary (it gave
+    llm-pretrain 4 of its 64 reserved H100s in the example while its demand went elsewhere).
+    Pay-per-use flavor: the team's peak planned use of the tier, rounded up to whole units.
+    Borrowing limit (guaranteed flavor): the team's peak demand there beyond its nominals, rounded up to whole
+    units, at most the rest of the capacity; propose.py caps it further at what the cohort can lend.
+    pool_accelerators and fits_pool: the flavor's pool today, and whether the flavor's nominals fit in it.
     """
     d = m.data
     q0 = d.quarters[0]
-    load: dict[tuple[str, str], dict[tuple[str, int], float]] = defaultdict(lambda: defaultdict(float))
     tier_load: dict[tuple[str, str, str], dict[tuple[str, int], float]] = defaultdict(lambda: defaultdict(float))
     for (k, j, t, q, s, b), var in m.use.items():
-        if q == q0:
-            team, x = m.key_parts[k][0], _v(var) * m.offers[j]["accelerators_per_node"]
-            load[(team, j)][(s, b)] += x
-            if t in PAY_PER_USE:
-                tier_load[(team, j, t)][(s, b)] += x
-    tier_peak = {key: max(cells.values()) for key, cells in tier_load.items()}
+        if q == q0 and t in PAY_PER_USE:
+            tier_load[(m.key_parts[k][0], j, t)][(s, b)] += _v(var) * m.offers[j]["accelerators_per_node"]
+    demand: dict[tuple[str, str], dict[tuple[str, int], float]] = defaultdict(lambda: defaultdict(float))
+    for r in d.demand[d.demand["quarter"] == q0].itertuples():
+        for j, rho in m.routes.get(r.demand_key, []):
+            demand[(r.team, j)][(r.scenario, int(r.bucket))] += float(r.level) * rho
     active = _active_new_nodes(m)
-    mean = {
-        tj: sum(d.scenarios[s] * m.weight[(q0, s, b)] * x for (s, b), x in cells.items()) for tj, cells in load.items()
-    }
     rows: dict[tuple[str, str], dict] = {}
 
     def add(team: str, j: str, flavor: str, nominal: int, borrowing: int) -> None:
         o = m.offers[j]
-        row = rows.setdefault(
-            (team, flavor),
-            {
-                "team": team,
-                "flavor": flavor,
-                "site": o["site"],
-                "machine": o["machine"],
-                "quarter": q0,
-                "nominal": 0,
-                "borrowing_limit": 0,
-            },
-        )
+        row = rows.setdefault((team, flavor), {"team": team, "flavor": flavor, "site": o["site"],
+                                               "machine": o["machine"], "quarter": q0, "nominal": 0,
+                                               "borrowing_limit": 0})
         row["nominal"] += nominal
         row["borrowing_limit"] += borrowing
 
-    for j in sorted({j for _, j in load}):
-        teams = sorted(t for (t, jj) in load if jj == j and mean[(t, jj)] > TINY)
-        a = m.offers[j]["accelerators_per_node"]
-        guaranteed = math.floor(
-            (m.existing_nodes.get((j, q0), 0.0) + sum(n for (jj, _, q), n in active.items() if jj == j and q == q0)) * a
-            + TINY
-        )
-        total_mean = sum(mean[(t, j)] for t in teams)
-        for team in teams:
-            nominal_g = math.floor(guaranteed * mean[(team, j)] / total_mean + TINY) if guaranteed else 0
-            tier_nominals = {
-                t: math.ceil(tier_peak[(team, j, t)] - TINY)
-                for t in PAY_PER_USE
-                if tier_peak.get((team, j, t), 0.0) > TINY
-            }
-            peak = math.ceil(max(load[(team, j)].values()) - TINY)
-            borrowing = max(0, peak - nominal_g - sum(tier_nominals.values()))
-            if nominal_g or borrowing:
-                add(team, j, _flavor(m, j, GUARANTEED_PROVISIONING), nominal_g, borrowing)
-            for t, n in sorted(tier_nominals.items()):
+    for j in sorted({j for _, j in demand} | {j for _, j, _ in tier_load}):
+        o = m.offers[j]
+        unit = o["accelerators_per_node"] * o["nodes_per_unit"]  # accelerators of a node, or of a TPU slice
+        nodes = m.existing_nodes.get((j, q0), 0.0) + sum(n for (jj, _, q), n in active.items() if jj == j and q == q0)
+        units = math.floor(nodes / o["nodes_per_unit"] + TINY)
+        mean = {t: sum(d.scenarios[s] * m.weight[(q0, s, b)] * x for (s, b), x in cells.items())
+                for (t, jj), cells in demand.items() if jj == j}
+        share = largest_remainder(units, {t: x for t, x in mean.items() if x > TINY})
+        for team in sorted(set(mean) | {t for t, jj, _ in tier_load if jj == j}):
+            tiers = {t: _whole(max(cells.values()), unit) for (tt, jj, t), cells in tier_load.items()
+                     if (tt, jj) == (team, j) and max(cells.values()) > TINY}
+            nominal = share.get(team, 0) * unit
+            peak = max(demand[(team, j)].values(), default=0.0)
+            borrowing = min(max(0, _whole(peak - nominal - sum(tiers.values()), unit)), units * unit - nominal)
+            if nominal or borrowing:
+                add(team, j, _flavor(m, j, GUARANTEED_PROVISIONING), nominal, borrowing)
+            for t, n in sorted(tiers.items()):
                 modes = (t,) if t == PricingModel.CAPACITY_BLOCK else (t, PricingModel.ON_DEMAND)
                 add(team, j, _flavor(m, j, modes), n, 0)
-    frame = pd.DataFrame(
-        list(rows.values()), columns=["team", "flavor", "site", "machine", "quarter", "nominal", "borrowing_limit"]
-    )
+    frame = pd.DataFrame(list(rows.values()),
+                         columns=["team", "flavor", "site", "machine", "quarter", "nominal", "borrowing_limit"])
+    size = dict(zip(d.pools["pool"], d.pools["accelerators"], strict=True))
+    total = frame.groupby("flavor")["nominal"].transform("sum")
+    frame["pool_accelerators"] = [int(size.get(f, 0)) for f in frame["flavor"]]
+    frame["fits_pool"] = [f in size and n <= size[f] for f, n in zip(frame["flavor"], total, strict=True)]
     return frame.sort_values(["team", "flavor"]).reset_index(drop=True)
+
+
+def _whole(accelerators: float, unit: int) -> int:
+    """Accelerators rounded up to whole units (nodes, TPU slices); 0 for none."""
+    return max(0, math.ceil(accelerators / unit - TINY)) * unit
+
+
+def largest_remainder(units: int, weights: dict[str, float]) -> dict[str, int]:
+    """`units` whole units split in proportion to `weights`: each gets its exact share rounded down, and the units
+    left over go to the largest remainders (ties by name)."""
+    whole = sum(weights.values())
+    if units <= 0 or whole <= 0:
+        return {}
+    exact = {k: units * w / whole for k, w in weights.items()}
+    out = {k: math.floor(x) for k, x in exact.items()}
+    for k in sorted(exact, key=lambda k: (-(exact[k] - out[k]), k))[:units - sum(out.values())]:
+        out[k] += 1
+    return out
 
 
 def budget_table(m: PlanModel, cost_by_team: pd.DataFrame) -> pd.DataFrame:

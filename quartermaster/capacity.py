@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from quartermaster.model import Inventory, Machine, Pool
+from collections import defaultdict
+
+from quartermaster.model import Inventory, Machine, Pool, Quota
 
 
 def nodes_per_slice(pool: Pool, machine: Machine) -> int:
@@ -49,3 +51,45 @@ def nominal_by_flavor(inventory: Inventory) -> dict[str, int]:
         for quota in team.quotas:
             totals[quota.flavor] = totals.get(quota.flavor, 0) + quota.nominal
     return totals
+
+
+def lendable(quota: Quota) -> int:
+    """What a quota entry can lend: its lending limit, or all of its nominal quota."""
+    return quota.nominal if quota.lending_limit is None else quota.lending_limit
+
+
+def cohort_root(inventory: Inventory, cohort: str | None) -> str | None:
+    """The root of a cohort's tree (the cohort itself when it has no parent)."""
+    seen = set()
+    while cohort is not None and cohort not in seen:
+        seen.add(cohort)
+        parent = inventory.cohort_by_name.get(cohort)
+        if parent is None or parent.parent is None:
+            return cohort
+        cohort = parent.parent
+    return cohort
+
+
+def borrowable(inventory: Inventory) -> dict[tuple[str, str], int]:
+    """(team, flavor) -> the most the team can borrow there: what the rest of its cohort tree can lend (the other
+    teams' lending limits, or nominal, and the tree's cohort quotas); teams without a cohort borrow nothing.
+    One pass over the inventory, so checking every team stays linear."""
+    totals: dict[tuple[str | None, str], int] = defaultdict(int)
+    for team in inventory.teams:
+        if team.cohort is not None:
+            for q in team.quotas:
+                totals[(cohort_root(inventory, team.cohort), q.flavor)] += lendable(q)
+    for cohort in inventory.cohorts:
+        for q in cohort.quotas:
+            totals[(cohort_root(inventory, cohort.name), q.flavor)] += lendable(q)
+    out = {}
+    for team in inventory.teams:
+        if team.cohort is not None:
+            root = cohort_root(inventory, team.cohort)
+            own: dict[str, int] = defaultdict(int)
+            for q in team.quotas:
+                own[q.flavor] += lendable(q)
+            for (r, flavor), total in totals.items():
+                if r == root:
+                    out[(team.name, flavor)] = total - own[flavor]
+    return out

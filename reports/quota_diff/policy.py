@@ -14,12 +14,11 @@ inventory and look only at what the change touches (changed teams, their flavors
 
 from __future__ import annotations
 
-from collections import defaultdict
 from collections.abc import Callable
 from decimal import Decimal
 
-from quartermaster.capacity import flavor_capacity, nominal_by_flavor
-from quartermaster.model import Inventory, Quota
+from quartermaster.capacity import borrowable, flavor_capacity, nominal_by_flavor
+from quartermaster.model import Inventory
 from quartermaster.pricing import HOURS_PER_MONTH, Provisioning, format_usd
 from quartermaster.reports.quota_diff.codeowners import FINANCE_SECTIONS
 from quartermaster.reports.quota_diff.types import Approval, Change, QuotaDiff, Status, Verdict
@@ -149,56 +148,16 @@ def check_finance_approval(
     ]
 
 
-def _lent(quota: Quota) -> int:
-    """What a quota entry can lend: its lending limit, or all of its nominal quota."""
-    return quota.nominal if quota.lending_limit is None else quota.lending_limit
-
-
-def _lendable_by_tree(inventory: Inventory) -> dict[tuple[str | None, str], int]:
-    """(root cohort, flavor) -> what all teams and cohorts of that cohort tree can lend in the flavor; a team can
-    borrow that minus its own part. One pass over the inventory, so checking every team stays linear."""
-    totals: dict[tuple[str | None, str], int] = defaultdict(int)
-    for team in inventory.teams:
-        if team.cohort is not None:
-            root = _root(inventory, team.cohort)
-            for q in team.quotas:
-                totals[(root, q.flavor)] += _lent(q)
-    for cohort in inventory.cohorts:
-        root = _root(inventory, cohort.name)
-        for q in cohort.quotas:
-            totals[(root, q.flavor)] += _lent(q)
-    return totals
-
-
-def _root(inventory: Inventory, cohort: str | None) -> str | None:
-    seen = set()
-    while cohort is not None and cohort not in seen:
-        seen.add(cohort)
-        parent = inventory.cohort_by_name.get(cohort)
-        if parent is None or parent.parent is None:
-            return cohort
-        cohort = parent.parent
-    return cohort
-
-
 def _borrowing_gaps(inventory: Inventory) -> dict[tuple[str, str], tuple[int, int]]:
     """(team, flavor) -> (borrowing limit, lendable) where the limit is above what the rest of its cohort tree
     can lend (others' lending limits, or nominal, and the tree's cohort quotas)."""
-    totals = _lendable_by_tree(inventory)
+    can = borrowable(inventory)
     out = {}
     for team in inventory.teams:
-        if team.cohort is None:
-            continue
-        root = _root(inventory, team.cohort)
-        own: dict[str, int] = defaultdict(int)
         for q in team.quotas:
-            own[q.flavor] += _lent(q)
-        for q in team.quotas:
-            if q.borrowing_limit is None:
-                continue
-            can = totals[(root, q.flavor)] - own[q.flavor]
-            if q.borrowing_limit > can:
-                out[(team.name, q.flavor)] = (q.borrowing_limit, can)
+            lendable = can.get((team.name, q.flavor), 0)
+            if team.cohort is not None and q.borrowing_limit is not None and q.borrowing_limit > lendable:
+                out[(team.name, q.flavor)] = (q.borrowing_limit, lendable)
     return out
 
 

@@ -37,9 +37,18 @@ def tiny_model():
     return build_model(build_data(inventory, options, demand_curves=demand))
 
 
+def tiny_tpu_model():
+    """One 16-chip v6e slice (4 nodes) bought on demand per bucket, for the whole_slices_cover family."""
+    inventory = (one_site(on_demand=10).add("prices", **price("ct6e-standard-4t", "on-demand", "10.80"))
+                 .pool("v6e", machine="ct6e-standard-4t", zones=["us-central1-a"], tpu={"topology": "4x4", "slices": 1})
+                 .build())
+    demand = curves("ml", ["2027Q1"], hourly=[4, 20], accelerator="TPU-v6e")
+    return build_model(build_data(inventory, PlanOptions(start="2027Q1", horizon=1), demand_curves=demand))
+
+
 @pytest.mark.parametrize("family", FAMILIES)
 def test_each_constraint_family_matches_its_golden_lp_file(family, golden, tmp_path):
-    model = tiny_model()
+    model = tiny_tpu_model() if family == "whole_slices_cover" else tiny_model()
     part = pulp.LpProblem(f"{family}_only", pulp.LpMinimize)
     part.setObjective(model.prob.objective)
     rows = [c for c in model.prob.constraints() if c.name.startswith(f"{family}__")]

@@ -43,7 +43,8 @@ def test_readme_plan_example_runs(line, tmp_path, monkeypatch):
     plan = load_result(tmp_path)
     assert plan.expected_cost_usd < plan.baseline_on_demand_usd
     assert f"{plan.new_commitment_liability_usd:,.2f}" in flat and f"{plan.new_commitment_in_horizon_usd:,.2f}" in flat
-    assert plan.unmet_demand == ()
+    # only a fraction of a TPU chip, where a whole slice for it costs more than its penalty (README: whole slices)
+    assert all(u.accelerator.startswith("TPU") and u.peak_accelerators < 1 for u in plan.unmet_demand)
     for table in ("purchase_schedule", "cost_by_quarter", "cost_by_team", "kpis", "shadow_prices", "proposed_quotas"):
         assert getattr(plan, table), table
     # every dollar of the plan is attributed: to a team (its use and idle share) or the unused-commitment line

@@ -130,13 +130,31 @@ def test_existing_commitments_are_used_first_and_only_the_rest_is_bought():
 
 
 def test_tpu_commitments_come_in_whole_slices():
-    """20 chips of v6e demand, 16-chip slices: one committed slice plus 4 chips on demand beat two slices."""
+    """20 chips of v6e demand (5 nodes of 4 chips), 16-chip slices of 4 nodes, on demand too: two committed slices
+    (8 nodes x $4.88 = $39.04 an hour) beat one committed and one on-demand slice (4 x 4.88 + 4 x 10.80 = $62.72)."""
     inventory = (make_tpu_inventory()
                  .add("prices", **price("ct6e-standard-4t", "on-demand", "10.80"))
                  .add("prices", **price("ct6e-standard-4t", "commit", "4.88", term=12)))
     result = run(inventory, curves("ml", Q1, level=20.0, accelerator="TPU-v6e"))
-    assert result.frame("purchase_schedule")[["nodes", "accelerators"]].values.tolist() == [[4, 16]]
-    assert usd_of(result.cost_by_quarter, pricing_model="on-demand") == Decimal("10.80") * H1  # one 4-chip node
+    assert result.frame("purchase_schedule")[["nodes", "accelerators"]].values.tolist() == [[8, 32]]
+    assert usd_of(result.cost_by_quarter, pricing_model="on-demand") == 0
+
+
+@pytest.mark.parametrize(("hourly", "slices", "room"), [
+    ([4, 20], [1, 2], True),  # half the hours 4 chips (1 slice), half 20 (2 slices): room in both
+    ([16, 32], [1, 2], False),  # every slice full: the next chip costs a node's price / 4 chips
+])
+def test_pay_per_use_tpu_nodes_are_bought_in_whole_slices(hourly, slices, room):
+    """On demand only, $10.80 a 4-chip node, 4-node slices: each half of the quarter pays for its whole slices,
+    used or not; the quota proposed is the peak in whole slices (16 chips each); an idle slice's room is free."""
+    inventory = make_tpu_inventory().add("prices", **price("ct6e-standard-4t", "on-demand", "10.80"))
+    result = run(inventory, curves("ml", Q1, hourly=hourly, accelerator="TPU-v6e"))
+    assert result.unmet_demand == ()
+    want = sum(Decimal(H1) / 2 * n * 4 * Decimal("10.80") for n in slices)
+    assert usd_of(result.cost_by_quarter, pricing_model="on-demand") == pytest.approx(want, abs=Decimal("0.01"))
+    assert [(q.flavor, q.nominal) for q in result.proposed_quotas] == [("v6e", 16 * max(slices))]
+    shadow = result.frame("shadow_prices")["usd_per_accelerator_hour"].tolist()
+    assert shadow == [Decimal("0.000000") if room else Decimal("10.80") / 4]
 
 
 def make_tpu_inventory():

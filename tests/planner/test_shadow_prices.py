@@ -3,7 +3,7 @@ only that offer can serve, with every purchase fixed, costs what the plan's shad
 
 A shadow price is a marginal cost: in 2027Q1 a whole node (8 accelerators) costs it at every offer; in 2028Q4 a
 node crosses idle committed capacity at some offers (part of it free, the rest on demand), so the re-solve adds
-a hundredth of an accelerator there."""
+a hundredth of an accelerator there, and at TPU offers, whose pay-per-use nodes come in whole slices."""
 
 from __future__ import annotations
 
@@ -57,9 +57,11 @@ EXAMPLE_OFFERS = sorted(build_data(load(INVENTORY, run_checks=False).inventory, 
 def test_the_shadow_price_is_what_more_load_costs_in_a_re_solve(example, offer, quarter, extra):
     _, data, purchases, cost, result = example
     row = data.offers.set_index("offer").loc[offer]
+    if row["nodes_per_unit"] > 1:  # whole TPU slices: the marginal bends where the slices bought fill up
+        extra = 0.01
     model = build_model(with_probe(data, data.offers[data.offers["offer"] == offer].iloc[0], quarter, extra))
-    for var in model.integers():
-        var.lowBound = var.upBound = purchases[var.name]
+    for var in model.integers():  # purchases fixed; pay-per-use slices as bought or more, as needed
+        var.lowBound, var.upBound = purchases[var.name], None if var.name in model.slice_names else purchases[var.name]
     again = solve(model, relax=True)
     per_accelerator_hour = (again.objective - cost) / (extra * data.hours[quarter])
     reported = next(r.usd_per_accelerator_hour for r in result.shadow_prices
