@@ -45,7 +45,8 @@ Parameters
 Variables
     x_joq in Z+     units of option o started at j in q (g_j x_joq nodes); A^m_jq = sum_{o of model m}
                     sum_{q' <= q < q' + T_o} g_j x_joq' active new nodes, A_jq = sum_m A^m_jq
-    n_jq in Z+      capacity-block node-weeks booked at j in q (whole weeks)
+    n_jq in Z+      instances of the capacity block booked at j for quarter q: from its first day for W_q weeks
+                    (its whole weeks, 12 or 13), at most min(64, cap_j,cb); f_q = 168 W_q / H_q of its hours
     y_jmqsb in Z+   whole slices of pay-per-use model m at a TPU offer j (g_j > 1) in a bucket, shared by the
                     keys served there (g_j y_jmqsb nodes paid for); at most floor(cap_jm / g_j) (a bound)
     u_kjtqsb >= 0   nodes of tier t at j serving k (a_j / rho_kj accelerators of k's class each)
@@ -55,7 +56,8 @@ Variables
     (explain mode)  budget_overrun_cq, supply_cap_excess_jmq, utilisation_shortfall_jq >= 0
 
 Objective (expected cost over the horizon, USD)
-    min  sum_q E_q + sum_{j,o,q} p_o h_oq g_j x_joq + sum_{j,q} 168 p_j,cb n_jq
+    min  sum_q E_q + sum_{j,o,q} p_o h_oq g_j x_joq
+         + sum_{j,q} 168 W_q p_j,cb n_jq (paid up front)
          + sum_{q,s,b} pi_s w_qsb H_q ( sum_{k,j, m in M_j \ cb, g_j = 1} p_jm u_kjmqsb
                                         + sum_{j, m in M_j \ cb, g_j > 1} p_jm g_j y_jmqsb + lambda sum_k z_kqsb )
          - sum_{j,l} V_jl
@@ -76,7 +78,8 @@ Constraints
     demand_met_kqsb:                      sum_{j in J_k} sum_{t in T_kjqs} (a_j / rho_kj) u_kjtqsb + z_kqsb = D_kqsb
     existing_commitments_cover_jqsb:      sum_k u_kjEqsb <= e_jq
     new_commitments_cover_jqsb:           sum_k u_kjNqsb <= A_jq
-    capacity_block_booked_jqs:            sum_b w_qsb H_q sum_k u_kj,cb,qsb <= 168 n_jq
+    capacity_block_window_jqsb:           sum_k u_kj,cb,qsb <= f_q n_jq, and u_kj,cb,qsb <= f_q D_kqsb rho_kj / a_j
+                                          (a bound: a block serves a key only in the hours of its window)
     whole_slices_cover_jmqsb (g_j > 1):   sum_k u_kjmqsb <= g_j y_jmqsb
     spot_within_preemptible_share_kqsb:   sum_j (a_j / rho_kj) u_kj,spot,qsb <= sigma_kqs (D_kqsb - z_kqsb)
                                           (0 < sigma_kqs < 1)
@@ -95,6 +98,17 @@ Constraints
     whole nodes and slices:               integrality of x, n and y; relax-and-round (solve.py) rounds x and
                                           n to the nearest whole unit and y up (ceil), which keeps every
                                           bucket's load covered
+
+Capacity blocks as sold (AWS EC2 Capacity Blocks: pricing.CAPACITY_BLOCK_MAX_INSTANCES) are contiguous, dated
+and paid up front; their nodes serve only the demand of the hours inside their window. A quarter's demand here
+is a load-duration curve with no calendar, so the plan cannot tell which weeks are busy: it takes the window's
+hours to look like the quarter's. A block of n instances then serves, in every bucket, at most n nodes and each
+key's demand in the share f of the hours its window covers, and costs n f H_q p: a shorter block of the same
+instances would serve and cost the same share less, so without a calendar its length changes nothing but the
+granularity, and the plan books one block per offer and quarter, as long as the quarter's whole weeks (7-day
+steps, 84 or 91 days, within the 182-day limit). The old rule (node-hours used <= node-weeks booked) let the
+hours of a block be steered to the busiest hours for free. Not modelled: shorter blocks, blocks across
+quarters, and campaigns declared with dates (which would let a block serve a known busy window).
 
 Each key buys its own tiers, so there is no balance row between what a key is served at an offer and
 what the offer supplies: at enterprise size (bench/planner_bench.py) that removed 159k rows and 159k
@@ -117,6 +131,7 @@ import pulp
 
 from quartermaster.planner.data import PlanData, tail_quarters
 from quartermaster.pricing import (
+    CAPACITY_BLOCK_MAX_INSTANCES,
     HOURS_PER_WEEK,
     PAY_PER_USE_MODELS,
     PricingModel,
@@ -234,7 +249,7 @@ def build_model(data: PlanData) -> PlanModel:
     add_demand_met(m)
     add_existing_commitments_cover(m)
     add_new_commitments_cover(m)
-    add_capacity_block_booked(m)
+    add_capacity_block_window(m)
     add_whole_slices_cover(m)
     add_spot_within_preemptible_share(m)
     add_supply_caps(m)
@@ -245,7 +260,7 @@ def build_model(data: PlanData) -> PlanModel:
 
 
 # Constraint families in build order, for golden files and --explain-infeasible reports.
-FAMILIES = ("demand_met", "existing_commitments_cover", "new_commitments_cover", "capacity_block_booked",
+FAMILIES = ("demand_met", "existing_commitments_cover", "new_commitments_cover", "capacity_block_window",
             "whole_slices_cover", "spot_within_preemptible_share", "supply_cap", "budget", "min_utilisation",
             "last_quarter_new_use", "post_horizon_credit_within_demand", "post_horizon_credit_within_renewal")
 
@@ -334,24 +349,29 @@ def add_variables(m: PlanModel) -> None:
             for q in d.quarters:
                 m.commit[(j, opt["option"], q)] = m.prob.add_variable(
                     name("commit", m.offers[j]["site"], m.offers[j]["machine"], opt["option"], q), 0, cat="Integer")
+    caps = {(r.offer, r.pricing_model): int(r.max_nodes) for r in d.caps.itertuples()}
     for j in m.offers:
         if (j, PricingModel.CAPACITY_BLOCK) in m.price:
+            most = block_instances(caps.get((j, PricingModel.CAPACITY_BLOCK)))
             for q in d.quarters:
                 m.capacity_block[(j, q)] = m.prob.add_variable(
-                    name("capacity_block_weeks", m.offers[j]["site"], m.offers[j]["machine"], q), 0, cat="Integer")
+                    name("capacity_block_instances", m.offers[j]["site"], m.offers[j]["machine"], q), 0, most,
+                    cat="Integer")
     suffix = {cell: name(*_cell(cell)) for cell in m.cells}
     prefix: dict[tuple[str, str, str], str] = {}  # (k, j, t) -> the name's first parts (~1 s at enterprise size)
-    for r in d.demand[["demand_key", "quarter", "scenario", "bucket"]].itertuples():
+    for r in d.demand[["demand_key", "quarter", "scenario", "bucket", "level"]].itertuples():
         k, cell = r.demand_key, (r.quarter, r.scenario, int(r.bucket))
         m.unmet[(k, *cell)] = m.prob.add_variable(name("unmet", *m.key_parts[k], *_cell(cell)), 0)
         spot_allowed = m.spot_share[(k, r.quarter, r.scenario)] > 0
-        for j, _ in m.routes.get(k, []):
+        for j, rho in m.routes.get(k, []):
             for t in m.tiers[(j, r.quarter)]:
                 if (t != "spot" or spot_allowed) and (j, t) not in m.dominated.get(k, ()):
                     if (k, j, t) not in prefix:
                         prefix[(k, j, t)] = name("use", *m.key_parts[k], m.offers[j]["site"], m.offers[j]["machine"], t)
-                    m.use[(k, j, t, *cell)] = m.prob.add_variable(f"{prefix[(k, j, t)]}__{suffix[cell]}", 0)
-    caps = {(r.offer, r.pricing_model): int(r.max_nodes) for r in d.caps.itertuples()}
+                    m.use[(k, j, t, *cell)] = m.prob.add_variable(
+                        f"{prefix[(k, j, t)]}__{suffix[cell]}", 0,
+                        None if t != PricingModel.CAPACITY_BLOCK else block_share(m, r.quarter) * r.level * rho
+                        / m.offers[j]["accelerators_per_node"])
     for j, t, q, s, b in use_by_tier(m):
         if m.sliced(j, t):
             g, cap = m.offers[j]["nodes_per_unit"], caps.get((j, t))
@@ -384,8 +404,8 @@ def add_objective(m: PlanModel) -> None:
         opt = next(o for o in m.options[j] if o["option"] == option)
         terms.append((var, float(opt["usd_per_node_hour"]) * m.offers[j]["nodes_per_unit"]
                       * term_hours(q, opt["term_months"])))
-    for (j, _q), var in m.capacity_block.items():
-        terms.append((var, HOURS_PER_WEEK * m.price[(j, PricingModel.CAPACITY_BLOCK)]))
+    for (j, q), var in m.capacity_block.items():
+        terms.append((var, HOURS_PER_WEEK * weeks_in(q) * m.price[(j, PricingModel.CAPACITY_BLOCK)]))
     for (_k, j, t, q, s, b), var in m.use.items():
         if t in PAY_PER_USE and t != PricingModel.CAPACITY_BLOCK and not m.sliced(j, t):
             terms.append((var, d.scenarios[s] * m.weight[(q, s, b)] * d.hours[q] * m.price[(j, t)]))
@@ -469,16 +489,31 @@ def add_new_commitments_cover(m: PlanModel) -> None:
             _add(m, expr, pulp.LpConstraintLE, 0.0, rule)
 
 
-def add_capacity_block_booked(m: PlanModel) -> None:
-    """capacity_block_booked: capacity-block node-hours used fit in the whole node-weeks booked."""
-    used: dict[tuple[str, str, str], list] = defaultdict(list)
+def add_capacity_block_window(m: PlanModel) -> None:
+    """capacity_block_window: a capacity block's instances serve each bucket only in the share of its hours that
+    their window covers (the quarter has no calendar: the window's hours look like the quarter's); each key's part
+    is bounded the same way, on its column (add_variables)."""
     for (j, t, q, s, b), vars_ in use_by_tier(m).items():
         if t == PricingModel.CAPACITY_BLOCK:
-            used[(j, q, s)] += [(v, m.weight[(q, s, b)] * m.data.hours[q]) for v in vars_]
-    for (j, q, s), terms in sorted(used.items()):
-        o = m.offers[j]
-        expr = pulp.LpAffineExpression(terms) - HOURS_PER_WEEK * m.capacity_block[(j, q)]
-        _add(m, expr, pulp.LpConstraintLE, 0.0, name("capacity_block_booked", o["site"], o["machine"], q, s))
+            o = m.offers[j]
+            expr = pulp.LpAffineExpression([(v, 1.0) for v in vars_]) - block_share(m, q) * m.capacity_block[(j, q)]
+            _add(m, expr, pulp.LpConstraintLE, 0.0,
+                 name("capacity_block_window", o["site"], o["machine"], q, s, f"b{b}"))
+
+
+def weeks_in(q: str) -> int:
+    """W_q: the whole weeks in quarter q, the length of the capacity block the plan books for it."""
+    return quarter_hours(q) // HOURS_PER_WEEK
+
+
+def block_share(m: PlanModel, q: str) -> float:
+    """f_q: the share of quarter q's hours that its capacity block's window covers."""
+    return HOURS_PER_WEEK * weeks_in(q) / m.data.hours[q]
+
+
+def block_instances(cap: int | None) -> int:
+    """The most instances of one capacity block at an offer: 64, or its supply cap if lower."""
+    return CAPACITY_BLOCK_MAX_INSTANCES if cap is None else min(cap, CAPACITY_BLOCK_MAX_INSTANCES)
 
 
 def add_whole_slices_cover(m: PlanModel) -> None:

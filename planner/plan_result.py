@@ -25,7 +25,7 @@ from quartermaster.planner.solve import Outcome
 
 @dataclass(frozen=True)
 class PurchaseRow:
-    """A commitment (or capacity block) the plan buys."""
+    """A commitment, or a capacity block (contiguous, dated, paid up front), that the plan buys."""
 
     site: str
     machine: str
@@ -33,13 +33,13 @@ class PurchaseRow:
     pricing_model: str
     """pricing_model: `commit`, `onprem` or `capacity-block`."""
     term_months: int
-    """term_months: the commitment's term; 0 for a capacity block (see node_weeks)."""
+    """term_months: the commitment's term; 0 for a capacity block (dated by start and end)."""
     start_quarter: str
     start: dt.date
     end: dt.date
     nodes: int
     node_weeks: int
-    """node_weeks: capacity-block node-weeks; 0 for commitments."""
+    """node_weeks: a capacity block's instances x weeks; 0 for commitments."""
     accelerators: int
     usd_per_node_hour: Decimal
     monthly_usd: Decimal
@@ -47,6 +47,8 @@ class PurchaseRow:
     """total_liability_usd: what the purchase commits to over its whole term: every hour from start to end."""
     in_horizon_usd: Decimal
     """in_horizon_usd: the part of the liability inside the planning horizon."""
+    upfront_usd: Decimal = Decimal(0)
+    """upfront_usd: paid when bought: a capacity block's whole price (its monthly_usd is 0); 0 for commitments."""
 
 
 @dataclass(frozen=True)

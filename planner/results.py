@@ -15,6 +15,7 @@ per team, and the teams' `usd` add up to the quarter's cost.
 
 from __future__ import annotations
 
+import datetime as dt
 import math
 from collections import defaultdict
 from dataclasses import asdict
@@ -32,6 +33,7 @@ from quartermaster.planner.model import (
     term_end,
     term_hours,
     use_by_tier,
+    weeks_in,
 )
 from quartermaster.planner.plan_result import ROWS, PlanResult, rows_of
 from quartermaster.planner.solve import SolveReport
@@ -106,7 +108,7 @@ def _typed(table: str, frame: pd.DataFrame) -> tuple[Any, ...]:
 
 PURCHASE_COLUMNS = ["site", "machine", "accelerator", "pricing_model", "term_months", "start_quarter", "start",
                     "end", "nodes", "node_weeks", "accelerators", "usd_per_node_hour", "monthly_usd",
-                    "total_liability_usd", "in_horizon_usd"]
+                    "total_liability_usd", "in_horizon_usd", "upfront_usd"]
 
 
 def purchase_schedule(m: PlanModel) -> pd.DataFrame:
@@ -129,41 +131,24 @@ def purchase_schedule(m: PlanModel) -> pd.DataFrame:
                      "accelerators": nodes * o["accelerators_per_node"], "usd_per_node_hour": price,
                      "monthly_usd": usd(price * nodes * HOURS_PER_MONTH),
                      "total_liability_usd": usd(price * nodes * term_hours(q, opt["term_months"])),
-                     "in_horizon_usd": usd(in_horizon)})
-    by_tier = use_by_tier(m)
-    for (j, q), var in m.capacity_block.items():
-        weeks = round(_v(var))
-        if weeks <= 0:
-            continue
+                     "in_horizon_usd": usd(in_horizon), "upfront_usd": usd(0)})
+    for (j, q), var in m.capacity_block.items():  # one dated block per offer and quarter, paid up front (model.py)
         o = m.offers[j]
         price = Decimal(str(m.price[(j, PricingModel.CAPACITY_BLOCK)]))
-        peak = max((sum(_v(v) for v in by_tier.get((j, PricingModel.CAPACITY_BLOCK, q, s, b), []))
-                    for (q2, s, b) in m.cells if q2 == q), default=0.0)
+        instances, weeks = round(_v(var)), weeks_in(q)
         start = quarter_bounds(q)[0]
-        total = price * HOURS_PER_WEEK * weeks
-        rows.append(
-            {
-                "site": o["site"],
-                "machine": o["machine"],
-                "accelerator": o["accelerator"],
-                "pricing_model": PricingModel.CAPACITY_BLOCK,
-                "term_months": 0,
-                "start_quarter": q,
-                "start": start.isoformat(),
-                "end": quarter_bounds(q)[1].isoformat(),
-                "nodes": math.ceil(peak - TINY),
-                "node_weeks": weeks,
-                "accelerators": math.ceil(peak - TINY) * o["accelerators_per_node"],
-                "usd_per_node_hour": price,
-                "monthly_usd": usd(total / 3),
-                "total_liability_usd": usd(total),
-                "in_horizon_usd": usd(total),
-            }
-        )
+        end = start + dt.timedelta(weeks=weeks)
+        total = usd(price * HOURS_PER_WEEK * weeks * instances)
+        if instances > 0:
+            rows.append({"site": o["site"], "machine": o["machine"], "accelerator": o["accelerator"],
+                         "pricing_model": PricingModel.CAPACITY_BLOCK, "term_months": 0, "start_quarter": q,
+                         "start": start.isoformat(), "end": end.isoformat(), "nodes": instances,
+                         "node_weeks": weeks * instances, "accelerators": instances * o["accelerators_per_node"],
+                         "usd_per_node_hour": price, "monthly_usd": usd(0), "total_liability_usd": total,
+                         "in_horizon_usd": total, "upfront_usd": total})
     frame = pd.DataFrame(rows, columns=PURCHASE_COLUMNS)
-    return frame.sort_values(["start_quarter", "site", "machine", "pricing_model", "term_months"]).reset_index(
-        drop=True
-    )
+    return frame.sort_values(["start_quarter", "site", "machine", "pricing_model", "term_months", "start"]
+                             ).reset_index(drop=True)
 
 
 def _expected_hours(m: PlanModel, q: str, s: str, b: int) -> float:
@@ -229,10 +214,10 @@ def _costs(m: PlanModel, od_price: dict[str, float]) -> tuple[pd.DataFrame, pd.D
     for (j, q), nodes in m.existing_nodes.items():
         available[q] += nodes * d.hours[q] * m.offers[j]["accelerators_per_node"]
     for (j, q), var in m.capacity_block.items():
-        weeks = round(_v(var))
+        node_weeks = round(_v(var)) * weeks_in(q)
         block = PricingModel.CAPACITY_BLOCK
-        by_model[(q, block, 0)] += HOURS_PER_WEEK * m.price[(j, block)] * weeks
-        available[q] += HOURS_PER_WEEK * weeks * m.offers[j]["accelerators_per_node"]
+        by_model[(q, block, 0)] += HOURS_PER_WEEK * m.price[(j, block)] * node_weeks
+        available[q] += HOURS_PER_WEEK * node_weeks * m.offers[j]["accelerators_per_node"]
     served, committed, od_equivalent = defaultdict(float), defaultdict(float), defaultdict(float)
     covered_od, commitment_used = defaultdict(float), defaultdict(float)  # USD: FinOps coverage and utilisation
     team_charge: dict[tuple[str, str], float] = defaultdict(float)
@@ -325,7 +310,7 @@ SHADOW_COLUMNS = ["site", "machine", "accelerator", "quarter", "usd_per_accelera
 CAPACITY_FAMILIES = (
     "existing_commitments_cover",
     "new_commitments_cover",
-    "capacity_block_booked",
+    "capacity_block_window",
     "whole_slices_cover",
     "supply_cap",
     "min_utilisation",

@@ -94,6 +94,13 @@ BASES: dict[Basis, str] = {
 
 HOURS_PER_MONTH = 730
 HOURS_PER_WEEK = 168
+CAPACITY_BLOCK_MAX_INSTANCES = 64
+"""AWS EC2 Capacity Blocks for ML: each block holds up to 64 instances, for 1-14 days in 1-day steps or up to 182 days
+in 7-day steps, starting up to 8 weeks ahead, its price paid up front (the offering's `upfrontFee`). Sources, read
+2026-11-25: https://docs.aws.amazon.com/AWSEC2/latest/UserGuide/capacity-blocks-purchase.html,
+https://docs.aws.amazon.com/AWSEC2/latest/UserGuide/ec2-capacity-blocks.html, and the CapacityBlockOffering
+shape of DescribeCapacityBlockOfferings (https://docs.aws.amazon.com/sdk-for-sap-abap/v1/api/latest/ec2/model/
+_AWS1_CL_EC2CAPBLOCKOFFERING.html: upfront fee, 'the total price to be paid up front')."""
 CENT = Decimal("0.01")
 
 IDLE_TEAM = "_unused_commitments"

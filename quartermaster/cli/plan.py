@@ -109,17 +109,17 @@ def _print(r: PlanResult) -> None:
         buys.add_column(
             c, justify="right" if c in ("term", "nodes", "accelerators", "monthly", "liability") else "left"
         )
-    for p in r.purchase_schedule:
-        term = f"{p.term_months} mo" if p.term_months else f"{p.node_weeks} node-wk"
+    for p in r.purchase_schedule:  # a capacity block: its dates, and its whole price paid up front
+        term = f"{p.term_months} mo" if p.term_months else f"{(p.end - p.start).days // 7} wk to {p.end}"
         buys.add_row(
-            p.start_quarter,
+            p.start_quarter if p.term_months else str(p.start),
             p.site,
             p.machine,
             p.pricing_model,
             term,
             str(p.nodes),
             str(p.accelerators),
-            format_usd(p.monthly_usd),
+            format_usd(p.monthly_usd) if p.term_months else "upfront",
             format_usd(p.total_liability_usd),
         )
     console.print(buys if len(r.purchase_schedule) else "No new commitments.")

@@ -293,3 +293,24 @@ def test_the_baseline_says_which_price_stands_in_where_there_is_no_on_demand_pri
         f"{SITE}/{MACHINE} (L4): no on-demand L4 anywhere in the price book; its own price, $6.0000 per "
         "node-hour, stands in, so it claims no savings",)
     assert alone.savings_rate == 0.0
+
+
+@pytest.mark.parametrize(("block_price", "want_instances"), [(4, 10), (6, 0)])
+def test_a_capacity_block_is_dated_paid_up_front_and_serves_only_the_hours_of_its_window(block_price, want_instances):
+    """Demand 0 GPUs half the hours and 10 the other half, on demand $10 a node-hour. 2027Q1 has 2,160 hours and 12
+    whole weeks: a block runs from 2027-01-01 for 84 days (2,016 hours, f = 2016 / 2160 of every hour's demand,
+    since a quarter has no calendar) and costs 2,016 x price per instance. An instance saves $10 x f x 1,080 busy
+    hours = $10,080: at $4 (cost $8,064) ten instances pay, the busy hours outside the window go on demand
+    (10 x (1 - f) x 1,080 x $10 = $7,200); at $6 (cost $12,096) none does. The old rule spent a block's node-hours
+    in the busy hours only: 64 node-weeks ($43,008 at $4) and 48 node-hours on demand, as if it knew when they were."""
+    f = Decimal(2016) / Decimal(2160)
+    result = run(one_site(on_demand=10, capacity_block=block_price), curves("ml", Q1, hourly=[0, 10]))
+    blocks = [(p.start, p.end, p.nodes, p.node_weeks, p.upfront_usd, p.monthly_usd) for p in result.purchase_schedule]
+    on_demand = usd_of(result.cost_by_quarter, pricing_model="on-demand")
+    if want_instances:
+        upfront = Decimal(2016 * block_price * want_instances)
+        assert blocks == [(dt.date(2027, 1, 1), dt.date(2027, 3, 26), 10, 120, upfront, 0)]
+        assert usd_of(result.cost_by_quarter, pricing_model="capacity-block") == upfront == Decimal(80_640)
+        assert on_demand == pytest.approx(10 * (1 - f) * 1080 * 10, abs=Decimal("0.01"))  # $7,200
+    else:
+        assert blocks == [] and on_demand == 10 * 1080 * 10
