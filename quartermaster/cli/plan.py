@@ -143,10 +143,10 @@ def _print(r: PlanResult) -> None:
             f"Budgets: {len(r.budgets) - len(over)} of {len(r.budgets)} within."
             + "".join(f" {b.cost_center} {b.quarter} over by {format_usd(-b.headroom_usd)}." for b in over)
         )
-    over = sorted({(q.flavor, q.pool_accelerators) for q in r.proposed_quotas if not q.fits_pool})
-    if over:
-        need = {f: sum(q.nominal for q in r.proposed_quotas if q.flavor == f) for f, _ in over}
+    above = sorted({(q.flavor, q.pool_accelerators) for q in r.proposed_quotas if not q.fits_pool})
+    if above:
+        need = {f: sum(q.nominal for q in r.proposed_quotas if q.flavor == f) for f, _ in above}
         console.print("Proposed quotas above their pool (fits_pool in proposed_quotas.csv): " + "; ".join(
-            f"{f} {need[f]} accelerators against {size}" for f, size in over) + ".", markup=False)
+            f"{f} {need[f]} accelerators against {size}" for f, size in above) + ".", markup=False)
     if len(r.unmet_demand):
         console.print(f"[bold yellow]Unmet demand[/] in {len(r.unmet_demand)} team-quarters (see unmet_demand.csv).")
