@@ -67,7 +67,8 @@ def generate(sites: int, machines: int, quarters: int, scenarios: int, cost_cent
             for months, ratio in ((12, 0.69), (36, 0.44)):
                 options.append({"offer": offer, "option": f"commit_{months}m", "pricing_model": "commit",
                                 "term_months": months, "term_quarters": months // 3,
-                                "usd_per_node_hour": Decimal(f"{od * ratio * rng.uniform(0.95, 1.05):.4f}")})
+                                "usd_per_node_hour": Decimal(f"{od * ratio * rng.uniform(0.95, 1.05):.4f}"),
+                                "upfront_usd_per_node": Decimal(0), "usd_per_node_hour_used": Decimal(0)})
             if rng.random() < 1 / 3:
                 nodes, price = rng.randint(2, 12), od * 0.5
                 for q in qs[:rng.randint(2, quarters)]:

@@ -376,21 +376,35 @@ def _offers(inventory: Inventory, lost_sites: tuple[str, ...]) -> pd.DataFrame:
 def _prices(inventory: Inventory, offers: pd.DataFrame) -> pd.DataFrame:
     known = set(offers["offer"])
     rows = [{"offer": offer_key(p.site, p.machine), "pricing_model": p.pricing_model, "term_months": p.term_months,
-             "usd_per_node_hour": p.usd_per_node_hour} for p in inventory.prices
+             "usd_per_node_hour": p.usd_per_node_hour, "upfront_usd_per_node": p.upfront_usd_per_node,
+             "usd_per_node_hour_used": p.usd_per_node_hour_used} for p in inventory.prices
             if offer_key(p.site, p.machine) in known]
-    return pd.DataFrame(rows, columns=["offer", "pricing_model", "term_months", "usd_per_node_hour"]).sort_values(
-        ["offer", "pricing_model", "term_months"]).reset_index(drop=True)
+    return pd.DataFrame(rows, columns=["offer", "pricing_model", "term_months", "usd_per_node_hour",
+                                       "upfront_usd_per_node", "usd_per_node_hour_used"]).sort_values(
+        ["offer", "pricing_model", "term_months", "upfront_usd_per_node"]).reset_index(drop=True)
 
 
 def _commit_options(prices: pd.DataFrame) -> pd.DataFrame:
+    """One option per commitment row; its name says its contract shape when it has an upfront fee
+    (`commit_12m_upfront_...`); every option at one offer must give the same rate per hour used."""
     rows = []
-    for p in prices[prices["pricing_model"].isin(COMMIT_MODELS)].itertuples():
+    committed = prices[prices["pricing_model"].isin(COMMIT_MODELS)]
+    for offer, group in committed.groupby("offer"):
+        used = sorted(set(group["usd_per_node_hour_used"]))
+        if len(used) > 1:
+            raise PlanInputError(
+                f"prices.csv: the commitment rows of {offer} give different usd_per_node_hour_used "
+                f"({', '.join(map(str, used))}); the planner needs one rate per hour used per site and machine "
+                "(power, or the agreement's discounted rate): give them all the same")
+    for p in committed.itertuples():
         months = p.term_months or (ONPREM_LIFE_MONTHS if p.pricing_model == "onprem" else 12)
-        rows.append({"offer": p.offer, "option": f"{p.pricing_model}_{months}m", "pricing_model": p.pricing_model,
-                     "term_months": months, "term_quarters": math.ceil(months / 3),
-                     "usd_per_node_hour": p.usd_per_node_hour})
+        shape = f"_upfront_{p.upfront_usd_per_node}" if p.upfront_usd_per_node else ""
+        rows.append({"offer": p.offer, "option": f"{p.pricing_model}_{months}m{shape}",
+                     "pricing_model": p.pricing_model, "term_months": months, "term_quarters": math.ceil(months / 3),
+                     "usd_per_node_hour": p.usd_per_node_hour, "upfront_usd_per_node": p.upfront_usd_per_node,
+                     "usd_per_node_hour_used": p.usd_per_node_hour_used})
     return pd.DataFrame(rows, columns=["offer", "option", "pricing_model", "term_months", "term_quarters",
-                                       "usd_per_node_hour"])
+                                       "usd_per_node_hour", "upfront_usd_per_node", "usd_per_node_hour_used"])
 
 
 def _existing(inventory: Inventory, quarters: list[str], hours: dict[str, int]) -> pd.DataFrame:

@@ -28,7 +28,10 @@ Parameters
     a_j, g_j        accelerators per node; nodes per unit (whole TPU slices; 1 for GPUs)
     e_jq, E_q       existing commitments: average active nodes at j; their cost in q (fixed, paid even at a
                     lost site)
-    p_o, p_jm       USD per node-hour of option o and of pricing model m at j
+    p_o, p_jm       USD per node-hour of option o (paid every hour of its term) and of pricing model m at j
+    F_o             USD per node paid up front when option o starts (all or partial upfront; 0 if none)
+    v_j             USD per node-hour used of the new commitments at j, beside p_o (a fixed fee plus a rate per
+                    hour used: enterprise agreements, on-prem power; one rate per offer, 0 if none)
     h_oq'           hours charged for a commitment of option o started in q': all of its term's, from the first
                     day of q' to its end, inside the horizon or not (its whole liability; term_hours)
     p^OD_j          USD per node-hour that capacity at j avoids: its on-demand price, else the cheapest on-demand
@@ -39,7 +42,8 @@ Parameters
     cap_jm          supply cap in nodes per offer and pricing model (Site.supply_caps)
     U_cq            budget of cost centre c in quarter q; theta the least utilisation of new commitments
     r^E_jq, r^N_j   charge rates of committed hours for budgets: the existing contracts' average price,
-                    and the cheapest new commitment at j
+                    and the cheapest new commitment at j, its upfront fee spread over its term
+                    (pricing.amortised_usd_per_node_hour), plus v_j
     lambda          penalty per unmet accelerator-hour (10 x the dearest accelerator-hour in the price book)
 
 Variables
@@ -56,9 +60,9 @@ Variables
     (explain mode)  budget_overrun_cq, supply_cap_excess_jmq, utilisation_shortfall_jq >= 0
 
 Objective (expected cost over the horizon, USD)
-    min  sum_q E_q + sum_{j,o,q} p_o h_oq g_j x_joq
+    min  sum_q E_q + sum_{j,o,q} (p_o h_oq + F_o) g_j x_joq
          + sum_{j,q} 168 W_q p_j,cb n_jq (paid up front)
-         + sum_{q,s,b} pi_s w_qsb H_q ( sum_{k,j, m in M_j \ cb, g_j = 1} p_jm u_kjmqsb
+         + sum_{q,s,b} pi_s w_qsb H_q ( sum_{k,j, m in M_j \ cb, g_j = 1} p_jm u_kjmqsb + sum_{k,j} v_j u_kjNqsb
                                         + sum_{j, m in M_j \ cb, g_j > 1} p_jm g_j y_jmqsb + lambda sum_k z_kqsb )
          - sum_{j,l} V_jl
          + slack penalties (explain mode only)
@@ -91,8 +95,8 @@ Constraints
     min_utilisation_jq (theta set):       sum_s pi_s sum_b w_qsb sum_k u_kjNqsb >= theta A_jq
                                           (+ utilisation_shortfall_jq)
     last_quarter_new_use_j:               U_j <= sum_{s,b} pi_s w_Qsb sum_k u_kjNQsb
-    post_horizon_credit_within_demand_jl:    V_jl <= H_{Q+l} p^OD_j r_jl U_j
-    post_horizon_credit_within_renewal_jl:   V_jl <= H_{Q+l} r^N_j sum_o sum_{q' + T_o - 1 >= Q + l} g_j x_joq'
+    post_horizon_credit_within_demand_jl:    V_jl <= H_{Q+l} (p^OD_j - v_j) r_jl U_j
+    post_horizon_credit_within_renewal_jl:   V_jl <= H_{Q+l} (r^N_j - v_j) sum_o sum_{q' + T_o - 1 >= Q + l} g_j x_joq'
                                           (q' in the horizon: the new nodes still active in Q+l)
     residency, pinned sites, fungibility: u_kj exists only for j in J_k (a variable domain, not a row)
     whole nodes and slices:               integrality of x, n and y; relax-and-round (solve.py) rounds x and
@@ -135,6 +139,7 @@ from quartermaster.pricing import (
     HOURS_PER_WEEK,
     PAY_PER_USE_MODELS,
     PricingModel,
+    amortised_usd_per_node_hour,
     format_usd,
     per_accelerator,
     pricing_model_of_commitment,
@@ -188,6 +193,7 @@ class PlanModel:
     existing_nodes_by_model: dict[tuple[str, str, str], float] = field(default_factory=dict)  # (j, m, q)
     price: dict[tuple[str, str], float] = field(default_factory=dict)  # (j, m) pay-per-use
     options: dict[str, list[dict]] = field(default_factory=dict)  # j -> commitment options
+    used_rate: dict[str, float] = field(default_factory=dict)  # j -> v_j
     charge_rate: dict[tuple[str, str, str], float] = field(default_factory=dict)  # (j, tier, q) for budgets
     # u grouped by (j, t, q, s, b) over demand keys, made once for the constraint families that read it
     use_by_tier: dict[tuple[str, str, str, str, int], list[pulp.LpVariable]] = field(default_factory=dict)
@@ -296,6 +302,7 @@ def _index(m: PlanModel) -> None:
         m.price[(r.offer, r.pricing_model)] = float(r.usd_per_node_hour)
     for r in d.commit_options.to_dict("records"):
         m.options.setdefault(r["offer"], []).append(r)
+        m.used_rate[r["offer"]] = float(r["usd_per_node_hour_used"])  # one per offer (data._commit_options)
     m.dominated = _dominated_pay_per_use(m)
     for j in m.offers:
         for q in d.quarters:
@@ -305,7 +312,9 @@ def _index(m: PlanModel) -> None:
                 m.charge_rate[(j, EXISTING, q)] = existing_usd[(j, q)] / (m.existing_nodes[(j, q)] * d.hours[q])
             if m.options.get(j):
                 tiers.append(NEW)
-                m.charge_rate[(j, NEW, q)] = min(float(o["usd_per_node_hour"]) for o in m.options[j])
+                m.charge_rate[(j, NEW, q)] = m.used_rate[j] + min(amortised_usd_per_node_hour(
+                    float(o["usd_per_node_hour"]), float(o["upfront_usd_per_node"]), o["term_months"])
+                    for o in m.options[j])
             tiers += [t for t in PAY_PER_USE if (j, t) in m.price]
             m.tiers[(j, q)] = tiers
     m.tail_quarters = tail_quarters(d.quarters, d.commit_options)
@@ -402,13 +411,15 @@ def add_objective(m: PlanModel) -> None:
     terms: list[tuple[pulp.LpVariable, float]] = []
     for (j, option, q), var in m.commit.items():
         opt = next(o for o in m.options[j] if o["option"] == option)
-        terms.append((var, float(opt["usd_per_node_hour"]) * m.offers[j]["nodes_per_unit"]
-                      * term_hours(q, opt["term_months"])))
+        terms.append((var, m.offers[j]["nodes_per_unit"] * (float(opt["usd_per_node_hour"])
+                      * term_hours(q, opt["term_months"]) + float(opt["upfront_usd_per_node"]))))
     for (j, q), var in m.capacity_block.items():
         terms.append((var, HOURS_PER_WEEK * weeks_in(q) * m.price[(j, PricingModel.CAPACITY_BLOCK)]))
     for (_k, j, t, q, s, b), var in m.use.items():
         if t in PAY_PER_USE and t != PricingModel.CAPACITY_BLOCK and not m.sliced(j, t):
             terms.append((var, d.scenarios[s] * m.weight[(q, s, b)] * d.hours[q] * m.price[(j, t)]))
+        elif t == NEW and m.used_rate[j]:
+            terms.append((var, d.scenarios[s] * m.weight[(q, s, b)] * d.hours[q] * m.used_rate[j]))
     for (j, t, q, s, b), var in m.slices.items():
         terms.append((var, d.scenarios[s] * m.weight[(q, s, b)] * d.hours[q] * m.price[(j, t)]
                       * m.offers[j]["nodes_per_unit"]))
@@ -654,10 +665,10 @@ def add_post_horizon_credit(m: PlanModel) -> None:
             credit = m.tail_credit[(j, q)] = m.prob.add_variable(name("post_horizon_credit", *where, q), 0)
             m.prob.objective.addterm(credit, -1.0)
             hours = quarter_hours(q)
-            worth = hours * m.avoided_price[j] * ratio.get((j, q), 1.0)
+            worth = hours * max(0.0, m.avoided_price[j] - m.used_rate[j]) * ratio.get((j, q), 1.0)
             _add(m, pulp.LpAffineExpression([(credit, 1.0), (use, -worth)]), pulp.LpConstraintLE, 0.0,
                  name("post_horizon_credit_within_demand", *where, q))
-            renewal = -hours * m.charge_rate[(j, NEW, last)]
+            renewal = -hours * (m.charge_rate[(j, NEW, last)] - m.used_rate[j])
             _add(m, pulp.LpAffineExpression([(credit, 1.0), *((x, renewal * g) for x, g in starts)]),
                  pulp.LpConstraintLE, 0.0, name("post_horizon_credit_within_renewal", *where, q))
 

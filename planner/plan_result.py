@@ -48,7 +48,11 @@ class PurchaseRow:
     in_horizon_usd: Decimal
     """in_horizon_usd: the part of the liability inside the planning horizon."""
     upfront_usd: Decimal = Decimal(0)
-    """upfront_usd: paid when bought: a capacity block's whole price (its monthly_usd is 0); 0 for commitments."""
+    """upfront_usd: paid when bought (in total_liability_usd and in_horizon_usd): a capacity block's whole price (its
+    monthly_usd is 0), a commitment's upfront fee (all or partial upfront; monthly_usd is the rest, by the hour)."""
+    usd_per_node_hour_used: Decimal = Decimal(0)
+    """usd_per_node_hour_used: a commitment's rate per node-hour used, beside usd_per_node_hour paid every hour; not in
+    the liability, which does not depend on use."""
 
 
 @dataclass(frozen=True)

@@ -108,7 +108,7 @@ def _typed(table: str, frame: pd.DataFrame) -> tuple[Any, ...]:
 
 PURCHASE_COLUMNS = ["site", "machine", "accelerator", "pricing_model", "term_months", "start_quarter", "start",
                     "end", "nodes", "node_weeks", "accelerators", "usd_per_node_hour", "monthly_usd",
-                    "total_liability_usd", "in_horizon_usd", "upfront_usd"]
+                    "total_liability_usd", "in_horizon_usd", "upfront_usd", "usd_per_node_hour_used"]
 
 
 def purchase_schedule(m: PlanModel) -> pd.DataFrame:
@@ -121,17 +121,18 @@ def purchase_schedule(m: PlanModel) -> pd.DataFrame:
         o = m.offers[j]
         opt = next(x for x in m.options[j] if x["option"] == option)
         nodes = units * o["nodes_per_unit"]
-        price = Decimal(opt["usd_per_node_hour"])
+        price, upfront = Decimal(opt["usd_per_node_hour"]), Decimal(opt["upfront_usd_per_node"]) * nodes
         start, end = quarter_bounds(q)[0], term_end(q, opt["term_months"])
         in_horizon = float(price) * nodes * sum(d for qq, d in m.data.hours.items()
-                                                if start <= quarter_bounds(qq)[0] < end)
+                                                if start <= quarter_bounds(qq)[0] < end) + float(upfront)
         rows.append({"site": o["site"], "machine": o["machine"], "accelerator": o["accelerator"],
                      "pricing_model": opt["pricing_model"], "term_months": opt["term_months"], "start_quarter": q,
                      "start": start.isoformat(), "end": end.isoformat(), "nodes": nodes, "node_weeks": 0,
                      "accelerators": nodes * o["accelerators_per_node"], "usd_per_node_hour": price,
                      "monthly_usd": usd(price * nodes * HOURS_PER_MONTH),
-                     "total_liability_usd": usd(price * nodes * term_hours(q, opt["term_months"])),
-                     "in_horizon_usd": usd(in_horizon), "upfront_usd": usd(0)})
+                     "total_liability_usd": usd(price * nodes * term_hours(q, opt["term_months"]) + upfront),
+                     "in_horizon_usd": usd(in_horizon), "upfront_usd": usd(upfront),
+                     "usd_per_node_hour_used": Decimal(opt["usd_per_node_hour_used"])})
     for (j, q), var in m.capacity_block.items():  # one dated block per offer and quarter, paid up front (model.py)
         o = m.offers[j]
         price = Decimal(str(m.price[(j, PricingModel.CAPACITY_BLOCK)]))
@@ -145,7 +146,7 @@ def purchase_schedule(m: PlanModel) -> pd.DataFrame:
                          "start": start.isoformat(), "end": end.isoformat(), "nodes": instances,
                          "node_weeks": weeks * instances, "accelerators": instances * o["accelerators_per_node"],
                          "usd_per_node_hour": price, "monthly_usd": usd(0), "total_liability_usd": total,
-                         "in_horizon_usd": total, "upfront_usd": total})
+                         "in_horizon_usd": total, "upfront_usd": total, "usd_per_node_hour_used": usd(0)})
     frame = pd.DataFrame(rows, columns=PURCHASE_COLUMNS)
     return frame.sort_values(["start_quarter", "site", "machine", "pricing_model", "term_months", "start"]
                              ).reset_index(drop=True)
@@ -211,6 +212,11 @@ def _costs(m: PlanModel, od_price: dict[str, float]) -> tuple[pd.DataFrame, pd.D
         opt = next(o for o in m.options[j] if o["option"] == option)
         by_model[(q, opt["pricing_model"], opt["term_months"])] += float(opt["usd_per_node_hour"]) * nodes * d.hours[q]
         available[q] += nodes * d.hours[q] * m.offers[j]["accelerators_per_node"]
+    for (j, option, q), var in m.commit.items():  # an upfront fee is spent in the quarter its term starts
+        opt = next(o for o in m.options[j] if o["option"] == option)
+        upfront = float(opt["upfront_usd_per_node"]) * round(_v(var)) * m.offers[j]["nodes_per_unit"]
+        if upfront:
+            by_model[(q, opt["pricing_model"], opt["term_months"])] += upfront
     for (j, q), nodes in m.existing_nodes.items():
         available[q] += nodes * d.hours[q] * m.offers[j]["accelerators_per_node"]
     for (j, q), var in m.capacity_block.items():
@@ -235,6 +241,8 @@ def _costs(m: PlanModel, od_price: dict[str, float]) -> tuple[pd.DataFrame, pd.D
             commitment_used[q] += node_hours * m.charge_per_node_hour(j, t, q)
         if t in PAY_PER_USE and t != PricingModel.CAPACITY_BLOCK and not m.sliced(j, t):
             by_model[(q, t, 0)] += node_hours * m.price[(j, t)]
+        elif t == NEW and m.used_rate[j]:  # the rate per hour used, on its commitments' line (term 0)
+            by_model[(q, m.options[j][0]["pricing_model"], 0)] += node_hours * m.used_rate[j]
         team_charge[(q, m.key_parts[k][0])] += node_hours * m.charge_per_node_hour(j, t, q)
     for (j, t, q, s, b), var in m.slices.items():  # whole TPU slices: paid whole, used or not
         by_model[(q, t, 0)] += _expected_hours(m, q, s, b) * round(_v(var)) * m.offers[j]["nodes_per_unit"] * m.price[

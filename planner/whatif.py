@@ -88,7 +88,8 @@ def apply_price_overrides(prices: pd.DataFrame, overrides: Overrides) -> pd.Data
         hit = prices["offer"] == f"{site}/{machine}"
         if model is not None:
             hit &= prices["pricing_model"] == model
-        prices.loc[hit, "usd_per_node_hour"] = prices.loc[hit, "usd_per_node_hour"].map(partial(mul, factor))
+        for column in ("usd_per_node_hour", "upfront_usd_per_node", "usd_per_node_hour_used"):
+            prices.loc[hit, column] = prices.loc[hit, column].map(partial(mul, factor))
     return prices
 
 

@@ -345,6 +345,22 @@ class PriceRow(Strict):
     """source: URL or document the price comes from."""
     as_of: dt.date | None = None
     """as_of: date the price was read; null = undated source."""
+    upfront_usd_per_node: Usd = Decimal(0)
+    """upfront_usd_per_node: `commit` and `onprem` rows only: paid once per node when the term starts, beside
+    usd_per_node_hour paid every hour of it: all upfront (usd_per_node_hour 0), partial upfront, or none (0, the
+    default)."""
+    usd_per_node_hour_used: UsdPerNodeHour = Decimal(0)
+    """usd_per_node_hour_used: `commit` and `onprem` rows only: paid per node-hour the capacity is used, beside
+    usd_per_node_hour paid every hour of the term (a fixed fee plus a discounted rate per hour used: enterprise
+    agreements, on-prem space plus power); default 0. The planner needs one value per site and machine."""
+
+    @model_validator(mode="after")
+    def _contract_shape_of_commitments(self) -> PriceRow:
+        committed = self.pricing_model in (PricingModel.COMMIT, PricingModel.ONPREM)
+        if not committed and (self.upfront_usd_per_node or self.usd_per_node_hour_used):
+            raise ValueError("upfront_usd_per_node and usd_per_node_hour_used apply to `commit` and `onprem` rows "
+                             f"only (got a `{self.pricing_model}` row); leave them empty")
+        return self
 
 
 # --- tenants ---------------------------------------------------------------------------------------

@@ -93,6 +93,13 @@ BASES: dict[Basis, str] = {
 """The basis every dollar figure names, and the sentence that says what it means."""
 
 HOURS_PER_MONTH = 730
+
+
+def amortised_usd_per_node_hour(hourly: float, upfront: float, term_months: int) -> float:
+    """A commitment's price per node-hour with its upfront fee spread over its term at HOURS_PER_MONTH hours a month
+    (FinOps amortised cost): the committed rate a cost centre is charged, and that renewals are compared at."""
+    return hourly + upfront / (term_months * HOURS_PER_MONTH) if term_months else hourly
+
 HOURS_PER_WEEK = 168
 CAPACITY_BLOCK_MAX_INSTANCES = 64
 """AWS EC2 Capacity Blocks for ML: each block holds up to 64 instances, for 1-14 days in 1-day steps or up to 182 days

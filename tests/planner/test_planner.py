@@ -8,7 +8,9 @@ from decimal import Decimal
 
 import pandas as pd
 import pytest
+from pydantic import ValidationError
 
+from quartermaster.model import PriceRow
 from quartermaster.planner import Outcome, PlanInputError, load_result
 from quartermaster.units import quarter_hours
 from tests.planner.planning import MACHINE, SITE, curves, one_site, price, run, usd_of
@@ -314,3 +316,55 @@ def test_a_capacity_block_is_dated_paid_up_front_and_serves_only_the_hours_of_it
         assert on_demand == pytest.approx(10 * (1 - f) * 1080 * 10, abs=Decimal("0.01"))  # $7,200
     else:
         assert blocks == [] and on_demand == 10 * 1080 * 10
+
+
+YEAR = ["2027Q1", "2027Q2", "2027Q3", "2027Q4"]  # 8,760 hours: a 12-month term started 2027-01-01 ends with them
+
+
+def commit_row(hourly: str, upfront: str = "0", used: str = "0") -> dict:
+    return {**price(MACHINE, "commit", hourly, term=12), "upfront_usd_per_node": upfront,
+            "usd_per_node_hour_used": used}
+
+
+@pytest.mark.parametrize(("upfront", "want"), [
+    ("50000", ("all", 10 * 50_000, 0)),  # all upfront $50,000 a node beats 6 x 8,760 = $52,560 and 26,000 + 3 x 8,760
+    ("53000", ("partial", 10 * 26_000, 10 * 3 * 730)),  # ... until it costs more than partial's $52,280
+])
+def test_upfront_fees_all_partial_or_none_are_compared_over_the_whole_term(upfront, want):
+    """10 GPUs every hour of 2027, on demand $10 ($87,600 a node-year): three 12-month shapes of one commitment, no
+    upfront at $6 an hour, all upfront, and $26,000 upfront plus $3 an hour. The cheapest per node wins for all 10."""
+    inventory = (one_site(on_demand=10).add("prices", **commit_row("6"))
+                 .add("prices", **commit_row("0", upfront=upfront)).add("prices", **commit_row("3", upfront="26000")))
+    result = run(inventory, curves("ml", YEAR, level=10.0))
+    shape, paid_upfront, monthly = want
+    (row,) = result.purchase_schedule
+    assert (row.nodes, row.upfront_usd, row.monthly_usd) == (10, paid_upfront, monthly)
+    assert row.usd_per_node_hour == {"all": 0, "partial": 3}[shape]
+    assert row.total_liability_usd == row.in_horizon_usd == paid_upfront + row.usd_per_node_hour * 10 * 8760
+    assert result.expected_cost_usd == row.total_liability_usd  # all served by the commitment
+    assert usd_of(result.cost_by_quarter, quarter="2027Q1") == paid_upfront + row.usd_per_node_hour * 10 * H1
+
+
+def test_a_fixed_fee_plus_a_rate_per_hour_used_pays_where_a_flat_rate_does_not():
+    """10 GPUs half the hours of 2027 (4,380 hours), on demand $10. A flat 12-month commitment at $6 an hour costs a
+    node $52,560 and saves $43,800: not bought. A fee of $2 an hour plus $4 per hour used costs $17,520 a node and
+    saves (10 - 4) x 4,380 = $26,280: ten nodes, for 10 x 17,520 + 10 x 4 x 4,380 = $350,400."""
+    flat = run(one_site(on_demand=10).add("prices", **commit_row("6")), curves("ml", YEAR, hourly=[0, 10]))
+    assert flat.purchase_schedule == ()
+    used = run(one_site(on_demand=10).add("prices", **commit_row("2", used="4")), curves("ml", YEAR, hourly=[0, 10]))
+    (row,) = used.purchase_schedule
+    assert (row.nodes, row.usd_per_node_hour, row.usd_per_node_hour_used) == (10, 2, 4)
+    assert row.total_liability_usd == 10 * 2 * 8760  # use is not a liability
+    assert used.expected_cost_usd == pytest.approx(Decimal(350_400), abs=Decimal("0.01"))
+    assert usd_of(used.cost_by_quarter, pricing_model="on-demand") == 0
+
+
+def test_a_rate_per_hour_used_differing_between_commitments_of_one_offer_is_refused():
+    inventory = one_site(on_demand=10).add("prices", **commit_row("2", used="4")).add("prices", **commit_row("6"))
+    with pytest.raises(PlanInputError, match="give different usd_per_node_hour_used"):
+        run(inventory, curves("ml", YEAR, level=1.0))
+
+
+def test_an_upfront_fee_on_a_pay_per_use_price_row_is_refused():
+    with pytest.raises(ValidationError, match="apply to `commit` and `onprem` rows only"):
+        PriceRow(**{**price(MACHINE, "on-demand", "10"), "upfront_usd_per_node": "100"})
