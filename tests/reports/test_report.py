@@ -106,7 +106,7 @@ def test_summary_of_the_stored_plan(stored: ReportData) -> None:
     assert [(c.machine, c.liability) for c in s.approve] == [
         (m, Decimal(str(v)).quantize(CENT)) for m, v in zip(buys["machine"], buys["total_liability_usd"], strict=True)
     ]
-    assert len(s.approve) == 2  # a p5 capacity block and two DGX B200 systems start in 2027Q1
+    assert len(s.approve) == len(buys) > 0  # every purchase that starts in 2027Q1 (a DGX B200 system in the example)
     assert s.approve_liability == want["liability"]
     assert s.spend_quarter.delta == s.spend_quarter.current - s.spend_quarter.previous
     budget = stored.table("budget_variance")
