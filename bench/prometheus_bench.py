@@ -26,7 +26,6 @@ import subprocess
 import sys
 import tempfile
 import time
-import urllib.request
 from pathlib import Path
 
 import numpy as np
@@ -34,6 +33,7 @@ import pandas as pd
 
 from bench.generate import enterprise_inventory
 from quartermaster.loader import load
+from tests.observability.promserver import serve
 
 REPO = Path(__file__).resolve().parents[1]
 START = dt.datetime(2026, 10, 1, tzinfo=dt.UTC)
@@ -130,27 +130,10 @@ def main() -> None:
             seconds += took
             file.unlink()
         print(f"2 promtool backfill   {seconds:7.1f} s  peak {_mb(peak)}")
-        (work / "prometheus.yml").write_text("global:\n  scrape_interval: 1m\nscrape_configs: []\n")
-        port = _free_port()
-        log = (work / "prometheus.log").open("wb")
         began = time.monotonic()
-        server = subprocess.Popen([prometheus, f"--config.file={work / 'prometheus.yml'}",
-                                   f"--storage.tsdb.path={work / 'tsdb'}", "--storage.tsdb.retention.time=100y",
-                                   f"--web.listen-address=127.0.0.1:{port}", "--query.max-samples=200000000",
-                                   "--storage.tsdb.max-block-duration=2h"],  # no compaction during the pull
-                                  stdout=log, stderr=subprocess.STDOUT)
-        try:
-            url = f"http://127.0.0.1:{port}"
-            while True:
-                deadline.left()
-                try:
-                    with urllib.request.urlopen(f"{url}/-/ready", timeout=2) as answer:
-                        if answer.status == 200:
-                            break
-                except OSError:
-                    time.sleep(0.5)
-                if server.poll() is not None:
-                    raise SystemExit("prometheus exited:\n" + (work / "prometheus.log").read_text()[-2000:])
+        # no compaction during the pull; room for a month of 20,000 series in one query
+        with serve(work / "tsdb", work, deadline.left(),
+                   ("--query.max-samples=200000000", "--storage.tsdb.max-block-duration=2h")) as (url, server):
             print(f"3 prometheus ready    {time.monotonic() - began:7.1f} s")
             until = START + dt.timedelta(days=args.days)
             out = work / "pulled.parquet"
@@ -160,14 +143,6 @@ def main() -> None:
             pulled = pd.read_parquet(out)
             print(f"4 qm usage pull       {seconds:7.1f} s  peak {_mb(peak)}  ({len(pulled):,} records)")
             print(f"  prometheus          peak {_mb(peak_of(server.pid))}")
-        finally:
-            server.terminate()
-            try:
-                server.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                server.kill()
-                server.wait()
-            log.close()
         got = float(pulled["accelerators_requested"].sum())
         print(f"accelerator-hours requested: generated {requested:,.0f}, pulled {got:,.1f}")
         if abs(got - requested) > 1e-6 * max(requested, 1):
@@ -180,14 +155,6 @@ def _self_peak() -> int:
 
 def _mb(n: int) -> str:
     return f"{n / 2**20:8,.0f} MiB"
-
-
-def _free_port() -> int:
-    import socket
-
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 if __name__ == "__main__":

@@ -60,13 +60,23 @@ def prometheus_server(text: str, workdir: Path, ready_seconds: float = 60) -> It
     source.write_text(text, encoding="utf-8")
     subprocess.run([PROMTOOL, "tsdb", "create-blocks-from", "openmetrics", str(source), str(data)],
                    check=True, capture_output=True, timeout=600)
+    with serve(data, workdir, ready_seconds, ("--query.lookback-delta=1h",)) as (url, _):
+        yield url
+
+
+@contextmanager
+def serve(data: Path, workdir: Path, ready_seconds: float,
+          flags: tuple[str, ...] = ()) -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
+    """Serve the TSDB at `data` on 127.0.0.1:<free port> (with `flags`) until it is ready; yield its base URL and
+    process; always stop it. Its log is `workdir/prometheus.log`."""
+    assert PROMETHEUS, "CI=true but prometheus is not installed (apt-get install prometheus)"
     config = workdir / "prometheus.yml"
     config.write_text("global:\n  scrape_interval: 1m\nscrape_configs: []\n", encoding="utf-8")
     url = f"http://127.0.0.1:{free_port()}"
     log = (workdir / "prometheus.log").open("wb")
     server = subprocess.Popen(
         [PROMETHEUS, f"--config.file={config}", f"--storage.tsdb.path={data}", "--storage.tsdb.retention.time=100y",
-         f"--web.listen-address={url.removeprefix('http://')}", "--query.lookback-delta=1h"],
+         f"--web.listen-address={url.removeprefix('http://')}", *flags],
         stdout=log, stderr=subprocess.STDOUT)
     try:
         deadline = time.monotonic() + ready_seconds
@@ -81,7 +91,7 @@ def prometheus_server(text: str, workdir: Path, ready_seconds: float = 60) -> It
                 raise RuntimeError(f"prometheus did not become ready; its log: {workdir / 'prometheus.log'}\n"
                                    + (workdir / "prometheus.log").read_text(errors="replace")[-2000:])
             time.sleep(0.2)
-        yield url
+        yield url, server
     finally:
         server.terminate()
         try:
