@@ -44,7 +44,7 @@ def main() -> None:
     clusters = [cluster] if cluster else stack_clusters(loaded.inventory)
     try:
         paths = synth(loaded.inventory, clusters, Path(os.environ.get("CDKTF_OUTDIR", "cdktf.out")),
-                      moment(os.environ.get("QM_NOW"), "QM_NOW"), backend)
+                      moment(os.environ.get("QM_NOW"), "QM_NOW"), backend, loaded.sources)
     except SpecError as e:
         sys.exit(str(e))
     for path in paths:
