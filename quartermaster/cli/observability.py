@@ -48,6 +48,7 @@ def render(
     result = load_or_exit(path)
     options = Options(commitment_days, pending_hours, capacity_minutes, cluster_label, day)
     model = dashboard(result, options)
+    # after dashboard(), which names the extra to install when grafana-foundation-sdk (imported here) is missing
     from quartermaster.modules.observability.dashboard import dashboard_configmap, to_json
 
     rules, notes = build_rules(result, options)
