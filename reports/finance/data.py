@@ -313,7 +313,8 @@ def build_report(inventory: Inventory, plan: PlanResult, quarter: str | None = N
     teams, centres = _by_team(inventory, plan, previous, quarter)
     tables += [centres, teams, _plan_vs_actual(inventory, plan, previous, usage)]
     coverage = _coverage(plan, quarters)
-    tables += [coverage, _expiry(inventory, spend, coverage)]
+    expiry = _expiry(inventory, spend, coverage)
+    tables += [coverage, expiry]
     tables.append(_purchases(plan, money))
     demand = _demand_vs_capacity(inventory, plan, quarter)
     tables += [demand, _routing(inventory, plan)]
@@ -348,7 +349,7 @@ def build_report(inventory: Inventory, plan: PlanResult, quarter: str | None = N
         Decimal(str(round(float(kpi.get("unmet_accelerator_hours", 0)), 1))),
         budget_total,
         budget.total["variance"] if budget.total else None,
-        tuple(r for r in next(t for t in tables if t.name == "commitment_expiry").rows if r["warning"]),
+        tuple(r for r in expiry.rows if r["warning"]),
         (len(budget.rows), len({cc for cc, _ in _team_costs(plan, quarter).values()})),
     )
     charts = _charts(plan, quarters, tables)
@@ -1052,7 +1053,7 @@ def _risk(inventory: Inventory, plan: PlanResult, quarter: str) -> tuple[Table, 
     return table, expected + exposure
 
 
-FLEXIBLE_MODELS = ("on-demand", "spot", "flex-start")
+FLEXIBLE_MODELS = tuple(m for m in PAY_PER_USE_MODELS if m != PricingModel.CAPACITY_BLOCK)
 """Spend that shrinks when demand does (capacity blocks and commitments are paid whether used or not)."""
 
 
