@@ -95,10 +95,10 @@ def pull_usage(inventory: Inventory, client: Prometheus, since: dt.datetime, unt
     cells: dict[tuple[dt.datetime, str, str, str], dict[str, float]] = defaultdict(dict)
     lost: dict[tuple[str, str, str, str, str], float] = defaultdict(float)
     queries = 0
+    promql = {column: hourly_query(metric, inventory, group_by) for column, metric in QUERIES.items()}
     for start, end in chunks(since, until, chunk_hours):
         for column, metric in QUERIES.items():
-            series = client.query_range(hourly_query(metric, inventory, group_by), start + HOUR - EPSILON,
-                                        end - EPSILON, 3600)
+            series = client.query_range(promql[column], start + HOUR - EPSILON, end - EPSILON, 3600)
             queries += 1
             progress()
             for s in series:

@@ -11,6 +11,7 @@ import typer
 from quartermaster.cli.common import check_output, console, err_console, load_or_exit
 from quartermaster.errors import ProblemsFound, UsageError
 from quartermaster.modules.observability.metrics import DEFAULT_CLUSTER_LABEL
+from quartermaster.units import utc_hour
 
 app = typer.Typer(help="Actual usage from monitoring.", no_args_is_help=True)
 
@@ -24,8 +25,7 @@ def parse_hour(text: str, option: str) -> dt.datetime:
     except ValueError:
         raise UsageError(f"{option} {text}: not a date or time; write e.g. 2026-10-01 or 2026-10-01T06:00Z "
                          "(UTC unless an offset is given).") from None
-    if moment.tzinfo is not None:
-        moment = moment.astimezone(dt.UTC).replace(tzinfo=None)
+    moment = utc_hour(moment)
     if moment.minute or moment.second or moment.microsecond:
         raise UsageError(f"{option} {text}: usage is hourly; give the start of an hour, e.g. "
                          f"{moment.replace(minute=0, second=0, microsecond=0).isoformat()}.")
