@@ -27,6 +27,7 @@ from grafana_foundation_sdk.models.dashboard import DataSourceRef, DynamicConfig
 
 from quartermaster.model import Inventory
 from quartermaster.modules.observability.metrics import (
+    DEFAULT_CLUSTER_LABEL,
     KUEUE_NOMINAL_QUOTA,
     KUEUE_PENDING_WORKLOADS,
     KUEUE_RESOURCE_PENDING,
@@ -74,7 +75,7 @@ def _custom(name: str, label: str, values: list[str]) -> dash.CustomVariable:
             .current(VariableOption(selected=True, text=["All"], value=["$__all"])))
 
 
-def build_dashboard(inventory: Inventory, cluster_label: str = "cluster", cluster: str | None = None
+def build_dashboard(inventory: Inventory, cluster_label: str = DEFAULT_CLUSTER_LABEL, cluster: str | None = None
                     ) -> dict[str, Any]:
     """The dashboard as Grafana's JSON model (a plain dict), deterministic for a given inventory; for one cluster's
     own Prometheus when `cluster` is given."""

@@ -34,9 +34,11 @@ from typing import Any
 import yaml
 
 from quartermaster.capacity import pool_accelerators
+from quartermaster.issues import format_path
 from quartermaster.loader import LoadResult
 from quartermaster.model import Inventory
 from quartermaster.modules.observability.metrics import (
+    DEFAULT_CLUSTER_LABEL,
     KUEUE_PENDING_WORKLOADS,
     KUEUE_RESERVATION,
     KUEUE_RESOURCE_PENDING,
@@ -49,7 +51,7 @@ from quartermaster.pricing import (
     format_usd,
     pool_rate,
 )
-from quartermaster.units import quarter_bounds
+from quartermaster.units import quarter_bounds, quarter_hours
 
 UTILISATION = "quartermaster:commitment_utilisation:ratio"
 BREAK_EVEN = "quartermaster:commitment_break_even:ratio"
@@ -68,7 +70,7 @@ class Options:
     commitment_days: int = 3
     pending_hours: int = 6
     capacity_minutes: int = 30
-    cluster_label: str = "cluster"
+    cluster_label: str = DEFAULT_CLUSTER_LABEL
     at: dt.date | None = None
     """Commitments active on this day get a break-even alert (default: today, UTC)."""
     cluster: str | None = None
@@ -94,7 +96,7 @@ def _num(value: Decimal | float | int) -> str:
 def _where(result: LoadResult, *key: str) -> str:
     """`inventory/teams/x.yaml (teams[0])`: the file and YAML path that define an object."""
     file, path = result.sources.objects.get(key, ("the inventory", ()))
-    dotted = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in path).lstrip(".")
+    dotted = format_path(path)
     return f"{file} ({dotted})" if dotted else str(file)
 
 
@@ -210,7 +212,7 @@ def build_rules(result: LoadResult, options: Options | None = None) -> tuple[dic
         if not terms:
             continue
         start, end = quarter_bounds(budget.quarter)
-        hours = (end - start).days * 24
+        hours = quarter_hours(budget.quarter)
         first, last = _epoch(start), _epoch(end)
         records.append({"record": SPEND, "labels": {"cost_center": budget.cost_center},
                         "expr": "\n+ ".join(terms)})

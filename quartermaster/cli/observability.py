@@ -12,6 +12,7 @@ import typer
 
 from quartermaster.cli.common import check_output, console, err_console, inventory_argument, load_or_exit
 from quartermaster.errors import UsageError
+from quartermaster.modules.observability.metrics import DEFAULT_CLUSTER_LABEL
 
 app = typer.Typer(help="Alerts (and dashboards) from the inventory.", no_args_is_help=True)
 
@@ -29,7 +30,8 @@ def render(
     commitment_days: int = typer.Option(3, min=1, max=90, help="Days of mean utilisation below break-even."),
     pending_hours: int = typer.Option(6, min=1, max=720, help="Hours of demand above nominal quota."),
     capacity_minutes: int = typer.Option(30, min=1, max=1440, help="Minutes a full flavor has waiting workloads."),
-    cluster_label: str = typer.Option("cluster", help="The label naming a series' cluster (an external label)."),
+    cluster_label: str = typer.Option(DEFAULT_CLUSTER_LABEL,
+                                      help="The label naming a series' cluster (an external label)."),
     namespace: str = typer.Option("monitoring", help="Namespace of the PrometheusRule and the dashboard ConfigMap."),
     at: str = typer.Option(None, help="Day whose active commitments get alerts (YYYY-MM-DD); default: today (UTC)."),
 ) -> None:
