@@ -22,6 +22,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
+
 from quartermaster.errors import ProblemsFound, UsageError
 
 TOKEN_ENV = "QM_PROMETHEUS_TOKEN"
@@ -42,10 +44,11 @@ class PrometheusError(ProblemsFound):
 
 @dataclass(frozen=True)
 class Series:
-    """One series of a range query: its labels and its (unix time, value) points."""
+    """One series of a range query: its labels, and its points as two arrays (unix times and values)."""
 
     labels: dict[str, str]
-    points: list[tuple[float, float]]
+    times: np.ndarray
+    values: np.ndarray
 
 
 def auth_header(environ: Mapping[str, str]) -> str | None:
@@ -101,7 +104,7 @@ class Prometheus:
         if data.get("resultType") != "matrix":
             raise PrometheusError(f"{self.url}: query_range answered a {data.get('resultType')!r}, not a matrix; "
                                   "is this a Prometheus-compatible API?")
-        return [Series(dict(r["metric"]), [(float(t), float(v)) for t, v in r["values"]]) for r in data["result"]]
+        return [Series(dict(r["metric"]), *_points(r["values"])) for r in data["result"]]
 
     def _post(self, path: str, params: dict[str, str]) -> dict[str, Any]:
         """POST a form to the API, retrying transient failures; the decoded JSON body of a success."""
@@ -162,3 +165,11 @@ class Prometheus:
             return str(body.get("error") or body)
         except (ValueError, OSError, AttributeError):
             return str(error.reason)
+
+
+def _points(values: list[list[Any]]) -> tuple[np.ndarray, np.ndarray]:
+    """The API's `[[unix time, "value"], ...]` as float arrays (values are strings: "1.5", "NaN", "+Inf")."""
+    if not values:
+        return np.empty(0), np.empty(0)
+    times, texts = zip(*values, strict=True)
+    return np.asarray(times, dtype=np.float64), np.asarray(texts, dtype=np.float64)

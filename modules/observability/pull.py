@@ -19,6 +19,7 @@ from collections import defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass
 
+import numpy as np
 import pandas as pd
 
 from quartermaster.errors import UsageError
@@ -92,7 +93,9 @@ def pull_usage(inventory: Inventory, client: Prometheus, since: dt.datetime, unt
     `cluster` names the one cluster all series come from; without it, each series' `cluster_label` names it.
     """
     group_by = [CLUSTER_QUEUE, FLAVOR, RESOURCE] + ([] if cluster else [cluster_label])
-    cells: dict[tuple[dt.datetime, str, str, str], dict[str, float]] = defaultdict(dict)
+    keys: dict[tuple[str, str, str], int] = {}
+    """(cluster, team, flavor) -> a small code; the points are kept as arrays per column, never one object each."""
+    parts: dict[str, list[tuple[np.ndarray, np.ndarray, np.ndarray]]] = {column: [] for column in QUERIES}
     lost: dict[tuple[str, str, str, str, str], float] = defaultdict(float)
     queries = 0
     promql = {column: hourly_query(metric, inventory, group_by) for column, metric in QUERIES.items()}
@@ -109,20 +112,39 @@ def pull_usage(inventory: Inventory, client: Prometheus, since: dt.datetime, unt
                                      "with --cluster-label.")
                 queue, flavor, resource = (s.labels.get(k, "") for k in (CLUSTER_QUEUE, FLAVOR, RESOURCE))
                 reason = why_unmapped(inventory, where, queue, flavor, resource)
-                for t, value in s.points:
-                    if reason:
-                        if column == "accelerators_requested":
-                            lost[(where, queue, flavor, resource, reason)] += value
-                        continue
-                    # evaluated 1 ms before the end of the hour
-                    hour = dt.datetime.fromtimestamp(round(t), dt.UTC).replace(tzinfo=None) - HOUR
-                    cells[(hour, where, queue, flavor)][column] = value
-    rows = [(hour, c, team, flavor, round(v.get("accelerators_used", 0.0), 6),
-             round(v.get("accelerators_requested", 0.0), 6))
-            for (hour, c, team, flavor), v in sorted(cells.items())]
-    records = pd.DataFrame(rows, columns=list(COLUMNS))
+                if reason:
+                    if column == "accelerators_requested":
+                        lost[(where, queue, flavor, resource, reason)] += float(s.values.sum())
+                    continue
+                code = keys.setdefault((where, queue, flavor), len(keys))
+                # evaluated 1 ms before the end of the hour: the hour starts one hour before the rounded time
+                hours = np.rint(s.times).astype(np.int64) - 3600
+                parts[column].append((hours, np.full(hours.size, code, dtype=np.int64), s.values))
+    records = _records(keys, parts)
     unmapped = [Unmapped(*key, round(hours, 6)) for key, hours in sorted(lost.items())]
     return PullResult(records, unmapped, queries)
+
+
+def _records(keys: dict[tuple[str, str, str], int],
+             parts: dict[str, list[tuple[np.ndarray, np.ndarray, np.ndarray]]]) -> pd.DataFrame:
+    """One row per hour and (cluster, team, flavor) from the per-column point arrays (a missing value is 0),
+    sorted by hour, cluster, team and flavor, values rounded to 6 decimals."""
+    frames = []
+    for column, pieces in parts.items():
+        hours, codes, values = ((np.concatenate(a) for a in zip(*pieces, strict=True)) if pieces
+                                else (np.empty(0, np.int64), np.empty(0, np.int64), np.empty(0)))
+        frames.append(pd.DataFrame({"epoch": hours, "key": codes, column: values}).set_index(["epoch", "key"]))
+    joined = frames[0].join(frames[1:], how="outer").fillna(0.0).reset_index()
+    names = sorted(keys)
+    rank = np.empty(len(keys), dtype=np.int64)
+    rank[[keys[k] for k in names]] = np.arange(len(names))
+    joined = joined.assign(rank=rank[joined["key"].to_numpy()]).sort_values(["epoch", "rank"], kind="stable")
+    order = joined["rank"].to_numpy()
+    named = {column: np.array([k[i] for k in names], dtype=object)[order]
+             for i, column in enumerate(("cluster", "team", "flavor"))}
+    return pd.DataFrame({"hour": pd.to_datetime(joined["epoch"].to_numpy(), unit="s"), **named,
+                         **{c: joined[c].to_numpy().round(6) for c in ("accelerators_used", "accelerators_requested")}},
+                        columns=list(COLUMNS))
 
 
 def why_unmapped(inventory: Inventory, cluster: str, queue: str, flavor: str, resource: str) -> str:

@@ -81,7 +81,7 @@ def test_transient_errors_are_retried_with_doubling_backoff(server: tuple[str, l
     waits: list[float] = []
     client = Prometheus(url, environ={}, sleep=waits.append, backoff=0.5)
     series = client.query_range("up", *DAY, 3600)
-    assert [s.points[0][1] for s in series] == [1.5]
+    assert [s.values[0] for s in series] == [1.5]
     assert waits == [0.5, 1.0] and client.retries == 2
 
 
