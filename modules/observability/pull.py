@@ -95,9 +95,11 @@ def pull_usage(inventory: Inventory, client: Prometheus, since: dt.datetime, unt
     group_by = [CLUSTER_QUEUE, FLAVOR, RESOURCE] + ([] if cluster else [cluster_label])
     keys: dict[tuple[str, str, str], int] = {}
     """(cluster, team, flavor) -> a small code; the points are kept as arrays per column, never one object each."""
-    parts: dict[str, list[tuple[np.ndarray, np.ndarray, np.ndarray]]] = {column: [] for column in QUERIES}
+    parts: dict[str, list[tuple[int, np.ndarray, np.ndarray]]] = {column: [] for column in QUERIES}
+    """Per column, each mapped series as (key code, hour indexes from `since`, values)."""
     lost: dict[tuple[str, str, str, str, str], float] = defaultdict(float)
     queries = 0
+    first = int(since.replace(tzinfo=dt.UTC).timestamp())
     promql = {column: hourly_query(metric, inventory, group_by) for column, metric in QUERIES.items()}
     for start, end in chunks(since, until, chunk_hours):
         for column, metric in QUERIES.items():
@@ -118,32 +120,36 @@ def pull_usage(inventory: Inventory, client: Prometheus, since: dt.datetime, unt
                     continue
                 code = keys.setdefault((where, queue, flavor), len(keys))
                 # evaluated 1 ms before the end of the hour: the hour starts one hour before the rounded time
-                hours = np.rint(s.times).astype(np.int64) - 3600
-                parts[column].append((hours, np.full(hours.size, code, dtype=np.int64), s.values))
-    records = _records(keys, parts)
+                hours = (np.rint(s.times).astype(np.int64) - 3600 - first) // 3600
+                parts[column].append((code, hours, s.values))
+    records = _records(since, (until - since) // HOUR, keys, parts)
     unmapped = [Unmapped(*key, round(hours, 6)) for key, hours in sorted(lost.items())]
     return PullResult(records, unmapped, queries)
 
 
-def _records(keys: dict[tuple[str, str, str], int],
-             parts: dict[str, list[tuple[np.ndarray, np.ndarray, np.ndarray]]]) -> pd.DataFrame:
-    """One row per hour and (cluster, team, flavor) from the per-column point arrays (a missing value is 0),
-    sorted by hour, cluster, team and flavor, values rounded to 6 decimals."""
-    frames = []
-    for column, pieces in parts.items():
-        hours, codes, values = ((np.concatenate(a) for a in zip(*pieces, strict=True)) if pieces
-                                else (np.empty(0, np.int64), np.empty(0, np.int64), np.empty(0)))
-        frames.append(pd.DataFrame({"epoch": hours, "key": codes, column: values}).set_index(["epoch", "key"]))
-    joined = frames[0].join(frames[1:], how="outer").fillna(0.0).reset_index()
+def _records(since: dt.datetime, n_hours: int, keys: dict[tuple[str, str, str], int],
+             parts: dict[str, list[tuple[int, np.ndarray, np.ndarray]]]) -> pd.DataFrame:
+    """One row per hour and (cluster, team, flavor) that Prometheus answered for (a missing column is 0), sorted
+    by hour, cluster, team and flavor, values rounded to 6 decimals. Values go into one dense hour x key array per
+    column (8 bytes a cell: the records are about that many cells anyway)."""
     names = sorted(keys)
     rank = np.empty(len(keys), dtype=np.int64)
     rank[[keys[k] for k in names]] = np.arange(len(names))
-    joined = joined.assign(rank=rank[joined["key"].to_numpy()]).sort_values(["epoch", "rank"], kind="stable")
-    order = joined["rank"].to_numpy()
-    named = {column: np.array([k[i] for k in names], dtype=object)[order]
-             for i, column in enumerate(("cluster", "team", "flavor"))}
-    return pd.DataFrame({"hour": pd.to_datetime(joined["epoch"].to_numpy(), unit="s"), **named,
-                         **{c: joined[c].to_numpy().round(6) for c in ("accelerators_used", "accelerators_requested")}},
+    grids, answered = {}, np.zeros((n_hours, len(names)), dtype=bool)
+    for column, pieces in parts.items():
+        grid = np.zeros((n_hours, len(names)))
+        for code, hours, values in pieces:
+            grid[hours, rank[code]] = values
+            answered[hours, rank[code]] = True
+        grids[column] = grid
+    hour, key = np.nonzero(answered)  # row-major: by hour, then by key in sorted order
+    named = {}
+    for i, column in enumerate(("cluster", "team", "flavor")):
+        categories = sorted({k[i] for k in names})
+        code_of_key = np.array([categories.index(k[i]) for k in names], dtype=np.int64)
+        named[column] = pd.Categorical.from_codes(code_of_key[key], categories=categories)
+    return pd.DataFrame({"hour": np.datetime64(since, "s") + hour.astype("timedelta64[h]"), **named,
+                         **{c: grids[c][hour, key].round(6) for c in grids}},
                         columns=list(COLUMNS))
 
 

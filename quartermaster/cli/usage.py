@@ -83,10 +83,10 @@ def pull(
     _, issues = check_usage(result.records, inv, str(out))
     exit_on(issues, "written")
     out.parent.mkdir(parents=True, exist_ok=True)
-    frame = result.records.assign(hour=result.records["hour"].dt.strftime("%Y-%m-%dT%H:%M:%S"))
+    frame = result.records
     if out.suffix.lower() == ".csv":
-        frame.to_csv(out, index=False)
-    else:
+        frame.to_csv(out, index=False, date_format="%Y-%m-%dT%H:%M:%S")
+    else:  # hours as a timestamp column, names dictionary-encoded
         frame.to_parquet(out, index=False)
     hours = result.records[["accelerators_requested", "accelerators_used"]].sum()
     console.print(f"wrote {out}: {len(frame):,} records, {hours['accelerators_requested']:,.1f} accelerator-hours "
