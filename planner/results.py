@@ -191,7 +191,7 @@ def _team_rows(quarter: str, use: dict[str, float], idle: float, cost_center: di
     share = {t: idle * float(w) / whole for t, w in weights.items()} if whole else {}
     rows: list[dict[str, object]] = [
         {"quarter": quarter, "team": t, "cost_center": cost_center.get(t, t), "usage_usd": usd(use.get(t, 0.0)),
-         "idle_share_usd": usd(share.get(t, 0.0)), "usd": usd(use.get(t, 0.0) + share.get(t, 0.0))}
+         "idle_share_usd": usd(share.get(t, 0.0)), "usd": usd(use.get(t, 0.0)) + usd(share.get(t, 0.0))}
         for t in sorted(set(use) | set(share))
     ]
     if not share and abs(idle) > TINY:
