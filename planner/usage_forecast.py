@@ -1,10 +1,17 @@
-"""`--from-usage`: quarterly demand curves derived from the hourly usage history, with a simple trend.
+"""`--from-usage`: quarterly demand curves derived from the hourly usage history, with a robust trend.
 
 For each team and accelerator class (the accelerator of the pool that served the work), the hourly
-accelerators requested form a series. Its load-duration curve is cut into the same bands as quantile
-demand, with the buckets taken on the hours sorted by *total* demand so that teams that peak at
-different hours are not all assumed to peak together. A linear trend fitted to the daily means (least
-squares, as a share of the mean per quarter, clamped to +-MAX_TREND) scales the curve to each quarter.
+accelerators requested form a series. Its trend is a line through the daily means (Theil-Sen: the slope
+is the median of the slopes between every two days, the intercept the median of what is left), so an odd
+day moves it little. Every hour of the history is carried to the time forecast by the ratio of the trend
+there to the trend at that hour: inside the history the line as fitted (it describes what happened), after
+its end the level at the end grown by the slope as a share of that level per quarter, clamped to
++-MAX_TREND (a month must not extrapolate without bound). The carried hours' load-duration curve is cut into
+the same bands as quantile demand, with the buckets taken on the hours sorted by *total* demand so that
+teams that peak at different hours are not all assumed to peak together.
+
+These choices were made before the rolling-origin backtest on the Helios trace (bench/helios_backtest.py)
+was run, and it uses them unchanged for every split point.
 
 Hours in which every team's usage is zero are cluster outages, not a lack of demand (the Helios trace has
 all of 2020-05-10 and two hours of 2020-05-12 at zero): they are left out as missing data, and a note says
@@ -13,6 +20,10 @@ which. The history must hold at least MIN_HISTORY_HOURS hours with use, a whole 
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from statistics import median
+
+import numpy as np
 import pandas as pd
 
 from quartermaster.model import Inventory
@@ -54,15 +65,67 @@ def without_outages(matrix: pd.DataFrame) -> tuple[pd.DataFrame, str | None]:
                            "are treated as missing data (a cluster outage), not as zero demand")
 
 
+@dataclass(frozen=True)
+class Trend:
+    """A robust line through a series' daily means: `level` at its `end`, `slope` per day."""
+
+    end: pd.Timestamp
+    """The end of the history (its last hour's end)."""
+    level: float
+    slope: float
+
+    @property
+    def growth(self) -> float:
+        """The slope as a share of the end level per quarter, clamped to +-MAX_TREND (0 at a level of 0)."""
+        if self.level <= 0:
+            return 0.0
+        return max(-MAX_TREND, min(MAX_TREND, self.slope * DAYS_PER_QUARTER / self.level))
+
+    def at(self, when: pd.Timestamp) -> float:
+        """The trend at `when` (never below 0): the line inside the history, the clamped growth after it."""
+        days = (when - self.end) / pd.Timedelta(days=1)
+        if days <= 0:
+            return max(0.0, self.level + self.slope * days)
+        return max(0.0, self.level * (1 + self.growth * days / DAYS_PER_QUARTER))
+
+    def along(self, index: pd.DatetimeIndex) -> np.ndarray:
+        """The fitted line (never below 0) at the middle of each hour of a history."""
+        days = (index + pd.Timedelta(minutes=30) - self.end) / pd.Timedelta(days=1)
+        return np.maximum(0.0, self.level + self.slope * np.asarray(days, dtype=float))
+
+
+def fit_trend(series: pd.Series) -> Trend:
+    """Theil-Sen line through the daily means of an hourly series, each day placed at its hours' mean time."""
+    hours = series.index + pd.Timedelta(minutes=30)
+    days = series.groupby(series.index.normalize())
+    x = [((group.index + pd.Timedelta(minutes=30)).mean() - hours[0]) / pd.Timedelta(days=1) for _, group in days]
+    y = days.mean().tolist()
+    slopes = [(y[j] - y[i]) / (x[j] - x[i]) for i in range(len(x)) for j in range(i + 1, len(x))]
+    slope = median(slopes) if slopes else 0.0
+    intercept = median(yi - slope * xi for xi, yi in zip(x, y, strict=True))
+    end = series.index[-1] + pd.Timedelta(hours=1)
+    return Trend(end=end, level=intercept + slope * (end - hours[0]) / pd.Timedelta(days=1), slope=slope)
+
+
 def trend_per_quarter(series: pd.Series) -> float:
-    """Linear growth of the daily mean, as a share of the mean per quarter, clamped to +-MAX_TREND."""
-    daily = series.groupby(series.index.normalize()).mean()
-    mean = float(daily.mean())
-    if len(daily) < 2 or mean <= 0:
-        return 0.0
-    x = pd.Series(range(len(daily)), index=daily.index, dtype=float)
-    slope = float(((x - x.mean()) * (daily - mean)).sum() / ((x - x.mean()) ** 2).sum())
-    return max(-MAX_TREND, min(MAX_TREND, slope * DAYS_PER_QUARTER / mean))
+    """Growth after the history: the robust trend's slope as a share of its end level per quarter, clamped."""
+    return fit_trend(series).growth
+
+
+def carried(series: pd.Series, trend: Trend, when: pd.Timestamp) -> pd.Series:
+    """The history's hours carried to `when`: each times the trend there over the trend at its hour (an hour
+    where the trend is at 0 is kept as it is)."""
+    level = trend.along(series.index)
+    return series * np.divide(trend.at(when), level, out=np.ones_like(level), where=level > 0)
+
+
+def forecast_levels(matrix: pd.DataFrame, trends: dict, when: pd.Timestamp,
+                    bands: tuple[tuple[float, float], ...]) -> dict:
+    """Band levels per column of an hour x series matrix at `when`: its hours carried by each column's trend,
+    the buckets taken on the hours sorted by the carried total."""
+    moved = pd.DataFrame({column: carried(matrix[column], trends[column], when) for column in matrix.columns})
+    order = moved.sum(axis=1).sort_values(kind="stable").index  # hours, quietest first
+    return {column: band_means(moved[column].loc[order].tolist(), bands) for column in matrix.columns}
 
 
 def demand_from_usage(inventory: Inventory, options: PlanOptions, preemptible: dict[str, float] | None = None
@@ -74,22 +137,18 @@ def demand_from_usage(inventory: Inventory, options: PlanOptions, preemptible: d
             f"--from-usage needs at least {MIN_HISTORY_HOURS} hours of usage history with some use (a whole "
             f"day), got {len(matrix)}" + (" after leaving out hours in which every team is at zero" if note else "")
             + "; add rows to usage.csv or plan from demand.csv without --from-usage")
-    order = matrix.sum(axis=1).sort_values(kind="stable").index  # hours, quietest first
-    history_mid = matrix.index[0] + (matrix.index[-1] - matrix.index[0]) / 2
     first = options.start or next_quarters(quarter_of(matrix.index[-1].date()), 2)[1]
     quarters = next_quarters(first, options.horizon)
     share = preemptible if preemptible is not None else _preemptible_share(inventory)
+    trends = {column: fit_trend(series) for column, series in matrix.items()}
     rows = []
-    for (team, accelerator), series in matrix.items():
-        growth = trend_per_quarter(series)
-        levels = band_means(series.loc[order].tolist(), options.bands)
-        for q in quarters:
-            start, end = quarter_bounds(q)
-            mid = pd.Timestamp(start) + (pd.Timestamp(end) - pd.Timestamp(start)) / 2
-            factor = max(0.0, 1 + growth * (mid - history_mid).days / DAYS_PER_QUARTER)
+    for q in quarters:
+        start, end = quarter_bounds(q)
+        mid = pd.Timestamp(start) + (pd.Timestamp(end) - pd.Timestamp(start)) / 2
+        for (team, accelerator), levels in forecast_levels(matrix, trends, mid, options.bands).items():
             for bucket, ((lo, hi), level) in enumerate(zip(options.bands, levels, strict=True)):
                 rows.append({"team": team, "accelerator": accelerator, "site": "", "quarter": q, "scenario": "",
-                             "weight": hi - lo, "level": level * factor,
+                             "weight": hi - lo, "level": level,
                              "preemptible_share": share.get((team, accelerator), 0.0), "bucket": bucket})
     return curves_frame(rows), (note,) if note else ()
 
