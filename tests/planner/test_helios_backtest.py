@@ -1,0 +1,65 @@
+"""The rolling-origin backtest's pieces (bench/helios_backtest.py, issue 15 point 7): window cost, the hindsight
+optimum, the split points, the planner's choice, and no look-ahead."""
+
+from __future__ import annotations
+
+from decimal import Decimal
+
+import pandas as pd
+import pytest
+
+from bench.helios_backtest import (
+    TRACE,
+    best_level,
+    origins,
+    planner_curve,
+    planner_level,
+    read_prices,
+    window_cost,
+)
+from quartermaster.planner.curves import curves_frame
+
+
+def series(gpus: list[float], start: str = "2020-05-01") -> pd.Series:
+    return pd.Series(gpus, index=pd.date_range(start, periods=len(gpus), freq="h"), dtype=float)
+
+
+def test_window_cost_is_the_commitment_every_hour_plus_the_overflow_on_demand():
+    """8, 16 and 24 GPUs against one node of 8: 3 hours x $2 committed, 0 + 1 + 2 node-hours on demand x $5."""
+    assert window_cost(series([8, 16, 24]), 1, Decimal(2), Decimal(5)) == 3 * 2 + 3 * 5
+    assert window_cost(series([8, 16, 24]), 0, Decimal(2), Decimal(5)) == 6 * 5
+
+
+@pytest.mark.parametrize(("commit", "nodes"), [(6, 1), (4, 2), (11, 0)])
+def test_hindsight_optimum_on_a_hand_worked_series(commit, nodes):
+    """0, 1, 2 and 2 nodes' worth of GPUs at $10 on demand: a node pays while the share of hours it is used
+    exceeds commit / 10. The first node is used 3 hours of 4, the second 2: at $6 one node (44 against 50 for
+    none and 48 for two), at $4 two (32 against 36), at $11 none (dearer than on demand)."""
+    assert best_level(series([0, 8, 16, 16]), Decimal(commit), Decimal(10)) == nodes
+
+
+def test_origins_a_week_in_every_two_days_while_a_whole_window_fits():
+    """20 days from 1 May: the first origin a week in (8 May), the last with a WINDOW of 7 days after it (14 May)."""
+    assert origins(series([1.0] * 24 * 20)) == list(pd.to_datetime(["2020-05-08", "2020-05-10", "2020-05-12",
+                                                                     "2020-05-14"]))
+
+
+def test_the_planners_input_for_an_origin_ignores_every_later_hour():
+    hourly = pd.read_csv(TRACE, parse_dates=["hour"]).groupby("hour")["demand_gpus_mean"].sum()
+    origin = pd.Timestamp("2020-05-14")
+    changed = hourly.where(hourly.index < origin, hourly * 3 + 100)
+    pd.testing.assert_frame_equal(planner_curve(changed, origin), planner_curve(hourly, origin))
+    assert not planner_curve(hourly, pd.Timestamp("2020-05-16")).equals(planner_curve(hourly, origin))
+
+
+def test_the_planner_commits_to_the_critical_fractile_of_its_curve():
+    """Half the hours at 10 nodes' worth of GPUs, half at 20: the 10 above the first are used half the time, so
+    they pay for a term dearer than half the on-demand price only on demand (1 year, 61.43 / 88.56) and committed
+    for a cheaper one (3 years, 38.89 / 88.56); the first 10 are used every hour and always committed."""
+    prices = read_prices()
+    curve = curves_frame([{"team": "helios", "accelerator": "H100-80GB", "site": "", "quarter": "2020Q2",
+                           "scenario": "", "weight": 0.5, "level": level, "preemptible_share": 0.0, "bucket": b}
+                          for b, level in enumerate((80.0, 160.0))])
+    for term in (12, 36):
+        assert planner_level(curve, term, prices) == (10 if prices[term] > prices[0] / 2 else 20)
+    assert prices[12] > prices[0] / 2 > prices[36]
