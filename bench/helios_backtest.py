@@ -144,7 +144,8 @@ def main() -> None:
     hourly = trace.groupby("hour")["demand_gpus_mean"].sum()
     rows = evaluate(hourly, read_prices())
     print(f"Helios Earth, {len(rows) // len(TERMS)} origins, each costing the {WINDOW.days} days after it out of "
-          "sample; savings against all on-demand in that window (nodes of 8 H100s committed)")
+          "sample at list prices; per method: nodes of 8 H100s committed, saving against all on-demand in the "
+          "window, cost in the window (USD)")
     print(f"{'origin':<10} {'term':>4} {'on-demand $':>12} | {'recommender':>18} | {'planner':>18} | "
           f"{'hindsight':>18} | gap closed")
     for r in rows:

@@ -93,7 +93,7 @@ def hourly(values_per_hour, days: int, start: str = "2026-10-01") -> pd.Series:
 def test_the_trend_is_theil_sen_so_one_odd_day_does_not_move_it():
     """Days at 10, 12, 14, 100, 18 (flat within the day): of the ten slopes between two days, the six that leave
     out day 4 are 2 and the other four are 30, 44, 86 and -82, so the median is 2 (least squares would give
-    14.8); the line is 10 + 2i at the middle of day i, so 10 + 2 x 4.5 = 19 where the history ends."""
+    10.4); the line is 10 + 2i at the middle of day i, so 10 + 2 x 4.5 = 19 where the history ends."""
     days = [10.0, 12.0, 14.0, 100.0, 18.0]
     trend = fit_trend(hourly(lambda t: days[int(t)], len(days)))
     assert trend.slope == pytest.approx(2.0)
