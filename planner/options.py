@@ -36,7 +36,7 @@ class PlanOptions:
     explain_infeasible: bool = False
     """Add named, penalised slack variables so that a plan always exists and report which rules gave."""
     from_usage: bool = False
-    """Derive demand from the usage history (quantiles per quarter, with a linear trend)."""
+    """Derive demand from the usage history (its hours carried to each quarter by a robust trend, in bands)."""
     solver: str = "highs"
     """`highs` (default, in-process through highspy) or `cbc` (bundled with PuLP)."""
     time_limit_s: float = 120.0

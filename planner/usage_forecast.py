@@ -107,11 +107,6 @@ def fit_trend(series: pd.Series) -> Trend:
     return Trend(end=end, level=intercept + slope * (end - hours[0]) / pd.Timedelta(days=1), slope=slope)
 
 
-def trend_per_quarter(series: pd.Series) -> float:
-    """Growth after the history: the robust trend's slope as a share of its end level per quarter, clamped."""
-    return fit_trend(series).growth
-
-
 def carried(series: pd.Series, trend: Trend, when: pd.Timestamp) -> pd.Series:
     """The history's hours carried to `when`: each times the trend there over the trend at its hour (an hour
     where the trend is at 0 is kept as it is)."""

@@ -13,7 +13,7 @@ from quartermaster.cli import app
 from quartermaster.loader import load
 from quartermaster.planner import load_result
 from quartermaster.planner.options import PlanOptions
-from quartermaster.planner.usage_forecast import demand_from_usage, trend_per_quarter
+from quartermaster.planner.usage_forecast import demand_from_usage, fit_trend
 from tests.paths import REPO as ROOT
 
 README = ROOT / "README.md"
@@ -74,5 +74,5 @@ def test_trend_is_clamped_so_one_month_cannot_explode():
 
     hours = pd.date_range("2026-10-01", periods=24 * 31, freq="h")
     ramp = pd.Series(range(len(hours)), index=hours, dtype=float)
-    assert trend_per_quarter(ramp) == 0.25
-    assert trend_per_quarter(pd.Series(5.0, index=hours)) == 0.0
+    assert fit_trend(ramp).growth == 0.25
+    assert fit_trend(pd.Series(5.0, index=hours)).growth == 0.0
