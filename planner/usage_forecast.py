@@ -20,6 +20,7 @@ which. The history must hold at least MIN_HISTORY_HOURS hours with use, a whole 
 
 from __future__ import annotations
 
+from collections.abc import Hashable, Mapping
 from dataclasses import dataclass
 from statistics import median
 
@@ -114,8 +115,8 @@ def carried(series: pd.Series, trend: Trend, when: pd.Timestamp) -> pd.Series:
     return series * np.divide(trend.at(when), level, out=np.ones_like(level), where=level > 0)
 
 
-def forecast_levels(matrix: pd.DataFrame, trends: dict, when: pd.Timestamp,
-                    bands: tuple[tuple[float, float], ...]) -> dict:
+def forecast_levels(matrix: pd.DataFrame, trends: Mapping[Hashable, Trend], when: pd.Timestamp,
+                    bands: tuple[tuple[float, float], ...]) -> dict[Hashable, list[float]]:
     """Band levels per column of an hour x series matrix at `when`: its hours carried by each column's trend,
     the buckets taken on the hours sorted by the carried total."""
     moved = pd.DataFrame({column: carried(matrix[column], trends[column], when) for column in matrix.columns})

@@ -84,7 +84,7 @@ def test_a_history_of_outages_only_is_refused():
         demand_from_usage(with_usage([0.0] * 48).build(), PlanOptions(start="2027Q1", horizon=1))
 
 
-def hourly(values_per_hour, days: int, start: str = "2026-10-01") -> pd.Series:
+def hours_of(values_per_hour, days: int, start: str = "2026-10-01") -> pd.Series:
     """`days` of hours from `start`, each hour's value a function of its middle, in days after `start`."""
     index = pd.date_range(start, periods=24 * days, freq="h")
     return pd.Series([values_per_hour((i + 0.5) / 24) for i in range(len(index))], index=index)
@@ -95,7 +95,7 @@ def test_the_trend_is_theil_sen_so_one_odd_day_does_not_move_it():
     out day 4 are 2 and the other four are 30, 44, 86 and -82, so the median is 2 (least squares would give
     10.4); the line is 10 + 2i at the middle of day i, so 10 + 2 x 4.5 = 19 where the history ends."""
     days = [10.0, 12.0, 14.0, 100.0, 18.0]
-    trend = fit_trend(hourly(lambda t: days[int(t)], len(days)))
+    trend = fit_trend(hours_of(lambda t: days[int(t)], len(days)))
     assert trend.slope == pytest.approx(2.0)
     assert trend.level == pytest.approx(19.0)
     assert trend.growth == MAX_TREND  # 2 a day on 19 is 9.6 a quarter, clamped
@@ -105,20 +105,20 @@ def test_history_carried_by_its_trend_inside_and_past_the_history():
     """A ramp of 0.1 a day from 100, hour by hour: every hour carried to a time lands on the line there, so every
     band has that level. 30 days past the end the growth (0.1 x 91.3125 / 101 a quarter, under MAX_TREND) continues
     the line; a ramp of 10 a day is held to MAX_TREND a quarter past the end."""
-    slow = hourly(lambda t: 100 + 0.1 * t, 10).to_frame("ml")
+    slow = hours_of(lambda t: 100 + 0.1 * t, 10).to_frame("ml")
     trends = {"ml": fit_trend(slow["ml"])}
     end = slow.index[-1] + pd.Timedelta(hours=1)  # the line is 100 + 0.1 x 10 = 101 there
     for when, level in ((slow.index[0] + pd.Timedelta(days=5), 100.5),
                         (end, 101.0), (end + pd.Timedelta(days=30), 101 + 0.1 * 30)):
         assert forecast_levels(slow, trends, when, BANDS)["ml"] == pytest.approx([level] * len(BANDS))
-    fast = hourly(lambda t: 100 + 10 * t, 10).to_frame("ml")
+    fast = hours_of(lambda t: 100 + 10 * t, 10).to_frame("ml")
     later = forecast_levels(fast, {"ml": fit_trend(fast["ml"])}, end + pd.Timedelta(days=DAYS_PER_QUARTER), BANDS)
     assert later["ml"] == pytest.approx([(100 + 10 * 10) * (1 + MAX_TREND)] * len(BANDS))
 
 
 def test_the_buckets_keep_each_hours_shape_around_the_trend():
     """A flat week alternating 8 and 12 by the hour has no trend: its bands are the hours as they were."""
-    week = hourly(lambda t: 8.0 if int(t * 24) % 2 == 0 else 12.0, 7).to_frame("ml")
+    week = hours_of(lambda t: 8.0 if int(t * 24) % 2 == 0 else 12.0, 7).to_frame("ml")
     levels = forecast_levels(week, {"ml": fit_trend(week["ml"])}, week.index[-1] + pd.Timedelta(days=60), BANDS)
     assert levels["ml"] == pytest.approx([8.0] * 3 + [12.0] * 4)  # bands below half the hours at 8, above it 12
 
