@@ -27,7 +27,7 @@ import pandas as pd
 
 from quartermaster.capacity import nodes_per_slice, pool_accelerators
 from quartermaster.issues import did_you_mean
-from quartermaster.model import Inventory
+from quartermaster.model import DemandRow, Inventory
 from quartermaster.planner import whatif
 from quartermaster.planner.curves import curves_frame
 from quartermaster.planner.options import BANDS, PlanInputError, PlanOptions
@@ -112,7 +112,7 @@ def build_data(inventory: Inventory, options: PlanOptions | None = None,
     elif options.from_usage:
         curves, notes = demand_from_usage(inventory, options)
     else:
-        curves = _curves_from_quantiles(inventory, options.bands)
+        curves = curves_from_quantiles(inventory, options.bands)
     quarters = _horizon(curves, options)
     offers = _offers(inventory, overrides.lost_sites)
     prices = _prices(inventory, offers)
@@ -302,10 +302,26 @@ def _integral(kind: str, a: float, b: float, z1: float, z2: float) -> float:
     return a * (_Z.cdf(z2) - _Z.cdf(z1)) - b * (pdf[1] - pdf[0])
 
 
-def _curves_from_quantiles(inventory: Inventory, bands: tuple[tuple[float, float], ...]) -> pd.DataFrame:
+def shifted_quantiles(quantiles: dict[float, float], z: float) -> dict[float, float]:
+    """The quantiles of the fitted distribution moved by `z` standard deviations in z = Phi^-1(p): each given p
+    takes Q(Phi(Phi^-1(p) + z)). With p50 and p90 alone that scales every level by (p90 / p50)^(z / z_0.9), so the
+    new median is Q(Phi(z)); a demand draw of `qm plan --draws` (planner/sweep.py)."""
+    return {p: quantile_at(quantiles, min(max(_Z.cdf(_Z.inv_cdf(p) + z), 1e-12), 1 - 1e-12)) for p in quantiles}
+
+
+def demand_series(row: DemandRow) -> tuple[str, str, str, str]:
+    """A demand row's series: team, accelerator, site and scenario ("" when null); one per quarter."""
+    return row.team, row.accelerator, row.site or "", row.scenario or ""
+
+
+def curves_from_quantiles(inventory: Inventory, bands: tuple[tuple[float, float], ...],
+                          shifts: dict[tuple[str, str, str, str], float] | None = None) -> pd.DataFrame:
+    """The demand rows' load-duration curves (quantile_curve); a series in `shifts` (demand_series -> z) is
+    moved by its z first (shifted_quantiles)."""
     rows = []
     for d in inventory.demand:
-        for weight, level in quantile_curve(d.quantiles, bands):
+        z = (shifts or {}).get(demand_series(d), 0.0)
+        for weight, level in quantile_curve(shifted_quantiles(d.quantiles, z) if z else d.quantiles, bands):
             rows.append({"team": d.team, "accelerator": d.accelerator, "site": d.site or "", "quarter": d.period,
                          "scenario": d.scenario or "", "weight": weight, "level": level,
                          "preemptible_share": d.preemptible_share})
