@@ -38,12 +38,13 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
+import highspy
 import numpy as np
 import pyarrow as pa
 import pyarrow.csv
 import pyarrow.parquet as pq
 
-from quartermaster.errors import MissingExtra, UsageError
+from quartermaster.errors import UsageError, require_extra
 from quartermaster.model import Inventory
 from quartermaster.planner import whatif
 from quartermaster.planner.data import curves_from_quantiles, demand_series
@@ -62,7 +63,8 @@ SIX = Decimal("0.000001")
 
 @dataclass(frozen=True)
 class Scenario:
-    """One plan of a sweep: what-ifs on top of the plan's own, and a demand draw (None: the forecast as written)."""
+    """One plan of a sweep: what-ifs on top of the plan's own, and a demand draw (None: the forecast as written);
+    labelled `base` when it changes nothing."""
 
     index: int
     what_if: tuple[str, ...]
@@ -73,7 +75,7 @@ class Scenario:
     @property
     def label(self) -> str:
         parts = [*self.what_if, *([] if self.draw is None else [f"draw {self.draw}"])]
-        return ", ".join(parts) or "plan"
+        return ", ".join(parts) or "base"
 
 
 @dataclass(frozen=True)
@@ -148,6 +150,9 @@ class ScenarioResult:
 def solve_scenario(job: Job, scenario: Scenario) -> ScenarioResult:
     """Plan one scenario, single-threaded (threads=1)."""
     start, cpu = time.perf_counter(), time.process_time()
+    # HiGHS keeps one thread pool per process, sized by the first solve; a solve asking for another size fails
+    # (no solution) until the pool is reset, as in `serial` after the plan itself was solved on every core.
+    highspy.Highs.resetGlobalScheduler(True)
     options = replace(job.options, what_if=job.options.what_if + scenario.what_if, threads=1)
     curves = None
     if scenario.draw is not None:
@@ -212,10 +217,8 @@ def _processes(job: Job, scenarios: list[Scenario], workers: int, progress: Prog
 def _ray(job: Job, scenarios: list[Scenario], workers: int, progress: Progress) -> list[ScenarioResult]:
     """One Ray task per scenario (1 CPU each). Starts Ray locally with `workers` CPUs unless it is running or
     RAY_ADDRESS names a cluster (whose size then decides), and shuts down only what it started."""
-    try:
-        import ray
-    except ImportError:
-        raise MissingExtra("qm plan --backend ray", "ray", "ray") from None
+    import ray
+
     started = not ray.is_initialized()
     if started:
         local = {} if os.environ.get("RAY_ADDRESS") else {"num_cpus": workers, "include_dashboard": False}
@@ -280,23 +283,33 @@ def load_sweep(out_dir: str | Path) -> Sweep | None:
     return Sweep(spec, pq.read_table(out / "sweep.parquet"), pq.read_table(out / "sweep_purchases.parquet"), doc)
 
 
-def run_sweep(inventory: Inventory, options: PlanOptions, spec: SweepSpec, *, backend: str = "processes",
-              workers: int | None = None, base: PlanResult | None = None,
-              progress: Progress = lambda done, total: None) -> Sweep:
-    """Solve every scenario of `spec` on `backend` with `workers` (default: every core this process may use) and
-    gather the results in scenario order, so that every backend gives the same tables."""
+def check(inventory: Inventory, options: PlanOptions, spec: SweepSpec, backend: str = "processes",
+          workers: int | None = None) -> list[Scenario]:
+    """The sweep's scenarios, each what-if checked before anything is solved; a mistake raises PlanInputError
+    (UsageError for the backend and workers, MissingExtra for Ray without the `ray` extra)."""
     if backend not in RUNNERS:
         raise UsageError(f"--backend must be one of {', '.join(BACKENDS)} (got {backend}).")
+    if backend == "ray":
+        require_extra("qm plan --backend ray", "ray", "ray")
+    if workers is not None and workers < 1:
+        raise UsageError(f"--workers must be 1 or more (got {workers}).")
     if spec.draws and options.from_usage:
         raise PlanInputError("--draws draws from demand.csv's quantiles; it cannot be combined with --from-usage")
     if spec.draws and not inventory.demand:
         raise PlanInputError("--draws needs demand.csv rows to draw from; the inventory has none")
     scenarios = spec.scenarios()
-    for s in scenarios:  # every what-if checked before anything is solved
+    for s in scenarios:
         whatif.parse(options.what_if + s.what_if, inventory)
+    return scenarios
+
+
+def run_sweep(inventory: Inventory, options: PlanOptions, spec: SweepSpec, *, backend: str = "processes",
+              workers: int | None = None, base: PlanResult | None = None,
+              progress: Progress = lambda done, total: None) -> Sweep:
+    """Solve every scenario of `spec` on `backend` with `workers` (default: every core this process may use) and
+    gather the results in scenario order, so that every backend gives the same tables."""
+    scenarios = check(inventory, options, spec, backend, workers)
     workers = workers if workers is not None else usable_cores()
-    if workers < 1:
-        raise UsageError(f"--workers must be 1 or more (got {workers}).")
     start = time.perf_counter()
     results = sorted(RUNNERS[backend](Job(inventory, options, spec.seed), scenarios, workers, progress),
                      key=lambda r: r.scenario.index)
@@ -346,3 +359,82 @@ def _purchases_table(results: Sequence[ScenarioResult]) -> pa.Table:
             ("term_months", pa.int32()), ("start_quarter", pa.string()), ("nodes", pa.int64()),
             ("accelerators", pa.int64()))},
         "total_liability_usd": pa.array([_money(p["total_liability_usd"]) for _, p in rows], MONEY)})
+
+
+# --- what a sweep says -----------------------------------------------------------------------------------
+
+PLANNED = ("optimal", "feasible")
+"""Outcomes whose costs and purchases a sweep's summaries count (a relaxed or missing plan is not a cost)."""
+
+
+def percentile(values: Sequence[Decimal], p: float) -> Decimal:
+    """The p-quantile (0..1) of `values`, interpolated linearly between order statistics at (n - 1) p (Hyndman and
+    Fan's type 7, numpy's default, statistics.quantiles(method="inclusive")); exact in Decimal."""
+    ordered = sorted(values)
+    if not ordered:
+        raise ValueError("percentile of no values")
+    h = (len(ordered) - 1) * Decimal(str(p))
+    lo = int(h)
+    if lo + 1 >= len(ordered):
+        return ordered[-1]
+    return ordered[lo] + (h - lo) * (ordered[lo + 1] - ordered[lo])
+
+
+@dataclass(frozen=True)
+class CostBand:
+    """The planned cost of a quarter (or of the whole horizon, quarter `total`) across a sweep's scenarios."""
+
+    quarter: str
+    scenarios: int
+    """scenarios: how many had a plan (PLANNED) and count here."""
+    p10_usd: Decimal
+    p50_usd: Decimal
+    p90_usd: Decimal
+
+
+def cost_bands(sweep: Sweep) -> list[CostBand]:
+    """p10 / p50 / p90 of each quarter's planned cost, then of the horizon's (expected_cost_usd), over the
+    scenarios with a plan; empty when none has one."""
+    rows = [r for r in sweep.costs.to_pylist() if r["outcome"] in PLANNED]
+    by_quarter: dict[str, list[Decimal]] = {}
+    for r in rows:
+        by_quarter.setdefault(r["quarter"], []).append(r["cost_usd"])
+    totals = list({r["scenario"]: r["expected_cost_usd"] for r in rows}.values())
+    groups = [*sorted(by_quarter.items()), *([("total", totals)] if totals else [])]
+    return [CostBand(q, len(v), percentile(v, 0.1), percentile(v, 0.5), percentile(v, 0.9)) for q, v in groups]
+
+
+@dataclass(frozen=True)
+class RobustCommitment:
+    """A kind of purchase (site, machine, pricing model, term) and how many of a sweep's scenarios buy it."""
+
+    site: str
+    machine: str
+    pricing_model: str
+    term_months: int
+    bought_in: int
+    """bought_in: scenarios (with a plan) that buy any of it in the horizon."""
+    scenarios: int
+    """scenarios: scenarios with a plan."""
+    min_nodes: int
+    max_nodes: int
+    """min_nodes, max_nodes: nodes bought over the horizon, among the scenarios that buy it."""
+    first_quarter: str
+    """first_quarter: the earliest quarter any scenario starts one."""
+
+
+def robust_commitments(sweep: Sweep) -> list[RobustCommitment]:
+    """Every kind of purchase any scenario makes, most often bought first."""
+    planned = {r["scenario"] for r in sweep.costs.to_pylist() if r["outcome"] in PLANNED}
+    nodes: dict[tuple[str, str, str, int], dict[int, int]] = {}
+    first: dict[tuple[str, str, str, int], str] = {}
+    for p in sweep.purchases.to_pylist():
+        if p["scenario"] not in planned:
+            continue
+        key = (p["site"], p["machine"], p["pricing_model"], p["term_months"])
+        per = nodes.setdefault(key, {})
+        per[p["scenario"]] = per.get(p["scenario"], 0) + p["nodes"]
+        first[key] = min(first.get(key, p["start_quarter"]), p["start_quarter"])
+    out = [RobustCommitment(*key, len(per), len(planned), min(per.values()), max(per.values()), first[key])
+           for key, per in nodes.items()]
+    return sorted(out, key=lambda c: (-c.bought_in, c.site, c.machine, c.pricing_model, c.term_months))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections import Counter
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -14,7 +15,8 @@ from quartermaster.pricing import DEFAULT_IDLE_POLICY, format_usd
 
 if TYPE_CHECKING:
     from quartermaster.model import Inventory
-    from quartermaster.planner import PlanResult
+    from quartermaster.planner import PlanOptions, PlanResult
+    from quartermaster.planner.sweep import SweepSpec
 
 
 def command(
@@ -37,6 +39,13 @@ def command(
     propose: bool = typer.Option(False, help="Write the proposed quotas into the inventory's team files "
                                  "(comments and layout kept), for the flavors where they fit today's pools."),
     force: bool = typer.Option(False, help="With --propose: edit team files even if they have uncommitted changes."),
+    sweep: list[str] = typer.Option([], "--sweep", help="Also plan a what-if grid: a what-if target and its values, "
+                                    "e.g. 'demand=-10%,0,+10%' (repeatable: the cartesian product)."),
+    draws: int = typer.Option(0, help="Also plan this many demand draws from the forecast's quantiles (x the grid)."),
+    seed: int = typer.Option(0, help="Seed of the demand draws: the same seed, the same draws."),
+    backend: str = typer.Option("processes", help="Where the sweep's scenarios are solved: processes (every core), "
+                                "serial, or ray (the `ray` extra; RAY_ADDRESS for a cluster)."),
+    workers: int | None = typer.Option(None, help="Sweep workers; default: one per core."),
 ) -> None:
     """Plan what to commit to, where and when; print a summary and write the plan to --out."""
     if solver not in ("highs", "cbc"):
@@ -46,13 +55,16 @@ def command(
         check_output(write_lp, "--write-lp", path, folder=False)
     # imported when run (after the cheap checks), so that `qm --help` and a usage mistake stay fast
     from quartermaster.planner import PlanInputError, PlanOptions, plan
+    from quartermaster.planner import sweep as sweeps
     from quartermaster.planner.options import parse_horizon
     inventory = load_or_exit(path).inventory
     try:
+        spec = sweeps.spec_of(sweep, draws, seed)
         options = PlanOptions(horizon=parse_horizon(horizon), start=start, scenario=scenario,
                               what_if=tuple(what_if), explain_infeasible=explain_infeasible, from_usage=from_usage,
                               min_utilisation=min_utilisation, idle_policy=idle, solver=solver,
                               time_limit_s=time_limit, gap_rel=gap)
+        sweeps.check(inventory, options, spec, backend, workers)  # before planning, not after
         with err_console.status("Planning") as status:
             result = plan(inventory, options, write_lp=write_lp, progress=lambda msg: status.update(msg))
     except PlanInputError as exc:
@@ -60,10 +72,40 @@ def command(
     written = result.write(out)
     _print(result)
     console.print(f"Wrote {len(written)} files to {out}/" + (f"; model in {write_lp}" if write_lp else ""))
+    if spec.grid or spec.draws:
+        _sweep(path, inventory, options, spec, result, backend, workers, out)
+    elif sweeps.clear(out):
+        console.print(f"Removed the previous sweep from {out}/ (this plan has none).")
     if not result.has_plan or result.outcome == "infeasible":
         raise ProblemsFound(f"no plan satisfies the inventory ({result.outcome}); see above.")
     if propose:
         _propose(path, inventory, result, force)
+
+
+def _sweep(path: Path, inventory: Inventory, options: PlanOptions, spec: SweepSpec, result: PlanResult, backend: str,
+           workers: int | None, out: Path) -> None:
+    """Solve the sweep's scenarios, write them beside the plan and print the spread of the planned cost."""
+    from quartermaster.planner import PlanInputError
+    from quartermaster.planner.sweep import PLANNED, cost_bands, run_sweep
+    total = len(spec.scenarios())
+    try:
+        with err_console.status(f"Sweep: 0 of {total} scenarios solved") as status:
+            done = run_sweep(inventory, options, spec, backend=backend, workers=workers, base=result,
+                             progress=lambda n, of: status.update(f"Sweep: {n} of {of} scenarios solved"))
+    except PlanInputError as exc:
+        raise PlanInputError(f"{path}: {exc}") from None
+    written = done.write(out)
+    outcomes = Counter({r["scenario"]: r["outcome"] for r in done.costs.to_pylist()}.values())
+    bands = cost_bands(done)
+    console.print(f"[bold]Sweep[/]: {total} scenarios ({', '.join(f'{n} {o}' for o, n in sorted(outcomes.items()))})"
+                  f" on {done.meta['backend']} x {done.meta['workers']} in {done.meta['wall_seconds']:.1f} s.")
+    if bands:
+        b = bands[-1]
+        console.print(f"Expected cost over the horizon (planned), across the {b.scenarios} scenarios with a plan: "
+                      f"p10 {format_usd(b.p10_usd)}, p50 {format_usd(b.p50_usd)}, p90 {format_usd(b.p90_usd)}.")
+    if sum(n for o, n in outcomes.items() if o not in PLANNED):
+        console.print("Scenarios without a plan are left out of the distribution (outcome in sweep.csv).")
+    console.print(f"Wrote {len(written)} files to {out}/ (sweep.parquet, sweep.csv, sweep_purchases.*, sweep.json)")
 
 
 def _propose(path: Path, inventory: Inventory, result: PlanResult, force: bool) -> None:
