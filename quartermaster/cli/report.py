@@ -60,6 +60,9 @@ def command(
     result = plan_or_exit(inventory, quarter, plan_dir)
     before = plan_or_exit(inventory, quarter, previous, "--previous") if previous is not None else None
     data = build_report(inventory, result, quarter, before, inventory_revision(path), records)
+    if plan_dir is not None:  # the plan sweep's section, when the folder holds a sweep of this plan
+        from quartermaster.reports.finance.sweep import with_sweep
+        data = with_sweep(data, plan_dir, result)
     written, messages = write_report(data, out, RenderOptions(formats=chosen, generated=dt.datetime.now(dt.UTC).date()))
     s = data.summary
     console.print(f"[bold]{data.title}[/]: spend {money(s.spend_quarter.current)} "
