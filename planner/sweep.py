@@ -221,8 +221,10 @@ def _ray(job: Job, scenarios: list[Scenario], workers: int, progress: Progress) 
 
     started = not ray.is_initialized()
     if started:
-        local = {} if os.environ.get("RAY_ADDRESS") else {"num_cpus": workers, "include_dashboard": False}
-        ray.init(log_to_driver=False, configure_logging=False, **local)
+        if os.environ.get("RAY_ADDRESS"):
+            ray.init(log_to_driver=False, configure_logging=False)
+        else:
+            ray.init(num_cpus=workers, include_dashboard=False, log_to_driver=False, configure_logging=False)
     try:
         task = ray.remote(num_cpus=1)(solve_scenario)
         job_ref = ray.put(job)
