@@ -179,7 +179,8 @@ def _start_worker(job: Job) -> None:
 
 
 def _solve_in_worker(scenario: Scenario) -> ScenarioResult:
-    assert _JOB is not None, "worker started without its job"  # set by the pool's initializer
+    if _JOB is None:
+        raise RuntimeError("a sweep worker started without its job (the pool's initializer sets it)")
     return solve_scenario(_JOB, scenario)
 
 

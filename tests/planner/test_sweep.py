@@ -9,9 +9,12 @@ from pathlib import Path
 from statistics import NormalDist
 
 import pytest
+import yaml
 from typer.testing import CliRunner
 
 from quartermaster.cli import app
+from quartermaster.loader import load
+from quartermaster.modules.kueue.builders import objects_for_cluster
 from quartermaster.planner import PlanInputError, PlanOptions
 from quartermaster.planner.data import shifted_quantiles
 from quartermaster.planner.sweep import (
@@ -23,6 +26,7 @@ from quartermaster.planner.sweep import (
     spec_of,
 )
 from quartermaster.units import quarter_hours
+from tests.paths import REPO
 from tests.planner.planning import MACHINE, SITE, one_site
 
 H1 = quarter_hours("2027Q1")  # 2,160 hours
@@ -169,3 +173,18 @@ def test_a_bad_sweep_on_the_command_line_exits_2_before_planning(tmp_path, extra
     assert result.exit_code == 2, result.output
     assert message in " ".join(result.output.split())
     assert not (tmp_path / "plan" / "plan.json").exists()
+
+
+def test_the_readme_rayjob_is_admitted_through_a_local_queue_that_qm_render_creates():
+    """The README's KubeRay RayJob: Kueue's queue label names a LocalQueue of the example in the job's namespace,
+    `shutdownAfterJobFinishes` is true (Kueue requires it) and the entrypoint is a Ray sweep."""
+    text = (REPO / "README.md").read_text().split("**On Kubernetes: a KubeRay RayJob that Kueue admits.**", 1)[1]
+    job = yaml.safe_load(text.split("```yaml\n", 1)[1].split("```", 1)[0])
+    inventory = load(REPO / "inventory").inventory
+    queues = {(o["metadata"]["namespace"], o["metadata"]["name"]) for c in inventory.clusters
+              for o in objects_for_cluster(inventory, c.name) if o["kind"] == "LocalQueue"}
+    meta = job["metadata"]
+    assert (job["apiVersion"], job["kind"]) == ("ray.io/v1", "RayJob")
+    assert (meta["namespace"], meta["labels"]["kueue.x-k8s.io/queue-name"]) in queues
+    assert job["spec"]["shutdownAfterJobFinishes"] is True
+    assert job["spec"]["entrypoint"].startswith("qm plan ") and "--backend ray" in job["spec"]["entrypoint"]
