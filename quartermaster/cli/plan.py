@@ -46,6 +46,10 @@ def command(
     backend: str = typer.Option("processes", help="Where the sweep's scenarios are solved: processes (every core), "
                                 "serial, or ray (the `ray` extra; RAY_ADDRESS for a cluster)."),
     workers: int | None = typer.Option(None, help="Sweep workers; default: one per core."),
+    rayjob: str | None = typer.Option(None, metavar="TEAM", help="Print the sweep as a KubeRay RayJob queued to "
+                                      "TEAM's LocalQueue (Kueue) instead of solving it; needs --image."),
+    image: str | None = typer.Option(None, help="With --rayjob: the image (Quartermaster with the ray extra, "
+                                     "the inventory at /inventory)."),
 ) -> None:
     """Plan what to commit to, where and when; print a summary and write the plan to --out."""
     if solver not in ("highs", "cbc"):
@@ -65,6 +69,9 @@ def command(
                               min_utilisation=min_utilisation, idle_policy=idle, solver=solver,
                               time_limit_s=time_limit, gap_rel=gap)
         sweeps.check(inventory, options, spec, backend, workers)  # before planning, not after
+        if rayjob is not None:
+            _print_rayjob(inventory, rayjob, image, spec, options)
+            return
         with err_console.status("Planning") as status:
             result = plan(inventory, options, write_lp=write_lp, progress=lambda msg: status.update(msg))
     except PlanInputError as exc:
@@ -80,6 +87,24 @@ def command(
         raise ProblemsFound(f"no plan satisfies the inventory ({result.outcome}); see above.")
     if propose:
         _propose(path, inventory, result, force)
+
+
+def _print_rayjob(inventory: Inventory, team: str, image: str | None, spec: SweepSpec, options: PlanOptions) -> None:
+    """The sweep as a RayJob on stdout (`| kubectl apply -f -`): the plan's options and the sweep as arguments."""
+    import yaml
+
+    from quartermaster.planner.rayjob import rayjob
+    if image is None:
+        raise UsageError("--rayjob needs --image: the image that runs the sweep (Quartermaster with the ray extra "
+                         "and the inventory at /inventory).")
+    if not (spec.grid or spec.draws):
+        raise UsageError("--rayjob prints a sweep; give it --sweep or --draws.")
+    args = ["--horizon", f"{options.horizon}q", *(["--start", options.start] if options.start else []),
+            *(["--scenario", options.scenario] if options.scenario else []),
+            *[a for w in options.what_if for a in ("--what-if", w)],
+            *[a for t, values in spec.grid for a in ("--sweep", f"{t}={','.join(values)}")],
+            *(["--draws", str(spec.draws), "--seed", str(spec.seed)] if spec.draws else [])]
+    print(yaml.safe_dump(rayjob(inventory, team, args, image=image), sort_keys=False, width=120), end="")
 
 
 def _sweep(path: Path, inventory: Inventory, options: PlanOptions, spec: SweepSpec, result: PlanResult, backend: str,

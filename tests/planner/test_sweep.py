@@ -3,6 +3,7 @@ backend, and the cost bands and robust commitments derived from the gathered sce
 
 from __future__ import annotations
 
+import shlex
 import statistics
 from decimal import Decimal
 from pathlib import Path
@@ -175,16 +176,32 @@ def test_a_bad_sweep_on_the_command_line_exits_2_before_planning(tmp_path, extra
     assert not (tmp_path / "plan" / "plan.json").exists()
 
 
-def test_the_readme_rayjob_is_admitted_through_a_local_queue_that_qm_render_creates():
-    """The README's KubeRay RayJob: Kueue's queue label names a LocalQueue of the example in the job's namespace,
-    `shutdownAfterJobFinishes` is true (Kueue requires it) and the entrypoint is a Ray sweep."""
+def test_the_readme_rayjob_is_what_qm_prints_and_queues_to_a_local_queue_that_qm_render_creates():
+    """The README's `qm plan --rayjob` command prints the README's RayJob; Kueue's queue label names a LocalQueue of
+    the example in the job's namespace; `shutdownAfterJobFinishes` is true (Kueue requires it)."""
     text = (REPO / "README.md").read_text().split("**On Kubernetes: a KubeRay RayJob that Kueue admits.**", 1)[1]
-    job = yaml.safe_load(text.split("```yaml\n", 1)[1].split("```", 1)[0])
+    command = text.split("```bash\n", 1)[1].split(" | kubectl", 1)[0]
+    documented = text.split("```yaml\n", 1)[1].split("```", 1)[0]
+    result = CliRunner().invoke(app, shlex.split(command)[1:], catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    assert result.stdout == documented
+    job = yaml.safe_load(documented)
     inventory = load(REPO / "inventory").inventory
     queues = {(o["metadata"]["namespace"], o["metadata"]["name"]) for c in inventory.clusters
               for o in objects_for_cluster(inventory, c.name) if o["kind"] == "LocalQueue"}
     meta = job["metadata"]
-    assert (job["apiVersion"], job["kind"]) == ("ray.io/v1", "RayJob")
     assert (meta["namespace"], meta["labels"]["kueue.x-k8s.io/queue-name"]) in queues
     assert job["spec"]["shutdownAfterJobFinishes"] is True
-    assert job["spec"]["entrypoint"].startswith("qm plan ") and "--backend ray" in job["spec"]["entrypoint"]
+    assert shlex.split(job["spec"]["entrypoint"]) == ["qm", "plan", "/inventory", "--horizon", "8q", "--draws", "200",
+                                                      "--seed", "7", "--backend", "ray", "--out", "/results/plan"]
+
+
+@pytest.mark.parametrize(("extra", "message"), [
+    (["--draws", "2", "--rayjob", "llm-pretrian", "--image", "x"], "Did you mean `llm-pretrain`?"),  # a typo
+    (["--rayjob", "llm-pretrain", "--image", "x"], "--rayjob prints a sweep; give it --sweep or --draws."),
+    (["--draws", "2", "--rayjob", "llm-pretrain"], "--rayjob needs --image"),
+])
+def test_a_rayjob_without_a_team_a_sweep_or_an_image_exits_2(extra, message):
+    result = CliRunner().invoke(app, ["plan", str(REPO / "inventory"), *extra])
+    assert result.exit_code == 2, result.output
+    assert message in " ".join(result.output.split())
