@@ -310,7 +310,7 @@ def shifted_quantiles(quantiles: dict[float, float], z: float) -> dict[float, fl
 
 
 def demand_series(row: DemandRow) -> tuple[str, str, str, str]:
-    """A demand row's series: team, accelerator, site and scenario ("" when null); one per quarter."""
+    """A demand row's series: team, accelerator, site and scenario ("" when null), the same for each quarter's row."""
     return row.team, row.accelerator, row.site or "", row.scenario or ""
 
 

@@ -57,8 +57,7 @@ NO_CHANGE = ("0", "0%", "+0%", "none")
 """Values of a sweep axis that leave it unchanged (the plan as the other axes have it)."""
 FILES = ("sweep.json", "sweep.parquet", "sweep.csv", "sweep_purchases.parquet", "sweep_purchases.csv")
 MONEY = pa.decimal128(24, 6)
-"""USD as solved (PlanResult: 6 decimals)."""
-SIX = Decimal("0.000001")
+"""USD as solved: PlanResult's money has 6 decimals (pricing.usd), which Arrow takes as it is."""
 
 
 @dataclass(frozen=True)
@@ -336,17 +335,13 @@ def _scenario_columns(spec: SweepSpec, results: Sequence[ScenarioResult], repeat
     return columns
 
 
-def _money(value: Decimal | None) -> Decimal | None:
-    return None if value is None else value.quantize(SIX)
-
-
 def _costs_table(spec: SweepSpec, results: Sequence[ScenarioResult]) -> pa.Table:
     rows = [(r, q, c) for r in results for q, c in r.quarter_costs]
     columns = _scenario_columns(spec, results, [len(r.quarter_costs) for r in results])
     columns.update({
         "quarter": pa.array([q for _, q, _ in rows], pa.string()),
-        "cost_usd": pa.array([_money(c) for _, _, c in rows], MONEY),
-        "expected_cost_usd": pa.array([_money(r.expected_cost_usd) for r, _, _ in rows], MONEY),
+        "cost_usd": pa.array([c for _, _, c in rows], MONEY),
+        "expected_cost_usd": pa.array([r.expected_cost_usd for r, _, _ in rows], MONEY),
         "seconds": pa.array([r.seconds for r, _, _ in rows], pa.float64()),
         "cpu_seconds": pa.array([r.cpu_seconds for r, _, _ in rows], pa.float64())})
     return pa.table(columns)
@@ -361,7 +356,7 @@ def _purchases_table(results: Sequence[ScenarioResult]) -> pa.Table:
             ("site", pa.string()), ("machine", pa.string()), ("pricing_model", pa.string()),
             ("term_months", pa.int32()), ("start_quarter", pa.string()), ("nodes", pa.int64()),
             ("accelerators", pa.int64()))},
-        "total_liability_usd": pa.array([_money(p["total_liability_usd"]) for _, p in rows], MONEY)})
+        "total_liability_usd": pa.array([p["total_liability_usd"] for _, p in rows], MONEY)})
 
 
 # --- what a sweep says -----------------------------------------------------------------------------------

@@ -79,9 +79,9 @@ def command(
     written = result.write(out)
     _print(result)
     console.print(f"Wrote {len(written)} files to {out}/" + (f"; model in {write_lp}" if write_lp else ""))
-    if spec.grid or spec.draws:
+    if (spec.grid or spec.draws) and result.has_plan and result.outcome != "infeasible":
         _sweep(path, inventory, options, spec, result, backend, workers, out)
-    elif sweeps.clear(out):
+    elif sweeps.clear(out):  # no sweep, or none run for a plan that has none
         console.print(f"Removed the previous sweep from {out}/ (this plan has none).")
     if not result.has_plan or result.outcome == "infeasible":
         raise ProblemsFound(f"no plan satisfies the inventory ({result.outcome}); see above.")
