@@ -3,6 +3,7 @@ backend, and the cost bands and robust commitments derived from the gathered sce
 
 from __future__ import annotations
 
+import importlib.util
 import shlex
 import statistics
 from decimal import Decimal
@@ -14,6 +15,7 @@ import yaml
 from typer.testing import CliRunner
 
 from quartermaster.cli import app
+from quartermaster.errors import MissingExtra
 from quartermaster.loader import load
 from quartermaster.modules.kueue.builders import objects_for_cluster
 from quartermaster.planner import PlanInputError, PlanOptions
@@ -205,3 +207,10 @@ def test_a_rayjob_without_a_team_a_sweep_or_an_image_exits_2(extra, message):
     result = CliRunner().invoke(app, ["plan", str(REPO / "inventory"), *extra])
     assert result.exit_code == 2, result.output
     assert message in " ".join(result.output.split())
+
+
+def test_ray_without_the_ray_extra_names_the_extra_before_anything_is_solved(monkeypatch):
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "ray" else real(name, *a))
+    with pytest.raises(MissingExtra, match=r"needs the `ray` extra.*pip install 'quartermaster\[ray\]'"):
+        run_sweep(inventory(), OPTIONS, spec_of(["demand=-50%,0"], 0, 0), backend="ray")
