@@ -26,6 +26,7 @@ Rules, each written once:
 from __future__ import annotations
 
 from collections.abc import Hashable, Mapping, Sequence
+from dataclasses import dataclass
 from decimal import ROUND_FLOOR, ROUND_HALF_UP, Decimal
 from enum import StrEnum
 from typing import TYPE_CHECKING, Literal, TypeVar
@@ -95,9 +96,10 @@ BASES: dict[Basis, str] = {
 HOURS_PER_MONTH = 730
 
 
-def amortised_usd_per_node_hour(hourly: float, upfront: float, term_months: int) -> float:
+def amortised_usd_per_node_hour(hourly: Money, upfront: Money, term_months: int) -> Money:
     """A commitment's price per node-hour with its upfront fee spread over its term at HOURS_PER_MONTH hours a month
-    (FinOps amortised cost): the committed rate a cost centre is charged, and that renewals are compared at."""
+    (FinOps amortised cost): the committed rate a cost centre is charged, and that renewals are compared at (float
+    for the planner's coefficients, Decimal for money a person reads)."""
     return hourly + upfront / (term_months * HOURS_PER_MONTH) if term_months else hourly
 
 HOURS_PER_WEEK = 168
@@ -192,18 +194,62 @@ def commitment_rate(inventory: Inventory, commitment: str) -> Decimal:
     return per_accelerator(c.usd_per_node_hour, inventory.machine_by_name[c.machine].accelerators_per_node)
 
 
-def break_even_utilisation(inventory: Inventory, commitment: str) -> Decimal | None:
-    """The share of a commitment's capacity that must be used for it to cost no more than on-demand:
-    commit price / on-demand price per accelerator-hour, from the same machine and site's on-demand row, else the
-    cheapest on-demand price of the same accelerator (on-prem sites have none of their own); None when the book
-    has no on-demand price for the accelerator (unknown, not zero)."""
-    c = inventory.commitment_by_name[commitment]
-    machine = inventory.machine_by_name[c.machine]
-    on_demand = (accelerator_hour_price(inventory, c.machine, c.site, PricingModel.ON_DEMAND)
-                 or cheapest_on_demand_per_accelerator(inventory).get(machine.accelerator))
-    if not on_demand:
-        return None
-    return commitment_rate(inventory, commitment) / on_demand
+def on_demand_alternative(inventory: Inventory, machine: str, site: str) -> tuple[Decimal | None, str]:
+    """What an accelerator-hour of `machine` at `site` would cost on demand instead, and what that price is of: the
+    same machine and site on demand; else the cheapest on-demand price of its accelerator (on-prem sites have none of
+    their own); else the cheapest on-demand accelerator it stands in for under `policy.equivalence` (one B200 worth
+    2.2 H100s replaces 2.2 H100-hours); (None, why) when the book has none of these."""
+    same = accelerator_hour_price(inventory, machine, site, PricingModel.ON_DEMAND)
+    if same is not None:
+        return same, "same machine and site"
+    accelerator = inventory.machine_by_name[machine].accelerator
+    cheapest = cheapest_on_demand_per_accelerator(inventory)
+    if accelerator in cheapest:
+        return cheapest[accelerator], f"cheapest on-demand {accelerator}"
+    worth = inventory.policy.equivalence
+    offers = [(rate * Decimal(str(worth[accelerator])) / Decimal(str(worth[other])), other)
+              for other, rate in cheapest.items() if accelerator in worth and other in worth]
+    if not offers:
+        return None, "no on-demand price in the price book"
+    price, other = min(offers)
+    return price, f"{worth[accelerator] / worth[other]:g} {other} on demand (policy.equivalence)"
+
+
+@dataclass(frozen=True)
+class BreakEven:
+    """The utilisation at which committed capacity costs what its used hours would cost on demand.
+
+    A commitment costs c per accelerator-hour of its term whether used or not (its hourly rate plus its upfront fee
+    spread over the term, `amortised_usd_per_node_hour`) and v more per accelerator-hour used; used a share u of
+    its hours, it costs c + v u against p u on demand (`on_demand_alternative`): break-even u* = c / (p - v). Below
+    u*, on demand would have cost less. None when p is unknown, or when p <= v (it never breaks even)."""
+
+    committed_rate: Decimal
+    """committed_rate: c, USD per accelerator-hour paid every hour of the term."""
+    used_rate: Decimal
+    """used_rate: v, USD per accelerator-hour used, on top."""
+    on_demand_rate: Decimal | None
+    """on_demand_rate: p, USD per accelerator-hour on demand of what the commitment replaces; None: unknown."""
+    on_demand_basis: str
+    """on_demand_basis: what p is the price of (`on_demand_alternative`)."""
+
+    @property
+    def utilisation(self) -> Decimal | None:
+        p = self.on_demand_rate
+        return None if p is None or p <= self.used_rate else self.committed_rate / (p - self.used_rate)
+
+
+def break_even(inventory: Inventory, machine: str, site: str, usd_per_node_hour: Decimal,
+               upfront_usd_per_node: Decimal = Decimal(0), term_months: int = 0,
+               usd_per_node_hour_used: Decimal = Decimal(0)) -> BreakEven:
+    """The break-even of committed capacity of `machine` at `site` (`BreakEven`): every commitment shape (a flat
+    rate, all, partial or no upfront, a fixed fee plus a rate per hour used), for the finance report and the alert
+    rules alike."""
+    per_node = inventory.machine_by_name[machine].accelerators_per_node
+    fixed = amortised_usd_per_node_hour(usd_per_node_hour, upfront_usd_per_node, term_months)
+    on_demand, basis = on_demand_alternative(inventory, machine, site)
+    return BreakEven(per_accelerator(fixed, per_node), per_accelerator(usd_per_node_hour_used, per_node), on_demand,
+                     basis)
 
 
 def pool_node_price(inventory: Inventory, machine: str, site: str, provisioning: str

@@ -6,7 +6,7 @@ in its `runbook` annotation the inventory file (and YAML path) to change. Alerts
 - `QuartermasterCommitmentBelowBreakEven` (per commitment active on the render date): the mean utilisation of
   the commitment's capacity (accelerators admitted by Kueue in the pools that consume it / count x accelerators
   per node) over the last `commitment_days` days is below its break-even, commit price / on-demand price
-  (`quartermaster.pricing.break_even_utilisation`): on-demand for the same use would have been cheaper.
+  (`quartermaster.pricing.break_even`): on-demand for the same use would have been cheaper.
 - `QuartermasterPendingAboveQuota` (per team, cluster and accelerator resource): the team's demand there (quota
   reserved + pending requests) exceeds its nominal quota, with workloads pending, for `pending_hours` hours.
 - `QuartermasterFlavorAtCapacity` (per pool): the pool's accelerators are all reserved while a ClusterQueue with
@@ -46,8 +46,7 @@ from quartermaster.modules.observability.metrics import (
     NOT_FOLLOWER,
 )
 from quartermaster.pricing import (
-    break_even_utilisation,
-    cheapest_on_demand_per_accelerator,
+    break_even,
     format_usd,
     pool_rate,
 )
@@ -128,28 +127,30 @@ def build_rules(result: LoadResult, options: Options | None = None) -> tuple[dic
                 notes.append(f"commitment {c.name}: no break-even alert in {o.cluster} (pools in other clusters "
                              "consume it too)")
                 continue
-        break_even = break_even_utilisation(inventory, c.name)
-        if not pools or break_even is None or not (c.start <= at < c.end):
-            why = ("no pool consumes it" if not pools else "the price book has no on-demand price for its accelerator"
-                   if break_even is None else f"its term [{c.start}, {c.end}) does not cover {at}")
+        even = break_even(inventory, c.machine, c.site, c.usd_per_node_hour)
+        ratio = even.utilisation
+        if not pools or ratio is None or not (c.start <= at < c.end):
+            why = ("no pool consumes it" if not pools
+                   else "the price book has no on-demand price for its accelerator nor for one it is worth under "
+                   "policy.equivalence" if ratio is None else f"its term [{c.start}, {c.end}) does not cover {at}")
             notes.append(f"commitment {c.name}: no break-even alert ({why})")
             continue
         capacity = c.count * inventory.machine_by_name[c.machine].accelerators_per_node
         used = _sel(KUEUE_USAGE, flavor="|".join(sorted(pools)), resource=_resource(inventory, pools[0]))
         records.append({"record": UTILISATION, "labels": {"commitment": c.name},
                         "expr": f"(sum({used}) or vector(0)) / {capacity}"})
-        records.append({"record": BREAK_EVEN, "labels": {"commitment": c.name}, "expr": f"vector({_num(break_even)})"})
-        on_demand = cheapest_on_demand_per_accelerator(inventory).get(inventory.machine_by_name[c.machine].accelerator)
+        records.append({"record": BREAK_EVEN, "labels": {"commitment": c.name}, "expr": f"vector({_num(ratio)})"})
         alerts.append(_alert(
             "QuartermasterCommitmentBelowBreakEven", {"commitment": c.name, "severity": "warning"},
-            f'avg_over_time({UTILISATION}{{commitment="{c.name}"}}[{o.commitment_days}d]) < {_num(break_even)}',
+            f'avg_over_time({UTILISATION}{{commitment="{c.name}"}}[{o.commitment_days}d]) < {_num(ratio)}',
             "1h",
-            f"Commitment {c.name} is used below its break-even ({float(break_even):.1%}) over {o.commitment_days} "
+            f"Commitment {c.name} is used below its break-even ({float(ratio):.1%}) over {o.commitment_days} "
             "days",
             f"Mean utilisation of {c.name} ({capacity} accelerators in {', '.join(sorted(pools))}) over "
-            f"{o.commitment_days} days is {{{{ $value | humanizePercentage }}}}, below {float(break_even):.1%} = "
-            f"commit price {format_usd(c.usd_per_node_hour, 4)}/node-hour / on-demand price (cheapest on-demand "
-            f"for {inventory.machine_by_name[c.machine].accelerator}: {format_usd(on_demand, 4)}/accelerator-hour).",
+            f"{o.commitment_days} days is {{{{ $value | humanizePercentage }}}}, below {float(ratio):.1%} = "
+            f"commit price {format_usd(even.committed_rate, 4)}/accelerator-hour "
+            f"({format_usd(c.usd_per_node_hour, 4)}/node-hour) / on-demand price ({even.on_demand_basis}: "
+            f"{format_usd(even.on_demand_rate, 4)}/accelerator-hour).",
             f"Move demand onto {', '.join(sorted(pools))}: give teams quota there in their files under "
             f"inventory/teams/ (`quotas`), or lower the on-demand pools' quotas; at renewal, size the commitment "
             f"down in {_where(result, 'commitments', c.name)} (`count`).",

@@ -4,8 +4,10 @@ with series that should and should not fire, for every alert (issue 20)."""
 from __future__ import annotations
 
 import copy
+import dataclasses
 import datetime as dt
 import subprocess
+from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
@@ -16,8 +18,8 @@ from typer.testing import CliRunner
 from quartermaster.capacity import pool_accelerators
 from quartermaster.cli import app
 from quartermaster.loader import LoadResult, load
-from quartermaster.modules.observability.rules import Options, build_rules, dump
-from quartermaster.pricing import break_even_utilisation, pool_rate
+from quartermaster.modules.observability.rules import BREAK_EVEN, Options, build_rules, dump
+from quartermaster.pricing import break_even, pool_rate
 from tests.observability.promserver import PROMTOOL, needs_prometheus
 from tests.paths import INVENTORY
 
@@ -67,8 +69,29 @@ def test_the_rendered_files_pass_promtool_check(tmp_path: Path) -> None:
     operator = yaml.safe_load((tmp_path / "quartermaster-prometheusrule.yaml").read_text())
     assert operator["kind"] == "PrometheusRule"
     assert operator["spec"] == yaml.safe_load((tmp_path / "quartermaster.rules.yaml").read_text())
-    assert "note: commitment sjc-dgx-b200-2026: no break-even alert (the price book has no on-demand price" \
-        in " ".join(result.output.split())
+    assert "no break-even alert" not in result.output  # every active commitment of the example has one
+
+
+def test_a_commitment_without_on_demand_price_is_compared_with_what_it_is_worth(loaded: LoadResult) -> None:
+    """The example's DGX B200 commitment: no B200 is sold on demand, so its break-even is against the cheapest
+    on-demand H100-80GB (p5.48xlarge, prices.csv) times 2.2, what a B200 is worth (org.yaml policy.equivalence), as the
+    finance report computes it (one function, pricing.break_even); without that equivalence it gets a note."""
+    inv = loaded.inventory
+    c = inv.commitment_by_name["sjc-dgx-b200-2026"]
+    h100 = min(p.usd_per_node_hour / inv.machine_by_name[p.machine].accelerators_per_node for p in inv.prices
+               if p.pricing_model == "on-demand" and inv.machine_by_name[p.machine].accelerator == "H100-80GB")
+    want = c.usd_per_node_hour / 8 / (h100 * Decimal("2.2"))  # 8 B200 per DGX B200 node
+    rules, notes = build_rules(loaded, Options(at=AT))
+    records = [r for g in rules["groups"] for r in g["rules"]
+               if r.get("record") == BREAK_EVEN and r["labels"]["commitment"] == c.name]
+    assert [r["expr"] for r in records] == [f"vector({want:.6f})"]  # 0.202332: 6 decimals
+    assert break_even(inv, c.machine, c.site, c.usd_per_node_hour).utilisation == want
+    assert not [n for n in notes if c.name in n]
+    alone = dataclasses.replace(loaded, inventory=inv.model_copy(update={"policy": inv.policy.model_copy(
+        update={"equivalence": {}})}))
+    _, notes = build_rules(alone, Options(at=AT))
+    assert f"commitment {c.name}: no break-even alert (the price book has no on-demand price for its accelerator nor " \
+        "for one it is worth under policy.equivalence)" in notes
 
 
 @needs_prometheus
@@ -77,8 +100,11 @@ def test_commitment_below_break_even_fires_only_under_break_even(loaded: LoadRes
     rules, _ = build_rules(loaded, Options(at=AT))
     under = "gcp-east4-h100-3y"  # 16 a3-mega nodes x 8 GPUs, consumed by pool h100-mega-resv
     capacity = 16 * 8
-    break_even = float(break_even_utilisation(inv, under) or 0)  # 40.4867 / 92.9376 = 0.4356
-    below, above = int(capacity * break_even) - 1, int(capacity * break_even) + 1
+    c = inv.commitment_by_name[under]
+    break_even_share = break_even(inv, c.machine, c.site, c.usd_per_node_hour).utilisation
+    assert break_even_share is not None  # 40.4867 / 92.9376 = 0.4356
+    ratio = float(break_even_share)
+    below, above = int(capacity * ratio) - 1, int(capacity * ratio) + 1
     others = [usage(p.name, "llm-pretrain", inv.machine_by_name[p.machine].resource_name,
                     f"{pool_accelerators(inv, p)}x1200")
               for p in inv.pools if p.commitment and p.commitment != under]
