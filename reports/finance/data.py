@@ -18,6 +18,8 @@ from dataclasses import asdict, dataclass, field
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any, Literal
 
+import numpy as np
+
 from quartermaster.capacity import pool_accelerators
 from quartermaster.errors import ProblemsFound
 from quartermaster.model import Inventory
@@ -318,9 +320,10 @@ def build_report(inventory: Inventory, plan: PlanResult, quarter: str | None = N
     tables.append(_purchases(plan, money))
     demand = _demand_vs_capacity(inventory, plan, quarter)
     tables += [demand, _routing(inventory, plan)]
-    risk, p90_cost = _risk(inventory, plan, quarter)
+    exposure = _p90_exposure(inventory, quarters)
+    risk, p90_cost = _risk(plan, quarter, exposure[quarter])
     tables.append(risk)
-    tables.append(_cost_band(inventory, plan, quarters))
+    tables.append(_cost_band(inventory, plan, quarters, exposure))
     tables.append(_unmet(plan))
     budget = _budgets(inventory, plan, quarter)
     tables.append(budget)
@@ -565,8 +568,8 @@ def _usage_months(inventory: Inventory, usage: pd.DataFrame | None) -> tuple[Any
         raise ProblemsFound(f"plan vs actual: {issues[0].format()} ({len(issues)} problem(s); `qm meter` lists them)")
     if records is None or records.empty:
         return records, []
-    labels = sorted({f"{h.year:04d}-{h.month:02d}" for h in records["hour"]})
-    return records, [parse_period(label) for label in labels]
+    months = np.unique(records["hour"].to_numpy().astype("datetime64[M]"))  # sorted: 2026-10, 2026-11, ...
+    return records, [parse_period(str(month)) for month in months]
 
 
 def _plan_vs_actual(inventory: Inventory, plan: PlanResult, previous: PlanResult | None,
@@ -1014,26 +1017,23 @@ def _routing(inventory: Inventory, plan: PlanResult) -> Table:
     )
 
 
-def _risk(inventory: Inventory, plan: PlanResult, quarter: str) -> tuple[Table, Decimal]:
-    """p90 exposure: if every team ran at its p90 for the whole quarter, the accelerator-hours above p50
-    bought on demand at the cheapest on-demand rate of the accelerator."""
-    hours = Decimal(quarter_hours(quarter))
+def _p90_exposure(inventory: Inventory, quarters: list[str]) -> dict[str, list[dict[str, Any]]]:
+    """Per quarter and accelerator: if every team ran at its p90 for the whole quarter, the accelerators above p50
+    (`extra`), bought on demand at the cheapest on-demand `rate` of the accelerator: the `exposure` (None without an
+    on-demand price)."""
     rates = cheapest_on_demand_per_accelerator(inventory)
-    by_acc: dict[str, Decimal] = {}
+    extra: dict[str, dict[str, Decimal]] = {q: {} for q in quarters}
     for d in inventory.demand:
-        if d.period == quarter and not d.scenario and d.p90 is not None:
+        if d.period in extra and not d.scenario and d.p90 is not None:
+            by_acc = extra[d.period]
             by_acc[d.accelerator] = by_acc.get(d.accelerator, ZERO) + Decimal(str(d.p90)) - Decimal(str(d.p50))
-    rows: list[dict[str, Any]] = []
-    for acc, extra in sorted(by_acc.items()):
-        rate = rates.get(acc)
-        rows.append(
-            {
-                "accelerator": acc,
-                "extra": extra,
-                "rate": rate,
-                "exposure": cents(extra * hours * rate) if rate is not None else None,
-            }
-        )
+    return {q: [{"accelerator": acc, "extra": more, "rate": rates.get(acc),
+                 "exposure": cents(more * quarter_hours(q) * rates[acc]) if acc in rates else None}
+                for acc, more in sorted(by_acc.items())] for q, by_acc in extra.items()}
+
+
+def _risk(plan: PlanResult, quarter: str, rows: list[dict[str, Any]]) -> tuple[Table, Decimal]:
+    """The p90 exposure of the report's quarter (`_p90_exposure`'s rows of it) and the cost at p90 demand."""
     exposure = sum((r["exposure"] for r in rows if r["exposure"] is not None), ZERO)
     expected = quarter_cost(plan, quarter)
     table = Table(
@@ -1047,8 +1047,8 @@ def _risk(inventory: Inventory, plan: PlanResult, quarter: str) -> tuple[Table, 
         ),
         tuple(rows),
         total={"accelerator": "Total", "exposure": exposure},
-        note=f"Expected cost {expected:,} USD; at p90 demand all quarter ({hours:,} hours) the extra accelerators "
-        "are bought on demand, the most the plan's recourse would cost.",
+        note=f"Expected cost {expected:,} USD; at p90 demand all quarter ({quarter_hours(quarter):,} hours) the extra "
+        "accelerators are bought on demand, the most the plan's recourse would cost.",
     )
     return table, expected + exposure
 
@@ -1057,28 +1057,30 @@ FLEXIBLE_MODELS = tuple(m for m in PAY_PER_USE_MODELS if m != PricingModel.CAPAC
 """Spend that shrinks when demand does (capacity blocks and commitments are paid whether used or not)."""
 
 
-def _cost_band(inventory: Inventory, plan: PlanResult, quarters: list[str]) -> Table:
+def _cost_band(inventory: Inventory, plan: PlanResult, quarters: list[str],
+               exposure: dict[str, list[dict[str, Any]]]) -> Table:
     """Cost per quarter at p10, expected and at p90 demand (basis: exposure).
 
-    p90: the risk table's figure (the accelerator-hours above p50 bought on demand). p10: each demand row's Q(0.1) of
-    the planner's own fit (`planner.data.quantile_at`: the given p10, else the lognormal through p50 and p90,
-    p50^2 / p90); the accelerator-hours below p50 are taken off at the cheapest on-demand rate, at most the quarter's
-    on-demand, spot and flex-start spend (commitments and capacity blocks are paid whether used or not)."""
+    p90: the risk table's figure (`exposure`, the accelerator-hours above p50 bought on demand). p10: each demand
+    row's Q(0.1) of the planner's own fit (`planner.data.quantile_at`: the given p10, else the lognormal through p50
+    and p90, p50^2 / p90); the accelerator-hours below p50 are taken off at the cheapest on-demand rate, at most the
+    quarter's on-demand, spot and flex-start spend (commitments and capacity blocks are paid whether used or not)."""
     rates = cheapest_on_demand_per_accelerator(inventory)
+    below = dict.fromkeys(quarters, ZERO)
+    for d in inventory.demand:
+        if d.period in below and not d.scenario and d.accelerator in rates:
+            p10 = Decimal(repr(quantile_at(d.quantiles, 0.1)))
+            below[d.period] += (Decimal(str(d.p50)) - p10) * quarter_hours(d.period) * rates[d.accelerator]
+    flexible = dict.fromkeys(quarters, ZERO)
+    for r in plan.cost_by_quarter:
+        if r.quarter in flexible and r.pricing_model in FLEXIBLE_MODELS:
+            flexible[r.quarter] += r.usd
     rows: list[dict[str, Any]] = []
     for q in quarters:
-        hours = Decimal(quarter_hours(q))
-        below = ZERO
-        for d in inventory.demand:
-            if d.period == q and not d.scenario and d.accelerator in rates:
-                p10 = Decimal(repr(quantile_at(d.quantiles, 0.1)))
-                below += (Decimal(str(d.p50)) - p10) * hours * rates[d.accelerator]
-        flexible = sum((r.usd for r in plan.cost_by_quarter if r.quarter == q and r.pricing_model in FLEXIBLE_MODELS),
-                       ZERO)
         expected = quarter_cost(plan, q)
-        _, p90_cost = _risk(inventory, plan, q)
-        rows.append({"quarter": q, "p10": expected - cents(min(below, flexible)), "expected": expected,
-                     "p90": p90_cost})
+        p90 = expected + sum((r["exposure"] for r in exposure[q] if r["exposure"] is not None), ZERO)
+        rows.append({"quarter": q, "p10": expected - cents(min(below[q], flexible[q])), "expected": expected,
+                     "p90": p90})
     return Table(
         "cost_band",
         "Cost per quarter at p10 and p90 demand",
