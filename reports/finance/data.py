@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, astuple, dataclass, field
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -31,12 +31,11 @@ from quartermaster.pricing import (
     IDLE_TEAM,
     PAY_PER_USE_MODELS,
     PricingModel,
-    accelerator_hour_price,
     allocate_cents,
+    break_even,
     cents,
     cheapest_accelerator_hour,
     cheapest_on_demand_per_accelerator,
-    per_accelerator,
 )
 from quartermaster.reports.metering import check_usage, inventory_records, meter, parse_period
 from quartermaster.units import next_quarters, quarter_hours, quarter_of
@@ -45,6 +44,7 @@ if TYPE_CHECKING:
     import pandas as pd
 
     from quartermaster.planner import PlanResult
+    from quartermaster.planner.plan_result import PurchaseRow
 
 Kind = Literal["text", "money", "rate", "delta", "pct", "signed_pct", "number", "int"]
 """Column kinds: `rate` is money per unit (USD per accelerator-hour), shown to 4 decimals."""
@@ -89,21 +89,35 @@ class Table:
                 "columns": [asdict(c) for c in self.columns], "rows": list(self.rows), "total": self.total}
 
 
-UPFRONT_MODELS = (PricingModel.CAPACITY_BLOCK,)
-"""Purchases paid in full when bought: an EC2 Capacity Block's price is an upfront fee (EC2 API Reference,
-`CapacityBlockOffering.UpfrontFee`, "the total price to be paid up front", read 2026-11-25). Every other
-purchase is paid monthly over its term."""
+Payment = Literal["all upfront", "partial upfront", "no upfront"]
 
 
-def payment_of(pricing_model: str) -> Literal["upfront", "monthly"]:
-    """How a purchase under `pricing_model` is paid."""
-    return "upfront" if pricing_model in UPFRONT_MODELS else "monthly"
+def payment_of(row: PurchaseRow) -> Payment:
+    """How a purchase is paid, from the plan's own figures (its contract shape): `all upfront` (a capacity block's
+    price, EC2 `CapacityBlockOffering.UpfrontFee`; an all-upfront reservation), `partial upfront` (a fee when bought
+    and a rate every hour of the term) or `no upfront` (a rate every hour of the term)."""
+    if not row.upfront_usd:
+        return "no upfront"
+    return "partial upfront" if row.usd_per_node_hour and row.term_months else "all upfront"
+
+
+@dataclass(frozen=True)
+class Payments:
+    """A purchase's payments to the cent: `upfront` when bought (None: none), `monthly` a month over its term (None:
+    none), `over_term` all of its hourly payments (liability - upfront), `liability` and the part `in_horizon`; each
+    column adds up over the plan's purchases to the plan's own total (`_purchase_payments`)."""
+
+    payment: Payment
+    upfront: Decimal | None
+    monthly: Decimal | None
+    over_term: Decimal
+    liability: Decimal
+    in_horizon: Decimal
 
 
 @dataclass(frozen=True)
 class Commitment:
-    """A new commitment the plan asks finance to approve: paid upfront (`upfront` set, `monthly` None) or
-    monthly over its term (`monthly` set, `upfront` None)."""
+    """A new commitment (or capacity block) the plan asks finance to approve, and how it is paid (`Payments`)."""
 
     site: str
     machine: str
@@ -111,9 +125,11 @@ class Commitment:
     term: str
     nodes: int
     accelerators: int
-    payment: Literal["upfront", "monthly"]
+    payment: Payment
     upfront: Decimal | None
     monthly: Decimal | None
+    over_term: Decimal
+    """over_term: what is paid by the hour over the term (liability - upfront)."""
     liability: Decimal
     in_horizon: Decimal
     """in_horizon: the part of the liability inside the plan's horizon (in the plan's expected cost)."""
@@ -145,9 +161,9 @@ class Summary:
     approve: tuple[Commitment, ...]
     approve_liability: Decimal
     approve_monthly: Decimal
-    """approve_monthly: the monthly payments of the commitments to approve (those paid monthly)."""
+    """approve_monthly: the monthly payments of the commitments to approve, each during its own term."""
     approve_upfront: Decimal
-    """approve_upfront: what the purchases to approve that are paid upfront (capacity blocks) cost when bought."""
+    """approve_upfront: what the purchases to approve cost when bought (capacity blocks, upfront fees)."""
     approve_in_horizon: Decimal
     """approve_in_horizon: the part of approve_liability inside the plan's horizon."""
     purchases: NewPurchases
@@ -258,9 +274,8 @@ def _sum_cost(plan: PlanResult, quarters: list[str], column: str = "cost_usd") -
     return sum((cents(_decimal(k[column])) for q in quarters if (k := _kpi(plan, q))), ZERO)
 
 
-def _commitment_term(row: dict[str, Any]) -> str:
-    months = int(row["term_months"])
-    return f"{months} months" if months else f"{int(row['node_weeks'])} node-weeks"
+def _commitment_term(row: PurchaseRow) -> str:
+    return f"{row.term_months} months" if row.term_months else f"{row.node_weeks} node-weeks"
 
 
 def build_report(inventory: Inventory, plan: PlanResult, quarter: str | None = None,
@@ -291,22 +306,12 @@ def build_report(inventory: Inventory, plan: PlanResult, quarter: str | None = N
     def kpi_ratio(name: str) -> Any:
         return lambda p: _ratio((_kpi(p, quarter) or {}).get(name, 0))
 
-    money = _purchase_cents(plan)
-    approve_rows = [r for r in _rows(plan.purchase_schedule) if r["start_quarter"] == quarter]
+    payments = _purchase_payments(plan)
+    approve_rows = [r for r in plan.purchase_schedule if r.start_quarter == quarter]
     approve = tuple(
-        Commitment(
-            r["site"],
-            r["machine"],
-            r["pricing_model"],
-            _commitment_term(r),
-            int(r["nodes"]),
-            int(r["accelerators"]),
-            payment_of(r["pricing_model"]),
-            money[i][0] if payment_of(r["pricing_model"]) == "upfront" else None,
-            cents(_decimal(r["monthly_usd"])) if payment_of(r["pricing_model"]) == "monthly" else None,
-            *money[i],
-        )
-        for i, r in enumerate(_rows(plan.purchase_schedule)) if r["start_quarter"] == quarter
+        Commitment(r.site, r.machine, r.pricing_model, _commitment_term(r), r.nodes, r.accelerators,
+                   *astuple(paid))
+        for r, paid in zip(plan.purchase_schedule, payments, strict=True) if r.start_quarter == quarter
     )
     tables: list[Table] = [_source_trail(inventory, plan, revision), _approve(approve),
                            _break_even(inventory, plan, approve_rows)]
@@ -317,7 +322,7 @@ def build_report(inventory: Inventory, plan: PlanResult, quarter: str | None = N
     coverage = _coverage(plan, quarters)
     expiry = _expiry(inventory, spend, coverage)
     tables += [coverage, expiry]
-    tables.append(_purchases(plan, money))
+    tables.append(_purchases(plan, payments))
     demand = _demand_vs_capacity(inventory, plan, quarter)
     tables += [demand, _routing(inventory, plan)]
     exposure = _p90_exposure(inventory, quarters)
@@ -343,8 +348,8 @@ def build_report(inventory: Inventory, plan: PlanResult, quarter: str | None = N
         amount(kpi_ratio("utilisation")),
         approve,
         sum((c.liability for c in approve), ZERO),
-        sum((c.monthly for c in approve if c.monthly is not None), ZERO),
-        sum((c.upfront for c in approve if c.upfront is not None), ZERO),
+        cents(sum((c.monthly for c in approve if c.monthly is not None), ZERO)),
+        cents(sum((c.upfront for c in approve if c.upfront is not None), ZERO)),
         sum((c.in_horizon for c in approve), ZERO),
         NewPurchases(cents(plan.new_commitment_liability_usd), cents(plan.new_commitment_in_horizon_usd),
                      None if plan.post_horizon_credit_usd is None else cents(plan.post_horizon_credit_usd)),
@@ -369,14 +374,28 @@ def build_report(inventory: Inventory, plan: PlanResult, quarter: str | None = N
     )
 
 
-def _purchase_cents(plan: PlanResult) -> list[tuple[Decimal, Decimal]]:
-    """(total liability, in horizon) of each purchase in plan order, to the cent, rounded so that each column adds
-    up to the plan's own total to the cent (`PlanResult.new_commitment_liability_usd`, what `qm plan` prints)."""
+def _purchase_payments(plan: PlanResult) -> list[Payments]:
+    """Each purchase's payments in plan order, from its own figures (`upfront_usd`, `monthly_usd`), to the cent:
+    liability and in-horizon rounded so that each column adds up to the plan's own total to the cent
+    (`PlanResult.new_commitment_liability_usd`, what `qm plan` prints), and upfront + over the term = liability."""
     rows = plan.purchase_schedule
     liability = allocate_cents({i: r.total_liability_usd for i, r in enumerate(rows)},
                                plan.new_commitment_liability_usd)
     inside = allocate_cents({i: r.in_horizon_usd for i, r in enumerate(rows)}, plan.new_commitment_in_horizon_usd)
-    return [(liability[i], inside[i]) for i in range(len(rows))]
+    out: list[Payments] = []
+    for i, r in enumerate(rows):
+        payment = payment_of(r)
+        upfront = liability[i] if payment == "all upfront" else cents(r.upfront_usd)
+        out.append(Payments(payment, upfront or None, cents(r.monthly_usd) or None, liability[i] - upfront,
+                            liability[i], inside[i]))
+    return out
+
+
+PAYMENT_COLUMNS = (
+    Column("payment", "Payment"), Column("upfront", "Paid upfront", "money"),
+    Column("monthly", "Paid monthly, a month", "money"), Column("over_term", "Paid over the term", "money"),
+    Column("liability", "Total liability", "money"), Column("in_horizon", "Of which in the plan's horizon", "money"))
+"""How a purchase is paid (`Payments`), in the commitments to approve and the purchase schedule."""
 
 
 def _approve(approve: tuple[Commitment, ...]) -> Table:
@@ -386,80 +405,61 @@ def _approve(approve: tuple[Commitment, ...]) -> Table:
         "Commitments to approve",
         (Column("site", "Site"), Column("machine", "Machine"), Column("pricing_model", "Pricing"),
          Column("term", "Term"), Column("nodes", "Nodes", "int"), Column("accelerators", "Accelerators", "int"),
-         Column("payment", "Payment"), Column("upfront", "Paid upfront", "money"),
-         Column("monthly", "Paid monthly, a month", "money"), Column("liability", "Total liability", "money"),
-         Column("in_horizon", "Of which in the plan's horizon", "money")),
+         *PAYMENT_COLUMNS),
         tuple(asdict(c) for c in approve),
-        note="Basis: planned. Total liability: every hour of the term, what finance commits to; of which in the plan's "
-        "horizon: the part the plan's quarters pay (in their spend); the rest falls after the horizon.",
+        note="Basis: planned. Paid upfront: when bought; paid monthly: a month during the term; paid over the term: "
+        "all of those hourly payments; upfront + over the term = total liability, every hour of the term, what finance "
+        "commits to; of which in the plan's horizon: the part the plan's quarters pay (in their spend); the rest falls "
+        "after the horizon.",
     )
 
 
-def _equivalent_on_demand(inventory: Inventory, accelerator: str, cheapest: dict[str, Decimal]
-                          ) -> tuple[Decimal | None, str]:
-    """For an accelerator with no on-demand price: the cheapest on-demand accelerator it stands in for under
-    `policy.equivalence` (one B200 worth 2.2 H100s replaces 2.2 H100-hours), as (USD per accelerator-hour, basis)."""
-    worth = inventory.policy.equivalence
-    if accelerator not in worth:
-        return None, "no on-demand price in the price book"
-    offers = [(rate * Decimal(str(worth[accelerator])) / Decimal(str(worth[other])), other)
-              for other, rate in cheapest.items() if other in worth]
-    if not offers:
-        return None, "no on-demand price in the price book"
-    price, other = min(offers)
-    return price, f"{worth[accelerator] / worth[other]:g} {other} on demand (policy.equivalence)"
-
-
-def _break_even(inventory: Inventory, plan: PlanResult, approve_rows: list[dict[str, Any]]) -> Table:
-    """Per commitment to approve: break-even utilisation = committed USD per accelerator-hour / on-demand USD
-    per accelerator-hour of what it replaces (the same machine at the same site, else the cheapest on-demand
-    price of the accelerator), and the plan's expected utilisation over the quarters it is active.
-
-    Below break-even utilisation, buying the used hours on demand would have cost less."""
-    cheapest = cheapest_on_demand_per_accelerator(inventory)
+def _break_even(inventory: Inventory, plan: PlanResult, approve_rows: list[PurchaseRow]) -> Table:
+    """Per commitment to approve: break-even utilisation (`pricing.break_even`, its contract shape included) and the
+    plan's expected utilisation over the quarters it is active."""
     order = list(plan.quarters)
+    quantum = Decimal("0.0001")
     rows: list[dict[str, Any]] = []
     for r in approve_rows:
-        machine = inventory.machine_by_name.get(r["machine"])
-        committed = per_accelerator(_decimal(r["usd_per_node_hour"]), machine.accelerators_per_node) if machine \
-            else None
-        same = accelerator_hour_price(inventory, r["machine"], r["site"], PricingModel.ON_DEMAND) if machine \
-            else None
-        on_demand, basis = ((same, "same machine and site") if same is not None
-                            else (cheapest[r["accelerator"]], f"cheapest on-demand {r['accelerator']}")
-                            if r["accelerator"] in cheapest else _equivalent_on_demand(inventory, r["accelerator"],
-                                                                                       cheapest))
-        start = order.index(r["start_quarter"])
-        months = int(r["term_months"])
-        active = order[start:start + (max(1, -(-months // 3)) if months else 1)]
+        if r.machine not in inventory.machine_by_name:
+            raise ProblemsFound(f"the plan buys {r.machine} at {r.site}, a machine the inventory no longer has; run "
+                                "`qm plan` again on this inventory")
+        even = break_even(inventory, r.machine, r.site, r.usd_per_node_hour, r.upfront_usd / r.nodes, r.term_months,
+                          r.usd_per_node_hour_used)
+        start = order.index(r.start_quarter)
+        active = order[start:start + (max(1, -(-r.term_months // 3)) if r.term_months else 1)]
         utilisation = [Decimal(str(k.utilisation_accelerator_hours)) for k in plan.kpis if k.quarter in active]
-        expected = (sum(utilisation, ZERO) / len(utilisation)).quantize(Decimal("0.0001")) if utilisation else None
-        even = (committed / on_demand).quantize(Decimal("0.0001")) if committed is not None and on_demand else None
+        expected = (sum(utilisation, ZERO) / len(utilisation)).quantize(quantum) if utilisation else None
+        ratio = None if even.utilisation is None else even.utilisation.quantize(quantum)
         rows.append({
-            "site": r["site"], "machine": r["machine"], "pricing_model": r["pricing_model"],
-            "committed_rate": committed.quantize(Decimal("0.0001")) if committed is not None else None,
-            "on_demand_rate": on_demand.quantize(Decimal("0.0001")) if on_demand is not None else None,
-            "on_demand_basis": basis, "break_even": even, "expected": expected,
+            "site": r.site, "machine": r.machine, "pricing_model": r.pricing_model,
+            "committed_rate": even.committed_rate.quantize(quantum),
+            "used_rate": even.used_rate.quantize(quantum),
+            "on_demand_rate": None if even.on_demand_rate is None else even.on_demand_rate.quantize(quantum),
+            "on_demand_basis": even.on_demand_basis, "break_even": ratio, "expected": expected,
             "quarters": f"{active[0]} to {active[-1]}" if len(active) > 1 else active[0],
-            "verdict": "no on-demand alternative" if even is None or expected is None
-            else "above break-even" if expected >= even else "below break-even",
+            "verdict": "no on-demand alternative" if even.on_demand_rate is None
+            else "never: used hours cost more than on demand" if ratio is None or expected is None
+            else "above break-even" if expected >= ratio else "below break-even",
         })
     return Table(
         "break_even",
         "Break-even and expected utilisation of the commitments to approve",
         (Column("site", "Site"), Column("machine", "Machine"), Column("pricing_model", "Pricing"),
          Column("committed_rate", "Committed USD / accelerator-hour", "rate"),
+         Column("used_rate", "Plus USD / accelerator-hour used", "rate"),
          Column("on_demand_rate", "On-demand USD / accelerator-hour", "rate"),
          Column("on_demand_basis", "On-demand price of"), Column("break_even", "Break-even utilisation", "pct"),
          Column("expected", "Expected utilisation", "pct"), Column("quarters", "Averaged over"),
          Column("verdict", "Verdict")),
         tuple(rows),
-        note="Basis: planned, price book. Break-even utilisation = committed rate / on-demand rate of what the "
-        "commitment replaces (the same machine and site on demand; else the cheapest on-demand price of the "
-        "accelerator; else of the accelerators it is worth under policy.equivalence): below it, the used hours "
-        "would cost less on demand. Expected utilisation: the plan's "
-        "commitment utilisation in accelerator-hours (all commitments together; the plan does not split it per "
-        "commitment), averaged over the quarters of the plan in which the commitment is active.",
+        note="Basis: planned, price book. Committed rate: paid every hour of the term, an upfront fee spread over the "
+        "term at 730 hours a month; a rate per hour used is paid on top. Break-even utilisation = committed rate / "
+        "(on-demand rate - rate per hour used), the on-demand rate of what the commitment replaces (the same machine "
+        "and site on demand; else the cheapest on-demand price of the accelerator; else of the accelerators it is "
+        "worth under policy.equivalence): below it, the used hours would cost less on demand. Expected utilisation: "
+        "the plan's commitment utilisation in accelerator-hours (all commitments together; the plan does not split "
+        "it per commitment), averaged over the quarters of the plan in which the commitment is active.",
     )
 
 
@@ -476,7 +476,9 @@ def _source_trail(inventory: Inventory, plan: PlanResult, revision: str | None) 
         f"scenario {o['scenario']}" if o.get("scenario") else "all demand scenarios / quantiles",
         "demand derived from the usage history" if o.get("from_usage") else "demand from demand.csv",
         f"idle policy {o.get('idle_policy', DEFAULT_IDLE_POLICY)}",
-        "new commitments charged their whole term" if o.get("charge_full_term")
+        "new commitments charged their whole liability, less a credit for the capacity they leave after the horizon"
+        if "charge_full_term" not in o  # a plan written before the horizon rule had this option
+        else "new commitments charged their whole term" if o["charge_full_term"]
         else "new commitments charged for the part of their term inside the horizon",
         f"least utilisation of new commitments {float(minimum):.0%}" if minimum is not None
         else "no least utilisation of new commitments",
@@ -810,29 +812,17 @@ def _expiry(inventory: Inventory, spend: Table, coverage: Table) -> Table:
     )
 
 
-def _purchases(plan: PlanResult, money: list[tuple[Decimal, Decimal]]) -> Table:
-    """The plan's purchases; each paid either upfront or monthly, so the totals are per payment kind; `money`:
-    each purchase's (total liability, in horizon) to the cent (`_purchase_cents`)."""
+def _purchases(plan: PlanResult, payments: list[Payments]) -> Table:
+    """The plan's purchases and how each is paid (`Payments`), with the totals per payment kind."""
+    used = any(r.usd_per_node_hour_used for r in plan.purchase_schedule)
     rows = [
         {
-            "start_quarter": r["start_quarter"],
-            "site": r["site"],
-            "machine": r["machine"],
-            "accelerator": r["accelerator"],
-            "pricing_model": r["pricing_model"],
-            "term": _commitment_term(r),
-            "start": r["start"],
-            "end": r["end"],
-            "nodes": int(r["nodes"]),
-            "accelerators": int(r["accelerators"]),
-            "usd_per_node_hour": _decimal(r["usd_per_node_hour"]),
-            "payment": payment_of(r["pricing_model"]),
-            "upfront": money[i][0] if payment_of(r["pricing_model"]) == "upfront" else None,
-            "monthly": cents(_decimal(r["monthly_usd"])) if payment_of(r["pricing_model"]) == "monthly" else None,
-            "liability": money[i][0],
-            "in_horizon": money[i][1],
+            "start_quarter": r.start_quarter, "site": r.site, "machine": r.machine, "accelerator": r.accelerator,
+            "pricing_model": r.pricing_model, "term": _commitment_term(r), "start": r.start, "end": r.end,
+            "nodes": r.nodes, "accelerators": r.accelerators, "usd_per_node_hour": r.usd_per_node_hour,
+            **({"usd_per_node_hour_used": r.usd_per_node_hour_used} if used else {}), **asdict(paid),
         }
-        for i, r in enumerate(_rows(plan.purchase_schedule))
+        for r, paid in zip(plan.purchase_schedule, payments, strict=True)
     ]
     return Table(
         "purchase_schedule",
@@ -849,25 +839,21 @@ def _purchases(plan: PlanResult, money: list[tuple[Decimal, Decimal]]) -> Table:
             Column("nodes", "Nodes", "int"),
             Column("accelerators", "Accelerators", "int"),
             Column("usd_per_node_hour", "USD / node-hour", "money"),
-            Column("payment", "Payment"),
-            Column("upfront", "Paid upfront", "money"),
-            Column("monthly", "Paid monthly, a month", "money"),
-            Column("liability", "Total liability", "money"),
-            Column("in_horizon", "Of which in the plan's horizon", "money"),
+            *((Column("usd_per_node_hour_used", "Plus USD / node-hour used", "money"),) if used else ()),
+            *PAYMENT_COLUMNS,
         ),
         tuple(rows),
         total={
             "start_quarter": "Totals by payment",
-            "upfront": sum((r["upfront"] for r in rows if r["upfront"] is not None), ZERO),
-            "monthly": sum((r["monthly"] for r in rows if r["monthly"] is not None), ZERO),
-            "liability": sum((r["liability"] for r in rows), ZERO),
-            "in_horizon": sum((r["in_horizon"] for r in rows), ZERO),
+            **{k: cents(sum((r[k] for r in rows if r[k] is not None), ZERO))  # $0.00, not $0, without any
+               for k in ("upfront", "monthly", "over_term", "liability", "in_horizon")},
         },
-        note="Basis: planned. Capacity blocks are paid upfront, when bought (their whole liability); commitments "
-        "and on-prem purchases are paid monthly over their term. Totals: all upfront payments; the monthly "
-        "payments added up (each runs only during its own term, From to Until); total liability, all of them, and "
-        "the part of it inside the plan's horizon (the rest is paid after the horizon); both as `qm plan` prints "
-        "them.",
+        note="Basis: planned, each purchase's own contract: paid upfront when bought (a capacity block's whole price, "
+        "a commitment's upfront fee), then its hourly rate every hour of its term (paid monthly; all of it: paid over "
+        "the term)" + (", and a rate per node-hour used on top, as used (not in the liability)" if used else "")
+        + ". Totals: all upfront payments; the monthly payments added up (each runs only during its own term, From "
+        "to Until); all hourly payments; total liability (= upfront + over the term) and the part of it inside the "
+        "plan's horizon (the rest is paid after the horizon); as `qm plan` prints them.",
     )
 
 

@@ -338,36 +338,115 @@ def test_a_what_if_plan_says_so_at_the_top(inventory: Inventory, tmp_path: Path)
 
 
 @needs_chromium
-def test_capacity_blocks_are_paid_upfront_and_totals_do_not_mix_payments(stored: ReportData, stored_dom: str) -> None:
-    """Issue 18: capacity blocks showed a "monthly" figure and the schedule's total added monthly amounts to them."""
+def test_purchases_are_paid_as_the_plan_says_and_totals_keep_payments_apart(stored: ReportData,
+                                                                              stored_dom: str) -> None:
+    """Issue 18: the schedule's total added monthly amounts to upfront ones; issue 15 point 3: the payments are the
+    plan's own (upfront_usd, monthly_usd of purchase_schedule.csv), not guessed from the pricing model. The stored
+    plan's purchases (DGX B200 systems and 36-month commitments) have no upfront fee: paid by the hour, monthly."""
     plan = planner.load_result(DATA / "plan")
-    blocks = [r for r in plan.purchase_schedule if r.pricing_model == "capacity-block"]
-    monthly = [r for r in plan.purchase_schedule if r.pricing_model != "capacity-block"]
-    assert blocks and monthly
+    assert plan.purchase_schedule and all(r.upfront_usd == 0 < r.monthly_usd for r in plan.purchase_schedule)
     table = stored.table("purchase_schedule")
-    for row in table.rows:
-        block = row["pricing_model"] == "capacity-block"
-        assert row["payment"] == ("upfront" if block else "monthly")
-        assert (row["monthly"] is None) == block and (row["upfront"] is None) == (not block)
-        assert row["upfront"] in (None, row["liability"])  # a capacity block is paid in full when bought
+    for row, raw in zip(table.rows, plan.purchase_schedule, strict=True):
+        assert (row["payment"], row["upfront"], row["monthly"]) == ("no upfront", None, raw.monthly_usd.quantize(CENT))
+        assert row["over_term"] == row["liability"]  # nothing upfront: every dollar is paid by the hour
     assert table.total is not None
-    assert table.total["upfront"] == sum((r.total_liability_usd.quantize(CENT) for r in blocks), Decimal(0))
-    assert table.total["monthly"] == sum((r.monthly_usd.quantize(CENT) for r in monthly), Decimal(0))
+    assert table.total["upfront"] == 0
+    assert table.total["monthly"] == sum((r.monthly_usd.quantize(CENT) for r in plan.purchase_schedule), Decimal(0))
+    assert table.total["over_term"] == table.total["liability"] == plan.new_commitment_liability_usd.quantize(CENT)
     cells = dom_table(stored_dom, "purchase_schedule")
     head, total = cells[0], cells[-1]
-    assert head[-5:-1] == ["Payment", "Paid upfront", "Paid monthly, a month", "Total liability"]
+    assert head[-6:] == ["Payment", "Paid upfront", "Paid monthly, a month", "Paid over the term", "Total liability",
+                         "Of which in the plan's horizon"]
     assert total[0] == "Totals by payment"
-    assert total[-4:-1] == [money(table.total["upfront"]), money(table.total["monthly"]),
-                            money(table.total["liability"])]
-    for row in cells[1:-1]:
-        block = row[4] == "capacity-block"
-        assert (row[-5] == "upfront") == block and (row[-3] == "\u2013") == block  # no monthly figure for a block
-        assert (row[-1] == row[-2]) == block  # a block lies inside its quarter; a commitment runs past the horizon
-    s = stored.summary  # 2027Q1: a p5 capacity block (upfront) and a DGX B200 (monthly) to approve
-    block = next(c for c in s.approve if c.pricing_model == "capacity-block")
-    assert s.approve_upfront == block.liability and block.monthly is None
-    assert f"{money(s.approve_monthly)} a month</span> for those paid monthly" in stored_dom
-    assert f"{money(s.approve_upfront)} upfront</span> for capacity blocks" in stored_dom
+    assert total[-5:] == [money(table.total[k]) for k in ("upfront", "monthly", "over_term", "liability",
+                                                          "in_horizon")]
+    assert all(row[-6:-4] == ["no upfront", "\u2013"] for row in cells[1:-1])  # no upfront amount shown
+    s = stored.summary  # 2027Q1: one DGX B200, paid monthly
+    assert s.approve_upfront == 0 and s.approve_monthly == sum((c.monthly or 0 for c in s.approve), Decimal(0)) > 0
+    assert f"{money(s.approve_monthly)} a month</span> during their terms" in stored_dom
+    assert 'id="approve-upfront"' not in stored_dom
+
+
+def write_inventory(builder: Any, root: Path) -> Path:
+    """Write a builder's inventory as `qm` reads it: YAML files, and prices.csv and demand.csv."""
+    import csv
+    tables = {k: builder.data.pop(k) for k in ("prices", "demand")}
+    builder.write(root)
+    for name, rows in tables.items():
+        with (root / f"{name}.csv").open("w", newline="") as f:
+            writer = csv.DictWriter(f, list(dict.fromkeys(k for r in rows for k in r)))
+            writer.writeheader()
+            writer.writerows(rows)
+    return root
+
+
+@needs_chromium
+def test_upfront_partial_upfront_and_hourly_payments_reconcile_with_qm_plan(tmp_path: Path) -> None:
+    """Issue 15 point 3: a partial-upfront commitment's fee was missing from the report's payments (only capacity
+    blocks were paid upfront). One site: 10 L4 all through 2027 (8,760 hours), on demand $10 a node-hour, or a
+    12-month commitment at $26,000 a node upfront plus $3 a node-hour ($52,280 a node-year against $87,600); and
+    8 H100 (one a3-megagpu-8g) in 2027Q1, on demand $80 a node-hour or a capacity block at $40, which runs the
+    quarter's 12 whole weeks (2,016 hours) and is paid up front. So the plan buys one block, $80,640 upfront, and
+    10 committed nodes: $260,000 upfront, then $21,900 a month (10 x $3 x 730 hours), $262,800 over the term
+    (10 x $3 x 8,760). Every figure of the report's payments reconciles with the liability `qm plan` prints."""
+    from tests.planner.planning import MACHINE, one_site
+    from tests.planner.planning import price as price_row
+    nodes, fee, hourly, year = 10, Decimal(26_000), Decimal(3), 8760
+    block = Decimal(40) * 2016
+    inventory = (one_site(on_demand=10)
+                 .add("prices", **{**price_row(MACHINE, "commit", hourly, term=12), "upfront_usd_per_node": str(fee)})
+                 .add("prices", **price_row("a3-megagpu-8g", "on-demand", 80))
+                 .add("prices", **price_row("a3-megagpu-8g", "capacity-block", 40)))
+    for q in ("2027Q1", "2027Q2", "2027Q3", "2027Q4"):
+        inventory.add("demand", period=q, team="ml", accelerator="L4", p50=nodes, p90=nodes)
+    inventory.add("demand", period="2027Q1", team="ml", accelerator="H100-80GB", p50=8, p90=8)
+    root = write_inventory(inventory, tmp_path / "inventory")
+    out = tmp_path / "plan"
+    planned = runner.invoke(app, ["plan", str(root), "--horizon", "4q", "--out", str(out)])
+    assert planned.exit_code == 0, planned.output
+    said = re.search(r"New commitments: (\$[\d,.]+) liability", planned.output)
+    assert said, planned.output
+    want = {"block": ("all upfront", block, None, Decimal(0), block),
+            "commit": ("partial upfront", nodes * fee, nodes * hourly * 730, nodes * hourly * year,
+                       nodes * (fee + hourly * year))}
+    assert said.group(1) == money(block + want["commit"][-1])  # $603,440.00
+    reported = runner.invoke(app, ["report", str(root), "--plan", str(out), "--out", str(tmp_path / "report"),
+                                   "--formats", "html,json,csv,xlsx"])
+    assert reported.exit_code == 0, reported.output
+    data = build_report(load(root).inventory, planner.load_result(out))
+    table = data.table("purchase_schedule")
+    keys = ("payment", "upfront", "monthly", "over_term", "liability")
+    shown = {"block" if r["pricing_model"] == "capacity-block" else "commit": tuple(r[k] for k in keys)
+             for r in table.rows}
+    assert shown == want
+    total = table.total
+    assert total is not None
+    assert (total["upfront"], total["monthly"]) == (block + nodes * fee, nodes * hourly * 730)
+    assert money(total["upfront"] + total["over_term"]) == money(total["liability"]) == said.group(1)
+    s = data.summary  # both start in 2027Q1: both to approve
+    assert (s.approve_upfront, s.approve_monthly, s.approve_liability) == (
+        total["upfront"], total["monthly"], total["liability"])
+    csv_total = (tmp_path / "report" / "purchase_schedule.csv").read_text().splitlines()[-1].split(",")
+    assert csv_total[-5:] == [str(total[k]) for k in ("upfront", "monthly", "over_term", "liability", "in_horizon")]
+    import json
+    written = json.loads((tmp_path / "report" / "report.json").read_text())
+    assert {r["payment"]: r["upfront"] for r in written["tables"][[t["name"] for t in written["tables"]].index(
+        "purchase_schedule")]["rows"]} == {"all upfront": f"{block:.2f}", "partial upfront": f"{nodes * fee:.2f}"}
+    sheet = load_workbook(tmp_path / "report" / "report.xlsx")["Summary"]
+    figures = {sheet.cell(r, 1).value: sheet.cell(r, 2).value for r in range(2, sheet.max_row + 1)}
+    assert figures["Of which paid upfront, when bought"] == pytest.approx(float(block + nodes * fee))
+    assert figures["Then paid monthly, a month"] == pytest.approx(float(nodes * hourly * 730))
+    dom = dump_dom(tmp_path / "report" / "report.html")
+    text = " ".join(re.sub(r"<[^>]+>", "", dom).split())
+    assert f"{money(total['upfront'])} upfront when bought, then {money(total['monthly'])} a month during their " \
+        "terms" in text
+    # break-even of the commitment: its fee spread over 12 x 730 hours on top of $3, against $10 on demand
+    even = next(r for r in data.table("break_even").rows if r["machine"] == MACHINE)
+    assert even["committed_rate"] == (hourly + fee / (12 * 730)).quantize(Decimal("0.0001"))
+    assert even["break_even"] == ((hourly + fee / (12 * 730)) / 10).quantize(Decimal("0.0001"))  # 59.68 %
+    assert even["on_demand_basis"] == "same machine and site"
+    block_even = next(r for r in data.table("break_even").rows if r["pricing_model"] == "capacity-block")
+    assert block_even["break_even"] == Decimal(40) / Decimal(80)  # $40 a node-hour against $80 on demand
 
 
 @needs_chromium
@@ -435,29 +514,30 @@ def test_a_sharp_fall_in_existing_commitments_is_flagged_with_the_commitments_th
 def test_break_even_and_expected_utilisation_of_each_commitment_to_approve(
         inventory: Inventory, stored: ReportData, stored_dom: str) -> None:
     """Issue 18: per commitment to approve, the utilisation at which it pays for itself and the one the plan
-    expects. 2027Q1 approves a p5 capacity block (39.33 vs 55.04 USD per node-hour on demand, prices.csv) and a
-    DGX B200 (no B200 on demand: 2.2 H100-80GB on demand, policy.equivalence)."""
+    expects. The stored plan approves one DGX B200 in 2027Q1 (purchase_schedule.csv): no B200 is sold on demand, so
+    it is compared with 2.2 H100-80GB on demand (policy.equivalence), the cheapest being p5.48xlarge (prices.csv).
+    The same machine and site on demand, and a contract's upfront fee: the test of partial upfront payments."""
     plan = planner.load_result(DATA / "plan")
-    kpi = next(k for k in plan.kpis if k.quarter == "2027Q1")
+    approve = [r for r in plan.purchase_schedule if r.start_quarter == "2027Q1"]
+    assert [(r.machine, r.term_months) for r in approve] == [("dgx-b200", 48)]
+    active = plan.quarters[:16]  # 48 months from 2027Q1: past the plan's eight quarters
+    kpis = [Decimal(str(k.utilisation_accelerator_hours)) for k in plan.kpis if k.quarter in active]
     rows = {r["machine"]: r for r in stored.table("break_even").rows}
     price = {(p.machine, p.pricing_model): p.usd_per_node_hour for p in inventory.prices if p.site in (
         "aws-us-east-1", "onprem-sjc")}
-    block = rows["p5.48xlarge"]
-    assert block["break_even"] == (price["p5.48xlarge", "capacity-block"] / price["p5.48xlarge", "on-demand"]
-                                   ).quantize(Decimal("0.0001"))
-    assert block["expected"] == Decimal(str(kpi.utilisation_accelerator_hours)).quantize(Decimal("0.0001"))
-    assert block["quarters"] == "2027Q1" and block["verdict"] == "above break-even"
     b200 = rows["dgx-b200"]  # 8 B200 per node; one B200 is worth 2.2 H100-80GB; H100 on demand: p5 at $55.04 / 8
     h100 = price["p5.48xlarge", "on-demand"] / 8
     assert b200["on_demand_rate"] == (h100 * Decimal("2.2")).quantize(Decimal("0.0001"))
     assert b200["break_even"] == (price["dgx-b200", "onprem"] / 8 / (h100 * Decimal("2.2"))).quantize(Decimal("0.0001"))
     assert b200["on_demand_basis"] == "2.2 H100-80GB on demand (policy.equivalence)"
+    assert b200["expected"] == (sum(kpis, Decimal(0)) / len(kpis)).quantize(Decimal("0.0001"))
+    assert b200["quarters"] == f"{plan.quarters[0]} to {plan.quarters[-1]}"
+    assert b200["verdict"] == ("above break-even" if b200["expected"] >= b200["break_even"] else "below break-even")
     cells = dom_table(stored_dom, "break_even")
-    assert cells[0][6:8] == ["Break-even utilisation", "Expected utilisation"]
-    shown = {c[1]: c for c in cells[1:]}
-    assert shown["p5.48xlarge"][6:8] == [pct(block["break_even"]), pct(block["expected"])]
-    assert shown["dgx-b200"][6:8] == [pct(b200["break_even"]), pct(b200["expected"])]
-    assert dom_table(stored_dom, "commitments_to_approve")[1][:2] == ["aws-us-east-1", "p5.48xlarge"]
+    assert cells[0][7:9] == ["Break-even utilisation", "Expected utilisation"]
+    assert [c[1] for c in cells[1:]] == ["dgx-b200"]
+    assert cells[1][7:9] == [pct(b200["break_even"]), pct(b200["expected"])]
+    assert dom_table(stored_dom, "commitments_to_approve")[1][:2] == ["onprem-sjc", "dgx-b200"]
 
 
 @needs_chromium
@@ -726,9 +806,31 @@ def test_where_demand_was_routed_on_a_hand_worked_fleet(tmp_path: Path) -> None:
     assert [sheet.cell(2, c).value for c in (7, 10, 11, 12)] == [16 * hours, 12, 6, 10]
 
 
-def test_a_plan_written_before_routing_says_so(stored: ReportData) -> None:
-    table = stored.table("routing")
+def old_style_plan(tmp_path: Path) -> Path:
+    """The stored plan as a planner before issue 18 wrote it: no routing table, no post-horizon credit."""
+    import json
+    out = tmp_path / "old-plan"
+    shutil.copytree(DATA / "plan", out)
+    (out / "routing.csv").unlink()
+    doc = json.loads((out / "plan.json").read_text())
+    del doc["routing"], doc["post_horizon_credit_usd"]
+    (out / "plan.json").write_text(json.dumps(doc))
+    return out
+
+
+def test_a_plan_written_before_routing_says_so(inventory: Inventory, stored: ReportData, tmp_path: Path) -> None:
+    plan = planner.load_result(DATA / "plan")
+    routed = stored.table("routing")
+    moved = {(r.quarter, r.accelerator, r.served_accelerator) for r in plan.routing
+             if r.served_accelerator != r.accelerator or (r.site and r.served_site != r.site)}
+    assert moved and {(r["quarter"], r["accelerator"], r["served_accelerator"]) for r in routed.rows} == moved
+    assert stored.summary.purchases.post_horizon_credit == plan.post_horizon_credit_usd.quantize(CENT)
+    old = build_report(inventory, planner.load_result(old_style_plan(tmp_path)), "2027Q1")
+    table = old.table("routing")
     assert table.rows == () and "written before the planner recorded where it served each demand" in table.note
+    assert old.summary.purchases.post_horizon_credit is None
+    assert "the plan does not record the credit for the capacity they leave after the horizon" in " ".join(
+        render_html(old).split())
 
 
 def hand_plan(quarters: tuple[str, ...], team_usd: dict[str, str]) -> planner.PlanResult:
@@ -831,3 +933,14 @@ def test_report_usage_option_names_a_bad_record(tmp_path: Path) -> None:
                                       "--out", str(tmp_path / "report")])
     assert result.exit_code == 1 and "pulled.csv" in result.output and "nobody" in result.output
     assert "nothing was reported" in result.output and not (tmp_path / "report").exists()
+
+
+def test_a_plan_buying_a_machine_the_inventory_no_longer_has_is_a_clear_error(inventory: Inventory) -> None:
+    import dataclasses
+
+    from quartermaster.errors import ProblemsFound
+    plan = planner.load_result(DATA / "plan")
+    gone = dataclasses.replace(plan.purchase_schedule[0], machine="dgx-b100")
+    with pytest.raises(ProblemsFound, match=r"the plan buys dgx-b100 at onprem-sjc, a machine the inventory no longer "
+                       r"has; run `qm plan` again"):
+        build_report(inventory, dataclasses.replace(plan, purchase_schedule=(gone, *plan.purchase_schedule[1:])))
