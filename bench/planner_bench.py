@@ -11,15 +11,18 @@ sites plus one shared site per team, existing commitments at a third of the offe
 budgets. Prices are drawn around the ratios of the sourced price book (PLANNING.md 2.4: 1y ~0.69, 3y
 ~0.44, spot ~0.3 of on-demand). The generator is seeded, so every run builds the same problems.
 
-For each size and solver it prints the build time, the solve time by stage (LP relaxation, rounded
-re-solve), their sum (what a user waits for), the outcome, the objective, the LP relaxation bound and
-the MILP / LP ratio (1.001 = within 0.1 % of the LP bound). `--branch-and-bound-only`
+For each size and solver it prints what a user waits for, stage by stage: data (the generated tables),
+build (the PuLP model), solve (by solver stage: LP relaxation, rounded re-solve) and result tables (shadow
+prices and every table of the plan), each in wall and CPU seconds (every thread of the process, and CBC's
+process) with the load average at its end, since the machine may be shared; then the outcome, the objective, the LP
+relaxation bound and the MILP / LP ratio (1.001 = within 0.1 % of the LP bound). `--branch-and-bound-only`
 runs the solver's own search without the relax-and-round step, for comparison.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import random
 import time
 from decimal import Decimal
@@ -29,7 +32,8 @@ import pandas as pd
 from quartermaster.planner.data import OFFER_COLUMNS, POOL_COLUMNS, PlanData
 from quartermaster.planner.model import build_model
 from quartermaster.planner.options import PlanOptions
-from quartermaster.planner.solve import _run, solve
+from quartermaster.planner.results import collect
+from quartermaster.planner.solve import _run, fix_integers_and_resolve, solve
 from quartermaster.units import next_quarters, quarter_hours
 
 SIZES = {  # sites, machines, quarters, scenarios, cost centres
@@ -112,32 +116,59 @@ def generate(sites: int, machines: int, quarters: int, scenarios: int, cost_cent
         max_spot_share=0.5, options=PlanOptions(time_limit_s=600))
 
 
+def _cpu() -> float:
+    """CPU seconds of this process (every thread) and of the solver processes it has waited for (CBC)."""
+    t = os.times()
+    return t.user + t.system + t.children_user + t.children_system
+
+
+class Stages:
+    """Wall and CPU seconds of each stage a user waits for (CPU: see _cpu), and
+    the machine's 1-minute load average at its end, since the machine may be shared."""
+
+    def __init__(self):
+        self.rows: list[tuple[str, float, float, float]] = []
+
+    def time(self, stage: str, fn, *args, **kwargs):
+        wall, cpu = time.perf_counter(), _cpu()
+        out = fn(*args, **kwargs)
+        self.rows.append((stage, time.perf_counter() - wall, _cpu() - cpu, os.getloadavg()[0]))
+        return out
+
+    def line(self) -> str:
+        parts = [f"{stage} {wall:.1f} s ({cpu:.1f} CPU, load {load:.1f})" for stage, wall, cpu, load in self.rows]
+        wall, cpu = sum(r[1] for r in self.rows), sum(r[2] for r in self.rows)
+        return f"{' + '.join(parts)} = {wall:.1f} s wall, {cpu:.1f} s CPU"
+
+
 def run(size: str, solvers: list[str], time_limit: float, threads: int | None, pure: bool) -> None:
+    """Per solver: data, build, solve (by solver stage), result tables (shadow prices and every table of the plan)."""
     dims = SIZES[size]
-    data = generate(*dims)
     header = False
     for solver in solvers:
+        stages = Stages()
+        data = stages.time("data", generate, *dims)
         data.options = PlanOptions(solver=solver, time_limit_s=time_limit, gap_rel=1e-3, threads=threads)
-        start = time.perf_counter()
-        model = build_model(data)
-        build_s = time.perf_counter() - start
+        model = stages.time("build", build_model, data)
         if not header:
-            ints = sum(1 for v in model.prob.variables() if v.cat == "Integer")
+            ints = len(model.integers())
             print(f"\n{size}: {dims[0]} sites x {dims[1]} machines x {dims[2]} quarters x 6 pricing options x "
-                  f"{dims[3]} scenarios; {model.prob.numVariables():,} variables ({ints:,} integer), "
-                  f"{model.prob.numConstraints():,} constraints")
+                  f"{dims[3]} scenarios; {len(model.variables()):,} variables ({ints:,} integer), "
+                  f"{model.prob.numConstraints():,} constraints", flush=True)
             header = True
-        report = _run(model, mip=True) if pure else solve(model)
+        report = stages.time("solve", _run, model, mip=True) if pure else stages.time("solve", solve, model)
+        if report.outcome.has_plan:
+            stages.time("result tables", lambda m, r: collect(m, r, fix_integers_and_resolve(m)), model, report)
         bound = report.bound
         if pure or bound is None:  # the LP relaxation of a fresh copy, for the ratio
             data.options = PlanOptions(solver="highs", time_limit_s=time_limit, threads=threads)
             bound = solve(build_model(data), relax=True).objective
         ratio = f"{report.objective / bound:.5f}" if report.objective and bound else "-"
-        stages = ", ".join(f"{stage} {seconds:.1f} s" for stage, seconds in report.stages)
-        print(f"  {solver:5s}: {report.outcome.value:11s} build {build_s:.1f} s + solve {report.seconds:.1f} s "
-              f"({stages}) = {build_s + report.seconds:.1f} s; objective {(report.objective or 0):,.0f}, "
+        solver_stages = ", ".join(f"{stage} {seconds:.1f} s" for stage, seconds in report.stages)
+        print(f"  {solver:5s}: {report.outcome.value} ({solver_stages}); objective {(report.objective or 0):,.0f}, "
               f"LP bound {(bound or 0):,.0f}, MILP/LP {ratio} "
-              f"({report.status}{'; ' + report.note if report.note else ''})")
+              f"({report.status}{'; ' + report.note if report.note else ''})\n"
+              f"         {stages.line()}", flush=True)
 
 
 def main() -> None:
