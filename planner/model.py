@@ -507,11 +507,12 @@ def add_capacity_block_window(m: PlanModel) -> None:
     for (j, t, q, s, b), vars_ in use_by_tier(m).items():
         if t == PricingModel.CAPACITY_BLOCK:
             o = m.offers[j]
-            expr = pulp.LpAffineExpression([(v, 1.0) for v in vars_]) - block_share(m, q) * m.capacity_block[(j, q)]
+            expr = pulp.LpAffineExpression([(v, 1.0) for v in vars_] + [(m.capacity_block[(j, q)], -block_share(m, q))])
             _add(m, expr, pulp.LpConstraintLE, 0.0,
                  name("capacity_block_window", o["site"], o["machine"], q, s, f"b{b}"))
 
 
+@functools.cache
 def weeks_in(q: str) -> int:
     """W_q: the whole weeks in quarter q, the length of the capacity block the plan books for it."""
     return quarter_hours(q) // HOURS_PER_WEEK

@@ -227,10 +227,7 @@ def _costs(m: PlanModel, od_price: dict[str, float]) -> tuple[pd.DataFrame, pd.D
     served, committed, od_equivalent = defaultdict(float), defaultdict(float), defaultdict(float)
     covered_od, commitment_used = defaultdict(float), defaultdict(float)  # USD: FinOps coverage and utilisation
     team_charge: dict[tuple[str, str], float] = defaultdict(float)
-    for (k, j, t, q, s, b), var in sorted(m.use.items()):
-        x = _v(var)
-        if x <= 0:
-            continue
+    for (k, j, t, q, s, b), x in sorted((key, x) for key, var in m.use.items() if (x := _v(var)) > 0):
         node_hours = _expected_hours(m, q, s, b) * x
         a = m.offers[j]["accelerators_per_node"]
         served[q] += node_hours * a
@@ -345,21 +342,23 @@ def shadow_prices(m: PlanModel) -> pd.DataFrame:
     pay-per-use tier no key needs (pruned, see model._dominated_pay_per_use) has no column but can still
     serve it, at its price.
     """
-    rows_of: dict[str, list[tuple[float, float]]] = defaultdict(list)  # u's name -> [(coefficient, dual)]
-    for row in m.prob.constraints():
-        if row.pi is not None and row.name.split("__", 1)[0] in CAPACITY_FAMILIES:
-            for var, coef in row.items():
-                rows_of[var.name].append((coef, row.pi))
     new_active = {(j, q) for (j, _, q), nodes in _active_new_nodes(m).items() if nodes > 0}
     blocks = {key for key, var in m.capacity_block.items() if round(_v(var)) > 0}
-    cheapest: dict[tuple[str, str, str, int], float] = {}
     by_tier = use_by_tier(m)
-    for (j, t, q, s, b), vars_ in by_tier.items():
-        if t == "spot" or (t == NEW and (j, q) not in new_active) or (
-                t == PricingModel.CAPACITY_BLOCK and (j, q) not in blocks):
-            continue
-        var = vars_[0]  # every key's u of this tier meets the same capacity rows
-        cost = m.prob.objective.get(var, 0.0) - sum(coef * pi for coef, pi in rows_of.get(var.name, ()))
+    # every key's u of a tier meets the same capacity rows, so the first stands for the tier
+    first = {(j, t, q, s, b): vars_[0] for (j, t, q, s, b), vars_ in by_tier.items()
+             if not (t == "spot" or (t == NEW and (j, q) not in new_active)
+                     or (t == PricingModel.CAPACITY_BLOCK and (j, q) not in blocks))}
+    priced = dict.fromkeys(first.values(), 0.0)  # u -> sum of coefficient x dual over its capacity rows
+    for row in m.prob.constraints():
+        if row.pi and row.name.split("__", 1)[0] in CAPACITY_FAMILIES:
+            pi = row.pi
+            for var, coef in row.items():
+                if var in priced:
+                    priced[var] += coef * pi
+    cheapest: dict[tuple[str, str, str, int], float] = {}
+    for (j, t, q, s, b), var in first.items():
+        cost = m.prob.objective.get(var, 0.0) - priced[var]
         if m.sliced(j, t):  # room in the slices bought (made by moving load), or a node of one more at its price
             cost = min(cost, _expected_hours(m, q, s, b) * m.price[(j, t)])
         cell = (j, q, s, b)
@@ -423,14 +422,21 @@ def unmet_demand(m: PlanModel) -> pd.DataFrame:
 GUARANTEED_PROVISIONING = (Provisioning.RESERVATION, Provisioning.CAPACITY_BLOCK, Provisioning.ON_DEMAND)
 
 
-def _flavor(m: PlanModel, j: str, provisioning: tuple[str, ...]) -> str:
+def _flavor(m: PlanModel, pools: dict[tuple[str, str, str], str], j: str, provisioning: tuple[str, ...]) -> str:
+    """The first pool at j's site and machine with the first of `provisioning` that has one; else a new flavor.
+    `pools`: (site, machine, provisioning) -> the first such pool (_first_pools)."""
     o = m.offers[j]
-    pools = m.data.pools[(m.data.pools["site"] == o["site"]) & (m.data.pools["machine"] == o["machine"])]
     for p in provisioning:
-        hit = pools[pools["provisioning"] == p]
-        if not hit.empty:
-            return str(hit["pool"].iloc[0])
+        if (o["site"], o["machine"], p) in pools:
+            return pools[(o["site"], o["machine"], p)]
     return f"new:{o['site']}/{o['machine']}"
+
+
+def _first_pools(pools: pd.DataFrame) -> dict[tuple[str, str, str], str]:
+    out: dict[tuple[str, str, str], str] = {}
+    for r in pools.itertuples():
+        out.setdefault((r.site, r.machine, r.provisioning), str(r.pool))
+    return out
 
 
 def proposed_quotas(m: PlanModel) -> pd.DataFrame:
@@ -458,6 +464,7 @@ def proposed_quotas(m: PlanModel) -> pd.DataFrame:
         for j, rho in m.routes.get(r.demand_key, []):
             demand[(r.team, j)][(r.scenario, int(r.bucket))] += float(r.level) * rho
     active = _active_new_nodes(m)
+    pools = _first_pools(d.pools)
     rows: dict[tuple[str, str], dict] = {}
 
     def add(team: str, j: str, flavor: str, nominal: int, borrowing: int) -> None:
@@ -483,10 +490,10 @@ def proposed_quotas(m: PlanModel) -> pd.DataFrame:
             peak = max(demand[(team, j)].values(), default=0.0)
             borrowing = min(max(0, _whole(peak - nominal - sum(tiers.values()), unit)), units * unit - nominal)
             if nominal or borrowing:
-                add(team, j, _flavor(m, j, GUARANTEED_PROVISIONING), nominal, borrowing)
+                add(team, j, _flavor(m, pools, j, GUARANTEED_PROVISIONING), nominal, borrowing)
             for t, n in sorted(tiers.items()):
                 modes = (t,) if t == PricingModel.CAPACITY_BLOCK else (t, PricingModel.ON_DEMAND)
-                add(team, j, _flavor(m, j, modes), n, 0)
+                add(team, j, _flavor(m, pools, j, modes), n, 0)
     frame = pd.DataFrame(list(rows.values()),
                          columns=["team", "flavor", "site", "machine", "quarter", "nominal", "borrowing_limit"])
     size = dict(zip(d.pools["pool"], d.pools["accelerators"], strict=True))

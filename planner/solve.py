@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import enum
 import functools
+import operator
 import os
 import sys
 import time
@@ -196,22 +197,25 @@ class HighsSession:
         lp.col_cost_ = np.array([objective.get(v, 0.0) for v in self.variables], dtype=float)
         lp.col_lower_ = np.array([-inf if v.lowBound is None else v.lowBound for v in self.variables], dtype=float)
         lp.col_upper_ = np.array([inf if v.upBound is None else v.upBound for v in self.variables], dtype=float)
-        starts, index, value, lower, upper = [0], [], [], [], []
+        # the rows' terms in bulk (C-level extend), zero coefficients dropped afterwards in numpy
+        column = operator.attrgetter("index")
+        index: list[int] = []
+        value: list[float] = []
+        ends = np.empty(len(constraints), dtype=np.int64)
         for i, row in enumerate(constraints):
-            row.index = i
-            for var, coef in row.items():
-                if coef != 0:
-                    index.append(var.index)
-                    value.append(coef)
-            starts.append(len(index))
-            lo, up = row.getLb(), row.getUb()
-            lower.append(-inf if lo is None else lo)
-            upper.append(inf if up is None else up)
-        lp.row_lower_, lp.row_upper_ = np.array(lower, dtype=float), np.array(upper, dtype=float)
+            index.extend(map(column, row.keys()))
+            value.extend(row.values())
+            ends[i] = len(index)
+        values = np.array(value, dtype=float)
+        kept = np.concatenate(([0], np.cumsum(values != 0)))
+        rhs = -np.array([row.constant for row in constraints], dtype=float)
+        sense = np.array([row.sense for row in constraints])
+        lp.row_lower_ = np.where(sense == pulp.LpConstraintLE, -inf, rhs)
+        lp.row_upper_ = np.where(sense == pulp.LpConstraintGE, inf, rhs)
         lp.a_matrix_.format_ = highspy.MatrixFormat.kRowwise
-        lp.a_matrix_.start_ = np.array(starts, dtype=np.int32)
-        lp.a_matrix_.index_ = np.array(index, dtype=np.int32)
-        lp.a_matrix_.value_ = np.array(value, dtype=float)
+        lp.a_matrix_.start_ = kept[np.concatenate(([0], ends))].astype(np.int32)
+        lp.a_matrix_.index_ = np.array(index, dtype=np.int32)[values != 0]
+        lp.a_matrix_.value_ = values[values != 0]
         _quiet_highs_banner()
         self.highs = highspy.Highs()
         self.highs.setOptionValue("output_flag", False)
