@@ -394,11 +394,13 @@ def _cell(cell: tuple[str, str, int]) -> tuple[str, str, str]:
     return q, s, f"b{b}"
 
 
+@functools.cache
 def term_end(start: str, months: int) -> dt.date:
     """The day after the last of a term of `months` started on the first day of quarter `start`."""
     return add_months(quarter_bounds(start)[0], months)
 
 
+@functools.cache
 def term_hours(start: str, months: int) -> int:
     """Hours of a term started on the first day of quarter `start`, to its end: what its liability counts."""
     return (term_end(start, months) - quarter_bounds(start)[0]).days * 24

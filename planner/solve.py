@@ -130,7 +130,7 @@ def solve(model: PlanModel, *, relax: bool = False) -> SolveReport:
     integers = model.integers()
     if model.data.options.solver == "highs" and pulp.HiGHS(msg=False).available() and (relax or integers):
         session = HighsSession(model)
-        lp = session.run("relaxation")
+        lp = session.run("relaxation", None if relax else integers)
         if relax or not lp.outcome.has_plan:
             return _elapsed(lp, start)
         rounded = {v.name: model.whole(v) for v in integers}
@@ -228,8 +228,9 @@ class HighsSession:
         prob.solverModel = self.highs
         self._np = np
 
-    def run(self, stage: str) -> SolveReport:
-        """Solve the LP as it stands; the outcome from HiGHS's statuses, values and duals written back to PuLP.
+    def run(self, stage: str, only: list[pulp.LpVariable] | None = None) -> SolveReport:
+        """Solve the LP as it stands; the outcome from HiGHS's statuses, values and duals written back to PuLP
+        (with `only`, just those columns' values: what rounding needs from the relaxation).
 
         PuLP's own reader (`findSolutionValues`) would walk every constraint to list the variables again,
         1.4 s per solve at enterprise size; the session keeps both lists in HiGHS's order.
@@ -239,7 +240,11 @@ class HighsSession:
         status, info = self.highs.getModelStatus(), self.highs.getInfo()
         feasible = info.primal_solution_status == highspy.SolutionStatus.kSolutionStatusFeasible
         outcome = _FROM_HIGHS_STATUS.get(status.name, Outcome.FEASIBLE if feasible else Outcome.NO_SOLUTION)
-        if outcome.has_plan:
+        if outcome.has_plan and only is not None:
+            values = self.highs.getSolution().col_value
+            for var in only:
+                var.varValue = values[var.index]
+        elif outcome.has_plan:
             solution = self.highs.getSolution()
             for var, value, dj in zip(self.variables, solution.col_value, solution.col_dual, strict=True):
                 var.varValue, var.dj = value, dj
