@@ -162,6 +162,22 @@ def name(*parts: object) -> str:
 
 
 @functools.lru_cache(maxsize=65536)
+def _stem(*parts: object) -> str:
+    """name() of parts that many names share (a family and an offer or key; a cell): cached."""
+    return name(*parts)
+
+
+def cell_name(stem: tuple[object, ...], q: str, s: str, b: int) -> str:
+    """name(*stem, q, s, f"b{b}") from cached parts: a row or column per cell of a family and an offer or key."""
+    return f"{_stem(*stem)}__{_cell_part(q, s, b)}"
+
+
+@functools.lru_cache(maxsize=4096)
+def _cell_part(q: str, s: str, b: int) -> str:
+    return name(q, s, f"b{b}")
+
+
+@functools.lru_cache(maxsize=65536)
 def _safe(part: str) -> str:
     """One part of a name with every character outside [A-Za-z0-9_] replaced by `_` (few distinct parts: cached)."""
     return _UNSAFE.sub("_", part)
@@ -177,6 +193,8 @@ class PlanModel:
     capacity_block: dict[tuple[str, str], pulp.LpVariable] = field(default_factory=dict)
     slices: dict[tuple[str, str, str, str, int], pulp.LpVariable] = field(default_factory=dict)  # (j, m, q, s, b)
     use: dict[tuple[str, str, str, str, str, int], pulp.LpVariable] = field(default_factory=dict)  # (k, j, t, q, s, b)
+    # (k, q, s, b) -> [(u_kjt, a_j / rho_kj, t)]: k's u in a cell, by route and tier, made with them (add_variables)
+    served: dict[tuple[str, str, str, int], list[tuple[pulp.LpVariable, float, str]]] = field(default_factory=dict)
     unmet: dict[tuple[str, str, str, int], pulp.LpVariable] = field(default_factory=dict)
     slack: dict[tuple[str, ...], pulp.LpVariable] = field(default_factory=dict)
     # index facts shared by the add_* functions and results.py
@@ -370,17 +388,19 @@ def add_variables(m: PlanModel) -> None:
     prefix: dict[tuple[str, str, str], str] = {}  # (k, j, t) -> the name's first parts (~1 s at enterprise size)
     for r in d.demand[["demand_key", "quarter", "scenario", "bucket", "level"]].itertuples():
         k, cell = r.demand_key, (r.quarter, r.scenario, int(r.bucket))
-        m.unmet[(k, *cell)] = m.prob.add_variable(name("unmet", *m.key_parts[k], *_cell(cell)), 0)
+        m.unmet[(k, *cell)] = m.prob.add_variable(cell_name(("unmet", *m.key_parts[k]), *cell), 0)
         spot_allowed = m.spot_share[(k, r.quarter, r.scenario)] > 0
+        served = m.served[(k, *cell)] = []
         for j, rho in m.routes.get(k, []):
             for t in m.tiers[(j, r.quarter)]:
                 if (t != "spot" or spot_allowed) and (j, t) not in m.dominated.get(k, ()):
                     if (k, j, t) not in prefix:
                         prefix[(k, j, t)] = name("use", *m.key_parts[k], m.offers[j]["site"], m.offers[j]["machine"], t)
-                    m.use[(k, j, t, *cell)] = m.prob.add_variable(
+                    var = m.use[(k, j, t, *cell)] = m.prob.add_variable(
                         f"{prefix[(k, j, t)]}__{suffix[cell]}", 0,
                         None if t != PricingModel.CAPACITY_BLOCK else block_share(m, r.quarter) * r.level * rho
                         / m.offers[j]["accelerators_per_node"])
+                    served.append((var, m.offers[j]["accelerators_per_node"] / rho, t))
     for j, t, q, s, b in use_by_tier(m):
         if m.sliced(j, t):
             g, cap = m.offers[j]["nodes_per_unit"], caps.get((j, t))
@@ -443,17 +463,10 @@ def _slack(m: PlanModel, key: tuple[str, ...], cost: float) -> pulp.LpVariable:
     return var
 
 
-def _served_terms(m: PlanModel, k: str, cell: tuple[str, str, int], tiers: tuple[str, ...] | None = None
+def _served_terms(m: PlanModel, k: str, cell: tuple[str, str, int], tier: str | None = None
                   ) -> list[tuple[pulp.LpVariable, float]]:
     """(u_kjt, a_j / rho_kj) for the tiers (all if None) that serve k in `cell`: accelerators of k's class."""
-    terms = []
-    for j, rho in m.routes.get(k, []):
-        per_node = m.offers[j]["accelerators_per_node"] / rho
-        for t in tiers or m.tiers[(j, cell[0])]:
-            var = m.use.get((k, j, t, *cell))
-            if var is not None:
-                terms.append((var, per_node))
-    return terms
+    return [(var, per_node) for var, per_node, t in m.served.get((k, *cell), ()) if tier is None or t == tier]
 
 
 def add_demand_met(m: PlanModel) -> None:
@@ -462,7 +475,7 @@ def add_demand_met(m: PlanModel) -> None:
         k, cell = r.demand_key, (r.quarter, r.scenario, int(r.bucket))
         terms = [*_served_terms(m, k, cell), (m.unmet[k, *cell], 1.0)]
         _add(m, pulp.LpAffineExpression(terms), pulp.LpConstraintEQ, float(r.level),
-             name("demand_met", *m.key_parts[k], *_cell(cell)))
+             cell_name(("demand_met", *m.key_parts[k]), *cell))
 
 
 def use_by_tier(m: PlanModel) -> dict[tuple[str, str, str, str, int], list[pulp.LpVariable]]:
@@ -481,7 +494,7 @@ def add_existing_commitments_cover(m: PlanModel) -> None:
         if t == EXISTING:
             o = m.offers[j]
             _add(m, pulp.LpAffineExpression([(v, 1.0) for v in vars_]), pulp.LpConstraintLE,
-                 m.existing_nodes[(j, q)], name("existing_commitments_cover", o["site"], o["machine"], q, s, f"b{b}"))
+                 m.existing_nodes[(j, q)], cell_name(("existing_commitments_cover", o["site"], o["machine"]), q, s, b))
 
 
 def add_new_commitments_cover(m: PlanModel) -> None:
@@ -498,7 +511,7 @@ def add_new_commitments_cover(m: PlanModel) -> None:
                 active[(j, q)] = m.active_new(j, q, times=-1.0)
             o = m.offers[j]
             expr = pulp.LpAffineExpression([(v, 1.0) for v in vars_] + active[(j, q)])
-            rule = name("new_commitments_cover", o["site"], o["machine"], q, s, f"b{b}")
+            rule = cell_name(("new_commitments_cover", o["site"], o["machine"]), q, s, b)
             _add(m, expr, pulp.LpConstraintLE, 0.0, rule)
 
 
@@ -511,7 +524,7 @@ def add_capacity_block_window(m: PlanModel) -> None:
             o = m.offers[j]
             expr = pulp.LpAffineExpression([(v, 1.0) for v in vars_] + [(m.capacity_block[(j, q)], -block_share(m, q))])
             _add(m, expr, pulp.LpConstraintLE, 0.0,
-                 name("capacity_block_window", o["site"], o["machine"], q, s, f"b{b}"))
+                 cell_name(("capacity_block_window", o["site"], o["machine"]), q, s, b))
 
 
 @functools.cache
@@ -548,14 +561,14 @@ def add_spot_within_preemptible_share(m: PlanModel) -> None:
     for r in m.data.demand[["demand_key", "quarter", "scenario", "bucket", "level"]].itertuples():
         k, cell = r.demand_key, (r.quarter, r.scenario, int(r.bucket))
         sigma = m.spot_share[(k, r.quarter, r.scenario)]
-        spot = _served_terms(m, k, cell, ("spot",))
+        spot = _served_terms(m, k, cell, "spot")
         if spot and sigma < 1:
             _add(
                 m,
                 pulp.LpAffineExpression([*spot, (m.unmet[k, *cell], sigma)]),
                 pulp.LpConstraintLE,
                 sigma * float(r.level),
-                name("spot_within_preemptible_share", *m.key_parts[k], *_cell(cell)),
+                cell_name(("spot_within_preemptible_share", *m.key_parts[k]), *cell),
             )
 
 
