@@ -182,6 +182,12 @@ class HighsSession:
     solve (12 s per hand-over at enterprise size, then a cold solve); here the rows go over as one
     row-wise matrix and the fixed re-solve starts from the relaxation's optimal basis. Solutions, reduced
     costs, duals and slacks are written back to the PuLP variables and constraints as PuLP would.
+
+    Why not build the matrix straight from PlanData's tables in numpy and skip PuLP? It would save most of the
+    build (creating the PuLP variables alone is about half of it at enterprise size), but every business rule
+    would then be written twice, once as PuLP rows for CBC, `--write-lp`, the golden LP files and the names that
+    --explain-infeasible and the shadow prices read, and once as index arithmetic for HiGHS, and the two would have
+    to be kept equal by hand. PuLP stays the one place a rule is written; HiGHS gets its rows in bulk from it.
     """
 
     def __init__(self, model: PlanModel):
