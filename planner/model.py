@@ -386,7 +386,7 @@ def add_variables(m: PlanModel) -> None:
                     cat="Integer")
     suffix = {cell: name(*_cell(cell)) for cell in m.cells}
     # (k, q, spot allowed) -> [(j, t, the name's first parts, rho_kj, a_j)]: the tiers that may serve k, found once
-    # per key and quarter rather than per cell (~3 s at enterprise size)
+    # per key and quarter rather than per cell
     candidates: dict[tuple[str, str, bool], list[tuple[str, str, str, float, int]]] = {}
     for r in d.demand[["demand_key", "quarter", "scenario", "bucket", "level"]].itertuples():
         k, cell = r.demand_key, (r.quarter, r.scenario, int(r.bucket))
