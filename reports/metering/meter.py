@@ -36,6 +36,7 @@ import pandas as pd
 from quartermaster.issues import Issue
 from quartermaster.model import Inventory
 from quartermaster.pricing import (
+    CENT,
     DEFAULT_IDLE_POLICY,
     FocusPricingCategory,
     allocate_cents,
@@ -44,6 +45,7 @@ from quartermaster.pricing import (
     idle_weights,
     split_cents,
 )
+from quartermaster.reports.metering.query import UNITS_PER_HOUR, meter_sql
 from quartermaster.reports.metering.rates import Block, blocks
 from quartermaster.reports.metering.usage import Period
 
@@ -141,6 +143,84 @@ def _decimal(x: float) -> Decimal:
 
 
 def meter(
+    inventory: Inventory, usage: pd.DataFrame | Any, period: Period, policy: str = DEFAULT_IDLE_POLICY
+) -> tuple[MeterResult | None, list[Issue]]:
+    """Meter usage records over `period` with an idle-sharing policy: the metering query (`query.meter_sql`) run
+    by DuckDB over `usage`, a frame normalised by `usage.check_usage` or an Arrow table or dataset with the
+    query's USAGE_COLUMNS."""
+    import duckdb
+
+    blks, issues = blocks(inventory, period.start, period.end)
+    if issues:
+        return None, issues
+    con = duckdb.connect()
+    try:
+        con.register("usage_input", usage)
+        names = set(con.sql("SELECT * FROM usage_input LIMIT 0").to_arrow_table().schema.names)
+        if "used" in names:  # a frame from check_usage
+            con.execute("CREATE VIEW usage AS SELECT hour, CAST(team AS VARCHAR) AS team, CAST(flavor AS VARCHAR) "
+                        "AS flavor, used AS accelerators_used, requested AS accelerators_requested, "
+                        f"{'minutes' if 'minutes' in names else 60} AS minutes FROM usage_input")
+        else:
+            con.execute("CREATE VIEW usage AS SELECT * FROM usage_input")
+        rows = con.sql(meter_sql(inventory, blks, policy)).to_arrow_table().to_pylist()
+    finally:
+        con.close()
+    return _result(inventory, blks, period, policy, rows), []
+
+
+def _result(
+    inventory: Inventory, blks: list[Block], period: Period, policy: str, rows: list[dict[str, Any]]
+) -> MeterResult:
+    """The query's rows as a MeterResult, lines in the order team, pool, block, part (idle: block order)."""
+    team_cc = {t.name: t.cost_center for t in inventory.teams}
+    team_names = sorted(inventory.team_by_name)
+    pool_order = {p.name: i for i, p in enumerate(inventory.pools)}
+
+    def line(row: dict[str, Any]) -> ChargeLine:
+        blk, team = blks[row["block_id"]], row["team"]
+        quantity = Decimal(0) if row["kind"] == "idle-share" else (row["units"] / UNITS_PER_HOUR).quantize(Q)
+        return ChargeLine(row["kind"], team, team_cc[team] if team else None, blk.key, row["pool"], row["category"],
+                          quantity, blk.overflow_rate if row["part"] else blk.rate,
+                          (Decimal(row["cents"]) / 100).quantize(CENT))
+
+    usage_rows = sorted((r for r in rows if r["kind"] == "usage"),
+                        key=lambda r: (r["team"], pool_order[r["pool"]], blks[r["block_id"]].kind == "pool", r["part"]))
+    lines = tuple(line(r) for r in usage_rows)
+    idle = tuple(line(r) for r in sorted((r for r in rows if r["kind"] == "idle"), key=lambda r: r["block_id"]))
+    shares = tuple(line(r) for r in sorted((r for r in rows if r["kind"] == "idle-share"),
+                                           key=lambda r: (r["block_id"], r["team"])))
+    units = {r["team"]: r for r in rows if r["kind"] == "team"}
+    usage_by_team: dict[str, Decimal] = {}
+    for x in lines:
+        usage_by_team[x.team or ""] = usage_by_team.get(x.team or "", Decimal(0)) + x.cost
+    idle_by_team: dict[str, Decimal] = {}
+    for s in shares:
+        idle_by_team[s.team or ""] = idle_by_team.get(s.team or "", Decimal(0)) + s.cost
+    teams = []
+    for name in team_names:
+        u = units.get(name)
+        held = int(u["units"]) if u else 0
+        if held == 0 and name not in idle_by_team:
+            continue
+        req = Decimal(u["requested_units"] if u else 0) / UNITS_PER_HOUR
+        use = Decimal(u["used_units"] if u else 0) / UNITS_PER_HOUR
+        usage_cost, idle_share = usage_by_team.get(name, Decimal(0)), idle_by_team.get(name, Decimal(0))
+        teams.append(TeamCharge(name, team_cc[name], req, use, Decimal(held) / UNITS_PER_HOUR,
+                                (use / req).quantize(Decimal("0.0001")) if req else None,
+                                usage_cost, idle_share, usage_cost + idle_share))
+    by_cc: dict[str, Decimal] = {}
+    for t in teams:
+        by_cc[t.cost_center] = by_cc.get(t.cost_center, Decimal(0)) + t.total
+    idle_cost = sum((x.cost for x in idle), Decimal(0))
+    usage_cost = sum(usage_by_team.values(), Decimal(0))
+    shared = {s.block for s in shares}
+    unallocated = sum((x.cost for x in idle if x.block not in shared), Decimal(0))
+    return MeterResult(period, policy, usage_cost + idle_cost, usage_cost, idle_cost, unallocated, lines, idle,
+                       shares, tuple(teams), by_cc, {b.key: b for b in blks})
+
+
+def meter_pandas(
     inventory: Inventory, usage: pd.DataFrame, period: Period, policy: str = DEFAULT_IDLE_POLICY
 ) -> tuple[MeterResult | None, list[Issue]]:
     """Meter normalised usage records (`usage.check_usage`) over `period` with an idle-sharing policy."""
@@ -250,9 +330,9 @@ def meter(
                 ),
                 idle_qty * blk.rate,
             )
-    rounded = allocate_cents({k: amount for k, (_, amount) in raw.items()}, total)
+    rounded = allocate_cents({f"{k:09d}": amount for k, (_, amount) in raw.items()}, total)
     priced = [
-        _with(line_, cost=rounded[k], accelerator_hours=line_.accelerator_hours.quantize(Q))
+        _with(line_, cost=rounded[f"{k:09d}"], accelerator_hours=line_.accelerator_hours.quantize(Q))
         for k, (line_, _) in raw.items()
     ]
     lines = tuple(x for x in priced if x.kind == "usage")

@@ -1,0 +1,121 @@
+"""The metering query: the inventory's small tables (blocks, pool windows, teams, idle policy) written as SQL
+from `rates.blocks()`, followed by the body in `sql/meter.sql`, in a portable subset of SQL that DuckDB runs
+here and SQLGlot transpiles for Spark, BigQuery and Trino/Athena (`qm meter --emit-sql`).
+
+The query reads one table, `usage` (USAGE_COLUMNS), and returns one row per charge line, idle line, idle share
+and team (RESULT_COLUMNS); `meter.meter` turns them into a `MeterResult`.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from decimal import Decimal
+from importlib.resources import files
+
+from quartermaster.model import Inventory
+from quartermaster.reports.metering.rates import Block
+
+UNITS_PER_HOUR = 60_000
+"""Quantities in the query are integer milli-accelerator-minutes."""
+RATE_PLACES = 10
+"""Rates travel as DECIMAL(16, 10): USD per accelerator-hour to 1e-10."""
+DIALECTS = {"duckdb": "duckdb", "spark": "spark", "bigquery": "bigquery", "trino": "trino", "athena": "athena"}
+USAGE_COLUMNS = {
+    "hour": "TIMESTAMP, the start of the hour in UTC (of the minute's hour for per-minute rows)",
+    "team": "VARCHAR, a team of the inventory",
+    "flavor": "VARCHAR, a pool (ResourceFlavor) of the inventory",
+    "accelerators_used": "DOUBLE, mean accelerators used over the row's minutes",
+    "accelerators_requested": "DOUBLE, mean accelerators requested over the row's minutes",
+    "minutes": "INT, 60 for an hourly row, 1 for a per-minute row",
+}
+
+
+def _text(value: str | None) -> str:
+    return "CAST(NULL AS VARCHAR)" if value is None else "'" + value.replace("'", "''") + "'"
+
+
+def _time(moment: dt.datetime) -> str:
+    """A timestamp literal with its UTC offset (never a naive one: engines read those in their session zone)."""
+    return f"CAST('{moment:%Y-%m-%d %H:%M:%S}+00:00' AS TIMESTAMP)"
+
+
+def _rate(rate: Decimal) -> str:
+    return f"CAST({rate.quantize(Decimal(1).scaleb(-RATE_PLACES))} AS DECIMAL(16, {RATE_PLACES}))"
+
+
+def _table(name: str, rows: list[list[str]], columns: list[str]) -> str:
+    selects = [
+        "SELECT " + ", ".join(f"{value} AS {column}" for value, column in zip(row, columns, strict=True))
+        for row in rows
+    ]
+    return f"{name} AS (\n  " + "\n  UNION ALL\n  ".join(selects) + "\n)"
+
+
+def _hours(windows: tuple[tuple[dt.datetime, dt.datetime], ...]) -> int:
+    return sum(int((b - a).total_seconds()) // 3600 for a, b in windows)
+
+
+def inventory_tables(inventory: Inventory, blks: list[Block], policy: str) -> list[str]:
+    """The CTEs blocks, pool_windows, teams and idle_policy (block_id = position in `blks`)."""
+    index = {b.key: i for i, b in enumerate(blks)}
+    block_rows = [
+        [f"CAST({i} AS INT)", _text(b.key), _text(b.pools[0] if len(b.pools) == 1 else None),
+         f"CAST({b.accelerators * UNITS_PER_HOUR} AS BIGINT)", f"CAST({_hours(b.paid)} AS BIGINT)", _rate(b.rate),
+         _text(b.category), _rate(b.overflow_rate), _text(b.overflow_category),
+         f"CAST({int(b.rate == b.overflow_rate and b.category == b.overflow_category)} AS INT)",
+         f"CAST({int(b.kind == 'commitment')} AS INT)"]
+        for i, b in enumerate(blks)
+    ]
+    windows = []
+    for order, pool in enumerate(inventory.pools):
+        own = blks[index[f"pool:{pool.name}"]]
+        placed = [(index[own.key], w) for w in own.paid]
+        if pool.commitment and f"commitment:{pool.commitment}" in index:
+            committed = index[f"commitment:{pool.commitment}"]
+            placed += [(committed, w) for w in blks[committed].paid if w[0] < w[1]]
+        windows += [[_text(pool.name), f"CAST({order} AS INT)", f"CAST({i} AS INT)", _time(a), _time(b)]
+                    for i, (a, b) in placed]
+    if not windows:  # no pools: one row that matches no usage keeps the table typed
+        never = _time(dt.datetime(2000, 1, 1))
+        windows = [[_text(None), "CAST(NULL AS INT)", "CAST(NULL AS INT)", never, never]]
+    owner = policy.removeprefix("owner:") if policy.startswith("owner:") else None
+    return [
+        _table("blocks", block_rows, ["block_id", "block_key", "idle_pool", "paid_units", "paid_hours", "rate",
+                                      "category", "overflow_rate", "overflow_category", "merged", "committed"]),
+        _table("pool_windows", windows, ["pool", "pool_order", "block_id", "window_from", "window_to"]),
+        _table("teams", [[_text(t.name), _text(t.cost_center)] for t in inventory.teams], ["team", "cost_center"]),
+        _table("idle_policy", [[_text("owner" if owner else policy), _text(owner)]], ["policy", "owner"]),
+    ]
+
+
+def body() -> str:
+    """The metering CTEs and final SELECT (sql/meter.sql), without its leading comment."""
+    text = files("quartermaster.reports.metering").joinpath("sql/meter.sql").read_text(encoding="utf-8")
+    return "\n".join(line for line in text.splitlines() if not line.startswith("--"))
+
+
+def meter_sql(inventory: Inventory, blks: list[Block], policy: str) -> str:
+    """The whole metering query in DuckDB's dialect (the portable subset)."""
+    return "WITH\n" + ",\n".join(inventory_tables(inventory, blks, policy)) + ",\n" + body()
+
+
+def emit(inventory: Inventory, blks: list[Block], policy: str, dialect: str, label: str) -> str:
+    """The query for a warehouse (`qm meter --emit-sql`), transpiled by SQLGlot, after a header saying what it
+    reads and returns."""
+    import sqlglot
+
+    query = sqlglot.transpile(meter_sql(inventory, blks, policy), read="duckdb", write=DIALECTS[dialect],
+                              pretty=True)[0]
+    header = [
+        f"Quartermaster metering for {label}, idle policy {policy}, in {dialect} SQL (generated by qm meter "
+        "--emit-sql; the inventory's blocks, rates and teams are inlined).",
+        "It reads one table, `usage`, one row per team, pool and hour (or minute):",
+        *(f"  {column}: {what}" for column, what in USAGE_COLUMNS.items()),
+        "It returns one row per line: kind (usage, idle, idle-share, team), part (0 covered, 1 overflow), team,",
+        "block_id, pool, category (FOCUS pricing category), rate (USD per accelerator-hour), units",
+        f"(milli-accelerator-minutes: {UNITS_PER_HOUR:,} = 1 accelerator-hour), cents (USD cents, whole),",
+        "requested_units and used_units (team rows). Sum of cents over usage and idle rows = the metered total.",
+    ]
+    if dialect == "spark":
+        header.append("Spark: set spark.sql.session.timeZone=UTC (usage hours are UTC).")
+    return "\n".join(f"-- {line}" for line in header) + "\n" + query + "\n"
