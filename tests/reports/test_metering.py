@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib
 from decimal import Decimal
 from pathlib import Path
 
@@ -12,9 +11,6 @@ from quartermaster.reports.metering import check_usage, meter, parse_period, rea
 from tests.reports.fixtures import FEBRUARY, small_fleet, usage
 
 FEB = parse_period("2026-02")  # 28 days = 672 hours
-meter_module = importlib.import_module(
-    "quartermaster.reports.metering.meter"
-)  # the package exports the function `meter`
 
 
 def run(rows=FEBRUARY, policy: str = "proportional"):  # type: ignore[no-untyped-def]
@@ -141,10 +137,3 @@ def test_bad_csv_values_are_located_issues(tmp_path: Path, column: str, value: s
     frame.to_csv(path, index=False)
     _, issues = read_usage(path, small_fleet())
     assert [i.format().split(" (got")[0] for i in issues] == [f"{path}:5 {column}: {want}"]
-
-
-def test_sparse_groups_meter_like_dense(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Many teams x pools x hours and few records: only the groups that occur are counted, same result."""
-    dense = run().to_dict()
-    monkeypatch.setattr(meter_module, "DENSE_GROUPS", 0)
-    assert run().to_dict() == dense
