@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -19,30 +20,53 @@ if TYPE_CHECKING:
 
 
 def command(
-    usage: Path = typer.Argument(..., help="Usage records: CSV or Parquet with hour, cluster, team or namespace, "
-                                 "flavor, accelerators_used, accelerators_requested.", exists=True, dir_okay=False),
+    usage: str = typer.Argument(None, help="Usage records: a CSV or Parquet file, a folder (month partitions like "
+                                "month=2026-10/ included), a glob, or the same on s3:// or gs://; columns hour (or "
+                                "minute), cluster, team or namespace, flavor, accelerators_used, "
+                                "accelerators_requested.", show_default=False),
     inventory: Path = typer.Option(Path("inventory"), "--inventory", "-i", help="Inventory directory.", exists=True),
     period: str = typer.Option(None, help="Month (2026-10) or quarter (2026Q4); default: the months the records span."),
     idle: str = typer.Option(DEFAULT_IDLE_POLICY, help="Idle sharing: proportional, even, or owner:TEAM."),
     out: Path = typer.Option(None, help="Also write meter.json and CSVs (teams, cost centres, lines) to this folder."),
+    emit_sql: str = typer.Option(None, "--emit-sql", metavar="DIALECT",
+                                 help="Print the metering query for a warehouse instead (duckdb, spark, bigquery, "
+                                 "trino, athena) over its own table `usage`; needs --period, reads no USAGE."),
 ) -> None:
     """Charge each team max(requested, used) accelerator-hours at the rate of the capacity that served it."""
     # imported when run, so that `qm --help` stays fast
-    from quartermaster.reports.metering import meter, period_of, read_usage
     from quartermaster.reports.metering.export import write_meter
+    from quartermaster.reports.metering.source import meter_source
     if out:
         check_output(out, "--out", inventory, folder=True)
     inv = load_or_exit(inventory).inventory
     chosen = checked_period(inv, idle, period)
-    records, issues = read_usage(usage, inv)
-    exit_on(issues)
-    result, issues = meter(inv, records, chosen or period_of(records["hour"]), idle)
+    if emit_sql:
+        emit(inv, chosen, idle, emit_sql)
+        return
+    if not usage:
+        raise UsageError("give USAGE (the usage records to meter), or --emit-sql DIALECT with --period")
+    result, issues = meter_source(usage, inv, chosen, idle)
     exit_on(issues)
     assert result is not None  # meter returns a result whenever it returns no issues
     show(result)
     if out:
         for path in write_meter(result, out):
             console.print(f"wrote {path}")
+
+
+def emit(inventory: Inventory, period: Period | None, idle: str, dialect: str) -> None:
+    """Print the metering query in a warehouse's SQL dialect on stdout."""
+    # imported when run, so that `qm --help` stays fast
+    from quartermaster.reports.metering.query import DIALECTS, emit
+    from quartermaster.reports.metering.rates import blocks
+    if dialect not in DIALECTS:
+        raise UsageError(f"--emit-sql {dialect}: not a dialect; use one of {', '.join(DIALECTS)}")
+    if period is None:
+        raise UsageError("--emit-sql needs --period (a month like 2026-10 or a quarter like 2026Q4): the query "
+                         "inlines the blocks paid in it")
+    blks, issues = blocks(inventory, period.start, period.end)
+    exit_on(issues, "emitted")
+    sys.stdout.write(emit(inventory, blks, idle, dialect, period.label))
 
 
 def checked_period(inventory: Inventory, idle: str, period: str | None) -> Period | None:

@@ -130,12 +130,9 @@ def meter(
 ) -> tuple[MeterResult | None, list[Issue]]:
     """Meter usage records over `period` with an idle-sharing policy: the metering query (`query.meter_sql`) run
     by DuckDB over `usage`, a frame normalised by `usage.check_usage` or an Arrow table or dataset with the
-    query's USAGE_COLUMNS."""
+    query's USAGE_COLUMNS (files: `source.meter_source`)."""
     import duckdb
 
-    blks, issues = blocks(inventory, period.start, period.end)
-    if issues:
-        return None, issues
     con = duckdb.connect()
     try:
         con.register("usage_input", usage)
@@ -146,9 +143,17 @@ def meter(
                         f"{'minutes' if 'minutes' in names else 60} AS minutes FROM usage_input")
         else:
             con.execute("CREATE VIEW usage AS SELECT * FROM usage_input")
-        rows = con.sql(meter_sql(inventory, blks, policy)).to_arrow_table().to_pylist()
+        return run_meter(con, inventory, period, policy)
     finally:
         con.close()
+
+
+def run_meter(con: Any, inventory: Inventory, period: Period, policy: str) -> tuple[MeterResult | None, list[Issue]]:
+    """Run the metering query on a DuckDB connection that has a view `usage` (query.USAGE_COLUMNS)."""
+    blks, issues = blocks(inventory, period.start, period.end)
+    if issues:
+        return None, issues
+    rows = con.sql(meter_sql(inventory, blks, policy)).to_arrow_table().to_pylist()
     return _result(inventory, blks, period, policy, rows), []
 
 

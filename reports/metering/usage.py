@@ -1,8 +1,9 @@
 """Usage records in: read a CSV or Parquet file, map namespaces to teams, check every row against the
 inventory, and pick the period to meter.
 
-Columns: `hour` (start of the hour, ISO 8601), `cluster`, `team` or `namespace`, `flavor`,
-`accelerators_used`, `accelerators_requested` (mean accelerators over the hour). Problems come back as
+Columns: `hour` (start of the hour, ISO 8601; or `minute`, the start of the minute, for per-minute rows that
+each weigh 1/60 of an hour), `cluster`, `team` or `namespace`, `flavor`, `accelerators_used`,
+`accelerators_requested` (mean accelerators over the hour or minute). Problems come back as
 `Issue`s with the file, the first offending line and how many rows share the problem.
 """
 
@@ -78,9 +79,10 @@ def period_of(hours: pd.Series) -> Period:
     return a if a == b else Period(f"{a.label}..{b.label}", a.start, b.end)
 
 
-def read_usage(path: Path, inventory: Inventory) -> tuple[pd.DataFrame, list[Issue]]:
-    """Records as a frame with columns hour, team, flavor, used, requested; and every problem found."""
-    shown = str(path)
+def read_usage(path: Path, inventory: Inventory, shown: str | None = None) -> tuple[pd.DataFrame, list[Issue]]:
+    """Records as a frame with columns hour, team, flavor, used, requested, minutes; and every problem found
+    (located in `shown`, default the path)."""
+    shown = shown or str(path)
     try:
         raw = _read_parquet(path) if path.suffix.lower() in (".parquet", ".pq") else _read_csv(path)
     except (OSError, ValueError, pa.ArrowException) as err:
@@ -102,7 +104,7 @@ def _read_csv(path: Path) -> pd.DataFrame:
     """A CSV file read by pyarrow with typed columns; when a value does not parse, the hour and numbers are
     read again as text so that `check_usage` can say which line is wrong."""
     name = pa.dictionary(pa.int32(), pa.string())
-    typed = {"hour": pa.timestamp("us"), **{c: pa.float64() for c in NUMERIC}}
+    typed = {"hour": pa.timestamp("us"), "minute": pa.timestamp("us"), **{c: pa.float64() for c in NUMERIC}}
 
     def options(types: dict[str, pa.DataType]) -> pacsv.ConvertOptions:
         return pacsv.ConvertOptions(column_types={**{c: name for c in NAMES}, **types})
@@ -124,13 +126,14 @@ def check_usage(raw: pd.DataFrame, inventory: Inventory, shown: str = "<usage>")
     """Validate raw usage columns against the inventory and normalise them."""
     issues: list[Issue] = []
     who = "team" if "team" in raw.columns else "namespace"
-    missing = [c for c in (*REQUIRED, who) if c not in raw.columns]
+    when = "minute" if "minute" in raw.columns and "hour" not in raw.columns else "hour"
+    missing = [c for c in (when, *REQUIRED[1:], who) if c not in raw.columns]
     if missing:
         return pd.DataFrame(), [
             Issue(
                 "usage-columns",
                 f"{shown}: missing column(s) {', '.join(missing)}",
-                f"The header must have {', '.join(REQUIRED)} and `team` or `namespace`.",
+                f"The header must have {', '.join(REQUIRED)} (or `minute` for `hour`) and `team` or `namespace`.",
                 got=list(raw.columns),
                 location=Location(shown, 1, "header"),
             )
@@ -144,15 +147,15 @@ def check_usage(raw: pd.DataFrame, inventory: Inventory, shown: str = "<usage>")
                 location=Location(shown, 2, ""),
             )
         ]
-    hour = raw["hour"]
+    hour = raw[when]
     if not pd.api.types.is_datetime64_dtype(hour):  # strings, or times with an offset: to naive UTC, row by row
         hour = pd.to_datetime(hour, errors="coerce", utc=True, format="ISO8601").dt.tz_localize(None)
     _flag(
         issues,
         shown,
         hour.isna().to_numpy(),
-        raw["hour"],
-        "hour",
+        raw[when],
+        when,
         "is not an ISO 8601 time",
         "Write the start of the hour, e.g. 2026-10-01T13:00:00.",
     )
@@ -161,8 +164,8 @@ def check_usage(raw: pd.DataFrame, inventory: Inventory, shown: str = "<usage>")
         issues,
         shown,
         (hour.notna() & ((hour < first) | (hour > last))).to_numpy(),
-        raw["hour"],
-        "hour",
+        raw[when],
+        when,
         f"is outside {FIRST_DAY.year}-{LAST_DAY.year}",
         "Fix the year; usage records are hours in UTC.",
     )
@@ -229,11 +232,12 @@ def check_usage(raw: pd.DataFrame, inventory: Inventory, shown: str = "<usage>")
     flavor = pd.Categorical.from_codes(flavor_codes, categories=pool_names)
     frame = pd.DataFrame(
         {
-            "hour": hour,
+            "hour": hour.dt.floor("h") if when == "minute" else hour,
             "team": team,
             "flavor": flavor,
             "used": numbers["accelerators_used"],
             "requested": numbers["accelerators_requested"],
+            "minutes": 1 if when == "minute" else 60,
         },
         copy=False,
     )
