@@ -138,9 +138,10 @@ def meter(
         con.register("usage_input", usage)
         names = set(con.sql("SELECT * FROM usage_input LIMIT 0").to_arrow_table().schema.names)
         if "used" in names:  # a frame from check_usage
-            con.execute("CREATE VIEW usage AS SELECT hour, CAST(team AS VARCHAR) AS team, CAST(flavor AS VARCHAR) "
-                        "AS flavor, used AS accelerators_used, requested AS accelerators_requested, "
-                        f"{'minutes' if 'minutes' in names else 60} AS minutes FROM usage_input")
+            con.execute("CREATE VIEW usage AS SELECT '' AS cluster, date_trunc('hour', hour) AS hour, "
+                        "CAST(team AS VARCHAR) AS team, CAST(flavor AS VARCHAR) AS flavor, used AS accelerators_used, "
+                        f"requested AS accelerators_requested, {'minutes' if 'minutes' in names else 60} AS minutes "
+                        "FROM usage_input")
         else:
             con.execute("CREATE VIEW usage AS SELECT * FROM usage_input")
         return run_meter(con, inventory, period, policy)
@@ -148,12 +149,15 @@ def meter(
         con.close()
 
 
-def run_meter(con: Any, inventory: Inventory, period: Period, policy: str) -> tuple[MeterResult | None, list[Issue]]:
-    """Run the metering query on a DuckDB connection that has a view `usage` (query.USAGE_COLUMNS)."""
+def run_meter(
+    con: Any, inventory: Inventory, period: Period, policy: str, held: bool = False
+) -> tuple[MeterResult | None, list[Issue]]:
+    """Run the metering query on a DuckDB connection that has a view `usage` (query.USAGE_COLUMNS), or with
+    `held`, a table `held` of the rows already summed (query.held_sql)."""
     blks, issues = blocks(inventory, period.start, period.end)
     if issues:
         return None, issues
-    rows = con.sql(meter_sql(inventory, blks, policy)).to_arrow_table().to_pylist()
+    rows = con.sql(meter_sql(inventory, blks, policy, held=not held)).to_arrow_table().to_pylist()
     return _result(inventory, blks, period, policy, rows), []
 
 

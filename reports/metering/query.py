@@ -21,11 +21,13 @@ RATE_PLACES = 10
 """Rates travel as DECIMAL(16, 10): USD per accelerator-hour to 1e-10."""
 DIALECTS = {"duckdb": "duckdb", "spark": "spark", "bigquery": "bigquery", "trino": "trino", "athena": "athena"}
 USAGE_COLUMNS = {
+    "cluster": "VARCHAR, the cluster of the row's pool",
     "hour": "TIMESTAMP, the start of the hour in UTC (of the minute's hour for per-minute rows)",
     "team": "VARCHAR, a team of the inventory",
     "flavor": "VARCHAR, a pool (ResourceFlavor) of the inventory",
     "accelerators_used": "DOUBLE, mean accelerators used over the row's minutes",
-    "accelerators_requested": "DOUBLE, mean accelerators requested over the row's minutes",
+    "accelerators_requested": "DOUBLE, mean accelerators requested over the row's minutes (a row with a "
+    "missing, negative, infinite or NaN number counts 0)",
     "minutes": "INT, 60 for an hourly row, 1 for a per-minute row",
 }
 
@@ -88,15 +90,22 @@ def inventory_tables(inventory: Inventory, blks: list[Block], policy: str) -> li
     ]
 
 
-def body() -> str:
-    """The metering CTEs and final SELECT (sql/meter.sql), without its leading comment."""
-    text = files("quartermaster.reports.metering").joinpath("sql/meter.sql").read_text(encoding="utf-8")
+def _sql(name: str) -> str:
+    """A file of sql/ without its leading comment."""
+    text = files("quartermaster.reports.metering").joinpath(f"sql/{name}").read_text(encoding="utf-8")
     return "\n".join(line for line in text.splitlines() if not line.startswith("--"))
 
 
-def meter_sql(inventory: Inventory, blks: list[Block], policy: str) -> str:
-    """The whole metering query in DuckDB's dialect (the portable subset)."""
-    return "WITH\n" + ",\n".join(inventory_tables(inventory, blks, policy)) + ",\n" + body()
+def held_sql() -> str:
+    """The CTE `held` (sql/held.sql): the usage rows summed per cluster, team, pool and hour."""
+    return _sql("held.sql")
+
+
+def meter_sql(inventory: Inventory, blks: list[Block], policy: str, held: bool = True) -> str:
+    """The whole metering query in DuckDB's dialect (the portable subset); without the CTE `held` (then a table
+    of that name) when `held` is False."""
+    tables = inventory_tables(inventory, blks, policy) + ([held_sql()] if held else [])
+    return "WITH\n" + ",\n".join(tables) + ",\n" + _sql("meter.sql")
 
 
 def emit(inventory: Inventory, blks: list[Block], policy: str, dialect: str, label: str) -> str:

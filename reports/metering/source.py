@@ -1,9 +1,11 @@
 """Usage records where they are kept: one Parquet or CSV file, a folder (month partitions like `month=2026-10/`
 included), a glob, or the same on object storage (`s3://`, `gs://`, read through pyarrow's filesystems). DuckDB
-scans them as one Arrow dataset, twice: a check that every row names a known team (or namespace), pool and
-cluster with numbers and hours that make sense (aggregated per name, so a billion rows never become a frame),
-then the metering query. Only when the check finds a problem are the files read again one by one
-(`usage.read_usage`) to name the first offending line of each.
+reads them once (its own Parquet and CSV readers for local files, the Arrow dataset for object storage) into
+the metering query's first step, `held` (sql/held.sql: the rows summed per cluster, team or namespace, pool
+and hour, with a count of bad numbers), so a billion rows never become a frame. The check runs on those sums:
+every name known, every pool on its cluster, hours in range, no bad number; then the rest of the query meters
+them. Only when the check finds a problem are the files read again one by one (`usage.read_usage`) to name
+the first offending line of each.
 
 Rows are hourly (`hour`) or per minute (`minute`: the start of the minute, each row weighs 1/60 of an hour).
 """
@@ -15,6 +17,7 @@ import glob
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -28,6 +31,7 @@ from quartermaster.issues import Issue
 from quartermaster.model import Inventory
 from quartermaster.pricing import DEFAULT_IDLE_POLICY
 from quartermaster.reports.metering.meter import MeterResult, run_meter
+from quartermaster.reports.metering.query import held_sql
 from quartermaster.reports.metering.usage import NAMES, NUMERIC, Period, month_period, read_usage
 from quartermaster.units import FIRST_DAY, LAST_DAY
 
@@ -97,23 +101,42 @@ def _files(filesystem: pafs.FileSystem, path: str) -> list[str]:
     return [path] if info.type == pafs.FileType.File else []
 
 
-def _typed(names: list[str], owner: dict[str, str]) -> str:
-    """The raw rows with typed columns (NULL where a value does not parse) and the team a namespace maps to."""
-    minute = "minute" in names and "hour" not in names
-    when = "minute" if minute else "hour"
-    time_ = f"CAST(TRY_CAST({when} AS TIMESTAMPTZ) AS TIMESTAMP)"  # an offset or a zone: to UTC (the session's)
+def _scan(source: Source) -> str:
+    """The FROM clause that scans the input: DuckDB's own Parquet or CSV reader for local files, the Arrow
+    dataset (table `raw`) for object storage."""
+    if not isinstance(source.filesystem, pafs.LocalFileSystem):
+        return "raw"
+    listed = ", ".join("'" + f.replace("'", "''") + "'" for f in source.files)
+    if source.dataset.format.default_extname == "parquet":
+        return f"read_parquet([{listed}], hive_partitioning = false)"
+    return f"read_csv([{listed}], header = true, all_varchar = true)"
+
+
+def _usage_view(schema: pa.Schema, scan: str) -> str:
+    """The rows as the query's `usage` (query.USAGE_COLUMNS; `team` is the raw team or namespace): typed columns
+    used as they are, text parsed (NULL where it does not parse), times to UTC and to the start of their hour."""
+    names = schema.names
+    when = "minute" if "minute" in names and "hour" not in names else "hour"
+    kind = schema.field(when).type
+    moment = f"CAST(TRY_CAST({when} AS TIMESTAMPTZ) AS TIMESTAMP)"  # text, with or without an offset
+    if pa.types.is_timestamp(kind):
+        moment = when if kind.tz is None else f"CAST({when} AS TIMESTAMP)"
+    numbers = [c if pa.types.is_floating(schema.field(c).type) else f"TRY_CAST({c} AS DOUBLE)"
+               for c in NUMERIC]
     who = "team" if "team" in names else "namespace"
-    mapping = " ".join(f"WHEN '{ns}' THEN '{team}'" for ns, team in owner.items())
-    team = "CAST(team AS VARCHAR)" if who == "team" else f"CASE CAST(namespace AS VARCHAR) {mapping} END"
-    return (f"SELECT CAST(cluster AS VARCHAR) AS cluster, CAST({who} AS VARCHAR) AS who, {team} AS team, "
-            f"CAST(flavor AS VARCHAR) AS flavor, {time_} AS moment, {1 if minute else 60} AS minutes, "
-            + ", ".join(f"TRY_CAST({c} AS DOUBLE) AS {c}" for c in NUMERIC) + " FROM raw")
+    return (f"SELECT CAST(cluster AS VARCHAR) AS cluster, CAST({who} AS VARCHAR) AS team, "
+            f"CAST(flavor AS VARCHAR) AS flavor, date_trunc('hour', {moment}) AS hour, "
+            f"{numbers[0]} AS accelerators_used, {numbers[1]} AS accelerators_requested, "
+            f"{1 if when == 'minute' else 60} AS minutes FROM {scan}")
 
 
 def meter_source(
-    spec: str, inventory: Inventory, period: Period | None, policy: str = DEFAULT_IDLE_POLICY
+    spec: str, inventory: Inventory, period: Period | None, policy: str = DEFAULT_IDLE_POLICY,
+    on_stage: Callable[[str], None] | None = None,
 ) -> tuple[MeterResult | None, list[Issue]]:
-    """Check and meter the usage records `spec` names (file, folder, glob, s3:// or gs://)."""
+    """Check and meter the usage records `spec` names (file, folder, glob, s3:// or gs://); `on_stage` is
+    called after each stage ("read", the one pass over the rows; "meter"), by default a progress line on stderr
+    for large inputs."""
     import duckdb
 
     source, issues = open_source(spec)
@@ -129,44 +152,46 @@ def meter_source(
                             "The header must have hour (or minute), cluster, team or namespace, flavor, "
                             "accelerators_used and accelerators_requested.", got=names)]
     rows = source.rows()
-    say = _progress(rows is not None and rows >= PROGRESS_ROWS, spec, rows)
-    owner = {ns: t.name for t in inventory.teams for ns in t.namespaces}
+    say = on_stage or _progress(rows is not None and rows >= PROGRESS_ROWS, spec, rows)
     con = duckdb.connect()
     try:
         con.execute("SET TimeZone = 'UTC'")
         con.register("raw", source.dataset)
-        con.execute(f"CREATE VIEW typed AS {_typed(names, owner)}")
-        first, last = (dt.datetime.combine(d, dt.time()) for d in (FIRST_DAY, LAST_DAY))
-        numbers = " OR ".join(f"{c} IS NULL OR isnan({c}) OR isinf({c}) OR {c} < 0" for c in NUMERIC)
-        checked = con.sql(
-            "SELECT cluster, who, team, flavor, COUNT(*) AS n, MIN(moment) AS first, MAX(moment) AS last, "
-            "SUM(CASE WHEN moment IS NULL THEN 1 ELSE 0 END) AS bad_time, "
-            f"SUM(CASE WHEN moment < TIMESTAMP '{first}' OR moment > TIMESTAMP '{last}' "
-            "THEN 1 ELSE 0 END) AS out_of_range, "
-            f"SUM(CASE WHEN {numbers} THEN 1 ELSE 0 END) AS bad_number "
-            "FROM typed GROUP BY cluster, who, team, flavor").to_arrow_table().to_pylist()
-        say("checked")
-        if not checked:
+        con.execute(f"CREATE VIEW usage AS {_usage_view(source.dataset.schema, _scan(source))}")
+        con.execute(f"CREATE TABLE held_rows AS WITH {held_sql()} SELECT * FROM held")
+        say("read")
+        groups = con.sql("SELECT cluster, team, pool, MIN(hour) AS first, MAX(hour) AS last, "
+                         "SUM(CASE WHEN hour IS NULL THEN 1 ELSE 0 END) AS bad_hours, SUM(row_count) AS row_count, "
+                         "SUM(bad_numbers) AS bad_numbers FROM held_rows GROUP BY cluster, team, pool"
+                         ).to_arrow_table().to_pylist()
+        if not groups:
             return None, [Issue("usage-empty", f"{spec}: no usage records", "Give a file with at least one row.")]
-        if _problems(checked, inventory):
+        owner = ({t.name: t.name for t in inventory.teams} if who == "team"
+                 else {ns: t.name for t in inventory.teams for ns in t.namespaces})
+        if _problems(groups, inventory, owner):
             return None, _located(source, inventory)
-        con.execute("CREATE VIEW usage AS SELECT date_trunc('hour', moment) AS hour, team, flavor, "
-                    "accelerators_used, accelerators_requested, minutes FROM typed")
-        span = _months(min(r["first"] for r in checked), max(r["last"] for r in checked))
-        result, issues = run_meter(con, inventory, period or span, policy)
-        say("metered")
+        con.register("owners", pa.table({"name": list(owner), "owner": list(owner.values())}))
+        con.execute("CREATE TABLE held AS SELECT h.cluster, o.owner AS team, h.pool, h.hour, "
+                    "SUM(h.used_units) AS used_units, SUM(h.requested_units) AS requested_units, "
+                    "SUM(h.held_units) AS held_units FROM held_rows AS h JOIN owners AS o ON h.team = o.name "
+                    "GROUP BY h.cluster, o.owner, h.pool, h.hour")
+        span = _months(min(g["first"] for g in groups), max(g["last"] for g in groups))
+        result, issues = run_meter(con, inventory, period or span, policy, held=True)
+        say("meter")
         return result, issues
     finally:
         con.close()
 
 
-def _problems(checked: list[dict[str, Any]], inventory: Inventory) -> bool:
-    """Whether any group of rows has an unknown name, a wrong cluster, a bad hour or a bad number."""
-    cluster_of = {p: inventory.cluster_of_pool[p].name for p in (p.name for p in inventory.pools)}
+def _problems(groups: list[dict[str, Any]], inventory: Inventory, owner: dict[str, str]) -> bool:
+    """Whether any group of rows has an unknown name, a wrong cluster, a bad or out-of-range hour or a bad
+    number."""
+    cluster_of = {p.name: inventory.cluster_of_pool[p.name].name for p in inventory.pools}
+    first, last = (dt.datetime.combine(d, dt.time()) for d in (FIRST_DAY, LAST_DAY))
     return any(
-        r["team"] not in inventory.team_by_name or r["flavor"] not in cluster_of
-        or cluster_of[r["flavor"]] != r["cluster"] or r["bad_time"] or r["out_of_range"] or r["bad_number"]
-        for r in checked
+        g["team"] not in owner or g["pool"] not in cluster_of or cluster_of[g["pool"]] != g["cluster"]
+        or g["bad_hours"] or g["bad_numbers"] or g["first"] is None or g["first"] < first or g["last"] > last
+        for g in groups
     )
 
 
@@ -192,13 +217,13 @@ def _months(first: dt.datetime, last: dt.datetime) -> Period:
     return a if a == b else Period(f"{a.label}..{b.label}", a.start, b.end)
 
 
-def _progress(on: bool, spec: str, rows: int | None) -> Any:
-    """A function printing `<stage> N rows in S s` on stderr (when `on`)."""
+def _progress(on: bool, spec: str, rows: int | None) -> Callable[[str], None]:
+    """A function printing `<stage>: N rows in S s` on stderr (when `on`)."""
     start = time.perf_counter()
 
     def say(stage: str) -> None:
         if on:
-            print(f"qm meter: {stage} {rows:,} rows of {spec} in {time.perf_counter() - start:.1f} s",
+            print(f"qm meter: {stage}: {rows:,} rows of {spec} in {time.perf_counter() - start:.1f} s",
                   file=sys.stderr, flush=True)
     if on:
         print(f"qm meter: reading {rows:,} rows of {spec}", file=sys.stderr, flush=True)

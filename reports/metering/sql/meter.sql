@@ -1,16 +1,8 @@
--- Metering body: continues the WITH clause that quartermaster.reports.metering.sql opens with the inventory's
--- tables (blocks, pool_windows, teams, idle_policy). Written in the portable subset (tests/reports/test_meter_sql.py
+-- Metering body: continues the WITH clause that quartermaster.reports.metering.query opens with the inventory's
+-- tables (blocks, pool_windows, teams, idle_policy) and `held` (sql/held.sql: the usage rows summed). Written in the portable subset (tests/reports/test_meter_sql.py
 -- lints it) so that SQLGlot can transpile it to Spark, BigQuery and Trino/Athena unchanged in meaning.
 -- Quantities are integer "units": milli-accelerator-minutes (60,000 units = one accelerator-hour).
 -- Money is exact DECIMAL: units x rate is 600 x cents.
-held AS (
-  SELECT team, flavor AS pool, hour,
-         SUM(CAST(ROUND(accelerators_used * 1000) AS BIGINT) * minutes) AS used_units,
-         SUM(CAST(ROUND(accelerators_requested * 1000) AS BIGINT) * minutes) AS requested_units,
-         SUM(CAST(ROUND(GREATEST(accelerators_used, accelerators_requested) * 1000) AS BIGINT) * minutes) AS held_units
-  FROM usage
-  GROUP BY team, flavor, hour
-),
 placed AS (
   SELECT h.team, h.pool, w.pool_order, h.hour, w.block_id, h.used_units, h.requested_units, h.held_units
   FROM held AS h

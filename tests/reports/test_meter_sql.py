@@ -1,0 +1,206 @@
+"""The metering query: its portable subset, its transpiled forms, its inputs (folders, globs, month partitions,
+per-minute rows) and its cent allocation against the pricing home."""
+
+from __future__ import annotations
+
+import re
+from decimal import Decimal
+from pathlib import Path
+
+import duckdb
+import pandas as pd
+import pytest
+import sqlglot
+from sqlglot import exp
+
+from bench.meter_bench import records
+from quartermaster.loader import load
+from quartermaster.pricing import allocate_cents
+from quartermaster.reports.metering import check_usage, meter, parse_period
+from quartermaster.reports.metering.query import DIALECTS, UNITS_PER_HOUR, emit, meter_sql
+from quartermaster.reports.metering.rates import blocks
+from quartermaster.reports.metering.source import meter_source
+from tests.reports.fixtures import FEBRUARY, small_fleet, usage
+
+FEB = parse_period("2026-02")
+OCT = parse_period("2026-10")
+EXAMPLE = load(Path(__file__).resolve().parents[2] / "inventory").inventory
+PORTABLE_FUNCTIONS = (exp.And, exp.Or, exp.Case, exp.If, exp.Cast, exp.Coalesce, exp.Count, exp.Floor, exp.Greatest,
+                      exp.Least, exp.Max, exp.Min, exp.Round, exp.RowNumber, exp.Sum)
+"""The functions the query may call: each has the same meaning in DuckDB, Spark, BigQuery and Trino."""
+
+
+def lint(sql: str) -> list[str]:
+    """What in `sql` is outside the portable subset that SQLGlot carries to Spark, BigQuery and Trino."""
+    tree = sqlglot.parse_one(sql, read="duckdb")
+    found = []
+    if any(g.args.get("all") for g in tree.find_all(exp.Group)):
+        found.append("GROUP BY ALL")
+    if any(f.find_ancestor(exp.Window) or f.find(exp.Window) for f in tree.find_all(exp.Filter)):
+        found.append("FILTER inside a window aggregate")
+    found += [f"naive timestamp literal {c.this.name}" for c in tree.find_all(exp.Cast)
+              if c.to.is_type(*exp.DataType.TEMPORAL_TYPES) and isinstance(c.this, exp.Literal)
+              and not re.search(r"(Z|[+-]\d\d:\d\d)$", c.this.name)]
+    found += [f"function {f.sql('duckdb')} outside the portable subset" for f in tree.find_all(exp.Func)
+              if not isinstance(f, PORTABLE_FUNCTIONS)]
+    ctes = {c.alias for c in tree.find_all(exp.CTE)}
+    found += [f"table function or unknown table {t.sql()}" for t in tree.find_all(exp.Table)
+              if t.name not in ctes | {"usage"} or isinstance(t.this, exp.Func)]
+    if tree.find(exp.Qualify):
+        found.append("QUALIFY")
+    if tree.find(exp.IntDiv):
+        found.append("integer division //")
+    return found
+
+
+def test_the_query_is_in_the_portable_subset() -> None:
+    blks, _ = blocks(EXAMPLE, OCT.start, OCT.end)
+    assert lint(meter_sql(EXAMPLE, blks, "proportional")) == []
+
+
+@pytest.mark.parametrize(
+    ("sql", "want"),
+    [
+        ("SELECT team, SUM(x) FROM usage GROUP BY ALL", "GROUP BY ALL"),
+        ("SELECT SUM(x) FILTER (WHERE x > 0) OVER () FROM usage", "FILTER inside a window aggregate"),
+        ("SELECT * FROM usage WHERE hour < TIMESTAMP '2026-10-01 00:00:00'", "naive timestamp literal"),
+        ("SELECT * FROM read_parquet('u.parquet')", "function READ_PARQUET"),
+        ("SELECT epoch(hour) FROM usage", "function EPOCH(hour) outside the portable subset"),
+        ("SELECT * FROM usage QUALIFY ROW_NUMBER() OVER () = 1", "QUALIFY"),
+    ],
+)
+def test_the_lint_finds_what_is_not_portable(sql: str, want: str) -> None:
+    assert any(f.startswith(want) for f in lint(sql))
+
+
+@pytest.mark.parametrize("dialect", sorted(DIALECTS))
+def test_every_transpiled_query_parses_in_its_dialect(dialect: str) -> None:
+    blks, _ = blocks(EXAMPLE, OCT.start, OCT.end)
+    text = emit(EXAMPLE, blks, "even", dialect, OCT.label)
+    header = [line for line in text.splitlines() if line.startswith("--")]
+    assert any("`usage`" in line for line in header) and any("accelerators_requested" in line for line in header)
+    tree = sqlglot.parse_one(text, read=DIALECTS[dialect])
+    assert {t.name for t in tree.find_all(exp.Table)} - {c.alias for c in tree.find_all(exp.CTE)} == {"usage"}
+
+
+def canonical(frame: pd.DataFrame, path: Path) -> Path:
+    """Usage rows with the query's columns, as Parquet."""
+    frame.assign(minutes=60).to_parquet(path, index=False)
+    return path
+
+
+def duckdb_rows(sql: str, parquet: Path) -> list[tuple[object, ...]]:
+    con = duckdb.connect()
+    con.execute(f"CREATE VIEW usage AS SELECT * FROM read_parquet('{parquet}')")
+    return sorted(tuple(r) for r in con.sql(sql).fetchall())
+
+
+def test_spark_runs_the_emitted_query_to_the_same_cents(tmp_path: Path) -> None:
+    from pyspark.sql import SparkSession
+
+    inventory = small_fleet()
+    parquet = canonical(usage(FEBRUARY), tmp_path / "usage.parquet")
+    blks, _ = blocks(inventory, FEB.start, FEB.end)
+    spark = (SparkSession.builder.master("local[1]").appName("qm-meter-test")
+             .config("spark.sql.session.timeZone", "UTC").config("spark.ui.enabled", "false")
+             .config("spark.sql.shuffle.partitions", "1").getOrCreate())
+    try:
+        spark.read.parquet(str(parquet)).createOrReplaceTempView("usage")
+        got = sorted(tuple(r) for r in spark.sql(emit(inventory, blks, "proportional", "spark", FEB.label)).collect())
+    finally:
+        spark.stop()
+    want = duckdb_rows(meter_sql(inventory, blks, "proportional"), parquet)
+    assert got == want
+    # and the cents are the hand-checked metering (test_metering): total $10,804.00
+    assert sum(r[8] for r in got if r[0] in ("usage", "idle")) == 1080400
+
+
+def frame_result(inventory, frame, period, policy="proportional"):  # type: ignore[no-untyped-def]
+    normalised, issues = check_usage(frame, inventory)
+    assert issues == []
+    result, _ = meter(inventory, normalised, period, policy)
+    assert result is not None
+    return result.to_dict()
+
+
+def test_a_folder_of_month_partitions_meters_like_one_frame(tmp_path: Path) -> None:
+    frame = usage(FEBRUARY)
+    folder = tmp_path / "usage" / "month=2026-02"
+    folder.mkdir(parents=True)
+    frame.iloc[:3].to_parquet(folder / "part-0.parquet", index=False)
+    frame.iloc[3:].to_parquet(folder / "part-1.parquet", index=False)
+    result, issues = meter_source(str(tmp_path / "usage"), small_fleet(), None)
+    assert issues == [] and result is not None
+    assert result.to_dict() == frame_result(small_fleet(), frame, FEB)
+
+
+def test_a_glob_of_csv_files_meters_like_one_frame(tmp_path: Path) -> None:
+    frame = usage(FEBRUARY)
+    frame.iloc[:2].to_csv(tmp_path / "a.csv", index=False)
+    frame.iloc[2:].to_csv(tmp_path / "b.csv", index=False)
+    result, issues = meter_source(str(tmp_path / "*.csv"), small_fleet(), FEB)
+    assert issues == [] and result is not None
+    assert result.to_dict() == frame_result(small_fleet(), frame, FEB)
+
+
+def test_per_minute_rows_weigh_a_sixtieth_of_an_hour(tmp_path: Path) -> None:
+    # team a holds 8 GPUs of the on-demand pool (h100, $10/GPU-h) for 30 minutes of one hour, then nothing:
+    # 8 x 30/60 = 4 GPU-h = $40.00
+    minutes = pd.date_range("2026-02-03 10:00", periods=60, freq="min")
+    frame = pd.DataFrame({"minute": minutes, "cluster": "gke-a", "team": "a", "flavor": "h100",
+                          "accelerators_used": [8.0] * 30 + [0.0] * 30,
+                          "accelerators_requested": [8.0] * 30 + [0.0] * 30})
+    frame.to_parquet(tmp_path / "minutes.parquet", index=False)
+    result, issues = meter_source(str(tmp_path / "minutes.parquet"), small_fleet(), FEB)
+    assert issues == [] and result is not None
+    team = {t.team: t for t in result.teams}["a"]
+    assert (team.charged_hours, team.usage_cost) == (Decimal(4), Decimal("40.00"))
+
+
+def test_each_hourly_row_as_sixty_minute_rows_meters_the_same(tmp_path: Path) -> None:
+    frame = usage(FEBRUARY)
+    minutes = frame.loc[frame.index.repeat(60)].reset_index(drop=True)
+    minutes["minute"] = minutes["hour"] + pd.to_timedelta(list(range(60)) * len(frame), unit="min")
+    minutes.drop(columns=["hour"]).to_parquet(tmp_path / "minutes.parquet", index=False)
+    result, issues = meter_source(str(tmp_path / "minutes.parquet"), small_fleet(), FEB)
+    assert issues == [] and result is not None
+    assert result.to_dict() == frame_result(small_fleet(), frame, FEB)
+
+
+def test_a_bad_row_in_the_second_file_of_a_folder_is_located(tmp_path: Path) -> None:
+    frame = usage(FEBRUARY).astype({"flavor": object})
+    frame.iloc[:3].to_csv(tmp_path / "a.csv", index=False)
+    second = frame.iloc[3:].reset_index(drop=True)
+    second.loc[1, "flavor"] = "h100-resvv"
+    second.to_csv(tmp_path / "b.csv", index=False)
+    result, issues = meter_source(str(tmp_path), small_fleet(), FEB)
+    assert result is None
+    # the second data row of b.csv is its line 3
+    assert [i.format().split(" (got")[0] for i in issues] == [
+        f"{tmp_path / 'b.csv'}:3 flavor: flavor `h100-resvv` is not a pool (ResourceFlavor) of the inventory"]
+
+
+def test_no_files_is_an_issue(tmp_path: Path) -> None:
+    result, issues = meter_source(str(tmp_path / "*.parquet"), small_fleet(), FEB)
+    assert result is None and "no usage files there" in issues[0].format()
+
+
+def test_the_query_allocates_cents_as_the_pricing_home_does() -> None:
+    """Each line's cents are pricing.allocate_cents of its exact amount (units x rate / 60,000 USD), keys in
+    line order, so that the lines sum to the metered total."""
+    frame, _ = check_usage(records(2_000, seed=3), EXAMPLE)
+    blks, _ = blocks(EXAMPLE, OCT.start, OCT.end)
+    con = duckdb.connect()
+    con.register("frame", frame)
+    con.execute("CREATE VIEW usage AS SELECT '' AS cluster, hour, CAST(team AS VARCHAR) AS team, "
+                "CAST(flavor AS VARCHAR) AS flavor, used AS accelerators_used, requested AS accelerators_requested, "
+                "60 AS minutes FROM frame")
+    rows = con.sql(meter_sql(EXAMPLE, blks, "proportional")).to_arrow_table().to_pylist()
+    lines = [r for r in rows if r["kind"] in ("usage", "idle") and r["units"] > 0]
+    lines.sort(key=lambda r: (r["kind"] == "idle", r["team"] or "", [p.name for p in EXAMPLE.pools].index(r["pool"])
+                              if r["kind"] == "usage" else 0, blks[r["block_id"]].kind == "commitment", r["part"],
+                              r["block_id"]))
+    amounts = {f"{i:06d}": r["units"] * r["rate"] / UNITS_PER_HOUR for i, r in enumerate(lines)}
+    total = sum(Decimal(r["cents"]) for r in lines) / 100
+    assert {k: v * 100 for k, v in allocate_cents(amounts, total).items()} == {
+        f"{i:06d}": Decimal(r["cents"]) for i, r in enumerate(lines)}
