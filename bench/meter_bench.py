@@ -5,12 +5,14 @@
 Records are per workload and hour for October 2026 on the example inventory (its commitments, spot, on-demand,
 flex-start and on-prem pools and their prices): random team and flavor, requests that fill about 85 % of the
 fleet, used up to the request. Three timings: the frame already in memory
-(check + meter), read from Parquet, read from CSV.
+(check + meter), and `qm meter`'s own path (`source.meter_source`: read, check and meter in DuckDB) from a
+Parquet file and from a CSV file.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import tempfile
 import time
 from pathlib import Path
@@ -23,7 +25,8 @@ import pyarrow.csv as pacsv
 
 from quartermaster.capacity import flavor_capacity
 from quartermaster.loader import load
-from quartermaster.reports.metering import check_usage, meter, parse_period, read_usage
+from quartermaster.reports.metering import check_usage, meter, parse_period
+from quartermaster.reports.metering.source import meter_source
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -78,17 +81,16 @@ def main() -> None:
             start = time.perf_counter()
             if fmt == "memory":
                 usage, issues = check_usage(frame, inventory)
+                result, issues = meter(inventory, usage, period)
             else:
-                usage, issues = read_usage(path, inventory)
-            read = time.perf_counter() - start
-            result, issues = meter(inventory, usage, period)
+                result, issues = meter_source(str(path), inventory, period)
             total = time.perf_counter() - start
             if issues or result is None:
                 raise SystemExit("\n".join(i.format() for i in issues))
             print(
-                f"meter {args.rows:,} records from {fmt}: {total:.2f} s (read + check {read:.2f} s, "
-                f"meter {total - read:.2f} s); total {result.total_cost:,} USD = usage {result.usage_cost:,} "
-                f"+ idle {result.idle_cost:,} (goal < 10 s)"
+                f"meter {args.rows:,} records from {fmt}: {total:.2f} s; total {result.total_cost:,} USD = usage "
+                f"{result.usage_cost:,} + idle {result.idle_cost:,} (goal < 10 s; load average "
+                f"{os.getloadavg()[0]:.1f})"
             )
 
 

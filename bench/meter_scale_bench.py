@@ -2,14 +2,14 @@
 
     .venv/bin/python bench/meter_scale_bench.py [--rows 1000000000] [--chunk 10000000] [--dir /tmp/qm-usage-1e9]
 
-Rows are per pod and minute of October 2026 on the example inventory (its commitments, spot, on-demand,
-flex-start and on-prem pools and their prices), written as month partitions `month=2026-10/part-NNNN.parquet`,
-one file per chunk, by a child process (not timed, and not in the peak RSS; with `--distinct N` only N chunks
-are generated and the other files are hard links to them, for a machine too busy to write a billion rows). Each chunk has random pools and
-teams, minutes in time order (as a collector writes them), requests in steps of 0.01 accelerator sized so that
-the month fills about 85 % of the fleet, used up to the request. The folder is reused when it already holds
-the rows. Then `qm meter`'s own path (`source.meter_source`) reads the folder: per stage (check, meter) it
-prints wall time, rows/s, CPU time and the process's peak RSS so far, with the load average beside them.
+Rows are per pod and minute of October 2026 on the example inventory (its commitments, spot, on-demand, flex-start
+and on-prem pools and their prices), written as month partitions `month=2026-10/part-NNNN.parquet`, one file per
+chunk, by a child process (not timed, and not in the peak RSS; with `--distinct N` only N chunks are generated and
+the other files are hard links to them, for a machine too busy to write a billion rows). Each chunk has random
+pools and teams, minutes in time order (as a collector writes them), requests in steps of 0.01 accelerator sized so
+that the month fills about 85 % of the fleet, used up to the request. The folder is reused when it already holds
+the rows. Then `qm meter`'s own path (`source.meter_source`) reads the folder: per stage (read, meter) it prints
+wall time, rows/s, CPU time and the process's peak RSS so far, with the load average beside them.
 """
 
 from __future__ import annotations

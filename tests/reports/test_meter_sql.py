@@ -103,7 +103,10 @@ def test_spark_runs_the_emitted_query_to_the_same_cents(tmp_path: Path) -> None:
     blks, _ = blocks(inventory, FEB.start, FEB.end)
     spark = (SparkSession.builder.master("local[1]").appName("qm-meter-test")
              .config("spark.sql.session.timeZone", "UTC").config("spark.ui.enabled", "false")
-             .config("spark.sql.shuffle.partitions", "1").getOrCreate())
+             .config("spark.sql.shuffle.partitions", "1")
+             # tiny data: planning and code generation would cost more than the rows
+             .config("spark.sql.adaptive.enabled", "false").config("spark.sql.codegen.wholeStage", "false")
+             .config("spark.sql.codegen.factoryMode", "NO_CODEGEN").getOrCreate())
     try:
         spark.read.parquet(str(parquet)).createOrReplaceTempView("usage")
         got = sorted(tuple(r) for r in spark.sql(emit(inventory, blks, "proportional", "spark", FEB.label)).collect())

@@ -4,15 +4,15 @@
 -- count 0). Units are milli-accelerator-minutes: a row's mean accelerators x 1000, rounded, x its minutes.
 held AS (
   SELECT cluster, team, flavor AS pool, hour,
-         SUM(ok * CAST(ROUND(used * 1000) AS BIGINT) * minutes) AS used_units,
-         SUM(ok * CAST(ROUND(requested * 1000) AS BIGINT) * minutes) AS requested_units,
-         SUM(ok * CAST(ROUND(GREATEST(used, requested) * 1000) AS BIGINT) * minutes) AS held_units,
+         SUM(used_milli * minutes) AS used_units,
+         SUM(requested_milli * minutes) AS requested_units,
+         SUM(GREATEST(used_milli, requested_milli) * minutes) AS held_units,
          COUNT(*) AS row_count,
          SUM(1 - ok) AS bad_numbers
   FROM (
-    SELECT cluster, team, flavor, hour, minutes,
-           CASE WHEN ok = 1 THEN accelerators_used ELSE 0 END AS used,
-           CASE WHEN ok = 1 THEN accelerators_requested ELSE 0 END AS requested, ok
+    SELECT cluster, team, flavor, hour, minutes, ok,
+           CASE WHEN ok = 1 THEN CAST(ROUND(accelerators_used * 1000) AS BIGINT) ELSE 0 END AS used_milli,
+           CASE WHEN ok = 1 THEN CAST(ROUND(accelerators_requested * 1000) AS BIGINT) ELSE 0 END AS requested_milli
     FROM (
       SELECT u.*,
              CASE WHEN accelerators_used >= 0 AND accelerators_used < 1000000000
