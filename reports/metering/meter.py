@@ -32,6 +32,7 @@ from decimal import Decimal
 from typing import Any, Literal
 
 import pandas as pd
+import pyarrow as pa
 
 from quartermaster.issues import Issue
 from quartermaster.model import Inventory
@@ -135,7 +136,9 @@ def meter(
 
     con = duckdb.connect()
     try:
-        con.register("usage_input", usage)
+        # a frame as Arrow: its categoricals become dictionaries, which DuckDB scans in parallel
+        con.register("usage_input", pa.Table.from_pandas(usage, preserve_index=False)
+                     if isinstance(usage, pd.DataFrame) else usage)
         names = set(con.sql("SELECT * FROM usage_input LIMIT 0").to_arrow_table().schema.names)
         if "used" in names:  # a frame from check_usage
             con.execute("CREATE VIEW usage AS SELECT '' AS cluster, date_trunc('hour', hour) AS hour, "

@@ -109,21 +109,18 @@ def _scan(source: Source) -> str:
     listed = ", ".join("'" + f.replace("'", "''") + "'" for f in source.files)
     if source.dataset.format.default_extname == "parquet":
         return f"read_parquet([{listed}], hive_partitioning = false)"
-    return f"read_csv([{listed}], header = true, all_varchar = true)"
+    return f"read_csv([{listed}], header = true)"
 
 
-def _usage_view(schema: pa.Schema, scan: str) -> str:
-    """The rows as the query's `usage` (query.USAGE_COLUMNS; `team` is the raw team or namespace): typed columns
-    used as they are, text parsed (NULL where it does not parse), times to UTC and to the start of their hour."""
-    names = schema.names
-    when = "minute" if "minute" in names and "hour" not in names else "hour"
-    kind = schema.field(when).type
-    moment = f"CAST(TRY_CAST({when} AS TIMESTAMPTZ) AS TIMESTAMP)"  # text, with or without an offset
-    if pa.types.is_timestamp(kind):
-        moment = when if kind.tz is None else f"CAST({when} AS TIMESTAMP)"
-    numbers = [c if pa.types.is_floating(schema.field(c).type) else f"TRY_CAST({c} AS DOUBLE)"
-               for c in NUMERIC]
-    who = "team" if "team" in names else "namespace"
+def _usage_view(types: dict[str, str], scan: str) -> str:
+    """The rows as the query's `usage` (query.USAGE_COLUMNS; `team` is the raw team or namespace), from the
+    scan's DuckDB column types: typed columns used as they are, text parsed (NULL where it does not parse), times
+    to UTC and to the start of their hour."""
+    when = "minute" if "minute" in types and "hour" not in types else "hour"
+    moment = {"TIMESTAMP": when, "TIMESTAMP WITH TIME ZONE": f"CAST({when} AS TIMESTAMP)"}.get(
+        types[when], f"CAST(TRY_CAST({when} AS TIMESTAMPTZ) AS TIMESTAMP)")  # text, with or without an offset
+    numbers = [c if types[c] in ("DOUBLE", "FLOAT") else f"TRY_CAST({c} AS DOUBLE)" for c in NUMERIC]
+    who = "team" if "team" in types else "namespace"
     return (f"SELECT CAST(cluster AS VARCHAR) AS cluster, CAST({who} AS VARCHAR) AS team, "
             f"CAST(flavor AS VARCHAR) AS flavor, date_trunc('hour', {moment}) AS hour, "
             f"{numbers[0]} AS accelerators_used, {numbers[1]} AS accelerators_requested, "
@@ -157,8 +154,14 @@ def meter_source(
     try:
         con.execute("SET TimeZone = 'UTC'")
         con.register("raw", source.dataset)
-        con.execute(f"CREATE VIEW usage AS {_usage_view(source.dataset.schema, _scan(source))}")
-        con.execute(f"CREATE TABLE held_rows AS WITH {held_sql()} SELECT * FROM held")
+        scan = _scan(source)
+        try:
+            described = con.sql(f"SELECT * FROM {scan} LIMIT 0")
+            types = {c: str(t) for c, t in zip(described.columns, described.types, strict=True)}
+            con.execute(f"CREATE VIEW usage AS {_usage_view(types, scan)}")
+            con.execute(f"CREATE TABLE held_rows AS WITH {held_sql()} SELECT * FROM held")
+        except duckdb.Error:  # a CSV value unlike the column's sniffed type: located by reading the files
+            return None, _located(source, inventory)
         say("read")
         groups = con.sql("SELECT cluster, team, pool, MIN(hour) AS first, MAX(hour) AS last, "
                          "SUM(CASE WHEN hour IS NULL THEN 1 ELSE 0 END) AS bad_hours, SUM(row_count) AS row_count, "
