@@ -73,8 +73,8 @@ def open_source(spec: str) -> tuple[Source | None, list[Issue]]:
         if other:
             return None, [Issue("usage-file", f"{spec}: mixes Parquet and CSV files ({other[0]})",
                                 "Keep one format per input.")]
-        # CSV: every column as text, typed by the check (a bad value on line 10 million is then a located
-        # problem, not a failed scan)
+        # CSV on object storage: every column as text, typed by the check (a bad value on line 10 million is
+        # then a located problem, not a failed scan); local files are read by DuckDB itself (`_scan`)
         text = {c: pa.string() for c in (*NAMES, "hour", "minute", *NUMERIC)}
         fmt: ds.FileFormat = ds.ParquetFileFormat() if kind == "parquet" else ds.CsvFileFormat(
             convert_options=pacsv.ConvertOptions(column_types=text))
