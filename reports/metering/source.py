@@ -160,8 +160,8 @@ def meter_source(
             types = {c: str(t) for c, t in zip(described.columns, described.types, strict=True)}
             con.execute(f"CREATE VIEW usage AS {_usage_view(types, scan)}")
             con.execute(f"CREATE TABLE held_rows AS WITH {held_sql()} SELECT * FROM held")
-        except duckdb.Error:  # a CSV value unlike the column's sniffed type: located by reading the files
-            return None, _located(source, inventory)
+        except duckdb.Error as err:  # e.g. a CSV value unlike its column's sniffed type: located by reading the files
+            return None, _located(source, inventory, str(err).splitlines()[0])
         say("read")
         groups = con.sql("SELECT cluster, team, pool, MIN(hour) AS first, MAX(hour) AS last, "
                          "SUM(CASE WHEN hour IS NULL THEN 1 ELSE 0 END) AS bad_hours, SUM(row_count) AS row_count, "
@@ -198,8 +198,9 @@ def _problems(groups: list[dict[str, Any]], inventory: Inventory, owner: dict[st
     )
 
 
-def _located(source: Source, inventory: Inventory) -> list[Issue]:
-    """Each file's problems with its first offending line (the files are read one by one, as frames)."""
+def _located(source: Source, inventory: Inventory, why: str = "some rows are not valid usage records") -> list[Issue]:
+    """Each file's problems with its first offending line (the files are read one by one, as frames); `why` when
+    none is found there."""
     issues: list[Issue] = []
     for name in source.files:
         with source.filesystem.open_input_file(name) as f:
@@ -210,7 +211,7 @@ def _located(source: Source, inventory: Inventory) -> list[Issue]:
                 path = local
         _, found = read_usage(path, inventory, shown=name)
         issues += found
-    return issues or [Issue("usage-records", f"{source.shown}: some rows are not valid usage records",
+    return issues or [Issue("usage-records", f"{source.shown}: {why}",
                             "Check the names, hours and numbers of each file.")]
 
 

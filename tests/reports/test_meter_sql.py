@@ -207,3 +207,35 @@ def test_the_query_allocates_cents_as_the_pricing_home_does() -> None:
     total = sum(Decimal(r["cents"]) for r in lines) / 100
     assert {k: v * 100 for k, v in allocate_cents(amounts, total).items()} == {
         f"{i:06d}": Decimal(r["cents"]) for i, r in enumerate(lines)}
+
+
+@pytest.mark.parametrize(
+    ("args", "want"),
+    [
+        (["--emit-sql", "spark"], "--emit-sql needs --period"),
+        (["--emit-sql", "oracle", "--period", "2026-10"], "--emit-sql oracle: not a dialect; use one of duckdb"),
+        ([], "give USAGE"),
+    ],
+)
+def test_emit_sql_mistakes_say_what_to_give(args: list[str], want: str) -> None:
+    from typer.testing import CliRunner
+
+    from quartermaster.cli import app
+
+    inventory = Path(__file__).resolve().parents[2] / "inventory"
+    result = CliRunner().invoke(app, ["meter", "--inventory", str(inventory), *args])
+    assert result.exit_code == 2 and want in " ".join(result.output.split())
+
+
+def test_emit_sql_prints_the_query_for_the_period() -> None:
+    from typer.testing import CliRunner
+
+    from quartermaster.cli import app
+
+    inventory = Path(__file__).resolve().parents[2] / "inventory"
+    result = CliRunner().invoke(app, ["meter", "--inventory", str(inventory), "--emit-sql", "bigquery",
+                                      "--period", "2026-10"])
+    assert result.exit_code == 0, result.output
+    assert result.output.startswith("-- Quartermaster metering for 2026-10, idle policy proportional, in bigquery")
+    # the commitment gcp-east4-h100-3y: 16 nodes x 8 GPUs = 128 GPUs paid, 7,680,000 units an hour, 744 hours
+    assert "7680000" in result.output and "744" in result.output
