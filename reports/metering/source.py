@@ -16,8 +16,10 @@ import datetime as dt
 import glob
 import sys
 import tempfile
+import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -38,7 +40,9 @@ from quartermaster.units import FIRST_DAY, LAST_DAY
 REMOTE = ("s3://", "gs://", "gcs://")
 PARQUET = (".parquet", ".pq")
 PROGRESS_ROWS = 5_000_000
-"""Inputs with at least this many rows report each stage on stderr."""
+"""Inputs with at least this many rows report each stage on stderr, and the read's progress while it runs."""
+PROGRESS_SECONDS = 5.0
+"""How often the read's progress is printed."""
 FIX = "Give a CSV or Parquet file, a folder or a glob of them (see `qm meter --help`)."
 
 
@@ -149,7 +153,8 @@ def meter_source(
                             "The header must have hour (or minute), cluster, team or namespace, flavor, "
                             "accelerators_used and accelerators_requested.", got=names)]
     rows = source.rows()
-    say = on_stage or _progress(rows is not None and rows >= PROGRESS_ROWS, spec, rows)
+    show = rows is not None and rows >= PROGRESS_ROWS
+    say = on_stage or _progress(show, spec, rows)
     con = duckdb.connect()
     try:
         con.execute("SET TimeZone = 'UTC'")
@@ -159,7 +164,8 @@ def meter_source(
             described = con.sql(f"SELECT * FROM {scan} LIMIT 0")
             types = {c: str(t) for c, t in zip(described.columns, described.types, strict=True)}
             con.execute(f"CREATE VIEW usage AS {_usage_view(types, scan)}")
-            con.execute(f"CREATE TABLE held_rows AS WITH {held_sql()} SELECT * FROM held")
+            with _read_progress(con, on_stage is None and show, spec, rows):
+                con.execute(f"CREATE TABLE held_rows AS WITH {held_sql()} SELECT * FROM held")
         except duckdb.Error as err:  # e.g. a CSV value unlike its column's sniffed type: located by reading the files
             return None, _located(source, inventory, str(err).splitlines()[0])
         say("read")
@@ -203,14 +209,14 @@ def _located(source: Source, inventory: Inventory, why: str = "some rows are not
     none is found there."""
     issues: list[Issue] = []
     for name in source.files:
-        with source.filesystem.open_input_file(name) as f:
-            path = Path(name) if isinstance(source.filesystem, pafs.LocalFileSystem) else None
-            if path is None:  # remote: a local copy named like the original
-                local = Path(tempfile.mkdtemp()) / Path(name).name
-                local.write_bytes(f.read())
-                path = local
-        _, found = read_usage(path, inventory, shown=name)
-        issues += found
+        if isinstance(source.filesystem, pafs.LocalFileSystem):
+            issues += read_usage(Path(name), inventory, shown=name)[1]
+            continue
+        with tempfile.TemporaryDirectory() as scratch:  # remote: a local copy named like the original
+            local = Path(scratch) / Path(name).name
+            pafs.copy_files(name, str(local), source_filesystem=source.filesystem,
+                            destination_filesystem=pafs.LocalFileSystem())
+            issues += read_usage(local, inventory, shown=name)[1]
     return issues or [Issue("usage-records", f"{source.shown}: {why}",
                             "Check the names, hours and numbers of each file.")]
 
@@ -219,6 +225,33 @@ def _months(first: dt.datetime, last: dt.datetime) -> Period:
     """The whole calendar months from `first` to `last`."""
     a, b = month_period(first.year, first.month), month_period(last.year, last.month)
     return a if a == b else Period(f"{a.label}..{b.label}", a.start, b.end)
+
+
+@contextmanager
+def _read_progress(con: Any, on: bool, spec: str, rows: int | None) -> Iterator[None]:
+    """While the one pass over the rows runs, `qm meter: read NN % of N rows of SPEC, S s` on stderr every
+    PROGRESS_SECONDS (DuckDB's own query progress, read from a second thread; DuckDB prints nothing itself)."""
+    if not on:
+        yield
+        return
+    con.execute("SET enable_progress_bar = true")
+    con.execute("SET enable_progress_bar_print = false")
+    done, start = threading.Event(), time.perf_counter()
+
+    def report() -> None:
+        while not done.wait(PROGRESS_SECONDS):
+            share = con.query_progress()
+            if share >= 0:
+                print(f"qm meter: read {share:.0f} % of {rows:,} rows of {spec}, {time.perf_counter() - start:.0f} s",
+                      file=sys.stderr, flush=True)
+
+    reporter = threading.Thread(target=report, daemon=True)
+    reporter.start()
+    try:
+        yield
+    finally:
+        done.set()
+        reporter.join()
 
 
 def _progress(on: bool, spec: str, rows: int | None) -> Callable[[str], None]:

@@ -16,7 +16,7 @@ from sqlglot import exp
 from bench.meter_bench import records
 from quartermaster.loader import load
 from quartermaster.pricing import allocate_cents
-from quartermaster.reports.metering import check_usage, meter, parse_period
+from quartermaster.reports.metering import check_usage, meter, parse_period, source
 from quartermaster.reports.metering.query import DIALECTS, UNITS_PER_HOUR, emit, meter_sql
 from quartermaster.reports.metering.rates import blocks
 from quartermaster.reports.metering.source import meter_source
@@ -239,3 +239,18 @@ def test_emit_sql_prints_the_query_for_the_period() -> None:
     assert result.output.startswith("-- Quartermaster metering for 2026-10, idle policy proportional, in bigquery")
     # the commitment gcp-east4-h100-3y: 16 nodes x 8 GPUs = 128 GPUs paid, 7,680,000 units an hour, 744 hours
     assert "7680000" in result.output and "744" in result.output
+
+
+def test_a_long_read_reports_duckdbs_progress_while_it_runs(monkeypatch: pytest.MonkeyPatch,
+                                                           capsys: pytest.CaptureFixture[str]) -> None:
+    """A query of a few seconds, polled every 0.2 s: at least one line, with a share between 0 and 100 %."""
+    monkeypatch.setattr(source, "PROGRESS_SECONDS", 0.2)
+    con = duckdb.connect()
+    with source._read_progress(con, True, "usage/", 10**9):
+        con.execute("CREATE TABLE t AS SELECT i % 1000 AS k, SUM(i) AS s FROM range(200000000) AS r(i) GROUP BY 1")
+    shares = [float(m) for m in re.findall(r"qm meter: read (\d+) % of 1,000,000,000 rows of usage/",
+                                           capsys.readouterr().err)]
+    assert shares and all(0 <= s <= 100 for s in shares)
+    with source._read_progress(con, False, "usage/", 10**9):  # small inputs: nothing
+        con.execute("SELECT COUNT(*) FROM t").fetchall()
+    assert capsys.readouterr().err == ""
