@@ -147,7 +147,7 @@ def _records(since: dt.datetime, n_hours: int, keys: dict[tuple[str, str, str], 
     for i, column in enumerate(("cluster", "team", "flavor")):
         categories = sorted({k[i] for k in names})
         code_of_key = np.array([categories.index(k[i]) for k in names], dtype=np.int64)
-        named[column] = pd.Categorical.from_codes(code_of_key[key], categories=categories)
+        named[column] = pd.Categorical.from_codes(code_of_key[key], categories=pd.Index(categories))
     return pd.DataFrame({"hour": np.datetime64(since, "s") + hour.astype("timedelta64[h]"), **named,
                          **{c: grids[c][hour, key].round(6) for c in grids}},
                         columns=list(COLUMNS))
