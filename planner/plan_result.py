@@ -91,7 +91,8 @@ class KpiRow:
     coverage: float
     """coverage: on-demand-equivalent spend of the demand commitments serve / that of all served demand."""
     utilisation: float
-    """utilisation: commitment spend used / commitment spend."""
+    """utilisation: commitment spend used / commitment spend, both amortised (an upfront fee spread over its term's
+    hours, as its use is charged), so a fee paid in one quarter does not make that quarter look idle."""
     coverage_accelerator_hours: float
     utilisation_accelerator_hours: float
     served_accelerator_hours: float

@@ -44,6 +44,7 @@ from quartermaster.pricing import (
     IDLE_TEAM,
     PricingModel,
     Provisioning,
+    amortised_usd_per_node_hour,
     idle_weights,
     per_accelerator,
     usd,
@@ -208,15 +209,20 @@ def _costs(m: PlanModel, od_price: dict[str, float]) -> tuple[pd.DataFrame, pd.D
         by_model[(r.quarter, "existing-commitments", 0)] += float(r.usd)
     active = _active_new_nodes(m)
     available: dict[str, float] = defaultdict(float)  # committed accelerator-hours per quarter
+    upfront_paid: dict[str, float] = defaultdict(float)  # upfront fees, in the quarter they are paid
+    upfront_amortised: dict[str, float] = defaultdict(float)  # the same fees spread over their terms' hours
     for (j, option, q), nodes in active.items():
         opt = next(o for o in m.options[j] if o["option"] == option)
         by_model[(q, opt["pricing_model"], opt["term_months"])] += float(opt["usd_per_node_hour"]) * nodes * d.hours[q]
+        upfront_amortised[q] += amortised_usd_per_node_hour(
+            0.0, float(opt["upfront_usd_per_node"]), opt["term_months"]) * nodes * d.hours[q]
         available[q] += nodes * d.hours[q] * m.offers[j]["accelerators_per_node"]
     for (j, option, q), var in m.commit.items():  # an upfront fee is spent in the quarter its term starts
         opt = next(o for o in m.options[j] if o["option"] == option)
         upfront = float(opt["upfront_usd_per_node"]) * round(_v(var)) * m.offers[j]["nodes_per_unit"]
         if upfront:
             by_model[(q, opt["pricing_model"], opt["term_months"])] += upfront
+            upfront_paid[q] += upfront
     for (j, q), nodes in m.existing_nodes.items():
         available[q] += nodes * d.hours[q] * m.offers[j]["accelerators_per_node"]
     for (j, q), var in m.capacity_block.items():
@@ -269,7 +275,8 @@ def _costs(m: PlanModel, od_price: dict[str, float]) -> tuple[pd.DataFrame, pd.D
                 "savings_usd": usd(od_equivalent[q] - cost),
                 "effective_savings_rate": round(1 - cost / od_equivalent[q], 6) if od_equivalent[q] > TINY else 0.0,
                 "coverage": _share(covered_od[q], od_equivalent[q]),
-                "utilisation": _share(commitment_used[q], commitment_cost),
+                # amortised, as the use is charged (model.charge_rate): an upfront fee counts over its term's hours
+                "utilisation": _share(commitment_used[q], commitment_cost - upfront_paid[q] + upfront_amortised[q]),
                 "coverage_accelerator_hours": _share(committed[q], served[q]),
                 "utilisation_accelerator_hours": _share(committed[q], available[q]),
                 "served_accelerator_hours": round(served[q], 3),

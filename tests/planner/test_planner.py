@@ -343,6 +343,8 @@ def test_upfront_fees_all_partial_or_none_are_compared_over_the_whole_term(upfro
     assert row.total_liability_usd == row.in_horizon_usd == paid_upfront + row.usd_per_node_hour * 10 * 8760
     assert result.expected_cost_usd == row.total_liability_usd  # all served by the commitment
     assert usd_of(result.cost_by_quarter, quarter="2027Q1") == paid_upfront + row.usd_per_node_hour * 10 * H1
+    # every hour of the term is used and the fee is spread over the term's 8,760 hours: fully utilised every quarter
+    assert [result.kpi(q).utilisation for q in YEAR] == [1.0] * 4
 
 
 def test_a_fixed_fee_plus_a_rate_per_hour_used_pays_where_a_flat_rate_does_not():
