@@ -172,10 +172,9 @@ def _print(r: PlanResult) -> None:
     for note in r.baseline_stand_ins:
         console.print(f"  all-on-demand baseline: {note}", markup=False)
     buys = Table(title="Purchase schedule", title_justify="left")
-    for c in ("start", "site", "machine", "model", "term", "nodes", "accelerators", "monthly", "liability"):
-        buys.add_column(
-            c, justify="right" if c in ("term", "nodes", "accelerators", "monthly", "liability") else "left"
-        )
+    money_columns = ("upfront", "monthly", "liability")
+    for c in ("start", "site", "machine", "model", "term", "nodes", "accelerators", *money_columns):
+        buys.add_column(c, justify="right" if c in ("term", "nodes", "accelerators", *money_columns) else "left")
     for p in r.purchase_schedule:  # a capacity block: its dates, and its whole price paid up front
         term = f"{p.term_months} mo" if p.term_months else f"{(p.end - p.start).days // 7} wk to {p.end}"
         buys.add_row(
@@ -186,7 +185,8 @@ def _print(r: PlanResult) -> None:
             term,
             str(p.nodes),
             str(p.accelerators),
-            format_usd(p.monthly_usd) if p.term_months else "upfront",
+            format_usd(p.upfront_usd) if p.upfront_usd else "-",
+            format_usd(p.monthly_usd) if p.monthly_usd else "-",
             format_usd(p.total_liability_usd),
         )
     console.print(buys if len(r.purchase_schedule) else "No new commitments.")

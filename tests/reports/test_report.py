@@ -410,6 +410,10 @@ def test_upfront_partial_upfront_and_hourly_payments_reconcile_with_qm_plan(tmp_
             "commit": ("partial upfront", nodes * fee, nodes * hourly * 730, nodes * hourly * year,
                        nodes * (fee + hourly * year))}
     assert said.group(1) == money(block + want["commit"][-1])  # $603,440.00
+    rows = {line.split("│")[4].strip(): [cell.strip() for cell in line.split("│")[8:11]]
+            for line in planned.output.splitlines() if line.count("│") == 11}  # model -> upfront, monthly, liability
+    assert rows == {"capacity-block": [money(block), "-", money(block)],
+                    "commit": [money(nodes * fee), money(nodes * hourly * 730), money(want["commit"][-1])]}
     reported = runner.invoke(app, ["report", str(root), "--plan", str(out), "--out", str(tmp_path / "report"),
                                    "--formats", "html,json,csv,xlsx"])
     assert reported.exit_code == 0, reported.output
