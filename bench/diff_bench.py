@@ -85,8 +85,9 @@ def main() -> None:
         start_only = timed([*qm, "--help"], repo)
         print(f"qm --help (interpreter and CLI start): {start_only:.2f} s")
         print(f"qm diff, end to end, no replay: {plain:.2f} s")
-        print(f"qm diff, end to end, {args.days}-day replay: {replay:.2f} s "
-              f"({replay / loading:.1f}x loading; goal <= 3x)")
+        print(
+            f"qm diff, end to end, {args.days}-day replay: {replay:.2f} s ({replay / loading:.1f}x loading; goal <= 3x)"
+        )
         if args.profile:
             from quartermaster.cli import app
 

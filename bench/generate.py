@@ -24,22 +24,38 @@ def enterprise_inventory(root: Path, teams: int = 1000, flavors: int = 20, gpus_
     for f in range(flavors):
         cluster = clusters[f % len(clusters)]
         region = regions[f % len(regions)]
-        cluster["pools"].append({"name": f"h100-{f:02d}", "machine": "a3-megagpu-8g", "zones": [f"{region}-a"],
-                                 "nodes": nodes, "provisioning": "spot" if f % 3 == 0 else "on-demand"})
+        cluster["pools"].append(
+            {
+                "name": f"h100-{f:02d}",
+                "machine": "a3-megagpu-8g",
+                "zones": [f"{region}-a"],
+                "nodes": nodes,
+                "provisioning": "spot" if f % 3 == 0 else "on-demand",
+            }
+        )
     divisions = [f"div-{d}" for d in range(10)]
-    org = {"cohorts": [{"name": "org"}] + [{"name": d, "parent": "org"} for d in divisions],
-           "priority_classes": [{"name": "training", "value": 100}]}
+    org = {
+        "cohorts": [{"name": "org"}] + [{"name": d, "parent": "org"} for d in divisions],
+        "priority_classes": [{"name": "training", "value": 100}],
+    }
     (root / "org.yaml").write_text(HEADER + yaml.safe_dump(org, sort_keys=False))
     (root / "sites.yaml").write_text(HEADER + yaml.safe_dump({"sites": sites}, sort_keys=False))
     (root / "clusters.yaml").write_text(HEADER + yaml.safe_dump({"clusters": clusters}, sort_keys=False))
     team_dir = root / "teams"
     team_dir.mkdir(exist_ok=True)
     for t in range(teams):
-        team = {"name": f"team-{t:04d}", "cost_center": f"CC-{t % 50:03d}", "owners": [f"@org/team-{t:04d}"],
-                "namespaces": [f"team-{t:04d}"], "groups": {"gke": f"team-{t:04d}@example.com"},
-                "cohort": divisions[t % len(divisions)],
-                "priority_class": "training",
-                "quotas": [{"flavor": f"h100-{f:02d}", "nominal": gpus_per_quota, "borrowing_limit": gpus_per_quota}
-                           for f in range(flavors)]}
+        team = {
+            "name": f"team-{t:04d}",
+            "cost_center": f"CC-{t % 50:03d}",
+            "owners": [f"@org/team-{t:04d}"],
+            "namespaces": [f"team-{t:04d}"],
+            "groups": {"gke": f"team-{t:04d}@example.com"},
+            "cohort": divisions[t % len(divisions)],
+            "priority_class": "training",
+            "quotas": [
+                {"flavor": f"h100-{f:02d}", "nominal": gpus_per_quota, "borrowing_limit": gpus_per_quota}
+                for f in range(flavors)
+            ],
+        }
         (team_dir / f"team-{t:04d}.yaml").write_text(HEADER + yaml.safe_dump({"teams": [team]}, sort_keys=False))
     return root

@@ -53,9 +53,11 @@ WINDOW = pd.Timedelta(days=7)
 def read_prices(path: Path = ROOT / "inventory" / "prices.csv") -> dict[int, Decimal]:
     """USD per node-hour of MACHINE at SITE: on-demand under 0, each commit term under its months."""
     with path.open(newline="") as f:
-        return {0 if r["pricing_model"] == "on-demand" else int(r["term_months"]): Decimal(r["usd_per_node_hour"])
-                for r in csv.DictReader(f)
-                if (r["machine"], r["site"]) == (MACHINE, SITE) and r["pricing_model"] in ("on-demand", "commit")}
+        return {
+            0 if r["pricing_model"] == "on-demand" else int(r["term_months"]): Decimal(r["usd_per_node_hour"])
+            for r in csv.DictReader(f)
+            if (r["machine"], r["site"]) == (MACHINE, SITE) and r["pricing_model"] in ("on-demand", "commit")
+        }
 
 
 def window_cost(hourly: pd.Series, nodes: int, commit_price: Decimal, on_demand: Decimal) -> Decimal:
@@ -81,20 +83,49 @@ def planner_curve(hourly: pd.Series, origin: pd.Timestamp) -> pd.DataFrame:
     matrix, _ = without_outages(hourly[hourly.index < origin].to_frame("helios"))
     middle = origin + WINDOW / 2
     levels = forecast_levels(matrix, {"helios": fit_trend(matrix["helios"])}, middle, BANDS)["helios"]
-    return curves_frame([{"team": "helios", "accelerator": "H100-80GB", "site": "", "quarter": "2020Q2",
-                          "scenario": "", "weight": hi - lo, "level": level, "preemptible_share": 0.0,
-                          "bucket": b} for b, ((lo, hi), level) in enumerate(zip(BANDS, levels, strict=True))])
+    return curves_frame(
+        [
+            {
+                "team": "helios",
+                "accelerator": "H100-80GB",
+                "site": "",
+                "quarter": "2020Q2",
+                "scenario": "",
+                "weight": hi - lo,
+                "level": level,
+                "preemptible_share": 0.0,
+                "bucket": b,
+            }
+            for b, ((lo, hi), level) in enumerate(zip(BANDS, levels, strict=True))
+        ]
+    )
 
 
 def planner_level(curve: pd.DataFrame, term: int, prices: dict[int, Decimal]) -> int:
     """Nodes of `term` months the planner commits for `curve`, offered on-demand and that term only."""
-    inventory = Inventory.model_validate({
-        "sites": [{"name": SITE, "provider": "gcp", "region": "us-east4"}],
-        "teams": [{"name": "helios", "cost_center": "CC-1", "owners": ["@helios"], "namespaces": ["helios"]}],
-        "prices": [{"machine": MACHINE, "site": SITE, "pricing_model": "on-demand", "usd_per_node_hour":
-                    str(prices[0]), "source": "inventory/prices.csv"},
-                   {"machine": MACHINE, "site": SITE, "pricing_model": "commit", "term_months": term,
-                    "usd_per_node_hour": str(prices[term]), "source": "inventory/prices.csv"}]})
+    inventory = Inventory.model_validate(
+        {
+            "sites": [{"name": SITE, "provider": "gcp", "region": "us-east4"}],
+            "teams": [{"name": "helios", "cost_center": "CC-1", "owners": ["@helios"], "namespaces": ["helios"]}],
+            "prices": [
+                {
+                    "machine": MACHINE,
+                    "site": SITE,
+                    "pricing_model": "on-demand",
+                    "usd_per_node_hour": str(prices[0]),
+                    "source": "inventory/prices.csv",
+                },
+                {
+                    "machine": MACHINE,
+                    "site": SITE,
+                    "pricing_model": "commit",
+                    "term_months": term,
+                    "usd_per_node_hour": str(prices[term]),
+                    "source": "inventory/prices.csv",
+                },
+            ],
+        }
+    )
     result = plan(inventory, PlanOptions(start="2020Q2", horizon=1, gap_rel=1e-9), demand_curves=curve)
     return int(result.frame("purchase_schedule")["nodes"].sum()) if result.purchase_schedule else 0
 
@@ -124,11 +155,20 @@ def evaluate(hourly: pd.Series, prices: dict[int, Decimal]) -> list[Row]:
         test = hourly[(hourly.index >= origin) & (hourly.index < origin + WINDOW)]
         curve = planner_curve(hourly, origin)
         for term in TERMS:
-            nodes = {"recommender": best_level(train, prices[term], prices[0]),
-                     "planner": planner_level(curve, term, prices),
-                     "hindsight": best_level(test, prices[term], prices[0])}
-            rows.append(Row(origin, term, window_cost(test, 0, prices[term], prices[0]), nodes,
-                            {m: window_cost(test, n, prices[term], prices[0]) for m, n in nodes.items()}))
+            nodes = {
+                "recommender": best_level(train, prices[term], prices[0]),
+                "planner": planner_level(curve, term, prices),
+                "hindsight": best_level(test, prices[term], prices[0]),
+            }
+            rows.append(
+                Row(
+                    origin,
+                    term,
+                    window_cost(test, 0, prices[term], prices[0]),
+                    nodes,
+                    {m: window_cost(test, n, prices[term], prices[0]) for m, n in nodes.items()},
+                )
+            )
     return rows
 
 
@@ -143,11 +183,15 @@ def main() -> None:
     trace = pd.read_csv(TRACE, parse_dates=["hour"])
     hourly = trace.groupby("hour")["demand_gpus_mean"].sum()
     rows = evaluate(hourly, read_prices())
-    print(f"Helios Earth, {len(rows) // len(TERMS)} origins, each costing the {WINDOW.days} days after it out of "
-          "sample at list prices; per method: nodes of 8 H100s committed, saving against all on-demand in the "
-          "window, cost in the window (USD)")
-    print(f"{'origin':<10} {'term':>4} {'on-demand $':>12} | {'recommender':>18} | {'planner':>18} | "
-          f"{'hindsight':>18} | gap closed")
+    print(
+        f"Helios Earth, {len(rows) // len(TERMS)} origins, each costing the {WINDOW.days} days after it out of "
+        "sample at list prices; per method: nodes of 8 H100s committed, saving against all on-demand in the "
+        "window, cost in the window (USD)"
+    )
+    print(
+        f"{'origin':<10} {'term':>4} {'on-demand $':>12} | {'recommender':>18} | {'planner':>18} | "
+        f"{'hindsight':>18} | gap closed"
+    )
     for r in rows:
         cells = " | ".join(f"{r.nodes[m]:>3} n {r.saving(m):>6.1%} ${float(r.cost[m]) / 1e3:>5,.0f}k" for m in METHODS)
         print(f"{r.origin:%Y-%m-%d} {r.term:>3}m {float(r.on_demand):>12,.0f} | {cells} | {gap_share([r]):>7.0%}")

@@ -36,14 +36,19 @@ def main() -> None:
             times.append(time.perf_counter() - start)
         assert result.ok, [i.format() for i in result.issues[:5]]
         quotas = sum(len(t.quotas) for t in result.inventory.teams)
-        print(f"load + check: {args.teams} teams x {args.flavors} flavors ({quotas} quotas, {files} files): "
-              f"median {statistics.median(times):.2f} s, best {min(times):.2f} s over {args.repeat} runs")
+        print(
+            f"load + check: {args.teams} teams x {args.flavors} flavors ({quotas} quotas, {files} files): "
+            f"median {statistics.median(times):.2f} s, best {min(times):.2f} s over {args.repeat} runs"
+        )
         wall, cpu = _timed([sys.executable, "-c", "import quartermaster.cli"], args.repeat)
         print(f"CLI start (interpreter + imports): median {wall:.2f} s ({cpu:.2f} s CPU)")
-        wall, cpu = _timed([sys.executable, "-c", "from quartermaster.cli import main; main()", "validate",
-                            str(root)], args.repeat)
-        print(f"qm validate, end to end: median {wall:.2f} s ({cpu:.2f} s CPU; goal < 2 s); load average "
-              f"{os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
+        wall, cpu = _timed(
+            [sys.executable, "-c", "from quartermaster.cli import main; main()", "validate", str(root)], args.repeat
+        )
+        print(
+            f"qm validate, end to end: median {wall:.2f} s ({cpu:.2f} s CPU; goal < 2 s); load average "
+            f"{os.getloadavg()[0]:.1f} on {os.cpu_count()} cores"
+        )
 
 
 def _timed(command: list[str], repeat: int) -> tuple[float, float]:

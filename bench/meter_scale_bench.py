@@ -49,15 +49,18 @@ def chunk(inventory: Inventory, rows: int, total: int, seed: int) -> pa.Table:
 
     def names(codes: np.ndarray, values: list[str]) -> pa.DictionaryArray:
         return pa.DictionaryArray.from_arrays(pa.array(codes, pa.int32()), pa.array(values))
+
     cluster_codes = np.array([sorted(set(clusters)).index(c) for c in clusters], dtype=np.int32)[pool]
-    return pa.table({
-        "minute": pa.array(minute, pa.timestamp("us")),
-        "cluster": names(cluster_codes, sorted(set(clusters))),
-        "team": names(rng.integers(0, len(teams), rows).astype(np.int32), teams),
-        "flavor": names(pool, pools),
-        "accelerators_used": np.round(requested * rng.random(rows), 2),
-        "accelerators_requested": requested,
-    })
+    return pa.table(
+        {
+            "minute": pa.array(minute, pa.timestamp("us")),
+            "cluster": names(cluster_codes, sorted(set(clusters))),
+            "team": names(rng.integers(0, len(teams), rows).astype(np.int32), teams),
+            "flavor": names(pool, pools),
+            "accelerators_used": np.round(requested * rng.random(rows), 2),
+            "accelerators_requested": requested,
+        }
+    )
 
 
 def generate(folder: Path, rows: int, size: int, distinct: int) -> None:
@@ -92,8 +95,10 @@ def main() -> None:
     child.join()
     if child.exitcode:
         raise SystemExit(f"generation failed (exit {child.exitcode})")
-    print(f"data: {folder} ({sum(f.stat().st_size for f in folder.rglob('*.parquet')) / 1e9:.1f} GB, "
-          f"{time.perf_counter() - start:.0f} s to generate or find; not timed)")
+    print(
+        f"data: {folder} ({sum(f.stat().st_size for f in folder.rglob('*.parquet')) / 1e9:.1f} GB, "
+        f"{time.perf_counter() - start:.0f} s to generate or find; not timed)"
+    )
     inventory = load(REPO / "inventory").inventory
     last = {"wall": time.perf_counter(), "cpu": time.process_time()}
 
@@ -102,9 +107,11 @@ def main() -> None:
         peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1e6  # kB -> GB
         load1, load5, _ = os.getloadavg()
         took = wall - last["wall"]
-        print(f"{name:>6}: {took:6.1f} s wall, {rows / took / 1e6:7.1f} M rows/s, {cpu - last['cpu']:6.1f} s CPU, "
-              f"peak RSS {peak:.2f} GB (load average {load1:.1f} / {load5:.1f} on {os.cpu_count()} cores)",
-              flush=True)
+        print(
+            f"{name:>6}: {took:6.1f} s wall, {rows / took / 1e6:7.1f} M rows/s, {cpu - last['cpu']:6.1f} s CPU, "
+            f"peak RSS {peak:.2f} GB (load average {load1:.1f} / {load5:.1f} on {os.cpu_count()} cores)",
+            flush=True,
+        )
         last.update(wall=wall, cpu=cpu)
 
     begin = time.perf_counter()
@@ -112,8 +119,10 @@ def main() -> None:
     if issues or result is None:
         raise SystemExit("\n".join(i.format() for i in issues))
     total = time.perf_counter() - begin
-    print(f"metered {rows:,} rows in {total:.1f} s ({rows / total / 1e6:.1f} M rows/s; goal <= 60 s, <= 4 GB): "
-          f"total {result.total_cost:,} USD = usage {result.usage_cost:,} + idle {result.idle_cost:,}")
+    print(
+        f"metered {rows:,} rows in {total:.1f} s ({rows / total / 1e6:.1f} M rows/s; goal <= 60 s, <= 4 GB): "
+        f"total {result.total_cost:,} USD = usage {result.usage_cost:,} + idle {result.idle_cost:,}"
+    )
 
 
 if __name__ == "__main__":

@@ -56,29 +56,71 @@ def generate(sites: int, machines: int, quarters: int, scenarios: int, cost_cent
         provider = s.split("-")[0]
         for mi in range(machines):
             offer = f"{s}/m{mi:02d}"
-            offers.append({"offer": offer, "site": s, "machine": f"m{mi:02d}", "accelerator": f"A{mi % CLASSES}",
-                           "accelerators_per_node": 8, "nodes_per_unit": 1})
+            offers.append(
+                {
+                    "offer": offer,
+                    "site": s,
+                    "machine": f"m{mi:02d}",
+                    "accelerator": f"A{mi % CLASSES}",
+                    "accelerators_per_node": 8,
+                    "nodes_per_unit": 1,
+                }
+            )
             od = rng.uniform(60, 110)
             recourse.append({"offer": offer, "pricing_model": "on-demand", "term_months": 0, "usd_per_node_hour": od})
-            recourse.append({"offer": offer, "pricing_model": "spot", "term_months": 0,
-                             "usd_per_node_hour": od * rng.uniform(0.2, 0.45)})
+            recourse.append(
+                {
+                    "offer": offer,
+                    "pricing_model": "spot",
+                    "term_months": 0,
+                    "usd_per_node_hour": od * rng.uniform(0.2, 0.45),
+                }
+            )
             if provider == "gcp":
-                recourse.append({"offer": offer, "pricing_model": "flex-start", "term_months": 0,
-                                 "usd_per_node_hour": od * rng.uniform(0.85, 1.0)})
+                recourse.append(
+                    {
+                        "offer": offer,
+                        "pricing_model": "flex-start",
+                        "term_months": 0,
+                        "usd_per_node_hour": od * rng.uniform(0.85, 1.0),
+                    }
+                )
             if provider == "aws":
-                recourse.append({"offer": offer, "pricing_model": "capacity-block", "term_months": 0,
-                                 "usd_per_node_hour": od * rng.uniform(0.65, 0.75)})
+                recourse.append(
+                    {
+                        "offer": offer,
+                        "pricing_model": "capacity-block",
+                        "term_months": 0,
+                        "usd_per_node_hour": od * rng.uniform(0.65, 0.75),
+                    }
+                )
             for months, ratio in ((12, 0.69), (36, 0.44)):
-                options.append({"offer": offer, "option": f"commit_{months}m", "pricing_model": "commit",
-                                "term_months": months, "term_quarters": months // 3,
-                                "usd_per_node_hour": Decimal(f"{od * ratio * rng.uniform(0.95, 1.05):.4f}"),
-                                "upfront_usd_per_node": Decimal(0), "usd_per_node_hour_used": Decimal(0)})
+                options.append(
+                    {
+                        "offer": offer,
+                        "option": f"commit_{months}m",
+                        "pricing_model": "commit",
+                        "term_months": months,
+                        "term_quarters": months // 3,
+                        "usd_per_node_hour": Decimal(f"{od * ratio * rng.uniform(0.95, 1.05):.4f}"),
+                        "upfront_usd_per_node": Decimal(0),
+                        "usd_per_node_hour_used": Decimal(0),
+                    }
+                )
             if rng.random() < 1 / 3:
                 nodes, price = rng.randint(2, 12), od * 0.5
-                for q in qs[:rng.randint(2, quarters)]:
-                    existing.append({"commitment": f"old-{offer}", "offer": offer, "kind": "cud", "quarter": q,
-                                     "nodes": float(nodes), "usd": Decimal(f"{nodes * price * quarter_hours(q):.2f}"),
-                                     "usd_per_node_hour": Decimal(f"{price:.4f}")})
+                for q in qs[: rng.randint(2, quarters)]:
+                    existing.append(
+                        {
+                            "commitment": f"old-{offer}",
+                            "offer": offer,
+                            "kind": "cud",
+                            "quarter": q,
+                            "nodes": float(nodes),
+                            "usd": Decimal(f"{nodes * price * quarter_hours(q):.2f}"),
+                            "usd_per_node_hour": Decimal(f"{price:.4f}"),
+                        }
+                    )
             if rng.random() < 0.2:
                 caps.append({"offer": offer, "pricing_model": "on-demand", "max_nodes": rng.randint(10, 40)})
     probabilities = [rng.uniform(0.5, 1.5) for _ in range(scenarios)]
@@ -101,19 +143,41 @@ def generate(sites: int, machines: int, quarters: int, scenarios: int, cost_cent
                     mean = base * (1 + growth) ** qi * rng.uniform(0.85, 1.15)
                     for b, (lo, hi) in enumerate(BUCKETS):
                         level = mean * (1 + spread * ((lo + hi) - 1))
-                        demand.append({"demand_key": key, "team": team, "accelerator": f"A{a}", "site": "",
-                                       "quarter": q, "scenario": s_name, "bucket": b, "weight": hi - lo,
-                                       "level": level, "preemptible_share": share})
+                        demand.append(
+                            {
+                                "demand_key": key,
+                                "team": team,
+                                "accelerator": f"A{a}",
+                                "site": "",
+                                "quarter": q,
+                                "scenario": s_name,
+                                "bucket": b,
+                                "weight": hi - lo,
+                                "level": level,
+                                "preemptible_share": share,
+                            }
+                        )
         budgets.append({"cost_center": cc, "quarter": qs[0], "usd": Decimal(500_000_000)})
     return PlanData(
-        quarters=qs, hours={q: quarter_hours(q) for q in qs}, offers=pd.DataFrame(offers, columns=OFFER_COLUMNS),
-        recourse_prices=pd.DataFrame(recourse), commit_options=pd.DataFrame(options),
-        existing=pd.DataFrame(existing, columns=["commitment", "offer", "kind", "quarter", "nodes", "usd",
-                                                 "usd_per_node_hour"]),
-        caps=pd.DataFrame(caps, columns=["offer", "pricing_model", "max_nodes"]), demand=pd.DataFrame(demand),
-        routes=pd.DataFrame(routes), budgets=pd.DataFrame(budgets), scenarios=scen, teams=pd.DataFrame(teams),
-        pools=pd.DataFrame(columns=POOL_COLUMNS), unmet_penalty=150.0,
-        max_spot_share=0.5, options=PlanOptions(time_limit_s=600))
+        quarters=qs,
+        hours={q: quarter_hours(q) for q in qs},
+        offers=pd.DataFrame(offers, columns=OFFER_COLUMNS),
+        recourse_prices=pd.DataFrame(recourse),
+        commit_options=pd.DataFrame(options),
+        existing=pd.DataFrame(
+            existing, columns=["commitment", "offer", "kind", "quarter", "nodes", "usd", "usd_per_node_hour"]
+        ),
+        caps=pd.DataFrame(caps, columns=["offer", "pricing_model", "max_nodes"]),
+        demand=pd.DataFrame(demand),
+        routes=pd.DataFrame(routes),
+        budgets=pd.DataFrame(budgets),
+        scenarios=scen,
+        teams=pd.DataFrame(teams),
+        pools=pd.DataFrame(columns=POOL_COLUMNS),
+        unmet_penalty=150.0,
+        max_spot_share=0.5,
+        options=PlanOptions(time_limit_s=600),
+    )
 
 
 def _cpu() -> float:
@@ -152,9 +216,12 @@ def run(size: str, solvers: list[str], time_limit: float, threads: int | None, p
         model = stages.time("build", build_model, data)
         if not header:
             ints = len(model.integers())
-            print(f"\n{size}: {dims[0]} sites x {dims[1]} machines x {dims[2]} quarters x 6 pricing options x "
-                  f"{dims[3]} scenarios; {len(model.variables()):,} variables ({ints:,} integer), "
-                  f"{model.prob.numConstraints():,} constraints", flush=True)
+            print(
+                f"\n{size}: {dims[0]} sites x {dims[1]} machines x {dims[2]} quarters x 6 pricing options x "
+                f"{dims[3]} scenarios; {len(model.variables()):,} variables ({ints:,} integer), "
+                f"{model.prob.numConstraints():,} constraints",
+                flush=True,
+            )
             header = True
         report = stages.time("solve", _run, model, mip=True) if pure else stages.time("solve", solve, model)
         if report.outcome.has_plan:
@@ -165,10 +232,13 @@ def run(size: str, solvers: list[str], time_limit: float, threads: int | None, p
             bound = solve(build_model(data), relax=True).objective
         ratio = f"{report.objective / bound:.5f}" if report.objective and bound else "-"
         solver_stages = ", ".join(f"{stage} {seconds:.1f} s" for stage, seconds in report.stages)
-        print(f"  {solver:5s}: {report.outcome.value} ({solver_stages}); objective {(report.objective or 0):,.0f}, "
-              f"LP bound {(bound or 0):,.0f}, MILP/LP {ratio} "
-              f"({report.status}{'; ' + report.note if report.note else ''})\n"
-              f"         {stages.line()}", flush=True)
+        print(
+            f"  {solver:5s}: {report.outcome.value} ({solver_stages}); objective {(report.objective or 0):,.0f}, "
+            f"LP bound {(bound or 0):,.0f}, MILP/LP {ratio} "
+            f"({report.status}{'; ' + report.note if report.note else ''})\n"
+            f"         {stages.line()}",
+            flush=True,
+        )
 
 
 def main() -> None:

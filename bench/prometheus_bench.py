@@ -74,8 +74,11 @@ def write_series(inventory_dir: Path, folder: Path, days: int, seed: int = 11) -
     inventory = load(inventory_dir).inventory
     rng = np.random.default_rng(seed)
     first = int(START.timestamp()) + 60  # one sample a minute past each hour
-    series = [(team.name, quota.flavor, inventory.cluster_of_pool[quota.flavor].name, quota.nominal)
-              for team in inventory.teams for quota in team.quotas]
+    series = [
+        (team.name, quota.flavor, inventory.cluster_of_pool[quota.flavor].name, quota.nominal)
+        for team in inventory.teams
+        for quota in team.quotas
+    ]
     values = np.stack([rng.integers(0, nominal + 1, days * 24) for *_, nominal in series])
     folder.mkdir()
     for block in range(days * 12):
@@ -84,8 +87,10 @@ def write_series(inventory_dir: Path, folder: Path, days: int, seed: int = 11) -
             for metric in ("kueue_cluster_queue_resource_reservation", "kueue_cluster_queue_resource_usage"):
                 out.write(f"# TYPE {metric} gauge\n")
                 for i, (team, flavor, cluster, _) in enumerate(series):
-                    labels = (f'{metric}{{cluster="{cluster}",cluster_queue="{team}",flavor="{flavor}",'
-                              f'replica_role="leader",resource="nvidia.com/gpu"}}')
+                    labels = (
+                        f'{metric}{{cluster="{cluster}",cluster_queue="{team}",flavor="{flavor}",'
+                        f'replica_role="leader",resource="nvidia.com/gpu"}}'
+                    )
                     out.write("".join(f"{labels} {values[i, h]} {first + 3600 * h}\n" for h in hours))
             out.write("# EOF\n")
     return float(values.sum())
@@ -111,9 +116,11 @@ def main() -> None:
         raise SystemExit("prometheus_bench: needs promtool and prometheus (apt-get install prometheus)")
     deadline = Deadline(args.deadline)
     series = args.queues * args.flavors
-    print(f"{args.queues:,} ClusterQueues x {args.flavors} flavors = {series:,} series per gauge, 2 gauges, "
-          f"{args.days * 24} hours: {2 * series * args.days * 24:,} samples; load average "
-          f"{os.getloadavg()[0]:.2f} on {os.cpu_count()} CPUs")
+    print(
+        f"{args.queues:,} ClusterQueues x {args.flavors} flavors = {series:,} series per gauge, 2 gauges, "
+        f"{args.days * 24} hours: {2 * series * args.days * 24:,} samples; load average "
+        f"{os.getloadavg()[0]:.2f} on {os.cpu_count()} CPUs"
+    )
     with tempfile.TemporaryDirectory(prefix="qm-prom-bench-") as scratch:
         work = Path(scratch)
         inventory = enterprise_inventory(work / "inventory", teams=args.queues, flavors=args.flavors)
@@ -121,25 +128,48 @@ def main() -> None:
         requested = write_series(inventory, work / "series", args.days)
         files = sorted((work / "series").iterdir())
         size = sum(f.stat().st_size for f in files)
-        print(f"1 write OpenMetrics   {time.monotonic() - began:7.1f} s  peak {_mb(_self_peak())}  "
-              f"({size / 2**30:.2f} GiB in {len(files)} files)")
+        print(
+            f"1 write OpenMetrics   {time.monotonic() - began:7.1f} s  peak {_mb(_self_peak())}  "
+            f"({size / 2**30:.2f} GiB in {len(files)} files)"
+        )
         seconds, peak = 0.0, 0
         for file in files:
-            took, peak = run([promtool, "tsdb", "create-blocks-from", "openmetrics", "--quiet", str(file),
-                              str(work / "tsdb")], deadline)
+            took, peak = run(
+                [promtool, "tsdb", "create-blocks-from", "openmetrics", "--quiet", str(file), str(work / "tsdb")],
+                deadline,
+            )
             seconds += took
             file.unlink()
         print(f"2 promtool backfill   {seconds:7.1f} s  peak {_mb(peak)}")
         began = time.monotonic()
         # no compaction during the pull; room for a month of 20,000 series in one query
-        with serve(work / "tsdb", work, deadline.left(),
-                   ("--query.max-samples=200000000", "--storage.tsdb.max-block-duration=2h")) as (url, server):
+        with serve(
+            work / "tsdb",
+            work,
+            deadline.left(),
+            ("--query.max-samples=200000000", "--storage.tsdb.max-block-duration=2h"),
+        ) as (url, server):
             print(f"3 prometheus ready    {time.monotonic() - began:7.1f} s")
             until = START + dt.timedelta(days=args.days)
             out = work / "pulled.parquet"
-            seconds, peak = run([str(QM), "usage", "pull", "--prometheus", url, "--inventory", str(inventory),
-                                 "--since", START.date().isoformat(), "--until", until.date().isoformat(),
-                                 "--out", str(out)], deadline)
+            seconds, peak = run(
+                [
+                    str(QM),
+                    "usage",
+                    "pull",
+                    "--prometheus",
+                    url,
+                    "--inventory",
+                    str(inventory),
+                    "--since",
+                    START.date().isoformat(),
+                    "--until",
+                    until.date().isoformat(),
+                    "--out",
+                    str(out),
+                ],
+                deadline,
+            )
             pulled = pd.read_parquet(out)
             print(f"4 qm usage pull       {seconds:7.1f} s  peak {_mb(peak)}  ({len(pulled):,} records)")
             print(f"  prometheus          peak {_mb(peak_of(server.pid))}")

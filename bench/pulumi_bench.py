@@ -39,56 +39,128 @@ def generate(pools: int) -> Inventory:
     gpu, tpu, eks, aks = [], [], [], []
     for i in range(n["gke-gpu"]):
         mode = ("reservation", "spot", "flex-start", "on-demand")[i % 4]
-        pool: dict[str, Any] = {"name": f"gpu-{i}", "machine": "a3-megagpu-8g", "zones": ["us-east4-a"],
-                                "provisioning": mode, "gpudirect": i % 8 == 0}
+        pool: dict[str, Any] = {
+            "name": f"gpu-{i}",
+            "machine": "a3-megagpu-8g",
+            "zones": ["us-east4-a"],
+            "provisioning": mode,
+            "gpudirect": i % 8 == 0,
+        }
         if mode == "reservation":
             pool |= {"nodes": 4, "commitment": f"resv-{i}"}
-            commitments.append({"name": f"resv-{i}", "kind": "cud", "machine": "a3-megagpu-8g", "site": "gcp-us-east4",
-                                "zone": "us-east4-a", "count": 4, "term_months": 36, "start": dt.date(2026, 1, 1),
-                                "usd_per_node_hour": Decimal("40"), "reservation_name": f"resv-{i}"})
+            commitments.append(
+                {
+                    "name": f"resv-{i}",
+                    "kind": "cud",
+                    "machine": "a3-megagpu-8g",
+                    "site": "gcp-us-east4",
+                    "zone": "us-east4-a",
+                    "count": 4,
+                    "term_months": 36,
+                    "start": dt.date(2026, 1, 1),
+                    "usd_per_node_hour": Decimal("40"),
+                    "reservation_name": f"resv-{i}",
+                }
+            )
         elif mode == "flex-start":
             pool |= {"autoscaling": {"max_nodes": 4}, "max_run_duration_hours": 24}
         else:
             pool |= {"autoscaling": {"max_nodes": 8}}
         gpu.append(pool)
     for i in range(n["gke-tpu"]):
-        tpu.append({"name": f"tpu-{i}", "machine": "ct5p-hightpu-4t", "zones": ["us-east5-a"],
-                    "tpu": {"topology": "2x2x4", "slices": 2}})
+        tpu.append(
+            {
+                "name": f"tpu-{i}",
+                "machine": "ct5p-hightpu-4t",
+                "zones": ["us-east5-a"],
+                "tpu": {"topology": "2x2x4", "slices": 2},
+            }
+        )
     for i in range(n["eks"]):
         mode = ("capacity-block", "spot", "on-demand")[i % 3]
-        pool = {"name": f"p5-{i}", "machine": "p5.48xlarge", "zones": ["us-east-1a"], "provisioning": mode,
-                "gpudirect": mode == "capacity-block"}
+        pool = {
+            "name": f"p5-{i}",
+            "machine": "p5.48xlarge",
+            "zones": ["us-east-1a"],
+            "provisioning": mode,
+            "gpudirect": mode == "capacity-block",
+        }
         if mode == "capacity-block":
             pool |= {"nodes": 2, "commitment": f"cb-{i}"}
-            commitments.append({"name": f"cb-{i}", "kind": "capacity-block", "machine": "p5.48xlarge",
-                                "site": "aws-us-east-1", "zone": "us-east-1a", "count": 2, "term_months": 0,
-                                "term_days": 14, "start": dt.date(2026, 10, 1), "usd_per_node_hour": Decimal("39"),
-                                "capacity_reservation_id": f"cr-{i:017x}"})
+            commitments.append(
+                {
+                    "name": f"cb-{i}",
+                    "kind": "capacity-block",
+                    "machine": "p5.48xlarge",
+                    "site": "aws-us-east-1",
+                    "zone": "us-east-1a",
+                    "count": 2,
+                    "term_months": 0,
+                    "term_days": 14,
+                    "start": dt.date(2026, 10, 1),
+                    "usd_per_node_hour": Decimal("39"),
+                    "capacity_reservation_id": f"cr-{i:017x}",
+                }
+            )
         else:
             pool |= {"autoscaling": {"max_nodes": 4}}
         eks.append(pool)
     for i in range(n["aks"]):
-        aks.append({"name": f"nd{i}", "machine": "Standard_ND96isr_H100_v5", "zones": ["1"],
-                    "autoscaling": {"max_nodes": 4}, "provisioning": "spot" if i % 2 else "on-demand"})
+        aks.append(
+            {
+                "name": f"nd{i}",
+                "machine": "Standard_ND96isr_H100_v5",
+                "zones": ["1"],
+                "autoscaling": {"max_nodes": 4},
+                "provisioning": "spot" if i % 2 else "on-demand",
+            }
+        )
     clusters = [
         {"name": "gke-gpu", "kind": "gke", "site": "gcp-us-east4", "project": "p", "pools": gpu},
         {"name": "gke-tpu", "kind": "gke", "site": "gcp-us-east5", "project": "p", "pools": tpu},
-        {"name": "eks", "kind": "eks", "site": "aws-us-east-1", "project": "1", "pools": eks,
-         "eks": {"node_role_arn": "arn:aws:iam::1:role/n", "subnets": {"us-east-1a": "subnet-1"}}},
-        {"name": "aks", "kind": "aks", "site": "azure-eastus", "project": "s", "pools": aks,
-         "aks": {"resource_group": "rg"}},
+        {
+            "name": "eks",
+            "kind": "eks",
+            "site": "aws-us-east-1",
+            "project": "1",
+            "pools": eks,
+            "eks": {"node_role_arn": "arn:aws:iam::1:role/n", "subnets": {"us-east-1a": "subnet-1"}},
+        },
+        {
+            "name": "aks",
+            "kind": "aks",
+            "site": "azure-eastus",
+            "project": "s",
+            "pools": aks,
+            "aks": {"resource_group": "rg"},
+        },
     ]
     every_pool = [p["name"] for c in clusters for p in c["pools"]]
-    teams = [{"name": f"team-{t}", "cost_center": f"CC-{t}", "owners": ["@o"], "namespaces": [f"team-{t}"],
-              "cohort": "org", "quotas": [{"flavor": every_pool[(t * 7 + k) % len(every_pool)], "nominal": 8}
-                                          for k in range(20)]} for t in range(50)]
-    return Inventory.model_validate({
-        "sites": [{"name": "gcp-us-east4", "provider": "gcp", "region": "us-east4", "zones": ["us-east4-a"]},
-                  {"name": "gcp-us-east5", "provider": "gcp", "region": "us-east5", "zones": ["us-east5-a"]},
-                  {"name": "aws-us-east-1", "provider": "aws", "region": "us-east-1", "zones": ["us-east-1a"]},
-                  {"name": "azure-eastus", "provider": "azure", "region": "eastus", "zones": ["1"]}],
-        "clusters": clusters, "commitments": commitments, "teams": teams, "cohorts": [{"name": "org"}],
-    })
+    teams = [
+        {
+            "name": f"team-{t}",
+            "cost_center": f"CC-{t}",
+            "owners": ["@o"],
+            "namespaces": [f"team-{t}"],
+            "cohort": "org",
+            "quotas": [{"flavor": every_pool[(t * 7 + k) % len(every_pool)], "nominal": 8} for k in range(20)],
+        }
+        for t in range(50)
+    ]
+    return Inventory.model_validate(
+        {
+            "sites": [
+                {"name": "gcp-us-east4", "provider": "gcp", "region": "us-east4", "zones": ["us-east4-a"]},
+                {"name": "gcp-us-east5", "provider": "gcp", "region": "us-east5", "zones": ["us-east5-a"]},
+                {"name": "aws-us-east-1", "provider": "aws", "region": "us-east-1", "zones": ["us-east-1a"]},
+                {"name": "azure-eastus", "provider": "azure", "region": "eastus", "zones": ["1"]},
+            ],
+            "clusters": clusters,
+            "commitments": commitments,
+            "teams": teams,
+            "cohorts": [{"name": "org"}],
+        }
+    )
 
 
 class CountingMocks(pulumi.runtime.Mocks):
@@ -134,10 +206,14 @@ def main() -> None:
         resources = run_stack(inventory, cluster.name)
         t2, c2 = time.perf_counter(), time.process_time()
         wall, cpu = wall + t2 - t1, cpu + c2 - c1
-        print(f"{cluster.name:8} {len(cluster.pools):4} pools  specs {t1 - t0:6.3f} s  "
-              f"stack {t2 - t1:6.2f} s wall, {c2 - c1:6.2f} s CPU  {resources:5} resources")
-    print(f"all stacks under mocks: {wall:.1f} s wall, {cpu:.1f} s CPU for {len(inventory.pools)} pools "
-          f"(load average {os.getloadavg()[0]:.1f})")
+        print(
+            f"{cluster.name:8} {len(cluster.pools):4} pools  specs {t1 - t0:6.3f} s  "
+            f"stack {t2 - t1:6.2f} s wall, {c2 - c1:6.2f} s CPU  {resources:5} resources"
+        )
+    print(
+        f"all stacks under mocks: {wall:.1f} s wall, {cpu:.1f} s CPU for {len(inventory.pools)} pools "
+        f"(load average {os.getloadavg()[0]:.1f})"
+    )
 
 
 if __name__ == "__main__":

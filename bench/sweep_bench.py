@@ -33,8 +33,10 @@ def main() -> None:
     args = parser.parse_args()
     inventory = load(REPO / "inventory").inventory
     spec = spec_of([], args.scenarios, args.seed)
-    print(f"{args.scenarios} demand draws of the example inventory (seed {args.seed}); {usable_cores()} cores; "
-          f"load average {_load()}")
+    print(
+        f"{args.scenarios} demand draws of the example inventory (seed {args.seed}); {usable_cores()} cores; "
+        f"load average {_load()}"
+    )
     runs: dict[str, tuple[Sweep, float]] = {}
     for backend in args.backends.split(","):
         start = time.perf_counter()
@@ -44,15 +46,19 @@ def main() -> None:
         cpu = sum(_per_scenario(sweep, "cpu_seconds"))
         base = runs.get("serial", (None, None))[1]
         speed = f", speed-up {base / wall:.2f}x against serial" if base and backend != "serial" else ""
-        print(f"{backend:>9} x {sweep.meta['workers']}: wall {wall:.1f} s, solve CPU {cpu:.1f} s "
-              f"(CPU / wall {cpu / wall:.2f}){speed}; load average {_load()}")
+        print(
+            f"{backend:>9} x {sweep.meta['workers']}: wall {wall:.1f} s, solve CPU {cpu:.1f} s "
+            f"(CPU / wall {cpu / wall:.2f}){speed}; load average {_load()}"
+        )
         if "serial" in runs and backend != "serial":
             same = sweep.costs.drop_columns(TIMINGS).equals(runs["serial"][0].costs.drop_columns(TIMINGS))
             print(f"{'':>9}   same tables as serial: {same and sweep.purchases.equals(runs['serial'][0].purchases)}")
     sweep = next(iter(runs.values()))[0]
     total = cost_bands(sweep)[-1]
-    print(f"Expected cost over the horizon (planned), {total.scenarios} scenarios: p10 {total.p10_usd:,.0f}, "
-          f"p50 {total.p50_usd:,.0f}, p90 {total.p90_usd:,.0f} USD")
+    print(
+        f"Expected cost over the horizon (planned), {total.scenarios} scenarios: p10 {total.p10_usd:,.0f}, "
+        f"p50 {total.p50_usd:,.0f}, p90 {total.p90_usd:,.0f} USD"
+    )
 
 
 def _per_scenario(sweep: Sweep, column: str) -> list[float]:

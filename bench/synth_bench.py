@@ -34,6 +34,7 @@ def main() -> None:
     from cdktf import App
 
     from quartermaster.modules.terraform.app import Backend, ClusterStack  # first: it silences jsii's Node 20 banner
+
     t1 = time.perf_counter()
     now = dt.datetime.now(dt.UTC)
     specs = [stack_spec(cluster_spec(inventory, c, now), objects_for_cluster(inventory, c)) for c in clusters]
@@ -47,8 +48,10 @@ def main() -> None:
         t4 = time.perf_counter()
         size = sum(p.stat().st_size for p in Path(tmp).rglob("*.json"))
     resources = sum(len(s.resources) for s in specs)
-    print(f"inventory: {len(inventory.pools)} pools, {len(clusters)} clusters -> {resources} Terraform resources, "
-          f"{size / 1e6:.1f} MB of JSON")
+    print(
+        f"inventory: {len(inventory.pools)} pools, {len(clusters)} clusters -> {resources} Terraform resources, "
+        f"{size / 1e6:.1f} MB of JSON"
+    )
     for spec in specs:
         print(f"  {spec.cluster:8} {len(spec.resources):5} resources")
     print(f"cdktf import + Node.js start {t1 - t0:6.2f} s")

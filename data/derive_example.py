@@ -44,10 +44,26 @@ VC_TO_TEAM_FLAVOR = {
     "vcJkd": ("speech", "ndh100"),
 }
 # Quarterly growth of demand and the share that tolerates preemption, per team (the example's assumptions).
-GROWTH = {"llm-pretrain": 0.10, "multimodal": 0.08, "rl-research": 0.06, "tpu-research": 0.08,
-          "inference": 0.05, "search-ranking": 0.04, "speech": 0.03, "ml-platform": 0.02}
-PREEMPTIBLE = {"llm-pretrain": 0.1, "multimodal": 0.3, "rl-research": 0.6, "tpu-research": 0.2,
-               "inference": 0.0, "search-ranking": 0.4, "speech": 0.2, "ml-platform": 0.0}
+GROWTH = {
+    "llm-pretrain": 0.10,
+    "multimodal": 0.08,
+    "rl-research": 0.06,
+    "tpu-research": 0.08,
+    "inference": 0.05,
+    "search-ranking": 0.04,
+    "speech": 0.03,
+    "ml-platform": 0.02,
+}
+PREEMPTIBLE = {
+    "llm-pretrain": 0.1,
+    "multimodal": 0.3,
+    "rl-research": 0.6,
+    "tpu-research": 0.2,
+    "inference": 0.0,
+    "search-ranking": 0.4,
+    "speech": 0.2,
+    "ml-platform": 0.0,
+}
 
 
 def main() -> None:
@@ -63,8 +79,16 @@ def main() -> None:
         team, flavor = VC_TO_TEAM_FLAVOR[row.team]
         scale = nominal[(team, flavor)] / row.quota_gpus
         hour = dt.datetime.fromisoformat(row.hour) + SHIFT
-        usage_rows.append([hour.isoformat(), cluster_of[flavor], team, flavor,
-                           round(row.running_gpus_mean * scale, 2), round(row.running_gpus_max * scale, 2)])
+        usage_rows.append(
+            [
+                hour.isoformat(),
+                cluster_of[flavor],
+                team,
+                flavor,
+                round(row.running_gpus_mean * scale, 2),
+                round(row.running_gpus_max * scale, 2),
+            ]
+        )
         demand_hourly[(team, accelerator_of[flavor])][row.hour] += row.demand_gpus_mean * scale
 
     with open(INVENTORY / "usage.csv", "w", newline="") as f:
@@ -81,8 +105,17 @@ def main() -> None:
             year, quarter = FIRST_QUARTER
             for step in range(1, QUARTERS + 1):
                 growth = (1 + GROWTH[team]) ** step
-                out.writerow([f"{year}Q{quarter}", team, accelerator, "", round(p50 * growth, 1),
-                              round(p90 * growth, 1), PREEMPTIBLE[team]])
+                out.writerow(
+                    [
+                        f"{year}Q{quarter}",
+                        team,
+                        accelerator,
+                        "",
+                        round(p50 * growth, 1),
+                        round(p90 * growth, 1),
+                        PREEMPTIBLE[team],
+                    ]
+                )
                 year, quarter = (year + 1, 1) if quarter == 4 else (year, quarter + 1)
 
 

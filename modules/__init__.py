@@ -6,4 +6,3 @@
 # Installed as `quartermaster.modules`; the bare folder name is importable only by accident (the repo root on sys.path).
 if __name__ != "quartermaster.modules":
     raise ImportError(f"`{__name__}` is not a package of its own: import `quartermaster.modules` instead")
-

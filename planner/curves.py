@@ -13,14 +13,16 @@ def band_means(values: Sequence[float], bands: tuple[tuple[float, float], ...]) 
     n = len(values)
     out = []
     for lo, hi in bands:
-        total = sum(v * (min(hi * n, i + 1) - max(lo * n, i))
-                    for i, v in enumerate(values) if i + 1 > lo * n and i < hi * n)
+        total = sum(
+            v * (min(hi * n, i + 1) - max(lo * n, i)) for i, v in enumerate(values) if i + 1 > lo * n and i < hi * n
+        )
         out.append(total / ((hi - lo) * n))
     return out
 
 
-def load_duration_curve(hourly: list[float] | pd.Series, bands: tuple[tuple[float, float], ...] | None = None
-                        ) -> list[tuple[float, float]]:
+def load_duration_curve(
+    hourly: list[float] | pd.Series, bands: tuple[tuple[float, float], ...] | None = None
+) -> list[tuple[float, float]]:
     """(weight, level) of hourly demand: exact (one bucket per distinct value) or mean per band."""
     values = sorted(float(v) for v in hourly)
     n = len(values)
@@ -34,8 +36,20 @@ def load_duration_curve(hourly: list[float] | pd.Series, bands: tuple[tuple[floa
 
 def curves_frame(rows: list[dict]) -> pd.DataFrame:
     """A demand-curves table with the expected columns (also for hand-built curves in tests)."""
-    frame = pd.DataFrame(rows, columns=["team", "accelerator", "site", "quarter", "scenario", "weight", "level",
-                                        "preemptible_share", "bucket"])
+    frame = pd.DataFrame(
+        rows,
+        columns=[
+            "team",
+            "accelerator",
+            "site",
+            "quarter",
+            "scenario",
+            "weight",
+            "level",
+            "preemptible_share",
+            "bucket",
+        ],
+    )
     frame["site"] = frame["site"].fillna("")
     frame["scenario"] = frame["scenario"].fillna("")
     return frame

@@ -85,16 +85,27 @@ class PlanData:
 
 OFFER_COLUMNS = ["offer", "site", "machine", "accelerator", "accelerators_per_node", "nodes_per_unit"]
 POOL_COLUMNS = ["pool", "site", "machine", "provisioning", "accelerators"]
-DEMAND_COLUMNS = ["demand_key", "team", "accelerator", "site", "quarter", "scenario", "bucket", "weight",
-                  "level", "preemptible_share"]
+DEMAND_COLUMNS = [
+    "demand_key",
+    "team",
+    "accelerator",
+    "site",
+    "quarter",
+    "scenario",
+    "bucket",
+    "weight",
+    "level",
+    "preemptible_share",
+]
 
 
 def offer_key(site: str, machine: str) -> str:
     return f"{site}/{machine}"
 
 
-def build_data(inventory: Inventory, options: PlanOptions | None = None,
-               demand_curves: pd.DataFrame | None = None) -> PlanData:
+def build_data(
+    inventory: Inventory, options: PlanOptions | None = None, demand_curves: pd.DataFrame | None = None
+) -> PlanData:
     """Turn an inventory into planning tables.
 
     `demand_curves` (columns team, accelerator, site, quarter, scenario, weight, level, preemptible_share)
@@ -126,27 +137,56 @@ def build_data(inventory: Inventory, options: PlanOptions | None = None,
     tail_curves = _expand_scenarios(curves[curves["quarter"].isin([quarters[-1], *tail])], scenarios)
     curves = _expand_scenarios(curves[curves["quarter"].isin(quarters)], scenarios)
     if curves.empty:
-        raise PlanInputError(f"no demand in the horizon {quarters[0]}..{quarters[-1]}; add rows to demand.csv "
-                             "for these quarters or change --start / --horizon")
-    teams = pd.DataFrame(
-        [{"team": t.name, "cost_center": t.cost_center, "sites": ",".join(t.sites)} for t in inventory.teams],
-        columns=["team", "cost_center", "sites"]).sort_values("team").reset_index(drop=True)
+        raise PlanInputError(
+            f"no demand in the horizon {quarters[0]}..{quarters[-1]}; add rows to demand.csv "
+            "for these quarters or change --start / --horizon"
+        )
+    teams = (
+        pd.DataFrame(
+            [{"team": t.name, "cost_center": t.cost_center, "sites": ",".join(t.sites)} for t in inventory.teams],
+            columns=["team", "cost_center", "sites"],
+        )
+        .sort_values("team")
+        .reset_index(drop=True)
+    )
     demand = _merge_buckets(curves, scenarios)
     demand = whatif.apply_demand_overrides(demand, overrides)
     routes = _routes(inventory, demand, offers)
-    tail_ratio = _tail_ratio(whatif.apply_demand_overrides(tail_curves, overrides), routes, quarters[-1],
-                             scenarios)
+    tail_ratio = _tail_ratio(whatif.apply_demand_overrides(tail_curves, overrides), routes, quarters[-1], scenarios)
     hours = {q: quarter_hours(q) for q in quarters}
-    budgets = pd.DataFrame(
-        [{"cost_center": b.cost_center, "quarter": b.quarter, "usd": b.usd} for b in inventory.policy.budgets
-         if b.quarter in hours], columns=["cost_center", "quarter", "usd"]
-    ).sort_values(["cost_center", "quarter"]).reset_index(drop=True)
+    budgets = (
+        pd.DataFrame(
+            [
+                {"cost_center": b.cost_center, "quarter": b.quarter, "usd": b.usd}
+                for b in inventory.policy.budgets
+                if b.quarter in hours
+            ],
+            columns=["cost_center", "quarter", "usd"],
+        )
+        .sort_values(["cost_center", "quarter"])
+        .reset_index(drop=True)
+    )
     return PlanData(
-        quarters=quarters, hours=hours, offers=offers, recourse_prices=recourse, commit_options=commit_options,
-        existing=_existing(inventory, quarters, hours), caps=_caps(inventory, offers), demand=demand,
-        routes=routes, budgets=budgets, scenarios=scenarios, teams=teams, pools=_pools(inventory),
-        unmet_penalty=_unmet_penalty(prices, offers), max_spot_share=inventory.policy.max_spot_share,
-        options=options, lost_sites=overrides.lost_sites, notes=notes, tail_ratio=tail_ratio)
+        quarters=quarters,
+        hours=hours,
+        offers=offers,
+        recourse_prices=recourse,
+        commit_options=commit_options,
+        existing=_existing(inventory, quarters, hours),
+        caps=_caps(inventory, offers),
+        demand=demand,
+        routes=routes,
+        budgets=budgets,
+        scenarios=scenarios,
+        teams=teams,
+        pools=_pools(inventory),
+        unmet_penalty=_unmet_penalty(prices, offers),
+        max_spot_share=inventory.policy.max_spot_share,
+        options=options,
+        lost_sites=overrides.lost_sites,
+        notes=notes,
+        tail_ratio=tail_ratio,
+    )
 
 
 # --- horizon and scenarios -------------------------------------------------------------------------
@@ -170,7 +210,8 @@ def _scenarios(inventory: Inventory, options: PlanOptions) -> dict[str, float]:
             hint = did_you_mean(options.scenario, declared)
             raise PlanInputError(
                 f"no scenario `{options.scenario}` in policy.scenarios (got {sorted(declared) or 'none'})."
-                + (f" {hint}" if hint else ""))
+                + (f" {hint}" if hint else "")
+            )
         return {options.scenario: 1.0}
     return dict(sorted(declared.items())) or {"expected": 1.0}
 
@@ -211,10 +252,14 @@ def _tail_ratio(curves: pd.DataFrame, routes: pd.DataFrame, last: str, scenarios
     columns = ["offer", "quarter", "ratio"]
     if curves.empty or routes.empty:
         return pd.DataFrame(columns=columns)
-    keyed = curves.assign(demand_key=_demand_key(curves), x=curves["weight"] * curves["level"]
-                          * curves["scenario"].map(scenarios))
-    by_offer = keyed.merge(routes[["demand_key", "offer"]], on="demand_key").groupby(
-        ["offer", "quarter"], as_index=False)["x"].sum()
+    keyed = curves.assign(
+        demand_key=_demand_key(curves), x=curves["weight"] * curves["level"] * curves["scenario"].map(scenarios)
+    )
+    by_offer = (
+        keyed.merge(routes[["demand_key", "offer"]], on="demand_key")
+        .groupby(["offer", "quarter"], as_index=False)["x"]
+        .sum()
+    )
     base = by_offer[by_offer["quarter"] == last].set_index("offer")["x"]
     tail = by_offer[by_offer["quarter"] != last].copy()
     below = tail["offer"].map(base).fillna(0.0)
@@ -230,8 +275,9 @@ def _demand_key(curves: pd.DataFrame) -> pd.Series:
 # --- demand as load-duration curves ----------------------------------------------------------------
 
 
-def quantile_curve(quantiles: dict[float, float], bands: tuple[tuple[float, float], ...] = BANDS
-                   ) -> list[tuple[float, float]]:
+def quantile_curve(
+    quantiles: dict[float, float], bands: tuple[tuple[float, float], ...] = BANDS
+) -> list[tuple[float, float]]:
     """(weight, level) per band of the demand distribution through the given quantiles (share -> accelerators),
     level = the distribution's mean over the band.
 
@@ -248,8 +294,11 @@ def quantile_curve(quantiles: dict[float, float], bands: tuple[tuple[float, floa
     out = []
     for lo, hi in bands:
         za, zb = _Z.inv_cdf(lo) if lo > 0 else -math.inf, _Z.inv_cdf(hi) if hi < 1 else math.inf
-        total = sum(_integral(kind, a, b, max(za, z1), min(zb, z2))
-                    for z1, z2, kind, a, b in pieces if max(za, z1) < min(zb, z2))
+        total = sum(
+            _integral(kind, a, b, max(za, z1), min(zb, z2))
+            for z1, z2, kind, a, b in pieces
+            if max(za, z1) < min(zb, z2)
+        )
         out.append((hi - lo, max(0.0, total / (hi - lo))))
     return out
 
@@ -314,17 +363,29 @@ def demand_series(row: DemandRow) -> tuple[str, str, str, str]:
     return row.team, row.accelerator, row.site or "", row.scenario or ""
 
 
-def curves_from_quantiles(inventory: Inventory, bands: tuple[tuple[float, float], ...],
-                          shifts: dict[tuple[str, str, str, str], float] | None = None) -> pd.DataFrame:
+def curves_from_quantiles(
+    inventory: Inventory,
+    bands: tuple[tuple[float, float], ...],
+    shifts: dict[tuple[str, str, str, str], float] | None = None,
+) -> pd.DataFrame:
     """The demand rows' load-duration curves (quantile_curve); a series in `shifts` (demand_series -> z) is
     moved by its z first (shifted_quantiles)."""
     rows = []
     for d in inventory.demand:
         z = (shifts or {}).get(demand_series(d), 0.0)
         for weight, level in quantile_curve(shifted_quantiles(d.quantiles, z) if z else d.quantiles, bands):
-            rows.append({"team": d.team, "accelerator": d.accelerator, "site": d.site or "", "quarter": d.period,
-                         "scenario": d.scenario or "", "weight": weight, "level": level,
-                         "preemptible_share": d.preemptible_share})
+            rows.append(
+                {
+                    "team": d.team,
+                    "accelerator": d.accelerator,
+                    "site": d.site or "",
+                    "quarter": d.period,
+                    "scenario": d.scenario or "",
+                    "weight": weight,
+                    "level": level,
+                    "preemptible_share": d.preemptible_share,
+                }
+            )
     return curves_frame(rows)
 
 
@@ -341,10 +402,20 @@ def _merge_buckets(curves: pd.DataFrame, scenarios: dict[str, float]) -> pd.Data
     for (quarter, scenario), group in curves.groupby(["quarter", "scenario"], sort=True):
         if group["bucket"].notna().all():
             for r in group.itertuples():
-                rows.append({"demand_key": r.demand_key, "team": r.team, "accelerator": r.accelerator,
-                             "site": r.site, "quarter": quarter, "scenario": scenario, "bucket": int(r.bucket),
-                             "weight": r.weight, "level": float(r.level),
-                             "preemptible_share": float(r.preemptible_share)})
+                rows.append(
+                    {
+                        "demand_key": r.demand_key,
+                        "team": r.team,
+                        "accelerator": r.accelerator,
+                        "site": r.site,
+                        "quarter": quarter,
+                        "scenario": scenario,
+                        "bucket": int(r.bucket),
+                        "weight": r.weight,
+                        "level": float(r.level),
+                        "preemptible_share": float(r.preemptible_share),
+                    }
+                )
             continue
         per_key = {}
         for key, g in group.groupby("demand_key", sort=True):
@@ -357,10 +428,20 @@ def _merge_buckets(curves: pd.DataFrame, scenarios: dict[str, float]) -> pd.Data
                 if hi - lo <= 1e-12:
                     continue
                 level = next(lv for c, lv in steps if c >= hi - 1e-12)
-                rows.append({"demand_key": key, "team": first["team"], "accelerator": first["accelerator"],
-                             "site": first["site"], "quarter": quarter, "scenario": scenario, "bucket": b,
-                             "weight": hi - lo, "level": float(level),
-                             "preemptible_share": float(first["preemptible_share"])})
+                rows.append(
+                    {
+                        "demand_key": key,
+                        "team": first["team"],
+                        "accelerator": first["accelerator"],
+                        "site": first["site"],
+                        "quarter": quarter,
+                        "scenario": scenario,
+                        "bucket": b,
+                        "weight": hi - lo,
+                        "level": float(level),
+                        "preemptible_share": float(first["preemptible_share"]),
+                    }
+                )
     demand = pd.DataFrame(rows, columns=DEMAND_COLUMNS)
     # renumber buckets 0..n-1 per (quarter, scenario)
     demand["bucket"] = demand.groupby(["quarter", "scenario"])["bucket"].rank(method="dense").astype(int) - 1
@@ -383,21 +464,48 @@ def _offers(inventory: Inventory, lost_sites: tuple[str, ...]) -> pd.DataFrame:
                 for pool in cluster.pools:
                     if pool.machine == machine_name and pool.tpu is not None:
                         unit = max(unit, nodes_per_slice(pool, machine))
-        rows.append({"offer": offer_key(site, machine_name), "site": site, "machine": machine_name,
-                     "accelerator": machine.accelerator, "accelerators_per_node": machine.accelerators_per_node,
-                     "nodes_per_unit": unit})
+        rows.append(
+            {
+                "offer": offer_key(site, machine_name),
+                "site": site,
+                "machine": machine_name,
+                "accelerator": machine.accelerator,
+                "accelerators_per_node": machine.accelerators_per_node,
+                "nodes_per_unit": unit,
+            }
+        )
     return pd.DataFrame(rows, columns=OFFER_COLUMNS)
 
 
 def _prices(inventory: Inventory, offers: pd.DataFrame) -> pd.DataFrame:
     known = set(offers["offer"])
-    rows = [{"offer": offer_key(p.site, p.machine), "pricing_model": p.pricing_model, "term_months": p.term_months,
-             "usd_per_node_hour": p.usd_per_node_hour, "upfront_usd_per_node": p.upfront_usd_per_node,
-             "usd_per_node_hour_used": p.usd_per_node_hour_used} for p in inventory.prices
-            if offer_key(p.site, p.machine) in known]
-    return pd.DataFrame(rows, columns=["offer", "pricing_model", "term_months", "usd_per_node_hour",
-                                       "upfront_usd_per_node", "usd_per_node_hour_used"]).sort_values(
-        ["offer", "pricing_model", "term_months", "upfront_usd_per_node"]).reset_index(drop=True)
+    rows = [
+        {
+            "offer": offer_key(p.site, p.machine),
+            "pricing_model": p.pricing_model,
+            "term_months": p.term_months,
+            "usd_per_node_hour": p.usd_per_node_hour,
+            "upfront_usd_per_node": p.upfront_usd_per_node,
+            "usd_per_node_hour_used": p.usd_per_node_hour_used,
+        }
+        for p in inventory.prices
+        if offer_key(p.site, p.machine) in known
+    ]
+    return (
+        pd.DataFrame(
+            rows,
+            columns=[
+                "offer",
+                "pricing_model",
+                "term_months",
+                "usd_per_node_hour",
+                "upfront_usd_per_node",
+                "usd_per_node_hour_used",
+            ],
+        )
+        .sort_values(["offer", "pricing_model", "term_months", "upfront_usd_per_node"])
+        .reset_index(drop=True)
+    )
 
 
 def _commit_options(prices: pd.DataFrame) -> pd.DataFrame:
@@ -411,16 +519,36 @@ def _commit_options(prices: pd.DataFrame) -> pd.DataFrame:
             raise PlanInputError(
                 f"prices.csv: the commitment rows of {offer} give different usd_per_node_hour_used "
                 f"({', '.join(map(str, used))}); the planner needs one rate per hour used per site and machine "
-                "(power, or the agreement's discounted rate): give them all the same")
+                "(power, or the agreement's discounted rate): give them all the same"
+            )
     for p in committed.itertuples():
         months = p.term_months or (ONPREM_LIFE_MONTHS if p.pricing_model == "onprem" else 12)
         shape = f"_upfront_{p.upfront_usd_per_node}" if p.upfront_usd_per_node else ""
-        rows.append({"offer": p.offer, "option": f"{p.pricing_model}_{months}m{shape}",
-                     "pricing_model": p.pricing_model, "term_months": months, "term_quarters": math.ceil(months / 3),
-                     "usd_per_node_hour": p.usd_per_node_hour, "upfront_usd_per_node": p.upfront_usd_per_node,
-                     "usd_per_node_hour_used": p.usd_per_node_hour_used})
-    return pd.DataFrame(rows, columns=["offer", "option", "pricing_model", "term_months", "term_quarters",
-                                       "usd_per_node_hour", "upfront_usd_per_node", "usd_per_node_hour_used"])
+        rows.append(
+            {
+                "offer": p.offer,
+                "option": f"{p.pricing_model}_{months}m{shape}",
+                "pricing_model": p.pricing_model,
+                "term_months": months,
+                "term_quarters": math.ceil(months / 3),
+                "usd_per_node_hour": p.usd_per_node_hour,
+                "upfront_usd_per_node": p.upfront_usd_per_node,
+                "usd_per_node_hour_used": p.usd_per_node_hour_used,
+            }
+        )
+    return pd.DataFrame(
+        rows,
+        columns=[
+            "offer",
+            "option",
+            "pricing_model",
+            "term_months",
+            "term_quarters",
+            "usd_per_node_hour",
+            "upfront_usd_per_node",
+            "usd_per_node_hour_used",
+        ],
+    )
 
 
 def _existing(inventory: Inventory, quarters: list[str], hours: dict[str, int]) -> pd.DataFrame:
@@ -430,24 +558,42 @@ def _existing(inventory: Inventory, quarters: list[str], hours: dict[str, int]) 
         for q in quarters:
             h = overlap_hours(c.start, c.end, q)
             if h > 0:
-                rows.append({"commitment": c.name, "offer": offer_key(c.site, c.machine), "kind": c.kind,
-                             "quarter": q, "nodes": c.count * h / hours[q], "usd": c.usd_per_node_hour * c.count * h,
-                             "usd_per_node_hour": c.usd_per_node_hour})
-    return pd.DataFrame(rows, columns=["commitment", "offer", "kind", "quarter", "nodes", "usd",
-                                       "usd_per_node_hour"]).sort_values(["offer", "quarter", "commitment"]
-                                                                          ).reset_index(drop=True)
+                rows.append(
+                    {
+                        "commitment": c.name,
+                        "offer": offer_key(c.site, c.machine),
+                        "kind": c.kind,
+                        "quarter": q,
+                        "nodes": c.count * h / hours[q],
+                        "usd": c.usd_per_node_hour * c.count * h,
+                        "usd_per_node_hour": c.usd_per_node_hour,
+                    }
+                )
+    return (
+        pd.DataFrame(rows, columns=["commitment", "offer", "kind", "quarter", "nodes", "usd", "usd_per_node_hour"])
+        .sort_values(["offer", "quarter", "commitment"])
+        .reset_index(drop=True)
+    )
 
 
 def _caps(inventory: Inventory, offers: pd.DataFrame) -> pd.DataFrame:
     known = set(offers["offer"])
-    rows = [{"offer": offer_key(s.name, cap.machine), "pricing_model": cap.pricing_model, "max_nodes": cap.max_nodes}
-            for s in inventory.sites for cap in s.supply_caps if offer_key(s.name, cap.machine) in known]
-    return pd.DataFrame(rows, columns=["offer", "pricing_model", "max_nodes"]).sort_values(
-        ["offer", "pricing_model"]).reset_index(drop=True)
+    rows = [
+        {"offer": offer_key(s.name, cap.machine), "pricing_model": cap.pricing_model, "max_nodes": cap.max_nodes}
+        for s in inventory.sites
+        for cap in s.supply_caps
+        if offer_key(s.name, cap.machine) in known
+    ]
+    return (
+        pd.DataFrame(rows, columns=["offer", "pricing_model", "max_nodes"])
+        .sort_values(["offer", "pricing_model"])
+        .reset_index(drop=True)
+    )
 
 
-def equivalence_ratio(inventory_equivalence: dict[str, float], demand_accelerator: str, offer_accelerator: str
-                      ) -> float | None:
+def equivalence_ratio(
+    inventory_equivalence: dict[str, float], demand_accelerator: str, offer_accelerator: str
+) -> float | None:
     """Accelerators of the offer needed per accelerator of demand; None if they are not fungible."""
     if demand_accelerator == offer_accelerator:
         return 1.0
@@ -469,13 +615,25 @@ def _routes(inventory: Inventory, demand: pd.DataFrame, offers: pd.DataFrame) ->
             ratio = equivalence_ratio(inventory.policy.equivalence, k.accelerator, o.accelerator)
             if ratio is not None:
                 rows.append({"demand_key": k.demand_key, "offer": o.offer, "ratio": ratio})
-    return pd.DataFrame(rows, columns=["demand_key", "offer", "ratio"]).sort_values(
-        ["demand_key", "offer"]).reset_index(drop=True)
+    return (
+        pd.DataFrame(rows, columns=["demand_key", "offer", "ratio"])
+        .sort_values(["demand_key", "offer"])
+        .reset_index(drop=True)
+    )
 
 
 def _pools(inventory: Inventory) -> pd.DataFrame:
-    rows = [{"pool": p.name, "site": c.site, "machine": p.machine, "provisioning": p.provisioning,
-             "accelerators": pool_accelerators(inventory, p)} for c in inventory.clusters for p in c.pools]
+    rows = [
+        {
+            "pool": p.name,
+            "site": c.site,
+            "machine": p.machine,
+            "provisioning": p.provisioning,
+            "accelerators": pool_accelerators(inventory, p),
+        }
+        for c in inventory.clusters
+        for p in c.pools
+    ]
     return pd.DataFrame(rows, columns=POOL_COLUMNS).sort_values("pool").reset_index(drop=True)
 
 
@@ -483,4 +641,3 @@ def _unmet_penalty(prices: pd.DataFrame, offers: pd.DataFrame) -> float:
     per_node = dict(zip(offers["offer"], offers["accelerators_per_node"], strict=True))
     rates = [per_accelerator(float(p.usd_per_node_hour), per_node[p.offer]) for p in prices.itertuples()]
     return UNMET_PENALTY_FACTOR * max(rates, default=100.0)
-

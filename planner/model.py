@@ -224,8 +224,16 @@ class PlanModel:
 
     def variables(self) -> list[pulp.LpVariable]:
         """Every variable of the problem, from the model's own dicts (PuLP's `variables()` re-walks every row)."""
-        return [*self.commit.values(), *self.capacity_block.values(), *self.slices.values(), *self.use.values(),
-                *self.unmet.values(), *self.slack.values(), *self.last_use.values(), *self.tail_credit.values()]
+        return [
+            *self.commit.values(),
+            *self.capacity_block.values(),
+            *self.slices.values(),
+            *self.use.values(),
+            *self.unmet.values(),
+            *self.slack.values(),
+            *self.last_use.values(),
+            *self.tail_credit.values(),
+        ]
 
     def integers(self) -> list[pulp.LpVariable]:
         """The integer decisions: commitment starts x, capacity-block node-weeks n, pay-per-use TPU slices y."""
@@ -251,15 +259,16 @@ class PlanModel:
         """What a cost centre is charged per node-hour of tier t at j in q (r^E, r^N, or the pay-per-use price)."""
         return self.price[(j, tier)] if tier in PAY_PER_USE else self.charge_rate[(j, tier, q)]
 
-    def active_new(self, j: str, q: str, model: str | None = None, times: float = 1.0
-                   ) -> list[tuple[pulp.LpVariable, float]]:
+    def active_new(
+        self, j: str, q: str, model: str | None = None, times: float = 1.0
+    ) -> list[tuple[pulp.LpVariable, float]]:
         """The terms of `times` x A^m_jq: new committed nodes active at j in q (all models if `model` is None)."""
         qs = self.data.quarters
         terms = []
         for opt in self.options.get(j, []):
             if model is not None and opt["pricing_model"] != model:
                 continue
-            for start in qs[max(0, qs.index(q) - opt["term_quarters"] + 1):qs.index(q) + 1]:
+            for start in qs[max(0, qs.index(q) - opt["term_quarters"] + 1) : qs.index(q) + 1]:
                 terms.append((self.commit[(j, opt["option"], start)], times * self.offers[j]["nodes_per_unit"]))
         return terms
 
@@ -284,9 +293,20 @@ def build_model(data: PlanData) -> PlanModel:
 
 
 # Constraint families in build order, for golden files and --explain-infeasible reports.
-FAMILIES = ("demand_met", "existing_commitments_cover", "new_commitments_cover", "capacity_block_window",
-            "whole_slices_cover", "spot_within_preemptible_share", "supply_cap", "budget", "min_utilisation",
-            "last_quarter_new_use", "post_horizon_credit_within_demand", "post_horizon_credit_within_renewal")
+FAMILIES = (
+    "demand_met",
+    "existing_commitments_cover",
+    "new_commitments_cover",
+    "capacity_block_window",
+    "whole_slices_cover",
+    "spot_within_preemptible_share",
+    "supply_cap",
+    "budget",
+    "min_utilisation",
+    "last_quarter_new_use",
+    "post_horizon_credit_within_demand",
+    "post_horizon_credit_within_renewal",
+)
 
 
 def _index(m: PlanModel) -> None:
@@ -300,7 +320,8 @@ def _index(m: PlanModel) -> None:
         if r.offer in m.offers:
             m.routes.setdefault(r.demand_key, []).append((r.offer, float(r.ratio)))
     shares = d.demand[["demand_key", "quarter", "scenario", "preemptible_share"]].drop_duplicates(
-        ["demand_key", "quarter", "scenario"])
+        ["demand_key", "quarter", "scenario"]
+    )
     for r in shares.itertuples():
         m.spot_share[(r.demand_key, r.quarter, r.scenario)] = min(float(r.preemptible_share), d.max_spot_share)
     cells = d.demand[["quarter", "scenario", "bucket", "weight"]].drop_duplicates(["quarter", "scenario", "bucket"])
@@ -330,9 +351,12 @@ def _index(m: PlanModel) -> None:
                 m.charge_rate[(j, EXISTING, q)] = existing_usd[(j, q)] / (m.existing_nodes[(j, q)] * d.hours[q])
             if m.options.get(j):
                 tiers.append(NEW)
-                m.charge_rate[(j, NEW, q)] = m.used_rate[j] + min(amortised_usd_per_node_hour(
-                    float(o["usd_per_node_hour"]), float(o["upfront_usd_per_node"]), o["term_months"])
-                    for o in m.options[j])
+                m.charge_rate[(j, NEW, q)] = m.used_rate[j] + min(
+                    amortised_usd_per_node_hour(
+                        float(o["usd_per_node_hour"]), float(o["upfront_usd_per_node"]), o["term_months"]
+                    )
+                    for o in m.options[j]
+                )
             tiers += [t for t in PAY_PER_USE if (j, t) in m.price]
             m.tiers[(j, q)] = tiers
     m.tail_quarters = tail_quarters(d.quarters, d.commit_options)
@@ -359,12 +383,19 @@ def _dominated_pay_per_use(m: PlanModel) -> dict[str, set[tuple[str, str]]]:
     out: dict[str, set[tuple[str, str]]] = defaultdict(set)
     for k, routes in m.routes.items():
         for group in SUBSTITUTES:
-            pairs = sorted((per_accelerator(m.price[(j, t)] * rho, m.offers[j]["accelerators_per_node"]), j, t)
-                           for j, rho in routes for t in group if (j, t) in m.price)
+            pairs = sorted(
+                (per_accelerator(m.price[(j, t)] * rho, m.offers[j]["accelerators_per_node"]), j, t)
+                for j, rho in routes
+                for t in group
+                if (j, t) in m.price
+            )
             best = next((p for p in pairs if (p[1], p[2]) not in capped), None)
             if best is not None:
-                out[k].update((j, t) for price, j, t in pairs if (price, j, t) != best and (
-                    (j, t) not in capped or price >= best[0]))
+                out[k].update(
+                    (j, t)
+                    for price, j, t in pairs
+                    if (price, j, t) != best and ((j, t) not in capped or price >= best[0])
+                )
     return out
 
 
@@ -375,15 +406,19 @@ def add_variables(m: PlanModel) -> None:
         for opt in opts:
             for q in d.quarters:
                 m.commit[(j, opt["option"], q)] = m.prob.add_variable(
-                    name("commit", m.offers[j]["site"], m.offers[j]["machine"], opt["option"], q), 0, cat="Integer")
+                    name("commit", m.offers[j]["site"], m.offers[j]["machine"], opt["option"], q), 0, cat="Integer"
+                )
     caps = {(r.offer, r.pricing_model): int(r.max_nodes) for r in d.caps.itertuples()}
     for j in m.offers:
         if (j, PricingModel.CAPACITY_BLOCK) in m.price:
             most = block_instances(caps.get((j, PricingModel.CAPACITY_BLOCK)))
             for q in d.quarters:
                 m.capacity_block[(j, q)] = m.prob.add_variable(
-                    name("capacity_block_instances", m.offers[j]["site"], m.offers[j]["machine"], q), 0, most,
-                    cat="Integer")
+                    name("capacity_block_instances", m.offers[j]["site"], m.offers[j]["machine"], q),
+                    0,
+                    most,
+                    cat="Integer",
+                )
     suffix = {cell: name(*_cell(cell)) for cell in m.cells}
     # (k, q, spot allowed) -> [(j, t, the name's first parts, rho_kj, a_j)]: the tiers that may serve k, found once
     # per key and quarter rather than per cell
@@ -395,22 +430,34 @@ def add_variables(m: PlanModel) -> None:
         tiers = candidates.get((k, r.quarter, spot_allowed))
         if tiers is None:
             tiers = candidates[(k, r.quarter, spot_allowed)] = [
-                (j, t, name("use", *m.key_parts[k], m.offers[j]["site"], m.offers[j]["machine"], t), rho,
-                 m.offers[j]["accelerators_per_node"])
-                for j, rho in m.routes.get(k, []) for t in m.tiers[(j, r.quarter)]
-                if (t != "spot" or spot_allowed) and (j, t) not in m.dominated.get(k, ())]
+                (
+                    j,
+                    t,
+                    name("use", *m.key_parts[k], m.offers[j]["site"], m.offers[j]["machine"], t),
+                    rho,
+                    m.offers[j]["accelerators_per_node"],
+                )
+                for j, rho in m.routes.get(k, [])
+                for t in m.tiers[(j, r.quarter)]
+                if (t != "spot" or spot_allowed) and (j, t) not in m.dominated.get(k, ())
+            ]
         served = m.served[(k, *cell)] = []
         for j, t, stem, rho, a in tiers:
             var = m.use[(k, j, t, *cell)] = m.prob.add_variable(
-                f"{stem}__{suffix[cell]}", 0,
-                None if t != PricingModel.CAPACITY_BLOCK else block_share(m, r.quarter) * r.level * rho / a)
+                f"{stem}__{suffix[cell]}",
+                0,
+                None if t != PricingModel.CAPACITY_BLOCK else block_share(m, r.quarter) * r.level * rho / a,
+            )
             served.append((var, a / rho, t))
     for j, t, q, s, b in use_by_tier(m):
         if m.sliced(j, t):
             g, cap = m.offers[j]["nodes_per_unit"], caps.get((j, t))
             m.slices[(j, t, q, s, b)] = m.prob.add_variable(
-                name("slices", m.offers[j]["site"], m.offers[j]["machine"], t, q, s, f"b{b}"), 0,
-                None if cap is None else cap // g, cat="Integer")
+                name("slices", m.offers[j]["site"], m.offers[j]["machine"], t, q, s, f"b{b}"),
+                0,
+                None if cap is None else cap // g,
+                cat="Integer",
+            )
 
 
 def _cell(cell: tuple[str, str, int]) -> tuple[str, str, str]:
@@ -437,8 +484,16 @@ def add_objective(m: PlanModel) -> None:
     terms: list[tuple[pulp.LpVariable, float]] = []
     for (j, option, q), var in m.commit.items():
         opt = next(o for o in m.options[j] if o["option"] == option)
-        terms.append((var, m.offers[j]["nodes_per_unit"] * (float(opt["usd_per_node_hour"])
-                      * term_hours(q, opt["term_months"]) + float(opt["upfront_usd_per_node"]))))
+        terms.append(
+            (
+                var,
+                m.offers[j]["nodes_per_unit"]
+                * (
+                    float(opt["usd_per_node_hour"]) * term_hours(q, opt["term_months"])
+                    + float(opt["upfront_usd_per_node"])
+                ),
+            )
+        )
     for (j, q), var in m.capacity_block.items():
         terms.append((var, HOURS_PER_WEEK * weeks_in(q) * m.price[(j, PricingModel.CAPACITY_BLOCK)]))
     for (_k, j, t, q, s, b), var in m.use.items():
@@ -447,8 +502,9 @@ def add_objective(m: PlanModel) -> None:
         elif t == NEW and m.used_rate[j]:
             terms.append((var, d.scenarios[s] * m.weight[(q, s, b)] * d.hours[q] * m.used_rate[j]))
     for (j, t, q, s, b), var in m.slices.items():
-        terms.append((var, d.scenarios[s] * m.weight[(q, s, b)] * d.hours[q] * m.price[(j, t)]
-                      * m.offers[j]["nodes_per_unit"]))
+        terms.append(
+            (var, d.scenarios[s] * m.weight[(q, s, b)] * d.hours[q] * m.price[(j, t)] * m.offers[j]["nodes_per_unit"])
+        )
     for (_k, q, s, b), var in m.unmet.items():
         terms.append((var, d.scenarios[s] * m.weight[(q, s, b)] * d.hours[q] * d.unmet_penalty))
     fixed = float(sum(d.existing["usd"])) if not d.existing.empty else 0.0
@@ -467,8 +523,9 @@ def _slack(m: PlanModel, key: tuple[str, ...], cost: float) -> pulp.LpVariable:
     return var
 
 
-def _served_terms(m: PlanModel, k: str, cell: tuple[str, str, int], tier: str | None = None
-                  ) -> list[tuple[pulp.LpVariable, float]]:
+def _served_terms(
+    m: PlanModel, k: str, cell: tuple[str, str, int], tier: str | None = None
+) -> list[tuple[pulp.LpVariable, float]]:
     """(u_kjt, a_j / rho_kj) for the tiers (all if None) that serve k in `cell`: accelerators of k's class."""
     return [(var, per_node) for var, per_node, t in m.served.get((k, *cell), ()) if tier is None or t == tier]
 
@@ -478,8 +535,13 @@ def add_demand_met(m: PlanModel) -> None:
     for r in m.data.demand[["demand_key", "quarter", "scenario", "bucket", "level"]].itertuples():
         k, cell = r.demand_key, (r.quarter, r.scenario, int(r.bucket))
         terms = [*_served_terms(m, k, cell), (m.unmet[k, *cell], 1.0)]
-        _add(m, pulp.LpAffineExpression(terms), pulp.LpConstraintEQ, float(r.level),
-             cell_name(("demand_met", *m.key_parts[k]), *cell))
+        _add(
+            m,
+            pulp.LpAffineExpression(terms),
+            pulp.LpConstraintEQ,
+            float(r.level),
+            cell_name(("demand_met", *m.key_parts[k]), *cell),
+        )
 
 
 def use_by_tier(m: PlanModel) -> dict[tuple[str, str, str, str, int], list[pulp.LpVariable]]:
@@ -497,8 +559,13 @@ def add_existing_commitments_cover(m: PlanModel) -> None:
     for (j, t, q, s, b), vars_ in use_by_tier(m).items():
         if t == EXISTING:
             o = m.offers[j]
-            _add(m, pulp.LpAffineExpression([(v, 1.0) for v in vars_]), pulp.LpConstraintLE,
-                 m.existing_nodes[(j, q)], cell_name(("existing_commitments_cover", o["site"], o["machine"]), q, s, b))
+            _add(
+                m,
+                pulp.LpAffineExpression([(v, 1.0) for v in vars_]),
+                pulp.LpConstraintLE,
+                m.existing_nodes[(j, q)],
+                cell_name(("existing_commitments_cover", o["site"], o["machine"]), q, s, b),
+            )
 
 
 def add_new_commitments_cover(m: PlanModel) -> None:
@@ -527,8 +594,13 @@ def add_capacity_block_window(m: PlanModel) -> None:
         if t == PricingModel.CAPACITY_BLOCK:
             o = m.offers[j]
             expr = pulp.LpAffineExpression([(v, 1.0) for v in vars_] + [(m.capacity_block[(j, q)], -block_share(m, q))])
-            _add(m, expr, pulp.LpConstraintLE, 0.0,
-                 cell_name(("capacity_block_window", o["site"], o["machine"]), q, s, b))
+            _add(
+                m,
+                expr,
+                pulp.LpConstraintLE,
+                0.0,
+                cell_name(("capacity_block_window", o["site"], o["machine"]), q, s, b),
+            )
 
 
 @functools.cache
@@ -672,25 +744,47 @@ def add_post_horizon_credit(m: PlanModel) -> None:
         o = m.offers[j]
         where = (o["site"], o["machine"])
         use = m.last_use[j] = m.prob.add_variable(name("last_quarter_new_use", *where), 0)
-        terms = [(v, -d.scenarios[s] * m.weight[(q, s, b)]) for q, s, b in m.cells if q == last
-                 for v in by_tier.get((j, NEW, q, s, b), [])]
-        _add(m, pulp.LpAffineExpression([(use, 1.0), *terms]), pulp.LpConstraintLE, 0.0,
-             name("last_quarter_new_use", *where))
+        terms = [
+            (v, -d.scenarios[s] * m.weight[(q, s, b)])
+            for q, s, b in m.cells
+            if q == last
+            for v in by_tier.get((j, NEW, q, s, b), [])
+        ]
+        _add(
+            m,
+            pulp.LpAffineExpression([(use, 1.0), *terms]),
+            pulp.LpConstraintLE,
+            0.0,
+            name("last_quarter_new_use", *where),
+        )
         for ahead, q in enumerate(m.tail_quarters, start=1):
-            starts = [(m.commit[(j, opt["option"], start)], float(o["nodes_per_unit"]))
-                      for opt in opts for i, start in enumerate(d.quarters)
-                      if i + opt["term_quarters"] - 1 >= len(d.quarters) - 1 + ahead]
+            starts = [
+                (m.commit[(j, opt["option"], start)], float(o["nodes_per_unit"]))
+                for opt in opts
+                for i, start in enumerate(d.quarters)
+                if i + opt["term_quarters"] - 1 >= len(d.quarters) - 1 + ahead
+            ]
             if not starts:
                 continue
             credit = m.tail_credit[(j, q)] = m.prob.add_variable(name("post_horizon_credit", *where, q), 0)
             m.prob.objective.addterm(credit, -1.0)
             hours = quarter_hours(q)
             worth = hours * max(0.0, m.avoided_price[j] - m.used_rate[j]) * ratio.get((j, q), 1.0)
-            _add(m, pulp.LpAffineExpression([(credit, 1.0), (use, -worth)]), pulp.LpConstraintLE, 0.0,
-                 name("post_horizon_credit_within_demand", *where, q))
+            _add(
+                m,
+                pulp.LpAffineExpression([(credit, 1.0), (use, -worth)]),
+                pulp.LpConstraintLE,
+                0.0,
+                name("post_horizon_credit_within_demand", *where, q),
+            )
             renewal = -hours * (m.charge_rate[(j, NEW, last)] - m.used_rate[j])
-            _add(m, pulp.LpAffineExpression([(credit, 1.0), *((x, renewal * g) for x, g in starts)]),
-                 pulp.LpConstraintLE, 0.0, name("post_horizon_credit_within_renewal", *where, q))
+            _add(
+                m,
+                pulp.LpAffineExpression([(credit, 1.0), *((x, renewal * g) for x, g in starts)]),
+                pulp.LpConstraintLE,
+                0.0,
+                name("post_horizon_credit_within_renewal", *where, q),
+            )
 
 
 def on_demand_equivalent_price(m: PlanModel) -> tuple[dict[str, float], list[str]]:
@@ -710,13 +804,17 @@ def on_demand_equivalent_price(m: PlanModel) -> tuple[dict[str, float], list[str
             out[j] = m.price[(j, PricingModel.ON_DEMAND)]
         elif acc in cheapest:
             out[j] = cheapest[acc] * o["accelerators_per_node"]
-            stand_ins.append(f"{j} ({acc}): no on-demand price; the cheapest on-demand {acc} elsewhere, "
-                             f"{format_usd(cheapest[acc], 4)} per accelerator-hour, stands in")
+            stand_ins.append(
+                f"{j} ({acc}): no on-demand price; the cheapest on-demand {acc} elsewhere, "
+                f"{format_usd(cheapest[acc], 4)} per accelerator-hour, stands in"
+            )
         else:
             own = [p for (jj, _), p in m.price.items() if jj == j] + [
                 r for (jj, _, _), r in m.charge_rate.items() if jj == j
             ]
             out[j] = max(own, default=0.0)
-            stand_ins.append(f"{j} ({acc}): no on-demand {acc} anywhere in the price book; its own price, "
-                             f"{format_usd(out[j], 4)} per node-hour, stands in, so it claims no savings")
+            stand_ins.append(
+                f"{j} ({acc}): no on-demand {acc} anywhere in the price book; its own price, "
+                f"{format_usd(out[j], 4)} per node-hour, stands in, so it claims no savings"
+            )
     return out, stand_ins

@@ -14,7 +14,14 @@ from quartermaster.pricing import DEFAULT_IDLE_POLICY
 # Load-duration bands (shares of a quarter's hours, low demand to high) used to turn p50/p90 into buckets.
 # Finer at the top, where the on-demand / commitment trade-off is decided.
 BANDS: tuple[tuple[float, float], ...] = (
-    (0.0, 0.1), (0.1, 0.3), (0.3, 0.5), (0.5, 0.7), (0.7, 0.9), (0.9, 0.97), (0.97, 1.0))
+    (0.0, 0.1),
+    (0.1, 0.3),
+    (0.3, 0.5),
+    (0.5, 0.7),
+    (0.7, 0.9),
+    (0.9, 0.97),
+    (0.97, 1.0),
+)
 
 
 class PlanInputError(UsageError):

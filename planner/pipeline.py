@@ -17,8 +17,14 @@ from quartermaster.planner.results import collect
 from quartermaster.planner.solve import Outcome, fix_integers_and_resolve, solve
 
 
-def plan(inventory: Inventory, options: PlanOptions | None = None, *, demand_curves: pd.DataFrame | None = None,
-         write_lp: Path | None = None, progress: Callable[[str], None] = lambda _: None) -> PlanResult:
+def plan(
+    inventory: Inventory,
+    options: PlanOptions | None = None,
+    *,
+    demand_curves: pd.DataFrame | None = None,
+    write_lp: Path | None = None,
+    progress: Callable[[str], None] = lambda _: None,
+) -> PlanResult:
     """Plan commitments for an inventory.
 
     When no plan satisfies every business rule, the problem is solved again with named, penalised slacks

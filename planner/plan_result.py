@@ -186,9 +186,15 @@ class RoutingRow:
 
 
 ROWS: dict[str, type] = {
-    "purchase_schedule": PurchaseRow, "cost_by_quarter": QuarterCostRow, "cost_by_team": TeamCostRow,
-    "kpis": KpiRow, "shadow_prices": ShadowPriceRow, "unmet_demand": UnmetRow,
-    "proposed_quotas": ProposedQuotaRow, "budgets": BudgetRow, "relaxed_rules": RelaxedRuleRow,
+    "purchase_schedule": PurchaseRow,
+    "cost_by_quarter": QuarterCostRow,
+    "cost_by_team": TeamCostRow,
+    "kpis": KpiRow,
+    "shadow_prices": ShadowPriceRow,
+    "unmet_demand": UnmetRow,
+    "proposed_quotas": ProposedQuotaRow,
+    "budgets": BudgetRow,
+    "relaxed_rules": RelaxedRuleRow,
     "routing": RoutingRow,
 }
 """Each table of a plan and the type of its rows, in the order they are written."""
@@ -261,8 +267,7 @@ class PlanResult:
 
     def frame(self, table: str) -> pd.DataFrame:
         """One table as a DataFrame with one column per row field (also when it has no rows)."""
-        return pd.DataFrame([asdict(r) for r in getattr(self, table)],
-                            columns=[f.name for f in fields(ROWS[table])])
+        return pd.DataFrame([asdict(r) for r in getattr(self, table)], columns=[f.name for f in fields(ROWS[table])])
 
     def summary(self) -> dict[str, Any]:
         out = {f.name: getattr(self, f.name) for f in fields(self) if f.name not in ROWS}

@@ -17,8 +17,9 @@ from quartermaster.model import Inventory, Quota
 from quartermaster.planner.plan_result import ProposedQuotaRow
 
 
-def proposed_changes(inventory: Inventory, proposed: tuple[ProposedQuotaRow, ...]
-                     ) -> tuple[list[QuotaChange], list[str]]:
+def proposed_changes(
+    inventory: Inventory, proposed: tuple[ProposedQuotaRow, ...]
+) -> tuple[list[QuotaChange], list[str]]:
     """Quota changes that apply the proposal where it fits, and one sentence per flavor left alone."""
     capacity = flavor_capacity(inventory)
     skipped: list[str] = []
@@ -27,11 +28,15 @@ def proposed_changes(inventory: Inventory, proposed: tuple[ProposedQuotaRow, ...
         rows = {r.team: (r.nominal, r.borrowing_limit) for r in proposed if r.flavor == flavor}
         total = sum(n for n, _ in rows.values())
         if flavor not in capacity:
-            skipped.append(f"{flavor}: the plan uses capacity that no pool has yet ({total} accelerators); "
-                           "add a pool for it to the inventory")
+            skipped.append(
+                f"{flavor}: the plan uses capacity that no pool has yet ({total} accelerators); "
+                "add a pool for it to the inventory"
+            )
         elif total > capacity[flavor]:
-            skipped.append(f"{flavor}: the proposal needs {total} accelerators but the pool has {capacity[flavor]}; "
-                           "grow the pool to what the plan provisions, then propose again")
+            skipped.append(
+                f"{flavor}: the proposal needs {total} accelerators but the pool has {capacity[flavor]}; "
+                "grow the pool to what the plan provisions, then propose again"
+            )
         else:
             wanted[flavor] = rows
     after = _with_nominals(inventory, wanted)
@@ -46,12 +51,18 @@ def proposed_changes(inventory: Inventory, proposed: tuple[ProposedQuotaRow, ...
             borrowing = min(borrowing, can.get((team.name, flavor), 0))
             lending = current.lending_limit if current is not None else None
             change = QuotaChange(
-                team.name, flavor, nominal=nominal,
+                team.name,
+                flavor,
+                nominal=nominal,
                 borrowing_limit=borrowing if team.cohort is not None and borrowing > 0 else None,
                 lending_limit=nominal if lending is not None and lending > nominal else None,
             )
-            unchanged = current is not None and current.nominal == nominal and change.borrowing_limit in (
-                None, current.borrowing_limit) and change.lending_limit is None
+            unchanged = (
+                current is not None
+                and current.nominal == nominal
+                and change.borrowing_limit in (None, current.borrowing_limit)
+                and change.lending_limit is None
+            )
             if not unchanged:
                 changes.append(change)
     return changes, skipped

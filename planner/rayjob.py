@@ -20,8 +20,16 @@ RESULTS = "/results"
 """Where the job writes the plan and its sweep: a PersistentVolumeClaim that outlives the Ray cluster."""
 
 
-def rayjob(inventory: Inventory, team: str, plan_args: list[str], *, image: str, workers: int = 4,
-           cpus_per_worker: int = 8, memory_gib_per_worker: int = 16) -> dict[str, Any]:
+def rayjob(
+    inventory: Inventory,
+    team: str,
+    plan_args: list[str],
+    *,
+    image: str,
+    workers: int = 4,
+    cpus_per_worker: int = 8,
+    memory_gib_per_worker: int = 16,
+) -> dict[str, Any]:
     """The RayJob that runs `qm plan /inventory <plan_args> --backend ray --out /results/plan` in the team's first
     namespace, queued to the team's LocalQueue; the image must hold Quartermaster with the `ray` extra and the
     inventory at /inventory, and a PVC `plan-sweep-results` must exist in that namespace."""
@@ -39,7 +47,8 @@ def rayjob(inventory: Inventory, team: str, plan_args: list[str], *, image: str,
         return out
 
     return {
-        "apiVersion": "ray.io/v1", "kind": "RayJob",
+        "apiVersion": "ray.io/v1",
+        "kind": "RayJob",
         "metadata": {"name": "plan-sweep", "namespace": found.namespaces[0], "labels": {QUEUE_LABEL: found.name}},
         "spec": {
             "shutdownAfterJobFinishes": True,
@@ -47,15 +56,31 @@ def rayjob(inventory: Inventory, team: str, plan_args: list[str], *, image: str,
             "rayClusterSpec": {
                 "headGroupSpec": {
                     "rayStartParams": {"num-cpus": "0"},  # the driver only; the scenarios run on the workers
-                    "template": {"spec": {
-                        "containers": [container("ray-head", 1, 4, mounts=True)],
-                        "volumes": [{"name": "results",
-                                     "persistentVolumeClaim": {"claimName": "plan-sweep-results"}}]}}},
-                "workerGroupSpecs": [{
-                    "groupName": "solvers", "replicas": workers, "minReplicas": workers, "maxReplicas": workers,
-                    "rayStartParams": {},
-                    "template": {"spec": {"containers": [
-                        container("ray-worker", cpus_per_worker, memory_gib_per_worker, mounts=False)]}}}],
+                    "template": {
+                        "spec": {
+                            "containers": [container("ray-head", 1, 4, mounts=True)],
+                            "volumes": [
+                                {"name": "results", "persistentVolumeClaim": {"claimName": "plan-sweep-results"}}
+                            ],
+                        }
+                    },
+                },
+                "workerGroupSpecs": [
+                    {
+                        "groupName": "solvers",
+                        "replicas": workers,
+                        "minReplicas": workers,
+                        "maxReplicas": workers,
+                        "rayStartParams": {},
+                        "template": {
+                            "spec": {
+                                "containers": [
+                                    container("ray-worker", cpus_per_worker, memory_gib_per_worker, mounts=False)
+                                ]
+                            }
+                        },
+                    }
+                ],
             },
         },
     }

@@ -60,18 +60,28 @@ def _v(var) -> float:
     return float(var.varValue or 0.0)
 
 
-def collect(m: PlanModel, report: SolveReport, duals_report: SolveReport | None = None,
-            relaxed: bool = False) -> PlanResult:
+def collect(
+    m: PlanModel, report: SolveReport, duals_report: SolveReport | None = None, relaxed: bool = False
+) -> PlanResult:
     """Build a PlanResult from a solved model (values of the fixed-integer LP when duals were solved)."""
     d = m.data
-    base = dict(outcome=report.outcome, solver=report.solver, status=report.status, gap=report.gap,
-                solve_seconds=round(report.seconds, 3), quarters=tuple(d.quarters), note=report.note, notes=d.notes,
-                options={k: (list(v) if isinstance(v, tuple) else v) for k, v in asdict(d.options).items()
-                         if k != "bands"}, relaxed=relaxed)
+    base = dict(
+        outcome=report.outcome,
+        solver=report.solver,
+        status=report.status,
+        gap=report.gap,
+        solve_seconds=round(report.seconds, 3),
+        quarters=tuple(d.quarters),
+        note=report.note,
+        notes=d.notes,
+        options={k: (list(v) if isinstance(v, tuple) else v) for k, v in asdict(d.options).items() if k != "bands"},
+        relaxed=relaxed,
+    )
     if not report.outcome.has_plan:
         rules = _typed("relaxed_rules", relaxed_rules(m)) if relaxed else ()
-        return PlanResult(objective_usd=None, expected_cost_usd=None, baseline_on_demand_usd=None, **base,
-                          relaxed_rules=rules)
+        return PlanResult(
+            objective_usd=None, expected_cost_usd=None, baseline_on_demand_usd=None, **base, relaxed_rules=rules
+        )
     base["notes"] = d.notes + uncapped_offers(m)
     od_price, stand_ins = on_demand_equivalent_price(m)
     kpis, cost_by_quarter, team_costs = _costs(m, od_price)
@@ -81,35 +91,63 @@ def collect(m: PlanModel, report: SolveReport, duals_report: SolveReport | None 
     shadow = shadow_prices(m) if duals_report and duals_report.outcome.has_plan else pd.DataFrame()
     credit = sum(_v(v) for v in m.tail_credit.values())
     return PlanResult(
-        objective_usd=usd(objective), expected_cost_usd=usd(expected), baseline_on_demand_usd=usd(baseline), **base,
+        objective_usd=usd(objective),
+        expected_cost_usd=usd(expected),
+        baseline_on_demand_usd=usd(baseline),
+        **base,
         post_horizon_credit_usd=usd(credit),
         baseline_stand_ins=tuple(stand_ins),
         purchase_schedule=_typed("purchase_schedule", purchase_schedule(m)),
-        cost_by_quarter=_typed("cost_by_quarter", cost_by_quarter), cost_by_team=_typed("cost_by_team", team_costs),
-        kpis=_typed("kpis", kpis), shadow_prices=_typed("shadow_prices", shadow),
+        cost_by_quarter=_typed("cost_by_quarter", cost_by_quarter),
+        cost_by_team=_typed("cost_by_team", team_costs),
+        kpis=_typed("kpis", kpis),
+        shadow_prices=_typed("shadow_prices", shadow),
         unmet_demand=_typed("unmet_demand", unmet_demand(m)),
         proposed_quotas=_typed("proposed_quotas", proposed_quotas(m)),
-        budgets=_typed("budgets", budget_table(m, team_costs)), relaxed_rules=_typed("relaxed_rules", relaxed_rules(m)),
-        routing=_typed("routing", routing(m)))
+        budgets=_typed("budgets", budget_table(m, team_costs)),
+        relaxed_rules=_typed("relaxed_rules", relaxed_rules(m)),
+        routing=_typed("routing", routing(m)),
+    )
 
 
 def uncapped_offers(m: PlanModel) -> tuple[str, ...]:
     """One sentence per offer and pricing model the plan buys from with no supply cap in the inventory."""
     capped = {(r.offer, r.pricing_model) for r in m.data.caps.itertuples()}
     used = {(j, t) for (_k, j, t, *_), var in m.use.items() if t in PAY_PER_USE and _v(var) > TINY}
-    used |= {(j, next(o["pricing_model"] for o in m.options[j] if o["option"] == option))
-             for (j, option, _q), var in m.commit.items() if round(_v(var)) > 0}
-    return tuple(f"{j} {t}: no supply cap in the inventory (sites.yaml supply_caps); the plan assumes any amount "
-                 "can be had" for j, t in sorted(used - capped))
+    used |= {
+        (j, next(o["pricing_model"] for o in m.options[j] if o["option"] == option))
+        for (j, option, _q), var in m.commit.items()
+        if round(_v(var)) > 0
+    }
+    return tuple(
+        f"{j} {t}: no supply cap in the inventory (sites.yaml supply_caps); the plan assumes any amount can be had"
+        for j, t in sorted(used - capped)
+    )
 
 
 def _typed(table: str, frame: pd.DataFrame) -> tuple[Any, ...]:
     return rows_of(ROWS[table], frame.to_dict("records"))
 
 
-PURCHASE_COLUMNS = ["site", "machine", "accelerator", "pricing_model", "term_months", "start_quarter", "start",
-                    "end", "nodes", "node_weeks", "accelerators", "usd_per_node_hour", "monthly_usd",
-                    "total_liability_usd", "in_horizon_usd", "upfront_usd", "usd_per_node_hour_used"]
+PURCHASE_COLUMNS = [
+    "site",
+    "machine",
+    "accelerator",
+    "pricing_model",
+    "term_months",
+    "start_quarter",
+    "start",
+    "end",
+    "nodes",
+    "node_weeks",
+    "accelerators",
+    "usd_per_node_hour",
+    "monthly_usd",
+    "total_liability_usd",
+    "in_horizon_usd",
+    "upfront_usd",
+    "usd_per_node_hour_used",
+]
 
 
 def purchase_schedule(m: PlanModel) -> pd.DataFrame:
@@ -124,16 +162,30 @@ def purchase_schedule(m: PlanModel) -> pd.DataFrame:
         nodes = units * o["nodes_per_unit"]
         price, upfront = Decimal(opt["usd_per_node_hour"]), Decimal(opt["upfront_usd_per_node"]) * nodes
         start, end = quarter_bounds(q)[0], term_end(q, opt["term_months"])
-        in_horizon = float(price) * nodes * sum(d for qq, d in m.data.hours.items()
-                                                if start <= quarter_bounds(qq)[0] < end) + float(upfront)
-        rows.append({"site": o["site"], "machine": o["machine"], "accelerator": o["accelerator"],
-                     "pricing_model": opt["pricing_model"], "term_months": opt["term_months"], "start_quarter": q,
-                     "start": start.isoformat(), "end": end.isoformat(), "nodes": nodes, "node_weeks": 0,
-                     "accelerators": nodes * o["accelerators_per_node"], "usd_per_node_hour": price,
-                     "monthly_usd": usd(price * nodes * HOURS_PER_MONTH),
-                     "total_liability_usd": usd(price * nodes * term_hours(q, opt["term_months"]) + upfront),
-                     "in_horizon_usd": usd(in_horizon), "upfront_usd": usd(upfront),
-                     "usd_per_node_hour_used": Decimal(opt["usd_per_node_hour_used"])})
+        in_horizon = float(price) * nodes * sum(
+            d for qq, d in m.data.hours.items() if start <= quarter_bounds(qq)[0] < end
+        ) + float(upfront)
+        rows.append(
+            {
+                "site": o["site"],
+                "machine": o["machine"],
+                "accelerator": o["accelerator"],
+                "pricing_model": opt["pricing_model"],
+                "term_months": opt["term_months"],
+                "start_quarter": q,
+                "start": start.isoformat(),
+                "end": end.isoformat(),
+                "nodes": nodes,
+                "node_weeks": 0,
+                "accelerators": nodes * o["accelerators_per_node"],
+                "usd_per_node_hour": price,
+                "monthly_usd": usd(price * nodes * HOURS_PER_MONTH),
+                "total_liability_usd": usd(price * nodes * term_hours(q, opt["term_months"]) + upfront),
+                "in_horizon_usd": usd(in_horizon),
+                "upfront_usd": usd(upfront),
+                "usd_per_node_hour_used": Decimal(opt["usd_per_node_hour_used"]),
+            }
+        )
     for (j, q), var in m.capacity_block.items():  # one dated block per offer and quarter, paid up front (model.py)
         o = m.offers[j]
         price = Decimal(str(m.price[(j, PricingModel.CAPACITY_BLOCK)]))
@@ -142,15 +194,31 @@ def purchase_schedule(m: PlanModel) -> pd.DataFrame:
         end = start + dt.timedelta(weeks=weeks)
         total = usd(price * HOURS_PER_WEEK * weeks * instances)
         if instances > 0:
-            rows.append({"site": o["site"], "machine": o["machine"], "accelerator": o["accelerator"],
-                         "pricing_model": PricingModel.CAPACITY_BLOCK, "term_months": 0, "start_quarter": q,
-                         "start": start.isoformat(), "end": end.isoformat(), "nodes": instances,
-                         "node_weeks": weeks * instances, "accelerators": instances * o["accelerators_per_node"],
-                         "usd_per_node_hour": price, "monthly_usd": usd(0), "total_liability_usd": total,
-                         "in_horizon_usd": total, "upfront_usd": total, "usd_per_node_hour_used": usd(0)})
+            rows.append(
+                {
+                    "site": o["site"],
+                    "machine": o["machine"],
+                    "accelerator": o["accelerator"],
+                    "pricing_model": PricingModel.CAPACITY_BLOCK,
+                    "term_months": 0,
+                    "start_quarter": q,
+                    "start": start.isoformat(),
+                    "end": end.isoformat(),
+                    "nodes": instances,
+                    "node_weeks": weeks * instances,
+                    "accelerators": instances * o["accelerators_per_node"],
+                    "usd_per_node_hour": price,
+                    "monthly_usd": usd(0),
+                    "total_liability_usd": total,
+                    "in_horizon_usd": total,
+                    "upfront_usd": total,
+                    "usd_per_node_hour_used": usd(0),
+                }
+            )
     frame = pd.DataFrame(rows, columns=PURCHASE_COLUMNS)
-    return frame.sort_values(["start_quarter", "site", "machine", "pricing_model", "term_months", "start"]
-                             ).reset_index(drop=True)
+    return frame.sort_values(["start_quarter", "site", "machine", "pricing_model", "term_months", "start"]).reset_index(
+        drop=True
+    )
 
 
 def _expected_hours(m: PlanModel, q: str, s: str, b: int) -> float:
@@ -182,8 +250,9 @@ def _share(part: float, whole: float) -> float:
 TEAM_COLUMNS = ["quarter", "team", "cost_center", "usage_usd", "idle_share_usd", "usd"]
 
 
-def _team_rows(quarter: str, use: dict[str, float], idle: float, cost_center: dict[str, str], policy: str
-               ) -> list[dict[str, object]]:
+def _team_rows(
+    quarter: str, use: dict[str, float], idle: float, cost_center: dict[str, str], policy: str
+) -> list[dict[str, object]]:
     """Each team's planned use, its share of the quarter's idle (commitment hours nobody uses and the gap between
     what commitments cost and the rates teams are charged) by the idle policy, and the total it bears; idle no
     team can take (nobody uses anything) stays on the IDLE_TEAM line."""
@@ -191,13 +260,27 @@ def _team_rows(quarter: str, use: dict[str, float], idle: float, cost_center: di
     whole = float(sum(weights.values(), Decimal(0)))
     share = {t: idle * float(w) / whole for t, w in weights.items()} if whole else {}
     rows: list[dict[str, object]] = [
-        {"quarter": quarter, "team": t, "cost_center": cost_center.get(t, t), "usage_usd": usd(use.get(t, 0.0)),
-         "idle_share_usd": usd(share.get(t, 0.0)), "usd": usd(use.get(t, 0.0)) + usd(share.get(t, 0.0))}
+        {
+            "quarter": quarter,
+            "team": t,
+            "cost_center": cost_center.get(t, t),
+            "usage_usd": usd(use.get(t, 0.0)),
+            "idle_share_usd": usd(share.get(t, 0.0)),
+            "usd": usd(use.get(t, 0.0)) + usd(share.get(t, 0.0)),
+        }
         for t in sorted(set(use) | set(share))
     ]
     if not share and abs(idle) > TINY:
-        rows.append({"quarter": quarter, "team": IDLE_TEAM, "cost_center": IDLE_COST_CENTER, "usage_usd": usd(0),
-                     "idle_share_usd": usd(idle), "usd": usd(idle)})
+        rows.append(
+            {
+                "quarter": quarter,
+                "team": IDLE_TEAM,
+                "cost_center": IDLE_COST_CENTER,
+                "usage_usd": usd(0),
+                "idle_share_usd": usd(idle),
+                "usd": usd(idle),
+            }
+        )
     return rows
 
 
@@ -214,8 +297,11 @@ def _costs(m: PlanModel, od_price: dict[str, float]) -> tuple[pd.DataFrame, pd.D
     for (j, option, q), nodes in active.items():
         opt = next(o for o in m.options[j] if o["option"] == option)
         by_model[(q, opt["pricing_model"], opt["term_months"])] += float(opt["usd_per_node_hour"]) * nodes * d.hours[q]
-        upfront_amortised[q] += amortised_usd_per_node_hour(
-            0.0, float(opt["upfront_usd_per_node"]), opt["term_months"]) * nodes * d.hours[q]
+        upfront_amortised[q] += (
+            amortised_usd_per_node_hour(0.0, float(opt["upfront_usd_per_node"]), opt["term_months"])
+            * nodes
+            * d.hours[q]
+        )
         available[q] += nodes * d.hours[q] * m.offers[j]["accelerators_per_node"]
     for (j, option, q), var in m.commit.items():  # an upfront fee is spent in the quarter its term starts
         opt = next(o for o in m.options[j] if o["option"] == option)
@@ -248,8 +334,9 @@ def _costs(m: PlanModel, od_price: dict[str, float]) -> tuple[pd.DataFrame, pd.D
             by_model[(q, m.options[j][0]["pricing_model"], 0)] += node_hours * m.used_rate[j]
         team_charge[(q, m.key_parts[k][0])] += node_hours * m.charge_per_node_hour(j, t, q)
     for (j, t, q, s, b), var in m.slices.items():  # whole TPU slices: paid whole, used or not
-        by_model[(q, t, 0)] += _expected_hours(m, q, s, b) * round(_v(var)) * m.offers[j]["nodes_per_unit"] * m.price[
-            (j, t)]
+        by_model[(q, t, 0)] += (
+            _expected_hours(m, q, s, b) * round(_v(var)) * m.offers[j]["nodes_per_unit"] * m.price[(j, t)]
+        )
     unmet = defaultdict(float)
     for (_k, q, s, b), var in m.unmet.items():
         unmet[q] += _expected_hours(m, q, s, b) * _v(var)
@@ -290,8 +377,18 @@ def _costs(m: PlanModel, od_price: dict[str, float]) -> tuple[pd.DataFrame, pd.D
     return kpis, cost_by_quarter.reset_index(drop=True), cost_by_team
 
 
-ROUTING_COLUMNS = ["quarter", "team", "accelerator", "site", "served_site", "machine", "served_accelerator", "tier",
-                   "accelerator_hours", "demand_accelerator_hours"]
+ROUTING_COLUMNS = [
+    "quarter",
+    "team",
+    "accelerator",
+    "site",
+    "served_site",
+    "machine",
+    "served_accelerator",
+    "tier",
+    "accelerator_hours",
+    "demand_accelerator_hours",
+]
 
 
 def routing(m: PlanModel) -> pd.DataFrame:
@@ -306,10 +403,20 @@ def routing(m: PlanModel) -> pd.DataFrame:
     rows = []
     for (q, k, j, t), h in hours.items():
         parts, o = m.key_parts[k], m.offers[j]
-        rows.append({"quarter": q, "team": parts[0], "accelerator": parts[1],
-                     "site": parts[2] if len(parts) > 2 else "", "served_site": o["site"], "machine": o["machine"],
-                     "served_accelerator": o["accelerator"], "tier": t, "accelerator_hours": round(h, 3),
-                     "demand_accelerator_hours": round(h / ratio[(k, j)], 3)})
+        rows.append(
+            {
+                "quarter": q,
+                "team": parts[0],
+                "accelerator": parts[1],
+                "site": parts[2] if len(parts) > 2 else "",
+                "served_site": o["site"],
+                "machine": o["machine"],
+                "served_accelerator": o["accelerator"],
+                "tier": t,
+                "accelerator_hours": round(h, 3),
+                "demand_accelerator_hours": round(h / ratio[(k, j)], 3),
+            }
+        )
     frame = pd.DataFrame(rows, columns=ROUTING_COLUMNS)
     frame["_q"] = frame["quarter"].map(m.data.quarters.index)
     return frame.sort_values(["_q", *ROUTING_COLUMNS[1:8]]).drop(columns="_q").reset_index(drop=True)
@@ -353,9 +460,15 @@ def shadow_prices(m: PlanModel) -> pd.DataFrame:
     blocks = {key for key, var in m.capacity_block.items() if round(_v(var)) > 0}
     by_tier = use_by_tier(m)
     # every key's u of a tier meets the same capacity rows, so the first stands for the tier
-    first = {(j, t, q, s, b): vars_[0] for (j, t, q, s, b), vars_ in by_tier.items()
-             if not (t == "spot" or (t == NEW and (j, q) not in new_active)
-                     or (t == PricingModel.CAPACITY_BLOCK and (j, q) not in blocks))}
+    first = {
+        (j, t, q, s, b): vars_[0]
+        for (j, t, q, s, b), vars_ in by_tier.items()
+        if not (
+            t == "spot"
+            or (t == NEW and (j, q) not in new_active)
+            or (t == PricingModel.CAPACITY_BLOCK and (j, q) not in blocks)
+        )
+    }
     priced = dict.fromkeys(first.values(), 0.0)  # u -> sum of coefficient x dual over its capacity rows
     for row in m.prob.constraints():
         if row.pi and row.name.split("__", 1)[0] in CAPACITY_FAMILIES:
@@ -476,9 +589,18 @@ def proposed_quotas(m: PlanModel) -> pd.DataFrame:
 
     def add(team: str, j: str, flavor: str, nominal: int, borrowing: int) -> None:
         o = m.offers[j]
-        row = rows.setdefault((team, flavor), {"team": team, "flavor": flavor, "site": o["site"],
-                                               "machine": o["machine"], "quarter": q0, "nominal": 0,
-                                               "borrowing_limit": 0})
+        row = rows.setdefault(
+            (team, flavor),
+            {
+                "team": team,
+                "flavor": flavor,
+                "site": o["site"],
+                "machine": o["machine"],
+                "quarter": q0,
+                "nominal": 0,
+                "borrowing_limit": 0,
+            },
+        )
         row["nominal"] += nominal
         row["borrowing_limit"] += borrowing
 
@@ -487,12 +609,18 @@ def proposed_quotas(m: PlanModel) -> pd.DataFrame:
         unit = o["accelerators_per_node"] * o["nodes_per_unit"]  # accelerators of a node, or of a TPU slice
         nodes = m.existing_nodes.get((j, q0), 0.0) + sum(n for (jj, _, q), n in active.items() if jj == j and q == q0)
         units = math.floor(nodes / o["nodes_per_unit"] + TINY)
-        mean = {t: sum(d.scenarios[s] * m.weight[(q0, s, b)] * x for (s, b), x in cells.items())
-                for (t, jj), cells in demand.items() if jj == j}
+        mean = {
+            t: sum(d.scenarios[s] * m.weight[(q0, s, b)] * x for (s, b), x in cells.items())
+            for (t, jj), cells in demand.items()
+            if jj == j
+        }
         share = largest_remainder(units, {t: x for t, x in mean.items() if x > TINY})
         for team in sorted(set(mean) | {t for t, jj, _ in tier_load if jj == j}):
-            tiers = {t: _whole(max(cells.values()), unit) for (tt, jj, t), cells in tier_load.items()
-                     if (tt, jj) == (team, j) and max(cells.values()) > TINY}
+            tiers = {
+                t: _whole(max(cells.values()), unit)
+                for (tt, jj, t), cells in tier_load.items()
+                if (tt, jj) == (team, j) and max(cells.values()) > TINY
+            }
             nominal = share.get(team, 0) * unit
             peak = max(demand[(team, j)].values(), default=0.0)
             borrowing = min(max(0, _whole(peak - nominal - sum(tiers.values()), unit)), units * unit - nominal)
@@ -501,8 +629,9 @@ def proposed_quotas(m: PlanModel) -> pd.DataFrame:
             for t, n in sorted(tiers.items()):
                 modes = (t,) if t == PricingModel.CAPACITY_BLOCK else (t, PricingModel.ON_DEMAND)
                 add(team, j, _flavor(m, pools, j, modes), n, 0)
-    frame = pd.DataFrame(list(rows.values()),
-                         columns=["team", "flavor", "site", "machine", "quarter", "nominal", "borrowing_limit"])
+    frame = pd.DataFrame(
+        list(rows.values()), columns=["team", "flavor", "site", "machine", "quarter", "nominal", "borrowing_limit"]
+    )
     size = dict(zip(d.pools["pool"], d.pools["accelerators"], strict=True))
     total = frame.groupby("flavor")["nominal"].transform("sum")
     frame["pool_accelerators"] = [int(size.get(f, 0)) for f in frame["flavor"]]
@@ -523,7 +652,7 @@ def largest_remainder(units: int, weights: dict[str, float]) -> dict[str, int]:
         return {}
     exact = {k: units * w / whole for k, w in weights.items()}
     out = {k: math.floor(x) for k, x in exact.items()}
-    for k in sorted(exact, key=lambda k: (-(exact[k] - out[k]), k))[:units - sum(out.values())]:
+    for k in sorted(exact, key=lambda k: (-(exact[k] - out[k]), k))[: units - sum(out.values())]:
         out[k] += 1
     return out
 

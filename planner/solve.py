@@ -40,12 +40,20 @@ class Outcome(enum.StrEnum):
 
 # HiGHS model statuses that say what happened; any other (time or iteration limit, interrupt) leaves a
 # plan only if HiGHS holds a primal feasible solution.
-_FROM_HIGHS_STATUS = {"kOptimal": Outcome.OPTIMAL, "kInfeasible": Outcome.INFEASIBLE,
-                      "kUnboundedOrInfeasible": Outcome.INFEASIBLE, "kUnbounded": Outcome.UNBOUNDED,
-                      "kNotset": Outcome.NO_SOLUTION, "kLoadError": Outcome.NO_SOLUTION,
-                      "kModelError": Outcome.NO_SOLUTION, "kPresolveError": Outcome.NO_SOLUTION,
-                      "kSolveError": Outcome.NO_SOLUTION, "kPostsolveError": Outcome.NO_SOLUTION,
-                      "kModelEmpty": Outcome.NO_SOLUTION, "kUnknown": Outcome.NO_SOLUTION}
+_FROM_HIGHS_STATUS = {
+    "kOptimal": Outcome.OPTIMAL,
+    "kInfeasible": Outcome.INFEASIBLE,
+    "kUnboundedOrInfeasible": Outcome.INFEASIBLE,
+    "kUnbounded": Outcome.UNBOUNDED,
+    "kNotset": Outcome.NO_SOLUTION,
+    "kLoadError": Outcome.NO_SOLUTION,
+    "kModelError": Outcome.NO_SOLUTION,
+    "kPresolveError": Outcome.NO_SOLUTION,
+    "kSolveError": Outcome.NO_SOLUTION,
+    "kPostsolveError": Outcome.NO_SOLUTION,
+    "kModelEmpty": Outcome.NO_SOLUTION,
+    "kUnknown": Outcome.NO_SOLUTION,
+}
 
 _FROM_SOL_STATUS = {
     pulp.constants.LpSolutionOptimal: Outcome.OPTIMAL,
@@ -97,8 +105,9 @@ def _quiet_highs_banner() -> None:
         os.close(saved)
 
 
-def make_solver(name: str, *, time_limit_s: float, gap_rel: float, threads: int | None, mip: bool = True,
-                fixed_cost: float = 0.0) -> tuple[str, pulp.LpSolver]:
+def make_solver(
+    name: str, *, time_limit_s: float, gap_rel: float, threads: int | None, mip: bool = True, fixed_cost: float = 0.0
+) -> tuple[str, pulp.LpSolver]:
     """The requested solver, or CBC when HiGHS (highspy) is not installed.
 
     PuLP hands HiGHS the objective without its constant (the fixed cost of existing commitments), so a
@@ -107,8 +116,15 @@ def make_solver(name: str, *, time_limit_s: float, gap_rel: float, threads: int 
     """
     if name == "highs" and pulp.HiGHS(msg=False).available():
         _quiet_highs_banner()
-        return "highs", pulp.HiGHS(msg=False, mip=mip, timeLimit=time_limit_s, gapRel=gap_rel,
-                                   gapAbs=gap_rel * abs(fixed_cost) or None, threads=threads, **HIGHS_OPTIONS)
+        return "highs", pulp.HiGHS(
+            msg=False,
+            mip=mip,
+            timeLimit=time_limit_s,
+            gapRel=gap_rel,
+            gapAbs=gap_rel * abs(fixed_cost) or None,
+            threads=threads,
+            **HIGHS_OPTIONS,
+        )
     return "cbc", pulp.PULP_CBC_CMD(msg=False, mip=mip, timeLimit=time_limit_s, gapRel=gap_rel, threads=threads)
 
 
@@ -137,7 +153,8 @@ def solve(model: PlanModel, *, relax: bool = False) -> SolveReport:
         fixed = session.fix(integers, rounded)
         fixed = replace(fixed, stages=lp.stages + fixed.stages)
         if fixed.outcome.has_plan and fixed.objective - lp.objective <= model.data.options.gap_rel * abs(
-                fixed.objective):
+            fixed.objective
+        ):
             model.fixed_lp = fixed
             return _report(fixed, Outcome.OPTIMAL, fixed.objective, lp.objective, start, "relax-and-round")
         return _branch_and_bound(model, integers, lp, fixed, rounded, start)
@@ -157,8 +174,14 @@ def solve(model: PlanModel, *, relax: bool = False) -> SolveReport:
     return _branch_and_bound(model, integers, lp, fixed, rounded, start)
 
 
-def _branch_and_bound(model: PlanModel, integers: list[pulp.LpVariable], lp: SolveReport, fixed: SolveReport,
-                      rounded: dict[str, int], start: float) -> SolveReport:
+def _branch_and_bound(
+    model: PlanModel,
+    integers: list[pulp.LpVariable],
+    lp: SolveReport,
+    fixed: SolveReport,
+    rounded: dict[str, int],
+    start: float,
+) -> SolveReport:
     """The MILP solver for the remaining time; the better of its plan and the rounded one is kept."""
     gap_rel = model.data.options.gap_rel
     remaining = max(1.0, model.data.options.time_limit_s - (time.perf_counter() - start))
@@ -259,8 +282,16 @@ class HighsSession:
                 row.slack, row.pi = (-slack if row.sense == pulp.LpConstraintLE else slack), pi
         seconds = time.perf_counter() - start
         objective = info.objective_function_value + self.model.prob.objective.constant if outcome.has_plan else None
-        return SolveReport(outcome, "highs", self.highs.modelStatusToString(status), objective, None, None, seconds,
-                           stages=((stage, seconds),))
+        return SolveReport(
+            outcome,
+            "highs",
+            self.highs.modelStatusToString(status),
+            objective,
+            None,
+            None,
+            seconds,
+            stages=((stage, seconds),),
+        )
 
     def fix(self, integers: list[pulp.LpVariable], values: dict[str, int]) -> SolveReport:
         """Fix the integer columns at `values` and re-solve from the current basis (dual simplex)."""
@@ -286,35 +317,59 @@ def _with_integers(integers: list[pulp.LpVariable], fixed: dict[str, int] | None
             v.cat, v.lowBound, v.upBound = pulp.constants.LpInteger, lo, up
 
 
-def _report(base: SolveReport, outcome: Outcome, objective: float, bound: float, start: float, how: str
-            ) -> SolveReport:
+def _report(base: SolveReport, outcome: Outcome, objective: float, bound: float, start: float, how: str) -> SolveReport:
     gap = max(0.0, (objective - bound) / abs(objective)) if objective else 0.0
     note = "; ".join(x for x in (base.note, f"plan by {how}") if x)
-    return SolveReport(outcome, base.solver, base.status, objective, bound, gap, time.perf_counter() - start, note,
-                       base.stages)
+    return SolveReport(
+        outcome, base.solver, base.status, objective, bound, gap, time.perf_counter() - start, note, base.stages
+    )
 
 
 def _elapsed(report: SolveReport, start: float) -> SolveReport:
-    return SolveReport(report.outcome, report.solver, report.status, report.objective, report.bound, report.gap,
-                       time.perf_counter() - start, report.note, report.stages)
+    return SolveReport(
+        report.outcome,
+        report.solver,
+        report.status,
+        report.objective,
+        report.bound,
+        report.gap,
+        time.perf_counter() - start,
+        report.note,
+        report.stages,
+    )
 
 
 def _run(model: PlanModel, *, mip: bool, time_limit_s: float | None = None) -> SolveReport:
     """One solver run; the outcome read from `sol_status`, the objective only when there is a plan."""
     opts = model.data.options
     fixed_cost = model.prob.objective.constant
-    solver_name, solver = make_solver(opts.solver, time_limit_s=time_limit_s or opts.time_limit_s,
-                                      gap_rel=opts.gap_rel, threads=opts.threads, mip=mip, fixed_cost=fixed_cost)
+    solver_name, solver = make_solver(
+        opts.solver,
+        time_limit_s=time_limit_s or opts.time_limit_s,
+        gap_rel=opts.gap_rel,
+        threads=opts.threads,
+        mip=mip,
+        fixed_cost=fixed_cost,
+    )
     note = "" if solver_name == opts.solver else f"{opts.solver} is not available; solved with {solver_name}"
     start = time.perf_counter()
     try:
         model.prob.solve(solver)
     except pulp.PulpSolverError as exc:
         if solver_name == "cbc":
-            return SolveReport(Outcome.NO_SOLUTION, solver_name, f"solver error: {exc}", None, None, None,
-                               time.perf_counter() - start, note)
-        solver_name, solver = make_solver("cbc", time_limit_s=time_limit_s or opts.time_limit_s,
-                                          gap_rel=opts.gap_rel, threads=opts.threads, mip=mip)
+            return SolveReport(
+                Outcome.NO_SOLUTION,
+                solver_name,
+                f"solver error: {exc}",
+                None,
+                None,
+                None,
+                time.perf_counter() - start,
+                note,
+            )
+        solver_name, solver = make_solver(
+            "cbc", time_limit_s=time_limit_s or opts.time_limit_s, gap_rel=opts.gap_rel, threads=opts.threads, mip=mip
+        )
         note = f"HiGHS failed ({exc}); solved with CBC"
         model.prob.solve(solver)
     seconds = time.perf_counter() - start
@@ -325,8 +380,17 @@ def _run(model: PlanModel, *, mip: bool, time_limit_s: float | None = None) -> S
         info = model.prob.solverModel.getInfo()
         bound = info.mip_dual_bound + fixed_cost
         gap = (objective - bound) / abs(objective) if objective else 0.0
-    return SolveReport(outcome, solver_name, pulp.LpStatus[model.prob.status], objective, bound, gap, seconds, note,
-                       (("branch-and-bound" if mip else "LP", seconds),))
+    return SolveReport(
+        outcome,
+        solver_name,
+        pulp.LpStatus[model.prob.status],
+        objective,
+        bound,
+        gap,
+        seconds,
+        note,
+        (("branch-and-bound" if mip else "LP", seconds),),
+    )
 
 
 def fix_integers_and_resolve(model: PlanModel) -> SolveReport:
@@ -342,4 +406,3 @@ def fix_integers_and_resolve(model: PlanModel) -> SolveReport:
     if model.fixed_lp is not None:
         return model.fixed_lp
     return _run(model, mip=False)
-

@@ -89,9 +89,15 @@ class SweepSpec:
         """Every grid point x every draw, the first axis slowest, draws fastest."""
         points = itertools.product(*(values for _, values in self.grid))
         draws: list[int | None] = list(range(self.draws)) if self.draws else [None]
-        return [Scenario(i, tuple(f"{target}={v}" for (target, _), v in zip(self.grid, point, strict=True)
-                                  if v not in NO_CHANGE), draw, tuple(point))
-                for i, (point, draw) in enumerate(itertools.product(points, draws))]
+        return [
+            Scenario(
+                i,
+                tuple(f"{target}={v}" for (target, _), v in zip(self.grid, point, strict=True) if v not in NO_CHANGE),
+                draw,
+                tuple(point),
+            )
+            for i, (point, draw) in enumerate(itertools.product(points, draws))
+        ]
 
 
 def parse_axis(text: str) -> tuple[str, tuple[str, ...]]:
@@ -99,8 +105,10 @@ def parse_axis(text: str) -> tuple[str, tuple[str, ...]]:
     target, sep, values = text.partition("=")
     items = tuple(v.strip() for v in values.split(",") if v.strip())
     if not sep or not target.strip() or not items:
-        raise PlanInputError(f"--sweep `{text}`: write a what-if target and its values, e.g. "
-                             f"--sweep 'demand=-10%,0,+10%' (targets: {whatif.FORMS})")
+        raise PlanInputError(
+            f"--sweep `{text}`: write a what-if target and its values, e.g. "
+            f"--sweep 'demand=-10%,0,+10%' (targets: {whatif.FORMS})"
+        )
     if len(set(items)) < len(items):
         raise PlanInputError(f"--sweep `{text}` repeats a value; give each once")
     return target.strip(), items
@@ -155,17 +163,37 @@ def solve_scenario(job: Job, scenario: Scenario) -> ScenarioResult:
     options = replace(job.options, what_if=job.options.what_if + scenario.what_if, threads=1)
     curves = None
     if scenario.draw is not None:
-        curves = curves_from_quantiles(job.inventory, options.bands,
-                                       draw_shifts(job.inventory, job.seed, scenario.draw))
+        curves = curves_from_quantiles(
+            job.inventory, options.bands, draw_shifts(job.inventory, job.seed, scenario.draw)
+        )
     result = plan(job.inventory, options, demand_curves=curves)
     costs = {k.quarter: k.cost_usd for k in result.kpis} if result.has_plan else {}
-    purchases = tuple({"site": p.site, "machine": p.machine, "pricing_model": p.pricing_model,
-                       "term_months": p.term_months, "start_quarter": p.start_quarter, "nodes": p.nodes,
-                       "accelerators": p.accelerators, "total_liability_usd": p.total_liability_usd}
-                      for p in result.purchase_schedule) if result.has_plan else ()
-    return ScenarioResult(scenario, str(result.outcome), result.expected_cost_usd if result.has_plan else None,
-                          tuple((q, costs.get(q)) for q in result.quarters), purchases,
-                          time.perf_counter() - start, time.process_time() - cpu)
+    purchases = (
+        tuple(
+            {
+                "site": p.site,
+                "machine": p.machine,
+                "pricing_model": p.pricing_model,
+                "term_months": p.term_months,
+                "start_quarter": p.start_quarter,
+                "nodes": p.nodes,
+                "accelerators": p.accelerators,
+                "total_liability_usd": p.total_liability_usd,
+            }
+            for p in result.purchase_schedule
+        )
+        if result.has_plan
+        else ()
+    )
+    return ScenarioResult(
+        scenario,
+        str(result.outcome),
+        result.expected_cost_usd if result.has_plan else None,
+        tuple((q, costs.get(q)) for q in result.quarters),
+        purchases,
+        time.perf_counter() - start,
+        time.process_time() - cpu,
+    )
 
 
 _JOB: Job | None = None
@@ -206,8 +234,9 @@ def _processes(job: Job, scenarios: list[Scenario], workers: int, progress: Prog
     context = multiprocessing.get_context(method)
     if method == "forkserver":
         context.set_forkserver_preload([__name__])
-    with ProcessPoolExecutor(max_workers=workers, mp_context=context, initializer=_start_worker,
-                             initargs=(job,)) as pool:
+    with ProcessPoolExecutor(
+        max_workers=workers, mp_context=context, initializer=_start_worker, initargs=(job,)
+    ) as pool:
         futures = [pool.submit(_solve_in_worker, s) for s in scenarios]
         for done, _ in enumerate(as_completed(futures), start=1):
             progress(done, len(scenarios))
@@ -241,7 +270,10 @@ def _ray(job: Job, scenarios: list[Scenario], workers: int, progress: Progress) 
 
 
 RUNNERS: dict[str, Callable[[Job, list[Scenario], int, Progress], list[ScenarioResult]]] = {
-    "serial": _serial, "processes": _processes, "ray": _ray}
+    "serial": _serial,
+    "processes": _processes,
+    "ray": _ray,
+}
 
 
 @dataclass(frozen=True)
@@ -258,8 +290,12 @@ class Sweep:
         """sweep.json, sweep.parquet + .csv, sweep_purchases.parquet + .csv in `out_dir`."""
         out = Path(out_dir)
         out.mkdir(parents=True, exist_ok=True)
-        doc = {"grid": [[t, list(v)] for t, v in self.spec.grid], "draws": self.spec.draws, "seed": self.spec.seed,
-               **self.meta}
+        doc = {
+            "grid": [[t, list(v)] for t, v in self.spec.grid],
+            "draws": self.spec.draws,
+            "seed": self.spec.seed,
+            **self.meta,
+        }
         (out / "sweep.json").write_text(json.dumps(doc, indent=2, sort_keys=True, default=str) + "\n")
         for name, table in (("sweep", self.costs), ("sweep_purchases", self.purchases)):
             pq.write_table(table, out / f"{name}.parquet")
@@ -285,8 +321,9 @@ def load_sweep(out_dir: str | Path) -> Sweep | None:
     return Sweep(spec, pq.read_table(out / "sweep.parquet"), pq.read_table(out / "sweep_purchases.parquet"), doc)
 
 
-def check(inventory: Inventory, options: PlanOptions, spec: SweepSpec, backend: str = "processes",
-          workers: int | None = None) -> list[Scenario]:
+def check(
+    inventory: Inventory, options: PlanOptions, spec: SweepSpec, backend: str = "processes", workers: int | None = None
+) -> list[Scenario]:
     """The sweep's scenarios, each what-if checked before anything is solved; a mistake raises PlanInputError
     (UsageError for the backend and workers, MissingExtra for Ray without the `ray` extra)."""
     if backend not in RUNNERS:
@@ -305,29 +342,46 @@ def check(inventory: Inventory, options: PlanOptions, spec: SweepSpec, backend: 
     return scenarios
 
 
-def run_sweep(inventory: Inventory, options: PlanOptions, spec: SweepSpec, *, backend: str = "processes",
-              workers: int | None = None, base: PlanResult | None = None,
-              progress: Progress = lambda done, total: None) -> Sweep:
+def run_sweep(
+    inventory: Inventory,
+    options: PlanOptions,
+    spec: SweepSpec,
+    *,
+    backend: str = "processes",
+    workers: int | None = None,
+    base: PlanResult | None = None,
+    progress: Progress = lambda done, total: None,
+) -> Sweep:
     """Solve every scenario of `spec` on `backend` with `workers` (default: every core this process may use) and
     gather the results in scenario order, so that every backend gives the same tables."""
     scenarios = check(inventory, options, spec, backend, workers)
     workers = workers if workers is not None else usable_cores()
     start = time.perf_counter()
-    results = sorted(RUNNERS[backend](Job(inventory, options, spec.seed), scenarios, workers, progress),
-                     key=lambda r: r.scenario.index)
-    meta = {"backend": backend, "workers": 1 if backend == "serial" else workers, "scenarios": len(scenarios),
-            "wall_seconds": round(time.perf_counter() - start, 3), "what_if": list(options.what_if),
-            "plan_expected_cost_usd": None if base is None else base.expected_cost_usd}
+    results = sorted(
+        RUNNERS[backend](Job(inventory, options, spec.seed), scenarios, workers, progress),
+        key=lambda r: r.scenario.index,
+    )
+    meta = {
+        "backend": backend,
+        "workers": 1 if backend == "serial" else workers,
+        "scenarios": len(scenarios),
+        "wall_seconds": round(time.perf_counter() - start, 3),
+        "what_if": list(options.what_if),
+        "plan_expected_cost_usd": None if base is None else base.expected_cost_usd,
+    }
     return Sweep(spec, _costs_table(spec, results), _purchases_table(results), meta)
 
 
-def _scenario_columns(spec: SweepSpec, results: Sequence[ScenarioResult], repeat: Sequence[int]
-                      ) -> dict[str, pa.Array]:
+def _scenario_columns(spec: SweepSpec, results: Sequence[ScenarioResult], repeat: Sequence[int]) -> dict[str, pa.Array]:
     """scenario, label, one column per axis (`axis:<target>`), draw and outcome; each result `repeat` times."""
+
     def column(values: list[Any], kind: pa.DataType) -> pa.Array:
         return pa.array([v for v, n in zip(values, repeat, strict=True) for _ in range(n)], kind)
-    columns = {"scenario": column([r.scenario.index for r in results], pa.int32()),
-               "label": column([r.scenario.label for r in results], pa.string())}
+
+    columns = {
+        "scenario": column([r.scenario.index for r in results], pa.int32()),
+        "label": column([r.scenario.label for r in results], pa.string()),
+    }
     for i, (target, _) in enumerate(spec.grid):
         columns[f"axis:{target}"] = column([r.scenario.axes[i] for r in results], pa.string())
     columns["draw"] = column([r.scenario.draw for r in results], pa.int32())
@@ -338,25 +392,39 @@ def _scenario_columns(spec: SweepSpec, results: Sequence[ScenarioResult], repeat
 def _costs_table(spec: SweepSpec, results: Sequence[ScenarioResult]) -> pa.Table:
     rows = [(r, q, c) for r in results for q, c in r.quarter_costs]
     columns = _scenario_columns(spec, results, [len(r.quarter_costs) for r in results])
-    columns.update({
-        "quarter": pa.array([q for _, q, _ in rows], pa.string()),
-        "cost_usd": pa.array([c for _, _, c in rows], MONEY),
-        "expected_cost_usd": pa.array([r.expected_cost_usd for r, _, _ in rows], MONEY),
-        "seconds": pa.array([r.seconds for r, _, _ in rows], pa.float64()),
-        "cpu_seconds": pa.array([r.cpu_seconds for r, _, _ in rows], pa.float64())})
+    columns.update(
+        {
+            "quarter": pa.array([q for _, q, _ in rows], pa.string()),
+            "cost_usd": pa.array([c for _, _, c in rows], MONEY),
+            "expected_cost_usd": pa.array([r.expected_cost_usd for r, _, _ in rows], MONEY),
+            "seconds": pa.array([r.seconds for r, _, _ in rows], pa.float64()),
+            "cpu_seconds": pa.array([r.cpu_seconds for r, _, _ in rows], pa.float64()),
+        }
+    )
     return pa.table(columns)
 
 
 def _purchases_table(results: Sequence[ScenarioResult]) -> pa.Table:
     rows = [(r, p) for r in results for p in r.purchases]
-    return pa.table({
-        "scenario": pa.array([r.scenario.index for r, _ in rows], pa.int32()),
-        "draw": pa.array([r.scenario.draw for r, _ in rows], pa.int32()),
-        **{k: pa.array([p[k] for _, p in rows], kind) for k, kind in (
-            ("site", pa.string()), ("machine", pa.string()), ("pricing_model", pa.string()),
-            ("term_months", pa.int32()), ("start_quarter", pa.string()), ("nodes", pa.int64()),
-            ("accelerators", pa.int64()))},
-        "total_liability_usd": pa.array([p["total_liability_usd"] for _, p in rows], MONEY)})
+    return pa.table(
+        {
+            "scenario": pa.array([r.scenario.index for r, _ in rows], pa.int32()),
+            "draw": pa.array([r.scenario.draw for r, _ in rows], pa.int32()),
+            **{
+                k: pa.array([p[k] for _, p in rows], kind)
+                for k, kind in (
+                    ("site", pa.string()),
+                    ("machine", pa.string()),
+                    ("pricing_model", pa.string()),
+                    ("term_months", pa.int32()),
+                    ("start_quarter", pa.string()),
+                    ("nodes", pa.int64()),
+                    ("accelerators", pa.int64()),
+                )
+            },
+            "total_liability_usd": pa.array([p["total_liability_usd"] for _, p in rows], MONEY),
+        }
+    )
 
 
 # --- what a sweep says -----------------------------------------------------------------------------------
@@ -433,6 +501,8 @@ def robust_commitments(sweep: Sweep) -> list[RobustCommitment]:
         per = nodes.setdefault(key, {})
         per[p["scenario"]] = per.get(p["scenario"], 0) + p["nodes"]
         first[key] = min(first.get(key, p["start_quarter"]), p["start_quarter"])
-    out = [RobustCommitment(*key, len(per), len(planned), min(per.values()), max(per.values()), first[key])
-           for key, per in nodes.items()]
+    out = [
+        RobustCommitment(*key, len(per), len(planned), min(per.values()), max(per.values()), first[key])
+        for key, per in nodes.items()
+    ]
     return sorted(out, key=lambda c: (-c.bought_in, c.site, c.machine, c.pricing_model, c.term_months))

@@ -39,15 +39,22 @@ MIN_HISTORY_HOURS = 24  # one daily cycle: fewer hours would miss the day's peak
 
 def hourly_demand(inventory: Inventory) -> pd.DataFrame:
     """Hour x (team, accelerator) matrix of accelerators requested, zero where a team had no row."""
-    rows = [{"hour": u.hour, "team": u.team,
-             "accelerator": inventory.machine_by_name[inventory.pool_by_name[u.flavor].machine].accelerator,
-             "requested": u.accelerators_requested}
-            for u in inventory.usage if u.flavor in inventory.pool_by_name]
+    rows = [
+        {
+            "hour": u.hour,
+            "team": u.team,
+            "accelerator": inventory.machine_by_name[inventory.pool_by_name[u.flavor].machine].accelerator,
+            "requested": u.accelerators_requested,
+        }
+        for u in inventory.usage
+        if u.flavor in inventory.pool_by_name
+    ]
     if not rows:
         raise PlanInputError("--from-usage: the inventory has no usage rows (usage.csv)")
     frame = pd.DataFrame(rows)
-    return frame.pivot_table(index="hour", columns=["team", "accelerator"], values="requested", aggfunc="sum",
-                             fill_value=0.0).sort_index()
+    return frame.pivot_table(
+        index="hour", columns=["team", "accelerator"], values="requested", aggfunc="sum", fill_value=0.0
+    ).sort_index()
 
 
 def without_outages(matrix: pd.DataFrame) -> tuple[pd.DataFrame, str | None]:
@@ -62,8 +69,10 @@ def without_outages(matrix: pd.DataFrame) -> tuple[pd.DataFrame, str | None]:
         else:
             spans.append([hour, hour])
     where = ", ".join(f"{a:%Y-%m-%d %H:%M} to {b + pd.Timedelta(hours=1):%Y-%m-%d %H:%M}" for a, b in spans)
-    return matrix[~idle], (f"--from-usage: {int(idle.sum())} hours in which every team's usage is zero ({where}) "
-                           "are treated as missing data (a cluster outage), not as zero demand")
+    return matrix[~idle], (
+        f"--from-usage: {int(idle.sum())} hours in which every team's usage is zero ({where}) "
+        "are treated as missing data (a cluster outage), not as zero demand"
+    )
 
 
 @dataclass(frozen=True)
@@ -115,8 +124,9 @@ def carried(series: pd.Series, trend: Trend, when: pd.Timestamp) -> pd.Series:
     return series * np.divide(trend.at(when), level, out=np.ones_like(level), where=level > 0)
 
 
-def forecast_levels(matrix: pd.DataFrame, trends: Mapping[Hashable, Trend], when: pd.Timestamp,
-                    bands: tuple[tuple[float, float], ...]) -> dict[Hashable, list[float]]:
+def forecast_levels(
+    matrix: pd.DataFrame, trends: Mapping[Hashable, Trend], when: pd.Timestamp, bands: tuple[tuple[float, float], ...]
+) -> dict[Hashable, list[float]]:
     """Band levels per column of an hour x series matrix at `when`: its hours carried by each column's trend,
     the buckets taken on the hours sorted by the carried total."""
     moved = pd.DataFrame({column: carried(matrix[column], trends[column], when) for column in matrix.columns})
@@ -124,15 +134,18 @@ def forecast_levels(matrix: pd.DataFrame, trends: Mapping[Hashable, Trend], when
     return {column: band_means(moved[column].loc[order].tolist(), bands) for column in matrix.columns}
 
 
-def demand_from_usage(inventory: Inventory, options: PlanOptions, preemptible: dict[str, float] | None = None
-                      ) -> tuple[pd.DataFrame, tuple[str, ...]]:
+def demand_from_usage(
+    inventory: Inventory, options: PlanOptions, preemptible: dict[str, float] | None = None
+) -> tuple[pd.DataFrame, tuple[str, ...]]:
     """Demand curves per team, accelerator and quarter from the usage history, and notes on what was left out."""
     matrix, note = without_outages(hourly_demand(inventory))
     if len(matrix) < MIN_HISTORY_HOURS:
         raise PlanInputError(
             f"--from-usage needs at least {MIN_HISTORY_HOURS} hours of usage history with some use (a whole "
-            f"day), got {len(matrix)}" + (" after leaving out hours in which every team is at zero" if note else "")
-            + "; add rows to usage.csv or plan from demand.csv without --from-usage")
+            f"day), got {len(matrix)}"
+            + (" after leaving out hours in which every team is at zero" if note else "")
+            + "; add rows to usage.csv or plan from demand.csv without --from-usage"
+        )
     first = options.start or next_quarters(quarter_of(matrix.index[-1].date()), 2)[1]
     quarters = next_quarters(first, options.horizon)
     share = preemptible if preemptible is not None else _preemptible_share(inventory)
@@ -143,9 +156,19 @@ def demand_from_usage(inventory: Inventory, options: PlanOptions, preemptible: d
         mid = pd.Timestamp(start) + (pd.Timestamp(end) - pd.Timestamp(start)) / 2
         for (team, accelerator), levels in forecast_levels(matrix, trends, mid, options.bands).items():
             for bucket, ((lo, hi), level) in enumerate(zip(options.bands, levels, strict=True)):
-                rows.append({"team": team, "accelerator": accelerator, "site": "", "quarter": q, "scenario": "",
-                             "weight": hi - lo, "level": level,
-                             "preemptible_share": share.get((team, accelerator), 0.0), "bucket": bucket})
+                rows.append(
+                    {
+                        "team": team,
+                        "accelerator": accelerator,
+                        "site": "",
+                        "quarter": q,
+                        "scenario": "",
+                        "weight": hi - lo,
+                        "level": level,
+                        "preemptible_share": share.get((team, accelerator), 0.0),
+                        "bucket": bucket,
+                    }
+                )
     return curves_frame(rows), (note,) if note else ()
 
 

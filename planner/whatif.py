@@ -1,10 +1,10 @@
 """What-if overrides for a plan, parsed from `--what-if` strings and applied to the planning tables.
 
-    demand=+20%                              every demand level x 1.2
-    demand:<team>=-10%                       one team's demand x 0.9
-    price:<site>/<machine>=-10%              every price of a machine at a site x 0.9
-    price:<site>/<machine>/<model>=+5%       one pricing model only (on-demand, spot, commit, ...)
-    lose-site=<site>                         the site can no longer be used (its commitments are still paid)
+demand=+20%                              every demand level x 1.2
+demand:<team>=-10%                       one team's demand x 0.9
+price:<site>/<machine>=-10%              every price of a machine at a site x 0.9
+price:<site>/<machine>/<model>=+5%       one pricing model only (on-demand, spot, commit, ...)
+lose-site=<site>                         the site can no longer be used (its commitments are still paid)
 """
 
 from __future__ import annotations

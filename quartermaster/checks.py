@@ -57,12 +57,17 @@ def run_checks(inventory: Inventory) -> list[Issue]:
     return found
 
 
-def _issue(message: str, fix: str, ref: Ref, got: object = None, about: Iterable[tuple[str, str]] = (),
-           severity: Severity = "error") -> Issue:
+def _issue(
+    message: str,
+    fix: str,
+    ref: Ref,
+    got: object = None,
+    about: Iterable[tuple[str, str]] = (),
+    severity: Severity = "error",
+) -> Issue:
     """An issue of the running rule (run_checks fills in the rule name)."""
     kwargs: dict[str, object] = {} if got is None else {"got": got}
-    return Issue(rule="", message=message, fix=fix, ref=ref, about=tuple(about), severity=severity,
-                 **kwargs)  # type: ignore[arg-type]
+    return Issue(rule="", message=message, fix=fix, ref=ref, about=tuple(about), severity=severity, **kwargs)  # type: ignore[arg-type]
 
 
 def _unknown(kind: str, name: str, known: Iterable[str], ref: Ref, section: str) -> Issue:
@@ -88,22 +93,33 @@ class _Named(Protocol):
 def check_unique_names(inv: Inventory) -> list[Issue]:
     out = []
     sections: list[tuple[str, Sequence[_Named]]] = [
-        ("sites", inv.sites), ("clusters", inv.clusters), ("pools", inv.pools), ("commitments", inv.commitments),
-        ("teams", inv.teams), ("cohorts", inv.cohorts), ("priority_classes", inv.priority_classes),
-        ("machines", inv.machines)]
+        ("sites", inv.sites),
+        ("clusters", inv.clusters),
+        ("pools", inv.pools),
+        ("commitments", inv.commitments),
+        ("teams", inv.teams),
+        ("cohorts", inv.cohorts),
+        ("priority_classes", inv.priority_classes),
+        ("machines", inv.machines),
+    ]
     for section, objects in sections:
         counts = Counter(o.name for o in objects)
         for name, n in sorted(counts.items()):
             if n > 1:
-                out.append(_issue(f"{n} {section} are named `{name}`", "Give each one its own name.",
-                                  (section, name, "name")))
+                out.append(
+                    _issue(f"{n} {section} are named `{name}`", "Give each one its own name.", (section, name, "name"))
+                )
     owner: dict[str, str] = {}
     for team in inv.teams:
         for i, ns in enumerate(team.namespaces):
             if ns in owner and owner[ns] != team.name:
-                out.append(_issue(f"namespace `{ns}` already belongs to team `{owner[ns]}`",
-                                  "A namespace belongs to one team; remove it from one of them.",
-                                  ("teams", team.name, "namespaces", i)))
+                out.append(
+                    _issue(
+                        f"namespace `{ns}` already belongs to team `{owner[ns]}`",
+                        "A namespace belongs to one team; remove it from one of them.",
+                        ("teams", team.name, "namespaces", i),
+                    )
+                )
             owner.setdefault(ns, team.name)
     return out
 
@@ -112,8 +128,19 @@ def check_unique_names(inv: Inventory) -> list[Issue]:
 # (kubernetes.io "Namespaces" page; GKE "gke-*", "gmp-*", "config-management-system" (Managed Service for
 # Prometheus, Config Sync); EKS add-ons "amazon-*", "aws-*"; AKS "gatekeeper-system", "calico-system",
 # "tigera-operator"; read 2026-11-23). `policy.system_namespaces` adds more.
-SYSTEM_NAMESPACES = ("default", "kube-*", "kueue-system", "gke-*", "gmp-*", "config-management-*", "amazon-*",
-                     "aws-*", "gatekeeper-system", "calico-system", "tigera-operator")
+SYSTEM_NAMESPACES = (
+    "default",
+    "kube-*",
+    "kueue-system",
+    "gke-*",
+    "gmp-*",
+    "config-management-*",
+    "amazon-*",
+    "aws-*",
+    "gatekeeper-system",
+    "calico-system",
+    "tigera-operator",
+)
 SYSTEM_GROUP_PREFIX = "system:"
 
 
@@ -126,20 +153,32 @@ def check_tenancy(inv: Inventory) -> list[Issue]:
         for i, ns in enumerate(team.namespaces):
             ref: Ref = ("teams", team.name, "namespaces", i)
             if any(fnmatch.fnmatchcase(ns, p) for p in patterns):
-                out.append(_issue(f"namespace `{ns}` is a system namespace; a team's workloads and RBAC must never "
-                                  "live there", f"Use a namespace of the team's own, e.g. `{team.name}`.", ref,
-                                  got=ns))
+                out.append(
+                    _issue(
+                        f"namespace `{ns}` is a system namespace; a team's workloads and RBAC must never live there",
+                        f"Use a namespace of the team's own, e.g. `{team.name}`.",
+                        ref,
+                        got=ns,
+                    )
+                )
             if ns in seen:
                 out.append(_issue(f"namespace `{ns}` is listed twice", "List each namespace once.", ref, got=ns))
             seen.add(ns)
-        named = [(("teams", team.name, "group"), team.group),
-                 *((("teams", team.name, "groups", kind), group) for kind, group in team.groups.items())]
+        named = [
+            (("teams", team.name, "group"), team.group),
+            *((("teams", team.name, "groups", kind), group) for kind, group in team.groups.items()),
+        ]
         for where, group in named:
             if group is not None and group.startswith(SYSTEM_GROUP_PREFIX):
-                out.append(_issue(f"group `{group}` is a Kubernetes system group (every authenticated user, node "
-                                  "or service account); binding the team's role to it gives the role to all of them",
-                                  "Name the identity-provider group of the team's members, or remove it to use "
-                                  "the team name.", where, got=group))
+                out.append(
+                    _issue(
+                        f"group `{group}` is a Kubernetes system group (every authenticated user, node "
+                        "or service account); binding the team's role to it gives the role to all of them",
+                        "Name the identity-provider group of the team's members, or remove it to use the team name.",
+                        where,
+                        got=group,
+                    )
+                )
     return out
 
 
@@ -151,10 +190,16 @@ def check_rbac_subjects(inv: Inventory) -> list[Issue]:
             pattern, what = RBAC_GROUP_PATTERNS.get(kind, (None, ""))
             group = team.rbac_group(kind)
             if pattern is not None and not re.fullmatch(pattern, group):
-                out.append(_issue(f"on {kind.upper()} the team's RoleBindings name the group `{group}`, which "
-                                  f"{kind.upper()} never matches: it needs {what}, so the role would grant nobody",
-                                  f"Set `groups: {{{kind}: ...}}` on the team.", ("teams", team.name, "name"),
-                                  got=group, severity="warning"))
+                out.append(
+                    _issue(
+                        f"on {kind.upper()} the team's RoleBindings name the group `{group}`, which "
+                        f"{kind.upper()} never matches: it needs {what}, so the role would grant nobody",
+                        f"Set `groups: {{{kind}: ...}}` on the team.",
+                        ("teams", team.name, "name"),
+                        got=group,
+                        severity="warning",
+                    )
+                )
     return out
 
 
@@ -171,16 +216,25 @@ def check_derived_names(inv: Inventory) -> list[Issue]:
     for pool in inv.pools:
         cluster = inv.cluster_of_pool[pool.name]
         if cluster.kind == "aks" and not AKS_POOL_NAME.match(pool.name):
-            out.append(_issue(f"AKS agent pool names are 1-12 lower-case letters and digits, starting with a letter; "
-                              f"`{pool.name}` is not", "Rename the pool, e.g. "
-                              f"`{''.join(c for c in pool.name if c.isalnum())[:12] or 'gpupool'}`.",
-                              ("pools", pool.name, "name")))
+            out.append(
+                _issue(
+                    f"AKS agent pool names are 1-12 lower-case letters and digits, starting with a letter; "
+                    f"`{pool.name}` is not",
+                    f"Rename the pool, e.g. `{''.join(c for c in pool.name if c.isalnum())[:12] or 'gpupool'}`.",
+                    ("pools", pool.name, "name"),
+                )
+            )
         if pool.tpu is not None and pool.tpu.slices > 1:
             longest = f"{pool.name}-{pool.tpu.slices - 1}"
             if len(longest) > 40:
-                out.append(_issue(f"slice node pool name `{longest}` is longer than GKE's 40 characters",
-                                  f"Shorten the pool name to at most {40 - len(str(pool.tpu.slices - 1)) - 1} "
-                                  "characters.", ("pools", pool.name, "name"), got=len(longest)))
+                out.append(
+                    _issue(
+                        f"slice node pool name `{longest}` is longer than GKE's 40 characters",
+                        f"Shorten the pool name to at most {40 - len(str(pool.tpu.slices - 1)) - 1} characters.",
+                        ("pools", pool.name, "name"),
+                        got=len(longest),
+                    )
+                )
     return out
 
 
@@ -195,52 +249,80 @@ def check_references(inv: Inventory) -> list[Issue]:
             out.append(_unknown("site", c.site, inv.site_by_name, ("clusters", c.name, "site"), "sites"))
         for w in c.multikueue_workers:
             if w not in inv.cluster_by_name:
-                out.append(_unknown("cluster", w, inv.cluster_by_name, ("clusters", c.name, "multikueue_workers"),
-                                    "clusters"))
+                out.append(
+                    _unknown("cluster", w, inv.cluster_by_name, ("clusters", c.name, "multikueue_workers"), "clusters")
+                )
         for p in c.pools:
             if p.machine not in inv.machine_by_name:
-                out.append(_unknown("machine", p.machine, inv.machine_by_name, ("pools", p.name, "machine"),
-                                    "machines"))
+                out.append(
+                    _unknown("machine", p.machine, inv.machine_by_name, ("pools", p.name, "machine"), "machines")
+                )
             if p.commitment is not None and p.commitment not in inv.commitment_by_name:
-                out.append(_unknown("commitment", p.commitment, inv.commitment_by_name,
-                                    ("pools", p.name, "commitment"), "commitments"))
+                out.append(
+                    _unknown(
+                        "commitment",
+                        p.commitment,
+                        inv.commitment_by_name,
+                        ("pools", p.name, "commitment"),
+                        "commitments",
+                    )
+                )
     for cm in inv.commitments:
         if cm.machine not in inv.machine_by_name:
-            out.append(_unknown("machine", cm.machine, inv.machine_by_name, ("commitments", cm.name, "machine"),
-                                "machines"))
+            out.append(
+                _unknown("machine", cm.machine, inv.machine_by_name, ("commitments", cm.name, "machine"), "machines")
+            )
         if cm.site not in inv.site_by_name:
             out.append(_unknown("site", cm.site, inv.site_by_name, ("commitments", cm.name, "site"), "sites"))
     for t in inv.teams:
         if t.cohort is not None and t.cohort not in inv.cohort_by_name:
             out.append(_unknown("cohort", t.cohort, inv.cohort_by_name, ("teams", t.name, "cohort"), "cohorts"))
         if t.priority_class is not None and t.priority_class not in inv.priority_class_by_name:
-            out.append(_unknown("priority class", t.priority_class, inv.priority_class_by_name,
-                                ("teams", t.name, "priority_class"), "priority_classes"))
+            out.append(
+                _unknown(
+                    "priority class",
+                    t.priority_class,
+                    inv.priority_class_by_name,
+                    ("teams", t.name, "priority_class"),
+                    "priority_classes",
+                )
+            )
         for i, site in enumerate(t.sites):
             if site not in inv.site_by_name:
                 out.append(_unknown("site", site, inv.site_by_name, ("teams", t.name, "sites", i), "sites"))
         seen: set[str] = set()
         for i, q in enumerate(t.quotas):
             if q.flavor not in inv.pool_by_name:
-                out.append(_unknown("flavor", q.flavor, inv.pool_by_name, ("teams", t.name, "quotas", i, "flavor"),
-                                    "pools"))
+                out.append(
+                    _unknown("flavor", q.flavor, inv.pool_by_name, ("teams", t.name, "quotas", i, "flavor"), "pools")
+                )
             if q.flavor in seen:
-                out.append(_issue(f"flavor `{q.flavor}` has two quotas", "Merge them into one quota entry.",
-                                  ("teams", t.name, "quotas", i, "flavor")))
+                out.append(
+                    _issue(
+                        f"flavor `{q.flavor}` has two quotas",
+                        "Merge them into one quota entry.",
+                        ("teams", t.name, "quotas", i, "flavor"),
+                    )
+                )
             seen.add(q.flavor)
     for co in inv.cohorts:
         if co.parent is not None and co.parent not in inv.cohort_by_name:
             out.append(_unknown("cohort", co.parent, inv.cohort_by_name, ("cohorts", co.name, "parent"), "cohorts"))
         for i, q in enumerate(co.quotas):
             if q.flavor not in inv.pool_by_name:
-                out.append(_unknown("flavor", q.flavor, inv.pool_by_name, ("cohorts", co.name, "quotas", i, "flavor"),
-                                    "pools"))
+                out.append(
+                    _unknown("flavor", q.flavor, inv.pool_by_name, ("cohorts", co.name, "quotas", i, "flavor"), "pools")
+                )
     centres = {t.cost_center for t in inv.teams} | {b.cost_center for b in inv.policy.budgets}
     for code in inv.policy.cost_center_names:
         if code not in centres:
-            out.append(_issue(f"cost centre `{code}` is not the cost centre of any team or budget",
-                              did_you_mean(code, centres) or "Name a cost centre a team or budget uses, or remove it.",
-                              ("policy", "cost_center_names", code)))
+            out.append(
+                _issue(
+                    f"cost centre `{code}` is not the cost centre of any team or budget",
+                    did_you_mean(code, centres) or "Name a cost centre a team or budget uses, or remove it.",
+                    ("policy", "cost_center_names", code),
+                )
+            )
     scenarios = {s.name for s in inv.policy.scenarios}
     rows: list[tuple[str, str, str, list[str | None], Iterable[str], str]] = [
         ("prices", "site", "site", [p.site for p in inv.prices], inv.site_by_name, "sites"),
@@ -257,8 +339,9 @@ def check_references(inv: Inventory) -> list[Issue]:
     return out
 
 
-def _unknown_in_rows(section: str, column: str, kind: str, values: list[str | None], known: set[str],
-                     plural: str) -> list[Issue]:
+def _unknown_in_rows(
+    section: str, column: str, kind: str, values: list[str | None], known: set[str], plural: str
+) -> list[Issue]:
     """One issue per unknown name in a CSV section, at its first row, counting the other rows: a missing team
     is one mistake, not one per usage hour (issue 17: a broken team file gave 3,000 follow-on errors)."""
     first: dict[str, int] = {}
@@ -303,10 +386,15 @@ def check_cohort_cycles(inv: Inventory) -> list[Issue]:
             path.append(current)
             current = inv.cohort_by_name[current].parent
         if current is not None and current in path and current not in reported:
-            cycle = path[path.index(current):]
+            cycle = path[path.index(current) :]
             reported.update(cycle)
-            out.append(_issue(f"cohorts form a cycle: {' -> '.join([*cycle, current])}",
-                              "Make one of them a root (remove its `parent`).", ("cohorts", current, "parent")))
+            out.append(
+                _issue(
+                    f"cohorts form a cycle: {' -> '.join([*cycle, current])}",
+                    "Make one of them a root (remove its `parent`).",
+                    ("cohorts", current, "parent"),
+                )
+            )
     return out
 
 
@@ -321,19 +409,34 @@ def check_machine_at_provider(inv: Inventory) -> list[Issue]:
         if site is None:
             continue
         if PROVIDER_OF_KIND[c.kind] != site.provider:
-            out.append(_issue(f"a `{c.kind}` cluster cannot run at a `{site.provider}` site", "Use a site of provider "
-                              f"`{PROVIDER_OF_KIND[c.kind]}` or change `kind`.", ("clusters", c.name, "kind")))
+            out.append(
+                _issue(
+                    f"a `{c.kind}` cluster cannot run at a `{site.provider}` site",
+                    f"Use a site of provider `{PROVIDER_OF_KIND[c.kind]}` or change `kind`.",
+                    ("clusters", c.name, "kind"),
+                )
+            )
         for p in c.pools:
             m = inv.machine_by_name.get(p.machine)
             if m is not None and m.provider != site.provider:
-                out.append(_issue(f"machine `{p.machine}` is a `{m.provider}` machine but cluster `{c.name}` is at "
-                                  f"`{site.provider}`", "Use a machine of the cluster's provider.",
-                                  ("pools", p.name, "machine")))
+                out.append(
+                    _issue(
+                        f"machine `{p.machine}` is a `{m.provider}` machine but cluster `{c.name}` is at "
+                        f"`{site.provider}`",
+                        "Use a machine of the cluster's provider.",
+                        ("pools", p.name, "machine"),
+                    )
+                )
     for cm in inv.commitments:
         m, site = inv.machine_by_name.get(cm.machine), inv.site_by_name.get(cm.site)
         if m is not None and site is not None and m.provider != site.provider:
-            out.append(_issue(f"machine `{cm.machine}` does not exist at `{site.provider}` site `{site.name}`",
-                              "Use a machine of the site's provider.", ("commitments", cm.name, "machine")))
+            out.append(
+                _issue(
+                    f"machine `{cm.machine}` does not exist at `{site.provider}` site `{site.name}`",
+                    "Use a machine of the site's provider.",
+                    ("commitments", cm.name, "machine"),
+                )
+            )
     return out
 
 
@@ -347,16 +450,26 @@ def check_zones_in_region(inv: Inventory) -> list[Issue]:
         for p in c.pools:
             for i, zone in enumerate(p.zones):
                 outside = (site.zones and zone not in site.zones) or (
-                    site.provider in ("gcp", "aws") and not zone.startswith(site.region))
+                    site.provider in ("gcp", "aws") and not zone.startswith(site.region)
+                )
                 if outside:
                     options = ", ".join(site.zones) or f"zones of {site.region}"
-                    out.append(_issue(f"zone `{zone}` is not in site `{site.name}` ({site.region})",
-                                      f"Use one of: {options}.", ("pools", p.name, "zones", i)))
+                    out.append(
+                        _issue(
+                            f"zone `{zone}` is not in site `{site.name}` ({site.region})",
+                            f"Use one of: {options}.",
+                            ("pools", p.name, "zones", i),
+                        )
+                    )
         for i, zone in enumerate(site.zones):
             if site.provider in ("gcp", "aws") and not zone.startswith(site.region):
-                out.append(_issue(f"zone `{zone}` is not in region `{site.region}`",
-                                  f"Zones of {site.region} start with `{site.region}`.",
-                                  ("sites", site.name, "zones", i)))
+                out.append(
+                    _issue(
+                        f"zone `{zone}` is not in region `{site.region}`",
+                        f"Zones of {site.region} start with `{site.region}`.",
+                        ("sites", site.name, "zones", i),
+                    )
+                )
     return out
 
 
@@ -546,10 +659,15 @@ def check_provisioning(inv: Inventory) -> list[Issue]:
             if p.gpudirect and c.kind == "eks" and len(p.zones) != 1:
                 out.append(_issue("EFA needs a cluster placement group in one zone", "List one zone.", (*ref, "zones")))
             if p.gpudirect and c.kind == "eks" and c.eks is not None and not c.eks.security_group_ids:
-                out.append(_issue("EFA interfaces need the cluster's security groups: a launch template's network "
-                                  "interfaces carry none by default, and EC2 refuses EFA interfaces without them",
-                                  "Set `eks.security_group_ids` on the cluster (its cluster security group and one "
-                                  "that allows all traffic between its members).", (*ref, "gpudirect")))
+                out.append(
+                    _issue(
+                        "EFA interfaces need the cluster's security groups: a launch template's network "
+                        "interfaces carry none by default, and EC2 refuses EFA interfaces without them",
+                        "Set `eks.security_group_ids` on the cluster (its cluster security group and one "
+                        "that allows all traffic between its members).",
+                        (*ref, "gpudirect"),
+                    )
+                )
             if c.kind == "onprem" and not p.labels:
                 out.append(
                     _issue(

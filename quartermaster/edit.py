@@ -177,14 +177,27 @@ def _set_quotas(root: Path, changes: list[QuotaChange], *, force: bool, dry_run:
     if result.ok:
         result.issues.extend(_validate_edited(root, edited))
     if result.ok and not dry_run:
-        result.issues.extend(Issue("quota-edit", "the file is read-only", "Make it writable if it should be edited "
-                                   "(`chmod u+w`), then run again.", location=Location(f.shown, None, ""))
-                             for f in edited.values() if not f.path.stat().st_mode & stat.S_IWUSR)
+        result.issues.extend(
+            Issue(
+                "quota-edit",
+                "the file is read-only",
+                "Make it writable if it should be edited (`chmod u+w`), then run again.",
+                location=Location(f.shown, None, ""),
+            )
+            for f in edited.values()
+            if not f.path.stat().st_mode & stat.S_IWUSR
+        )
     if result.ok and not dry_run:
         changed = [f for f in edited.values() if f.path.read_bytes() != f.original]
-        result.issues.extend(Issue("quota-edit", "the file changed while the edit was being made",
-                                   "Nothing was written; run the command again on the file as it is now.",
-                                   location=Location(f.shown, None, "")) for f in changed)
+        result.issues.extend(
+            Issue(
+                "quota-edit",
+                "the file changed while the edit was being made",
+                "Nothing was written; run the command again on the file as it is now.",
+                location=Location(f.shown, None, ""),
+            )
+            for f in changed
+        )
     if result.ok and not dry_run:
         for team_file in edited.values():
             _write_atomically(team_file.path, team_file.bom + team_file.text)
@@ -219,9 +232,12 @@ def _unreadable(team_file: _TeamFile) -> Issue | None:
         problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
         lines = team_file.text.splitlines()
         tab = "\\t" in problem or (mark is not None and mark.line < len(lines) and "\t" in lines[mark.line])
-        return Issue("quota-edit", f"the file cannot be read for editing: {problem}",
-                     "Replace the tab with spaces, then run again." if tab else "Fix the YAML at that line.",
-                     location=Location(team_file.shown, mark.line + 1 if mark else None, ""))
+        return Issue(
+            "quota-edit",
+            f"the file cannot be read for editing: {problem}",
+            "Replace the tab with spaces, then run again." if tab else "Fix the YAML at that line.",
+            location=Location(team_file.shown, mark.line + 1 if mark else None, ""),
+        )
     return None
 
 
@@ -268,8 +284,11 @@ def _apply(team_file: _TeamFile, change: QuotaChange) -> tuple[str, list[Edit]]:
     for key, value in change.values().items():
         found = _find_team(text, change.team)
         if found is None:  # a splice made the text unreadable: refuse rather than write it
-            raise _CannotEdit(f"team `{change.team}`: the file cannot be edited in place",
-                              "Set this quota by hand.", Location(team_file.shown, None, ""))
+            raise _CannotEdit(
+                f"team `{change.team}`: the file cannot be edited in place",
+                "Set this quota by hand.",
+                Location(team_file.shown, None, ""),
+            )
         team_index, team = found
         quotas = team.get("quotas")
         entries = [q for q in quotas or [] if isinstance(q, CommentedMap)]
@@ -278,24 +297,27 @@ def _apply(team_file: _TeamFile, change: QuotaChange) -> tuple[str, list[Edit]]:
         if index is None:  # a new quota entry carrying every value of the change at once
             text, line = _add_entry(text, team, change)
             path = format_path((*where, len(entries)))
-            edits.extend(
-                Edit(team_file.shown, line, f"{path}.{k}", None, v) for k, v in change.values().items()
-            )
+            edits.extend(Edit(team_file.shown, line, f"{path}.{k}", None, v) for k, v in change.values().items())
             return text, edits
         entry = entries[index]
         path = format_path((*where, index, key))
         _refuse_shared(team_file.shown, team, quotas, entry, format_path((*where, index)))
         own = [k for k, _ in entry.non_merged_items()]
         if not own:
-            raise _CannotEdit("the quota entry has only merged values (`<<:`)", "Write its flavor out, then run again.",
-                              Location(team_file.shown, entry.lc.line + 1, path))
+            raise _CannotEdit(
+                "the quota entry has only merged values (`<<:`)",
+                "Write its flavor out, then run again.",
+                Location(team_file.shown, entry.lc.line + 1, path),
+            )
         if key in own:
             line, col = entry.lc.value(key)
             token = _written_value(text, *entry.lc.key(key))
             if token[:1] in ("&", "*", "!"):
-                raise _CannotEdit(f"`{key}` is written as `{token}` (an anchor, alias or tag), not as a number",
-                                  "Write the number itself, then run again.",
-                                  Location(team_file.shown, entry.lc.key(key)[0] + 1, path))
+                raise _CannotEdit(
+                    f"`{key}` is written as `{token}` (an anchor, alias or tag), not as a number",
+                    "Write the number itself, then run again.",
+                    Location(team_file.shown, entry.lc.key(key)[0] + 1, path),
+                )
             text = _replace_scalar(text, line, col, str(value))
             edits.append(Edit(team_file.shown, line + 1, path, entry[key], value))
         else:  # absent, or taken from a merge key (`<<:`): the entry's own key overrides the merged one
@@ -309,9 +331,11 @@ def _refuse_shared(shown: str, team: CommentedMap, quotas: Any, entry: Commented
     for node, what in ((team, "the team"), (quotas, "its quotas"), (entry, "the quota entry")):
         anchor = node.anchor.value if hasattr(node, "anchor") else None
         if anchor:
-            raise _CannotEdit(f"{what} carries the anchor `&{anchor}`, so its aliases (`*{anchor}`) would change too",
-                              "Write the values out where they are reused (drop the anchor), then run again.",
-                              Location(shown, entry.lc.line + 1, path))
+            raise _CannotEdit(
+                f"{what} carries the anchor `&{anchor}`, so its aliases (`*{anchor}`) would change too",
+                "Write the values out where they are reused (drop the anchor), then run again.",
+                Location(shown, entry.lc.line + 1, path),
+            )
 
 
 def _offset(text: str, line: int, col: int) -> int:
@@ -375,8 +399,7 @@ def _add_entry(text: str, team: CommentedMap, change: QuotaChange) -> tuple[str,
         if quotas:
             raise _CannotEdit(
                 f"team `{change.team}`: quotas are written as one flow list `[...]`",
-                "Write them as a block list (one `- {flavor: ..., nominal: ...}` per line) "
-                "or add the entry by hand.",
+                "Write them as a block list (one `- {flavor: ..., nominal: ...}` per line) or add the entry by hand.",
             )
         line, col = team.lc.value("quotas")
         start = _offset(text, line, col)
@@ -395,9 +418,7 @@ def _add_entry(text: str, team: CommentedMap, change: QuotaChange) -> tuple[str,
         inner = f" {flow} " if opening.startswith("{ ") else flow
         body = f"{{{inner}}}\n"
     else:
-        body = "".join(
-            f"{'' if i == 0 else ' ' * item_col}{k}: {v}\n" for i, (k, v) in enumerate(values.items())
-        )
+        body = "".join(f"{'' if i == 0 else ' ' * item_col}{k}: {v}\n" for i, (k, v) in enumerate(values.items()))
     at = _line_end(text, end)
     prefix = "" if text[:at].endswith("\n") else "\n"
     new_line = text[:at].count("\n") + (1 if prefix else 0)
@@ -407,9 +428,7 @@ def _add_entry(text: str, team: CommentedMap, change: QuotaChange) -> tuple[str,
 # --- proofs and writing -----------------------------------------------------------------------------
 
 
-def _prove_only_requested(
-    root: Path, edited: dict[Path, _TeamFile], changes: list[QuotaChange]
-) -> list[Issue]:
+def _prove_only_requested(root: Path, edited: dict[Path, _TeamFile], changes: list[QuotaChange]) -> list[Issue]:
     """The edited files parse to the old data with exactly the requested changes; anything else is a bug."""
     issues = []
     for path, team_file in edited.items():

@@ -1,6 +1,6 @@
 """Problems found in an inventory, and the one format they are printed in.
 
-    <file>:<line> <yaml.path>: <what is wrong> (got <value>). <how to fix>
+<file>:<line> <yaml.path>: <what is wrong> (got <value>). <how to fix>
 """
 
 from __future__ import annotations

@@ -109,8 +109,9 @@ class LoadResult:
         return not any(i.severity == "error" for i in self.issues)
 
 
-def load(root: str | os.PathLike[str], *, run_checks: bool = True,
-         edited: Mapping[Path, str] | None = None) -> LoadResult:
+def load(
+    root: str | os.PathLike[str], *, run_checks: bool = True, edited: Mapping[Path, str] | None = None
+) -> LoadResult:
     """Load every inventory file under `root` (a directory or one file); `edited` holds text read in place of some
     files' contents (an edit validated before it is written), keyed by their paths under `root`."""
     root = Path(root)
@@ -164,10 +165,16 @@ def load(root: str | os.PathLike[str], *, run_checks: bool = True,
     inventory = Inventory(**built)
     unread = sum(issue.rule == UNREAD for issue in issues)
     if run_checks and unread:
-        issues.append(Issue(UNREAD, f"the checks across files (references by name, quotas against capacity, cohorts) "
-                            f"were not run: {unread} file(s) or folder(s) above could not be read, so every name "
-                            "defined there would be reported missing", "Fix those first, then run again.",
-                            severity="warning"))
+        issues.append(
+            Issue(
+                UNREAD,
+                f"the checks across files (references by name, quotas against capacity, cohorts) "
+                f"were not run: {unread} file(s) or folder(s) above could not be read, so every name "
+                "defined there would be reported missing",
+                "Fix those first, then run again.",
+                severity="warning",
+            )
+        )
     elif run_checks:
         for issue in run_all_checks(inventory):
             if any(about in broken for about in issue.about):
@@ -197,15 +204,25 @@ def inventory_files(root: Path, issues: list[Issue]) -> list[Path]:
                 try:
                     target = path.resolve(strict=True)
                 except (OSError, RuntimeError):  # a loop of links (RuntimeError before Python 3.13), or dangling
-                    issues.append(Issue(UNREAD, "a link that leads nowhere (to itself, around a loop, or to a "
-                                        "missing file); it is not read",
-                                        "Remove the link, or point it at a file of the inventory.",
-                                        location=Location(display_path(path), None, "")))
+                    issues.append(
+                        Issue(
+                            UNREAD,
+                            "a link that leads nowhere (to itself, around a loop, or to a "
+                            "missing file); it is not read",
+                            "Remove the link, or point it at a file of the inventory.",
+                            location=Location(display_path(path), None, ""),
+                        )
+                    )
                     continue
                 if not target.is_relative_to(inside):
-                    issues.append(Issue(UNREAD, "a link to a file outside the inventory; it is not read",
-                                        "Copy the file into the inventory instead of linking to it.",
-                                        location=Location(display_path(path), None, "")))
+                    issues.append(
+                        Issue(
+                            UNREAD,
+                            "a link to a file outside the inventory; it is not read",
+                            "Copy the file into the inventory instead of linking to it.",
+                            location=Location(display_path(path), None, ""),
+                        )
+                    )
                     continue
             if wanted and path.is_file():
                 found.append(path)
@@ -213,9 +230,14 @@ def inventory_files(root: Path, issues: list[Issue]) -> list[Path]:
 
 
 def _unreadable(exc: OSError, issues: list[Issue]) -> None:
-    issues.append(Issue(UNREAD, f"cannot read this folder ({exc.strerror})",
-                        "Make it readable (chmod) or move it out of the inventory.",
-                        location=Location(display_path(Path(exc.filename or "")), None, "")))
+    issues.append(
+        Issue(
+            UNREAD,
+            f"cannot read this folder ({exc.strerror})",
+            "Make it readable (chmod) or move it out of the inventory.",
+            location=Location(display_path(Path(exc.filename or "")), None, ""),
+        )
+    )
 
 
 def _csv_section(path: Path) -> str | None:
@@ -244,39 +266,68 @@ def read_file(path: Path, shown: str, issues: list[Issue]) -> tuple[bytes, str] 
     too large, UTF-16, binary, not UTF-8, empty."""
     try:
         if path.stat().st_size > MAX_FILE_BYTES:
-            issues.append(Issue(UNREAD, "file is larger than 256 MiB", "Split it into several files.",
-                                location=Location(shown, None, "")))
+            issues.append(
+                Issue(
+                    UNREAD,
+                    "file is larger than 256 MiB",
+                    "Split it into several files.",
+                    location=Location(shown, None, ""),
+                )
+            )
             return None
         data = path.read_bytes()
     except OSError as exc:
-        issues.append(Issue(UNREAD, f"cannot read this file ({exc.strerror})",
-                            "Make it readable (chmod) or move it out of the inventory.",
-                            location=Location(shown, None, "")))
+        issues.append(
+            Issue(
+                UNREAD,
+                f"cannot read this file ({exc.strerror})",
+                "Make it readable (chmod) or move it out of the inventory.",
+                location=Location(shown, None, ""),
+            )
+        )
         return None
     if data.startswith((b"\xff\xfe", b"\xfe\xff")):
         issues.append(Issue(UNREAD, "file is UTF-16 text", "Save it as UTF-8.", location=Location(shown, 1, "")))
         return None
     if b"\x00" in data[:8192]:
-        issues.append(Issue(UNREAD, "file is binary, not YAML or CSV text",
-                            "Replace it with the text file it should be, or move it out of the inventory.",
-                            location=Location(shown, 1, "")))
+        issues.append(
+            Issue(
+                UNREAD,
+                "file is binary, not YAML or CSV text",
+                "Replace it with the text file it should be, or move it out of the inventory.",
+                location=Location(shown, 1, ""),
+            )
+        )
         return None
     try:
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
         line = data[: exc.start].count(b"\n") + 1
-        issues.append(Issue(UNREAD, f"file is not UTF-8 text (byte {data[exc.start]:#04x})",
-                            "Save the file as UTF-8.", location=Location(shown, line, "")))
+        issues.append(
+            Issue(
+                UNREAD,
+                f"file is not UTF-8 text (byte {data[exc.start]:#04x})",
+                "Save the file as UTF-8.",
+                location=Location(shown, line, ""),
+            )
+        )
         return None
     if not text.strip():
-        issues.append(Issue("files", "file is empty", "Add its content or delete the file.",
-                            location=Location(shown, 1, "")))
+        issues.append(
+            Issue("files", "file is empty", "Add its content or delete the file.", location=Location(shown, 1, ""))
+        )
         return None
     return data, text
 
 
-def _read_yaml(path: Path, shown: str, sources: SourceMap, issues: list[Issue],
-               raw: dict[str, list[tuple[str, YamlPath, Any]]], edited: Mapping[Path, str]) -> None:
+def _read_yaml(
+    path: Path,
+    shown: str,
+    sources: SourceMap,
+    issues: list[Issue],
+    raw: dict[str, list[tuple[str, YamlPath, Any]]],
+    edited: Mapping[Path, str],
+) -> None:
     text = read_text(path, shown, issues, edited)
     if text is None:
         return
@@ -289,15 +340,26 @@ def _read_yaml(path: Path, shown: str, sources: SourceMap, issues: list[Issue],
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
         problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
-        issues.append(Issue("yaml", f"malformed YAML: {problem}",
-                            "Fix the syntax at that line (indentation, a missing ':' or an unclosed quote or bracket).",
-                            location=Location(shown, mark.line + 1 if mark else None, "")))
+        issues.append(
+            Issue(
+                "yaml",
+                f"malformed YAML: {problem}",
+                "Fix the syntax at that line (indentation, a missing ':' or an unclosed quote or bracket).",
+                location=Location(shown, mark.line + 1 if mark else None, ""),
+            )
+        )
         return
     lines: dict[YamlPath, int] = {}
     sources.lines[shown] = lines
     if node is None:
-        issues.append(Issue("files", "file has no content, only comments", "Add its content or delete the file.",
-                            location=Location(shown, 1, "")))
+        issues.append(
+            Issue(
+                "files",
+                "file has no content, only comments",
+                "Add its content or delete the file.",
+                location=Location(shown, 1, ""),
+            )
+        )
         return
     before = len(issues)
     try:
@@ -308,27 +370,51 @@ def _read_yaml(path: Path, shown: str, sources: SourceMap, issues: list[Issue],
     if len(issues) > before:
         return  # duplicate keys: the file's meaning is unclear, say so and read no further
     if not isinstance(data, dict):
-        issues.append(Issue("yaml", "the top level must be a mapping of sections (sites:, clusters:, teams:, ...)",
-                            "Start the file with a section key such as `teams:`.", got=type(data).__name__,
-                            location=Location(shown, 1, "")))
+        issues.append(
+            Issue(
+                "yaml",
+                "the top level must be a mapping of sections (sites:, clusters:, teams:, ...)",
+                "Start the file with a section key such as `teams:`.",
+                got=type(data).__name__,
+                location=Location(shown, 1, ""),
+            )
+        )
         return
     known = [*LIST_SECTIONS, *SINGLE_SECTIONS]
     team_file = TEAM_FOLDER in path.parent.parts
     for key, value in data.items():
         if team_file and key != "teams" and key in known:
-            issues.append(Issue("schema", f"`{key}` in a team file: a file under {TEAM_FOLDER}/ holds only `teams:`",
-                                f"Move `{key}` to its own file outside {TEAM_FOLDER}/ (CODEOWNERS gives a team file to "
-                                "the team's owners only; capacity, commitments, prices and policy need the finance "
-                                "and platform approvers).", location=sources.at(shown, (key,))))
+            issues.append(
+                Issue(
+                    "schema",
+                    f"`{key}` in a team file: a file under {TEAM_FOLDER}/ holds only `teams:`",
+                    f"Move `{key}` to its own file outside {TEAM_FOLDER}/ (CODEOWNERS gives a team file to "
+                    "the team's owners only; capacity, commitments, prices and policy need the finance "
+                    "and platform approvers).",
+                    location=sources.at(shown, (key,)),
+                )
+            )
         elif key not in known:
-            issues.append(Issue("schema", f"unknown section `{key}`", _did_you_mean(str(key), known),
-                                location=sources.at(shown, (key,))))
+            issues.append(
+                Issue(
+                    "schema",
+                    f"unknown section `{key}`",
+                    _did_you_mean(str(key), known),
+                    location=sources.at(shown, (key,)),
+                )
+            )
         elif key in SINGLE_SECTIONS:
             raw[key].append((shown, (key,), value))
         elif not isinstance(value, list):
-            issues.append(Issue("schema", f"`{key}` must be a list of objects (items start with '- ')",
-                                f"Write `{key}:` followed by items like `  - name: ...`.",
-                                got=type(value).__name__, location=sources.at(shown, (key,))))
+            issues.append(
+                Issue(
+                    "schema",
+                    f"`{key}` must be a list of objects (items start with '- ')",
+                    f"Write `{key}:` followed by items like `  - name: ...`.",
+                    got=type(value).__name__,
+                    location=sources.at(shown, (key,)),
+                )
+            )
         else:
             raw[key].extend((shown, (key, i), item) for i, item in enumerate(value))
 
@@ -350,16 +436,27 @@ class YamlTooLarge(Exception):
     """A file's aliases expand past its budget of values, or it nests deeper than MAX_DEPTH."""
 
     def issue(self, shown: str, line: int | None) -> Issue:
-        return Issue("yaml", str(self), "Write the values out instead of nesting anchors and aliases.",
-                     location=Location(shown, line, ""))
+        return Issue(
+            "yaml",
+            str(self),
+            "Write the values out instead of nesting anchors and aliases.",
+            location=Location(shown, line, ""),
+        )
 
 
 def nesting_issue(text: str, shown: str) -> Issue | None:
     """The located error for a file nested deeper than MAX_DEPTH, found before it is composed; else None."""
     deep = too_deep(text)
-    return None if deep is None else Issue(
-        "yaml", f"YAML nested deeper than {MAX_DEPTH} levels", "A few levels are enough; flatten the structure.",
-        location=Location(shown, deep, ""))
+    return (
+        None
+        if deep is None
+        else Issue(
+            "yaml",
+            f"YAML nested deeper than {MAX_DEPTH} levels",
+            "A few levels are enough; flatten the structure.",
+            location=Location(shown, deep, ""),
+        )
+    )
 
 
 def value_budget(text: str) -> list[int]:
@@ -379,8 +476,9 @@ def too_deep(text: str) -> int | None:
     return first
 
 
-def plain_data(node: yaml.Node, path: YamlPath, lines: dict[YamlPath, int], shown: str, issues: list[Issue],
-               budget: list[int]) -> Any:
+def plain_data(
+    node: yaml.Node, path: YamlPath, lines: dict[YamlPath, int], shown: str, issues: list[Issue], budget: list[int]
+) -> Any:
     """Turn a composed node into plain Python data, recording the line of every path; `budget` holds how many
     more values the file may expand to."""
     budget[0] -= 1
@@ -396,17 +494,27 @@ def plain_data(node: yaml.Node, path: YamlPath, lines: dict[YamlPath, int], show
             if key_node.tag == _MERGE:
                 continue
             if not isinstance(key_node, yaml.ScalarNode):
-                issues.append(Issue("yaml", "a key that is a list or mapping (`? ...`)", "Keys are plain names; "
-                                    "write this entry as `name: value`.",
-                                    location=Location(shown, key_node.start_mark.line + 1, format_path(path))))
+                issues.append(
+                    Issue(
+                        "yaml",
+                        "a key that is a list or mapping (`? ...`)",
+                        "Keys are plain names; write this entry as `name: value`.",
+                        location=Location(shown, key_node.start_mark.line + 1, format_path(path)),
+                    )
+                )
                 continue
             key = plain_data(key_node, path, lines, shown, issues, budget)
             if not isinstance(key, (str, int)) or isinstance(key, bool):
                 key = str(key)
             if key in out:
-                issues.append(Issue("yaml", f"duplicate key `{key}`",
-                                    f"Remove one of them; the first is on line {lines[(*path, key)]}.",
-                                    location=Location(shown, key_node.start_mark.line + 1, format_path((*path, key)))))
+                issues.append(
+                    Issue(
+                        "yaml",
+                        f"duplicate key `{key}`",
+                        f"Remove one of them; the first is on line {lines[(*path, key)]}.",
+                        location=Location(shown, key_node.start_mark.line + 1, format_path((*path, key))),
+                    )
+                )
                 continue
             lines[(*path, key)] = key_node.start_mark.line + 1
             out[key] = plain_data(value_node, (*path, key), lines, shown, issues, budget)
@@ -420,14 +528,25 @@ def plain_data(node: yaml.Node, path: YamlPath, lines: dict[YamlPath, int], show
     try:
         return _SCALARS.construct_object(node, deep=True)
     except yaml.constructor.ConstructorError:
-        issues.append(Issue("yaml", f"unknown YAML tag `{node.tag}`",
-                            "An inventory holds plain values: remove the tag (secrets never belong in it).",
-                            location=Location(shown, node.start_mark.line + 1, format_path(path))))
+        issues.append(
+            Issue(
+                "yaml",
+                f"unknown YAML tag `{node.tag}`",
+                "An inventory holds plain values: remove the tag (secrets never belong in it).",
+                location=Location(shown, node.start_mark.line + 1, format_path(path)),
+            )
+        )
         return None
 
 
-def _merged(node: yaml.MappingNode, path: YamlPath, lines: dict[YamlPath, int], shown: str, issues: list[Issue],
-            budget: list[int]) -> dict[Any, Any]:
+def _merged(
+    node: yaml.MappingNode,
+    path: YamlPath,
+    lines: dict[YamlPath, int],
+    shown: str,
+    issues: list[Issue],
+    budget: list[int],
+) -> dict[Any, Any]:
     """The values a mapping takes from its merge keys (`<<: *base` or `<<: [*a, *b]`; the first source of a key
     wins, and the mapping's own keys override them all, as YAML's merge key type says)."""
     merged: dict[Any, Any] = {}
@@ -437,17 +556,28 @@ def _merged(node: yaml.MappingNode, path: YamlPath, lines: dict[YamlPath, int], 
         sources = value_node.value if isinstance(value_node, yaml.SequenceNode) else [value_node]
         for source in sources:
             if not isinstance(source, yaml.MappingNode):
-                issues.append(Issue("yaml", "a merge key `<<` takes a mapping or a list of mappings",
-                                    "Point `<<:` at an anchored mapping, such as `<<: *defaults`.",
-                                    location=Location(shown, source.start_mark.line + 1, format_path(path))))
+                issues.append(
+                    Issue(
+                        "yaml",
+                        "a merge key `<<` takes a mapping or a list of mappings",
+                        "Point `<<:` at an anchored mapping, such as `<<: *defaults`.",
+                        location=Location(shown, source.start_mark.line + 1, format_path(path)),
+                    )
+                )
                 continue
             for key, value in plain_data(source, path, lines, shown, issues, budget).items():
                 merged.setdefault(key, value)
     return merged
 
 
-def _read_csv(path: Path, shown: str, sources: SourceMap, issues: list[Issue],
-              rows: dict[str, list[tuple[str, int, Any]]], edited: Mapping[Path, str]) -> None:
+def _read_csv(
+    path: Path,
+    shown: str,
+    sources: SourceMap,
+    issues: list[Issue],
+    rows: dict[str, list[tuple[str, int, Any]]],
+    edited: Mapping[Path, str],
+) -> None:
     text = read_text(path, shown, issues, edited)
     if text is None:
         return
@@ -458,29 +588,47 @@ def _read_csv(path: Path, shown: str, sources: SourceMap, issues: list[Issue],
     try:
         header = next(reader)
     except csv.Error as exc:
-        issues.append(Issue("csv", f"unreadable CSV header ({exc})", "Fix the first line.",
-                            location=Location(shown, 1, "header")))
+        issues.append(
+            Issue("csv", f"unreadable CSV header ({exc})", "Fix the first line.", location=Location(shown, 1, "header"))
+        )
         return
     fields = list(model.model_fields)
     lines: dict[YamlPath, int] = {(): 1}
     sources.lines[shown] = lines
     if len(header) > 4 * len(fields):
-        issues.append(Issue("csv", f"the header has {len(header)} columns; a {section} file has {len(fields)}",
-                            f"Use the columns {', '.join(fields)}.", location=Location(shown, 1, "header")))
+        issues.append(
+            Issue(
+                "csv",
+                f"the header has {len(header)} columns; a {section} file has {len(fields)}",
+                f"Use the columns {', '.join(fields)}.",
+                location=Location(shown, 1, "header"),
+            )
+        )
         return
     bad = False
     for col, name in enumerate(header):
         lines[(name,)] = 1
         if name not in fields:
-            issues.append(Issue("schema", f"unknown column `{name}`", _did_you_mean(name, fields),
-                                location=Location(shown, 1, f"column {col + 1}")))
+            issues.append(
+                Issue(
+                    "schema",
+                    f"unknown column `{name}`",
+                    _did_you_mean(name, fields),
+                    location=Location(shown, 1, f"column {col + 1}"),
+                )
+            )
             bad = True
     required = [n for n, f in model.model_fields.items() if f.is_required()]
     for name in required:
         if name not in header:
-            issues.append(Issue("schema", f"missing column `{name}`",
-                                f"Add `{name}` to the header; the columns are: {', '.join(fields)}.",
-                                location=Location(shown, 1, "header")))
+            issues.append(
+                Issue(
+                    "schema",
+                    f"missing column `{name}`",
+                    f"Add `{name}` to the header; the columns are: {', '.join(fields)}.",
+                    location=Location(shown, 1, "header"),
+                )
+            )
             bad = True
     if bad:
         return
@@ -488,8 +636,14 @@ def _read_csv(path: Path, shown: str, sources: SourceMap, issues: list[Issue],
     try:
         _read_rows(reader, header, shown, lines, records, issues)
     except csv.Error as exc:  # e.g. a field over csv's 128 KiB limit
-        issues.append(Issue("csv", f"unreadable CSV ({exc})", "Fix or shorten that row.",
-                            location=Location(shown, reader.line_num, f"row {reader.line_num}")))
+        issues.append(
+            Issue(
+                "csv",
+                f"unreadable CSV ({exc})",
+                "Fix or shorten that row.",
+                location=Location(shown, reader.line_num, f"row {reader.line_num}"),
+            )
+        )
         return
     valid: list[Any] = [None] * len(records)
     try:
@@ -504,8 +658,14 @@ def _read_csv(path: Path, shown: str, sources: SourceMap, issues: list[Issue],
     rows[section].extend((shown, i, row) for i, row in enumerate(valid) if row is not None)
 
 
-def _read_rows(reader: Iterator[list[str]], header: list[str], shown: str, lines: dict[YamlPath, int],
-               records: list[dict[str, str]], issues: list[Issue]) -> None:
+def _read_rows(
+    reader: Iterator[list[str]],
+    header: list[str],
+    shown: str,
+    lines: dict[YamlPath, int],
+    records: list[dict[str, str]],
+    issues: list[Issue],
+) -> None:
     """The CSV's rows as records of their non-empty values; a row of the wrong width is an issue and an empty
     record (so indexes stay row-aligned)."""
     for number, values in enumerate(reader, start=2):
@@ -514,9 +674,14 @@ def _read_rows(reader: Iterator[list[str]], header: list[str], shown: str, lines
         index = len(records)
         lines[(index,)] = number
         if len(values) != len(header):
-            issues.append(Issue("csv", f"row has {len(values)} values but the header has {len(header)}",
-                                "Give every row one value per header column (quote values that contain commas).",
-                                location=Location(shown, number, f"row {number}")))
+            issues.append(
+                Issue(
+                    "csv",
+                    f"row has {len(values)} values but the header has {len(header)}",
+                    "Give every row one value per header column (quote values that contain commas).",
+                    location=Location(shown, number, f"row {number}"),
+                )
+            )
             records.append({})
             continue
         records.append({k: v for k, v in zip(header, values, strict=True) if v.strip() != ""})
@@ -525,8 +690,14 @@ def _read_rows(reader: Iterator[list[str]], header: list[str], shown: str, lines
 # --- validation ------------------------------------------------------------------------------------
 
 
-def _validate_items(section: str, model: type[BaseModel], items: list[tuple[str, YamlPath, Any]],
-                    sources: SourceMap, issues: list[Issue], broken: set[tuple[str, str]]) -> list[Any]:
+def _validate_items(
+    section: str,
+    model: type[BaseModel],
+    items: list[tuple[str, YamlPath, Any]],
+    sources: SourceMap,
+    issues: list[Issue],
+    broken: set[tuple[str, str]],
+) -> list[Any]:
     out = []
     for file, ypath, data in items:
         name = data.get("name") if isinstance(data, dict) else None
@@ -542,13 +713,17 @@ def _validate_items(section: str, model: type[BaseModel], items: list[tuple[str,
         elif isinstance(name, str):
             broken.add((section, name))
             if section == "clusters":
-                broken.update(("pools", p["name"]) for p in data.get("pools") or []
-                              if isinstance(p, dict) and isinstance(p.get("name"), str))
+                broken.update(
+                    ("pools", p["name"])
+                    for p in data.get("pools") or []
+                    if isinstance(p, dict) and isinstance(p.get("name"), str)
+                )
     return out
 
 
-def _validate_one(model: type[BaseModel], data: Any, file: str, ypath: YamlPath, sources: SourceMap,
-                  issues: list[Issue]) -> Any:
+def _validate_one(
+    model: type[BaseModel], data: Any, file: str, ypath: YamlPath, sources: SourceMap, issues: list[Issue]
+) -> Any:
     try:
         return model.model_validate(data)
     except ValidationError as exc:
@@ -556,8 +731,9 @@ def _validate_one(model: type[BaseModel], data: Any, file: str, ypath: YamlPath,
         return None
 
 
-def _schema_issue(err: Any, model: type[BaseModel], file: str, prefix: YamlPath, sources: SourceMap,
-                  csv_row: bool = False) -> Issue:
+def _schema_issue(
+    err: Any, model: type[BaseModel], file: str, prefix: YamlPath, sources: SourceMap, csv_row: bool = False
+) -> Issue:
     """Turn one pydantic error into an Issue with location, message and fix."""
     loc: tuple[str | int, ...] = tuple(err["loc"])
     if csv_row:
@@ -571,30 +747,45 @@ def _schema_issue(err: Any, model: type[BaseModel], file: str, prefix: YamlPath,
         fields = list(where_model.model_fields) if where_model else []
         return Issue("schema", f"unknown key `{field_name}`", _did_you_mean(str(field_name), fields), location=location)
     if kind == "missing":
-        return Issue("schema", f"missing required key `{field_name}`", f"Add `{field_name}:`. {doc}",
-                     location=location)
+        return Issue("schema", f"missing required key `{field_name}`", f"Add `{field_name}:`. {doc}", location=location)
     if kind == "literal_error":
         expected = ctx.get("expected", "")
         options = [o.strip().strip("'") for o in expected.replace(" or ", ", ").split(",") if o.strip()]
         hint = _did_you_mean(str(value), options, plain=True)
-        return Issue("schema", f"`{field_name}` must be one of {', '.join(options)}", hint or doc,
-                     got=value, location=location)
+        return Issue(
+            "schema", f"`{field_name}` must be one of {', '.join(options)}", hint or doc, got=value, location=location
+        )
     if kind == "string_pattern_mismatch" and ctx.get("pattern") in PATTERN_HINTS:
         what, fix = PATTERN_HINTS[ctx["pattern"]]
-        return Issue("schema", f"`{field_name}` is not {what}{_look_alikes(str(value))}", fix, got=value,
-                     location=location)
+        return Issue(
+            "schema", f"`{field_name}` is not {what}{_look_alikes(str(value))}", fix, got=value, location=location
+        )
     if kind == "string_pattern_mismatch":
-        return Issue("schema", f"`{field_name}` is not a valid name{_look_alikes(str(value))}", _name_fix(str(value)),
-                     got=value, location=location)
+        return Issue(
+            "schema",
+            f"`{field_name}` is not a valid name{_look_alikes(str(value))}",
+            _name_fix(str(value)),
+            got=value,
+            location=location,
+        )
     if kind in ("greater_than_equal", "greater_than", "less_than_equal", "less_than"):
         op = {"greater_than_equal": ">=", "greater_than": ">", "less_than_equal": "<=", "less_than": "<"}[kind]
         bound = next(iter(ctx.values()), "")
         if str(bound).startswith(("datetime.date(", "datetime.datetime(")):  # a date bound: the calendar window
-            return Issue("schema", f"`{field_name}` is outside {FIRST_DAY.year}-{LAST_DAY.year}",
-                         f"Use a date from {FIRST_DAY} to {LAST_DAY} (a typo in the year?). {doc}", got=value,
-                         location=location)
-        return Issue("schema", f"`{field_name}` must be {op} {bound}", f"Use a value {op} {bound}. {doc}",
-                     got=value, location=location)
+            return Issue(
+                "schema",
+                f"`{field_name}` is outside {FIRST_DAY.year}-{LAST_DAY.year}",
+                f"Use a date from {FIRST_DAY} to {LAST_DAY} (a typo in the year?). {doc}",
+                got=value,
+                location=location,
+            )
+        return Issue(
+            "schema",
+            f"`{field_name}` must be {op} {bound}",
+            f"Use a value {op} {bound}. {doc}",
+            got=value,
+            location=location,
+        )
     if kind == "value_error":
         what, _, fix = str(ctx.get("error", err["msg"])).partition("; ")
         return Issue("schema", what, (fix[:1].upper() + fix[1:] + ".") if fix else doc, location=location)
@@ -632,8 +823,10 @@ def _did_you_mean(word: str, options: list[str], plain: bool = False) -> str:
 
 # What a value of a non-name pattern is, and how to write one (instead of the DNS-name hint).
 PATTERN_HINTS = {
-    OWNER_PATTERN: ("a GitHub @user, @org/team or e-mail address",
-                    "Write one owner per list item, e.g. `@northwind/ml-leads` or `ana.ruiz@northwind.ai`."),
+    OWNER_PATTERN: (
+        "a GitHub @user, @org/team or e-mail address",
+        "Write one owner per list item, e.g. `@northwind/ml-leads` or `ana.ruiz@northwind.ai`.",
+    ),
     QUARTER_PATTERN: ("a quarter", "Write a year and Q1 to Q4, e.g. `2027Q1`."),
     COST_CENTER_PATTERN: ("a cost centre", "Use letters, digits, '-' and '_', starting with a letter or digit."),
 }
@@ -653,8 +846,10 @@ def _name_fix(value: str) -> str:
     while "--" in slug:
         slug = slug.replace("--", "-")
     suggestion = f" such as `{slug[:63].strip('-')}`" if slug else ""
-    return ("Use lower-case letters, digits and '-', starting and ending with a letter or digit, "
-            f"at most 63 characters (40 for pools){suggestion}.")
+    return (
+        "Use lower-case letters, digits and '-', starting and ending with a letter or digit, "
+        f"at most 63 characters (40 for pools){suggestion}."
+    )
 
 
 def _located(issue: Issue, sources: SourceMap) -> Issue:

@@ -58,8 +58,11 @@ Share = Annotated[float, NotBool, Field(ge=0, le=1)]
 
 
 CalendarDay = Annotated[dt.date, Field(ge=FIRST_DAY, le=LAST_DAY)]
-UsageHour = Annotated[dt.datetime, AfterValidator(utc_hour),
-                      Field(ge=dt.datetime.combine(FIRST_DAY, dt.time()), le=dt.datetime.combine(LAST_DAY, dt.time()))]
+UsageHour = Annotated[
+    dt.datetime,
+    AfterValidator(utc_hour),
+    Field(ge=dt.datetime.combine(FIRST_DAY, dt.time()), le=dt.datetime.combine(LAST_DAY, dt.time())),
+]
 
 
 class Strict(BaseModel):
@@ -358,8 +361,10 @@ class PriceRow(Strict):
     def _contract_shape_of_commitments(self) -> PriceRow:
         committed = self.pricing_model in (PricingModel.COMMIT, PricingModel.ONPREM)
         if not committed and (self.upfront_usd_per_node or self.usd_per_node_hour_used):
-            raise ValueError("upfront_usd_per_node and usd_per_node_hour_used apply to `commit` and `onprem` rows "
-                             f"only (got a `{self.pricing_model}` row); leave them empty")
+            raise ValueError(
+                "upfront_usd_per_node and usd_per_node_hour_used apply to `commit` and `onprem` rows "
+                f"only (got a `{self.pricing_model}` row); leave them empty"
+            )
         return self
 
 
@@ -395,7 +400,8 @@ class Team(Strict):
     group: str | None = None
     """group: identity-provider group bound to the team's RBAC roles; default = the team name."""
     groups: dict[ClusterKind, Annotated[str, StringConstraints(min_length=1, max_length=256)]] = Field(
-        default_factory=dict)
+        default_factory=dict
+    )
     """groups: the RBAC group per cluster kind, as that platform names it (GKE: a Google Group e-mail; AKS: an
     Entra ID group object id; EKS: the Kubernetes group of an access entry); overrides `group` there."""
     namespaces: Annotated[tuple[NamespaceName, ...], Field(min_length=1)]
@@ -518,8 +524,11 @@ class DemandRow(Strict):
 
     @model_validator(mode="after")
     def _quantiles_in_order(self) -> DemandRow:
-        given = [(k, v) for k, v in (("p10", self.p10), ("p50", self.p50), ("p90", self.p90), ("p99", self.p99))
-                 if v is not None]
+        given = [
+            (k, v)
+            for k, v in (("p10", self.p10), ("p50", self.p50), ("p90", self.p90), ("p99", self.p99))
+            if v is not None
+        ]
         for (lo, a), (hi, b) in itertools.pairwise(given):
             if b < a:
                 raise ValueError(f"{hi} ({b}) is below {lo} ({a}); {hi} must be at least {lo}")

@@ -40,9 +40,13 @@ OWNER_PATTERN = rf"^(@[A-Za-z0-9](?:-?[A-Za-z0-9]){{0,38}}(?:/[A-Za-z0-9][A-Za-z
 # How each platform names the group in an RBAC Group subject: GKE matches Google Groups by e-mail (Google Groups
 # for RBAC); AKS with Entra ID by the group's object id, a GUID (learn.microsoft.com/azure/aks/azure-ad-rbac;
 # both read 2026-11-24). EKS access entries and on-prem identity providers use any name.
-RBAC_GROUP_PATTERNS = {"gke": (EMAIL_PATTERN, "a Google Group e-mail, e.g. `ml-team@example.com`"),
-                       "aks": (r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}",
-                               "an Entra ID group object id, e.g. `3f2504e0-4f89-41d3-9a0c-0305e82c3301`")}
+RBAC_GROUP_PATTERNS = {
+    "gke": (EMAIL_PATTERN, "a Google Group e-mail, e.g. `ml-team@example.com`"),
+    "aks": (
+        r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}",
+        "an Entra ID group object id, e.g. `3f2504e0-4f89-41d3-9a0c-0305e82c3301`",
+    ),
+}
 Owner = Annotated[str, StringConstraints(pattern=OWNER_PATTERN, max_length=254)]
 Email = Annotated[str, StringConstraints(pattern=f"^{EMAIL_PATTERN}$", max_length=254)]
 COST_CENTER_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_-]*$"
@@ -63,6 +67,7 @@ LabelValue = Annotated[str, StringConstraints(pattern=r"^([A-Za-z0-9]([-A-Za-z0-
 MAX_NODES = 100_000
 MAX_ACCELERATORS = 1_000_000
 MAX_USD_PER_NODE_HOUR = 10_000
+
 
 def refuse_bool(value: object) -> object:
     """A count or amount must be a number: YAML reads `yes`, `on` and `true` as booleans, which pydantic would

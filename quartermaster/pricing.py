@@ -102,6 +102,7 @@ def amortised_usd_per_node_hour(hourly: Money, upfront: Money, term_months: int)
     for the planner's coefficients, Decimal for money a person reads)."""
     return hourly + upfront / (term_months * HOURS_PER_MONTH) if term_months else hourly
 
+
 HOURS_PER_WEEK = 168
 CAPACITY_BLOCK_MAX_INSTANCES = 64
 """AWS EC2 Capacity Blocks for ML: each block holds up to 64 instances, for 1-14 days in 1-day steps or up to 182 days
@@ -126,7 +127,8 @@ def pricing_model_of_commitment(kind: str) -> PricingModel:
     """The pricing model of a commitment's node-hours by its kind: on-prem purchases `onprem`, capacity blocks
     `capacity-block`, CUDs, reserved instances and savings plans `commit`."""
     return {"on-prem-purchase": PricingModel.ONPREM, "capacity-block": PricingModel.CAPACITY_BLOCK}.get(
-        kind, PricingModel.COMMIT)
+        kind, PricingModel.COMMIT
+    )
 
 
 # --- prices --------------------------------------------------------------------------------------------
@@ -139,8 +141,7 @@ def pricing_model_of(provisioning: str, provider: str) -> PricingModel:
     return PRICING_MODEL_OF_PROVISIONING[Provisioning(provisioning)]
 
 
-def node_hour_price(inventory: Inventory, machine: str, site: str, model: str, term_months: int = 0
-                    ) -> Decimal | None:
+def node_hour_price(inventory: Inventory, machine: str, site: str, model: str, term_months: int = 0) -> Decimal | None:
     """USD per node-hour from the price book, or None when it has no such row (None = unknown, not free)."""
     return inventory.usd_per_node_hour(machine, site, model, term_months)
 
@@ -162,17 +163,26 @@ def cheapest_on_demand_per_accelerator(inventory: Inventory) -> dict[str, Decima
     return out
 
 
-def cheapest_accelerator_hour(inventory: Inventory, models: Sequence[str], accelerator: str | None = None,
-                              machine: str | None = None, sites: Sequence[str] | None = None
-                              ) -> tuple[Decimal, str] | None:
+def cheapest_accelerator_hour(
+    inventory: Inventory,
+    models: Sequence[str],
+    accelerator: str | None = None,
+    machine: str | None = None,
+    sites: Sequence[str] | None = None,
+) -> tuple[Decimal, str] | None:
     """The cheapest USD per accelerator-hour in the price book among rows of `models` for machines of `accelerator`
     (or the one `machine`), at `sites` when given, with what it is ("<machine> at <site>, <model>"); None when the
     book has no such row."""
     best: tuple[Decimal, str] | None = None
     for row in inventory.prices:
         m = inventory.machine_by_name.get(row.machine)
-        if (m is None or row.pricing_model not in models or (machine is not None and row.machine != machine)
-                or (accelerator is not None and m.accelerator != accelerator) or (sites and row.site not in sites)):
+        if (
+            m is None
+            or row.pricing_model not in models
+            or (machine is not None and row.machine != machine)
+            or (accelerator is not None and m.accelerator != accelerator)
+            or (sites and row.site not in sites)
+        ):
             continue
         rate = per_accelerator(row.usd_per_node_hour, m.accelerators_per_node)
         if best is None or rate < best[0]:
@@ -180,8 +190,9 @@ def cheapest_accelerator_hour(inventory: Inventory, models: Sequence[str], accel
     return best
 
 
-def accelerator_hour_price(inventory: Inventory, machine: str, site: str, model: str, term_months: int = 0
-                           ) -> Decimal | None:
+def accelerator_hour_price(
+    inventory: Inventory, machine: str, site: str, model: str, term_months: int = 0
+) -> Decimal | None:
     """USD per accelerator-hour from the price book, or None when it has no such row."""
     price = node_hour_price(inventory, machine, site, model, term_months)
     return None if price is None else per_accelerator(price, inventory.machine_by_name[machine].accelerators_per_node)
@@ -207,8 +218,11 @@ def on_demand_alternative(inventory: Inventory, machine: str, site: str) -> tupl
     if accelerator in cheapest:
         return cheapest[accelerator], f"cheapest on-demand {accelerator}"
     worth = inventory.policy.equivalence
-    offers = [(rate * Decimal(str(worth[accelerator])) / Decimal(str(worth[other])), other)
-              for other, rate in cheapest.items() if accelerator in worth and other in worth]
+    offers = [
+        (rate * Decimal(str(worth[accelerator])) / Decimal(str(worth[other])), other)
+        for other, rate in cheapest.items()
+        if accelerator in worth and other in worth
+    ]
     if not offers:
         return None, "no on-demand price in the price book"
     price, other = min(offers)
@@ -239,21 +253,29 @@ class BreakEven:
         return None if p is None or p <= self.used_rate else self.committed_rate / (p - self.used_rate)
 
 
-def break_even(inventory: Inventory, machine: str, site: str, usd_per_node_hour: Decimal,
-               upfront_usd_per_node: Decimal = Decimal(0), term_months: int = 0,
-               usd_per_node_hour_used: Decimal = Decimal(0)) -> BreakEven:
+def break_even(
+    inventory: Inventory,
+    machine: str,
+    site: str,
+    usd_per_node_hour: Decimal,
+    upfront_usd_per_node: Decimal = Decimal(0),
+    term_months: int = 0,
+    usd_per_node_hour_used: Decimal = Decimal(0),
+) -> BreakEven:
     """The break-even of committed capacity of `machine` at `site` (`BreakEven`): every commitment shape (a flat
     rate, all, partial or no upfront, a fixed fee plus a rate per hour used), for the finance report and the alert
     rules alike."""
     per_node = inventory.machine_by_name[machine].accelerators_per_node
     fixed = amortised_usd_per_node_hour(usd_per_node_hour, upfront_usd_per_node, term_months)
     on_demand, basis = on_demand_alternative(inventory, machine, site)
-    return BreakEven(per_accelerator(fixed, per_node), per_accelerator(usd_per_node_hour_used, per_node), on_demand,
-                     basis)
+    return BreakEven(
+        per_accelerator(fixed, per_node), per_accelerator(usd_per_node_hour_used, per_node), on_demand, basis
+    )
 
 
-def pool_node_price(inventory: Inventory, machine: str, site: str, provisioning: str
-                    ) -> tuple[Decimal | None, PricingModel | None]:
+def pool_node_price(
+    inventory: Inventory, machine: str, site: str, provisioning: str
+) -> tuple[Decimal | None, PricingModel | None]:
     """The price of one more node of a pool beyond its commitment, and the model it comes from.
 
     The pool's own pricing model first (`pricing_model_of`); when the book has no such row, on-demand, then
@@ -289,13 +311,17 @@ def check_idle_policy(policy: str, teams: Sequence[str]) -> str | None:
         team = policy.removeprefix("owner:")
         if team in teams:
             return None
-        return (f"--idle {policy}: no team `{team}`; name a team of the inventory, e.g. owner:{teams[0]}" if teams
-                else f"--idle {policy}: the inventory has no teams")
+        return (
+            f"--idle {policy}: no team `{team}`; name a team of the inventory, e.g. owner:{teams[0]}"
+            if teams
+            else f"--idle {policy}: the inventory has no teams"
+        )
     return f"--idle {policy}: not a policy; use one of {', '.join(IDLE_POLICIES)}"
 
 
-def idle_weights(policy: str, use: Mapping[str, Decimal], teams: Sequence[str],
-                 use_of_block: Mapping[str, Decimal] | None = None) -> dict[str, Decimal]:
+def idle_weights(
+    policy: str, use: Mapping[str, Decimal], teams: Sequence[str], use_of_block: Mapping[str, Decimal] | None = None
+) -> dict[str, Decimal]:
     """Who shares an idle cost, and in what proportion (`split_cents` or a float share turns weights into money).
 
     `use` is each team's use in the period (any unit: cost or accelerator-hours), `use_of_block` its use of the
@@ -364,6 +390,7 @@ def format_usd(value: Decimal | float | int | None, places: int = 2) -> str:
     if value is None:
         return UNKNOWN
     amount = (value if isinstance(value, Decimal) else Decimal(str(value))).quantize(
-        Decimal(1).scaleb(-places), rounding=ROUND_HALF_UP)
+        Decimal(1).scaleb(-places), rounding=ROUND_HALF_UP
+    )
     sign = "-" if amount < 0 else ""
     return f"{sign}${abs(amount):,.{places}f}"

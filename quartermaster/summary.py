@@ -51,8 +51,18 @@ def summarise(inv: Inventory) -> Summary:
             accelerator = machine.accelerator if machine else "?"
             site = by_site.setdefault(cluster.site, {})
             site[accelerator] = site.get(accelerator, 0) + capacity[pool.name]
-            rows.append(FlavorRow(cluster.name, pool.name, pool.machine, accelerator, pool.provisioning,
-                                  pool_max_nodes(pool, machine) if machine else 0, capacity[pool.name],
-                                  nominal.get(pool.name, 0)))
-    return Summary(len(inv.clusters), len(inv.pools), len(inv.teams), len(inv.cohorts), len(inv.commitments),
-                   by_site, rows)
+            rows.append(
+                FlavorRow(
+                    cluster.name,
+                    pool.name,
+                    pool.machine,
+                    accelerator,
+                    pool.provisioning,
+                    pool_max_nodes(pool, machine) if machine else 0,
+                    capacity[pool.name],
+                    nominal.get(pool.name, 0),
+                )
+            )
+    return Summary(
+        len(inv.clusters), len(inv.pools), len(inv.teams), len(inv.cohorts), len(inv.commitments), by_site, rows
+    )

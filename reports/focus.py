@@ -51,21 +51,65 @@ FOCUS_VERSION = "1.3"
 # The 23 mandatory columns of FOCUS 1.3 (PLANNING.md §3) and whether the spec allows nulls in them
 # ("Allows nulls" of each column page; PricingQuantity/PricingUnit must not be null on Usage and Purchase rows).
 MANDATORY: dict[str, bool] = {
-    "BilledCost": False, "BillingAccountId": False, "BillingAccountName": True, "BillingCurrency": False,
-    "BillingPeriodEnd": False, "BillingPeriodStart": False, "ChargeCategory": False, "ChargeClass": True,
-    "ChargeDescription": True, "ChargePeriodEnd": False, "ChargePeriodStart": False, "ContractedCost": False,
-    "EffectiveCost": False, "HostProviderName": True, "InvoiceIssuerName": False, "ListCost": False,
-    "PricingQuantity": True, "PricingUnit": True, "ProviderName": False, "PublisherName": False,
-    "ServiceCategory": False, "ServiceName": False, "ServiceProviderName": False,
+    "BilledCost": False,
+    "BillingAccountId": False,
+    "BillingAccountName": True,
+    "BillingCurrency": False,
+    "BillingPeriodEnd": False,
+    "BillingPeriodStart": False,
+    "ChargeCategory": False,
+    "ChargeClass": True,
+    "ChargeDescription": True,
+    "ChargePeriodEnd": False,
+    "ChargePeriodStart": False,
+    "ContractedCost": False,
+    "EffectiveCost": False,
+    "HostProviderName": True,
+    "InvoiceIssuerName": False,
+    "ListCost": False,
+    "PricingQuantity": True,
+    "PricingUnit": True,
+    "ProviderName": False,
+    "PublisherName": False,
+    "ServiceCategory": False,
+    "ServiceName": False,
+    "ServiceProviderName": False,
 }
 CONDITIONAL = [
-    "AllocatedMethodDetails", "AllocatedMethodId", "AllocatedResourceId", "AllocatedResourceName", "AllocatedTags",
-    "AvailabilityZone", "CapacityReservationId",
-    "CapacityReservationStatus", "ChargeFrequency", "CommitmentDiscountCategory", "CommitmentDiscountId",
-    "CommitmentDiscountName", "CommitmentDiscountQuantity", "CommitmentDiscountStatus", "CommitmentDiscountType",
-    "CommitmentDiscountUnit", "ConsumedQuantity", "ConsumedUnit", "ContractedUnitPrice", "InvoiceId",
-    "ListUnitPrice", "PricingCategory", "RegionId", "RegionName", "ResourceId", "ResourceName", "ResourceType",
-    "ServiceSubcategory", "SkuId", "SkuMeter", "SkuPriceDetails", "SkuPriceId", "SubAccountId", "SubAccountName",
+    "AllocatedMethodDetails",
+    "AllocatedMethodId",
+    "AllocatedResourceId",
+    "AllocatedResourceName",
+    "AllocatedTags",
+    "AvailabilityZone",
+    "CapacityReservationId",
+    "CapacityReservationStatus",
+    "ChargeFrequency",
+    "CommitmentDiscountCategory",
+    "CommitmentDiscountId",
+    "CommitmentDiscountName",
+    "CommitmentDiscountQuantity",
+    "CommitmentDiscountStatus",
+    "CommitmentDiscountType",
+    "CommitmentDiscountUnit",
+    "ConsumedQuantity",
+    "ConsumedUnit",
+    "ContractedUnitPrice",
+    "InvoiceId",
+    "ListUnitPrice",
+    "PricingCategory",
+    "RegionId",
+    "RegionName",
+    "ResourceId",
+    "ResourceName",
+    "ResourceType",
+    "ServiceSubcategory",
+    "SkuId",
+    "SkuMeter",
+    "SkuPriceDetails",
+    "SkuPriceId",
+    "SubAccountId",
+    "SubAccountName",
     "Tags",
 ]
 """InvoiceId names the chargeback statement of the billing period and account (`qm-chargeback-2026-10-<account>`):
@@ -90,14 +134,27 @@ QUARTER_UNIT = "3 Months"
 "1000 Tokens"; "Quarters" is no FOCUS time unit), written as a decimal (a CSV `1` reads as an integer:
 PricingQuantity-C-001-M)."""
 # Each ServiceName has exactly one ServiceSubcategory (FOCUS ServiceName-C-008-C), from FOCUS 1.2's list.
-SERVICE_SUBCATEGORY = {"Compute Engine": "Virtual Machines", "Amazon Elastic Compute Cloud": "Virtual Machines",
-                       "Virtual Machines": "Virtual Machines", "Cloud TPU": "Machine Learning",
-                       "On-premises accelerator servers": "Other (Compute)", PLANNED_SERVICE: "Other (Compute)"}
-SERVICE_NAME = {"gcp": "Compute Engine", "aws": "Amazon Elastic Compute Cloud", "azure": "Virtual Machines",
-                "onprem": "On-premises accelerator servers"}
-COMMITMENT_TYPE = {"cud": "Committed Use Discount", "reserved-instance": "Reserved Instance",
-                   "savings-plan": "Savings Plan", "capacity-block": "Capacity Block",
-                   "on-prem-purchase": "On-premises purchase"}
+SERVICE_SUBCATEGORY = {
+    "Compute Engine": "Virtual Machines",
+    "Amazon Elastic Compute Cloud": "Virtual Machines",
+    "Virtual Machines": "Virtual Machines",
+    "Cloud TPU": "Machine Learning",
+    "On-premises accelerator servers": "Other (Compute)",
+    PLANNED_SERVICE: "Other (Compute)",
+}
+SERVICE_NAME = {
+    "gcp": "Compute Engine",
+    "aws": "Amazon Elastic Compute Cloud",
+    "azure": "Virtual Machines",
+    "onprem": "On-premises accelerator servers",
+}
+COMMITMENT_TYPE = {
+    "cud": "Committed Use Discount",
+    "reserved-instance": "Reserved Instance",
+    "savings-plan": "Savings Plan",
+    "capacity-block": "Capacity Block",
+    "on-prem-purchase": "On-premises purchase",
+}
 Q6 = Decimal("0.000001")
 
 
@@ -137,15 +194,21 @@ def split_charge(origin: dict[str, Any], shares: list[Share], method: str, detai
     for i, (team, cost_center, cost) in enumerate(shares):
         row = origin | {c: part.get(i, Decimal(0)) for c, part in parts.items()}
         allocated = tags | {"team": team, "cost_center": cost_center}
-        row.update({
-            "EffectiveCost": cost, "BilledCost": billed.get(i, Decimal(0)),
-            "ListCost": row["ListUnitPrice"] * row["PricingQuantity"],
-            "ContractedCost": row["ContractedUnitPrice"] * row["PricingQuantity"],
-            "AllocatedMethodId": method, "AllocatedMethodDetails": details,
-            "AllocatedResourceId": f"team/{team}" if team else None, "AllocatedResourceName": team,
-            "AllocatedTags": json.dumps(allocated, sort_keys=True) if team else None,
-            "x_Team": team, "x_CostCenter": cost_center,
-        })
+        row.update(
+            {
+                "EffectiveCost": cost,
+                "BilledCost": billed.get(i, Decimal(0)),
+                "ListCost": row["ListUnitPrice"] * row["PricingQuantity"],
+                "ContractedCost": row["ContractedUnitPrice"] * row["PricingQuantity"],
+                "AllocatedMethodId": method,
+                "AllocatedMethodDetails": details,
+                "AllocatedResourceId": f"team/{team}" if team else None,
+                "AllocatedResourceName": team,
+                "AllocatedTags": json.dumps(allocated, sort_keys=True) if team else None,
+                "x_Team": team,
+                "x_CostCenter": cost_center,
+            }
+        )
         rows.append(row)
     return rows
 
@@ -171,50 +234,87 @@ class _Rows:
         if pool and zone is None and len(self.inventory.pool_by_name[pool].zones) == 1:
             zone = self.inventory.pool_by_name[pool].zones[0]
         return {
-            "BillingAccountId": account, "BillingAccountName": f"{provider} {account}",
+            "BillingAccountId": account,
+            "BillingAccountName": f"{provider} {account}",
             "InvoiceId": f"qm-chargeback-{self.result.period.start:%Y-%m}-{account}",
             "BillingCurrency": "USD",
-            "BillingPeriodStart": _iso(self.result.period.start), "BillingPeriodEnd": _iso(self.result.period.end),
-            "ChargePeriodStart": _iso(self.result.period.start), "ChargePeriodEnd": _iso(self.result.period.end),
-            "ChargeClass": None, "InvoiceIssuerName": provider, "ProviderName": provider, "PublisherName": provider,
-            "ServiceProviderName": provider, "HostProviderName": provider,
+            "BillingPeriodStart": _iso(self.result.period.start),
+            "BillingPeriodEnd": _iso(self.result.period.end),
+            "ChargePeriodStart": _iso(self.result.period.start),
+            "ChargePeriodEnd": _iso(self.result.period.end),
+            "ChargeClass": None,
+            "InvoiceIssuerName": provider,
+            "ProviderName": provider,
+            "PublisherName": provider,
+            "ServiceProviderName": provider,
+            "HostProviderName": provider,
             "ServiceCategory": "AI and Machine Learning" if machine.kind == "tpu" else "Compute",
-            "ServiceName": service, "ServiceSubcategory": SERVICE_SUBCATEGORY[service],
-            "RegionId": site.region, "RegionName": site.region, "AvailabilityZone": zone,
+            "ServiceName": service,
+            "ServiceSubcategory": SERVICE_SUBCATEGORY[service],
+            "RegionId": site.region,
+            "RegionName": site.region,
+            "AvailabilityZone": zone,
             "ResourceId": f"{cluster}/{pool}" if pool else f"commitment/{block.name}",
-            "ResourceName": pool or block.name, "ResourceType": "Node pool" if pool else "Commitment",
-            "SkuId": machine.name, "SubAccountId": cluster, "SubAccountName": cluster,
-            "PricingUnit": _unit(block), "ConsumedUnit": _unit(block), "x_Accelerator": machine.accelerator,
+            "ResourceName": pool or block.name,
+            "ResourceType": "Node pool" if pool else "Commitment",
+            "SkuId": machine.name,
+            "SubAccountId": cluster,
+            "SubAccountName": cluster,
+            "PricingUnit": _unit(block),
+            "ConsumedUnit": _unit(block),
+            "x_Accelerator": machine.accelerator,
         }
 
     def priced(self, row: dict[str, Any], block: Block, quantity: Decimal, list_price: Decimal, model: str) -> None:
         quantity = quantity.quantize(Q6)
-        row.update({
-            "PricingQuantity": quantity, "ConsumedQuantity": quantity, "ListUnitPrice": list_price,
-            "ContractedUnitPrice": list_price, "ListCost": quantity * list_price,
-            "ContractedCost": quantity * list_price,
-            "SkuPriceId": f"{block.machine.name}/{block.site.name}/{model}",
-            "SkuMeter": f"{block.machine.accelerator} {_unit(block)}",
-            "SkuPriceDetails": json.dumps({"AcceleratorsPerNode": block.machine.accelerators_per_node,
-                                           "PricingModel": model, "Site": block.site.name}, sort_keys=True),
-        })
+        row.update(
+            {
+                "PricingQuantity": quantity,
+                "ConsumedQuantity": quantity,
+                "ListUnitPrice": list_price,
+                "ContractedUnitPrice": list_price,
+                "ListCost": quantity * list_price,
+                "ContractedCost": quantity * list_price,
+                "SkuPriceId": f"{block.machine.name}/{block.site.name}/{model}",
+                "SkuMeter": f"{block.machine.accelerator} {_unit(block)}",
+                "SkuPriceDetails": json.dumps(
+                    {
+                        "AcceleratorsPerNode": block.machine.accelerators_per_node,
+                        "PricingModel": model,
+                        "Site": block.site.name,
+                    },
+                    sort_keys=True,
+                ),
+            }
+        )
 
     def commitment_columns(self, row: dict[str, Any], block: Block, status: str | None) -> None:
         c = block.commitment
         if c is None:
             return
         reservation = c.reservation_name or c.capacity_reservation_id
-        row.update({
-            "CommitmentDiscountId": c.name, "CommitmentDiscountName": c.name,
-            "CommitmentDiscountCategory": "Spend" if c.kind == "savings-plan" else "Usage",
-            "CommitmentDiscountType": COMMITMENT_TYPE[c.kind], "CommitmentDiscountStatus": status,
-            "CommitmentDiscountQuantity": row["PricingQuantity"], "CommitmentDiscountUnit": row["PricingUnit"],
-            "CapacityReservationId": reservation, "CapacityReservationStatus": status if reservation else None,
-        })
+        row.update(
+            {
+                "CommitmentDiscountId": c.name,
+                "CommitmentDiscountName": c.name,
+                "CommitmentDiscountCategory": "Spend" if c.kind == "savings-plan" else "Usage",
+                "CommitmentDiscountType": COMMITMENT_TYPE[c.kind],
+                "CommitmentDiscountStatus": status,
+                "CommitmentDiscountQuantity": row["PricingQuantity"],
+                "CommitmentDiscountUnit": row["PricingUnit"],
+                "CapacityReservationId": reservation,
+                "CapacityReservationStatus": status if reservation else None,
+            }
+        )
 
     def tags(self, row: dict[str, Any], team: str | None, cost_center: str | None) -> None:
-        row.update({"x_Team": team, "x_CostCenter": cost_center,
-                    "Tags": json.dumps({"team": team, "cost_center": cost_center}, sort_keys=True) if team else None})
+        row.update(
+            {
+                "x_Team": team,
+                "x_CostCenter": cost_center,
+                "Tags": json.dumps({"team": team, "cost_center": cost_center}, sort_keys=True) if team else None,
+            }
+        )
 
     def usage(self, line: ChargeLine) -> dict[str, Any]:
         block = self.result.blocks[line.block]
@@ -222,13 +322,17 @@ class _Rows:
         committed = line.category == "Committed" and block.commitment is not None
         model = block.model if line.category == block.category else block.overflow_model
         self.priced(row, block, line.accelerator_hours, block.list_rate, model)
-        row.update({
-            "ChargeCategory": "Usage", "ChargeFrequency": "Usage-Based", "PricingCategory": line.category,
-            "BilledCost": Decimal(0) if committed else line.cost, "EffectiveCost": line.cost,
-            "ChargeDescription": f"{line.accelerator_hours} {_unit(block)} of {block.machine.accelerator} "
-                                 f"on {line.pool} at {line.rate:.4f} USD"
-                                 + (f" (commitment {block.name})" if committed else ""),
-        })
+        row.update(
+            {
+                "ChargeCategory": "Usage",
+                "ChargeFrequency": "Usage-Based",
+                "PricingCategory": line.category,
+                "BilledCost": Decimal(0) if committed else line.cost,
+                "EffectiveCost": line.cost,
+                "ChargeDescription": f"{line.accelerator_hours} {_unit(block)} of {block.machine.accelerator} "
+                f"on {line.pool} at {line.rate:.4f} USD" + (f" (commitment {block.name})" if committed else ""),
+            }
+        )
         if committed:
             self.commitment_columns(row, block, "Used")
         self.tags(row, line.team, line.cost_center)
@@ -240,30 +344,48 @@ class _Rows:
         row = self.base(block, idle.pool)
         committed = block.commitment is not None
         self.priced(row, block, idle.accelerator_hours, block.list_rate, block.model)
-        row.update({
-            "ChargeCategory": "Usage", "ChargeFrequency": "Usage-Based", "PricingCategory": idle.category,
-            "BilledCost": Decimal(0) if committed else idle.cost, "EffectiveCost": idle.cost,
-            "ChargeDescription": f"Idle {block.machine.accelerator} capacity of {block.key}",
-        })
+        row.update(
+            {
+                "ChargeCategory": "Usage",
+                "ChargeFrequency": "Usage-Based",
+                "PricingCategory": idle.category,
+                "BilledCost": Decimal(0) if committed else idle.cost,
+                "EffectiveCost": idle.cost,
+                "ChargeDescription": f"Idle {block.machine.accelerator} capacity of {block.key}",
+            }
+        )
         self.commitment_columns(row, block, "Unused" if committed else None)
         if committed:  # nothing was consumed of an unused commitment (ConsumedQuantity-C-004-C)
             row.update({"ConsumedQuantity": None, "ConsumedUnit": None})
         self.tags(row, None, None)
         details = json.dumps({"policy": self.result.policy, "idle_cost": str(idle.cost)})
-        return split_charge(row, [(s.team, s.cost_center, s.cost) for s in shares], f"idle-{self.result.policy}",
-                            details)
+        return split_charge(
+            row, [(s.team, s.cost_center, s.cost) for s in shares], f"idle-{self.result.policy}", details
+        )
 
     def purchase(self, block: Block, billed: Decimal) -> dict[str, Any]:
         row = self.base(block, None)
-        hours = sum(((min(t, self.result.period.end) - max(f, self.result.period.start)).total_seconds() / 3600
-                     for f, t in block.paid), 0.0)
+        hours = sum(
+            (
+                (min(t, self.result.period.end) - max(f, self.result.period.start)).total_seconds() / 3600
+                for f, t in block.paid
+            ),
+            0.0,
+        )
         self.priced(row, block, Decimal(block.accelerators) * Decimal(int(hours)), block.rate, block.model)
-        row.update({
-            "ChargeCategory": "Purchase", "ChargeFrequency": "Recurring", "PricingCategory": "Committed",
-            "BilledCost": billed, "EffectiveCost": Decimal(0), "ConsumedQuantity": None, "ConsumedUnit": None,
-            "ChargeDescription": f"Commitment {block.name}: {block.accelerators} x {block.machine.accelerator} "
-                                 f"for {self.result.period.label}",
-        })
+        row.update(
+            {
+                "ChargeCategory": "Purchase",
+                "ChargeFrequency": "Recurring",
+                "PricingCategory": "Committed",
+                "BilledCost": billed,
+                "EffectiveCost": Decimal(0),
+                "ConsumedQuantity": None,
+                "ConsumedUnit": None,
+                "ChargeDescription": f"Commitment {block.name}: {block.accelerators} x {block.machine.accelerator} "
+                f"for {self.result.period.label}",
+            }
+        )
         self.commitment_columns(row, block, None)
         self.tags(row, None, None)
         return row
@@ -304,7 +426,9 @@ def write_focus(rows: list[dict[str, Any]], path: Path) -> Path:
 # --- the plan's forecast ---------------------------------------------------------------------------
 
 CATEGORY_OF_PLAN_MODEL: dict[str, FocusPricingCategory] = {
-    "existing-commitments": "Committed", **{str(model): category for model, category in FOCUS_PRICING_CATEGORY.items()}}
+    "existing-commitments": "Committed",
+    **{str(model): category for model, category in FOCUS_PRICING_CATEGORY.items()},
+}
 
 
 def _plan_provider(inventory: Inventory, model: str) -> str:
@@ -338,8 +462,10 @@ def plan_focus_rows(inventory: Inventory, plan: PlanResult, quarter: str) -> lis
     # ListCost: what the same capacity would cost on demand (the plan's on-demand equivalent, shared like the cost),
     # so the export's savings (1 - EffectiveCost / ListCost) are the report's, not 0 %
     total = sum(lines.values(), Decimal(0))
-    listed = allocate_cents({k: kpi.on_demand_equivalent_usd * v / total if total else Decimal(0)
-                             for k, v in lines.items()}, kpi.on_demand_equivalent_usd)
+    listed = allocate_cents(
+        {k: kpi.on_demand_equivalent_usd * v / total if total else Decimal(0) for k, v in lines.items()},
+        kpi.on_demand_equivalent_usd,
+    )
     start, end = (dt.datetime.combine(d, dt.time()) for d in quarter_bounds(quarter))
     weights = {(t.team, t.cost_center): t.usd for t in by_team}
     rows = []
@@ -382,7 +508,9 @@ def plan_focus_rows(inventory: Inventory, plan: PlanResult, quarter: str) -> lis
             "x_Basis": "planned",
         }
         # the plan's shared line of unused commitments (a team named `_...`) is the unallocated portion
-        shares: list[Share] = [(None, None, c) if team.startswith("_") else (team, cc, c)
-                               for (team, cc), c in split_cents(cost, weights).items()]
+        shares: list[Share] = [
+            (None, None, c) if team.startswith("_") else (team, cc, c)
+            for (team, cc), c in split_cents(cost, weights).items()
+        ]
         rows.extend(split_charge(line, shares, "plan-team-share", json.dumps({"line_usd": str(cost)})))
     return rows

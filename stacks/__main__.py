@@ -16,11 +16,14 @@ from pathlib import Path
 try:
     from quartermaster.errors import MissingExtra, require_extra
 except ModuleNotFoundError:
-    sys.exit("stacks/__main__.py: Quartermaster is not installed in Pulumi's virtualenv (.venv); from the "
-             "repository root run `python3 -m venv .venv && .venv/bin/pip install -e '.[pulumi]'`.")
+    sys.exit(
+        "stacks/__main__.py: Quartermaster is not installed in Pulumi's virtualenv (.venv); from the "
+        "repository root run `python3 -m venv .venv && .venv/bin/pip install -e '.[pulumi]'`."
+    )
 try:
-    require_extra("The Pulumi program", "pulumi", "pulumi", "pulumi_kubernetes", "pulumi_gcp", "pulumi_aws",
-                  "pulumi_azure_native")
+    require_extra(
+        "The Pulumi program", "pulumi", "pulumi", "pulumi_kubernetes", "pulumi_gcp", "pulumi_aws", "pulumi_azure_native"
+    )
 except MissingExtra as missing:  # say which extra to install, not a traceback
     sys.exit(str(missing))
 
@@ -41,11 +44,17 @@ cluster_name = config.get("cluster") or pulumi.get_stack()
 loaded = load(inventory_path)
 if not loaded.ok:
     problems = "\n".join(issue.format() for issue in errors(loaded.issues))
-    raise pulumi.RunError(f"the inventory at {inventory_path} has problems; fix them first "
-                          f"(`qm validate {inventory_path}`):\n{problems}")
+    raise pulumi.RunError(
+        f"the inventory at {inventory_path} has problems; fix them first (`qm validate {inventory_path}`):\n{problems}"
+    )
 try:
-    capacity = declare_cluster(loaded.inventory, cluster_name, config.get_secret("kubeconfig"),
-                               moment(config.get("now"), "config quartermaster:now"), loaded.sources)
+    capacity = declare_cluster(
+        loaded.inventory,
+        cluster_name,
+        config.get_secret("kubeconfig"),
+        moment(config.get("now"), "config quartermaster:now"),
+        loaded.sources,
+    )
 except SpecError as e:
     raise pulumi.RunError(str(e)) from None
 

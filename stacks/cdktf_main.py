@@ -17,8 +17,10 @@ from pathlib import Path
 try:
     from quartermaster.errors import MissingExtra, require_extra
 except ModuleNotFoundError:
-    sys.exit("stacks/cdktf_main.py: Quartermaster is not installed in this Python; from the repository root run "
-             "`python3 -m venv .venv && .venv/bin/pip install -e '.[terraform]'`.")
+    sys.exit(
+        "stacks/cdktf_main.py: Quartermaster is not installed in this Python; from the repository root run "
+        "`python3 -m venv .venv && .venv/bin/pip install -e '.[terraform]'`."
+    )
 try:
     require_extra("The CDKTF app", "terraform", "cdktf", "constructs", "jsii")
 except MissingExtra as missing:  # say which extra to install, not a traceback
@@ -37,14 +39,23 @@ def main() -> None:
     if not loaded.ok:
         sys.exit("\n".join(issue.format() for issue in errors(loaded.issues)))
     cluster = os.environ.get("QM_CLUSTER")
-    backend = Backend(os.environ.get("QM_TF_BACKEND", "local"), os.environ.get("QM_TF_STATE_BUCKET"),
-                      os.environ.get("QM_TF_STATE_REGION"))
+    backend = Backend(
+        os.environ.get("QM_TF_BACKEND", "local"),
+        os.environ.get("QM_TF_STATE_BUCKET"),
+        os.environ.get("QM_TF_STATE_REGION"),
+    )
     if backend.problem():
         sys.exit(f"QM_TF_BACKEND: {backend.problem()}")
     clusters = [cluster] if cluster else stack_clusters(loaded.inventory)
     try:
-        paths = synth(loaded.inventory, clusters, Path(os.environ.get("CDKTF_OUTDIR", "cdktf.out")),
-                      moment(os.environ.get("QM_NOW"), "QM_NOW"), backend, loaded.sources)
+        paths = synth(
+            loaded.inventory,
+            clusters,
+            Path(os.environ.get("CDKTF_OUTDIR", "cdktf.out")),
+            moment(os.environ.get("QM_NOW"), "QM_NOW"),
+            backend,
+            loaded.sources,
+        )
     except SpecError as e:
         sys.exit(str(e))
     for path in paths:

@@ -27,15 +27,36 @@ class InventoryBuilder:
 
     def __init__(self) -> None:
         self.data: dict[str, Any] = {
-            "sites": [{"name": "gcp-us-central1", "provider": "gcp", "region": "us-central1",
-                       "zones": ["us-central1-a", "us-central1-b"]}],
-            "clusters": [{"name": "gke-a", "kind": "gke", "site": "gcp-us-central1", "project": "proj", "pools": [
-                {"name": "h100", "machine": "a3-megagpu-8g", "zones": ["us-central1-a"], "nodes": 2}]}],
+            "sites": [
+                {
+                    "name": "gcp-us-central1",
+                    "provider": "gcp",
+                    "region": "us-central1",
+                    "zones": ["us-central1-a", "us-central1-b"],
+                }
+            ],
+            "clusters": [
+                {
+                    "name": "gke-a",
+                    "kind": "gke",
+                    "site": "gcp-us-central1",
+                    "project": "proj",
+                    "pools": [{"name": "h100", "machine": "a3-megagpu-8g", "zones": ["us-central1-a"], "nodes": 2}],
+                }
+            ],
             "cohorts": [{"name": "org"}],
             "priority_classes": [{"name": "training", "value": 100}],
-            "teams": [{"name": "ml", "cost_center": "CC-1", "owners": ["@ml-leads"], "namespaces": ["ml"],
-                       "groups": {"gke": "ml@example.com"}, "cohort": "org",
-                       "quotas": [{"flavor": "h100", "nominal": 8}]}],
+            "teams": [
+                {
+                    "name": "ml",
+                    "cost_center": "CC-1",
+                    "owners": ["@ml-leads"],
+                    "namespaces": ["ml"],
+                    "groups": {"gke": "ml@example.com"},
+                    "cohort": "org",
+                    "quotas": [{"flavor": "h100", "nominal": 8}],
+                }
+            ],
         }
 
     def _named(self, section: str, name: str) -> dict[str, Any]:

@@ -13,8 +13,12 @@ import pytest
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
-    parser.addoption("--update-golden", action="store_true", default=False,
-                     help="Rewrite golden files from the current output instead of comparing.")
+    parser.addoption(
+        "--update-golden",
+        action="store_true",
+        default=False,
+        help="Rewrite golden files from the current output instead of comparing.",
+    )
 
 
 @pytest.fixture

@@ -33,9 +33,20 @@ from quartermaster.modules.cloud.gcp import (
 )
 
 __all__ = [
-    "AksAgentPoolSpec", "AwsCapacityReservationSpec", "AwsServiceQuotaSpec", "ClusterSpec", "EksNodeGroupSpec",
-    "GcpQuotaPreferenceSpec", "GcpReservationSpec", "GkeNodePoolSpec", "ManualQuota", "SpecError", "TaintSpec",
-    "cluster_spec", "conflicts", "upper_snake_effect",
+    "AksAgentPoolSpec",
+    "AwsCapacityReservationSpec",
+    "AwsServiceQuotaSpec",
+    "ClusterSpec",
+    "EksNodeGroupSpec",
+    "GcpQuotaPreferenceSpec",
+    "GcpReservationSpec",
+    "GkeNodePoolSpec",
+    "ManualQuota",
+    "SpecError",
+    "TaintSpec",
+    "cluster_spec",
+    "conflicts",
+    "upper_snake_effect",
 ]
 
 
@@ -64,18 +75,27 @@ def cluster_spec(inventory: Inventory, cluster_name: str, now: dt.datetime) -> C
     cluster = inventory.cluster_by_name.get(cluster_name)
     if cluster is None:
         known = ", ".join(sorted(inventory.cluster_by_name))
-        raise SpecError(f"no cluster `{cluster_name}` in the inventory (clusters: {known}). "
-                        "Set `quartermaster:cluster` to one of them.")
+        raise SpecError(
+            f"no cluster `{cluster_name}` in the inventory (clusters: {known}). "
+            "Set `quartermaster:cluster` to one of them."
+        )
     base = ClusterSpec(cluster.name, cluster.kind, inventory.site_by_name[cluster.site].region, cluster.project)
     if cluster.kind == "gke":
         preferences, manual = gcp_quota_preferences(inventory, cluster)
-        return replace(base, gke_node_pools=gke_node_pools(inventory, cluster),
-                       gcp_reservations=gcp_reservations(inventory, cluster),
-                       gcp_quota_preferences=preferences, manual_quota=manual)
+        return replace(
+            base,
+            gke_node_pools=gke_node_pools(inventory, cluster),
+            gcp_reservations=gcp_reservations(inventory, cluster),
+            gcp_quota_preferences=preferences,
+            manual_quota=manual,
+        )
     if cluster.kind == "eks":
-        return replace(base, eks_node_groups=eks_node_groups(inventory, cluster, now),
-                       aws_capacity_reservations=aws_capacity_reservations(inventory, cluster),
-                       aws_service_quotas=aws_service_quotas(inventory, cluster))
+        return replace(
+            base,
+            eks_node_groups=eks_node_groups(inventory, cluster, now),
+            aws_capacity_reservations=aws_capacity_reservations(inventory, cluster),
+            aws_service_quotas=aws_service_quotas(inventory, cluster),
+        )
     if cluster.kind == "aks":
         return replace(base, aks_agent_pools=aks_agent_pools(inventory, cluster))
     return base

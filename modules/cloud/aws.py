@@ -122,14 +122,15 @@ def eks_node_groups(inventory: Inventory, cluster: Cluster, now: dt.datetime) ->
     return [_node_group(inventory, cluster, region, pool, now) for pool in cluster.pools]
 
 
-def _node_group(inventory: Inventory, cluster: Cluster, region: str, pool: Pool,
-                now: dt.datetime) -> EksNodeGroupSpec:
+def _node_group(inventory: Inventory, cluster: Cluster, region: str, pool: Pool, now: dt.datetime) -> EksNodeGroupSpec:
     assert cluster.eks is not None
     machine = inventory.machine_by_name[pool.machine]
     missing = [z for z in pool.zones if z not in cluster.eks.subnets]
     if missing:
-        raise SpecError(f"pool {pool.name}: no subnet for zone(s) {', '.join(missing)} in cluster {cluster.name}. "
-                        "Add them under `eks.subnets`.")
+        raise SpecError(
+            f"pool {pool.name}: no subnet for zone(s) {', '.join(missing)} in cluster {cluster.name}. "
+            "Add them under `eks.subnets`."
+        )
     block = pool.provisioning == Provisioning.CAPACITY_BLOCK
     labels = dict(pool.labels)
     if pool.gpudirect:
@@ -141,7 +142,8 @@ def _node_group(inventory: Inventory, cluster: Cluster, region: str, pool: Pool,
         # capacity blocks: instance type in the template, node group instance_types empty (IAC.md 2.2)
         instance_type=pool.machine if block else None,
         market_type="capacity-block" if block else None,
-        capacity_reservation_id=target_id, capacity_reservation=target_name,
+        capacity_reservation_id=target_id,
+        capacity_reservation=target_name,
         network_interfaces=_efa_interfaces(pool) if pool.gpudirect else (),
         placement_group=name if pool.gpudirect else None,
         security_group_ids=cluster.eks.security_group_ids if pool.gpudirect else (),
@@ -151,19 +153,29 @@ def _node_group(inventory: Inventory, cluster: Cluster, region: str, pool: Pool,
     min_nodes = 0 if block else pool_min_nodes(pool, machine)
     desired, schedule = _block_phase(inventory, pool, max_nodes, now) if block else (min_nodes, ())
     return EksNodeGroupSpec(
-        node_group_name=pool.name, pool=pool.name, cluster_name=cluster.name, region=region,
-        node_role_arn=cluster.eks.node_role_arn, subnet_ids=tuple(cluster.eks.subnets[z] for z in pool.zones),
+        node_group_name=pool.name,
+        pool=pool.name,
+        cluster_name=cluster.name,
+        region=region,
+        node_role_arn=cluster.eks.node_role_arn,
+        subnet_ids=tuple(cluster.eks.subnets[z] for z in pool.zones),
         capacity_type=CAPACITY_TYPE.get(pool.provisioning, "ON_DEMAND"),
-        instance_types=() if block else (pool.machine,), ami_type=GPU_AMI_TYPE,
-        desired_size=desired, min_size=min_nodes, max_size=max_nodes,
-        labels=sorted_labels(labels), taints=pool_taints(pool, machine, "eks"), launch_template=template,
+        instance_types=() if block else (pool.machine,),
+        ami_type=GPU_AMI_TYPE,
+        desired_size=desired,
+        min_size=min_nodes,
+        max_size=max_nodes,
+        labels=sorted_labels(labels),
+        taints=pool_taints(pool, machine, "eks"),
+        launch_template=template,
         accelerators=pool_accelerators(inventory, pool),
         scheduled_scaling=schedule,
     )
 
 
-def _block_phase(inventory: Inventory, pool: Pool, nodes: int,
-                 now: dt.datetime) -> tuple[int, tuple[ScheduledScalingSpec, ...]]:
+def _block_phase(
+    inventory: Inventory, pool: Pool, nodes: int, now: dt.datetime
+) -> tuple[int, tuple[ScheduledScalingSpec, ...]]:
     """(desired size, scheduled actions) of a capacity block's group at `now` (UTC).
 
     Before the block: 0 nodes, scale to the block's nodes when it starts and to 0 forty minutes before it ends.
@@ -200,18 +212,25 @@ def _reservation_target(inventory: Inventory, pool: Pool) -> tuple[str | None, s
     if _creates_reservation(commitment):
         return None, commitment.name
     if pool.provisioning == Provisioning.CAPACITY_BLOCK:
-        raise SpecError(f"pool {pool.name}: capacity block {commitment.name} has no `capacity_reservation_id`. "
-                        "Buy the block, then set its `cr-...` id on the commitment.")
+        raise SpecError(
+            f"pool {pool.name}: capacity block {commitment.name} has no `capacity_reservation_id`. "
+            "Buy the block, then set its `cr-...` id on the commitment."
+        )
     if commitment.kind == "reserved-instance":
-        raise SpecError(f"pool {pool.name}: commitment {commitment.name} says its reservation exists but gives no "
-                        "`capacity_reservation_id`. Set its `cr-...` id, or `reservation: create` to create one.")
+        raise SpecError(
+            f"pool {pool.name}: commitment {commitment.name} says its reservation exists but gives no "
+            "`capacity_reservation_id`. Set its `cr-...` id, or `reservation: create` to create one."
+        )
     return None, None
 
 
 def _creates_reservation(commitment: Commitment) -> bool:
     """A reserved-instance commitment marked `reservation: create` (and without an id) asks for an ODCR."""
-    return (commitment.kind == "reserved-instance" and commitment.reservation == "create"
-            and not commitment.capacity_reservation_id)
+    return (
+        commitment.kind == "reserved-instance"
+        and commitment.reservation == "create"
+        and not commitment.capacity_reservation_id
+    )
 
 
 def _efa_interfaces(pool: Pool) -> tuple[NetworkInterfaceSpec, ...]:
@@ -219,11 +238,16 @@ def _efa_interfaces(pool: Pool) -> tuple[NetworkInterfaceSpec, ...]:
     row = next((r for r in read_table("aws_efa.csv") if r["machine"] == pool.machine), None)
     if row is None:
         known = ", ".join(r["machine"] for r in read_table("aws_efa.csv"))
-        raise SpecError(f"pool {pool.name}: no EFA layout known for {pool.machine} (known: {known}). "
-                        "Remove `gpudirect: true` or add the machine to modules/cloud/data/aws_efa.csv.")
+        raise SpecError(
+            f"pool {pool.name}: no EFA layout known for {pool.machine} (known: {known}). "
+            "Remove `gpudirect: true` or add the machine to modules/cloud/data/aws_efa.csv."
+        )
     cards = int(row["network_cards"])
-    return (NetworkInterfaceSpec(0, 0, "interface"), NetworkInterfaceSpec(0, 1, "efa-only"),
-            *(NetworkInterfaceSpec(card, 0, "efa-only") for card in range(1, cards)))
+    return (
+        NetworkInterfaceSpec(0, 0, "interface"),
+        NetworkInterfaceSpec(0, 1, "efa-only"),
+        *(NetworkInterfaceSpec(card, 0, "efa-only") for card in range(1, cards)),
+    )
 
 
 def aws_capacity_reservations(inventory: Inventory, cluster: Cluster) -> list[AwsCapacityReservationSpec]:
@@ -236,11 +260,16 @@ def aws_capacity_reservations(inventory: Inventory, cluster: Cluster) -> list[Aw
             continue
         zone = commitment.zone or (pool.zones[0] if len(pool.zones) == 1 else None)
         if zone is None:
-            raise SpecError(f"commitment {commitment.name}: a capacity reservation is in one zone. "
-                            "Set the commitment's `zone`.")
+            raise SpecError(
+                f"commitment {commitment.name}: a capacity reservation is in one zone. Set the commitment's `zone`."
+            )
         specs[commitment.name] = AwsCapacityReservationSpec(
-            name=commitment.name, region=region, instance_type=commitment.machine, availability_zone=zone,
-            instance_count=commitment.count, end_date=f"{commitment.end.isoformat()}T00:00:00Z",
+            name=commitment.name,
+            region=region,
+            instance_type=commitment.machine,
+            availability_zone=zone,
+            instance_count=commitment.count,
+            end_date=f"{commitment.end.isoformat()}T00:00:00Z",
         )
     return sorted(specs.values(), key=lambda s: s.name)
 
@@ -264,9 +293,13 @@ def aws_service_quotas(inventory: Inventory, cluster: Cluster) -> list[AwsServic
         if row is None:
             continue
         if machine.vcpus == 0:
-            raise SpecError(f"pool {pool.name}: machine {machine.name} has no `vcpus`, so its EC2 quota "
-                            "cannot be computed. Set `vcpus` on the machine.")
+            raise SpecError(
+                f"pool {pool.name}: machine {machine.name} has no `vcpus`, so its EC2 quota "
+                "cannot be computed. Set `vcpus` on the machine."
+            )
         _, vcpus, pools = needs.get(row["quota_code"], (row, 0, []))
         needs[row["quota_code"]] = (row, vcpus + pool_max_nodes(pool, machine) * machine.vcpus, [*pools, pool.name])
-    return [AwsServiceQuotaSpec(code, row["name"], region, float(vcpus), tuple(pools))
-            for code, (row, vcpus, pools) in sorted(needs.items())]
+    return [
+        AwsServiceQuotaSpec(code, row["name"], region, float(vcpus), tuple(pools))
+        for code, (row, vcpus, pools) in sorted(needs.items())
+    ]

@@ -49,8 +49,10 @@ class AksAgentPoolSpec:
 def aks_agent_pools(inventory: Inventory, cluster: Cluster) -> list[AksAgentPoolSpec]:
     """An agent pool per pool of an AKS cluster."""
     if cluster.aks is None or not cluster.project:
-        raise SpecError(f"cluster {cluster.name}: an AKS cluster needs `project` (the subscription id) "
-                        "and `aks: {resource_group}`.")
+        raise SpecError(
+            f"cluster {cluster.name}: an AKS cluster needs `project` (the subscription id) "
+            "and `aks: {resource_group}`."
+        )
     return [_agent_pool(inventory, cluster, pool) for pool in cluster.pools]
 
 
@@ -63,22 +65,31 @@ def _node_labels(pool: Pool) -> dict[str, str]:
 def _agent_pool(inventory: Inventory, cluster: Cluster, pool: Pool) -> AksAgentPoolSpec:
     assert cluster.aks is not None
     if not AGENT_POOL_NAME.match(pool.name):
-        raise SpecError(f"pool {pool.name}: AKS agent pool names are 1-12 lowercase letters and digits, "
-                        "starting with a letter. Rename the pool, e.g. `ndh100a`.")
+        raise SpecError(
+            f"pool {pool.name}: AKS agent pool names are 1-12 lowercase letters and digits, "
+            "starting with a letter. Rename the pool, e.g. `ndh100a`."
+        )
     machine = inventory.machine_by_name[pool.machine]
     spot = pool.provisioning == "spot"
     reserved = pool.provisioning == "reservation"
     if reserved and not cluster.aks.capacity_reservation_group_id:
-        raise SpecError(f"pool {pool.name}: a reservation pool on AKS needs the cluster's "
-                        "`aks.capacity_reservation_group_id`. Set it or use `provisioning: on-demand`.")
+        raise SpecError(
+            f"pool {pool.name}: a reservation pool on AKS needs the cluster's "
+            "`aks.capacity_reservation_group_id`. Set it or use `provisioning: on-demand`."
+        )
     autoscaled = pool.autoscaling is not None
     return AksAgentPoolSpec(
-        agent_pool_name=pool.name, pool=pool.name, resource_group_name=cluster.aks.resource_group,
-        resource_name=cluster.name, vm_size=pool.machine,
-        count=pool_min_nodes(pool, machine), enable_auto_scaling=autoscaled,
+        agent_pool_name=pool.name,
+        pool=pool.name,
+        resource_group_name=cluster.aks.resource_group,
+        resource_name=cluster.name,
+        vm_size=pool.machine,
+        count=pool_min_nodes(pool, machine),
+        enable_auto_scaling=autoscaled,
         min_count=pool_min_nodes(pool, machine) if autoscaled else None,
         max_count=pool_max_nodes(pool, machine) if autoscaled else None,
-        availability_zones=pool.zones, node_labels=sorted_labels(_node_labels(pool)),
+        availability_zones=pool.zones,
+        node_labels=sorted_labels(_node_labels(pool)),
         node_taints=tuple(f"{t.key}={t.value}:{t.effect}" for t in pool_taints(pool, machine, "aks")),
         scale_set_priority="Spot" if spot else "Regular",
         scale_set_eviction_policy="Delete" if spot else None,

@@ -33,8 +33,10 @@ def moment(text: str | None, option: str) -> dt.datetime:
     except ValueError:
         parsed = None
     if parsed is None or parsed.tzinfo is None:
-        raise SpecError(f"{option} {text!r}: not a moment with a time zone. Write it as ISO 8601 with the zone, "
-                        "such as 2026-12-01T00:00:00Z, or leave it out for now.")
+        raise SpecError(
+            f"{option} {text!r}: not a moment with a time zone. Write it as ISO 8601 with the zone, "
+            "such as 2026-12-01T00:00:00Z, or leave it out for now."
+        )
     return parsed.astimezone(dt.UTC)
 
 
@@ -51,8 +53,11 @@ def pool_taints(pool: Pool, machine: Machine, cluster_kind: str) -> tuple[TaintS
     """The pool's own taints, the accelerator taint (unless the pool already taints that key) and the taints the
     platform adds that the pool must declare (AKS Spot), so that the provider shows no drift."""
     own = tuple(TaintSpec(t.key, t.value, t.effect) for t in pool.taints)
-    platform = tuple(TaintSpec(t.key, t.value, t.effect) for t in platform_taints(cluster_kind, pool.provisioning)
-                     if t.declared and all(o.key != t.key for o in own))
+    platform = tuple(
+        TaintSpec(t.key, t.value, t.effect)
+        for t in platform_taints(cluster_kind, pool.provisioning)
+        if t.declared and all(o.key != t.key for o in own)
+    )
     if any(t.key == machine.resource_name for t in own):
         return (*own, *platform)
     return (*own, TaintSpec(machine.resource_name, ACCELERATOR_TAINT_VALUE, "NoSchedule"), *platform)

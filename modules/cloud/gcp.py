@@ -147,8 +147,9 @@ def gke_node_pools(inventory: Inventory, cluster: Cluster) -> list[GkeNodePoolSp
     return specs
 
 
-def _gpu_pool(inventory: Inventory, cluster: Cluster, project: str, region: str, pool: Pool,
-              machine: Machine) -> GkeNodePoolSpec:
+def _gpu_pool(
+    inventory: Inventory, cluster: Cluster, project: str, region: str, pool: Pool, machine: Machine
+) -> GkeNodePoolSpec:
     zones = len(pool.zones)
     node_count = autoscaling = None
     if pool.autoscaling is None:
@@ -161,37 +162,64 @@ def _gpu_pool(inventory: Inventory, cluster: Cluster, project: str, region: str,
         labels["cloud.google.com/gke-queued"] = "true"  # cluster-toolkit's label for queued pools (IAC.md 1.4)
     networks, strategy = _gpudirect(cluster, pool) if pool.gpudirect else ((), None)
     return GkeNodePoolSpec(
-        name=pool.name, pool=pool.name, cluster=cluster.name, project=project, location=region,
-        node_locations=pool.zones, machine_type=pool.machine, node_count=node_count, autoscaling=autoscaling,
+        name=pool.name,
+        pool=pool.name,
+        cluster=cluster.name,
+        project=project,
+        location=region,
+        node_locations=pool.zones,
+        machine_type=pool.machine,
+        node_count=node_count,
+        autoscaling=autoscaling,
         guest_accelerator=GkeGuestAccelerator(machine.accelerator_label, machine.accelerators_per_node),
-        labels=sorted_labels(labels), taints=pool_taints(pool, machine, "gke"),
+        labels=sorted_labels(labels),
+        taints=pool_taints(pool, machine, "gke"),
         reservation_affinity=_reservation_affinity(inventory, pool),
-        spot=pool.provisioning == "spot", flex_start=flex,
-        max_run_duration=_max_run_duration(pool), queued_provisioning=flex,
+        spot=pool.provisioning == "spot",
+        flex_start=flex,
+        max_run_duration=_max_run_duration(pool),
+        queued_provisioning=flex,
         # flex-start with queued provisioning: no auto-repair, no auto-upgrade (IAC.md 1.4)
-        auto_repair=not flex, auto_upgrade=not flex,
-        gvnic=pool.gpudirect, gpudirect_strategy=strategy, additional_networks=networks,
+        auto_repair=not flex,
+        auto_upgrade=not flex,
+        gvnic=pool.gpudirect,
+        gpudirect_strategy=strategy,
+        additional_networks=networks,
         accelerators=pool_accelerators(inventory, pool),
     )
 
 
-def _tpu_slices(inventory: Inventory, cluster: Cluster, project: str, region: str, pool: Pool,
-                machine: Machine) -> list[GkeNodePoolSpec]:
+def _tpu_slices(
+    inventory: Inventory, cluster: Cluster, project: str, region: str, pool: Pool, machine: Machine
+) -> list[GkeNodePoolSpec]:
     assert pool.tpu is not None
     hosts = nodes_per_slice(pool, machine)
-    labels = sorted_labels({
-        **pool.labels,
-        "cloud.google.com/gke-tpu-accelerator": machine.accelerator_label,
-        "cloud.google.com/gke-tpu-topology": pool.tpu.topology,
-        POOL_LABEL: pool.name,  # GKE names each slice's nodes `<pool>-<i>`; the Kueue flavor selects this label
-    })
+    labels = sorted_labels(
+        {
+            **pool.labels,
+            "cloud.google.com/gke-tpu-accelerator": machine.accelerator_label,
+            "cloud.google.com/gke-tpu-topology": pool.tpu.topology,
+            POOL_LABEL: pool.name,  # GKE names each slice's nodes `<pool>-<i>`; the Kueue flavor selects this label
+        }
+    )
     return [
         GkeNodePoolSpec(
-            name=f"{pool.name}-{i}", pool=pool.name, cluster=cluster.name, project=project, location=region,
-            node_locations=pool.zones, machine_type=pool.machine, node_count=hosts, autoscaling=None,
-            guest_accelerator=None, labels=labels, taints=pool_taints(pool, machine, "gke"),
+            name=f"{pool.name}-{i}",
+            pool=pool.name,
+            cluster=cluster.name,
+            project=project,
+            location=region,
+            node_locations=pool.zones,
+            machine_type=pool.machine,
+            node_count=hosts,
+            autoscaling=None,
+            guest_accelerator=None,
+            labels=labels,
+            taints=pool_taints(pool, machine, "gke"),
             reservation_affinity=_reservation_affinity(inventory, pool),
-            spot=pool.provisioning == "spot", placement_type="COMPACT", tpu_topology=pool.tpu.topology,
+            spot=pool.provisioning == "spot",
+            placement_type="COMPACT",
+            tpu_topology=pool.tpu.topology,
             accelerators=hosts * machine.accelerators_per_node,
         )
         for i in range(pool.tpu.slices)
@@ -238,12 +266,17 @@ def _gpudirect(cluster: Cluster, pool: Pool) -> tuple[tuple[GkeNetwork, ...], st
     row = next((r for r in read_table("gke_gpudirect.csv") if r["machine"] == pool.machine), None)
     if row is None:
         known = ", ".join(r["machine"] for r in read_table("gke_gpudirect.csv"))
-        raise SpecError(f"pool {pool.name}: GKE has no GPUDirect networking for {pool.machine} "
-                        f"(known: {known}). Remove `gpudirect: true` or use one of those machines.")
-    gvnic = tuple(GkeNetwork(f"{cluster.name}-gpunet-{i}", f"{cluster.name}-gpusub-{i}")
-                  for i in range(int(row["gvnic_networks"])))
-    rdma = tuple(GkeNetwork(f"{cluster.name}-rdma", f"{cluster.name}-rdma-sub-{i}")
-                 for i in range(int(row["rdma_subnets"])))
+        raise SpecError(
+            f"pool {pool.name}: GKE has no GPUDirect networking for {pool.machine} "
+            f"(known: {known}). Remove `gpudirect: true` or use one of those machines."
+        )
+    gvnic = tuple(
+        GkeNetwork(f"{cluster.name}-gpunet-{i}", f"{cluster.name}-gpusub-{i}")
+        for i in range(int(row["gvnic_networks"]))
+    )
+    rdma = tuple(
+        GkeNetwork(f"{cluster.name}-rdma", f"{cluster.name}-rdma-sub-{i}") for i in range(int(row["rdma_subnets"]))
+    )
     return gvnic + rdma, row["gpudirect_strategy"] or None
 
 
@@ -265,13 +298,18 @@ def _reservation(inventory: Inventory, project: str, commitment: Commitment, poo
     machine = inventory.machine_by_name[commitment.machine]
     zone = commitment.zone or (pool.zones[0] if len(pool.zones) == 1 else None)
     if zone is None:
-        raise SpecError(f"commitment {commitment.name}: a Compute Engine reservation is zonal. "
-                        "Set the commitment's `zone`.")
+        raise SpecError(
+            f"commitment {commitment.name}: a Compute Engine reservation is zonal. Set the commitment's `zone`."
+        )
     gpu = machine.kind == "gpu"  # TPU machine types carry their chips; GPUs are declared (IAC.md 1.1)
     assert commitment.reservation_name is not None
     return GcpReservationSpec(
-        name=commitment.reservation_name, commitment=commitment.name, project=project, zone=zone,
-        machine_type=commitment.machine, count=commitment.count,
+        name=commitment.reservation_name,
+        commitment=commitment.name,
+        project=project,
+        zone=zone,
+        machine_type=commitment.machine,
+        count=commitment.count,
         accelerator_type=machine.accelerator_label if gpu else None,
         accelerator_count=machine.accelerators_per_node if gpu else None,
         create=commitment.reservation == "create",
@@ -291,8 +329,9 @@ def quota_class(pool: Pool, machine: Machine) -> str | None:
     return "on-demand"
 
 
-def gcp_quota_preferences(inventory: Inventory, cluster: Cluster) -> tuple[list[GcpQuotaPreferenceSpec],
-                                                                            list[ManualQuota]]:
+def gcp_quota_preferences(
+    inventory: Inventory, cluster: Cluster
+) -> tuple[list[GcpQuotaPreferenceSpec], list[ManualQuota]]:
     """One preference per (quota id, dimensions) in the cluster's region: the sum of its pools' accelerators."""
     project, region = _project(cluster), inventory.site_by_name[cluster.site].region
     needs: dict[tuple[str, str], tuple[int, list[str]]] = {}
@@ -303,8 +342,9 @@ def gcp_quota_preferences(inventory: Inventory, cluster: Cluster) -> tuple[list[
             total, pools = needs.get((machine.accelerator_label, klass), (0, []))
             key = (machine.accelerator_label, klass)
             needs[key] = (total + pool_accelerators(inventory, pool), [*pools, pool.name])
-    table = {(r["accelerator_label"], r["quota_class"]): r for r in read_table("gcp_gpu_quota.csv")
-             if r["verified"] == "yes"}  # an unverified id is left to a person, never filed
+    table = {
+        (r["accelerator_label"], r["quota_class"]): r for r in read_table("gcp_gpu_quota.csv") if r["verified"] == "yes"
+    }  # an unverified id is left to a person, never filed
     preferences, manual = [], []
     for (label, klass), (total, pools) in sorted(needs.items()):
         row = table.get((label, klass))
@@ -323,8 +363,10 @@ def gcp_quota_preferences(inventory: Inventory, cluster: Cluster) -> tuple[list[
             continue
         contact = inventory.policy.quota_contact_email
         if contact is None:
-            raise SpecError(f"cluster {cluster.name}: pools {', '.join(pools)} need {label} quota, and Google "
-                            "Cloud needs a contact for an increase request. Set `policy.quota_contact_email`.")
+            raise SpecError(
+                f"cluster {cluster.name}: pools {', '.join(pools)} need {label} quota, and Google "
+                "Cloud needs a contact for an increase request. Set `policy.quota_contact_email`."
+            )
         dimensions = {"region": region}
         if row["gpu_family"]:
             dimensions["gpu_family"] = row["gpu_family"]
@@ -338,7 +380,8 @@ def gcp_quota_preferences(inventory: Inventory, cluster: Cluster) -> tuple[list[
                 dimensions=dimensions,
                 preferred_value=str(total),
                 justification=f"Quartermaster: {total} {label} for pools {', '.join(pools)} in {region}",
-                contact_email=contact, pools=tuple(pools),
+                contact_email=contact,
+                pools=tuple(pools),
             )
         )
     return preferences, manual

@@ -46,8 +46,13 @@ GKE_TPU_ACCELERATOR_LABEL = "cloud.google.com/gke-tpu-accelerator"
 GKE_TPU_TOPOLOGY_LABEL = "cloud.google.com/gke-tpu-topology"
 
 # Flavor preference inside a ClusterQueue: paid-for capacity first, interruptible capacity last.
-PROVISIONING_PREFERENCE = {Provisioning.RESERVATION: 0, Provisioning.CAPACITY_BLOCK: 1, Provisioning.ON_DEMAND: 2,
-                           Provisioning.FLEX_START: 3, Provisioning.SPOT: 4}
+PROVISIONING_PREFERENCE = {
+    Provisioning.RESERVATION: 0,
+    Provisioning.CAPACITY_BLOCK: 1,
+    Provisioning.ON_DEMAND: 2,
+    Provisioning.FLEX_START: 3,
+    Provisioning.SPOT: 4,
+}
 
 # GKE Dynamic Workload Scheduler (queued provisioning); RULES.md section 2, ProvisioningRequest row.
 QUEUED_PROVISIONING_CLASS = "queued-provisioning.gke.io"
@@ -75,8 +80,18 @@ TEAM_ROLE = "quartermaster-team-workloads"
 
 # The order objects are applied in: namespaces and RBAC, then what others reference, then referrers.
 KIND_ORDER = (
-    "Namespace", "Role", "RoleBinding", "WorkloadPriorityClass", "Topology", "ResourceFlavor", "Cohort",
-    "ProvisioningRequestConfig", "MultiKueueCluster", "MultiKueueConfig", "AdmissionCheck", "ClusterQueue",
+    "Namespace",
+    "Role",
+    "RoleBinding",
+    "WorkloadPriorityClass",
+    "Topology",
+    "ResourceFlavor",
+    "Cohort",
+    "ProvisioningRequestConfig",
+    "MultiKueueCluster",
+    "MultiKueueConfig",
+    "AdmissionCheck",
+    "ClusterQueue",
     "LocalQueue",
 )
 RESOURCE_ORDER = ("cpu", "memory")  # then accelerator resources, sorted
@@ -149,8 +164,9 @@ def _team_quotas(inventory: Inventory, cluster: Cluster) -> dict[str, list[Flavo
     return out
 
 
-def _quotas_here(inventory: Inventory, cluster: Cluster, quotas: Iterable[Quota], *,
-                 lending_allowed: bool) -> list[FlavorQuota]:
+def _quotas_here(
+    inventory: Inventory, cluster: Cluster, quotas: Iterable[Quota], *, lending_allowed: bool
+) -> list[FlavorQuota]:
     """Quotas in this cluster's own pools, plus (on a manager) the workers' quotas summed per accelerator."""
     own = {p.name: p for p in cluster.pools}
     quotas = tuple(quotas)
@@ -186,19 +202,26 @@ def accelerator_flavor_name(accelerator: str) -> str:
 
 def _worker_pools(inventory: Inventory, manager: Cluster) -> dict[str, tuple[str, Pool]]:
     """Pool name -> (worker cluster, pool) for every pool of the manager's workers."""
-    return {p.name: (w, p) for w in manager.multikueue_workers if w in inventory.cluster_by_name
-            for p in inventory.cluster_by_name[w].pools}
+    return {
+        p.name: (w, p)
+        for w in manager.multikueue_workers
+        if w in inventory.cluster_by_name
+        for p in inventory.cluster_by_name[w].pools
+    }
 
 
 def _manager_flavors(inventory: Inventory, cluster: Cluster) -> set[str]:
     if cluster.multikueue_role != "manager":
         return set()
-    return {accelerator_flavor_name(inventory.machine_by_name[p.machine].accelerator)
-            for _, p in _worker_pools(inventory, cluster).values()}
+    return {
+        accelerator_flavor_name(inventory.machine_by_name[p.machine].accelerator)
+        for _, p in _worker_pools(inventory, cluster).values()
+    }
 
 
-def _summed_worker_quotas(inventory: Inventory, manager: Cluster, quotas: tuple[Quota, ...],
-                          lending_allowed: bool) -> list[FlavorQuota]:
+def _summed_worker_quotas(
+    inventory: Inventory, manager: Cluster, quotas: tuple[Quota, ...], lending_allowed: bool
+) -> list[FlavorQuota]:
     """Manager quota = the sum of the workers' quotas, per accelerator (RULES.md section 2, MultiKueue row).
 
     A borrowing limit sums only if every part has one (unset = unlimited); an unset lending limit counts
@@ -263,11 +286,15 @@ def resource_groups(flavors: list[FlavorQuota]) -> list[dict[str, Any]]:
     out = []
     for members in groups.values():
         covered = sorted({r for fq in members for r in fq.resources}, key=_resource_order)
-        out.append({
-            "coveredResources": covered,
-            "flavors": [{"name": fq.flavor, "resources": [_resource_quota(r, fq.resources.get(r)) for r in covered]}
-                        for fq in members],
-        })
+        out.append(
+            {
+                "coveredResources": covered,
+                "flavors": [
+                    {"name": fq.flavor, "resources": [_resource_quota(r, fq.resources.get(r)) for r in covered]}
+                    for fq in members
+                ],
+            }
+        )
     return out
 
 
@@ -295,13 +322,22 @@ def _canonical(amount: Any) -> int | str:
 def kueue_configuration(objects: list[dict[str, Any]]) -> tuple[dict[str, Any] | None, list[str]]:
     """The part of Kueue's manager Configuration that a cluster's objects need, and the ClusterQueues that need it
     (those leaving cpu or memory undeclared); (None, []) when every queue declares them."""
-    undeclared = sorted(o["metadata"]["name"] for o in objects if o["kind"] == "ClusterQueue"
-                        and not set(POD_RESOURCES) <= {r for g in o["spec"].get("resourceGroups", [])
-                                                       for r in g["coveredResources"]})
+    undeclared = sorted(
+        o["metadata"]["name"]
+        for o in objects
+        if o["kind"] == "ClusterQueue"
+        and not set(POD_RESOURCES) <= {r for g in o["spec"].get("resourceGroups", []) for r in g["coveredResources"]}
+    )
     if not undeclared:
         return None, []
-    return ({"apiVersion": KUEUE_CONFIG_API, "kind": "Configuration",
-             "resources": {"quotaCheckStrategy": "IgnoreUndeclared"}}, undeclared)
+    return (
+        {
+            "apiVersion": KUEUE_CONFIG_API,
+            "kind": "Configuration",
+            "resources": {"quotaCheckStrategy": "IgnoreUndeclared"},
+        },
+        undeclared,
+    )
 
 
 # --- objects ---------------------------------------------------------------------------------------
@@ -317,8 +353,12 @@ def _meta(name: str, namespace: str | None = None, labels: dict[str, str] | None
 
 
 def _priority_class(version: str, name: str, value: int, description: str) -> dict[str, Any]:
-    obj: dict[str, Any] = {"apiVersion": version, "kind": "WorkloadPriorityClass", "metadata": _meta(name),
-                           "value": value}
+    obj: dict[str, Any] = {
+        "apiVersion": version,
+        "kind": "WorkloadPriorityClass",
+        "metadata": _meta(name),
+        "value": value,
+    }
     if description:
         obj["description"] = description  # top level, no spec (RULES.md 74)
     return obj
@@ -326,15 +366,21 @@ def _priority_class(version: str, name: str, value: int, description: str) -> di
 
 def topology_name(cluster: Cluster, levels: tuple[str, ...]) -> str:
     """A Topology's name: the cluster's kind and its levels' short names (`gke-block-subblock-host-hostname`)."""
-    short = [level.rsplit("/", 1)[-1].removeprefix("gce-topology-").removeprefix("network-node-").removeprefix("gke-")
-             for level in levels]
+    short = [
+        level.rsplit("/", 1)[-1].removeprefix("gce-topology-").removeprefix("network-node-").removeprefix("gke-")
+        for level in levels
+    ]
     return "-".join([cluster.kind, *short])
 
 
 def _topology(version: str, cluster: Cluster, levels: tuple[str, ...]) -> dict[str, Any]:
     """A Topology with the levels, coarsest first, that the platform labels its nodes with (RULES.md 71, 73)."""
-    return {"apiVersion": version, "kind": "Topology", "metadata": _meta(topology_name(cluster, levels)),
-            "spec": {"levels": [{"nodeLabel": label} for label in levels]}}
+    return {
+        "apiVersion": version,
+        "kind": "Topology",
+        "metadata": _meta(topology_name(cluster, levels)),
+        "spec": {"levels": [{"nodeLabel": label} for label in levels]},
+    }
 
 
 def flavor_node_labels(inventory: Inventory, cluster: Cluster, pool: Pool) -> dict[str, str]:
@@ -367,8 +413,10 @@ def flavor_tolerations(inventory: Inventory, cluster: Cluster, pool: Pool) -> li
 
 
 def _pool_flavor(inventory: Inventory, version: str, cluster: Cluster, pool: Pool) -> dict[str, Any]:
-    spec: dict[str, Any] = {"nodeLabels": flavor_node_labels(inventory, cluster, pool),
-                            "tolerations": flavor_tolerations(inventory, cluster, pool)}
+    spec: dict[str, Any] = {
+        "nodeLabels": flavor_node_labels(inventory, cluster, pool),
+        "tolerations": flavor_tolerations(inventory, cluster, pool),
+    }
     if cluster.topology_aware:
         spec["topologyName"] = topology_name(cluster, topology_levels(cluster.kind, pool.machine, pool.provisioning))
     return {"apiVersion": version, "kind": "ResourceFlavor", "metadata": _meta(pool.name), "spec": spec}
@@ -407,12 +455,17 @@ def _provisioning_check(inventory: Inventory, version: str, pool: Pool) -> list[
     """AdmissionCheck + ProvisioningRequestConfig for a flex-start (GKE DWS queued provisioning) pool."""
     name = provisioning_check_name(pool)
     resource = inventory.machine_by_name[pool.machine].resource_name
-    config: dict[str, Any] = {"provisioningClassName": QUEUED_PROVISIONING_CLASS, "managedResources": [resource],
-                              "retryStrategy": dict(RETRY_STRATEGY_DEFAULT)}
+    config: dict[str, Any] = {
+        "provisioningClassName": QUEUED_PROVISIONING_CLASS,
+        "managedResources": [resource],
+        "retryStrategy": dict(RETRY_STRATEGY_DEFAULT),
+    }
     if pool.max_run_duration_hours:
         config["parameters"] = {"maxRunDurationSeconds": str(pool.max_run_duration_hours * 3600)}
-    check = {"controllerName": PROVISIONING_CONTROLLER,
-             "parameters": {"apiGroup": KUEUE_GROUP, "kind": "ProvisioningRequestConfig", "name": name}}
+    check = {
+        "controllerName": PROVISIONING_CONTROLLER,
+        "parameters": {"apiGroup": KUEUE_GROUP, "kind": "ProvisioningRequestConfig", "name": name},
+    }
     return [
         {"apiVersion": version, "kind": "ProvisioningRequestConfig", "metadata": _meta(name), "spec": config},
         {"apiVersion": version, "kind": "AdmissionCheck", "metadata": _meta(name), "spec": check},
@@ -421,8 +474,11 @@ def _provisioning_check(inventory: Inventory, version: str, pool: Pool) -> list[
 
 def _workers_of_team(inventory: Inventory, manager: Cluster, team: str) -> list[str]:
     flavors = {q.flavor for q in inventory.team_by_name[team].quotas}
-    return [w for w in manager.multikueue_workers if w in inventory.cluster_by_name
-            and any(p.name in flavors for p in inventory.cluster_by_name[w].pools)]
+    return [
+        w
+        for w in manager.multikueue_workers
+        if w in inventory.cluster_by_name and any(p.name in flavors for p in inventory.cluster_by_name[w].pools)
+    ]
 
 
 def _multikueue_cluster(inventory: Inventory, version: str, worker: str) -> dict[str, Any]:
@@ -436,8 +492,10 @@ def _multikueue_cluster(inventory: Inventory, version: str, worker: str) -> dict
 def _multikueue_check(version: str, team: str, workers: list[str]) -> tuple[dict[str, Any], dict[str, Any]]:
     """Per team: a MultiKueue AdmissionCheck and a MultiKueueConfig listing the workers where it has quota."""
     name = label_name(team, "multikueue")
-    check = {"controllerName": MULTIKUEUE_CONTROLLER,
-             "parameters": {"apiGroup": KUEUE_GROUP, "kind": "MultiKueueConfig", "name": name}}
+    check = {
+        "controllerName": MULTIKUEUE_CONTROLLER,
+        "parameters": {"apiGroup": KUEUE_GROUP, "kind": "MultiKueueConfig", "name": name},
+    }
     return (
         {"apiVersion": version, "kind": "AdmissionCheck", "metadata": _meta(name), "spec": check},
         {"apiVersion": version, "kind": "MultiKueueConfig", "metadata": _meta(name), "spec": {"clusters": workers}},
@@ -447,7 +505,8 @@ def _multikueue_check(version: str, team: str, workers: list[str]) -> tuple[dict
 def fair_sharing_in_use(inventory: Inventory) -> bool:
     """Fair sharing is meant when any team or cohort sets a weight."""
     return any(t.fair_sharing_weight is not None for t in inventory.teams) or any(
-        c.fair_sharing_weight is not None for c in inventory.cohorts)
+        c.fair_sharing_weight is not None for c in inventory.cohorts
+    )
 
 
 def preemption(inventory: Inventory, team: Team, fair_sharing: bool) -> dict[str, Any]:
@@ -458,8 +517,11 @@ def preemption(inventory: Inventory, team: Team, fair_sharing: bool) -> dict[str
     own priority class's value; with fair sharing, borrowing preemption is left to fair sharing (RULES.md 36).
     """
     if team.cohort is None:
-        return {"borrowWithinCohort": {"policy": "Never"}, "reclaimWithinCohort": "Never",
-                "withinClusterQueue": "LowerPriority"}
+        return {
+            "borrowWithinCohort": {"policy": "Never"},
+            "reclaimWithinCohort": "Never",
+            "withinClusterQueue": "LowerPriority",
+        }
     borrow: dict[str, Any] = {"policy": "Never"}
     if not fair_sharing:
         borrow = {"policy": "LowerPriority"}
@@ -474,8 +536,16 @@ def namespace_selector(team: Team) -> dict[str, Any]:
     return {"matchExpressions": [{"key": NAMESPACE_NAME_LABEL, "operator": "In", "values": sorted(team.namespaces)}]}
 
 
-def _cluster_queue(inventory: Inventory, version: str, cluster: Cluster, team: Team, flavors: list[FlavorQuota],
-                   flex: list[Pool], multikueue_check: str | None, fair_sharing: bool) -> dict[str, Any]:
+def _cluster_queue(
+    inventory: Inventory,
+    version: str,
+    cluster: Cluster,
+    team: Team,
+    flavors: list[FlavorQuota],
+    flex: list[Pool],
+    multikueue_check: str | None,
+    fair_sharing: bool,
+) -> dict[str, Any]:
     spec: dict[str, Any] = {
         "namespaceSelector": namespace_selector(team),
         "resourceGroups": resource_groups(flavors),
@@ -483,8 +553,9 @@ def _cluster_queue(inventory: Inventory, version: str, cluster: Cluster, team: T
         "stopPolicy": "None",
         "flavorFungibility": dict(FLAVOR_FUNGIBILITY_DEFAULT),
         "preemption": preemption(inventory, team, fair_sharing),
-        "fairSharing": {"weight": canonical_quantity(
-            team.fair_sharing_weight if team.fair_sharing_weight is not None else 1)},
+        "fairSharing": {
+            "weight": canonical_quantity(team.fair_sharing_weight if team.fair_sharing_weight is not None else 1)
+        },
     }
     if team.cohort:
         spec["cohortName" if version.endswith("v1beta2") else "cohort"] = team.cohort  # RULES.md 83
@@ -494,8 +565,12 @@ def _cluster_queue(inventory: Inventory, version: str, cluster: Cluster, team: T
         checks.append({"name": multikueue_check})  # never scoped with onFlavors (RULES.md 44)
     if checks:
         spec["admissionChecksStrategy"] = {"admissionChecks": sorted(checks, key=lambda c: c["name"])}
-    return {"apiVersion": version, "kind": "ClusterQueue", "metadata": _meta(team.name, labels=_team_labels(team)),
-            "spec": spec}
+    return {
+        "apiVersion": version,
+        "kind": "ClusterQueue",
+        "metadata": _meta(team.name, labels=_team_labels(team)),
+        "spec": spec,
+    }
 
 
 def _team_labels(team: Team) -> dict[str, str]:
@@ -506,16 +581,23 @@ def _local_queues(version: str, team: Team) -> list[dict[str, Any]]:
     out = []
     for namespace in team.namespaces:
         for name in sorted({team.name, DEFAULT_LOCAL_QUEUE}):
-            out.append({"apiVersion": version, "kind": "LocalQueue",
-                        "metadata": _meta(name, namespace, _team_labels(team)),
-                        "spec": {"clusterQueue": team.name, "stopPolicy": "None", "fairSharing": {"weight": 1}}})
+            out.append(
+                {
+                    "apiVersion": version,
+                    "kind": "LocalQueue",
+                    "metadata": _meta(name, namespace, _team_labels(team)),
+                    "spec": {"clusterQueue": team.name, "stopPolicy": "None", "fairSharing": {"weight": 1}},
+                }
+            )
     return out
 
 
 def _team_rules() -> list[dict[str, Any]]:
     """Write workloads, read LocalQueues and Workloads; nothing else."""
-    rules = [{"apiGroups": [group], "resources": list(resources), "verbs": list(WRITE_VERBS)}
-             for group, resources in sorted(WORKLOAD_RESOURCES.items())]
+    rules = [
+        {"apiGroups": [group], "resources": list(resources), "verbs": list(WRITE_VERBS)}
+        for group, resources in sorted(WORKLOAD_RESOURCES.items())
+    ]
     rules.append({"apiGroups": [KUEUE_GROUP], "resources": ["localqueues", "workloads"], "verbs": list(READ_VERBS)})
     return rules
 
@@ -528,11 +610,23 @@ def _tenancy(team: Team, cluster_kind: ClusterKind) -> list[dict[str, Any]]:
     out: list[dict[str, Any]] = []
     for namespace in team.namespaces:
         out.append({"apiVersion": "v1", "kind": "Namespace", "metadata": _meta(namespace, labels=labels)})
-        out.append({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role",
-                    "metadata": _meta(TEAM_ROLE, namespace, labels), "rules": _team_rules()})
-        out.append({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding",
-                    "metadata": _meta(TEAM_ROLE, namespace, labels),
-                    "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": TEAM_ROLE},
-                    "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "Group",
-                                  "name": team.rbac_group(cluster_kind)}]})
+        out.append(
+            {
+                "apiVersion": "rbac.authorization.k8s.io/v1",
+                "kind": "Role",
+                "metadata": _meta(TEAM_ROLE, namespace, labels),
+                "rules": _team_rules(),
+            }
+        )
+        out.append(
+            {
+                "apiVersion": "rbac.authorization.k8s.io/v1",
+                "kind": "RoleBinding",
+                "metadata": _meta(TEAM_ROLE, namespace, labels),
+                "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": TEAM_ROLE},
+                "subjects": [
+                    {"apiGroup": "rbac.authorization.k8s.io", "kind": "Group", "name": team.rbac_group(cluster_kind)}
+                ],
+            }
+        )
     return out

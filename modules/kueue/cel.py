@@ -84,8 +84,7 @@ def compile_rule(entry: dict[str, Any]) -> CelRule:
     if "oldSelf" in rule:
         return CelRule(rule, message, entry.get("fieldPath", ""))
     fields = frozenset(re.findall(r"\.([A-Za-z_][A-Za-z0-9_]*)", rule))
-    return CelRule(rule, message, entry.get("fieldPath", ""), _program(rule), fields,
-                   _projectable(_ENV.compile(rule)))
+    return CelRule(rule, message, entry.get("fieldPath", ""), _program(rule), fields, _projectable(_ENV.compile(rule)))
 
 
 _LOOKUPS = ("ident", "member_dot", "member_dot_arg", "member_index")

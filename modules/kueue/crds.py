@@ -32,10 +32,17 @@ CRD_DIR = Path(__file__).parent / "crds"
 GROUP = "kueue.x-k8s.io"
 # Kind -> plural (the CRD file is kueue.x-k8s.io_<plural>.yaml).
 PLURALS = {
-    "AdmissionCheck": "admissionchecks", "ClusterQueue": "clusterqueues", "Cohort": "cohorts",
-    "LocalQueue": "localqueues", "MultiKueueCluster": "multikueueclusters", "MultiKueueConfig": "multikueueconfigs",
-    "ProvisioningRequestConfig": "provisioningrequestconfigs", "ResourceFlavor": "resourceflavors",
-    "Topology": "topologies", "WorkloadPriorityClass": "workloadpriorityclasses", "Workload": "workloads",
+    "AdmissionCheck": "admissionchecks",
+    "ClusterQueue": "clusterqueues",
+    "Cohort": "cohorts",
+    "LocalQueue": "localqueues",
+    "MultiKueueCluster": "multikueueclusters",
+    "MultiKueueConfig": "multikueueconfigs",
+    "ProvisioningRequestConfig": "provisioningrequestconfigs",
+    "ResourceFlavor": "resourceflavors",
+    "Topology": "topologies",
+    "WorkloadPriorityClass": "workloadpriorityclasses",
+    "Workload": "workloads",
 }
 INT_RANGES = {"int32": (-(2**31), 2**31 - 1), "int64": (-(2**63), 2**63 - 1)}
 
@@ -83,8 +90,14 @@ def crd(kind: str, version: str) -> Crd | None:
     for v in doc["spec"]["versions"]:
         if v["name"] == version and v.get("served", True):
             schema = v["schema"]["openAPIV3Schema"]
-            return Crd(kind, version, doc["spec"]["scope"] == "Namespaced", bool(v.get("deprecated")), schema,
-                       _Validator(_prepare(schema, top=True), format_checker=_FORMATS))
+            return Crd(
+                kind,
+                version,
+                doc["spec"]["scope"] == "Namespaced",
+                bool(v.get("deprecated")),
+                schema,
+                _Validator(_prepare(schema, top=True), format_checker=_FORMATS),
+            )
     return None
 
 
@@ -114,8 +127,12 @@ def _prepare(node: Any, top: bool = False) -> Any:
     if top:
         # metadata is checked by the validator module (name rules); the API server owns its schema.
         out["properties"] = {**out.get("properties", {}), "metadata": {"type": "object"}}
-    if (out.get("type") == "object" and "properties" in out and "additionalProperties" not in out
-            and not out.get("x-kubernetes-preserve-unknown-fields")):
+    if (
+        out.get("type") == "object"
+        and "properties" in out
+        and "additionalProperties" not in out
+        and not out.get("x-kubernetes-preserve-unknown-fields")
+    ):
         out["additionalProperties"] = False
     if out.get("nullable") and "type" in out:
         out["type"] = [out["type"], "null"]
@@ -125,7 +142,7 @@ def _prepare(node: Any, top: bool = False) -> Any:
 def _python_regex(pattern: str) -> str:
     """Go (RE2) allows inline flags anywhere, Python only at the start: `^(?i)x` -> `(?i)^x`."""
     match = re.match(r"^(\^?)\(\?([a-z]+)\)", pattern)
-    return f"(?{match.group(2)}){match.group(1)}{pattern[match.end():]}" if match else pattern
+    return f"(?{match.group(2)}){match.group(1)}{pattern[match.end() :]}" if match else pattern
 
 
 def _list_type(validator: Any, list_type: str, instance: Any, schema: dict[str, Any]) -> Iterator[ValidationError]:
@@ -208,9 +225,17 @@ def schema_errors(c: Crd, obj: dict[str, Any]) -> list[SchemaError]:
     for e in c.validator.iter_errors(obj):
         for leaf in _leaves(e):
             known = tuple(leaf.schema.get("properties", {})) if isinstance(leaf.schema, dict) else ()
-            out.append(SchemaError(tuple(leaf.absolute_path), leaf.message, str(leaf.validator),
-                                   tuple(leaf.absolute_schema_path), getattr(leaf, "cel_rule", None), leaf.instance,
-                                   known))
+            out.append(
+                SchemaError(
+                    tuple(leaf.absolute_path),
+                    leaf.message,
+                    str(leaf.validator),
+                    tuple(leaf.absolute_schema_path),
+                    getattr(leaf, "cel_rule", None),
+                    leaf.instance,
+                    known,
+                )
+            )
     return out
 
 

@@ -35,8 +35,11 @@ KIND_OF_LABEL = {label: kind for kind, label in NODE_POOL_LABEL.items()}
 PROVIDER = {"gke": "gcp", "eks": "aws", "aks": "azure", "onprem": "onprem"}
 # Placeholder machines when the manifests do not name one (a catalog entry per provider and accelerator kind).
 PLACEHOLDER = {
-    ("gcp", "gpu"): "a3-highgpu-8g", ("aws", "gpu"): "p5.48xlarge", ("azure", "gpu"): "Standard_ND96isr_H100_v5",
-    ("onprem", "gpu"): "dgx-h100", ("gcp", "tpu"): "ct5p-hightpu-4t",
+    ("gcp", "gpu"): "a3-highgpu-8g",
+    ("aws", "gpu"): "p5.48xlarge",
+    ("azure", "gpu"): "Standard_ND96isr_H100_v5",
+    ("onprem", "gpu"): "dgx-h100",
+    ("gcp", "tpu"): "ct5p-hightpu-4t",
 }
 GIB = Decimal(2) ** 30
 

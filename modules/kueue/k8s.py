@@ -16,10 +16,22 @@ QUALIFIED_NAME_PART = re.compile(r"^([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$")
 LABEL_VALUE = re.compile(r"^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$")
 QUANTITY = re.compile(r"^([+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+))(Ki|Mi|Gi|Ti|Pi|Ei|[numkMGTPE]|[eE][+-]?[0-9]+)?$")
 SUFFIX = {
-    "": Decimal(1), "n": Decimal("1e-9"), "u": Decimal("1e-6"), "m": Decimal("1e-3"), "k": Decimal("1e3"),
-    "M": Decimal("1e6"), "G": Decimal("1e9"), "T": Decimal("1e12"), "P": Decimal("1e15"), "E": Decimal("1e18"),
-    "Ki": Decimal(2) ** 10, "Mi": Decimal(2) ** 20, "Gi": Decimal(2) ** 30, "Ti": Decimal(2) ** 40,
-    "Pi": Decimal(2) ** 50, "Ei": Decimal(2) ** 60,
+    "": Decimal(1),
+    "n": Decimal("1e-9"),
+    "u": Decimal("1e-6"),
+    "m": Decimal("1e-3"),
+    "k": Decimal("1e3"),
+    "M": Decimal("1e6"),
+    "G": Decimal("1e9"),
+    "T": Decimal("1e12"),
+    "P": Decimal("1e15"),
+    "E": Decimal("1e18"),
+    "Ki": Decimal(2) ** 10,
+    "Mi": Decimal(2) ** 20,
+    "Gi": Decimal(2) ** 30,
+    "Ti": Decimal(2) ** 40,
+    "Pi": Decimal(2) ** 50,
+    "Ei": Decimal(2) ** 60,
 }
 SELECTOR_OPERATORS = ("In", "NotIn", "Exists", "DoesNotExist")
 
@@ -56,8 +68,9 @@ def canonical_quantity(value: int | float | Decimal, *, gib: bool = False) -> in
     canonical stays a number (`64`)."""
     if gib:
         count = int(value) * 2**30
-        return next((f"{count >> bits}{suffix}" for bits, suffix in _BINARY_STEPS if count and not count % 2**bits),
-                    count)
+        return next(
+            (f"{count >> bits}{suffix}" for bits, suffix in _BINARY_STEPS if count and not count % 2**bits), count
+        )
     amount = Decimal(str(value))
     if amount != amount.to_integral_value():
         for digits, suffix in _FRACTION_STEPS:
@@ -66,8 +79,10 @@ def canonical_quantity(value: int | float | Decimal, *, gib: bool = False) -> in
                 return f"{int(scaled)}{suffix}"
         raise ValueError(f"{value} has more than nine decimal places; a quantity cannot hold it")
     whole = int(amount)
-    return next((f"{whole // 10**digits}{suffix}" for digits, suffix in _DECIMAL_STEPS
-                 if whole and not whole % 10**digits), whole)
+    return next(
+        (f"{whole // 10**digits}{suffix}" for digits, suffix in _DECIMAL_STEPS if whole and not whole % 10**digits),
+        whole,
+    )
 
 
 def is_dns_subdomain(name: str) -> bool:

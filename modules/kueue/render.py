@@ -48,9 +48,14 @@ _NOT_PRINTABLE = re.compile("[^\t\n\r\x20-\x7e\xa0-\ud7ff\ue000-\ufffd\U00010000
 
 @lru_cache(maxsize=65536)
 def _string(text: str) -> str:
-    plain = (_PLAIN_SAFE.match(text) is not None and not text.endswith(" ") and ": " not in text and " #" not in text
-             and not _READ_AS_NUMBER_OR_BOOL.fullmatch(text)
-             and _RESOLVER.resolve(yaml.ScalarNode, text, (True, False)) == _STR_TAG)
+    plain = (
+        _PLAIN_SAFE.match(text) is not None
+        and not text.endswith(" ")
+        and ": " not in text
+        and " #" not in text
+        and not _READ_AS_NUMBER_OR_BOOL.fullmatch(text)
+        and _RESOLVER.resolve(yaml.ScalarNode, text, (True, False)) == _STR_TAG
+    )
     if plain:
         return text
     return _NOT_PRINTABLE.sub(lambda m: f"\\u{ord(m.group()):04x}", json.dumps(text, ensure_ascii=False))
@@ -93,11 +98,11 @@ def _emit_sequence(items: list[Any], pad: str, lines: list[str]) -> None:
         if isinstance(item, dict) and item:
             start = len(lines)
             _emit_mapping(item, pad + "  ", lines)
-            lines[start] = f"{pad}- {lines[start][len(pad) + 2:]}"
+            lines[start] = f"{pad}- {lines[start][len(pad) + 2 :]}"
         elif isinstance(item, list) and item:
             start = len(lines)
             _emit_sequence(item, pad + "  ", lines)
-            lines[start] = f"{pad}- {lines[start][len(pad) + 2:]}"
+            lines[start] = f"{pad}- {lines[start][len(pad) + 2 :]}"
         else:
             lines.append(f"{pad}- {_scalar(item)}")
 
@@ -113,10 +118,12 @@ def render_kueue_configuration(cluster: str, objects: list[dict[str, Any]]) -> s
     head = f"# cluster: {cluster}\n"
     if config is None:
         return head + "# every ClusterQueue declares cpu and memory: Kueue's default Configuration admits its pods\n"
-    return (head + f"# ClusterQueues that leave cpu or memory undeclared: {', '.join(queues)}. Without this, Kueue\n"
-            "# admits none of their pods (every pod requests cpu and memory). Merge it into the manager's\n"
-            "# Configuration: ConfigMap kueue-manager-config in kueue-system, key controller_manager_config.yaml.\n"
-            + dump_objects([config]))
+    return (
+        head + f"# ClusterQueues that leave cpu or memory undeclared: {', '.join(queues)}. Without this, Kueue\n"
+        "# admits none of their pods (every pod requests cpu and memory). Merge it into the manager's\n"
+        "# Configuration: ConfigMap kueue-manager-config in kueue-system, key controller_manager_config.yaml.\n"
+        + dump_objects([config])
+    )
 
 
 def rendered_documents(inventory: Inventory, cluster: str) -> tuple[str, list[tuple[str, str]]]:

@@ -34,12 +34,28 @@ def cross_object(objects: list[tuple[str, dict[str, Any]]]) -> dict[int, list[Fi
         if kind == "ClusterQueue":
             found += _queue(spec, flavors, checks, cyclic)
         elif kind == "ResourceFlavor" and spec.get("topologyName") and spec["topologyName"] not in topologies:
-            found.append(Finding(("spec", "topologyName"), f"Topology `{spec['topologyName']}` does not exist; "
-                                 "ClusterQueues using this flavor go inactive (TopologyNotFound)", 61,
-                                 "Create the Topology or fix the name.", spec["topologyName"], "warning"))
+            found.append(
+                Finding(
+                    ("spec", "topologyName"),
+                    f"Topology `{spec['topologyName']}` does not exist; "
+                    "ClusterQueues using this flavor go inactive (TopologyNotFound)",
+                    61,
+                    "Create the Topology or fix the name.",
+                    spec["topologyName"],
+                    "warning",
+                )
+            )
         elif kind == "Cohort" and _name(obj) in cyclic:
-            found.append(Finding(("spec", "parentName"), "cohort is in a parentName cycle; every ClusterQueue in "
-                                 "the cycle is disabled", 53, "Break the cycle.", spec.get("parentName"), "warning"))
+            found.append(
+                Finding(
+                    ("spec", "parentName"),
+                    "cohort is in a parentName cycle; every ClusterQueue in the cycle is disabled",
+                    53,
+                    "Break the cycle.",
+                    spec.get("parentName"),
+                    "warning",
+                )
+            )
         elif kind == "LocalQueue":
             found += _local_queue(obj, queues, namespaces)
         elif kind == "AdmissionCheck":
@@ -47,9 +63,16 @@ def cross_object(objects: list[tuple[str, dict[str, Any]]]) -> dict[int, list[Fi
         elif kind == "MultiKueueConfig":
             for i, cluster in enumerate(spec.get("clusters") or []):
                 if cluster not in by_kind.get("MultiKueueCluster", {}):
-                    found.append(Finding(("spec", "clusters", i), f"MultiKueueCluster `{cluster}` does not exist",
-                                         80, "Create the MultiKueueCluster or remove it from the list.", cluster,
-                                         "warning"))
+                    found.append(
+                        Finding(
+                            ("spec", "clusters", i),
+                            f"MultiKueueCluster `{cluster}` does not exist",
+                            80,
+                            "Create the MultiKueueCluster or remove it from the list.",
+                            cluster,
+                            "warning",
+                        )
+                    )
         if found:
             out[index] = found
     return out
@@ -69,7 +92,7 @@ def _cohort_cycles(cohorts: dict[str, dict[str, Any]]) -> set[str]:
             path.append(name)
             name = (cohorts[name].get("spec") or {}).get("parentName")
         if name is not None and name in path:
-            cyclic.update(path[path.index(name):])
+            cyclic.update(path[path.index(name) :])
     return cyclic
 
 
@@ -78,55 +101,134 @@ def _queue(spec: dict[str, Any], flavors: dict[str, Any], checks: dict[str, Any]
     for i, group in enumerate(spec.get("resourceGroups") or []):
         for j, flavor in enumerate(group.get("flavors") or []):
             if flavor.get("name") not in flavors:
-                out.append(Finding(("spec", "resourceGroups", i, "flavors", j, "name"),
-                                   f"ResourceFlavor `{flavor.get('name')}` does not exist; the ClusterQueue is "
-                                   "inactive (FlavorNotFound)", 21, "Create the ResourceFlavor or fix the name.",
-                                   flavor.get("name"), "warning"))
+                out.append(
+                    Finding(
+                        ("spec", "resourceGroups", i, "flavors", j, "name"),
+                        f"ResourceFlavor `{flavor.get('name')}` does not exist; the ClusterQueue is "
+                        "inactive (FlavorNotFound)",
+                        21,
+                        "Create the ResourceFlavor or fix the name.",
+                        flavor.get("name"),
+                        "warning",
+                    )
+                )
     strategy = (spec.get("admissionChecksStrategy") or {}).get("admissionChecks") or []
     names = [a.get("name") for a in strategy] + list(spec.get("admissionChecks") or [])
     controllers = []
     for i, name in enumerate(names):
-        path: tuple[str | int, ...] = (("spec", "admissionChecksStrategy", "admissionChecks", i, "name")
-                                       if i < len(strategy) else ("spec", "admissionChecks", i - len(strategy)))
+        path: tuple[str | int, ...] = (
+            ("spec", "admissionChecksStrategy", "admissionChecks", i, "name")
+            if i < len(strategy)
+            else ("spec", "admissionChecks", i - len(strategy))
+        )
         if name not in checks:
-            out.append(Finding(path, f"AdmissionCheck `{name}` does not exist; the ClusterQueue is inactive "
-                               "(AdmissionCheckNotFound)", 43, "Create the AdmissionCheck or fix the name.", name,
-                               "warning"))
+            out.append(
+                Finding(
+                    path,
+                    f"AdmissionCheck `{name}` does not exist; the ClusterQueue is inactive (AdmissionCheckNotFound)",
+                    43,
+                    "Create the AdmissionCheck or fix the name.",
+                    name,
+                    "warning",
+                )
+            )
             continue
         controller = (checks[name].get("spec") or {}).get("controllerName")
         controllers.append(controller)
         if controller == MULTIKUEUE and i < len(strategy) and strategy[i].get("onFlavors"):
-            out.append(Finding((*path[:-1], "onFlavors"), "a MultiKueue admission check must not be restricted "
-                               "with onFlavors (MultiKueueAdmissionCheckAppliedPerFlavor)", 44,
-                               "Remove onFlavors from the MultiKueue check.", strategy[i]["onFlavors"], "warning"))
+            out.append(
+                Finding(
+                    (*path[:-1], "onFlavors"),
+                    "a MultiKueue admission check must not be restricted "
+                    "with onFlavors (MultiKueueAdmissionCheckAppliedPerFlavor)",
+                    44,
+                    "Remove onFlavors from the MultiKueue check.",
+                    strategy[i]["onFlavors"],
+                    "warning",
+                )
+            )
     if controllers.count(MULTIKUEUE) > 1:
-        out.append(Finding(("spec", "admissionChecksStrategy"), "more than one MultiKueue admission check "
-                           "(MultipleMultiKueueAdmissionChecks)", 44, "Keep one MultiKueue check.", None, "warning"))
+        out.append(
+            Finding(
+                ("spec", "admissionChecksStrategy"),
+                "more than one MultiKueue admission check (MultipleMultiKueueAdmissionChecks)",
+                44,
+                "Keep one MultiKueue check.",
+                None,
+                "warning",
+            )
+        )
     if MULTIKUEUE in controllers and PROVISIONING in controllers:
-        out.append(Finding(("spec", "admissionChecksStrategy"), "a MultiKueue check together with a "
-                           "ProvisioningRequest check makes the ClusterQueue inactive "
-                           "(MultiKueueWithProvisioningRequest)", 44,
-                           "Provision on the worker clusters, not on the manager.", None, "warning"))
+        out.append(
+            Finding(
+                ("spec", "admissionChecksStrategy"),
+                "a MultiKueue check together with a "
+                "ProvisioningRequest check makes the ClusterQueue inactive "
+                "(MultiKueueWithProvisioningRequest)",
+                44,
+                "Provision on the worker clusters, not on the manager.",
+                None,
+                "warning",
+            )
+        )
     if strategy and spec.get("admissionChecks"):
-        out.append(Finding(("spec", "admissionChecks"), "v1beta1 admissionChecks and admissionChecksStrategy are "
-                           "both set; on conversion the plain list replaces the strategy", 45,
-                           "Keep only admissionChecksStrategy.", None, "warning"))
+        out.append(
+            Finding(
+                ("spec", "admissionChecks"),
+                "v1beta1 admissionChecks and admissionChecksStrategy are "
+                "both set; on conversion the plain list replaces the strategy",
+                45,
+                "Keep only admissionChecksStrategy.",
+                None,
+                "warning",
+            )
+        )
     cohort = spec.get("cohortName") or spec.get("cohort")
     if cohort in cyclic:
-        out.append(Finding(("spec", "cohortName"), f"cohort `{cohort}` is on a parentName cycle; the ClusterQueue "
-                           "is disabled", 53, "Break the cohort cycle.", cohort, "warning"))
+        out.append(
+            Finding(
+                ("spec", "cohortName"),
+                f"cohort `{cohort}` is on a parentName cycle; the ClusterQueue is disabled",
+                53,
+                "Break the cohort cycle.",
+                cohort,
+                "warning",
+            )
+        )
     if spec.get("stopPolicy", "None") != "None":
-        out.append(Finding(("spec", "stopPolicy"), "the ClusterQueue is stopped and admits nothing (Stopped)", 32,
-                           "Set stopPolicy: None to admit again.", spec["stopPolicy"], "warning"))
+        out.append(
+            Finding(
+                ("spec", "stopPolicy"),
+                "the ClusterQueue is stopped and admits nothing (Stopped)",
+                32,
+                "Set stopPolicy: None to admit again.",
+                spec["stopPolicy"],
+                "warning",
+            )
+        )
     selector = spec.get("namespaceSelector")
     if selector is None:
-        out.append(Finding(("spec", "namespaceSelector"), "no namespaceSelector: the ClusterQueue admits no "
-                           "namespace", TENANCY_RULE, "Select the team's namespaces, e.g. matchExpressions on "
-                           "kubernetes.io/metadata.name In [...].", None, "warning"))
+        out.append(
+            Finding(
+                ("spec", "namespaceSelector"),
+                "no namespaceSelector: the ClusterQueue admits no namespace",
+                TENANCY_RULE,
+                "Select the team's namespaces, e.g. matchExpressions on kubernetes.io/metadata.name In [...].",
+                None,
+                "warning",
+            )
+        )
     elif not selector_keys(selector):
-        out.append(Finding(("spec", "namespaceSelector"), "namespaceSelector `{}` admits every namespace, so any "
-                           "tenant can use this queue", TENANCY_RULE, "Select only the team's namespaces, e.g. "
-                           "matchExpressions on kubernetes.io/metadata.name In [...].", selector, "warning"))
+        out.append(
+            Finding(
+                ("spec", "namespaceSelector"),
+                "namespaceSelector `{}` admits every namespace, so any tenant can use this queue",
+                TENANCY_RULE,
+                "Select only the team's namespaces, e.g. matchExpressions on kubernetes.io/metadata.name In [...].",
+                selector,
+                "warning",
+            )
+        )
     return out
 
 
@@ -135,18 +237,33 @@ def _local_queue(obj: dict[str, Any], queues: dict[str, Any], namespaces: dict[s
     if not target:
         return []
     if target not in queues:
-        return [Finding(("spec", "clusterQueue"), f"ClusterQueue `{target}` does not exist; workloads submitted here "
-                        "stay pending", 63, "Create the ClusterQueue or fix the name.", target, "warning")]
+        return [
+            Finding(
+                ("spec", "clusterQueue"),
+                f"ClusterQueue `{target}` does not exist; workloads submitted here stay pending",
+                63,
+                "Create the ClusterQueue or fix the name.",
+                target,
+                "warning",
+            )
+        ]
     namespace = (obj.get("metadata") or {}).get("namespace", "default")
     selector = (queues[target].get("spec") or {}).get("namespaceSelector")
     labels = {NAME_LABEL: namespace, **((namespaces.get(namespace, {}).get("metadata") or {}).get("labels") or {})}
     if namespace not in namespaces and not selector_keys(selector) <= {NAME_LABEL}:
         return []  # the namespace's other labels are unknown here
     if not selector_matches(selector, labels):
-        return [Finding(("metadata", "namespace"), f"namespace `{namespace}` is not selected by ClusterQueue "
-                        f"`{target}`'s namespaceSelector; its workloads are never admitted", 66,
-                        "Point the LocalQueue at the namespace's ClusterQueue, or widen that selector.",
-                        namespace, "warning")]
+        return [
+            Finding(
+                ("metadata", "namespace"),
+                f"namespace `{namespace}` is not selected by ClusterQueue "
+                f"`{target}`'s namespaceSelector; its workloads are never admitted",
+                66,
+                "Point the LocalQueue at the namespace's ClusterQueue, or widen that selector.",
+                namespace,
+                "warning",
+            )
+        ]
     return []
 
 
@@ -154,7 +271,15 @@ def _admission_check(spec: dict[str, Any], by_kind: dict[str, dict[str, Any]]) -
     params = spec.get("parameters") or {}
     kind, name = params.get("kind"), params.get("name")
     if kind in ("ProvisioningRequestConfig", "MultiKueueConfig") and name not in by_kind.get(kind, {}):
-        return [Finding(("spec", "parameters", "name"), f"{kind} `{name}` does not exist; the check is not Active, "
-                        "so ClusterQueues using it are inactive (AdmissionCheckInactive)", 43,
-                        f"Create the {kind} or fix the name.", name, "warning")]
+        return [
+            Finding(
+                ("spec", "parameters", "name"),
+                f"{kind} `{name}` does not exist; the check is not Active, "
+                "so ClusterQueues using it are inactive (AdmissionCheckInactive)",
+                43,
+                f"Create the {kind} or fix the name.",
+                name,
+                "warning",
+            )
+        ]
     return []

@@ -36,21 +36,35 @@ MANIFEST_SUFFIXES = (".yaml", ".yml", ".json")
 
 # CRD constraints -> RULES.md numbers, by field path ([] = any list index); the nearest enclosing path wins.
 _COMMON_RG = {
-    "spec.resourceGroups": 8, "spec.resourceGroups[]": 9, "spec.resourceGroups[].coveredResources": 9,
-    "spec.resourceGroups[].coveredResources[]": 19, "spec.resourceGroups[].flavors": 9,
-    "spec.resourceGroups[].flavors[]": 10, "spec.resourceGroups[].flavors[].name": 2,
-    "spec.resourceGroups[].flavors[].resources": 10, "spec.resourceGroups[].flavors[].resources[]": 10,
+    "spec.resourceGroups": 8,
+    "spec.resourceGroups[]": 9,
+    "spec.resourceGroups[].coveredResources": 9,
+    "spec.resourceGroups[].coveredResources[]": 19,
+    "spec.resourceGroups[].flavors": 9,
+    "spec.resourceGroups[].flavors[]": 10,
+    "spec.resourceGroups[].flavors[].name": 2,
+    "spec.resourceGroups[].flavors[].resources": 10,
+    "spec.resourceGroups[].flavors[].resources[]": 10,
 }
 SCHEMA_RULES: dict[str, dict[str, int]] = {
     "ClusterQueue": {
-        **_COMMON_RG, "spec.cohortName": 29, "spec.cohort": 29, "spec.queueingStrategy": 31, "spec.stopPolicy": 32,
-        "spec.preemption.reclaimWithinCohort": 33, "spec.preemption.withinClusterQueue": 34,
-        "spec.preemption.borrowWithinCohort": 35, "spec.flavorFungibility": 37,
-        "spec.flavorFungibility.preference": 38, "spec.admissionScope": 39,
-        "spec.admissionChecksStrategy.admissionChecks": 41, "spec.admissionChecksStrategy.admissionChecks[]": 41,
+        **_COMMON_RG,
+        "spec.cohortName": 29,
+        "spec.cohort": 29,
+        "spec.queueingStrategy": 31,
+        "spec.stopPolicy": 32,
+        "spec.preemption.reclaimWithinCohort": 33,
+        "spec.preemption.withinClusterQueue": 34,
+        "spec.preemption.borrowWithinCohort": 35,
+        "spec.flavorFungibility": 37,
+        "spec.flavorFungibility.preference": 38,
+        "spec.admissionScope": 39,
+        "spec.admissionChecksStrategy.admissionChecks": 41,
+        "spec.admissionChecksStrategy.admissionChecks[]": 41,
         "spec.admissionChecksStrategy.admissionChecks[].name": 3,
         "spec.admissionChecksStrategy.admissionChecks[].onFlavors": 41,
-        "spec.admissionChecksStrategy.admissionChecks[].onFlavors[]": 2, "spec.concurrentAdmissionPolicy": 46,
+        "spec.admissionChecksStrategy.admissionChecks[].onFlavors[]": 2,
+        "spec.concurrentAdmissionPolicy": 46,
     },
     "Cohort": {**{k: 49 for k in _COMMON_RG}, "spec.parentName": 48},
     "ResourceFlavor": {"spec.nodeLabels": 55, "spec.nodeTaints": 56, "spec.tolerations": 57, "spec.topologyName": 2},
@@ -74,8 +88,10 @@ CEL_RULES = {
 # Fields a v1beta1 author may carry into v1beta2 (RULES.md 1.9): kind -> field -> (replacement, rule).
 RENAMED = {
     "ClusterQueue": {"cohort": ("spec.cohortName", 83), "admissionChecks": ("spec.admissionChecksStrategy", 84)},
-    "MultiKueueCluster": {"kubeConfig": ("spec.clusterSource.kubeConfig", 87),
-                          "clusterProfileRef": ("spec.clusterSource.clusterProfileRef", 87)},
+    "MultiKueueCluster": {
+        "kubeConfig": ("spec.clusterSource.kubeConfig", 87),
+        "clusterProfileRef": ("spec.clusterSource.clusterProfileRef", 87),
+    },
     "AdmissionCheck": {"retryDelayMinutes": ("nothing (removed)", 88)},
     "MultiKueueConfig": {"quotaManagement": ("nothing in v1beta1 (v1beta2 only)", 89)},
 }
@@ -121,8 +137,16 @@ def validate(manifests: Iterable[Manifest]) -> list[Issue]:
     for m in manifests:
         obj = m.obj
         if not isinstance(obj, dict) or not obj.get("kind") or not obj.get("apiVersion"):
-            issues.append(_issue(m, (), "not a Kubernetes object (apiVersion and kind are required)", None,
-                                 "Give the document `apiVersion` and `kind`, or remove it.", rule_name="kueue-object"))
+            issues.append(
+                _issue(
+                    m,
+                    (),
+                    "not a Kubernetes object (apiVersion and kind are required)",
+                    None,
+                    "Give the document `apiVersion` and `kind`, or remove it.",
+                    rule_name="kueue-object",
+                )
+            )
             continue
         kind, api_version = str(obj["kind"]), str(obj["apiVersion"])
         group, _, version = api_version.rpartition("/")

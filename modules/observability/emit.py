@@ -25,8 +25,9 @@ def dashboard(result: LoadResult, options: Options) -> dict[str, Any]:
     return build_dashboard(result.inventory, options.cluster_label, options.cluster)
 
 
-def cluster_manifests(inventory: Inventory, cluster: str, at: dt.date, sources: SourceMap | None = None
-                      ) -> list[dict[str, Any]]:
+def cluster_manifests(
+    inventory: Inventory, cluster: str, at: dt.date, sources: SourceMap | None = None
+) -> list[dict[str, Any]]:
     """The PrometheusRule and the dashboard ConfigMap for `cluster`'s own Prometheus and Grafana, in its
     `observability.namespace`; none unless `observability.enabled`. `sources` lets runbooks name inventory files."""
     settings = inventory.cluster_by_name[cluster].observability
@@ -41,8 +42,9 @@ def cluster_manifests(inventory: Inventory, cluster: str, at: dt.date, sources: 
     return [prometheus_rule(rules, settings.namespace), dashboard_configmap(model, settings.namespace)]
 
 
-def kubernetes_objects(inventory: Inventory, cluster: str, at: dt.date, sources: SourceMap | None = None
-                       ) -> list[dict[str, Any]]:
+def kubernetes_objects(
+    inventory: Inventory, cluster: str, at: dt.date, sources: SourceMap | None = None
+) -> list[dict[str, Any]]:
     """Every Kubernetes object a cluster's stack declares (the Pulumi program and `qm synth` alike): its Kueue
     objects, then its observability objects when enabled."""
     from quartermaster.modules.kueue import objects_for_cluster

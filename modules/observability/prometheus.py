@@ -30,8 +30,13 @@ TOKEN_ENV = "QM_PROMETHEUS_TOKEN"
 USER_ENV = "QM_PROMETHEUS_USER"
 PASSWORD_ENV = "QM_PROMETHEUS_PASSWORD"
 RETRY_STATUS = frozenset({429, 500, 502, 503, 504})
-TRANSIENT_ERRORS = (ConnectionResetError, ConnectionAbortedError, http.client.RemoteDisconnected,
-                    http.client.IncompleteRead, TimeoutError)
+TRANSIENT_ERRORS = (
+    ConnectionResetError,
+    ConnectionAbortedError,
+    http.client.RemoteDisconnected,
+    http.client.IncompleteRead,
+    TimeoutError,
+)
 
 
 class AuthError(UsageError):
@@ -60,8 +65,9 @@ def auth_header(environ: Mapping[str, str]) -> str | None:
     if user or password:
         if not (user and password):
             missing = PASSWORD_ENV if user else USER_ENV
-            raise UsageError(f"{missing} is not set: basic auth needs both {USER_ENV} and {PASSWORD_ENV} "
-                             "in the environment.")
+            raise UsageError(
+                f"{missing} is not set: basic auth needs both {USER_ENV} and {PASSWORD_ENV} in the environment."
+            )
         return "Basic " + base64.b64encode(f"{user}:{password}".encode()).decode("ascii")
     return None
 
@@ -70,8 +76,10 @@ def check_url(url: str) -> str:
     """The base URL without a trailing slash; a UsageError for anything but http(s)://host[:port][/path]."""
     parts = urllib.parse.urlsplit(url)
     if parts.scheme not in ("http", "https") or not parts.netloc:
-        raise UsageError(f"--prometheus {url}: not an http(s) URL; give the server's base URL, e.g. "
-                         "http://prometheus.monitoring:9090 (the API path /api/v1 is added).")
+        raise UsageError(
+            f"--prometheus {url}: not an http(s) URL; give the server's base URL, e.g. "
+            "http://prometheus.monitoring:9090 (the API path /api/v1 is added)."
+        )
     if parts.query or parts.fragment:
         raise UsageError(f"--prometheus {url}: has a query or fragment; give the base URL only.")
     return url.rstrip("/")
@@ -97,20 +105,29 @@ class Prometheus:
 
     def query_range(self, query: str, start: dt.datetime, end: dt.datetime, step_seconds: int) -> list[Series]:
         """Evaluate `query` at start, start + step, ... <= end (UTC); the matrix as `Series`."""
-        params = {"query": query, "start": f"{start.timestamp():.3f}", "end": f"{end.timestamp():.3f}",
-                  "step": str(step_seconds)}
+        params = {
+            "query": query,
+            "start": f"{start.timestamp():.3f}",
+            "end": f"{end.timestamp():.3f}",
+            "step": str(step_seconds),
+        }
         body = self._post("/api/v1/query_range", params)
         data = body.get("data") or {}
         if data.get("resultType") != "matrix":
-            raise PrometheusError(f"{self.url}: query_range answered a {data.get('resultType')!r}, not a matrix; "
-                                  "is this a Prometheus-compatible API?")
+            raise PrometheusError(
+                f"{self.url}: query_range answered a {data.get('resultType')!r}, not a matrix; "
+                "is this a Prometheus-compatible API?"
+            )
         return [Series(dict(r["metric"]), *_points(r["values"])) for r in data["result"]]
 
     def _post(self, path: str, params: dict[str, str]) -> dict[str, Any]:
         """POST a form to the API, retrying transient failures; the decoded JSON body of a success."""
         data = urllib.parse.urlencode(params).encode()
-        headers = {"Content-Type": "application/x-www-form-urlencoded", "Accept": "application/json",
-                   "User-Agent": "quartermaster"}
+        headers = {
+            "Content-Type": "application/x-www-form-urlencoded",
+            "Accept": "application/json",
+            "User-Agent": "quartermaster",
+        }
         if self._auth:
             headers["Authorization"] = self._auth
         where = f"{self.url}{path}"
@@ -129,14 +146,18 @@ class Prometheus:
                     problem = f"HTTP {error.code}"
             except urllib.error.URLError as error:
                 if not isinstance(error.reason, TRANSIENT_ERRORS):
-                    raise UsageError(f"--prometheus {self.url}: cannot connect ({error.reason}); check the URL "
-                                     "and that the server is reachable from here.") from None
+                    raise UsageError(
+                        f"--prometheus {self.url}: cannot connect ({error.reason}); check the URL "
+                        "and that the server is reachable from here."
+                    ) from None
                 problem = type(error.reason).__name__
             except TRANSIENT_ERRORS as error:
                 problem = type(error).__name__
             if attempt == self.attempts:
-                raise PrometheusError(f"{where}: still failing after {self.attempts} attempts (last: {problem}); "
-                                      "try again later, or pull a shorter range with --chunk-hours.")
+                raise PrometheusError(
+                    f"{where}: still failing after {self.attempts} attempts (last: {problem}); "
+                    "try again later, or pull a shorter range with --chunk-hours."
+                )
             self.retries += 1
             self.sleep(self.backoff * 2 ** (attempt - 1))
         raise AssertionError("unreachable")  # the loop returns or raises
@@ -152,11 +173,18 @@ class Prometheus:
         return body
 
     def _auth_message(self, code: int) -> str:
-        sent = ("a bearer token from " + TOKEN_ENV if self._auth and self._auth.startswith("Bearer")
-                else f"basic auth from {USER_ENV}/{PASSWORD_ENV}" if self._auth else "no credentials")
-        return (f"--prometheus {self.url}: authentication failed (HTTP {code}; sent {sent}). Set {TOKEN_ENV}, or "
-                f"{USER_ENV} and {PASSWORD_ENV}, in the environment; credentials are never read from the "
-                "inventory.")
+        sent = (
+            "a bearer token from " + TOKEN_ENV
+            if self._auth and self._auth.startswith("Bearer")
+            else f"basic auth from {USER_ENV}/{PASSWORD_ENV}"
+            if self._auth
+            else "no credentials"
+        )
+        return (
+            f"--prometheus {self.url}: authentication failed (HTTP {code}; sent {sent}). Set {TOKEN_ENV}, or "
+            f"{USER_ENV} and {PASSWORD_ENV}, in the environment; credentials are never read from the "
+            "inventory."
+        )
 
     @staticmethod
     def _api_error(error: urllib.error.HTTPError) -> str:

@@ -54,9 +54,11 @@ class Unmapped:
     accelerator_hours: float
 
     def format(self) -> str:
-        return (f"not mapped: cluster {self.cluster!r}, ClusterQueue {self.cluster_queue!r}, flavor {self.flavor!r}, "
-                f"resource {self.resource!r} ({self.accelerator_hours:,.1f} accelerator-hours left out): "
-                f"{self.reason}")
+        return (
+            f"not mapped: cluster {self.cluster!r}, ClusterQueue {self.cluster_queue!r}, flavor {self.flavor!r}, "
+            f"resource {self.resource!r} ({self.accelerator_hours:,.1f} accelerator-hours left out): "
+            f"{self.reason}"
+        )
 
 
 @dataclass
@@ -85,9 +87,17 @@ def chunks(since: dt.datetime, until: dt.datetime, hours: int) -> list[tuple[dt.
     return out
 
 
-def pull_usage(inventory: Inventory, client: Prometheus, since: dt.datetime, until: dt.datetime, *,
-               cluster: str | None, cluster_label: str, chunk_hours: int,
-               progress: Callable[[], None] = lambda: None) -> PullResult:
+def pull_usage(
+    inventory: Inventory,
+    client: Prometheus,
+    since: dt.datetime,
+    until: dt.datetime,
+    *,
+    cluster: str | None,
+    cluster_label: str,
+    chunk_hours: int,
+    progress: Callable[[], None] = lambda: None,
+) -> PullResult:
     """Query both gauges chunk by chunk (step 1 h) and map every series to the inventory's names.
 
     `cluster` names the one cluster all series come from; without it, each series' `cluster_label` names it.
@@ -109,9 +119,11 @@ def pull_usage(inventory: Inventory, client: Prometheus, since: dt.datetime, unt
             for s in series:
                 where = cluster or s.labels.get(cluster_label)
                 if where is None:
-                    raise UsageError(f"--prometheus: the series of {metric} carry no `{cluster_label}` label; name "
-                                     "the cluster they come from with --cluster NAME, or the label that names it "
-                                     "with --cluster-label.")
+                    raise UsageError(
+                        f"--prometheus: the series of {metric} carry no `{cluster_label}` label; name "
+                        "the cluster they come from with --cluster NAME, or the label that names it "
+                        "with --cluster-label."
+                    )
                 queue, flavor, resource = (s.labels.get(k, "") for k in (CLUSTER_QUEUE, FLAVOR, RESOURCE))
                 reason = why_unmapped(inventory, where, queue, flavor, resource)
                 if reason:
@@ -127,8 +139,12 @@ def pull_usage(inventory: Inventory, client: Prometheus, since: dt.datetime, unt
     return PullResult(records, unmapped, queries)
 
 
-def _records(since: dt.datetime, n_hours: int, keys: dict[tuple[str, str, str], int],
-             parts: dict[str, list[tuple[int, np.ndarray, np.ndarray]]]) -> pd.DataFrame:
+def _records(
+    since: dt.datetime,
+    n_hours: int,
+    keys: dict[tuple[str, str, str], int],
+    parts: dict[str, list[tuple[int, np.ndarray, np.ndarray]]],
+) -> pd.DataFrame:
     """One row per hour and (cluster, team, flavor) that Prometheus answered for (a missing column is 0), sorted
     by hour, cluster, team and flavor, values rounded to 6 decimals. Values go into one dense hour x key array per
     column (8 bytes a cell: the records are about that many cells anyway)."""
@@ -148,9 +164,14 @@ def _records(since: dt.datetime, n_hours: int, keys: dict[tuple[str, str, str], 
         categories = sorted({k[i] for k in names})
         code_of_key = np.array([categories.index(k[i]) for k in names], dtype=np.int64)
         named[column] = pd.Categorical.from_codes(code_of_key[key], categories=pd.Index(categories))
-    return pd.DataFrame({"hour": np.datetime64(since, "s") + hour.astype("timedelta64[h]"), **named,
-                         **{c: grids[c][hour, key].round(6) for c in grids}},
-                        columns=list(COLUMNS))
+    return pd.DataFrame(
+        {
+            "hour": np.datetime64(since, "s") + hour.astype("timedelta64[h]"),
+            **named,
+            **{c: grids[c][hour, key].round(6) for c in grids},
+        },
+        columns=list(COLUMNS),
+    )
 
 
 def why_unmapped(inventory: Inventory, cluster: str, queue: str, flavor: str, resource: str) -> str:
@@ -159,12 +180,16 @@ def why_unmapped(inventory: Inventory, cluster: str, queue: str, flavor: str, re
     if cluster not in clusters:
         return f"no cluster `{cluster}` in the inventory (clusters: {', '.join(sorted(clusters))})"
     if queue not in inventory.team_by_name:
-        return (f"ClusterQueue `{queue}` is no team of the inventory (Quartermaster names each ClusterQueue after "
-                "its team; a queue made by hand is not metered)")
+        return (
+            f"ClusterQueue `{queue}` is no team of the inventory (Quartermaster names each ClusterQueue after "
+            "its team; a queue made by hand is not metered)"
+        )
     pools = {p.name: p for p in clusters[cluster].pools}
     if flavor not in pools:
-        return (f"flavor `{flavor}` is no pool of cluster `{cluster}` (a MultiKueue manager's logical flavor is "
-                "counted on the worker that ran the workload)")
+        return (
+            f"flavor `{flavor}` is no pool of cluster `{cluster}` (a MultiKueue manager's logical flavor is "
+            "counted on the worker that ran the workload)"
+        )
     wanted = inventory.machine_by_name[pools[flavor].machine].resource_name
     if resource != wanted:
         return f"pool `{flavor}` serves `{wanted}`, not `{resource}`"

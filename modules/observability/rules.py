@@ -124,37 +124,50 @@ def build_rules(result: LoadResult, options: Options | None = None) -> tuple[dic
             if not inside:
                 continue
             if len(inside) < len(pools):
-                notes.append(f"commitment {c.name}: no break-even alert in {o.cluster} (pools in other clusters "
-                             "consume it too)")
+                notes.append(
+                    f"commitment {c.name}: no break-even alert in {o.cluster} (pools in other clusters consume it too)"
+                )
                 continue
         even = break_even(inventory, c.machine, c.site, c.usd_per_node_hour)
         ratio = even.utilisation
         if not pools or ratio is None or not (c.start <= at < c.end):
-            why = ("no pool consumes it" if not pools
-                   else "the price book has no on-demand price for its accelerator nor for one it is worth under "
-                   "policy.equivalence" if ratio is None else f"its term [{c.start}, {c.end}) does not cover {at}")
+            why = (
+                "no pool consumes it"
+                if not pools
+                else "the price book has no on-demand price for its accelerator nor for one it is worth under "
+                "policy.equivalence"
+                if ratio is None
+                else f"its term [{c.start}, {c.end}) does not cover {at}"
+            )
             notes.append(f"commitment {c.name}: no break-even alert ({why})")
             continue
         capacity = c.count * inventory.machine_by_name[c.machine].accelerators_per_node
         used = _sel(KUEUE_USAGE, flavor="|".join(sorted(pools)), resource=_resource(inventory, pools[0]))
-        records.append({"record": UTILISATION, "labels": {"commitment": c.name},
-                        "expr": f"(sum({used}) or vector(0)) / {capacity}"})
+        records.append(
+            {
+                "record": UTILISATION,
+                "labels": {"commitment": c.name},
+                "expr": f"(sum({used}) or vector(0)) / {capacity}",
+            }
+        )
         records.append({"record": BREAK_EVEN, "labels": {"commitment": c.name}, "expr": f"vector({_num(ratio)})"})
-        alerts.append(_alert(
-            "QuartermasterCommitmentBelowBreakEven", {"commitment": c.name, "severity": "warning"},
-            f'avg_over_time({UTILISATION}{{commitment="{c.name}"}}[{o.commitment_days}d]) < {_num(ratio)}',
-            "1h",
-            f"Commitment {c.name} is used below its break-even ({float(ratio):.1%}) over {o.commitment_days} "
-            "days",
-            f"Mean utilisation of {c.name} ({capacity} accelerators in {', '.join(sorted(pools))}) over "
-            f"{o.commitment_days} days is {{{{ $value | humanizePercentage }}}}, below {float(ratio):.1%} = "
-            f"commit price {format_usd(even.committed_rate, 4)}/accelerator-hour "
-            f"({format_usd(c.usd_per_node_hour, 4)}/node-hour) / on-demand price ({even.on_demand_basis}: "
-            f"{format_usd(even.on_demand_rate, 4)}/accelerator-hour).",
-            f"Move demand onto {', '.join(sorted(pools))}: give teams quota there in their files under "
-            f"inventory/teams/ (`quotas`), or lower the on-demand pools' quotas; at renewal, size the commitment "
-            f"down in {_where(result, 'commitments', c.name)} (`count`).",
-        ))
+        alerts.append(
+            _alert(
+                "QuartermasterCommitmentBelowBreakEven",
+                {"commitment": c.name, "severity": "warning"},
+                f'avg_over_time({UTILISATION}{{commitment="{c.name}"}}[{o.commitment_days}d]) < {_num(ratio)}',
+                "1h",
+                f"Commitment {c.name} is used below its break-even ({float(ratio):.1%}) over {o.commitment_days} days",
+                f"Mean utilisation of {c.name} ({capacity} accelerators in {', '.join(sorted(pools))}) over "
+                f"{o.commitment_days} days is {{{{ $value | humanizePercentage }}}}, below {float(ratio):.1%} = "
+                f"commit price {format_usd(even.committed_rate, 4)}/accelerator-hour "
+                f"({format_usd(c.usd_per_node_hour, 4)}/node-hour) / on-demand price ({even.on_demand_basis}: "
+                f"{format_usd(even.on_demand_rate, 4)}/accelerator-hour).",
+                f"Move demand onto {', '.join(sorted(pools))}: give teams quota there in their files under "
+                f"inventory/teams/ (`quotas`), or lower the on-demand pools' quotas; at renewal, size the commitment "
+                f"down in {_where(result, 'commitments', c.name)} (`count`).",
+            )
+        )
 
     for team in inventory.teams:
         per_cluster: dict[tuple[str, str], int] = {}
@@ -168,16 +181,19 @@ def build_rules(result: LoadResult, options: Options | None = None) -> tuple[dic
             where = {**o.where(cluster), "cluster_queue": team.name, "resource": resource}
             pending = f"sum({_sel(KUEUE_RESOURCE_PENDING, **where)})"
             held = f"(sum({_sel(KUEUE_RESERVATION, **where)}) or vector(0))"
-            alerts.append(_alert(
-                "QuartermasterPendingAboveQuota",
-                {"team": team.name, o.cluster_label: cluster, "resource": resource, "severity": "warning"},
-                f"({held} + {pending}) > {nominal} and {pending} > 0", f"{o.pending_hours}h",
-                f"Team {team.name} wants more {resource} than its quota in {cluster}",
-                f"{team.name}'s demand in {cluster} (reserved + pending) is {{{{ $value }}}} {resource}, above its "
-                f"nominal quota of {nominal} for {o.pending_hours} hours; its workloads wait or borrow.",
-                f"Raise the team's `nominal` for the flavors of {cluster} in {_where(result, 'teams', team.name)} "
-                "(`quotas`), or move work to a cluster where it has quota; `qm diff` shows the cost of the change.",
-            ))
+            alerts.append(
+                _alert(
+                    "QuartermasterPendingAboveQuota",
+                    {"team": team.name, o.cluster_label: cluster, "resource": resource, "severity": "warning"},
+                    f"({held} + {pending}) > {nominal} and {pending} > 0",
+                    f"{o.pending_hours}h",
+                    f"Team {team.name} wants more {resource} than its quota in {cluster}",
+                    f"{team.name}'s demand in {cluster} (reserved + pending) is {{{{ $value }}}} {resource}, above its "
+                    f"nominal quota of {nominal} for {o.pending_hours} hours; its workloads wait or borrow.",
+                    f"Raise the team's `nominal` for the flavors of {cluster} in {_where(result, 'teams', team.name)} "
+                    "(`quotas`), or move work to a cluster where it has quota; `qm diff` shows the cost of the change.",
+                )
+            )
 
     for pool in inventory.pools:
         capacity = pool_accelerators(inventory, pool)
@@ -187,19 +203,25 @@ def build_rules(result: LoadResult, options: Options | None = None) -> tuple[dic
             continue
         reserved = f"sum({_sel(KUEUE_RESERVATION, flavor=pool.name, resource=_resource(inventory, pool.name))})"
         waiting = f"sum({_sel(KUEUE_PENDING_WORKLOADS, **o.where(cluster), cluster_queue='|'.join(queues))})"
-        alerts.append(_alert(
-            "QuartermasterFlavorAtCapacity", {"flavor": pool.name, o.cluster_label: cluster, "severity": "info"},
-            f"{reserved} >= {capacity} and {waiting} > 0", f"{o.capacity_minutes}m",
-            f"Flavor {pool.name} is full and workloads are waiting",
-            f"All {capacity} accelerators of {pool.name} ({cluster}) are reserved while ClusterQueues "
-            f"{', '.join(queues)} have {{{{ $value }}}} pending workloads.",
-            f"Grow the pool in {_where(result, 'pools', pool.name)} (`nodes` or `autoscaling.max_nodes`), or give "
-            "the waiting teams quota in another flavor in their files under inventory/teams/.",
-        ))
+        alerts.append(
+            _alert(
+                "QuartermasterFlavorAtCapacity",
+                {"flavor": pool.name, o.cluster_label: cluster, "severity": "info"},
+                f"{reserved} >= {capacity} and {waiting} > 0",
+                f"{o.capacity_minutes}m",
+                f"Flavor {pool.name} is full and workloads are waiting",
+                f"All {capacity} accelerators of {pool.name} ({cluster}) are reserved while ClusterQueues "
+                f"{', '.join(queues)} have {{{{ $value }}}} pending workloads.",
+                f"Grow the pool in {_where(result, 'pools', pool.name)} (`nodes` or `autoscaling.max_nodes`), or give "
+                "the waiting teams quota in another flavor in their files under inventory/teams/.",
+            )
+        )
 
     if o.cluster:
-        notes.append(f"cluster {o.cluster}: no budget alerts and no forecast records (they need every cluster's "
-                     "series; render them with `qm observability render` for a Prometheus that sees all clusters)")
+        notes.append(
+            f"cluster {o.cluster}: no budget alerts and no forecast records (they need every cluster's "
+            "series; render them with `qm observability render` for a Prometheus that sees all clusters)"
+        )
     for budget in () if o.cluster else inventory.policy.budgets:
         terms = []
         teams = sorted(t.name for t in inventory.teams if t.cost_center == budget.cost_center)
@@ -207,29 +229,32 @@ def build_rules(result: LoadResult, options: Options | None = None) -> tuple[dic
             rate = pool_rate(inventory, pool.name)
             if rate is None or not any(q.flavor == pool.name for t in teams for q in inventory.team_by_name[t].quotas):
                 continue
-            used = _sel(KUEUE_USAGE, flavor=pool.name, cluster_queue="|".join(teams),
-                        resource=_resource(inventory, pool.name))
+            used = _sel(
+                KUEUE_USAGE, flavor=pool.name, cluster_queue="|".join(teams), resource=_resource(inventory, pool.name)
+            )
             terms.append(f"(sum({used}) or vector(0)) * {_num(rate)}")
         if not terms:
             continue
         start, end = quarter_bounds(budget.quarter)
         hours = quarter_hours(budget.quarter)
         first, last = _epoch(start), _epoch(end)
-        records.append({"record": SPEND, "labels": {"cost_center": budget.cost_center},
-                        "expr": "\n+ ".join(terms)})
-        alerts.append(_alert(
-            "QuartermasterBudgetOnTrack", {"cost_center": budget.cost_center, "quarter": budget.quarter,
-                                           "severity": "warning"},
-            f'avg_over_time({SPEND}{{cost_center="{budget.cost_center}"}}[7d]) * {hours} > {_num(budget.usd)}'
-            f" and on() (vector(time()) >= {first}) and on() (vector(time()) < {last})", "1h",
-            f"Cost centre {budget.cost_center} is on track to exceed its {budget.quarter} budget",
-            f"At the last 7 days' rate, {budget.cost_center} spends {{{{ $value | humanize }}}} USD in "
-            f"{budget.quarter} ({hours} hours; basis: metered usage at the pools' rates, idle capacity not "
-            f"shared), above its budget of {format_usd(budget.usd, 0)}.",
-            f"Lower the quotas of {', '.join(teams)} in their files under inventory/teams/, or raise the budget in "
-            f"{_where(result, 'policy')} (`policy.budgets`, cost_center {budget.cost_center}) with finance's "
-            "approval.",
-        ))
+        records.append({"record": SPEND, "labels": {"cost_center": budget.cost_center}, "expr": "\n+ ".join(terms)})
+        alerts.append(
+            _alert(
+                "QuartermasterBudgetOnTrack",
+                {"cost_center": budget.cost_center, "quarter": budget.quarter, "severity": "warning"},
+                f'avg_over_time({SPEND}{{cost_center="{budget.cost_center}"}}[7d]) * {hours} > {_num(budget.usd)}'
+                f" and on() (vector(time()) >= {first}) and on() (vector(time()) < {last})",
+                "1h",
+                f"Cost centre {budget.cost_center} is on track to exceed its {budget.quarter} budget",
+                f"At the last 7 days' rate, {budget.cost_center} spends {{{{ $value | humanize }}}} USD in "
+                f"{budget.quarter} ({hours} hours; basis: metered usage at the pools' rates, idle capacity not "
+                f"shared), above its budget of {format_usd(budget.usd, 0)}.",
+                f"Lower the quotas of {', '.join(teams)} in their files under inventory/teams/, or raise the budget in "
+                f"{_where(result, 'policy')} (`policy.budgets`, cost_center {budget.cost_center}) with finance's "
+                "approval.",
+            )
+        )
     if not o.cluster:
         records.extend(forecast_records(inventory, notes))
     groups = []
@@ -268,10 +293,16 @@ def forecast_records(inventory: Inventory, notes: list[str]) -> list[dict[str, A
         pieces = []
         for quarter, value in sorted(per_quarter.items()):
             start, end = quarter_bounds(quarter)
-            pieces.append(f"(vector({_num(round(value, 6))}) and on() (vector(time()) >= {_epoch(start)} < "
-                          f"{_epoch(end)}))")
-        out.append({"record": FORECAST, "labels": {"team": team, "accelerator": accelerator, "quantile": quantile},
-                    "expr": "\nor ".join(pieces)})
+            pieces.append(
+                f"(vector({_num(round(value, 6))}) and on() (vector(time()) >= {_epoch(start)} < {_epoch(end)}))"
+            )
+        out.append(
+            {
+                "record": FORECAST,
+                "labels": {"team": team, "accelerator": accelerator, "quantile": quantile},
+                "expr": "\nor ".join(pieces),
+            }
+        )
     teams = "|".join(sorted(t.name for t in inventory.teams))
     by_class: dict[tuple[str, str], list[str]] = {}
     for pool in inventory.pools:
@@ -279,27 +310,45 @@ def forecast_records(inventory: Inventory, notes: list[str]) -> list[dict[str, A
         by_class.setdefault((machine.accelerator, machine.resource_name), []).append(pool.name)
     for (accelerator, resource), pools in sorted(by_class.items()):
         used = _sel(KUEUE_USAGE, flavor="|".join(sorted(pools)), resource=resource, cluster_queue=teams)
-        out.append({"record": USED_BY_CLASS, "labels": {"accelerator": accelerator},
-                    "expr": f'sum by (team) (label_replace({used}, "team", "$1", "cluster_queue", "(.*)"))'})
+        out.append(
+            {
+                "record": USED_BY_CLASS,
+                "labels": {"accelerator": accelerator},
+                "expr": f'sum by (team) (label_replace({used}, "team", "$1", "cluster_queue", "(.*)"))',
+            }
+        )
     return out
 
 
-def _alert(name: str, labels: dict[str, str], expr: str, for_: str, summary: str, description: str,
-           runbook: str) -> dict[str, Any]:
-    return {"alert": name, "expr": expr, "for": for_, "labels": labels,
-            "annotations": {"summary": summary, "description": description, "runbook": runbook}}
+def _alert(
+    name: str, labels: dict[str, str], expr: str, for_: str, summary: str, description: str, runbook: str
+) -> dict[str, Any]:
+    return {
+        "alert": name,
+        "expr": expr,
+        "for": for_,
+        "labels": labels,
+        "annotations": {"summary": summary, "description": description, "runbook": runbook},
+    }
 
 
 def prometheus_rule(rules: dict[str, Any], namespace: str = "monitoring") -> dict[str, Any]:
     """The same groups as a prometheus-operator PrometheusRule object."""
-    return {"apiVersion": PROMETHEUS_RULE_API, "kind": "PrometheusRule",
-            "metadata": {"name": "quartermaster", "namespace": namespace,
-                         "labels": {"app.kubernetes.io/managed-by": "quartermaster"}},
-            "spec": rules}
+    return {
+        "apiVersion": PROMETHEUS_RULE_API,
+        "kind": "PrometheusRule",
+        "metadata": {
+            "name": "quartermaster",
+            "namespace": namespace,
+            "labels": {"app.kubernetes.io/managed-by": "quartermaster"},
+        },
+        "spec": rules,
+    }
 
 
 def dump(document: dict[str, Any]) -> str:
     """YAML with keys in the order built (stable across runs), long expressions as block text."""
+
     class Dumper(yaml.SafeDumper):
         pass
 

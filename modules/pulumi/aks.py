@@ -21,15 +21,27 @@ class AksAcceleratorPool(pulumi.ComponentResource):
         # with the Pulumi resource name (pulumi_azure_native 3.29); the keyword for the cluster is `resource_name_`
         self.agent_pool = azure_native.containerservice.AgentPool(
             spec.agent_pool_name,
-            resource_group_name=spec.resource_group_name, resource_name_=spec.resource_name,
-            agent_pool_name=spec.agent_pool_name, vm_size=spec.vm_size, count=spec.count,
-            enable_auto_scaling=spec.enable_auto_scaling, min_count=spec.min_count, max_count=spec.max_count,
-            availability_zones=list(spec.availability_zones), mode=spec.mode, os_type=spec.os_type,
-            os_sku=spec.os_sku, type=spec.type, node_labels=spec.node_labels,
-            node_taints=list(spec.node_taints), scale_set_priority=spec.scale_set_priority,
-            scale_set_eviction_policy=spec.scale_set_eviction_policy, spot_max_price=spec.spot_max_price,
+            resource_group_name=spec.resource_group_name,
+            resource_name_=spec.resource_name,
+            agent_pool_name=spec.agent_pool_name,
+            vm_size=spec.vm_size,
+            count=spec.count,
+            enable_auto_scaling=spec.enable_auto_scaling,
+            min_count=spec.min_count,
+            max_count=spec.max_count,
+            availability_zones=list(spec.availability_zones),
+            mode=spec.mode,
+            os_type=spec.os_type,
+            os_sku=spec.os_sku,
+            type=spec.type,
+            node_labels=spec.node_labels,
+            node_taints=list(spec.node_taints),
+            scale_set_priority=spec.scale_set_priority,
+            scale_set_eviction_policy=spec.scale_set_eviction_policy,
+            spot_max_price=spec.spot_max_price,
             capacity_reservation_group_id=spec.capacity_reservation_group_id,
             gpu_profile=azure_native.containerservice.GPUProfileArgs(driver=spec.gpu_driver),
             # the cluster autoscaler owns the node count of an autoscaled pool
-            opts=pulumi.ResourceOptions(parent=self, ignore_changes=["count"] if spec.enable_auto_scaling else None))
+            opts=pulumi.ResourceOptions(parent=self, ignore_changes=["count"] if spec.enable_auto_scaling else None),
+        )
         self.register_outputs({"agent_pool": self.agent_pool.name})

@@ -19,13 +19,22 @@ from quartermaster.modules.pulumi.kueue import KueueObjects
 class ClusterCapacity(pulumi.ComponentResource):
     """Everything a cluster's stack declares. The cluster itself exists already and is referenced by name."""
 
-    def __init__(self, name: str, spec: ClusterSpec, manifests: Sequence[dict[str, Any]] = (),
-                 kubeconfig: pulumi.Input[str] | None = None, opts: pulumi.ResourceOptions | None = None) -> None:
+    def __init__(
+        self,
+        name: str,
+        spec: ClusterSpec,
+        manifests: Sequence[dict[str, Any]] = (),
+        kubeconfig: pulumi.Input[str] | None = None,
+        opts: pulumi.ResourceOptions | None = None,
+    ) -> None:
         super().__init__("quartermaster:cluster:ClusterCapacity", name, None, opts)
         self.spec = spec
         if manifests and kubeconfig is None:
-            raise ResourceError(f"cluster {spec.cluster}: Kueue objects need a kubeconfig; set "
-                                       "`pulumi config set --secret quartermaster:kubeconfig ...`", self)
+            raise ResourceError(
+                f"cluster {spec.cluster}: Kueue objects need a kubeconfig; set "
+                "`pulumi config set --secret quartermaster:kubeconfig ...`",
+                self,
+            )
         self.pools: dict[str, pulumi.ComponentResource] = {}
         if spec.kind == "gke":
             self._gcp(spec)
@@ -36,9 +45,13 @@ class ClusterCapacity(pulumi.ComponentResource):
         self.kueue = None
         if manifests:
             assert kubeconfig is not None
-            self.kueue = KueueObjects(f"{spec.cluster}-kueue", manifests, kubeconfig,
-                                      pools=self.pools,
-                                      opts=pulumi.ResourceOptions(parent=self))
+            self.kueue = KueueObjects(
+                f"{spec.cluster}-kueue",
+                manifests,
+                kubeconfig,
+                pools=self.pools,
+                opts=pulumi.ResourceOptions(parent=self),
+            )
         self.pool_names = sorted(self.pools)
         self.register_outputs({"pools": self.pool_names})
 
@@ -49,8 +62,7 @@ class ClusterCapacity(pulumi.ComponentResource):
         from quartermaster.modules.pulumi.gke import GcpQuotaRequest, GcpReservation, GkeAcceleratorPool
 
         child = pulumi.ResourceOptions(parent=self)
-        reservations = {r.name: GcpReservation(r.commitment, r, opts=child) for r in spec.gcp_reservations
-                        if r.create}
+        reservations = {r.name: GcpReservation(r.commitment, r, opts=child) for r in spec.gcp_reservations if r.create}
         for existing in (r for r in spec.gcp_reservations if not r.create):  # read: preview fails when it is absent
             gcp.compute.get_reservation(name=existing.name, project=existing.project, zone=existing.zone)
         by_pool: dict[str, list[Any]] = {}
@@ -58,8 +70,13 @@ class ClusterCapacity(pulumi.ComponentResource):
             by_pool.setdefault(node_pool.pool, []).append(node_pool)
         for pool, node_pools in by_pool.items():
             consumed = {v for n in node_pools for v in n.reservation_affinity.values}
-            self.pools[pool] = GkeAcceleratorPool(pool, node_pools, opts=pulumi.ResourceOptions(
-                parent=self, depends_on=[reservations[r] for r in sorted(consumed) if r in reservations]))
+            self.pools[pool] = GkeAcceleratorPool(
+                pool,
+                node_pools,
+                opts=pulumi.ResourceOptions(
+                    parent=self, depends_on=[reservations[r] for r in sorted(consumed) if r in reservations]
+                ),
+            )
         for preference in spec.gcp_quota_preferences:
             GcpQuotaRequest(preference.name, preference, opts=child)
 
@@ -75,9 +92,13 @@ class ClusterCapacity(pulumi.ComponentResource):
         for group in spec.eks_node_groups:
             target = reservations.get(group.launch_template.capacity_reservation or "")
             self.pools[group.pool] = EksAcceleratorNodeGroup(
-                group.pool, group, capacity_reservation_id=target.reservation.id if target else None,
-                opts=pulumi.ResourceOptions(parent=self, providers={"aws": provider},
-                                            depends_on=[target] if target else None))
+                group.pool,
+                group,
+                capacity_reservation_id=target.reservation.id if target else None,
+                opts=pulumi.ResourceOptions(
+                    parent=self, providers={"aws": provider}, depends_on=[target] if target else None
+                ),
+            )
         for quota in spec.aws_service_quotas:
             AwsQuotaRequest(quota.quota_code, quota, opts=child)
 
@@ -87,15 +108,22 @@ class ClusterCapacity(pulumi.ComponentResource):
 
         from quartermaster.modules.pulumi.aks import AksAcceleratorPool
 
-        provider = azure_native.Provider(f"azure-{spec.region}", subscription_id=spec.project,
-                                         opts=pulumi.ResourceOptions(parent=self))
+        provider = azure_native.Provider(
+            f"azure-{spec.region}", subscription_id=spec.project, opts=pulumi.ResourceOptions(parent=self)
+        )
         for pool in spec.aks_agent_pools:
-            self.pools[pool.pool] = AksAcceleratorPool(pool.pool, pool, opts=pulumi.ResourceOptions(
-                parent=self, providers={"azure-native": provider}))
+            self.pools[pool.pool] = AksAcceleratorPool(
+                pool.pool, pool, opts=pulumi.ResourceOptions(parent=self, providers={"azure-native": provider})
+            )
 
 
-def declare_cluster(inventory: Inventory, cluster_name: str, kubeconfig: pulumi.Input[str] | None,
-                    now: dt.datetime, sources: SourceMap | None = None) -> ClusterCapacity:
+def declare_cluster(
+    inventory: Inventory,
+    cluster_name: str,
+    kubeconfig: pulumi.Input[str] | None,
+    now: dt.datetime,
+    sources: SourceMap | None = None,
+) -> ClusterCapacity:
     """Declare one cluster's stack as it should be at `now`: its cloud specs and, when Kueue is in use, its Kueue
     objects, with its alert rules and dashboard when `observability.enabled` (`sources`: for runbooks to name
     inventory files)."""

@@ -20,8 +20,13 @@ class EksAcceleratorNodeGroup(pulumi.ComponentResource):
     """One inventory pool on EKS: a launch template (market, reservation, EFA), an optional cluster
     placement group and the managed node group."""
 
-    def __init__(self, name: str, spec: EksNodeGroupSpec, capacity_reservation_id: pulumi.Input[str] | None = None,
-                 opts: pulumi.ResourceOptions | None = None) -> None:
+    def __init__(
+        self,
+        name: str,
+        spec: EksNodeGroupSpec,
+        capacity_reservation_id: pulumi.Input[str] | None = None,
+        opts: pulumi.ResourceOptions | None = None,
+    ) -> None:
         """`capacity_reservation_id`: the id of a reservation this stack creates
         (spec.launch_template.capacity_reservation)."""
         super().__init__("quartermaster:eks:AcceleratorNodeGroup", name, None, opts)
@@ -119,9 +124,13 @@ class EksAcceleratorNodeGroup(pulumi.ComponentResource):
             aws.autoscaling.Schedule(
                 action.scheduled_action_name,
                 args=aws.autoscaling.ScheduleArgs(
-                    scheduled_action_name=action.scheduled_action_name, autoscaling_group_name=group_name,
-                    region=spec.region, start_time=action.start_time, min_size=action.min_size,
-                    max_size=action.max_size, desired_capacity=action.desired_capacity,
+                    scheduled_action_name=action.scheduled_action_name,
+                    autoscaling_group_name=group_name,
+                    region=spec.region,
+                    start_time=action.start_time,
+                    min_size=action.min_size,
+                    max_size=action.max_size,
+                    desired_capacity=action.desired_capacity,
                 ),
                 opts=child,
             )
@@ -160,7 +169,8 @@ class AwsQuotaRequest(pulumi.ComponentResource):
         super().__init__("quartermaster:aws:QuotaRequest", name, None, opts)
         # the larger of the need and the value applied now: a lower value would fail on the next apply
         applied = aws.servicequotas.get_service_quota_output(
-            service_code=spec.service_code, quota_code=spec.quota_code, region=spec.region)
+            service_code=spec.service_code, quota_code=spec.quota_code, region=spec.region
+        )
         value = applied.value.apply(lambda now: max(spec.value, now or 0.0))
         self.quota = aws.servicequotas.ServiceQuota(
             f"{spec.quota_code}-{spec.region}",

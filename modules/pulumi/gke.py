@@ -20,8 +20,9 @@ from quartermaster.modules.pulumi.errors import ResourceError
 class GkeAcceleratorPool(pulumi.ComponentResource):
     """One inventory pool on GKE: a `container.NodePool` per spec (a GPU pool has one, a TPU pool one per slice)."""
 
-    def __init__(self, name: str, node_pools: list[GkeNodePoolSpec],
-                 opts: pulumi.ResourceOptions | None = None) -> None:
+    def __init__(
+        self, name: str, node_pools: list[GkeNodePoolSpec], opts: pulumi.ResourceOptions | None = None
+    ) -> None:
         super().__init__("quartermaster:gke:AcceleratorPool", name, None, opts)
         for spec in node_pools:
             problems = conflicts(spec)
@@ -40,26 +41,40 @@ def node_pool_args(spec: GkeNodePoolSpec) -> gcp.container.NodePoolArgs:
     if spec.autoscaling is not None:
         a = spec.autoscaling
         autoscaling = gcp.container.NodePoolAutoscalingArgs(
-            location_policy=a.location_policy, min_node_count=a.min_node_count, max_node_count=a.max_node_count,
-            total_min_node_count=a.total_min_node_count, total_max_node_count=a.total_max_node_count)
+            location_policy=a.location_policy,
+            min_node_count=a.min_node_count,
+            max_node_count=a.max_node_count,
+            total_min_node_count=a.total_min_node_count,
+            total_max_node_count=a.total_max_node_count,
+        )
     accelerators = None
     if spec.guest_accelerator is not None:
         g = spec.guest_accelerator
-        accelerators = [gcp.container.NodePoolNodeConfigGuestAcceleratorArgs(
-            type=g.type, count=g.count,
-            gpu_driver_installation_config=(
-                gcp.container.NodePoolNodeConfigGuestAcceleratorGpuDriverInstallationConfigArgs(
-                    gpu_driver_version=g.gpu_driver_version)))]
+        accelerators = [
+            gcp.container.NodePoolNodeConfigGuestAcceleratorArgs(
+                type=g.type,
+                count=g.count,
+                gpu_driver_installation_config=(
+                    gcp.container.NodePoolNodeConfigGuestAcceleratorGpuDriverInstallationConfigArgs(
+                        gpu_driver_version=g.gpu_driver_version
+                    )
+                ),
+            )
+        ]
     affinity = spec.reservation_affinity
     node_config = gcp.container.NodePoolNodeConfigArgs(
         machine_type=spec.machine_type,
         guest_accelerators=accelerators,
         labels=spec.labels,
-        taints=[gcp.container.NodePoolNodeConfigTaintArgs(key=t.key, value=t.value, effect=upper_snake_effect(t.effect))
-                for t in spec.taints],
+        taints=[
+            gcp.container.NodePoolNodeConfigTaintArgs(key=t.key, value=t.value, effect=upper_snake_effect(t.effect))
+            for t in spec.taints
+        ],
         reservation_affinity=gcp.container.NodePoolNodeConfigReservationAffinityArgs(
-            consume_reservation_type=affinity.consume_reservation_type, key=affinity.key,
-            values=list(affinity.values) or None),
+            consume_reservation_type=affinity.consume_reservation_type,
+            key=affinity.key,
+            values=list(affinity.values) or None,
+        ),
         spot=spec.spot or None,
         flex_start=spec.flex_start or None,
         max_run_duration=spec.max_run_duration,
@@ -139,8 +154,11 @@ class GcpQuotaRequest(pulumi.ComponentResource):
         info = gcp.cloudquota.get_s_quota_info_output(parent=spec.parent, service=spec.service, quota_id=spec.quota_id)
 
         def ask(infos: list[Any] | None) -> str:
-            granted = [int(i.details[0].value) for i in infos or []
-                       if not i.dimensions or dict(i.dimensions) == spec.dimensions]
+            granted = [
+                int(i.details[0].value)
+                for i in infos or []
+                if not i.dimensions or dict(i.dimensions) == spec.dimensions
+            ]
             return str(max([int(spec.preferred_value), *granted]))
 
         preferred = info.dimensions_infos.apply(ask)

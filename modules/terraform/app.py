@@ -71,9 +71,15 @@ class RawProvider(TerraformProvider):
 
     def __init__(self, scope: Construct, name: str, config: Mapping[str, Any]) -> None:
         pin = PROVIDERS[name]
-        super().__init__(scope, name, terraform_resource_type=name, terraform_provider_source=pin.source,
-                         terraform_generator_metadata=TerraformProviderGeneratorMetadata(
-                             provider_name=name, provider_version_constraint=pin.version))
+        super().__init__(
+            scope,
+            name,
+            terraform_resource_type=name,
+            terraform_provider_source=pin.source,
+            terraform_generator_metadata=TerraformProviderGeneratorMetadata(
+                provider_name=name, provider_version_constraint=pin.version
+            ),
+        )
         self._config = dict(config)
 
     @jsii.member(jsii_name="synthesizeAttributes")
@@ -84,15 +90,27 @@ class RawProvider(TerraformProvider):
 class RawResource(TerraformResource):
     """A resource whose arguments are a ready-made body (Terraform argument names)."""
 
-    def __init__(self, scope: Construct, resource: TfResource, provider: TerraformProvider | None,
-                 depends_on: Sequence[TerraformResource | TerraformDataSource]) -> None:
+    def __init__(
+        self,
+        scope: Construct,
+        resource: TfResource,
+        provider: TerraformProvider | None,
+        depends_on: Sequence[TerraformResource | TerraformDataSource],
+    ) -> None:
         lifecycle = None
         if resource.prevent_destroy or resource.ignore_changes:
-            lifecycle = TerraformResourceLifecycle(prevent_destroy=resource.prevent_destroy or None,
-                                                   ignore_changes=list(resource.ignore_changes) or None)
+            lifecycle = TerraformResourceLifecycle(
+                prevent_destroy=resource.prevent_destroy or None, ignore_changes=list(resource.ignore_changes) or None
+            )
         # construct ids are unique per stack, Terraform names per type: id by address, name by override
-        super().__init__(scope, resource.address, terraform_resource_type=resource.type, provider=provider,
-                         depends_on=list(depends_on) or None, lifecycle=lifecycle)
+        super().__init__(
+            scope,
+            resource.address,
+            terraform_resource_type=resource.type,
+            provider=provider,
+            depends_on=list(depends_on) or None,
+            lifecycle=lifecycle,
+        )
         self.override_logical_id(resource.name)
         self._body = resource.body
 
@@ -122,8 +140,12 @@ class ClusterStack(TerraformStack):
         if backend.kind == "gcs":
             GcsBackend(self, bucket=backend.bucket or "", prefix=f"quartermaster/{spec.cluster}")
         elif backend.kind == "s3":
-            S3Backend(self, bucket=backend.bucket or "", key=f"quartermaster/{spec.cluster}/terraform.tfstate",
-                      region=backend.region)
+            S3Backend(
+                self,
+                bucket=backend.bucket or "",
+                key=f"quartermaster/{spec.cluster}/terraform.tfstate",
+                region=backend.region,
+            )
         else:  # relative to the stack's working directory <outdir>/stacks/<cluster>
             LocalBackend(self, path=f"../../../terraform.{spec.cluster}.tfstate")
         for name, body in spec.variables.items():
@@ -134,19 +156,28 @@ class ClusterStack(TerraformStack):
             if r.data:
                 declared[r.address] = RawDataSource(self, r, providers.get(r.provider))
             else:
-                declared[r.address] = RawResource(self, r, providers.get(r.provider),
-                                                  [declared[a] for a in r.depends_on])
+                declared[r.address] = RawResource(
+                    self, r, providers.get(r.provider), [declared[a] for a in r.depends_on]
+                )
 
 
-def synth(inventory: Inventory, clusters: Sequence[str], outdir: Path, now: dt.datetime,
-          backend: Backend = Backend(), sources: SourceMap | None = None) -> list[Path]:
+def synth(
+    inventory: Inventory,
+    clusters: Sequence[str],
+    outdir: Path,
+    now: dt.datetime,
+    backend: Backend = Backend(),
+    sources: SourceMap | None = None,
+) -> list[Path]:
     """Write one Terraform JSON stack per cluster under `outdir`, as the stacks should be at `now`; return the stack
     files in cluster order.
 
     Raises `modules.cloud.SpecError` when a cluster's pools cannot be expressed (the message says how to fix it).
     """
-    specs = [stack_spec(cluster_spec(inventory, c, now), kubernetes_objects(inventory, c, now.date(), sources))
-             for c in clusters]
+    specs = [
+        stack_spec(cluster_spec(inventory, c, now), kubernetes_objects(inventory, c, now.date(), sources))
+        for c in clusters
+    ]
     app = App(outdir=str(outdir))
     for spec in specs:
         ClusterStack(app, spec, backend)

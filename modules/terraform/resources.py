@@ -145,8 +145,9 @@ def stack_spec(spec: ClusterSpec, manifests: Sequence[Manifest]) -> TfStackSpec:
         resources += [barrier] if barrier else []
         resources += kueue_manifests(manifests, (barrier.address,) if barrier else ())
     _check_unique(resources)
-    return TfStackSpec(spec.cluster, literal(providers), [replace(r, body=literal(r.body)) for r in resources],
-                       variables)
+    return TfStackSpec(
+        spec.cluster, literal(providers), [replace(r, body=literal(r.body)) for r in resources], variables
+    )
 
 
 POOL_TYPES = ("google_container_node_pool", "aws_eks_node_group", "azurerm_kubernetes_cluster_node_pool")
@@ -244,8 +245,13 @@ def gcp_reservation(spec: GcpReservationSpec) -> TfResource:
     """`google_compute_reservation`: created and protected from destroy (Pulumi: `protect=True`), or, when the
     reservation exists, the data source that reads it (plan fails if it is not there; Pulumi: `get_reservation`)."""
     if not spec.create:
-        return TfResource("google_compute_reservation", tf_name(spec.name), "google-beta",
-                          {"name": spec.name, "project": spec.project, "zone": spec.zone}, data=True)
+        return TfResource(
+            "google_compute_reservation",
+            tf_name(spec.name),
+            "google-beta",
+            {"name": spec.name, "project": spec.project, "zone": spec.zone},
+            data=True,
+        )
     accelerators = None
     if spec.accelerator_type is not None:
         accelerators = [{"accelerator_type": spec.accelerator_type, "accelerator_count": spec.accelerator_count}]
@@ -269,11 +275,18 @@ def gcp_quota_preference(spec: GcpQuotaPreferenceSpec) -> list[TfResource]:
     """`google_cloud_quotas_quota_info` (what is granted now) and `google_cloud_quotas_quota_preference` asking for
     the larger of the need and the grant for these dimensions (or the default for all), so it never asks for less:
     a preference below the grant would be a decrease request."""
-    info = TfResource("google_cloud_quotas_quota_info", tf_name(spec.name), "google-beta",
-                      {"parent": spec.parent, "service": spec.service, "quota_id": spec.quota_id}, data=True)
+    info = TfResource(
+        "google_cloud_quotas_quota_info",
+        tf_name(spec.name),
+        "google-beta",
+        {"parent": spec.parent, "service": spec.service, "quota_id": spec.quota_id},
+        data=True,
+    )
     dimensions = ", ".join(f'"{k}" = "{v}"' for k, v in sorted(spec.dimensions.items()))
-    granted = (f"[for d in {info.address}.dimensions_infos : tonumber(d.details[0].value) "
-               f"if length(d.dimensions) == 0 || d.dimensions == tomap({{{dimensions}}})]")
+    granted = (
+        f"[for d in {info.address}.dimensions_infos : tonumber(d.details[0].value) "
+        f"if length(d.dimensions) == 0 || d.dimensions == tomap({{{dimensions}}})]"
+    )
     body = {
         "name": spec.name,
         "parent": spec.parent,
@@ -380,11 +393,23 @@ def eks_node_group(spec: EksNodeGroupSpec, reservation: TfResource | None = None
         )
     )
     group_name = Ref(f"${{{out[-1].address}.resources[0].autoscaling_groups[0].name}}")
-    out += [TfResource("aws_autoscaling_schedule", tf_name(action.scheduled_action_name), "aws", {
-        "scheduled_action_name": action.scheduled_action_name, "autoscaling_group_name": group_name,
-        "region": spec.region, "start_time": action.start_time, "min_size": action.min_size,
-        "max_size": action.max_size, "desired_capacity": action.desired_capacity,
-    }) for action in spec.scheduled_scaling]
+    out += [
+        TfResource(
+            "aws_autoscaling_schedule",
+            tf_name(action.scheduled_action_name),
+            "aws",
+            {
+                "scheduled_action_name": action.scheduled_action_name,
+                "autoscaling_group_name": group_name,
+                "region": spec.region,
+                "start_time": action.start_time,
+                "min_size": action.min_size,
+                "max_size": action.max_size,
+                "desired_capacity": action.desired_capacity,
+            },
+        )
+        for action in spec.scheduled_scaling
+    ]
     return out
 
 
@@ -487,7 +512,11 @@ def kueue_manifests(manifests: Sequence[Manifest], pools: tuple[str, ...]) -> li
             after = (*after, *pools)
         out.append(
             TfResource(
-                "kubernetes_manifest", manifest_name(m), "kubernetes", {"manifest": m}, depends_on=after,
+                "kubernetes_manifest",
+                manifest_name(m),
+                "kubernetes",
+                {"manifest": m},
+                depends_on=after,
                 prevent_destroy=m["kind"] == "Namespace",
             )
         )

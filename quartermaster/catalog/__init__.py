@@ -66,8 +66,11 @@ def topology_levels(cluster_kind: str, machine: str, provisioning: str) -> tuple
     (`topology_levels.csv`, each row with its source); the hostname alone where no row says more."""
     _, rows = _rows("topology_levels.csv")
     for r in rows:
-        if (r["cluster_kind"] == cluster_kind and machine in r["machines"].split(";")
-                and r["provisioning"] in ("*", provisioning)):
+        if (
+            r["cluster_kind"] == cluster_kind
+            and machine in r["machines"].split(";")
+            and r["provisioning"] in ("*", provisioning)
+        ):
             return tuple(r["levels"].split(";"))
     return (HOSTNAME_LABEL,)
 
@@ -85,8 +88,11 @@ class PlatformTaint:
 def platform_taints(cluster_kind: str, provisioning: str) -> tuple[PlatformTaint, ...]:
     """Taints the platform adds to nodes of this provisioning (`platform_taints.csv`, each row with its source)."""
     _, rows = _rows("platform_taints.csv")
-    return tuple(PlatformTaint(r["key"], r["value"], r["effect"], r["declared"] == "yes") for r in rows
-                 if r["cluster_kind"] == cluster_kind and r["provisioning"] == provisioning)
+    return tuple(
+        PlatformTaint(r["key"], r["value"], r["effect"], r["declared"] == "yes")
+        for r in rows
+        if r["cluster_kind"] == cluster_kind and r["provisioning"] == provisioning
+    )
 
 
 @dataclass(frozen=True)

@@ -44,8 +44,9 @@ class QmGroup(TyperGroup):
             raise typer.Exit(error.exit_code) from None
         except OSError as error:  # a path the user gave that the system refuses (permissions, no such folder)
             where = error.filename or "a file"
-            err_console.print(terminal_text(f"{where}: {error.strerror or error}; check the path and its "
-                                            "permissions."), markup=False)
+            err_console.print(
+                terminal_text(f"{where}: {error.strerror or error}; check the path and its permissions."), markup=False
+            )
             raise typer.Exit(EXIT_USAGE) from None
 
 

@@ -32,6 +32,7 @@ def command(
     """Generate CODEOWNERS from team owners and policy.finance_approvers (the rest of the inventory and the code)."""
     # imported when run, so that `qm --help` stays fast
     from quartermaster.reports.quota_diff.codeowners import render_codeowners
+
     result = load_or_exit(path)
     root = _repo_root(path)
     target = output or Path(os.path.relpath(root / ".github" / "CODEOWNERS"))

@@ -42,8 +42,14 @@ def print_issue(issue: Issue) -> None:
 
 def inventory_argument() -> Path:
     """The PATH argument every command takes: the inventory directory."""
-    return typer.Argument(Path("inventory"), help="Inventory directory (or one file).", exists=True,
-                          file_okay=True, dir_okay=True, readable=True)
+    return typer.Argument(
+        Path("inventory"),
+        help="Inventory directory (or one file).",
+        exists=True,
+        file_okay=True,
+        dir_okay=True,
+        readable=True,
+    )
 
 
 def check_output(out: Path, option: str, inventory: Path, *, folder: bool) -> None:
@@ -51,14 +57,19 @@ def check_output(out: Path, option: str, inventory: Path, *, folder: bool) -> No
     folder where a file goes or the reverse, or a place that cannot be written."""
     target, inside = out.resolve(), inventory.resolve()
     if target == inside or (inside.is_dir() and target.is_relative_to(inside)):
-        raise UsageError(f"{option} {out}: inside the inventory {inventory}; nothing the user wrote is overwritten. "
-                         "Write the output elsewhere, e.g. out/.")
+        raise UsageError(
+            f"{option} {out}: inside the inventory {inventory}; nothing the user wrote is overwritten. "
+            "Write the output elsewhere, e.g. out/."
+        )
     if out.exists() and out.is_dir() != folder:
-        raise UsageError(f"{option} {out}: is a {'file' if folder else 'folder'}; give a "
-                         f"{'folder' if folder else 'file'} path.")
+        raise UsageError(
+            f"{option} {out}: is a {'file' if folder else 'folder'}; give a {'folder' if folder else 'file'} path."
+        )
     if out.exists() and not os.access(out, os.W_OK):
         raise UsageError(f"{option} {out}: is not writable; choose another path or fix its permissions.")
     base = next((p for p in out.parents if p.exists()), Path.cwd())
     if not base.is_dir() or not os.access(base, os.W_OK | os.X_OK):
-        raise UsageError(f"{option} {out}: cannot be created ({base} is "
-                         f"{'a file' if not base.is_dir() else 'not writable'}); choose another path.")
+        raise UsageError(
+            f"{option} {out}: cannot be created ({base} is "
+            f"{'a file' if not base.is_dir() else 'not writable'}); choose another path."
+        )

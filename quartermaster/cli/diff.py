@@ -28,9 +28,7 @@ class Format(StrEnum):
 
 def command(
     base: str = typer.Argument(..., help="Base: a git revision (e.g. origin/main) or an inventory folder."),
-    head: str = typer.Argument(
-        None, help="Head: a git revision or an inventory folder; default the working tree."
-    ),
+    head: str = typer.Argument(None, help="Head: a git revision or an inventory folder; default the working tree."),
     inventory: Path = typer.Option(
         Path("inventory"),
         "--inventory",
@@ -38,8 +36,13 @@ def command(
         help="The inventory folder (its path inside the repository for revisions).",
     ),
     fmt: Format = typer.Option(Format.markdown, "--format", "-f", help="Output format."),
-    impact_days: int = typer.Option(30, "--impact-days", min=0, help="Days of usage history to replay through the "
-                                    "old and the new quotas (who would have waited); 0 = no replay."),
+    impact_days: int = typer.Option(
+        30,
+        "--impact-days",
+        min=0,
+        help="Days of usage history to replay through the "
+        "old and the new quotas (who would have waited); 0 = no replay.",
+    ),
 ) -> None:
     """Compare quotas between two revisions or folders: cost, policies, approvers, Kueue object diff."""
     # imported when run, so that `qm --help` stays fast
@@ -50,8 +53,9 @@ def command(
     with tempfile.TemporaryDirectory(prefix="qm-diff-") as scratch:
         sides = [open_side(base, inventory, Path(scratch)), open_side(head, inventory, Path(scratch))]
     # progress on stderr (CI logs show where the time goes); the report itself is stdout
-    err_console.print(f"qm diff: read {sides[0].label} and {sides[1].label} in {time.perf_counter() - start:.1f} s",
-                      markup=False)
+    err_console.print(
+        f"qm diff: read {sides[0].label} and {sides[1].label} in {time.perf_counter() - start:.1f} s", markup=False
+    )
     problems = [i.format() for side in sides for i in side.errors]
     if problems:
         for problem in problems:
@@ -66,8 +70,11 @@ def command(
         render_documents=rendered_documents,
         impact_days=impact_days,
     )
-    err_console.print(f"qm diff: compared quotas, prices and Kueue objects and replayed {impact_days} days of "
-                      f"demand: {time.perf_counter() - start:.1f} s in all", markup=False)
+    err_console.print(
+        f"qm diff: compared quotas, prices and Kueue objects and replayed {impact_days} days of "
+        f"demand: {time.perf_counter() - start:.1f} s in all",
+        markup=False,
+    )
     sys.stdout.write(RENDERERS[fmt.value](data, RenderOptions()))
     if data.blocking:
         failed = ", ".join(sorted({v.check for v in data.verdicts if v.status == "fail"}))

@@ -38,6 +38,7 @@ def focus(
         check_output(out, "--out", path, folder=False)
     # imported when run (after the cheap checks), so that `qm --help` and a usage mistake stay fast
     from quartermaster.reports.focus import write_focus
+
     inventory = load_or_exit(path).inventory
     if quarter and period:
         raise UsageError("--period (metered usage) and --quarter (the plan's forecast) exclude each other; give one.")

@@ -15,16 +15,24 @@ SKELETON = "kueue-import.yaml"
 
 @app.command("kueue")
 def kueue(
-    path: Path = typer.Argument(..., exists=True, file_okay=True, dir_okay=True, readable=True,
-                                help="A Kueue manifest file or a directory of them."),
-    out: Path | None = typer.Option(None, "--out", "-o", file_okay=False, dir_okay=True,
-                                    help=f"Write <DIR>/{SKELETON} instead of printing it."),
+    path: Path = typer.Argument(
+        ...,
+        exists=True,
+        file_okay=True,
+        dir_okay=True,
+        readable=True,
+        help="A Kueue manifest file or a directory of them.",
+    ),
+    out: Path | None = typer.Option(
+        None, "--out", "-o", file_okay=False, dir_okay=True, help=f"Write <DIR>/{SKELETON} instead of printing it."
+    ),
     cluster: str = typer.Option("imported", "--cluster", help="Name of the cluster the manifests come from."),
 ) -> None:
     """Turn ResourceFlavors, ClusterQueues, Cohorts, LocalQueues and priority classes into inventory YAML."""
     # imported when run, so that `qm --help` stays fast
     from quartermaster.modules.kueue.importer import import_kueue
     from quartermaster.modules.kueue.validate import load_manifests
+
     manifests, issues = load_manifests(path)
     for issue in issues:
         print_issue(issue)

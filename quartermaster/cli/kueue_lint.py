@@ -12,13 +12,17 @@ def lint(path: Path) -> None:
     """Print every problem (errors first) and a summary; raise `ProblemsFound` if any is an error."""
     # imported when run, so that `qm --help` stays fast
     from quartermaster.modules.kueue import validate_path
+
     manifests, issues = validate_path(path)
     for issue in sorted(issues, key=lambda i: i.severity != "error"):
         print_issue(issue)
     errors = sum(1 for i in issues if i.severity == "error")
     warnings = len(issues) - errors
-    kueue = sum(1 for m in manifests if isinstance(m.obj, dict)
-                and str(m.obj.get("apiVersion", "")).startswith("kueue.x-k8s.io/"))
+    kueue = sum(
+        1
+        for m in manifests
+        if isinstance(m.obj, dict) and str(m.obj.get("apiVersion", "")).startswith("kueue.x-k8s.io/")
+    )
     summary = f"{path}: {len(manifests)} objects ({kueue} Kueue), {errors} error(s), {warnings} warning(s)"
     if errors:
         raise ProblemsFound(summary)

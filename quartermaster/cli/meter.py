@@ -20,22 +20,31 @@ if TYPE_CHECKING:
 
 
 def command(
-    usage: str = typer.Argument(None, help="Usage records: a CSV or Parquet file, a folder (month partitions like "
-                                "month=2026-10/ included), a glob, or the same on s3:// or gs://; columns hour (or "
-                                "minute), cluster, team or namespace, flavor, accelerators_used, "
-                                "accelerators_requested.", show_default=False),
+    usage: str = typer.Argument(
+        None,
+        help="Usage records: a CSV or Parquet file, a folder (month partitions like "
+        "month=2026-10/ included), a glob, or the same on s3:// or gs://; columns hour (or "
+        "minute), cluster, team or namespace, flavor, accelerators_used, "
+        "accelerators_requested.",
+        show_default=False,
+    ),
     inventory: Path = typer.Option(Path("inventory"), "--inventory", "-i", help="Inventory directory.", exists=True),
     period: str = typer.Option(None, help="Month (2026-10) or quarter (2026Q4); default: the months the records span."),
     idle: str = typer.Option(DEFAULT_IDLE_POLICY, help="Idle sharing: proportional, even, or owner:TEAM."),
     out: Path = typer.Option(None, help="Also write meter.json and CSVs (teams, cost centres, lines) to this folder."),
-    emit_sql: str = typer.Option(None, "--emit-sql", metavar="DIALECT",
-                                 help="Print the metering query for a warehouse instead (duckdb, spark, bigquery, "
-                                 "trino, athena) over its own table `usage`; needs --period, reads no USAGE."),
+    emit_sql: str = typer.Option(
+        None,
+        "--emit-sql",
+        metavar="DIALECT",
+        help="Print the metering query for a warehouse instead (duckdb, spark, bigquery, "
+        "trino, athena) over its own table `usage`; needs --period, reads no USAGE.",
+    ),
 ) -> None:
     """Charge each team max(requested, used) accelerator-hours at the rate of the capacity that served it."""
     # imported when run, so that `qm --help` stays fast
     from quartermaster.reports.metering.export import write_meter
     from quartermaster.reports.metering.source import meter_source
+
     if out:
         check_output(out, "--out", inventory, folder=True)
     inv = load_or_exit(inventory).inventory
@@ -59,11 +68,14 @@ def emit(inventory: Inventory, period: Period | None, idle: str, dialect: str) -
     # imported when run, so that `qm --help` stays fast
     from quartermaster.reports.metering.query import DIALECTS, emit
     from quartermaster.reports.metering.rates import blocks
+
     if dialect not in DIALECTS:
         raise UsageError(f"--emit-sql {dialect}: not a dialect; use one of {', '.join(DIALECTS)}")
     if period is None:
-        raise UsageError("--emit-sql needs --period (a month like 2026-10 or a quarter like 2026Q4): the query "
-                         "inlines the blocks paid in it")
+        raise UsageError(
+            "--emit-sql needs --period (a month like 2026-10 or a quarter like 2026Q4): the query "
+            "inlines the blocks paid in it"
+        )
     blks, issues = blocks(inventory, period.start, period.end)
     exit_on(issues, "emitted")
     sys.stdout.write(emit(inventory, blks, idle, dialect, period.label))
@@ -73,6 +85,7 @@ def checked_period(inventory: Inventory, idle: str, period: str | None) -> Perio
     """Check `--idle` and `--period`; exit 2 saying the accepted forms when either is wrong."""
     # imported when run, so that `qm --help` stays fast
     from quartermaster.reports.metering import check_policy, parse_period
+
     problem = check_policy(idle, inventory)
     if problem:
         raise UsageError(problem)
@@ -94,15 +107,36 @@ def show(result: MeterResult) -> None:
     """Print the team table, the idle lines and the reconciliation."""
     # imported when run, so that `qm --help` stays fast
     from quartermaster.reports.filters import money, pct
-    teams = Table(title=f"Metered cost, {result.period.label} (basis: metered, i.e. {BASES['metered']}; idle policy "
-                  f"{result.policy})", title_justify="left")
-    for column in ("team", "cost centre", "requested h", "used h", "charged h", "efficiency", "usage",
-                   "idle share", "total"):
+
+    teams = Table(
+        title=f"Metered cost, {result.period.label} (basis: metered, i.e. {BASES['metered']}; idle policy "
+        f"{result.policy})",
+        title_justify="left",
+    )
+    for column in (
+        "team",
+        "cost centre",
+        "requested h",
+        "used h",
+        "charged h",
+        "efficiency",
+        "usage",
+        "idle share",
+        "total",
+    ):
         teams.add_column(column, justify="left" if column in ("team", "cost centre") else "right")
     for t in result.teams:
-        teams.add_row(t.team, t.cost_center, f"{t.requested_hours:,.1f}", f"{t.used_hours:,.1f}",
-                      f"{t.charged_hours:,.1f}", pct(t.efficiency), money(t.usage_cost), money(t.idle_share),
-                      money(t.total))
+        teams.add_row(
+            t.team,
+            t.cost_center,
+            f"{t.requested_hours:,.1f}",
+            f"{t.used_hours:,.1f}",
+            f"{t.charged_hours:,.1f}",
+            pct(t.efficiency),
+            money(t.usage_cost),
+            money(t.idle_share),
+            money(t.total),
+        )
     console.print(teams)
     idle = Table(title="Idle capacity (paid, held by nobody)", title_justify="left")
     for column in ("block", "accelerator-hours", "rate / acc-h", "cost"):
@@ -112,7 +146,8 @@ def show(result: MeterResult) -> None:
     console.print(idle)
     centers = ", ".join(f"{cc} {money(v)}" for cc, v in sorted(result.cost_centers.items()))
     console.print(f"cost centres: {centers}")
-    console.print(f"total {money(result.total_cost)} = team usage {money(result.usage_cost)} + idle "
-                  f"{money(result.idle_cost)}")
+    console.print(
+        f"total {money(result.total_cost)} = team usage {money(result.usage_cost)} + idle {money(result.idle_cost)}"
+    )
     if result.unallocated_idle:
         console.print(f"idle not shared (no team used anything): {money(result.unallocated_idle)}")

@@ -25,13 +25,15 @@ CONFIGMAP_FILE = "quartermaster-dashboard-configmap.yaml"
 @app.command("render")
 def render(
     path: Path = inventory_argument(),
-    out: Path = typer.Option(..., "--out", "-o", help="Folder for the rules, the PrometheusRule and the dashboard.",
-                             file_okay=False),
+    out: Path = typer.Option(
+        ..., "--out", "-o", help="Folder for the rules, the PrometheusRule and the dashboard.", file_okay=False
+    ),
     commitment_days: int = typer.Option(3, min=1, max=90, help="Days of mean utilisation below break-even."),
     pending_hours: int = typer.Option(6, min=1, max=720, help="Hours of demand above nominal quota."),
     capacity_minutes: int = typer.Option(30, min=1, max=1440, help="Minutes a full flavor has waiting workloads."),
-    cluster_label: str = typer.Option(DEFAULT_CLUSTER_LABEL,
-                                      help="The label naming a series' cluster (an external label)."),
+    cluster_label: str = typer.Option(
+        DEFAULT_CLUSTER_LABEL, help="The label naming a series' cluster (an external label)."
+    ),
     namespace: str = typer.Option("monitoring", help="Namespace of the PrometheusRule and the dashboard ConfigMap."),
     at: str = typer.Option(None, help="Day whose active commitments get alerts (YYYY-MM-DD); default: today (UTC)."),
 ) -> None:
@@ -40,6 +42,7 @@ def render(
     # imported when run, so that `qm --help` stays fast
     from quartermaster.modules.observability.emit import dashboard
     from quartermaster.modules.observability.rules import Options, build_rules, dump, prometheus_rule
+
     check_output(out, "--out", path, folder=True)
     try:
         day = dt.date.fromisoformat(at) if at else None
@@ -55,8 +58,12 @@ def render(
 
     rules, notes = build_rules(result, options)
     out.mkdir(parents=True, exist_ok=True)
-    texts = {RULES_FILE: dump(rules), PROMETHEUS_RULE_FILE: dump(prometheus_rule(rules, namespace)),
-             DASHBOARD_FILE: to_json(model), CONFIGMAP_FILE: dump(dashboard_configmap(model, namespace))}
+    texts = {
+        RULES_FILE: dump(rules),
+        PROMETHEUS_RULE_FILE: dump(prometheus_rule(rules, namespace)),
+        DASHBOARD_FILE: to_json(model),
+        CONFIGMAP_FILE: dump(dashboard_configmap(model, namespace)),
+    }
     for name, text in texts.items():
         (out / name).write_text(text, encoding="utf-8")
         console.print(f"wrote {out / name}")

@@ -24,32 +24,51 @@ def command(
     horizon: str = typer.Option("8q", help="Quarters to plan, e.g. 8q or 2y."),
     start: str | None = typer.Option(None, help="First quarter, e.g. 2027Q1; default: the first with demand."),
     scenario: str | None = typer.Option(None, help="Plan for one scenario of policy.scenarios only."),
-    what_if: list[str] = typer.Option([], "--what-if", help="demand=+20%, price:<site>/<machine>=-10%, "
-                                      "lose-site=<site> (repeatable)."),
+    what_if: list[str] = typer.Option(
+        [], "--what-if", help="demand=+20%, price:<site>/<machine>=-10%, lose-site=<site> (repeatable)."
+    ),
     explain_infeasible: bool = typer.Option(False, help="Let business rules give at a penalty and report which did."),
     from_usage: bool = typer.Option(False, help="Derive demand from the usage history instead of demand.csv."),
     min_utilisation: float | None = typer.Option(None, help="Least expected utilisation of new commitments (0-1)."),
-    idle: str = typer.Option(DEFAULT_IDLE_POLICY, help="How committed hours nobody uses are shared between teams: "
-                             "proportional, even, or owner:TEAM (as qm meter)."),
+    idle: str = typer.Option(
+        DEFAULT_IDLE_POLICY,
+        help="How committed hours nobody uses are shared between teams: "
+        "proportional, even, or owner:TEAM (as qm meter).",
+    ),
     solver: str = typer.Option("highs", help="highs (default) or cbc."),
     time_limit: float = typer.Option(120.0, help="Solver time limit in seconds."),
     gap: float = typer.Option(1e-3, help="Relative optimality gap at which to stop."),
     write_lp: Path | None = typer.Option(None, help="Also write the model as an LP file."),
     out: Path = typer.Option(Path("out/plan"), help="Folder for the plan (JSON + CSV)."),
-    propose: bool = typer.Option(False, help="Write the proposed quotas into the inventory's team files "
-                                 "(comments and layout kept), for the flavors where they fit today's pools."),
+    propose: bool = typer.Option(
+        False,
+        help="Write the proposed quotas into the inventory's team files "
+        "(comments and layout kept), for the flavors where they fit today's pools.",
+    ),
     force: bool = typer.Option(False, help="With --propose: edit team files even if they have uncommitted changes."),
-    sweep: list[str] = typer.Option([], "--sweep", help="Also plan a what-if grid: a what-if target and its values, "
-                                    "e.g. 'demand=-10%,0,+10%' (repeatable: the cartesian product)."),
+    sweep: list[str] = typer.Option(
+        [],
+        "--sweep",
+        help="Also plan a what-if grid: a what-if target and its values, "
+        "e.g. 'demand=-10%,0,+10%' (repeatable: the cartesian product).",
+    ),
     draws: int = typer.Option(0, help="Also plan this many demand draws from the forecast's quantiles (x the grid)."),
     seed: int = typer.Option(0, help="Seed of the demand draws: the same seed, the same draws."),
-    backend: str = typer.Option("processes", help="Where the sweep's scenarios are solved: processes (every core), "
-                                "serial, or ray (the `ray` extra; RAY_ADDRESS for a cluster)."),
+    backend: str = typer.Option(
+        "processes",
+        help="Where the sweep's scenarios are solved: processes (every core), "
+        "serial, or ray (the `ray` extra; RAY_ADDRESS for a cluster).",
+    ),
     workers: int | None = typer.Option(None, help="Sweep workers; default: one per core."),
-    rayjob: str | None = typer.Option(None, metavar="TEAM", help="Print the sweep as a KubeRay RayJob queued to "
-                                      "TEAM's LocalQueue (Kueue) instead of solving it; needs --image."),
-    image: str | None = typer.Option(None, help="With --rayjob: the image (Quartermaster with the ray extra, "
-                                     "the inventory at /inventory)."),
+    rayjob: str | None = typer.Option(
+        None,
+        metavar="TEAM",
+        help="Print the sweep as a KubeRay RayJob queued to "
+        "TEAM's LocalQueue (Kueue) instead of solving it; needs --image.",
+    ),
+    image: str | None = typer.Option(
+        None, help="With --rayjob: the image (Quartermaster with the ray extra, the inventory at /inventory)."
+    ),
 ) -> None:
     """Plan what to commit to, where and when; print a summary and write the plan to --out."""
     if solver not in ("highs", "cbc"):
@@ -61,13 +80,23 @@ def command(
     from quartermaster.planner import PlanInputError, PlanOptions, plan
     from quartermaster.planner import sweep as sweeps
     from quartermaster.planner.options import parse_horizon
+
     inventory = load_or_exit(path).inventory
     try:
         spec = sweeps.spec_of(sweep, draws, seed)
-        options = PlanOptions(horizon=parse_horizon(horizon), start=start, scenario=scenario,
-                              what_if=tuple(what_if), explain_infeasible=explain_infeasible, from_usage=from_usage,
-                              min_utilisation=min_utilisation, idle_policy=idle, solver=solver,
-                              time_limit_s=time_limit, gap_rel=gap)
+        options = PlanOptions(
+            horizon=parse_horizon(horizon),
+            start=start,
+            scenario=scenario,
+            what_if=tuple(what_if),
+            explain_infeasible=explain_infeasible,
+            from_usage=from_usage,
+            min_utilisation=min_utilisation,
+            idle_policy=idle,
+            solver=solver,
+            time_limit_s=time_limit,
+            gap_rel=gap,
+        )
         sweeps.check(inventory, options, spec, backend, workers)  # before planning, not after
         if rayjob is not None:
             _print_rayjob(inventory, rayjob, image, spec, options)
@@ -94,40 +123,67 @@ def _print_rayjob(inventory: Inventory, team: str, image: str | None, spec: Swee
     import yaml
 
     from quartermaster.planner.rayjob import rayjob
+
     if image is None:
-        raise UsageError("--rayjob needs --image: the image that runs the sweep (Quartermaster with the ray extra "
-                         "and the inventory at /inventory).")
+        raise UsageError(
+            "--rayjob needs --image: the image that runs the sweep (Quartermaster with the ray extra "
+            "and the inventory at /inventory)."
+        )
     if not (spec.grid or spec.draws):
         raise UsageError("--rayjob prints a sweep; give it --sweep or --draws.")
-    args = ["--horizon", f"{options.horizon}q", *(["--start", options.start] if options.start else []),
-            *(["--scenario", options.scenario] if options.scenario else []),
-            *[a for w in options.what_if for a in ("--what-if", w)],
-            *[a for t, values in spec.grid for a in ("--sweep", f"{t}={','.join(values)}")],
-            *(["--draws", str(spec.draws), "--seed", str(spec.seed)] if spec.draws else [])]
+    args = [
+        "--horizon",
+        f"{options.horizon}q",
+        *(["--start", options.start] if options.start else []),
+        *(["--scenario", options.scenario] if options.scenario else []),
+        *[a for w in options.what_if for a in ("--what-if", w)],
+        *[a for t, values in spec.grid for a in ("--sweep", f"{t}={','.join(values)}")],
+        *(["--draws", str(spec.draws), "--seed", str(spec.seed)] if spec.draws else []),
+    ]
     print(yaml.safe_dump(rayjob(inventory, team, args, image=image), sort_keys=False, width=120), end="")
 
 
-def _sweep(path: Path, inventory: Inventory, options: PlanOptions, spec: SweepSpec, result: PlanResult, backend: str,
-           workers: int | None, out: Path) -> None:
+def _sweep(
+    path: Path,
+    inventory: Inventory,
+    options: PlanOptions,
+    spec: SweepSpec,
+    result: PlanResult,
+    backend: str,
+    workers: int | None,
+    out: Path,
+) -> None:
     """Solve the sweep's scenarios, write them beside the plan and print the spread of the planned cost."""
     from quartermaster.planner import PlanInputError
     from quartermaster.planner.sweep import PLANNED, cost_bands, run_sweep
+
     total = len(spec.scenarios())
     try:
         with err_console.status(f"Sweep: 0 of {total} scenarios solved") as status:
-            done = run_sweep(inventory, options, spec, backend=backend, workers=workers, base=result,
-                             progress=lambda n, of: status.update(f"Sweep: {n} of {of} scenarios solved"))
+            done = run_sweep(
+                inventory,
+                options,
+                spec,
+                backend=backend,
+                workers=workers,
+                base=result,
+                progress=lambda n, of: status.update(f"Sweep: {n} of {of} scenarios solved"),
+            )
     except PlanInputError as exc:
         raise PlanInputError(f"{path}: {exc}") from None
     written = done.write(out)
     outcomes = Counter({r["scenario"]: r["outcome"] for r in done.costs.to_pylist()}.values())
     bands = cost_bands(done)
-    console.print(f"[bold]Sweep[/]: {total} scenarios ({', '.join(f'{n} {o}' for o, n in sorted(outcomes.items()))})"
-                  f" on {done.meta['backend']} x {done.meta['workers']} in {done.meta['wall_seconds']:.1f} s.")
+    console.print(
+        f"[bold]Sweep[/]: {total} scenarios ({', '.join(f'{n} {o}' for o, n in sorted(outcomes.items()))})"
+        f" on {done.meta['backend']} x {done.meta['workers']} in {done.meta['wall_seconds']:.1f} s."
+    )
     if bands:
         b = bands[-1]
-        console.print(f"Expected cost over the horizon (planned), across the {b.scenarios} scenarios with a plan: "
-                      f"p10 {format_usd(b.p10_usd)}, p50 {format_usd(b.p50_usd)}, p90 {format_usd(b.p90_usd)}.")
+        console.print(
+            f"Expected cost over the horizon (planned), across the {b.scenarios} scenarios with a plan: "
+            f"p10 {format_usd(b.p10_usd)}, p50 {format_usd(b.p50_usd)}, p90 {format_usd(b.p90_usd)}."
+        )
     if sum(n for o, n in outcomes.items() if o not in PLANNED):
         console.print("Scenarios without a plan are left out of the distribution (outcome in sweep.csv).")
     console.print(f"Wrote {len(written)} files to {out}/ (sweep.parquet, sweep.csv, sweep_purchases.*, sweep.json)")
@@ -138,6 +194,7 @@ def _propose(path: Path, inventory: Inventory, result: PlanResult, force: bool) 
     # imported when run, so that `qm --help` stays fast
     from quartermaster.cli.quota import write_quotas
     from quartermaster.planner.propose import proposed_changes
+
     changes, skipped = proposed_changes(inventory, result.proposed_quotas)
     for reason in skipped:
         console.print(f"not proposed: {reason}")
@@ -154,19 +211,25 @@ def _print(r: PlanResult) -> None:
         for x in r.relaxed_rules:
             console.print(f"  {x.rule} at {x.where}: {x.amount:,.2f} {x.unit} ({x.variable})", markup=False)
     if r.objective_usd is None:
-        console.print(f"[bold red]No plan[/]: the solver ended `{r.outcome}` ({r.solver}, {r.status}). "
-                      "Rerun with --explain-infeasible to see which rules cannot hold together.")
+        console.print(
+            f"[bold red]No plan[/]: the solver ended `{r.outcome}` ({r.solver}, {r.status}). "
+            "Rerun with --explain-infeasible to see which rules cannot hold together."
+        )
         return
     gap = f", gap {r.gap:.3%}" if r.gap is not None else ""
-    console.print(f"[bold]Plan {r.quarters[0]}..{r.quarters[-1]}[/]: {r.outcome} ({r.solver}, "
-                  f"{r.solve_seconds:.1f} s{gap}). Expected cost (planned) {format_usd(r.expected_cost_usd)} vs "
-                  f"{format_usd(r.baseline_on_demand_usd)} all on-demand (savings rate "
-                  f"{(r.savings_rate or 0):.1%}).")
+    console.print(
+        f"[bold]Plan {r.quarters[0]}..{r.quarters[-1]}[/]: {r.outcome} ({r.solver}, "
+        f"{r.solve_seconds:.1f} s{gap}). Expected cost (planned) {format_usd(r.expected_cost_usd)} vs "
+        f"{format_usd(r.baseline_on_demand_usd)} all on-demand (savings rate "
+        f"{(r.savings_rate or 0):.1%})."
+    )
     if r.purchase_schedule:
-        console.print(f"New commitments: {format_usd(r.new_commitment_liability_usd)} liability over their whole "
-                      f"terms, {format_usd(r.new_commitment_in_horizon_usd)} of it inside the horizon (planned); "
-                      f"the capacity they leave after it is credited {format_usd(r.post_horizon_credit_usd or 0)} "
-                      "(the on-demand cost it avoids, as far as demand uses it).")
+        console.print(
+            f"New commitments: {format_usd(r.new_commitment_liability_usd)} liability over their whole "
+            f"terms, {format_usd(r.new_commitment_in_horizon_usd)} of it inside the horizon (planned); "
+            f"the capacity they leave after it is credited {format_usd(r.post_horizon_credit_usd or 0)} "
+            "(the on-demand cost it avoids, as far as demand uses it)."
+        )
     for note in r.notes:
         console.print(f"  note: {note}", markup=False)
     for note in r.baseline_stand_ins:
@@ -213,7 +276,11 @@ def _print(r: PlanResult) -> None:
     above = sorted({(q.flavor, q.pool_accelerators) for q in r.proposed_quotas if not q.fits_pool})
     if above:
         need = {f: sum(q.nominal for q in r.proposed_quotas if q.flavor == f) for f, _ in above}
-        console.print("Proposed quotas above their pool (fits_pool in proposed_quotas.csv): " + "; ".join(
-            f"{f} {need[f]} accelerators against {size}" for f, size in above) + ".", markup=False)
+        console.print(
+            "Proposed quotas above their pool (fits_pool in proposed_quotas.csv): "
+            + "; ".join(f"{f} {need[f]} accelerators against {size}" for f, size in above)
+            + ".",
+            markup=False,
+        )
     if len(r.unmet_demand):
         console.print(f"[bold yellow]Unmet demand[/] in {len(r.unmet_demand)} team-quarters (see unmet_demand.csv).")

@@ -27,19 +27,16 @@ app = typer.Typer(
 def command(
     team: str = typer.Argument(..., help="The team, e.g. llm-pretrain."),
     flavor: str = typer.Argument(..., help="The flavor (pool name), e.g. h100-mega-resv."),
-    nominal: int = typer.Option(
-        ..., "--nominal", min=0, help="Nominal quota in accelerators (GPUs or TPU chips)."
-    ),
+    nominal: int = typer.Option(..., "--nominal", min=0, help="Nominal quota in accelerators (GPUs or TPU chips)."),
     borrowing: int = typer.Option(None, "--borrowing", min=0, help="Borrowing limit in accelerators."),
     lending: int = typer.Option(None, "--lending", min=0, help="Lending limit in accelerators."),
-    inventory: Path = typer.Option(
-        Path("inventory"), "--inventory", "-i", exists=True, help="The inventory folder."
-    ),
+    inventory: Path = typer.Option(Path("inventory"), "--inventory", "-i", exists=True, help="The inventory folder."),
     force: bool = typer.Option(False, "--force", help="Edit even if the file has uncommitted changes."),
 ) -> None:
     """Set one team's quota for one flavor."""
     # imported when run, so that `qm --help` stays fast
     from quartermaster.edit import QuotaChange
+
     write_quotas(inventory, [QuotaChange(team, flavor, nominal, borrowing, lending)], force)
 
 
@@ -47,6 +44,7 @@ def write_quotas(inventory: Path, changes: list[QuotaChange], force: bool) -> No
     """Write quota changes into the team files and print each edit; print the problems and raise if refused."""
     # imported when run, so that `qm --help` stays fast
     from quartermaster.edit import set_quotas
+
     result = set_quotas(inventory, changes, force=force)
     for issue in result.issues:
         print_issue(issue)

@@ -17,15 +17,18 @@ from quartermaster.issues import did_you_mean
 def command(
     path: Path = inventory_argument(),
     cluster: list[str] = typer.Option(None, "--cluster", "-c", help="Render only this cluster (repeatable)."),
-    out: Path | None = typer.Option(None, "--out", "-o", help="Write <DIR>/<cluster>.yaml instead of printing.",
-                                    file_okay=False, dir_okay=True),
-    kueue_config: bool = typer.Option(False, "--kueue-config",
-                                      help="Print the part of Kueue's manager Configuration the queues need."),
+    out: Path | None = typer.Option(
+        None, "--out", "-o", help="Write <DIR>/<cluster>.yaml instead of printing.", file_okay=False, dir_okay=True
+    ),
+    kueue_config: bool = typer.Option(
+        False, "--kueue-config", help="Print the part of Kueue's manager Configuration the queues need."
+    ),
 ) -> None:
     """Render Kueue objects (plus Namespaces and RBAC) per cluster, byte-identical across runs."""
     # imported when run, so that `qm --help` stays fast
     from quartermaster.modules.kueue import objects_for_cluster, validate_manifests
     from quartermaster.modules.kueue.render import render_kueue_configuration, render_objects, stale_renders
+
     if out is not None:
         check_output(out, "--out", path, folder=True)
     inventory = load_or_exit(path).inventory

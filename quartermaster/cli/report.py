@@ -22,6 +22,7 @@ def plan_or_exit(inventory: Inventory, quarter: str | None, plan_dir: Path | Non
     """A plan read from a folder written by `qm plan`, or planned now from `quarter` on."""
     # imported when run, so that `qm --help` stays fast
     from quartermaster.planner import PlanOptions, load_result, plan
+
     if plan_dir is not None:
         if not (plan_dir / "plan.json").is_file():
             raise UsageError(f"{what} {plan_dir}: no plan.json there; run `qm plan --out {plan_dir}` first.")
@@ -37,8 +38,11 @@ def command(
     previous: Path = typer.Option(None, help="The previous plan's folder, to show what changed."),
     out: Path = typer.Option(Path("out/report"), help="Folder for report.html, report.xlsx, report.pdf, CSVs, JSON."),
     formats: str = typer.Option(",".join(FORMATS), help="Comma-separated subset of html,json,csv,xlsx,pdf."),
-    usage: Path = typer.Option(None, help="Usage records (CSV or Parquet, as `qm meter` and `qm usage pull` "
-                               "write them) for plan vs actual; default: the inventory's usage files."),
+    usage: Path = typer.Option(
+        None,
+        help="Usage records (CSV or Parquet, as `qm meter` and `qm usage pull` "
+        "write them) for plan vs actual; default: the inventory's usage files.",
+    ),
 ) -> None:
     """Write the quarterly planning report: spend, savings, commitments to approve, coverage, risk, budgets."""
     chosen = tuple(f.strip() for f in formats.split(",") if f.strip())
@@ -50,11 +54,13 @@ def command(
     from quartermaster.reports.filters import money, pct
     from quartermaster.reports.finance import RenderOptions, build_report, write_report
     from quartermaster.reports.finance.sources import inventory_revision
+
     inventory = load_or_exit(path).inventory
     records = None
     if usage is not None:
         from quartermaster.cli.meter import exit_on
         from quartermaster.reports.metering import read_usage
+
         records, issues = read_usage(usage, inventory)
         exit_on(issues, "reported")
     result = plan_or_exit(inventory, quarter, plan_dir)
@@ -62,14 +68,17 @@ def command(
     data = build_report(inventory, result, quarter, before, inventory_revision(path), records)
     if plan_dir is not None:  # the plan sweep's section, when the folder holds a sweep of this plan
         from quartermaster.reports.finance.sweep import with_sweep
+
         data = with_sweep(data, plan_dir, result)
     written, messages = write_report(data, out, RenderOptions(formats=chosen, generated=dt.datetime.now(dt.UTC).date()))
     s = data.summary
-    console.print(f"[bold]{data.title}[/]: spend {money(s.spend_quarter.current)} "
-                  f"(next four quarters {money(s.spend_next_four.current)}), savings vs all on-demand "
-                  f"{money(s.savings_quarter.current)}, effective savings rate {pct(s.savings_rate.current)}; "
-                  f"{len(s.approve)} commitment(s) to approve, liability {money(s.approve_liability)} "
-                  f"({money(s.approve_in_horizon)} in the plan's horizon).")
+    console.print(
+        f"[bold]{data.title}[/]: spend {money(s.spend_quarter.current)} "
+        f"(next four quarters {money(s.spend_next_four.current)}), savings vs all on-demand "
+        f"{money(s.savings_quarter.current)}, effective savings rate {pct(s.savings_rate.current)}; "
+        f"{len(s.approve)} commitment(s) to approve, liability {money(s.approve_liability)} "
+        f"({money(s.approve_in_horizon)} in the plan's horizon)."
+    )
     for message in messages:
         err_console.print(message)
     console.print(f"Wrote {len(written)} files to {out}/; open {out / 'report.html'}")

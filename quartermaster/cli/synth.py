@@ -27,9 +27,13 @@ def command(
     backend: str = typer.Option("local", help="Terraform state backend: local, gcs or s3."),
     state_bucket: str = typer.Option(None, help="Bucket of the gcs or s3 backend."),
     state_region: str = typer.Option(None, help="Region of the s3 state bucket."),
-    now: str = typer.Option(None, "--now", help="Build the stacks as of this moment (ISO 8601 with a time zone; "
-                            "default: now). Capacity blocks are dated: their node groups are sized and scheduled "
-                            "for where the block stands."),
+    now: str = typer.Option(
+        None,
+        "--now",
+        help="Build the stacks as of this moment (ISO 8601 with a time zone; "
+        "default: now). Capacity blocks are dated: their node groups are sized and scheduled "
+        "for where the block stands.",
+    ),
 ) -> None:
     """Write `OUT/stacks/<cluster>/cdk.tf.json` for `terraform -chdir=... init / plan / apply` (or `tofu`)."""
     require_extra("qm synth", "terraform", *TERRAFORM_MODULES)

@@ -23,26 +23,36 @@ def parse_hour(text: str, option: str) -> dt.datetime:
     try:
         moment = dt.datetime.fromisoformat(text)
     except ValueError:
-        raise UsageError(f"{option} {text}: not a date or time; write e.g. 2026-10-01 or 2026-10-01T06:00Z "
-                         "(UTC unless an offset is given).") from None
+        raise UsageError(
+            f"{option} {text}: not a date or time; write e.g. 2026-10-01 or 2026-10-01T06:00Z "
+            "(UTC unless an offset is given)."
+        ) from None
     moment = utc_hour(moment)
     if moment.minute or moment.second or moment.microsecond:
-        raise UsageError(f"{option} {text}: usage is hourly; give the start of an hour, e.g. "
-                         f"{moment.replace(minute=0, second=0, microsecond=0).isoformat()}.")
+        raise UsageError(
+            f"{option} {text}: usage is hourly; give the start of an hour, e.g. "
+            f"{moment.replace(minute=0, second=0, microsecond=0).isoformat()}."
+        )
     return moment
 
 
 @app.command("pull")
 def pull(
-    prometheus: str = typer.Option(..., "--prometheus", help="Base URL of Prometheus (or Thanos, Mimir), e.g. "
-                                   "http://prometheus:9090. Credentials: QM_PROMETHEUS_TOKEN, or QM_PROMETHEUS_USER "
-                                   "and QM_PROMETHEUS_PASSWORD, from the environment."),
+    prometheus: str = typer.Option(
+        ...,
+        "--prometheus",
+        help="Base URL of Prometheus (or Thanos, Mimir), e.g. "
+        "http://prometheus:9090. Credentials: QM_PROMETHEUS_TOKEN, or QM_PROMETHEUS_USER "
+        "and QM_PROMETHEUS_PASSWORD, from the environment.",
+    ),
     since: str = typer.Option(..., help="First hour, inclusive (UTC unless an offset is given): 2026-10-01."),
     until: str = typer.Option(..., help="End, exclusive: 2026-11-01 pulls all of October."),
     out: Path = typer.Option(..., "--out", "-o", help="Output file: .csv or .parquet.", dir_okay=False),
     inventory: Path = typer.Option(Path("inventory"), "--inventory", "-i", help="Inventory directory.", exists=True),
-    cluster: str = typer.Option(None, help="The cluster every series comes from (a per-cluster Prometheus); "
-                                "default: each series' --cluster-label."),
+    cluster: str = typer.Option(
+        None,
+        help="The cluster every series comes from (a per-cluster Prometheus); default: each series' --cluster-label.",
+    ),
     cluster_label: str = typer.Option(DEFAULT_CLUSTER_LABEL, help="The label naming a series' cluster."),
     chunk_hours: int = typer.Option(168, min=1, max=11000, help="Hours per query_range request (step 1 h)."),
 ) -> None:
@@ -66,20 +76,37 @@ def pull(
     inv = load_or_exit(inventory).inventory
     if cluster is not None and cluster not in inv.cluster_by_name:
         from quartermaster.issues import did_you_mean
+
         hint = did_you_mean(cluster, list(inv.cluster_by_name)) or f"Clusters: {', '.join(inv.cluster_by_name)}."
         raise UsageError(f"--cluster: no such cluster `{cluster}` in {inventory}. {hint}")
     total = 2 * len(chunks(start, end, chunk_hours))
-    with Progress(TextColumn("querying Prometheus"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                  console=err_console, transient=True) as bar:
+    with Progress(
+        TextColumn("querying Prometheus"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=err_console,
+        transient=True,
+    ) as bar:
         task = bar.add_task("pull", total=total)
-        result = pull_usage(inv, client, start, end, cluster=cluster, cluster_label=cluster_label,
-                            chunk_hours=chunk_hours, progress=lambda: bar.advance(task))
+        result = pull_usage(
+            inv,
+            client,
+            start,
+            end,
+            cluster=cluster,
+            cluster_label=cluster_label,
+            chunk_hours=chunk_hours,
+            progress=lambda: bar.advance(task),
+        )
     for lost in result.unmapped:
         err_console.print(f"warning: {lost.format()}", markup=False)
     if result.records.empty:
-        raise ProblemsFound(f"no Kueue usage series in [{start.isoformat()}, {end.isoformat()}) that map to the "
-                            f"inventory; nothing was written. Check that Kueue exports its ClusterQueue resource "
-                            "metrics (metrics.enableClusterQueueResources: true) and the range.")
+        raise ProblemsFound(
+            f"no Kueue usage series in [{start.isoformat()}, {end.isoformat()}) that map to the "
+            f"inventory; nothing was written. Check that Kueue exports its ClusterQueue resource "
+            "metrics (metrics.enableClusterQueueResources: true) and the range."
+        )
     _, issues = check_usage(result.records, inv, str(out))
     exit_on(issues, "written")
     out.parent.mkdir(parents=True, exist_ok=True)
@@ -89,10 +116,14 @@ def pull(
     else:  # hours as a timestamp column, names dictionary-encoded
         frame.to_parquet(out, index=False)
     hours = result.records[["accelerators_requested", "accelerators_used"]].sum()
-    console.print(f"wrote {out}: {len(frame):,} records, {hours['accelerators_requested']:,.1f} accelerator-hours "
-                  f"requested, {hours['accelerators_used']:,.1f} used ({result.queries} queries, "
-                  f"{client.retries} retries)")
+    console.print(
+        f"wrote {out}: {len(frame):,} records, {hours['accelerators_requested']:,.1f} accelerator-hours "
+        f"requested, {hours['accelerators_used']:,.1f} used ({result.queries} queries, "
+        f"{client.retries} retries)"
+    )
     if result.unmapped:
-        console.print(f"{len(result.unmapped)} series not mapped to the inventory (named above); their "
-                      f"{sum(u.accelerator_hours for u in result.unmapped):,.1f} accelerator-hours are not in "
-                      f"{out}.")
+        console.print(
+            f"{len(result.unmapped)} series not mapped to the inventory (named above); their "
+            f"{sum(u.accelerator_hours for u in result.unmapped):,.1f} accelerator-hours are not in "
+            f"{out}."
+        )

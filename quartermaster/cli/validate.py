@@ -33,8 +33,10 @@ def command(
         lint(kueue)
         return
     if not path.exists():
-        raise UsageError(f"no inventory at {path}. Give the inventory's folder, e.g. `qm validate inventory/`, or "
-                         "lint manifests with `qm validate --kueue FILE`.")
+        raise UsageError(
+            f"no inventory at {path}. Give the inventory's folder, e.g. `qm validate inventory/`, or "
+            "lint manifests with `qm validate --kueue FILE`."
+        )
     result = load_or_exit(path)
     s = summarise(result.inventory)
     console.print(

@@ -55,7 +55,7 @@ def wrap(label: str, width: float) -> list[str]:
 
 
 def _chunks(text: str, most: int) -> list[str]:
-    return [text[i:i + most] for i in range(0, len(text), most)] or [""]
+    return [text[i : i + most] for i in range(0, len(text), most)] or [""]
 
 
 def render_svg(chart: Chart) -> str:
@@ -84,19 +84,24 @@ def render_svg(chart: Chart) -> str:
     ]
     for i, s in enumerate(chart.series):
         lx, ly = LEFT + (i % LEGEND_PER_ROW) * LEGEND_ITEM, 2 + LEGEND_ROW * (i // LEGEND_PER_ROW)
-        out.append(f'<g class="legend"><rect x="{lx}" y="{ly}" width="12" height="12" '
-                   f'fill="{PALETTE[i % len(PALETTE)]}"/><text x="{lx + 18}" y="{ly + 10}" fill="#333">'
-                   f"{escape(s.name)}</text></g>")
+        out.append(
+            f'<g class="legend"><rect x="{lx}" y="{ly}" width="12" height="12" '
+            f'fill="{PALETTE[i % len(PALETTE)]}"/><text x="{lx + 18}" y="{ly + 10}" fill="#333">'
+            f"{escape(s.name)}</text></g>"
+        )
     out.append(f'<rect class="plot" x="{LEFT}" y="{top}" width="{plot_w}" height="{PLOT_HEIGHT}" fill="none"/>')
     for i in range(5):
         value = axis_max * i / 4
         y = y_of(value)
         out.append(f'<line x1="{LEFT}" y1="{y:.1f}" x2="{WIDTH - RIGHT}" y2="{y:.1f}" stroke="#ddd"/>')
-        out.append(f'<text x="{LEFT - 6}" y="{y + 4:.1f}" text-anchor="end" fill="#555">'
-                   f"{_tick(value, chart.unit)}</text>")
+        out.append(
+            f'<text x="{LEFT - 6}" y="{y + 4:.1f}" text-anchor="end" fill="#555">{_tick(value, chart.unit)}</text>'
+        )
     middle = (top + bottom) / 2
-    out.append(f'<text class="y-title" x="14" y="{middle:.1f}" text-anchor="middle" fill="#333" '
-               f'transform="rotate(-90 14 {middle:.1f})">{escape(chart.y_title)}</text>')
+    out.append(
+        f'<text class="y-title" x="14" y="{middle:.1f}" text-anchor="middle" fill="#333" '
+        f'transform="rotate(-90 14 {middle:.1f})">{escape(chart.y_title)}</text>'
+    )
     if chart.kind == "stacked":
         for i in range(len(chart.categories)):
             base = 0.0
@@ -124,8 +129,10 @@ def render_svg(chart: Chart) -> str:
         if chart.kind == "band" and len(chart.series) > 1:
             edge = [(centre[i], y_of(v)) for i, v in enumerate(chart.series[0].values)]
             edge += [(centre[i], y_of(v)) for i, v in reversed(list(enumerate(chart.series[-1].values)))]
-            out.append(f'<polygon class="band" points="{" ".join(f"{x:.1f},{y:.1f}" for x, y in edge)}" '
-                       f'fill="{PALETTE[1]}" fill-opacity="0.18" stroke="none"/>')
+            out.append(
+                f'<polygon class="band" points="{" ".join(f"{x:.1f},{y:.1f}" for x, y in edge)}" '
+                f'fill="{PALETTE[1]}" fill-opacity="0.18" stroke="none"/>'
+            )
         for k, s in enumerate(chart.series):
             points = " ".join(f"{centre[i]:.1f},{y_of(v):.1f}" for i, v in enumerate(s.values))
             out.append(
@@ -138,9 +145,13 @@ def render_svg(chart: Chart) -> str:
                 )
     out.append(f'<line x1="{LEFT}" y1="{bottom:.1f}" x2="{WIDTH - RIGHT}" y2="{bottom:.1f}" stroke="#333"/>')
     for lines, x in zip(labels, centre, strict=True):
-        spans = "".join(f'<tspan x="{x:.1f}" dy="{0 if j == 0 else LABEL_LINE}">{escape(line)}</tspan>'
-                        for j, line in enumerate(lines))
-        out.append(f'<text class="x-label" x="{x:.1f}" y="{bottom + 8 + LABEL_LINE - 3:.1f}" text-anchor="middle" '
-                   f'fill="#333">{spans}</text>')
+        spans = "".join(
+            f'<tspan x="{x:.1f}" dy="{0 if j == 0 else LABEL_LINE}">{escape(line)}</tspan>'
+            for j, line in enumerate(lines)
+        )
+        out.append(
+            f'<text class="x-label" x="{x:.1f}" y="{bottom + 8 + LABEL_LINE - 3:.1f}" text-anchor="middle" '
+            f'fill="#333">{spans}</text>'
+        )
     out.append("</svg>")
     return "\n".join(out)

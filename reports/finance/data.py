@@ -85,8 +85,14 @@ class Table:
     total: dict[str, Any] | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        return {"name": self.name, "title": self.title, "note": self.note,
-                "columns": [asdict(c) for c in self.columns], "rows": list(self.rows), "total": self.total}
+        return {
+            "name": self.name,
+            "title": self.title,
+            "note": self.note,
+            "columns": [asdict(c) for c in self.columns],
+            "rows": list(self.rows),
+            "total": self.total,
+        }
 
 
 Payment = Literal["all upfront", "partial upfront", "no upfront"]
@@ -225,6 +231,7 @@ class ReportData:
     def to_json(self, generated: dt.date | None = None) -> str:
         """Sorted, indented JSON; money as decimal strings; `generated` the day the report was written (None:
         not recorded, as in golden files)."""
+
         def plain(obj: Any) -> Any:
             if isinstance(obj, (Decimal, dt.date)):
                 return str(obj)
@@ -239,6 +246,7 @@ class ReportData:
             if isinstance(obj, (list, tuple)):
                 return [plain(v) for v in obj]
             return obj
+
         return json.dumps({**plain(self), "generated": plain(generated)}, indent=2, sort_keys=True) + "\n"
 
 
@@ -278,9 +286,14 @@ def _commitment_term(row: PurchaseRow) -> str:
     return f"{row.term_months} months" if row.term_months else f"{row.node_weeks} node-weeks"
 
 
-def build_report(inventory: Inventory, plan: PlanResult, quarter: str | None = None,
-                 previous: PlanResult | None = None, revision: str | None = None,
-                 usage: pd.DataFrame | None = None) -> ReportData:
+def build_report(
+    inventory: Inventory,
+    plan: PlanResult,
+    quarter: str | None = None,
+    previous: PlanResult | None = None,
+    revision: str | None = None,
+    usage: pd.DataFrame | None = None,
+) -> ReportData:
     """The report for `quarter` (default: the plan's first quarter) of a solved plan; `revision` is the
     inventory's git revision (`sources.inventory_revision`), None when not known; `usage`: checked usage records
     (`metering.read_usage`, e.g. pulled from Prometheus) for plan vs actual in place of the inventory's own."""
@@ -309,12 +322,15 @@ def build_report(inventory: Inventory, plan: PlanResult, quarter: str | None = N
     payments = _purchase_payments(plan)
     approve_rows = [r for r in plan.purchase_schedule if r.start_quarter == quarter]
     approve = tuple(
-        Commitment(r.site, r.machine, r.pricing_model, _commitment_term(r), r.nodes, r.accelerators,
-                   *astuple(paid))
-        for r, paid in zip(plan.purchase_schedule, payments, strict=True) if r.start_quarter == quarter
+        Commitment(r.site, r.machine, r.pricing_model, _commitment_term(r), r.nodes, r.accelerators, *astuple(paid))
+        for r, paid in zip(plan.purchase_schedule, payments, strict=True)
+        if r.start_quarter == quarter
     )
-    tables: list[Table] = [_source_trail(inventory, plan, revision), _approve(approve),
-                           _break_even(inventory, plan, approve_rows)]
+    tables: list[Table] = [
+        _source_trail(inventory, plan, revision),
+        _approve(approve),
+        _break_even(inventory, plan, approve_rows),
+    ]
     spend = _spend_by_quarter(plan, quarters)
     tables.append(spend)
     teams, centres = _by_team(inventory, plan, previous, quarter)
@@ -351,8 +367,11 @@ def build_report(inventory: Inventory, plan: PlanResult, quarter: str | None = N
         cents(sum((c.monthly for c in approve if c.monthly is not None), ZERO)),
         cents(sum((c.upfront for c in approve if c.upfront is not None), ZERO)),
         sum((c.in_horizon for c in approve), ZERO),
-        NewPurchases(cents(plan.new_commitment_liability_usd), cents(plan.new_commitment_in_horizon_usd),
-                     None if plan.post_horizon_credit_usd is None else cents(plan.post_horizon_credit_usd)),
+        NewPurchases(
+            cents(plan.new_commitment_liability_usd),
+            cents(plan.new_commitment_in_horizon_usd),
+            None if plan.post_horizon_credit_usd is None else cents(plan.post_horizon_credit_usd),
+        ),
         p90_cost,
         Decimal(str(round(float(kpi.get("unmet_accelerator_hours", 0)), 1))),
         budget_total,
@@ -379,22 +398,30 @@ def _purchase_payments(plan: PlanResult) -> list[Payments]:
     liability and in-horizon rounded so that each column adds up to the plan's own total to the cent
     (`PlanResult.new_commitment_liability_usd`, what `qm plan` prints), and upfront + over the term = liability."""
     rows = plan.purchase_schedule
-    liability = allocate_cents({i: r.total_liability_usd for i, r in enumerate(rows)},
-                               plan.new_commitment_liability_usd)
+    liability = allocate_cents(
+        {i: r.total_liability_usd for i, r in enumerate(rows)}, plan.new_commitment_liability_usd
+    )
     inside = allocate_cents({i: r.in_horizon_usd for i, r in enumerate(rows)}, plan.new_commitment_in_horizon_usd)
     out: list[Payments] = []
     for i, r in enumerate(rows):
         payment = payment_of(r)
         upfront = liability[i] if payment == "all upfront" else cents(r.upfront_usd)
-        out.append(Payments(payment, upfront or None, cents(r.monthly_usd) or None, liability[i] - upfront,
-                            liability[i], inside[i]))
+        out.append(
+            Payments(
+                payment, upfront or None, cents(r.monthly_usd) or None, liability[i] - upfront, liability[i], inside[i]
+            )
+        )
     return out
 
 
 PAYMENT_COLUMNS = (
-    Column("payment", "Payment"), Column("upfront", "Paid upfront", "money"),
-    Column("monthly", "Paid monthly, a month", "money"), Column("over_term", "Paid over the term", "money"),
-    Column("liability", "Total liability", "money"), Column("in_horizon", "Of which in the plan's horizon", "money"))
+    Column("payment", "Payment"),
+    Column("upfront", "Paid upfront", "money"),
+    Column("monthly", "Paid monthly, a month", "money"),
+    Column("over_term", "Paid over the term", "money"),
+    Column("liability", "Total liability", "money"),
+    Column("in_horizon", "Of which in the plan's horizon", "money"),
+)
 """How a purchase is paid (`Payments`), in the commitments to approve and the purchase schedule."""
 
 
@@ -403,9 +430,15 @@ def _approve(approve: tuple[Commitment, ...]) -> Table:
     return Table(
         "commitments_to_approve",
         "Commitments to approve",
-        (Column("site", "Site"), Column("machine", "Machine"), Column("pricing_model", "Pricing"),
-         Column("term", "Term"), Column("nodes", "Nodes", "int"), Column("accelerators", "Accelerators", "int"),
-         *PAYMENT_COLUMNS),
+        (
+            Column("site", "Site"),
+            Column("machine", "Machine"),
+            Column("pricing_model", "Pricing"),
+            Column("term", "Term"),
+            Column("nodes", "Nodes", "int"),
+            Column("accelerators", "Accelerators", "int"),
+            *PAYMENT_COLUMNS,
+        ),
         tuple(asdict(c) for c in approve),
         note="Basis: planned. Paid upfront: when bought; paid monthly: a month during the term; paid over the term: "
         "all of those hourly payments; upfront + over the term = total liability, every hour of the term, what finance "
@@ -422,36 +455,61 @@ def _break_even(inventory: Inventory, plan: PlanResult, approve_rows: list[Purch
     rows: list[dict[str, Any]] = []
     for r in approve_rows:
         if r.machine not in inventory.machine_by_name:
-            raise ProblemsFound(f"the plan buys {r.machine} at {r.site}, a machine the inventory no longer has; run "
-                                "`qm plan` again on this inventory")
-        even = break_even(inventory, r.machine, r.site, r.usd_per_node_hour, r.upfront_usd / r.nodes, r.term_months,
-                          r.usd_per_node_hour_used)
+            raise ProblemsFound(
+                f"the plan buys {r.machine} at {r.site}, a machine the inventory no longer has; run "
+                "`qm plan` again on this inventory"
+            )
+        even = break_even(
+            inventory,
+            r.machine,
+            r.site,
+            r.usd_per_node_hour,
+            r.upfront_usd / r.nodes,
+            r.term_months,
+            r.usd_per_node_hour_used,
+        )
         start = order.index(r.start_quarter)
-        active = order[start:start + (max(1, -(-r.term_months // 3)) if r.term_months else 1)]
+        active = order[start : start + (max(1, -(-r.term_months // 3)) if r.term_months else 1)]
         utilisation = [Decimal(str(k.utilisation_accelerator_hours)) for k in plan.kpis if k.quarter in active]
         expected = (sum(utilisation, ZERO) / len(utilisation)).quantize(quantum) if utilisation else None
         ratio = None if even.utilisation is None else even.utilisation.quantize(quantum)
-        rows.append({
-            "site": r.site, "machine": r.machine, "pricing_model": r.pricing_model,
-            "committed_rate": even.committed_rate.quantize(quantum),
-            "used_rate": even.used_rate.quantize(quantum),
-            "on_demand_rate": None if even.on_demand_rate is None else even.on_demand_rate.quantize(quantum),
-            "on_demand_basis": even.on_demand_basis, "break_even": ratio, "expected": expected,
-            "quarters": f"{active[0]} to {active[-1]}" if len(active) > 1 else active[0],
-            "verdict": "no on-demand alternative" if even.on_demand_rate is None
-            else "never: used hours cost more than on demand" if ratio is None or expected is None
-            else "above break-even" if expected >= ratio else "below break-even",
-        })
+        rows.append(
+            {
+                "site": r.site,
+                "machine": r.machine,
+                "pricing_model": r.pricing_model,
+                "committed_rate": even.committed_rate.quantize(quantum),
+                "used_rate": even.used_rate.quantize(quantum),
+                "on_demand_rate": None if even.on_demand_rate is None else even.on_demand_rate.quantize(quantum),
+                "on_demand_basis": even.on_demand_basis,
+                "break_even": ratio,
+                "expected": expected,
+                "quarters": f"{active[0]} to {active[-1]}" if len(active) > 1 else active[0],
+                "verdict": "no on-demand alternative"
+                if even.on_demand_rate is None
+                else "never: used hours cost more than on demand"
+                if ratio is None or expected is None
+                else "above break-even"
+                if expected >= ratio
+                else "below break-even",
+            }
+        )
     return Table(
         "break_even",
         "Break-even and expected utilisation of the commitments to approve",
-        (Column("site", "Site"), Column("machine", "Machine"), Column("pricing_model", "Pricing"),
-         Column("committed_rate", "Committed USD / accelerator-hour", "rate"),
-         Column("used_rate", "Plus USD / accelerator-hour used", "rate"),
-         Column("on_demand_rate", "On-demand USD / accelerator-hour", "rate"),
-         Column("on_demand_basis", "On-demand price of"), Column("break_even", "Break-even utilisation", "pct"),
-         Column("expected", "Expected utilisation", "pct"), Column("quarters", "Averaged over"),
-         Column("verdict", "Verdict")),
+        (
+            Column("site", "Site"),
+            Column("machine", "Machine"),
+            Column("pricing_model", "Pricing"),
+            Column("committed_rate", "Committed USD / accelerator-hour", "rate"),
+            Column("used_rate", "Plus USD / accelerator-hour used", "rate"),
+            Column("on_demand_rate", "On-demand USD / accelerator-hour", "rate"),
+            Column("on_demand_basis", "On-demand price of"),
+            Column("break_even", "Break-even utilisation", "pct"),
+            Column("expected", "Expected utilisation", "pct"),
+            Column("quarters", "Averaged over"),
+            Column("verdict", "Verdict"),
+        ),
         tuple(rows),
         note="Basis: planned, price book. Committed rate: paid every hour of the term, an upfront fee spread over the "
         "term at 730 hours a month; a rate per hour used is paid on top. Break-even utilisation = committed rate / "
@@ -467,28 +525,37 @@ def _source_trail(inventory: Inventory, plan: PlanResult, revision: str | None) 
     """What the report was built from: inventory revision, price-book dates, the plan's options and solve."""
     dated = sorted(p.as_of for p in inventory.prices if p.as_of is not None)
     undated = len(inventory.prices) - len(dated)
-    prices = (f"{len(inventory.prices)} prices, read {dated[0]} to {dated[-1]}" if dated
-              else f"{len(inventory.prices)} prices, none dated") + (f"; {undated} undated" if undated else "")
+    prices = (
+        f"{len(inventory.prices)} prices, read {dated[0]} to {dated[-1]}"
+        if dated
+        else f"{len(inventory.prices)} prices, none dated"
+    ) + (f"; {undated} undated" if undated else "")
     o = plan.options
     what_if = ", ".join(o.get("what_if") or ()) or "none: the demand forecast and price book as written"
     minimum = o.get("min_utilisation")
-    options = "; ".join([
-        f"scenario {o['scenario']}" if o.get("scenario") else "all demand scenarios / quantiles",
-        "demand derived from the usage history" if o.get("from_usage") else "demand from demand.csv",
-        f"idle policy {o.get('idle_policy', DEFAULT_IDLE_POLICY)}",
-        "new commitments charged their whole liability, less a credit for the capacity they leave after the horizon"
-        if "charge_full_term" not in o  # a plan written before the horizon rule had this option
-        else "new commitments charged their whole term" if o["charge_full_term"]
-        else "new commitments charged for the part of their term inside the horizon",
-        f"least utilisation of new commitments {float(minimum):.0%}" if minimum is not None
-        else "no least utilisation of new commitments",
-    ])
+    options = "; ".join(
+        [
+            f"scenario {o['scenario']}" if o.get("scenario") else "all demand scenarios / quantiles",
+            "demand derived from the usage history" if o.get("from_usage") else "demand from demand.csv",
+            f"idle policy {o.get('idle_policy', DEFAULT_IDLE_POLICY)}",
+            "new commitments charged their whole liability, less a credit for the capacity they leave after the horizon"
+            if "charge_full_term" not in o  # a plan written before the horizon rule had this option
+            else "new commitments charged their whole term"
+            if o["charge_full_term"]
+            else "new commitments charged for the part of their term inside the horizon",
+            f"least utilisation of new commitments {float(minimum):.0%}"
+            if minimum is not None
+            else "no least utilisation of new commitments",
+        ]
+    )
     gap = "not reported" if plan.gap is None else f"{plan.gap:.4%}"
     tolerance = o.get("gap_rel")
-    solve = (f"{plan.solver}: status {plan.status}, outcome {plan.outcome}, MILP gap {gap}"
-             + (f" (tolerance {float(tolerance):.2%})" if tolerance is not None else "")
-             + f", {plan.solve_seconds:.1f} s" + (f", time limit {float(o['time_limit_s']):g} s"
-                                                  if o.get("time_limit_s") else ""))
+    solve = (
+        f"{plan.solver}: status {plan.status}, outcome {plan.outcome}, MILP gap {gap}"
+        + (f" (tolerance {float(tolerance):.2%})" if tolerance is not None else "")
+        + f", {plan.solve_seconds:.1f} s"
+        + (f", time limit {float(o['time_limit_s']):g} s" if o.get("time_limit_s") else "")
+    )
     rows = [
         ("Inventory revision", revision or "not recorded"),
         ("Price book", prices),
@@ -496,8 +563,12 @@ def _source_trail(inventory: Inventory, plan: PlanResult, revision: str | None) 
         ("What-ifs", what_if),
         ("Plan options", options),
         ("Solver", solve),
-        ("Relaxed rules", f"{len(plan.relaxed_rules)} business rule(s) had to give (explain-infeasible mode)"
-         if plan.relaxed else "none"),
+        (
+            "Relaxed rules",
+            f"{len(plan.relaxed_rules)} business rule(s) had to give (explain-infeasible mode)"
+            if plan.relaxed
+            else "none",
+        ),
     ]
     return Table(
         "source_trail",
@@ -527,8 +598,10 @@ def _spend_by_quarter(plan: PlanResult, quarters: list[str]) -> Table:
     models = [m for m in MODEL_ORDER if m in present] + sorted(present - set(MODEL_ORDER))
     rows: list[dict[str, Any]] = []
     for q in quarters:
-        raw = {m: sum((r.usd for r in plan.cost_by_quarter if r.quarter == q and r.pricing_model == m), ZERO)
-               for m in models}
+        raw = {
+            m: sum((r.usd for r in plan.cost_by_quarter if r.quarter == q and r.pricing_model == m), ZERO)
+            for m in models
+        }
         total = quarter_cost(plan, q)
         rows.append({"quarter": q, **allocate_cents(raw, total), "total": total})
     columns = (
@@ -574,16 +647,18 @@ def _usage_months(inventory: Inventory, usage: pd.DataFrame | None) -> tuple[Any
     return records, [parse_period(str(month)) for month in months]
 
 
-def _plan_vs_actual(inventory: Inventory, plan: PlanResult, previous: PlanResult | None,
-                    usage: pd.DataFrame | None) -> Table:
+def _plan_vs_actual(
+    inventory: Inventory, plan: PlanResult, previous: PlanResult | None, usage: pd.DataFrame | None
+) -> Table:
     """Planned against metered cost per quarter and team, for every quarter of this plan (else of the previous plan)
     that has usage records.
 
     Metered: `qm meter` of each month with usage, with the plan's idle policy. Planned: the team's planned cost of
     the quarter times the share of the quarter's hours those months cover (the plan is quarterly)."""
     records, months = _usage_months(inventory, usage)
-    plans = [(p, label) for p, label in ((plan, "this plan"), (previous, "previous plan"))
-             if p is not None and p.has_plan]
+    plans = [
+        (p, label) for p, label in ((plan, "this plan"), (previous, "previous plan")) if p is not None and p.has_plan
+    ]
     groups: dict[str, dict[str, Any]] = {}  # quarter -> plan, its label, months, hours, metered per team
     for month in months:
         q = quarter_of(month.start.date())
@@ -593,8 +668,9 @@ def _plan_vs_actual(inventory: Inventory, plan: PlanResult, previous: PlanResult
         policy = source[0].options.get("idle_policy", DEFAULT_IDLE_POLICY)
         result, problems = meter(inventory, records, month, policy)
         if problems:
-            raise ProblemsFound(f"plan vs actual: {problems[0].format()} ({len(problems)} problem(s); `qm meter` "
-                                "lists them)")
+            raise ProblemsFound(
+                f"plan vs actual: {problems[0].format()} ({len(problems)} problem(s); `qm meter` lists them)"
+            )
         if result is None:
             continue
         g = groups.setdefault(q, {"plan": source[0], "label": source[1], "months": [], "hours": 0, "metered": {}})
@@ -610,32 +686,57 @@ def _plan_vs_actual(inventory: Inventory, plan: PlanResult, previous: PlanResult
         for team in sorted(set(planned) | set(g["metered"]), key=lambda t: (t.startswith("_"), t)):
             p, m = planned.get(team, ZERO), g["metered"].get(team, ZERO)
             code = centre.get(team, "shared")
-            rows.append({"quarter": q, "plan": g["label"], "months": ", ".join(g["months"]), "team": team,
-                         "cost_center": code, "cost_center_name": _centre_name(inventory, code), "planned": p,
-                         "metered": m, "variance": m - p,
-                         "variance_pct": ((m - p) / p).quantize(Decimal("0.0001")) if p else None})
+            rows.append(
+                {
+                    "quarter": q,
+                    "plan": g["label"],
+                    "months": ", ".join(g["months"]),
+                    "team": team,
+                    "cost_center": code,
+                    "cost_center_name": _centre_name(inventory, code),
+                    "planned": p,
+                    "metered": m,
+                    "variance": m - p,
+                    "variance_pct": ((m - p) / p).quantize(Decimal("0.0001")) if p else None,
+                }
+            )
     policies = sorted({g["plan"].options.get("idle_policy", DEFAULT_IDLE_POLICY) for g in groups.values()})
-    spans = "; ".join(f"{label} covers {p.quarters[0]}" + (f" to {p.quarters[-1]}" if len(p.quarters) > 1 else "")
-                      for p, label in plans)
-    found = (f"usage records fall in {', '.join(m.label for m in months)}" if months
-             else "there are no usage records")
+    spans = "; ".join(
+        f"{label} covers {p.quarters[0]}" + (f" to {p.quarters[-1]}" if len(p.quarters) > 1 else "")
+        for p, label in plans
+    )
+    found = f"usage records fall in {', '.join(m.label for m in months)}" if months else "there are no usage records"
     return Table(
         "plan_vs_actual",
         "Plan vs actual per quarter",
-        (Column("quarter", "Quarter"), Column("plan", "Plan"), Column("months", "Months with usage"),
-         Column("team", "Team"), Column("cost_center", "Cost centre"), NAME_COLUMN,
-         Column("planned", "Planned", "money"), Column("metered", "Metered", "money"),
-         Column("variance", "Variance", "delta"), Column("variance_pct", "Variance %", "signed_pct")),
+        (
+            Column("quarter", "Quarter"),
+            Column("plan", "Plan"),
+            Column("months", "Months with usage"),
+            Column("team", "Team"),
+            Column("cost_center", "Cost centre"),
+            NAME_COLUMN,
+            Column("planned", "Planned", "money"),
+            Column("metered", "Metered", "money"),
+            Column("variance", "Variance", "delta"),
+            Column("variance_pct", "Variance %", "signed_pct"),
+        ),
         tuple(rows),
         note=f"Every quarter of this plan (else of the previous plan) with usage records: {', '.join(groups)}. "
         "Planned (basis: planned) is the plan's cost of the quarter prorated to the hours of the months with usage; "
         f"metered (basis: metered) is `qm meter` of the same months with the plan's idle policy "
         f"({', '.join(policies)}); variance = metered - planned. {found[0].upper()}{found[1:]}; {spans}."
-        if rows else f"No overlap between usage and plan: {found}; {spans}. Plan vs actual appears once usage of a "
+        if rows
+        else f"No overlap between usage and plan: {found}; {spans}. Plan vs actual appears once usage of a "
         "planned quarter is recorded (`qm meter`).",
-        total={"quarter": "Total", "planned": sum((r["planned"] for r in rows), ZERO),
-               "metered": sum((r["metered"] for r in rows), ZERO),
-               "variance": sum((r["variance"] for r in rows), ZERO)} if rows else None,
+        total={
+            "quarter": "Total",
+            "planned": sum((r["planned"] for r in rows), ZERO),
+            "metered": sum((r["metered"] for r in rows), ZERO),
+            "variance": sum((r["variance"] for r in rows), ZERO),
+        }
+        if rows
+        else None,
     )
 
 
@@ -702,8 +803,12 @@ def _by_team(inventory: Inventory, plan: PlanResult, previous: PlanResult | None
     centres: dict[str, dict[str, Any]] = {}
     for r in team_rows:
         row = centres.setdefault(
-            r["cost_center"], {"cost_center": r["cost_center"], "cost_center_name": r["cost_center_name"],
-                               **{c.key: ZERO for c in money_cols}}
+            r["cost_center"],
+            {
+                "cost_center": r["cost_center"],
+                "cost_center_name": r["cost_center_name"],
+                **{c.key: ZERO for c in money_cols},
+            },
         )
         for c in money_cols:
             row[c.key] = None if r[c.key] is None or row[c.key] is None else row[c.key] + r[c.key]
@@ -780,17 +885,23 @@ def _expiry(inventory: Inventory, spend: Table, coverage: Table) -> Table:
         was, now = (existing[before], cover[before]) if before else (None, None)
         fall = (was - existing[q]) / was if was else None
         points = now - cover[q] if now is not None else None
-        warning = (fall is not None and fall >= EXPIRY_SPEND_DROP) or (points is not None
-                                                                      and points >= EXPIRY_COVERAGE_DROP)
+        warning = (fall is not None and fall >= EXPIRY_SPEND_DROP) or (
+            points is not None and points >= EXPIRY_COVERAGE_DROP
+        )
         if not (warning or q in ending):
             continue
-        rows.append({
-            "quarter": q, "existing_before": was, "existing": existing[q],
-            "change": None if fall is None else (-fall).quantize(Decimal("0.0001")),
-            "coverage_before": now, "coverage": cover[q],
-            "ending": "; ".join(ending.get(q, ())) or "none (demand moved, not commitments)",
-            "warning": "sharp drop" if warning else "",
-        })
+        rows.append(
+            {
+                "quarter": q,
+                "existing_before": was,
+                "existing": existing[q],
+                "change": None if fall is None else (-fall).quantize(Decimal("0.0001")),
+                "coverage_before": now,
+                "coverage": cover[q],
+                "ending": "; ".join(ending.get(q, ())) or "none (demand moved, not commitments)",
+                "warning": "sharp drop" if warning else "",
+            }
+        )
     return Table(
         "commitment_expiry",
         "Commitments that end, and what that does to spend and coverage",
@@ -817,10 +928,19 @@ def _purchases(plan: PlanResult, payments: list[Payments]) -> Table:
     used = any(r.usd_per_node_hour_used for r in plan.purchase_schedule)
     rows = [
         {
-            "start_quarter": r.start_quarter, "site": r.site, "machine": r.machine, "accelerator": r.accelerator,
-            "pricing_model": r.pricing_model, "term": _commitment_term(r), "start": r.start, "end": r.end,
-            "nodes": r.nodes, "accelerators": r.accelerators, "usd_per_node_hour": r.usd_per_node_hour,
-            **({"usd_per_node_hour_used": r.usd_per_node_hour_used} if used else {}), **asdict(paid),
+            "start_quarter": r.start_quarter,
+            "site": r.site,
+            "machine": r.machine,
+            "accelerator": r.accelerator,
+            "pricing_model": r.pricing_model,
+            "term": _commitment_term(r),
+            "start": r.start,
+            "end": r.end,
+            "nodes": r.nodes,
+            "accelerators": r.accelerators,
+            "usd_per_node_hour": r.usd_per_node_hour,
+            **({"usd_per_node_hour_used": r.usd_per_node_hour_used} if used else {}),
+            **asdict(paid),
         }
         for r, paid in zip(plan.purchase_schedule, payments, strict=True)
     ]
@@ -845,12 +965,15 @@ def _purchases(plan: PlanResult, payments: list[Payments]) -> Table:
         tuple(rows),
         total={
             "start_quarter": "Totals by payment",
-            **{k: cents(sum((r[k] for r in rows if r[k] is not None), ZERO))  # $0.00, not $0, without any
-               for k in ("upfront", "monthly", "over_term", "liability", "in_horizon")},
+            **{
+                k: cents(sum((r[k] for r in rows if r[k] is not None), ZERO))  # $0.00, not $0, without any
+                for k in ("upfront", "monthly", "over_term", "liability", "in_horizon")
+            },
         },
         note="Basis: planned, each purchase's own contract: paid upfront when bought (a capacity block's whole price, "
         "a commitment's upfront fee), then its hourly rate every hour of its term (paid monthly; all of it: paid over "
-        "the term)" + (", and a rate per node-hour used on top, as used (not in the liability)" if used else "")
+        "the term)"
+        + (", and a rate per node-hour used on top, as used (not in the liability)" if used else "")
         + ". Totals: all upfront payments; the monthly payments added up (each runs only during its own term, From "
         "to Until); all hourly payments; total liability (= upfront + over the term) and the part of it inside the "
         "plan's horizon (the rest is paid after the horizon); as `qm plan` prints them.",
@@ -932,12 +1055,16 @@ def _routing_prices(inventory: Inventory, row: dict[str, Any]) -> dict[str, Any]
     asked, served, tier = row["accelerator"], row["served_accelerator"], row["tier"]
     ratio = equivalence_ratio(inventory.policy.equivalence, asked, served) or 1.0  # served per asked accelerator
     models = COMMITTED_MODELS if tier in (EXISTING, NEW) else (tier,)
-    found = None if tier == EXISTING else cheapest_accelerator_hour(
-        inventory, models, machine=row["machine"], sites=[row["served_site"]])
+    found = (
+        None
+        if tier == EXISTING
+        else cheapest_accelerator_hour(inventory, models, machine=row["machine"], sites=[row["served_site"]])
+    )
     served_rate = ZERO if tier == EXISTING else found[0] if found else None
     sites = [row["site"]] if row["site"] else None
-    alternative = (cheapest_accelerator_hour(inventory, models, accelerator=asked, sites=sites)
-                   or cheapest_accelerator_hour(inventory, (PricingModel.ON_DEMAND,), accelerator=asked, sites=sites))
+    alternative = cheapest_accelerator_hour(
+        inventory, models, accelerator=asked, sites=sites
+    ) or cheapest_accelerator_hour(inventory, (PricingModel.ON_DEMAND,), accelerator=asked, sites=sites)
     per_asked = None if served_rate is None else served_rate * Decimal(repr(ratio))
     if tier == EXISTING:
         reason = f"spare hours of existing {served} commitments, already paid"
@@ -946,14 +1073,18 @@ def _routing_prices(inventory: Inventory, row: dict[str, Any]) -> dict[str, Any]
     elif per_asked is not None and per_asked < alternative[0]:
         reason = f"cheaper per {asked}-hour"
     else:
-        reason = (f"not cheaper per {asked}-hour: the cheaper {asked} capacity could not serve it (caps, whole "
-                  "nodes, terms)")
+        reason = (
+            f"not cheaper per {asked}-hour: the cheaper {asked} capacity could not serve it (caps, whole nodes, terms)"
+        )
     quantum = Decimal("0.0001")
-    return {"equivalence": f"1 {served} = {1 / ratio:g} {asked} (policy.equivalence)",
-            "served_rate": None if served_rate is None else served_rate.quantize(quantum),
-            "served_rate_asked": None if per_asked is None else per_asked.quantize(quantum),
-            "asked_rate": alternative[0].quantize(quantum) if alternative else None,
-            "asked_basis": alternative[1] if alternative else "none", "reason": reason}
+    return {
+        "equivalence": f"1 {served} = {1 / ratio:g} {asked} (policy.equivalence)",
+        "served_rate": None if served_rate is None else served_rate.quantize(quantum),
+        "served_rate_asked": None if per_asked is None else per_asked.quantize(quantum),
+        "asked_rate": alternative[0].quantize(quantum) if alternative else None,
+        "asked_basis": alternative[1] if alternative else "none",
+        "reason": reason,
+    }
 
 
 def _routing(inventory: Inventory, plan: PlanResult) -> Table:
@@ -964,32 +1095,57 @@ def _routing(inventory: Inventory, plan: PlanResult) -> Table:
         if r.served_accelerator == r.accelerator and (not r.site or r.served_site == r.site):
             continue
         key = (r.quarter, r.accelerator, r.site, r.served_accelerator, r.served_site, r.machine, r.tier)
-        g = groups.setdefault(key, {"quarter": r.quarter, "accelerator": r.accelerator, "site": r.site or "any site",
-                                    "teams": set(), "served_accelerator": r.served_accelerator,
-                                    "served_site": r.served_site, "machine": r.machine, "tier": r.tier,
-                                    "demand_hours": ZERO, "served_hours": ZERO})
+        g = groups.setdefault(
+            key,
+            {
+                "quarter": r.quarter,
+                "accelerator": r.accelerator,
+                "site": r.site or "any site",
+                "teams": set(),
+                "served_accelerator": r.served_accelerator,
+                "served_site": r.served_site,
+                "machine": r.machine,
+                "tier": r.tier,
+                "demand_hours": ZERO,
+                "served_hours": ZERO,
+            },
+        )
         g["teams"].add(r.team)
         g["demand_hours"] += Decimal(repr(r.demand_accelerator_hours))
         g["served_hours"] += Decimal(repr(r.accelerator_hours))
     order = list(plan.quarters)
-    rows = [{**g, "teams": ", ".join(sorted(g["teams"])), "site": g["site"],
-             "served_on": f"{g['served_accelerator']} at {g['served_site']} ({g['machine']})",
-             "demand_hours": g["demand_hours"].quantize(Decimal("0.1")),
-             "served_hours": g["served_hours"].quantize(Decimal("0.1")),
-             **_routing_prices(inventory, {**g, "site": "" if g["site"] == "any site" else g["site"]})}
-            for key, g in sorted(groups.items(), key=lambda kv: (order.index(kv[0][0]), kv[0][1:]))]
+    rows = [
+        {
+            **g,
+            "teams": ", ".join(sorted(g["teams"])),
+            "site": g["site"],
+            "served_on": f"{g['served_accelerator']} at {g['served_site']} ({g['machine']})",
+            "demand_hours": g["demand_hours"].quantize(Decimal("0.1")),
+            "served_hours": g["served_hours"].quantize(Decimal("0.1")),
+            **_routing_prices(inventory, {**g, "site": "" if g["site"] == "any site" else g["site"]}),
+        }
+        for key, g in sorted(groups.items(), key=lambda kv: (order.index(kv[0][0]), kv[0][1:]))
+    ]
     recorded = bool(plan.routing) or not any(k.served_accelerator_hours for k in plan.kpis)
     return Table(
         "routing",
         "Where demand was routed: served on another accelerator or site than asked",
-        (Column("quarter", "Quarter"), Column("accelerator", "Asked"), Column("site", "Asked site"),
-         Column("teams", "Teams"), Column("served_on", "Served on"), Column("tier", "Pricing"),
-         Column("demand_hours", "Asked accelerator-hours", "number"),
-         Column("served_hours", "Its accelerator-hours", "number"), Column("equivalence", "Equivalence"),
-         Column("served_rate", "USD / its accelerator-hour", "rate"),
-         Column("served_rate_asked", "USD / asked accelerator-hour", "rate"),
-         Column("asked_rate", "Asked accelerator, USD / hour", "rate"), Column("asked_basis", "Asked at"),
-         Column("reason", "Why")),
+        (
+            Column("quarter", "Quarter"),
+            Column("accelerator", "Asked"),
+            Column("site", "Asked site"),
+            Column("teams", "Teams"),
+            Column("served_on", "Served on"),
+            Column("tier", "Pricing"),
+            Column("demand_hours", "Asked accelerator-hours", "number"),
+            Column("served_hours", "Its accelerator-hours", "number"),
+            Column("equivalence", "Equivalence"),
+            Column("served_rate", "USD / its accelerator-hour", "rate"),
+            Column("served_rate_asked", "USD / asked accelerator-hour", "rate"),
+            Column("asked_rate", "Asked accelerator, USD / hour", "rate"),
+            Column("asked_basis", "Asked at"),
+            Column("reason", "Why"),
+        ),
         tuple(rows),
         note="Basis: planned, expected accelerator-hours (the plan's routing table) and price book. The plan serves "
         "demand on any accelerator policy.equivalence makes worth the same: one B200 worth 2.2 H100-80GB does 2.2 "
@@ -998,7 +1154,8 @@ def _routing(inventory: Inventory, plan: PlanResult) -> Table:
         "commitments; else on demand; a team's residency may rule some out). Pricing `existing`: spare hours of the "
         "inventory's commitments, paid whether used or not; `new-commitment`: the plan's new commitments, at the "
         "cheapest committed price of that machine. Demand pinned to a site is always served there."
-        if recorded else "This plan was written before the planner recorded where it served each demand; run "
+        if recorded
+        else "This plan was written before the planner recorded where it served each demand; run "
         "`qm plan` again to see where demand was routed.",
     )
 
@@ -1013,9 +1170,18 @@ def _p90_exposure(inventory: Inventory, quarters: list[str]) -> dict[str, list[d
         if d.period in extra and not d.scenario and d.p90 is not None:
             by_acc = extra[d.period]
             by_acc[d.accelerator] = by_acc.get(d.accelerator, ZERO) + Decimal(str(d.p90)) - Decimal(str(d.p50))
-    return {q: [{"accelerator": acc, "extra": more, "rate": rates.get(acc),
-                 "exposure": cents(more * quarter_hours(q) * rates[acc]) if acc in rates else None}
-                for acc, more in sorted(by_acc.items())] for q, by_acc in extra.items()}
+    return {
+        q: [
+            {
+                "accelerator": acc,
+                "extra": more,
+                "rate": rates.get(acc),
+                "exposure": cents(more * quarter_hours(q) * rates[acc]) if acc in rates else None,
+            }
+            for acc, more in sorted(by_acc.items())
+        ]
+        for q, by_acc in extra.items()
+    }
 
 
 def _risk(plan: PlanResult, quarter: str, rows: list[dict[str, Any]]) -> tuple[Table, Decimal]:
@@ -1043,8 +1209,9 @@ FLEXIBLE_MODELS = tuple(m for m in PAY_PER_USE_MODELS if m != PricingModel.CAPAC
 """Spend that shrinks when demand does (capacity blocks and commitments are paid whether used or not)."""
 
 
-def _cost_band(inventory: Inventory, plan: PlanResult, quarters: list[str],
-               exposure: dict[str, list[dict[str, Any]]]) -> Table:
+def _cost_band(
+    inventory: Inventory, plan: PlanResult, quarters: list[str], exposure: dict[str, list[dict[str, Any]]]
+) -> Table:
     """Cost per quarter at p10, expected and at p90 demand (basis: exposure).
 
     p90: the risk table's figure (`exposure`, the accelerator-hours above p50 bought on demand). p10: each demand
@@ -1065,13 +1232,18 @@ def _cost_band(inventory: Inventory, plan: PlanResult, quarters: list[str],
     for q in quarters:
         expected = quarter_cost(plan, q)
         p90 = expected + sum((r["exposure"] for r in exposure[q] if r["exposure"] is not None), ZERO)
-        rows.append({"quarter": q, "p10": expected - cents(min(below[q], flexible[q])), "expected": expected,
-                     "p90": p90})
+        rows.append(
+            {"quarter": q, "p10": expected - cents(min(below[q], flexible[q])), "expected": expected, "p90": p90}
+        )
     return Table(
         "cost_band",
         "Cost per quarter at p10 and p90 demand",
-        (Column("quarter", "Quarter"), Column("p10", "At p10 demand", "money"),
-         Column("expected", "Expected (planned)", "money"), Column("p90", "At p90 demand", "money")),
+        (
+            Column("quarter", "Quarter"),
+            Column("p10", "At p10 demand", "money"),
+            Column("expected", "Expected (planned)", "money"),
+            Column("p90", "At p90 demand", "money"),
+        ),
         tuple(rows),
         note="Basis: exposure around the planned cost. At p90 demand: the accelerator-hours above p50 bought on "
         "demand at the cheapest on-demand rate (the risk table). At p10 demand (the given p10, else that of the "
@@ -1161,13 +1333,25 @@ def _purchase_change(a: dict[str, Any] | None, b: dict[str, Any] | None, start: 
     if a is None:
         return "added"
     if b is None:
-        return ("dropped" if start in quarters else "before this plan's horizon" if start < quarters[0]
-                else "beyond this plan's horizon")
+        return (
+            "dropped"
+            if start in quarters
+            else "before this plan's horizon"
+            if start < quarters[0]
+            else "beyond this plan's horizon"
+        )
     if int(a["nodes"]) != int(b["nodes"]):
         return "resized"
-    changed = [f"{label} {a[k]} -> {b[k]}" for k, label in
-               (("node_weeks", "node-weeks"), ("usd_per_node_hour", "USD / node-hour"), ("start", "from"),
-                ("end", "until")) if str(a[k]) != str(b[k])]
+    changed = [
+        f"{label} {a[k]} -> {b[k]}"
+        for k, label in (
+            ("node_weeks", "node-weeks"),
+            ("usd_per_node_hour", "USD / node-hour"),
+            ("start", "from"),
+            ("end", "until"),
+        )
+        if str(a[k]) != str(b[k])
+    ]
     return "; ".join(changed) or "liability changed"
 
 
@@ -1180,8 +1364,14 @@ def _changes(plan: PlanResult, previous: PlanResult, quarters: list[str]) -> lis
     for q in quarters:
         cost_now = quarter_cost(plan, q)
         cost_before = quarter_cost(previous, q) if q in both else None
-        rows.append({"quarter": q, "previous": cost_before, "current": cost_now,
-                     "delta": None if cost_before is None else cost_now - cost_before})
+        rows.append(
+            {
+                "quarter": q,
+                "previous": cost_before,
+                "current": cost_now,
+                "delta": None if cost_before is None else cost_now - cost_before,
+            }
+        )
     span = f"{previous.quarters[0]} to {previous.quarters[-1]}" if previous.quarters else "no quarters"
     cost = Table(
         "changes_cost",
@@ -1193,9 +1383,10 @@ def _changes(plan: PlanResult, previous: PlanResult, quarters: list[str]) -> lis
             Column("delta", "Change", "delta"),
         ),
         tuple(rows),
-        total={"quarter": "Total, quarters both plans cover" if len(both) < len(quarters) else "Total",
-               **{k: sum((r[k] for r in rows if r["quarter"] in both), ZERO)
-                  for k in ("previous", "current", "delta")}},
+        total={
+            "quarter": "Total, quarters both plans cover" if len(both) < len(quarters) else "Total",
+            **{k: sum((r[k] for r in rows if r["quarter"] in both), ZERO) for k in ("previous", "current", "delta")},
+        },
         note=f"Basis: planned. The previous plan covers {span}; this plan {quarters[0]} to {quarters[-1]}."
         + (" A quarter only this plan covers has no previous figure." if len(both) < len(quarters) else ""),
     )
@@ -1271,7 +1462,6 @@ def _charts(plan: PlanResult, quarters: list[str], tables: list[Table]) -> tuple
             "USD per quarter (planned)",
             "Basis: planned. Each bar is a quarter's expected cost, split by pricing model.",
         ),
-
         Chart(
             "coverage",
             "Coverage, utilisation and effective savings rate",
@@ -1306,8 +1496,14 @@ def _charts(plan: PlanResult, quarters: list[str], tables: list[Table]) -> tuple
             "band",
             "Cost per quarter, p10 to p90 demand",
             tuple(quarters),
-            tuple(ChartSeries(label, tuple(float(r[key]) for r in band.rows)) for key, label in (
-                ("p10", "at p10 demand"), ("expected", "expected (planned)"), ("p90", "at p90 demand"))),
+            tuple(
+                ChartSeries(label, tuple(float(r[key]) for r in band.rows))
+                for key, label in (
+                    ("p10", "at p10 demand"),
+                    ("expected", "expected (planned)"),
+                    ("p90", "at p90 demand"),
+                )
+            ),
             "USD",
             "band",
             "USD per quarter (exposure)",

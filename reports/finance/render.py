@@ -26,8 +26,14 @@ from quartermaster.textsafety import spreadsheet_cell
 
 TEMPLATES = Path(__file__).resolve().parents[1] / "templates"
 CHROMIUM_NAMES = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable")
-XLSX_FORMATS = {"money": '"$"#,##0.00', "rate": '"$"#,##0.0000', "delta": '+"$"#,##0.00;-"$"#,##0.00;"$"0.00',
-                "pct": "0.0%", "number": "#,##0.0", "int": "#,##0"}
+XLSX_FORMATS = {
+    "money": '"$"#,##0.00',
+    "rate": '"$"#,##0.0000',
+    "delta": '+"$"#,##0.00;-"$"#,##0.00;"$"0.00',
+    "pct": "0.0%",
+    "number": "#,##0.0",
+    "int": "#,##0",
+}
 
 
 @dataclass(frozen=True)
@@ -42,8 +48,12 @@ class RenderOptions:
 
 
 def _env() -> jinja2.Environment:
-    env = jinja2.Environment(loader=jinja2.FileSystemLoader(TEMPLATES), autoescape=True,
-                             undefined=jinja2.StrictUndefined, keep_trailing_newline=True)
+    env = jinja2.Environment(
+        loader=jinja2.FileSystemLoader(TEMPLATES),
+        autoescape=True,
+        undefined=jinja2.StrictUndefined,
+        keep_trailing_newline=True,
+    )
     return register(env)
 
 
@@ -76,24 +86,30 @@ def render_xlsx(data: ReportData, options: RenderOptions | None = None) -> bytes
     summary.title = "Summary"
     s = data.summary
     generated = options.generated if options is not None else None
-    lines = [("Generated", str(generated) if generated else "not recorded", "text"),
-             ("What-ifs", ", ".join(data.what_if) or "none", "text"), ("Quarter", s.quarter, "text"),
-             (f"Spend {s.quarter}", s.spend_quarter.current, "money"),
-             ("Spend next four quarters", s.spend_next_four.current, "money"),
-             ("Savings vs all on-demand", s.savings_quarter.current, "money"),
-             ("Savings next four quarters", s.savings_next_four.current, "money"),
-             ("Effective savings rate", s.savings_rate.current, "pct"), ("Coverage", s.coverage.current, "pct"),
-             ("Utilisation", s.utilisation.current, "pct"),
-             ("Commitments to approve", len(s.approve), "int"), ("Their total liability", s.approve_liability, "money"),
-             ("Of which paid upfront, when bought", s.approve_upfront, "money"),
-             ("Then paid monthly, a month", s.approve_monthly, "money"),
-             ("Their liability in the plan's horizon", s.approve_in_horizon, "money"),
-             ("All new purchases: total liability", s.purchases.liability, "money"),
-             ("All new purchases: in the plan's horizon", s.purchases.in_horizon, "money"),
-             ("All new purchases: post-horizon credit", "not recorded", "text")
-             if s.purchases.post_horizon_credit is None else
-             ("All new purchases: post-horizon credit", s.purchases.post_horizon_credit, "money"),
-             ("p90 cost", s.p90_cost, "money"), ("Unmet accelerator-hours", s.unmet_hours, "number")]
+    lines = [
+        ("Generated", str(generated) if generated else "not recorded", "text"),
+        ("What-ifs", ", ".join(data.what_if) or "none", "text"),
+        ("Quarter", s.quarter, "text"),
+        (f"Spend {s.quarter}", s.spend_quarter.current, "money"),
+        ("Spend next four quarters", s.spend_next_four.current, "money"),
+        ("Savings vs all on-demand", s.savings_quarter.current, "money"),
+        ("Savings next four quarters", s.savings_next_four.current, "money"),
+        ("Effective savings rate", s.savings_rate.current, "pct"),
+        ("Coverage", s.coverage.current, "pct"),
+        ("Utilisation", s.utilisation.current, "pct"),
+        ("Commitments to approve", len(s.approve), "int"),
+        ("Their total liability", s.approve_liability, "money"),
+        ("Of which paid upfront, when bought", s.approve_upfront, "money"),
+        ("Then paid monthly, a month", s.approve_monthly, "money"),
+        ("Their liability in the plan's horizon", s.approve_in_horizon, "money"),
+        ("All new purchases: total liability", s.purchases.liability, "money"),
+        ("All new purchases: in the plan's horizon", s.purchases.in_horizon, "money"),
+        ("All new purchases: post-horizon credit", "not recorded", "text")
+        if s.purchases.post_horizon_credit is None
+        else ("All new purchases: post-horizon credit", s.purchases.post_horizon_credit, "money"),
+        ("p90 cost", s.p90_cost, "money"),
+        ("Unmet accelerator-hours", s.unmet_hours, "number"),
+    ]
     summary.append(["Figure", "Value"])
     for label, value, kind in lines:
         summary.append([label, value])
@@ -141,20 +157,33 @@ def find_chromium(explicit: str | None = None) -> str | None:
 
 def chromium_command(chromium: str, profile: Path, *flags: str) -> list[str]:
     """Headless Chromium that touches no network and no user profile."""
-    return [chromium, "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-            "--disable-component-update", "--disable-sync", "--no-first-run", "--disable-extensions",
-            f"--user-data-dir={profile}", *flags]
+    return [
+        chromium,
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        "--no-first-run",
+        "--disable-extensions",
+        f"--user-data-dir={profile}",
+        *flags,
+    ]
 
 
 def print_pdf(html: Path, pdf: Path, chromium: str | None = None, timeout_s: float = 120) -> str | None:
     """Print a page to PDF with headless Chromium; None on success, else why not (the caller goes on)."""
     binary = find_chromium(chromium)
     if binary is None:
-        return ("no PDF: Chromium is not installed (Debian/Ubuntu: `apt-get install chromium`); "
-                "the HTML, XLSX, CSV and JSON files were written")
+        return (
+            "no PDF: Chromium is not installed (Debian/Ubuntu: `apt-get install chromium`); "
+            "the HTML, XLSX, CSV and JSON files were written"
+        )
     with tempfile.TemporaryDirectory(prefix="qm-chromium-") as profile:
-        command = chromium_command(binary, Path(profile), "--no-pdf-header-footer",
-                                   f"--print-to-pdf={pdf.resolve()}", html.resolve().as_uri())
+        command = chromium_command(
+            binary, Path(profile), "--no-pdf-header-footer", f"--print-to-pdf={pdf.resolve()}", html.resolve().as_uri()
+        )
         try:
             done = subprocess.run(command, capture_output=True, text=True, timeout=timeout_s, check=False)
         except (OSError, subprocess.TimeoutExpired) as err:
@@ -192,5 +221,3 @@ def write_report(data: ReportData, out: Path, options: RenderOptions | None = No
         else:
             written.append(out / "report.pdf")
     return written, messages
-
-

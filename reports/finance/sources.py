@@ -15,8 +15,9 @@ def inventory_revision(path: Path) -> str:
 
     def git(*args: str) -> str | None:
         try:
-            done = subprocess.run(["git", "-C", str(folder), *args], capture_output=True, text=True, timeout=30,
-                                  check=False)
+            done = subprocess.run(
+                ["git", "-C", str(folder), *args], capture_output=True, text=True, timeout=30, check=False
+            )
         except (OSError, subprocess.TimeoutExpired):
             return None
         return done.stdout.strip() if done.returncode == 0 else None

@@ -30,8 +30,10 @@ def with_sweep(data: ReportData, plan_dir: Path, plan: PlanResult) -> ReportData
         return data
     recorded = sweep.meta.get("plan_expected_cost_usd")
     if recorded is None or plan.expected_cost_usd is None or Decimal(recorded) != plan.expected_cost_usd:
-        raise UsageError(f"--plan {plan_dir}: sweep.json was written with another plan (expected cost {recorded}, "
-                         f"plan.json {plan.expected_cost_usd}); rerun `qm plan --sweep ... --out {plan_dir}`.")
+        raise UsageError(
+            f"--plan {plan_dir}: sweep.json was written with another plan (expected cost {recorded}, "
+            f"plan.json {plan.expected_cost_usd}); rerun `qm plan --sweep ... --out {plan_dir}`."
+        )
     return replace(data, tables=(*data.tables, *sweep_tables(sweep, plan)))
 
 
@@ -43,43 +45,79 @@ def sweep_tables(sweep: Sweep, plan: PlanResult) -> tuple[Table, Table]:
     what = _described(sweep, len(outcomes))
 
     def row(band: Any, plan_usd: Decimal | None) -> dict[str, Any]:
-        return {"quarter": band.quarter, "scenarios": band.scenarios, "p10": cents(band.p10_usd),
-                "p50": cents(band.p50_usd), "p90": cents(band.p90_usd), "plan": plan_usd}
+        return {
+            "quarter": band.quarter,
+            "scenarios": band.scenarios,
+            "p10": cents(band.p10_usd),
+            "p50": cents(band.p50_usd),
+            "p90": cents(band.p90_usd),
+            "plan": plan_usd,
+        }
 
     quarters = [b for b in bands if b.quarter != "total"]
     total = next((b for b in bands if b.quarter == "total"), None)
     plan_total = None if plan.expected_cost_usd is None else cents(plan.expected_cost_usd)
     cost = Table(
-        name="sweep_cost", title="Planned cost across the sweep's scenarios (basis: planned)",
-        columns=(Column("quarter", "Quarter"), Column("scenarios", "Scenarios", "int"),
-                 Column("p10", "p10", "money"), Column("p50", "p50", "money"), Column("p90", "p90", "money"),
-                 Column("plan", "This plan", "money")),
+        name="sweep_cost",
+        title="Planned cost across the sweep's scenarios (basis: planned)",
+        columns=(
+            Column("quarter", "Quarter"),
+            Column("scenarios", "Scenarios", "int"),
+            Column("p10", "p10", "money"),
+            Column("p50", "p50", "money"),
+            Column("p90", "p90", "money"),
+            Column("plan", "This plan", "money"),
+        ),
         rows=tuple(row(b, quarter_cost(plan, b.quarter)) for b in quarters),
         total=None if total is None else {**row(total, plan_total), "quarter": "Horizon"},
-        note=(f"{what}. Each scenario is planned on its own; p10/p50/p90 are quantiles across the scenarios with a "
-              "plan, interpolated between them, per quarter and for the horizon (whose quantiles are not the sums of "
-              "the quarters'). This plan: the forecast as written (the spend table's figures)."
-              + (f" {left_out} scenario(s) without a plan are left out (sweep.csv has their outcome)." if left_out
-                 else "")))
+        note=(
+            f"{what}. Each scenario is planned on its own; p10/p50/p90 are quantiles across the scenarios with a "
+            "plan, interpolated between them, per quarter and for the horizon (whose quantiles are not the sums of "
+            "the quarters'). This plan: the forecast as written (the spend table's figures)."
+            + (
+                f" {left_out} scenario(s) without a plan are left out (sweep.csv has their outcome)."
+                if left_out
+                else ""
+            )
+        ),
+    )
     in_plan: dict[tuple[str, str, str, int], int] = {}
     for p in plan.purchase_schedule:
         key = (p.site, p.machine, p.pricing_model, p.term_months)
         in_plan[key] = in_plan.get(key, 0) + p.nodes
     commitments = Table(
-        name="sweep_commitments", title="Commitments across the sweep's scenarios",
-        columns=(Column("site", "Site"), Column("machine", "Machine"), Column("pricing_model", "Model"),
-                 Column("term_months", "Term (months)", "int"), Column("bought_in", "Bought in (scenarios)", "int"),
-                 Column("share", "Share of scenarios", "pct"), Column("min_nodes", "Nodes, fewest", "int"),
-                 Column("max_nodes", "Nodes, most", "int"), Column("first_quarter", "First start"),
-                 Column("plan_nodes", "Nodes in this plan", "int")),
-        rows=tuple({"site": c.site, "machine": c.machine, "pricing_model": c.pricing_model,
-                    "term_months": c.term_months, "bought_in": c.bought_in,
-                    "share": Decimal(c.bought_in) / Decimal(c.scenarios), "min_nodes": c.min_nodes,
-                    "max_nodes": c.max_nodes, "first_quarter": c.first_quarter,
-                    "plan_nodes": in_plan.get((c.site, c.machine, c.pricing_model, c.term_months), 0)}
-                   for c in robust_commitments(sweep)),
+        name="sweep_commitments",
+        title="Commitments across the sweep's scenarios",
+        columns=(
+            Column("site", "Site"),
+            Column("machine", "Machine"),
+            Column("pricing_model", "Model"),
+            Column("term_months", "Term (months)", "int"),
+            Column("bought_in", "Bought in (scenarios)", "int"),
+            Column("share", "Share of scenarios", "pct"),
+            Column("min_nodes", "Nodes, fewest", "int"),
+            Column("max_nodes", "Nodes, most", "int"),
+            Column("first_quarter", "First start"),
+            Column("plan_nodes", "Nodes in this plan", "int"),
+        ),
+        rows=tuple(
+            {
+                "site": c.site,
+                "machine": c.machine,
+                "pricing_model": c.pricing_model,
+                "term_months": c.term_months,
+                "bought_in": c.bought_in,
+                "share": Decimal(c.bought_in) / Decimal(c.scenarios),
+                "min_nodes": c.min_nodes,
+                "max_nodes": c.max_nodes,
+                "first_quarter": c.first_quarter,
+                "plan_nodes": in_plan.get((c.site, c.machine, c.pricing_model, c.term_months), 0),
+            }
+            for c in robust_commitments(sweep)
+        ),
         note="Nodes bought over the horizon per kind of purchase, among the scenarios that buy it; one bought in "
-             "every scenario is robust to the sweep's what-ifs and draws.")
+        "every scenario is robust to the sweep's what-ifs and draws.",
+    )
     return cost, commitments
 
 

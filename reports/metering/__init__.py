@@ -3,12 +3,12 @@
 from quartermaster.pricing import IDLE_POLICIES
 from quartermaster.reports.metering.meter import ChargeLine, MeterResult, TeamCharge, check_policy, meter
 from quartermaster.reports.metering.usage import (
-           Period,
-           check_usage,
-           inventory_records,
-           parse_period,
-           period_of,
-           read_usage,
+    Period,
+    check_usage,
+    inventory_records,
+    parse_period,
+    period_of,
+    read_usage,
 )
 
 __all__ = [

@@ -17,10 +17,16 @@ def write_meter(result: MeterResult, out: Path) -> list[Path]:
     written = [out / "meter.json", out / "meter_teams.csv", out / "meter_cost_centers.csv", out / "meter_lines.csv"]
     written[0].write_text(json.dumps(result.to_dict(), indent=2, sort_keys=True) + "\n", encoding="utf-8")
     _csv(written[1], [f.name for f in fields(TeamCharge)], [asdict(t) for t in result.teams])
-    _csv(written[2], ["cost_center", "total"],
-         [{"cost_center": cc, "total": v} for cc, v in sorted(result.cost_centers.items())])
-    _csv(written[3], [f.name for f in fields(ChargeLine)],
-         [asdict(x) for x in (*result.lines, *result.idle, *result.idle_shares)])
+    _csv(
+        written[2],
+        ["cost_center", "total"],
+        [{"cost_center": cc, "total": v} for cc, v in sorted(result.cost_centers.items())],
+    )
+    _csv(
+        written[3],
+        [f.name for f in fields(ChargeLine)],
+        [asdict(x) for x in (*result.lines, *result.idle, *result.idle_shares)],
+    )
     return written
 
 

@@ -101,6 +101,7 @@ class MeterResult:
 
     def to_dict(self) -> dict[str, Any]:
         """Plain JSON-ready data (money and quantities as decimal strings, keys sorted by the caller)."""
+
         def plain(obj: Any) -> Any:
             if isinstance(obj, Decimal):
                 return str(obj)
@@ -109,16 +110,27 @@ class MeterResult:
             if isinstance(obj, (list, tuple)):
                 return [plain(v) for v in obj]
             return obj
-        return plain({
-            "basis": "metered",
-            "period": {"label": self.period.label, "start": self.period.start.isoformat(),
-                       "end": self.period.end.isoformat()},
-            "idle_policy": self.policy, "total_cost": self.total_cost, "usage_cost": self.usage_cost,
-            "idle_cost": self.idle_cost, "unallocated_idle": self.unallocated_idle,
-            "teams": [asdict(t) for t in self.teams], "cost_centers": dict(sorted(self.cost_centers.items())),
-            "lines": [asdict(x) for x in self.lines], "idle": [asdict(x) for x in self.idle],
-            "idle_shares": [asdict(x) for x in self.idle_shares],
-        })
+
+        return plain(
+            {
+                "basis": "metered",
+                "period": {
+                    "label": self.period.label,
+                    "start": self.period.start.isoformat(),
+                    "end": self.period.end.isoformat(),
+                },
+                "idle_policy": self.policy,
+                "total_cost": self.total_cost,
+                "usage_cost": self.usage_cost,
+                "idle_cost": self.idle_cost,
+                "unallocated_idle": self.unallocated_idle,
+                "teams": [asdict(t) for t in self.teams],
+                "cost_centers": dict(sorted(self.cost_centers.items())),
+                "lines": [asdict(x) for x in self.lines],
+                "idle": [asdict(x) for x in self.idle],
+                "idle_shares": [asdict(x) for x in self.idle_shares],
+            }
+        )
 
 
 def check_policy(policy: str, inventory: Inventory) -> str | None:
@@ -137,14 +149,18 @@ def meter(
     con = duckdb.connect()
     try:
         # a frame as Arrow: its categoricals become dictionaries, which DuckDB scans in parallel
-        con.register("usage_input", pa.Table.from_pandas(usage, preserve_index=False)
-                     if isinstance(usage, pd.DataFrame) else usage)
+        con.register(
+            "usage_input",
+            pa.Table.from_pandas(usage, preserve_index=False) if isinstance(usage, pd.DataFrame) else usage,
+        )
         names = set(con.sql("SELECT * FROM usage_input LIMIT 0").to_arrow_table().schema.names)
         if "used" in names:  # a frame from check_usage
-            con.execute("CREATE VIEW usage AS SELECT '' AS cluster, date_trunc('hour', hour) AS hour, "
-                        "CAST(team AS VARCHAR) AS team, CAST(flavor AS VARCHAR) AS flavor, used AS accelerators_used, "
-                        f"requested AS accelerators_requested, {'minutes' if 'minutes' in names else 60} AS minutes "
-                        "FROM usage_input")
+            con.execute(
+                "CREATE VIEW usage AS SELECT '' AS cluster, date_trunc('hour', hour) AS hour, "
+                "CAST(team AS VARCHAR) AS team, CAST(flavor AS VARCHAR) AS flavor, used AS accelerators_used, "
+                f"requested AS accelerators_requested, {'minutes' if 'minutes' in names else 60} AS minutes "
+                "FROM usage_input"
+            )
         else:
             con.execute("CREATE VIEW usage AS SELECT * FROM usage_input")
         return run_meter(con, inventory, period, policy)
@@ -175,16 +191,28 @@ def _result(
     def line(row: dict[str, Any]) -> ChargeLine:
         blk, team = blks[row["block_id"]], row["team"]
         quantity = Decimal(0) if row["kind"] == "idle-share" else (row["units"] / UNITS_PER_HOUR).quantize(Q)
-        return ChargeLine(row["kind"], team, team_cc[team] if team else None, blk.key, row["pool"], row["category"],
-                          quantity, blk.overflow_rate if row["part"] else blk.rate,
-                          (Decimal(row["cents"]) / 100).quantize(CENT))
+        return ChargeLine(
+            row["kind"],
+            team,
+            team_cc[team] if team else None,
+            blk.key,
+            row["pool"],
+            row["category"],
+            quantity,
+            blk.overflow_rate if row["part"] else blk.rate,
+            (Decimal(row["cents"]) / 100).quantize(CENT),
+        )
 
-    usage_rows = sorted((r for r in rows if r["kind"] == "usage"),
-                        key=lambda r: (r["team"], pool_order[r["pool"]], blks[r["block_id"]].kind == "pool", r["part"]))
+    usage_rows = sorted(
+        (r for r in rows if r["kind"] == "usage"),
+        key=lambda r: (r["team"], pool_order[r["pool"]], blks[r["block_id"]].kind == "pool", r["part"]),
+    )
     lines = tuple(line(r) for r in usage_rows)
     idle = tuple(line(r) for r in sorted((r for r in rows if r["kind"] == "idle"), key=lambda r: r["block_id"]))
-    shares = tuple(line(r) for r in sorted((r for r in rows if r["kind"] == "idle-share"),
-                                           key=lambda r: (r["block_id"], r["team"])))
+    shares = tuple(
+        line(r)
+        for r in sorted((r for r in rows if r["kind"] == "idle-share"), key=lambda r: (r["block_id"], r["team"]))
+    )
     units = {r["team"]: r for r in rows if r["kind"] == "team"}
     usage_by_team: dict[str, Decimal] = {}
     for x in lines:
@@ -201,9 +229,19 @@ def _result(
         req = Decimal(u["requested_units"] if u else 0) / UNITS_PER_HOUR
         use = Decimal(u["used_units"] if u else 0) / UNITS_PER_HOUR
         usage_cost, idle_share = usage_by_team.get(name, Decimal(0)), idle_by_team.get(name, Decimal(0))
-        teams.append(TeamCharge(name, team_cc[name], req, use, Decimal(held) / UNITS_PER_HOUR,
-                                (use / req).quantize(Decimal("0.0001")) if req else None,
-                                usage_cost, idle_share, usage_cost + idle_share))
+        teams.append(
+            TeamCharge(
+                name,
+                team_cc[name],
+                req,
+                use,
+                Decimal(held) / UNITS_PER_HOUR,
+                (use / req).quantize(Decimal("0.0001")) if req else None,
+                usage_cost,
+                idle_share,
+                usage_cost + idle_share,
+            )
+        )
     by_cc: dict[str, Decimal] = {}
     for t in teams:
         by_cc[t.cost_center] = by_cc.get(t.cost_center, Decimal(0)) + t.total
@@ -211,5 +249,17 @@ def _result(
     usage_cost = sum(usage_by_team.values(), Decimal(0))
     shared = {s.block for s in shares}
     unallocated = sum((x.cost for x in idle if x.block not in shared), Decimal(0))
-    return MeterResult(period, policy, usage_cost + idle_cost, usage_cost, idle_cost, unallocated, lines, idle,
-                       shares, tuple(teams), by_cc, {b.key: b for b in blks})
+    return MeterResult(
+        period,
+        policy,
+        usage_cost + idle_cost,
+        usage_cost,
+        idle_cost,
+        unallocated,
+        lines,
+        idle,
+        shares,
+        tuple(teams),
+        by_cc,
+        {b.key: b for b in blks},
+    )

@@ -83,10 +83,15 @@ def blocks(inventory: Inventory, start: dt.datetime, end: dt.datetime) -> tuple[
             model = PricingModel.ONPREM
         node_price = node_hour_price(inventory, machine.name, site.name, model)
         if node_price is None:
-            issues.append(Issue(
-                "meter-prices", f"{what}: the price book has no `{model}` price for {machine.name} at {site.name}",
-                f"Add a row `{machine.name},{site.name},{model},0,<usd_per_node_hour>,<source>,<date>` to prices.csv.",
-                ref=("prices",)))
+            issues.append(
+                Issue(
+                    "meter-prices",
+                    f"{what}: the price book has no `{model}` price for {machine.name} at {site.name}",
+                    f"Add a row `{machine.name},{site.name},{model},0,<usd_per_node_hour>,<source>,<date>` "
+                    "to prices.csv.",
+                    ref=("prices",),
+                )
+            )
             return Decimal(0)
         return per_accelerator(node_price, machine.accelerators_per_node)
 
@@ -104,11 +109,25 @@ def blocks(inventory: Inventory, start: dt.datetime, end: dt.datetime) -> tuple[
         rate = commitment_rate(inventory, commitment.name)
         overflow_model = pricing_model_of(Provisioning.RESERVATION, site.provider)
         overflow = rate_of(machine, site, overflow_model, f"commitment {commitment.name} overflow")
-        out.append(Block(
-            commitment.name, "commitment", tuple(p.name for p in consumers.get(commitment.name, [])), machine, site,
-            commitment.count * machine.accelerators_per_node, (term_within(commitment, start, end),), rate, "Committed",
-            overflow, FOCUS_PRICING_CATEGORY[overflow_model], list_rate_of(machine, site, rate), PricingModel.COMMIT,
-            overflow_model, commitment))
+        out.append(
+            Block(
+                commitment.name,
+                "commitment",
+                tuple(p.name for p in consumers.get(commitment.name, [])),
+                machine,
+                site,
+                commitment.count * machine.accelerators_per_node,
+                (term_within(commitment, start, end),),
+                rate,
+                "Committed",
+                overflow,
+                FOCUS_PRICING_CATEGORY[overflow_model],
+                list_rate_of(machine, site, rate),
+                PricingModel.COMMIT,
+                overflow_model,
+                commitment,
+            )
+        )
     for pool in inventory.pools:
         cluster = inventory.cluster_of_pool[pool.name]
         machine = inventory.machine_by_name[pool.machine]
@@ -120,9 +139,22 @@ def blocks(inventory: Inventory, start: dt.datetime, end: dt.datetime) -> tuple[
         if consumed is not None:
             term_from, term_to = term_within(consumed, start, end)
             paid = tuple(w for w in ((start, term_from), (term_to, end)) if w[0] < w[1])
-        out.append(Block(
-            pool.name, "pool", (pool.name,), machine, site,
-            pool_min_nodes(pool, machine) * machine.accelerators_per_node, paid, rate,
-            FOCUS_PRICING_CATEGORY[model], rate, FOCUS_PRICING_CATEGORY[model],
-            list_rate_of(machine, site, rate), model, model))
+        out.append(
+            Block(
+                pool.name,
+                "pool",
+                (pool.name,),
+                machine,
+                site,
+                pool_min_nodes(pool, machine) * machine.accelerators_per_node,
+                paid,
+                rate,
+                FOCUS_PRICING_CATEGORY[model],
+                rate,
+                FOCUS_PRICING_CATEGORY[model],
+                list_rate_of(machine, site, rate),
+                model,
+                model,
+            )
+        )
     return out, issues

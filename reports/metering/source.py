@@ -75,16 +75,19 @@ def open_source(spec: str) -> tuple[Source | None, list[Issue]]:
         kind = "parquet" if files[0].lower().endswith(PARQUET) else "csv"
         other = [f for f in files if f.lower().endswith(PARQUET) != (kind == "parquet")]
         if other:
-            return None, [Issue("usage-file", f"{spec}: mixes Parquet and CSV files ({other[0]})",
-                                "Keep one format per input.")]
+            return None, [
+                Issue("usage-file", f"{spec}: mixes Parquet and CSV files ({other[0]})", "Keep one format per input.")
+            ]
         # CSV on object storage: every column as text, typed by the check (a bad value on line 10 million is
         # then a located problem, not a failed scan); local files are read by DuckDB itself (`_scan`)
         text = {c: pa.string() for c in (*NAMES, "hour", "minute", *NUMERIC)}
-        fmt: ds.FileFormat = ds.ParquetFileFormat() if kind == "parquet" else ds.CsvFileFormat(
-            convert_options=pacsv.ConvertOptions(column_types=text))
+        fmt: ds.FileFormat = (
+            ds.ParquetFileFormat()
+            if kind == "parquet"
+            else ds.CsvFileFormat(convert_options=pacsv.ConvertOptions(column_types=text))
+        )
         base = path if filesystem.get_file_info(path).type == pafs.FileType.Directory else None
-        dataset = ds.dataset(files, format=fmt, filesystem=filesystem, partitioning="hive",
-                             partition_base_dir=base)
+        dataset = ds.dataset(files, format=fmt, filesystem=filesystem, partitioning="hive", partition_base_dir=base)
     except (OSError, ValueError, pa.ArrowException) as err:
         return None, [Issue("usage-file", f"{spec}: cannot read usage records: {err}", FIX)]
     return Source(spec, files, filesystem, dataset), []
@@ -122,17 +125,23 @@ def _usage_view(types: dict[str, str], scan: str) -> str:
     to UTC and to the start of their hour."""
     when = "minute" if "minute" in types and "hour" not in types else "hour"
     moment = {"TIMESTAMP": when, "TIMESTAMP WITH TIME ZONE": f"CAST({when} AS TIMESTAMP)"}.get(
-        types[when], f"CAST(TRY_CAST({when} AS TIMESTAMPTZ) AS TIMESTAMP)")  # text, with or without an offset
+        types[when], f"CAST(TRY_CAST({when} AS TIMESTAMPTZ) AS TIMESTAMP)"
+    )  # text, with or without an offset
     numbers = [c if types[c] in ("DOUBLE", "FLOAT") else f"TRY_CAST({c} AS DOUBLE)" for c in NUMERIC]
     who = "team" if "team" in types else "namespace"
-    return (f"SELECT CAST(cluster AS VARCHAR) AS cluster, CAST({who} AS VARCHAR) AS team, "
-            f"CAST(flavor AS VARCHAR) AS flavor, date_trunc('hour', {moment}) AS hour, "
-            f"{numbers[0]} AS accelerators_used, {numbers[1]} AS accelerators_requested, "
-            f"{1 if when == 'minute' else 60} AS minutes FROM {scan}")
+    return (
+        f"SELECT CAST(cluster AS VARCHAR) AS cluster, CAST({who} AS VARCHAR) AS team, "
+        f"CAST(flavor AS VARCHAR) AS flavor, date_trunc('hour', {moment}) AS hour, "
+        f"{numbers[0]} AS accelerators_used, {numbers[1]} AS accelerators_requested, "
+        f"{1 if when == 'minute' else 60} AS minutes FROM {scan}"
+    )
 
 
 def meter_source(
-    spec: str, inventory: Inventory, period: Period | None, policy: str = DEFAULT_IDLE_POLICY,
+    spec: str,
+    inventory: Inventory,
+    period: Period | None,
+    policy: str = DEFAULT_IDLE_POLICY,
     on_stage: Callable[[str], None] | None = None,
 ) -> tuple[MeterResult | None, list[Issue]]:
     """Check and meter the usage records `spec` names (file, folder, glob, s3:// or gs://); `on_stage` is
@@ -149,9 +158,15 @@ def meter_source(
     if "hour" not in names and "minute" not in names:
         missing.insert(0, "hour (or minute)")
     if missing:
-        return None, [Issue("usage-columns", f"{spec}: missing column(s) {', '.join(missing)}",
-                            "The header must have hour (or minute), cluster, team or namespace, flavor, "
-                            "accelerators_used and accelerators_requested.", got=names)]
+        return None, [
+            Issue(
+                "usage-columns",
+                f"{spec}: missing column(s) {', '.join(missing)}",
+                "The header must have hour (or minute), cluster, team or namespace, flavor, "
+                "accelerators_used and accelerators_requested.",
+                got=names,
+            )
+        ]
     rows = source.rows()
     show = rows is not None and rows >= PROGRESS_ROWS
     say = on_stage or _progress(show, spec, rows)
@@ -169,21 +184,31 @@ def meter_source(
         except duckdb.Error as err:  # e.g. a CSV value unlike its column's sniffed type: located by reading the files
             return None, _located(source, inventory, str(err).splitlines()[0])
         say("read")
-        groups = con.sql("SELECT cluster, team, pool, MIN(hour) AS first, MAX(hour) AS last, "
-                         "SUM(CASE WHEN hour IS NULL THEN 1 ELSE 0 END) AS bad_hours, SUM(row_count) AS row_count, "
-                         "SUM(bad_numbers) AS bad_numbers FROM held_rows GROUP BY cluster, team, pool"
-                         ).to_arrow_table().to_pylist()
+        groups = (
+            con.sql(
+                "SELECT cluster, team, pool, MIN(hour) AS first, MAX(hour) AS last, "
+                "SUM(CASE WHEN hour IS NULL THEN 1 ELSE 0 END) AS bad_hours, SUM(row_count) AS row_count, "
+                "SUM(bad_numbers) AS bad_numbers FROM held_rows GROUP BY cluster, team, pool"
+            )
+            .to_arrow_table()
+            .to_pylist()
+        )
         if not groups:
             return None, [Issue("usage-empty", f"{spec}: no usage records", "Give a file with at least one row.")]
-        owner = ({t.name: t.name for t in inventory.teams} if who == "team"
-                 else {ns: t.name for t in inventory.teams for ns in t.namespaces})
+        owner = (
+            {t.name: t.name for t in inventory.teams}
+            if who == "team"
+            else {ns: t.name for t in inventory.teams for ns in t.namespaces}
+        )
         if _problems(groups, inventory, owner):
             return None, _located(source, inventory)
         con.register("owners", pa.table({"name": list(owner), "owner": list(owner.values())}))
-        con.execute("CREATE TABLE held AS SELECT h.cluster, o.owner AS team, h.pool, h.hour, "
-                    "SUM(h.used_units) AS used_units, SUM(h.requested_units) AS requested_units, "
-                    "SUM(h.held_units) AS held_units FROM held_rows AS h JOIN owners AS o ON h.team = o.name "
-                    "GROUP BY h.cluster, o.owner, h.pool, h.hour")
+        con.execute(
+            "CREATE TABLE held AS SELECT h.cluster, o.owner AS team, h.pool, h.hour, "
+            "SUM(h.used_units) AS used_units, SUM(h.requested_units) AS requested_units, "
+            "SUM(h.held_units) AS held_units FROM held_rows AS h JOIN owners AS o ON h.team = o.name "
+            "GROUP BY h.cluster, o.owner, h.pool, h.hour"
+        )
         span = _months(min(g["first"] for g in groups), max(g["last"] for g in groups))
         result, issues = run_meter(con, inventory, period or span, policy, held=True)
         say("meter")
@@ -198,8 +223,14 @@ def _problems(groups: list[dict[str, Any]], inventory: Inventory, owner: dict[st
     cluster_of = {p.name: inventory.cluster_of_pool[p.name].name for p in inventory.pools}
     first, last = (dt.datetime.combine(d, dt.time()) for d in (FIRST_DAY, LAST_DAY))
     return any(
-        g["team"] not in owner or g["pool"] not in cluster_of or cluster_of[g["pool"]] != g["cluster"]
-        or g["bad_hours"] or g["bad_numbers"] or g["first"] is None or g["first"] < first or g["last"] > last
+        g["team"] not in owner
+        or g["pool"] not in cluster_of
+        or cluster_of[g["pool"]] != g["cluster"]
+        or g["bad_hours"]
+        or g["bad_numbers"]
+        or g["first"] is None
+        or g["first"] < first
+        or g["last"] > last
         for g in groups
     )
 
@@ -214,11 +245,13 @@ def _located(source: Source, inventory: Inventory, why: str = "some rows are not
             continue
         with tempfile.TemporaryDirectory() as scratch:  # remote: a local copy named like the original
             local = Path(scratch) / Path(name).name
-            pafs.copy_files(name, str(local), source_filesystem=source.filesystem,
-                            destination_filesystem=pafs.LocalFileSystem())
+            pafs.copy_files(
+                name, str(local), source_filesystem=source.filesystem, destination_filesystem=pafs.LocalFileSystem()
+            )
             issues += read_usage(local, inventory, shown=name)[1]
-    return issues or [Issue("usage-records", f"{source.shown}: {why}",
-                            "Check the names, hours and numbers of each file.")]
+    return issues or [
+        Issue("usage-records", f"{source.shown}: {why}", "Check the names, hours and numbers of each file.")
+    ]
 
 
 def _months(first: dt.datetime, last: dt.datetime) -> Period:
@@ -242,8 +275,11 @@ def _read_progress(con: Any, on: bool, spec: str, rows: int | None) -> Iterator[
         while not done.wait(PROGRESS_SECONDS):
             share = con.query_progress()
             if share >= 0:
-                print(f"qm meter: read {share:.0f} % of {rows:,} rows of {spec}, {time.perf_counter() - start:.0f} s",
-                      file=sys.stderr, flush=True)
+                print(
+                    f"qm meter: read {share:.0f} % of {rows:,} rows of {spec}, {time.perf_counter() - start:.0f} s",
+                    file=sys.stderr,
+                    flush=True,
+                )
 
     reporter = threading.Thread(target=report, daemon=True)
     reporter.start()
@@ -260,8 +296,12 @@ def _progress(on: bool, spec: str, rows: int | None) -> Callable[[str], None]:
 
     def say(stage: str) -> None:
         if on:
-            print(f"qm meter: {stage}: {rows:,} rows of {spec} in {time.perf_counter() - start:.1f} s",
-                  file=sys.stderr, flush=True)
+            print(
+                f"qm meter: {stage}: {rows:,} rows of {spec} in {time.perf_counter() - start:.1f} s",
+                file=sys.stderr,
+                flush=True,
+            )
+
     if on:
         print(f"qm meter: reading {rows:,} rows of {spec}", file=sys.stderr, flush=True)
     return say

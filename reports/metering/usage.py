@@ -56,8 +56,9 @@ class Period:
 def month_period(year: int, month: int) -> Period:
     """The calendar month as a period."""
     last = calendar.monthrange(year, month)[1]
-    return Period(f"{year:04d}-{month:02d}", dt.datetime(year, month, 1),
-                  dt.datetime(year, month, last) + dt.timedelta(days=1))
+    return Period(
+        f"{year:04d}-{month:02d}", dt.datetime(year, month, 1), dt.datetime(year, month, last) + dt.timedelta(days=1)
+    )
 
 
 def parse_period(text: str) -> Period:
@@ -86,16 +87,25 @@ def read_usage(path: Path, inventory: Inventory, shown: str | None = None) -> tu
     try:
         raw = _read_parquet(path) if path.suffix.lower() in (".parquet", ".pq") else _read_csv(path)
     except (OSError, ValueError, pa.ArrowException) as err:
-        return pd.DataFrame(), [Issue("usage-file", f"{shown}: cannot read usage records: {err}",
-                                      "Give a CSV or Parquet file with the usage columns (see `qm meter --help`).")]
+        return pd.DataFrame(), [
+            Issue(
+                "usage-file",
+                f"{shown}: cannot read usage records: {err}",
+                "Give a CSV or Parquet file with the usage columns (see `qm meter --help`).",
+            )
+        ]
     return check_usage(raw, inventory, shown)
 
 
 def _read_parquet(path: Path) -> pd.DataFrame:
     """A Parquet file with its string name columns as categoricals."""
     schema = pq.read_schema(path)
-    names = [c for c in NAMES if c in schema.names
-             and (pa.types.is_string(schema.field(c).type) or pa.types.is_large_string(schema.field(c).type))]
+    names = [
+        c
+        for c in NAMES
+        if c in schema.names
+        and (pa.types.is_string(schema.field(c).type) or pa.types.is_large_string(schema.field(c).type))
+    ]
     table = pq.read_table(path, read_dictionary=names)
     return table.to_pandas(split_blocks=True, self_destruct=True)
 
@@ -108,6 +118,7 @@ def _read_csv(path: Path) -> pd.DataFrame:
 
     def options(types: dict[str, pa.DataType]) -> pacsv.ConvertOptions:
         return pacsv.ConvertOptions(column_types={**{c: name for c in NAMES}, **types})
+
     try:
         table = pacsv.read_csv(path, convert_options=options(typed))
     except pa.ArrowInvalid:  # a value that is no time or number

@@ -84,9 +84,7 @@ def build_quota_diff(
     b, h = _Side.of(base), _Side.of(head)
     use = recent_use(head)
     changed_keys = sorted(
-        k
-        for k in set(b.quotas) | set(h.quotas)
-        if _quota_tuple(b.quotas.get(k)) != _quota_tuple(h.quotas.get(k))
+        k for k in set(b.quotas) | set(h.quotas) if _quota_tuple(b.quotas.get(k)) != _quota_tuple(h.quotas.get(k))
     )
     flavors = _flavor_changes(b, h, {f for _, f in changed_keys})
     by_flavor = {f.flavor: f for f in flavors}
@@ -100,13 +98,22 @@ def build_quota_diff(
     unpriced = tuple(sorted({f for s in (b, h) for f, e in s.economics.items() if s.monthly(f) is None}))
     past = sum((m for f in b.economics if (m := b.monthly(f)) is not None), Decimal(0))
     current = sum((m for f in h.economics if (m := h.monthly(f)) is not None), Decimal(0))
-    diff = QuotaDiff(base_label, head_label, teams, rows, flavors, Change(past, current), unpriced,
-                     expected_monthly_usd=_sum_known(r.expected_monthly_usd for r in rows))
+    diff = QuotaDiff(
+        base_label,
+        head_label,
+        teams,
+        rows,
+        flavors,
+        Change(past, current),
+        unpriced,
+        expected_monthly_usd=_sum_known(r.expected_monthly_usd for r in rows),
+    )
     kueue, note = _kueue_diffs(base, head, render_documents) if render_documents else ((), None)
     demand = recent_demand(head, impact_days) if impact_days > 0 else []
     if demand:
-        diff = dataclasses.replace(diff, impact=_impact(base, head, demand, {r.team for r in rows}),
-                                   impact_days=impact_days)
+        diff = dataclasses.replace(
+            diff, impact=_impact(base, head, demand, {r.team for r in rows}), impact_days=impact_days
+        )
     found = verdicts(base, head, diff, team_monthly=_team_monthly(b, h))
     return dataclasses.replace(
         diff, verdicts=found, approvals=approvals(base, head, diff, found), kueue=kueue, kueue_note=note
@@ -118,9 +125,7 @@ def _quota_tuple(q: Quota | None) -> tuple[int, int | None, int | None]:
 
 
 def _flavor_changes(b: _Side, h: _Side, quota_flavors: set[str]) -> tuple[FlavorChange, ...]:
-    names = quota_flavors | {
-        f for f in set(b.economics) | set(h.economics) if b.economics.get(f) != h.economics.get(f)
-    }
+    names = quota_flavors | {f for f in set(b.economics) | set(h.economics) if b.economics.get(f) != h.economics.get(f)}
     out = []
     for flavor in sorted(names):
         econ = h.economics.get(flavor) or b.economics.get(flavor)
@@ -178,8 +183,9 @@ def recent_use(inventory: Inventory, days: int = RECENT_DAYS) -> dict[tuple[str,
     return {key: total / (days * 24) for key, total in held.items()}
 
 
-def _impact(base: Inventory, head: Inventory, demand: list[tuple[dt.datetime, str, str, float]],
-            authors: set[str]) -> tuple[ImpactRow, ...]:
+def _impact(
+    base: Inventory, head: Inventory, demand: list[tuple[dt.datetime, str, str, float]], authors: set[str]
+) -> tuple[ImpactRow, ...]:
     """The replay with the old quotas and with the new, for the teams and flavors whose hours differ. Each
     flavor's quota tree is separate, so only flavors whose tree the change touches are replayed."""
     changed = {f for f in {row[2] for row in demand} if flavor_tree(base, f) != flavor_tree(head, f)}
@@ -192,12 +198,21 @@ def _impact(base: Inventory, head: Inventory, demand: list[tuple[dt.datetime, st
         def change(attr: str, b: TeamImpact | None = b, h: TeamImpact | None = h) -> Change:
             return Change(getattr(b, attr) if b else 0.0, getattr(h, attr) if h else 0.0)
 
-        row = ImpactRow(key[0], key[1], admitted=change("admitted"), waiting=change("waiting"),
-                        hours_waiting=change("hours_waiting"), peak_waiting=change("peak_waiting"),
-                        borrowed=change("borrowed"), lent=change("lent"),
-                        author=key[0] in authors)
-        if any(abs(c.current - c.past) > IMPACT_TOLERANCE
-               for c in (row.waiting, row.hours_waiting, row.peak_waiting, row.borrowed, row.lent)):
+        row = ImpactRow(
+            key[0],
+            key[1],
+            admitted=change("admitted"),
+            waiting=change("waiting"),
+            hours_waiting=change("hours_waiting"),
+            peak_waiting=change("peak_waiting"),
+            borrowed=change("borrowed"),
+            lent=change("lent"),
+            author=key[0] in authors,
+        )
+        if any(
+            abs(c.current - c.past) > IMPACT_TOLERANCE
+            for c in (row.waiting, row.hours_waiting, row.peak_waiting, row.borrowed, row.lent)
+        ):
             out.append(row)
     return tuple(out)
 
@@ -207,15 +222,14 @@ def _sum_known(values: Iterable[Decimal | None]) -> Decimal | None:
     return None if any(v is None for v in known) else sum((v for v in known if v is not None), Decimal(0))
 
 
-def _row(b: _Side, h: _Side, team: str, flavor_name: str, flavor: FlavorChange,
-         use: dict[tuple[str, str], Decimal] | None) -> QuotaRow:
+def _row(
+    b: _Side, h: _Side, team: str, flavor_name: str, flavor: FlavorChange, use: dict[tuple[str, str], Decimal] | None
+) -> QuotaRow:
     qb, qh = b.quotas.get((team, flavor_name)), h.quotas.get((team, flavor_name))
     owner = h.inventory.team_by_name.get(team) or b.inventory.team_by_name[team]
     nominal = Change(qb.nominal if qb else 0, qh.nominal if qh else 0)
     rate = _flavor_rate(h, flavor)
-    left = Change(
-        flavor.capacity.past - flavor.nominal.past, flavor.capacity.current - flavor.nominal.current
-    )
+    left = Change(flavor.capacity.past - flavor.nominal.past, flavor.capacity.current - flavor.nominal.current)
     return QuotaRow(
         team,
         owner.cost_center,
@@ -235,8 +249,9 @@ def _row(b: _Side, h: _Side, team: str, flavor_name: str, flavor: FlavorChange,
     )
 
 
-def _expected(use: dict[tuple[str, str], Decimal] | None, team: str, flavor: str, nominal: Change,
-              rate: Decimal | None) -> Decimal | None:
+def _expected(
+    use: dict[tuple[str, str], Decimal] | None, team: str, flavor: str, nominal: Change, rate: Decimal | None
+) -> Decimal | None:
     """The team's recent use carried to the new quota, priced at the flavor's rate (None if either is unknown)."""
     if use is None or rate is None:
         return None
@@ -260,11 +275,15 @@ def _showback(side: _Side, team: Team) -> Decimal | None:
 def _unowned_monthly(side: _Side) -> Decimal:
     """Paid capacity no quota shares: flavors whose quotas sum to 0 (their paid-anyway cost) and commitments
     no pool consumes, per month."""
-    idle_flavors = sum((e.fixed_usd_per_month or Decimal(0) for f, e in side.economics.items()
-                        if side.totals.get(f, 0) == 0), Decimal(0))
+    idle_flavors = sum(
+        (e.fixed_usd_per_month or Decimal(0) for f, e in side.economics.items() if side.totals.get(f, 0) == 0),
+        Decimal(0),
+    )
     consumed = {p.commitment for p in side.inventory.pools}
-    idle_commitments = sum((c.count * c.usd_per_node_hour * HOURS_PER_MONTH for c in side.inventory.commitments
-                            if c.name not in consumed), Decimal(0))
+    idle_commitments = sum(
+        (c.count * c.usd_per_node_hour * HOURS_PER_MONTH for c in side.inventory.commitments if c.name not in consumed),
+        Decimal(0),
+    )
     return idle_flavors + idle_commitments
 
 
@@ -293,15 +312,20 @@ def _team_monthly(b: _Side, h: _Side) -> dict[str, Change]:
         share = _showback(side, team)
         return None if share is None else share + idle.get(name, Decimal(0))
 
-    return {name: Change(chargeback(b, idle_b, name), chargeback(h, idle_h, name))
-            for name in sorted(set(b.inventory.team_by_name) | set(h.inventory.team_by_name))}
+    return {
+        name: Change(chargeback(b, idle_b, name), chargeback(h, idle_h, name))
+        for name in sorted(set(b.inventory.team_by_name) | set(h.inventory.team_by_name))
+    }
 
 
 def _team_changes(b: _Side, h: _Side, rows: tuple[QuotaRow, ...]) -> tuple[TeamChange, ...]:
     """The teams with a quota row, added or removed, and every team whose chargeback moves by a cent or more."""
     monthly = _team_monthly(b, h)
-    moved = {name for name, m in monthly.items() if m.past is not None and m.current is not None
-             and abs(m.current - m.past) >= CENT}
+    moved = {
+        name
+        for name, m in monthly.items()
+        if m.past is not None and m.current is not None and abs(m.current - m.past) >= CENT
+    }
     names = sorted({r.team for r in rows} | (set(b.inventory.team_by_name) ^ set(h.inventory.team_by_name)) | moved)
     out = []
     for name in names:
@@ -322,8 +346,10 @@ def _team_changes(b: _Side, h: _Side, rows: tuple[QuotaRow, ...]) -> tuple[TeamC
             change
             for r in mine
             if r.nominal.past and r.nominal.current
-            for change in (LimitChange(r.flavor, "borrowing", r.borrowing_limit),
-                           LimitChange(r.flavor, "lending", r.lending_limit))
+            for change in (
+                LimitChange(r.flavor, "borrowing", r.borrowing_limit),
+                LimitChange(r.flavor, "lending", r.lending_limit),
+            )
             if change.value.changed
         )
         expected = _sum_known(r.expected_monthly_usd for r in mine)
@@ -331,9 +357,7 @@ def _team_changes(b: _Side, h: _Side, rows: tuple[QuotaRow, ...]) -> tuple[TeamC
     return tuple(out)
 
 
-def _kueue_diffs(
-    base: Inventory, head: Inventory, render: RenderDocuments
-) -> tuple[tuple[KueueDiff, ...], None]:
+def _kueue_diffs(base: Inventory, head: Inventory, render: RenderDocuments) -> tuple[tuple[KueueDiff, ...], None]:
     """Per cluster, the unified diff of the rendered Kueue objects (clusters without a change left out).
 
     Objects are compared one by one (so a 1,000-team file costs no more than its changed objects): changed
@@ -345,12 +369,16 @@ def _kueue_diffs(
         old_head, old_docs = render(base, cluster) if cluster in base.cluster_by_name else ("", [])
         new_head, new_docs = render(head, cluster) if cluster in head.cluster_by_name else ("", [])
         old, new = _documents_at(old_head, old_docs), _documents_at(new_head, new_docs)
-        changed = [key for key in [*new, *(k for k in old if k not in new)]
-                   if old.get(key, ("", 0))[0] != new.get(key, ("", 0))[0]]
+        changed = [
+            key
+            for key in [*new, *(k for k in old if k not in new)]
+            if old.get(key, ("", 0))[0] != new.get(key, ("", 0))[0]
+        ]
         if not changed:
             continue
-        changed.sort(key=lambda key: (key.split("/")[0] in _RBAC, 0 if key in old and key in new else
-                                      1 if key in new else 2))
+        changed.sort(
+            key=lambda key: (key.split("/")[0] in _RBAC, 0 if key in old and key in new else 1 if key in new else 2)
+        )
         lines = [f"--- a/{cluster}.yaml\n", f"+++ b/{cluster}.yaml\n"]
         for key in changed:
             (before, old_at), (after, new_at) = old.get(key, ("", 0)), new.get(key, ("", 0))
@@ -358,8 +386,7 @@ def _kueue_diffs(
             for line in list(diff)[2:]:  # past the per-object file names
                 hunk = _HUNK.match(line)
                 if hunk:
-                    line = (f"@@ -{_shift(hunk['old'], old_at)} +{_shift(hunk['new'], new_at)} @@ "
-                            f"{_label(key)}")
+                    line = f"@@ -{_shift(hunk['old'], old_at)} +{_shift(hunk['new'], new_at)} @@ {_label(key)}"
                 lines.append(line + "\n")
         out.append(KueueDiff(cluster, "".join(lines)))
     return tuple(out), None

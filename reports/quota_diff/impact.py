@@ -80,9 +80,15 @@ def flavor_tree(inventory: Inventory, flavor: str) -> list[Node]:
         if quota is None:
             continue
         nodes[f"team:{team.name}"] = Node(
-            f"team:{team.name}", f"cohort:{team.cohort}" if team.cohort else None, quota.nominal,
-            quota.borrowing_limit, quota.lending_limit, True, priority.get(team.priority_class or "", 0),
-            1.0 if team.fair_sharing_weight is None else team.fair_sharing_weight)
+            f"team:{team.name}",
+            f"cohort:{team.cohort}" if team.cohort else None,
+            quota.nominal,
+            quota.borrowing_limit,
+            quota.lending_limit,
+            True,
+            priority.get(team.priority_class or "", 0),
+            1.0 if team.fair_sharing_weight is None else team.fair_sharing_weight,
+        )
     cohorts = inventory.cohort_by_name
     pending: list[str | None] = [n.parent for n in nodes.values() if n.parent]
     while pending:
@@ -92,8 +98,14 @@ def flavor_tree(inventory: Inventory, flavor: str) -> list[Node]:
         cohort = cohorts.get(name.removeprefix("cohort:"))
         quota = next((q for q in cohort.quotas if q.flavor == flavor), None) if cohort else None
         parent = f"cohort:{cohort.parent}" if cohort and cohort.parent else None
-        nodes[name] = Node(name, parent, quota.nominal if quota else 0.0, quota.borrowing_limit if quota else None,
-                           quota.lending_limit if quota else None, False)
+        nodes[name] = Node(
+            name,
+            parent,
+            quota.nominal if quota else 0.0,
+            quota.borrowing_limit if quota else None,
+            quota.lending_limit if quota else None,
+            False,
+        )
         pending.append(parent)
     return list(nodes.values())
 
@@ -179,8 +191,9 @@ def _cohort_usage(qt: QuotaTree, usage: Mapping[str, float]) -> dict[str, float]
     return used
 
 
-def _next_event(qt: QuotaTree, active: set[str], usage: Mapping[str, float], used: Mapping[str, float],
-                demand: Mapping[str, float]) -> tuple[float, set[str]]:
+def _next_event(
+    qt: QuotaTree, active: set[str], usage: Mapping[str, float], used: Mapping[str, float], demand: Mapping[str, float]
+) -> tuple[float, set[str]]:
     """How far the active borrowers can grow together (in weight units) before a team is served or capped, a
     cohort's reserve runs out, or a cohort's limit binds; and the cohorts whose limit binds there."""
     rate_in: dict[str, float] = defaultdict(float)
@@ -203,16 +216,21 @@ def _next_event(qt: QuotaTree, active: set[str], usage: Mapping[str, float], use
         if room > EPSILON:
             candidates.append((room / rate, None))
             continue
-        limit = qt.quota[cohort] + (node.borrowing_limit if node.borrowing_limit is not None else float("inf")) \
-            if node.parent is not None else qt.quota[cohort]
+        limit = (
+            qt.quota[cohort] + (node.borrowing_limit if node.borrowing_limit is not None else float("inf"))
+            if node.parent is not None
+            else qt.quota[cohort]
+        )
         candidates.append((max(0.0, limit - used[cohort]) / rate, cohort))
     step = min(c for c, _ in candidates)
     binding = {cohort for c, cohort in candidates if cohort is not None and c <= step + EPSILON}
     return max(0.0, step), binding
 
 
-def replay(inventory: Inventory, demand_rows: Iterable[tuple[dt.datetime, str, str, float]],
-           ) -> dict[tuple[str, str], TeamImpact]:
+def replay(
+    inventory: Inventory,
+    demand_rows: Iterable[tuple[dt.datetime, str, str, float]],
+) -> dict[tuple[str, str], TeamImpact]:
     """Replay hourly demand (hour, team, flavor, accelerators) through the inventory's quotas; per (team, flavor)."""
     by_hour: dict[tuple[str, dt.datetime], dict[str, float]] = defaultdict(dict)
     for hour, team, flavor, accelerators in demand_rows:
@@ -241,10 +259,20 @@ def replay(inventory: Inventory, demand_rows: Iterable[tuple[dt.datetime, str, s
             row[4] = max(row[4], waiting)
             row[5] += borrowed.get(name, 0.0)
             row[6] += taken * lendable.get(name, 0.0) / pool if pool > EPSILON else 0.0
-    return {key: TeamImpact(team=key[0], flavor=key[1], demand=round(v[0], 6), admitted=round(v[1], 6),
-                            waiting=round(v[2], 6), hours_waiting=int(v[3]), peak_waiting=round(v[4], 6),
-                            borrowed=round(v[5], 6), lent=round(v[6], 6))
-            for key, v in sorted(totals.items())}
+    return {
+        key: TeamImpact(
+            team=key[0],
+            flavor=key[1],
+            demand=round(v[0], 6),
+            admitted=round(v[1], 6),
+            waiting=round(v[2], 6),
+            hours_waiting=int(v[3]),
+            peak_waiting=round(v[4], 6),
+            borrowed=round(v[5], 6),
+            lent=round(v[6], 6),
+        )
+        for key, v in sorted(totals.items())
+    }
 
 
 def _lending_cap(team: Node) -> float:
@@ -258,5 +286,8 @@ def recent_demand(inventory: Inventory, days: int = IMPACT_DAYS) -> list[tuple[d
         return []
     end = max(u.hour for u in inventory.usage)
     start = end - dt.timedelta(days=days) + dt.timedelta(hours=1)
-    return [(u.hour, u.team, u.flavor, max(u.accelerators_requested, u.accelerators_used))
-            for u in inventory.usage if u.hour >= start]
+    return [
+        (u.hour, u.team, u.flavor, max(u.accelerators_requested, u.accelerators_used))
+        for u in inventory.usage
+        if u.hour >= start
+    ]

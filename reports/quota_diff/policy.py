@@ -55,9 +55,7 @@ def verdicts(
     return tuple(sorted(found, key=lambda v: (order[v.status], v.check, v.subject)))
 
 
-def check_over_capacity(
-    base: Inventory, head: Inventory, diff: QuotaDiff, _: dict[str, Change]
-) -> list[Verdict]:
+def check_over_capacity(base: Inventory, head: Inventory, diff: QuotaDiff, _: dict[str, Change]) -> list[Verdict]:
     """Per changed flavor: the sum of nominal quotas is at most the pool's capacity."""
     capacity, nominal = flavor_capacity(head), nominal_by_flavor(head)
     status: Status = "warn" if head.policy.allow_oversubscription else "fail"
@@ -75,9 +73,7 @@ def check_over_capacity(
                 f"but the flavor has {capacity[flavor.flavor]} {flavor.accelerator} ({over} over)",
             )
         )
-    return out or [
-        Verdict("over-capacity", "pass", "", f"{len(diff.flavors)} changed flavor(s) within capacity")
-    ]
+    return out or [Verdict("over-capacity", "pass", "", f"{len(diff.flavors)} changed flavor(s) within capacity")]
 
 
 def check_over_budget(
@@ -91,9 +87,7 @@ def check_over_budget(
         teams = [t.name for t in head.teams if t.cost_center == centre]
         monthly = [team_monthly[t] for t in teams]
         if None in [m.current for m in monthly] or None in [m.past for m in monthly]:
-            out.append(
-                Verdict("over-budget", "warn", centre, f"{centre}: a flavor has no price; budget not checked")
-            )
+            out.append(Verdict("over-budget", "warn", centre, f"{centre}: a flavor has no price; budget not checked"))
             continue
         past = sum((m.past for m in monthly), Decimal(0))
         current = sum((m.current for m in monthly), Decimal(0))
@@ -121,9 +115,7 @@ def check_over_budget(
     return out or [Verdict("over-budget", "pass", "", "no budget applies to the changed teams")]
 
 
-def check_finance_approval(
-    base: Inventory, head: Inventory, diff: QuotaDiff, _: dict[str, Change]
-) -> list[Verdict]:
+def check_finance_approval(base: Inventory, head: Inventory, diff: QuotaDiff, _: dict[str, Change]) -> list[Verdict]:
     """The change's monthly cost increase is at most the finance approval threshold."""
     threshold = head.policy.finance_approval_usd_per_month
     delta = diff.monthly_usd.delta
@@ -177,9 +169,7 @@ def check_borrowing(base: Inventory, head: Inventory, diff: QuotaDiff, _: dict[s
     return out or [Verdict("borrowing", "pass", "", "every borrowing limit can be lent by the cohort")]
 
 
-def check_spot_share(
-    base: Inventory, head: Inventory, diff: QuotaDiff, _: dict[str, Change]
-) -> list[Verdict]:
+def check_spot_share(base: Inventory, head: Inventory, diff: QuotaDiff, _: dict[str, Change]) -> list[Verdict]:
     """A changed team's nominal quota on spot pools is at most `policy.max_spot_share` of its quota."""
     limit = head.policy.max_spot_share
     out = []
@@ -203,14 +193,10 @@ def check_spot_share(
                     f"above policy.max_spot_share {limit * 100:g} %",
                 )
             )
-    return out or [
-        Verdict("spot-share", "pass", "", f"changed teams within the {limit * 100:g} % spot limit")
-    ]
+    return out or [Verdict("spot-share", "pass", "", f"changed teams within the {limit * 100:g} % spot limit")]
 
 
-def approvals(
-    base: Inventory, head: Inventory, diff: QuotaDiff, found: tuple[Verdict, ...]
-) -> tuple[Approval, ...]:
+def approvals(base: Inventory, head: Inventory, diff: QuotaDiff, found: tuple[Verdict, ...]) -> tuple[Approval, ...]:
     """The owners of every team whose quotas change (a team whose chargeback only moves is told, not asked), then
     the finance approvers when a money check did not pass or a money section (`FINANCE_SECTIONS`: clusters and
     pools, commitments, prices, policy) changed, whatever it costs. The finance approvers are the base's (a change

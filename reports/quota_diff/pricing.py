@@ -55,11 +55,7 @@ class FlavorEconomics:
         above = max(0, nominal - self.paid_anyway)
         if above == 0:
             return Decimal(0)
-        return (
-            None
-            if self.rate_usd_per_accelerator_month is None
-            else above * self.rate_usd_per_accelerator_month
-        )
+        return None if self.rate_usd_per_accelerator_month is None else above * self.rate_usd_per_accelerator_month
 
     def monthly_usd(self, nominal: int) -> Decimal | None:
         """Monthly cost of the flavor when its teams' nominal quotas sum to `nominal`."""
@@ -122,4 +118,3 @@ def _committed_nodes(inventory: Inventory) -> dict[str, int]:
         left[pool.commitment] -= take
         out[pool.name] = take
     return out
-

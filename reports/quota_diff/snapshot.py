@@ -64,9 +64,15 @@ def open_side(spec: str | None, inventory: Path, scratch: Path) -> Side:
         tar.extractall(tree, filter=safe)
     label = spec if sha.startswith(spec) else f"{spec} ({sha[:7]})"
     side = _loaded(label, load(tree / rel), tree, spec)
-    side.errors += [Issue(UNREAD, "a link that leaves the inventory; it is not read",
-                          "Commit the file itself instead of a link to it.",
-                          location=Location(f"{spec}:{name}", None, "")) for name in refused]
+    side.errors += [
+        Issue(
+            UNREAD,
+            "a link that leaves the inventory; it is not read",
+            "Commit the file itself instead of a link to it.",
+            location=Location(f"{spec}:{name}", None, ""),
+        )
+        for name in refused
+    ]
     return side
 
 

@@ -67,8 +67,11 @@ def test_schema_writes_both_files(tmp_path: Path) -> None:
 def test_a_team_cannot_escape_into_system_namespaces_or_groups(tmp_path: Path) -> None:
     """Issue 17's reproduction: kube-system, kueue-system and default with group system:authenticated would
     give every authenticated user a Role that creates pods in kube-system. Every part is refused, located."""
-    root = make_inventory().edit("teams", "ml", namespaces=["kube-system", "kueue-system", "default"],
-                                 group="system:authenticated").write(tmp_path)
+    root = (
+        make_inventory()
+        .edit("teams", "ml", namespaces=["kube-system", "kueue-system", "default"], group="system:authenticated")
+        .write(tmp_path)
+    )
     result = runner.invoke(app, ["validate", str(root)])
     assert result.exit_code == 1
     for i, ns in enumerate(("kube-system", "kueue-system", "default")):

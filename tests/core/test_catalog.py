@@ -48,17 +48,20 @@ def test_every_machine_has_a_source_and_a_known_accelerator() -> None:
         assert known[m.accelerator].kind == m.kind, m.name
 
 
-@pytest.mark.parametrize("name,want_accelerator,want_per_node", [
-    ("a3-megagpu-8g", "H100-80GB", 8),  # GKE A3 Mega: 8 x H100 80GB
-    ("a3-ultragpu-8g", "H200-141GB", 8),  # GKE A3 Ultra: 8 x H200
-    ("a4-highgpu-8g", "B200", 8),  # GKE A4: 8 x B200
-    ("g2-standard-48", "L4", 4),  # G2 48 vCPU: 4 x L4
-    ("p5.48xlarge", "H100-80GB", 8),
-    ("p6-b200.48xlarge", "B200", 8),
-    ("Standard_ND96isr_H100_v5", "H100-80GB", 8),  # 8 GPUs, not the 12 some catalogs list
-    ("ct5p-hightpu-4t", "TPU-v5p", 4),
-    ("ct6e-standard-8t", "TPU-v6e", 8),
-])
+@pytest.mark.parametrize(
+    "name,want_accelerator,want_per_node",
+    [
+        ("a3-megagpu-8g", "H100-80GB", 8),  # GKE A3 Mega: 8 x H100 80GB
+        ("a3-ultragpu-8g", "H200-141GB", 8),  # GKE A3 Ultra: 8 x H200
+        ("a4-highgpu-8g", "B200", 8),  # GKE A4: 8 x B200
+        ("g2-standard-48", "L4", 4),  # G2 48 vCPU: 4 x L4
+        ("p5.48xlarge", "H100-80GB", 8),
+        ("p6-b200.48xlarge", "B200", 8),
+        ("Standard_ND96isr_H100_v5", "H100-80GB", 8),  # 8 GPUs, not the 12 some catalogs list
+        ("ct5p-hightpu-4t", "TPU-v5p", 4),
+        ("ct6e-standard-8t", "TPU-v6e", 8),
+    ],
+)
 def test_machine_facts(name: str, want_accelerator: str, want_per_node: int) -> None:
     machine = {m.name: m for m in catalog_machines()}[name]
     assert (machine.accelerator, machine.accelerators_per_node) == (want_accelerator, want_per_node)
@@ -75,10 +78,17 @@ def test_tpu_topologies_fit_their_hosts() -> None:
     assert eight_chip_hosts and all(m.tpu_topologies == ("2x4",) for m in eight_chip_hosts)
 
 
-@pytest.mark.parametrize("spelling,want", [
-    ("h100", "H100-80GB"), ("H100-80GB", "H100-80GB"), ("nvidia-h100-mega-80gb", "H100-80GB"),
-    ("Trillium", "TPU-v6e"), ("tpu_v5p", "TPU-v5p"), ("nvidia-h200-141gb", "H200-141GB"),
-])
+@pytest.mark.parametrize(
+    "spelling,want",
+    [
+        ("h100", "H100-80GB"),
+        ("H100-80GB", "H100-80GB"),
+        ("nvidia-h100-mega-80gb", "H100-80GB"),
+        ("Trillium", "TPU-v6e"),
+        ("tpu_v5p", "TPU-v5p"),
+        ("nvidia-h200-141gb", "H200-141GB"),
+    ],
+)
 def test_spellings_canonicalise(spelling: str, want: str) -> None:
     assert canonical_accelerator(spelling) == want
 

@@ -44,7 +44,8 @@ def test_issue_format_has_file_line_path_what_and_fix(tmp_path: Path) -> None:
 
 
 def test_typo_key_negative_quota_dangling_reference_oversubscription_and_broken_yaml_all_reported(
-        tmp_path: Path) -> None:
+    tmp_path: Path,
+) -> None:
     """The issue's acceptance case: every problem at once, each located, each with a fix."""
     root = tmp_path / "inv"
     shutil.copytree(EXAMPLE, root)

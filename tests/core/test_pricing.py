@@ -34,7 +34,8 @@ PRICING_ONLY = {
     "the idle line's name": re.compile(r"[\"']_unused_commitments[\"']|[\"']_shared[\"']"),
     "hours per month": re.compile(r"^HOURS_PER_(MONTH|WEEK)\s*=", re.M),
     "a FOCUS category of a pricing model": re.compile(
-        r"[\"'](capacity-block|flex-start|on-demand|onprem)[\"']\s*:\s*[\"'](Standard|Committed|Dynamic)"),
+        r"[\"'](capacity-block|flex-start|on-demand|onprem)[\"']\s*:\s*[\"'](Standard|Committed|Dynamic)"
+    ),
 }
 
 
@@ -56,16 +57,19 @@ def test_pricing_logic_lives_only_in_the_pricing_home() -> None:
     assert found == []
 
 
-@pytest.mark.parametrize("provisioning, provider, want", [
-    # a reservation beyond its commitment pays on-demand
-    (Provisioning.RESERVATION, "gcp", PricingModel.ON_DEMAND),
-    # capacity blocks beyond their commitment pay the capacity-block price
-    (Provisioning.CAPACITY_BLOCK, "aws", PricingModel.CAPACITY_BLOCK),
-    (Provisioning.SPOT, "azure", PricingModel.SPOT),
-    (Provisioning.FLEX_START, "gcp", PricingModel.FLEX_START),
-    # owned hardware is priced at its amortised `onprem` row whatever the pool says
-    (Provisioning.ON_DEMAND, "onprem", PricingModel.ONPREM),
-])
+@pytest.mark.parametrize(
+    "provisioning, provider, want",
+    [
+        # a reservation beyond its commitment pays on-demand
+        (Provisioning.RESERVATION, "gcp", PricingModel.ON_DEMAND),
+        # capacity blocks beyond their commitment pay the capacity-block price
+        (Provisioning.CAPACITY_BLOCK, "aws", PricingModel.CAPACITY_BLOCK),
+        (Provisioning.SPOT, "azure", PricingModel.SPOT),
+        (Provisioning.FLEX_START, "gcp", PricingModel.FLEX_START),
+        # owned hardware is priced at its amortised `onprem` row whatever the pool says
+        (Provisioning.ON_DEMAND, "onprem", PricingModel.ONPREM),
+    ],
+)
 def test_the_pricing_model_of_a_pool(provisioning: Provisioning, provider: str, want: PricingModel) -> None:
     assert pricing_model_of(provisioning, provider) == want
 
@@ -74,10 +78,16 @@ def test_every_provisioning_mode_has_a_pricing_model() -> None:
     assert set(PRICING_MODEL_OF_PROVISIONING) == set(Provisioning)
 
 
-@pytest.mark.parametrize("kind, want", [
-    ("on-prem-purchase", PricingModel.ONPREM), ("capacity-block", PricingModel.CAPACITY_BLOCK),
-    ("cud", PricingModel.COMMIT), ("reserved-instance", PricingModel.COMMIT), ("savings-plan", PricingModel.COMMIT),
-])
+@pytest.mark.parametrize(
+    "kind, want",
+    [
+        ("on-prem-purchase", PricingModel.ONPREM),
+        ("capacity-block", PricingModel.CAPACITY_BLOCK),
+        ("cud", PricingModel.COMMIT),
+        ("reserved-instance", PricingModel.COMMIT),
+        ("savings-plan", PricingModel.COMMIT),
+    ],
+)
 def test_the_pricing_model_of_a_commitment(kind: str, want: PricingModel) -> None:
     assert pricing_model_of_commitment(kind) == want
 
@@ -91,8 +101,9 @@ def test_metering_and_the_quota_diff_price_a_pool_at_the_same_rate(inventory: In
     compared = 0
     for pool in inventory.pools:
         econ, block = economics[pool.name], metered[pool.name]
-        price, model = pool_node_price(inventory, pool.machine, inventory.cluster_of_pool[pool.name].site,
-                                       pool.provisioning)
+        price, model = pool_node_price(
+            inventory, pool.machine, inventory.cluster_of_pool[pool.name].site, pool.provisioning
+        )
         assert price is not None and model is not None
         assert econ.rate_pricing_model == model == block.model, pool.name
         assert econ.rate_usd_per_accelerator_month == block.rate * 730, pool.name

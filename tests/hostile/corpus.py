@@ -56,35 +56,42 @@ class Case:
 
 def small(builder: Callable[[], InventoryBuilder] = make_inventory, **files: str | bytes) -> Callable[[Path], None]:
     """The builders' small valid inventory as `inv/` (changed by `builder`), plus extra files in it."""
+
     def build(case: Path) -> None:
         builder().write(case / "inv")
         for name, content in files.items():
             path = case / "inv" / name.replace("__", "/")
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_bytes(content if isinstance(content, bytes) else content.encode())
+
     return build
 
 
 def example(*edits: Callable[[Path], None]) -> Callable[[Path], None]:
     """The bundled example inventory as `inv/`, then each edit applied to that folder."""
+
     def build(case: Path) -> None:
         shutil.copytree(INVENTORY, case / "inv")
         for change in edits:
             change(case / "inv")
+
     return build
 
 
 def replace(file: str, old: str, new: str) -> Callable[[Path], None]:
     """An edit: replace `old` (which must be there) in one file of the inventory."""
+
     def change(inv: Path) -> None:
         text = (inv / file).read_text(encoding="utf-8")
         assert old in text, f"{old!r} not in {file}"
         (inv / file).write_text(text.replace(old, new, 1), encoding="utf-8")
+
     return change
 
 
 def git_repo(*edits: Callable[[Path], None]) -> Callable[[Path], None]:
     """The example inventory committed in a git repository at the case folder, then `edits` committed on top."""
+
     def build(case: Path) -> None:
         shutil.copytree(INVENTORY, case / "inv")
         subprocess.run([*GIT, "init", "-q"], cwd=case, check=True)
@@ -92,6 +99,7 @@ def git_repo(*edits: Callable[[Path], None]) -> Callable[[Path], None]:
         subprocess.run([*GIT, "commit", "-qm", "example"], cwd=case, check=True)
         for change in edits:
             change(case / "inv")
+
     return build
 
 
@@ -104,11 +112,16 @@ def quota_line(case: Path, file: str) -> str:
 
 
 HEADER = "hour,cluster,team,flavor,accelerators_used,accelerators_requested\n"
-PRICES = ((INVENTORY / "prices.csv").read_text().splitlines()[0]
-          + "\na3-megagpu-8g,gcp-us-central1,on-demand,0,88,test,\n")
-ALIAS_BOMB = "\n".join(  # 7 lines: 9**7 = 4.8 million values when expanded
-    ["a: &a [" + ",".join(['"lol"'] * 9) + "]"]
-    + [f"{c}: &{c} [" + ",".join([f"*{p}"] * 9) + "]" for p, c in zip("abcdef", "bcdefg", strict=True)]) + "\n"
+PRICES = (INVENTORY / "prices.csv").read_text().splitlines()[
+    0
+] + "\na3-megagpu-8g,gcp-us-central1,on-demand,0,88,test,\n"
+ALIAS_BOMB = (
+    "\n".join(  # 7 lines: 9**7 = 4.8 million values when expanded
+        ["a: &a [" + ",".join(['"lol"'] * 9) + "]"]
+        + [f"{c}: &{c} [" + ",".join([f"*{p}"] * 9) + "]" for p, c in zip("abcdef", "bcdefg", strict=True)]
+    )
+    + "\n"
+)
 DEEP_FLOW = "x: " + "[" * 100_000 + "]" * 100_000 + "\n"  # crashed the process (the composer recurses)
 DEEP_INDENT = "".join(f"{'  ' * i}k{i}:\n" for i in range(200)) + "  " * 200 + "v: 1\n"
 INFERENCE = "teams/inference.yaml"
@@ -123,10 +136,21 @@ def line_of(file: str, text: str) -> int:
 P5_LINE, COHORT_LINE = line_of(INFERENCE, P5), line_of(INFERENCE, "cohort: product")
 FORMULA = '=HYPERLINK("http://evil.example","x")'
 CONTROL_GROUP = "ml\x7fa\x85b\x9b@example.com"  # DEL, NEL and a C1 control: a YAML reader refuses them raw
-LEAP = make_inventory().add(
-    "commitments", name="leap", kind="cud", machine="a3-megagpu-8g", site="gcp-us-central1", count=2,
-    term_months=36, start="2024-02-29", usd_per_node_hour="40").edit_pool(
-    "h100", provisioning="reservation", commitment="leap")
+LEAP = (
+    make_inventory()
+    .add(
+        "commitments",
+        name="leap",
+        kind="cud",
+        machine="a3-megagpu-8g",
+        site="gcp-us-central1",
+        count=2,
+        term_months=36,
+        start="2024-02-29",
+        usd_per_node_hour="40",
+    )
+    .edit_pool("h100", provisioning="reservation", commitment="leap")
+)
 
 
 def focus_cells(case: Path) -> None:
@@ -224,6 +248,7 @@ def kueue_manifest(extra: str) -> str:
 def quota_is(file: str, want: str) -> Callable[[Path], None]:
     def check(case: Path) -> None:
         assert quota_line(case, file).strip() == want, quota_line(case, file)
+
     return check
 
 
@@ -240,165 +265,521 @@ def merged_quota_is(case: Path) -> None:
 
 CASES = [
     # 1. tenancy escape
-    Case("system-namespace", 1, small(team(namespaces=["kube-system"])), ("validate", "inv"), 1,
-         says=("teams.yaml:", "teams[0].namespaces[0]", "kube-system")),
-    Case("system-namespace-render", 1, small(team(namespaces=["ml", "kueue-system"])),
-         ("render", "inv", "--out", "out"), 1, says=("teams[0].namespaces[1]",)),
-    Case("system-group", 1, small(team(group="system:authenticated")), ("validate", "inv"), 1,
-         says=("teams[0].group", "system:")),
-    Case("default-namespace", 1, small(team(namespaces=["default"])), ("validate", "inv"), 1,
-         says=("teams[0].namespaces[0]", "default")),
-    Case("namespace-twice", 1, small(team(namespaces=["ml", "ml"])), ("validate", "inv"), 1,
-         says=("teams[0].namespaces[1]",)),
+    Case(
+        "system-namespace",
+        1,
+        small(team(namespaces=["kube-system"])),
+        ("validate", "inv"),
+        1,
+        says=("teams.yaml:", "teams[0].namespaces[0]", "kube-system"),
+    ),
+    Case(
+        "system-namespace-render",
+        1,
+        small(team(namespaces=["ml", "kueue-system"])),
+        ("render", "inv", "--out", "out"),
+        1,
+        says=("teams[0].namespaces[1]",),
+    ),
+    Case(
+        "system-group",
+        1,
+        small(team(group="system:authenticated")),
+        ("validate", "inv"),
+        1,
+        says=("teams[0].group", "system:"),
+    ),
+    Case(
+        "default-namespace",
+        1,
+        small(team(namespaces=["default"])),
+        ("validate", "inv"),
+        1,
+        says=("teams[0].namespaces[0]", "default"),
+    ),
+    Case(
+        "namespace-twice",
+        1,
+        small(team(namespaces=["ml", "ml"])),
+        ("validate", "inv"),
+        1,
+        says=("teams[0].namespaces[1]",),
+    ),
     # 2. CODEOWNERS and PR-comment injection
-    Case("owner-newline", 2, small(team(owners=["@e\n* @attacker"])),
-         ("codeowners", "inv", "--output", "out/CODEOWNERS"), 1, says=("teams[0].owners[0]",)),
-    Case("owner-html-comment", 2, small(team(owners=["@e <!--"])), ("validate", "inv"), 1,
-         says=("teams[0].owners[0]",)),
+    Case(
+        "owner-newline",
+        2,
+        small(team(owners=["@e\n* @attacker"])),
+        ("codeowners", "inv", "--output", "out/CODEOWNERS"),
+        1,
+        says=("teams[0].owners[0]",),
+    ),
+    Case(
+        "owner-html-comment", 2, small(team(owners=["@e <!--"])), ("validate", "inv"), 1, says=("teams[0].owners[0]",)
+    ),
     # 3. quota edits (races: tests/core/test_hostile_input.py)
-    Case("quota-set", 3, example(), ("quota", "set", "inference", "p5-od", "--nominal", "12", "--inventory", "inv"),
-         0, says=(f"teams/inference.yaml:{P5_LINE} teams[0].quotas[1].nominal: 16 -> 12",),
-         outputs=(f"inv/{INFERENCE}",),
-         check=quota_is(INFERENCE, "- {flavor: p5-od, nominal: 12}")),
+    Case(
+        "quota-set",
+        3,
+        example(),
+        ("quota", "set", "inference", "p5-od", "--nominal", "12", "--inventory", "inv"),
+        0,
+        says=(f"teams/inference.yaml:{P5_LINE} teams[0].quotas[1].nominal: 16 -> 12",),
+        outputs=(f"inv/{INFERENCE}",),
+        check=quota_is(INFERENCE, "- {flavor: p5-od, nominal: 12}"),
+    ),
     # 4. valid dates that crashed, absurd dates that were billed
-    Case("leap-day-meter", 4, small(lambda: LEAP, **{"prices.csv": PRICES,
-                                                     "usage.csv": HEADER + "2027-02-28T23:00:00,gke-a,ml,h100,1,1\n"}),
-         ("meter", "inv/usage.csv", "--inventory", "inv"), 0, says=("ml",)),
-    Case("leap-day-focus", 4, small(lambda: LEAP, **{"prices.csv": PRICES,
-                                                     "usage.csv": HEADER + "2027-02-28T23:00:00,gke-a,ml,h100,1,1\n"}),
-         ("export", "focus", "inv", "--out", "out/focus.csv"), 0, outputs=("out",)),
-    Case("leap-day-plan", 4, small(lambda: LEAP, **{"prices.csv": PRICES,
-                                                    "demand.csv": "period,team,accelerator,p50,p90\n"
-                                                                  "2027Q1,ml,H100-80GB,8,16\n"}),
-         ("plan", "inv", "--out", "out/plan"), 0, says=("Wrote",), outputs=("out",)),
-    Case("year-9999", 4, small(lambda: make_inventory().add(
-        "commitments", name="c", kind="cud", machine="a3-megagpu-8g", site="gcp-us-central1", count=1,
-        term_months=12, usd_per_node_hour="40", start="9999-01-01")), ("validate", "inv"), 1,
-         says=("commitments[0].start",)),
-    Case("usage-1900", 4, small(**{"usage.csv": HEADER + "2026-10-01T00:00:00,gke-a,ml,h100,1,1\n"
-                                                "1900-10-01T00:00:00,gke-a,ml,h100,1,1\n"}),
-         ("meter", "inv/usage.csv", "--inventory", "inv"), 1, says=("usage.csv:3", "is outside 2000-2100"),
-         never=("usage.csv:2",)),
-    Case("usage-offset", 4, small(**{"prices.csv": PRICES,
-                                     "usage.csv": HEADER + "2026-10-01T00:00:00,gke-a,ml,h100,1,1\n"
-                                                  "2026-10-01T06:00:00+05:00,gke-a,ml,h100,1,1\n"}),
-         ("meter", "inv/usage.csv", "--inventory", "inv"), 0, never=("usage.csv:2", "usage.csv:3")),
-    Case("usage-9999", 4, small(**{"usage.csv": HEADER + "2026-10-01T00:00:00,gke-a,ml,h100,1,1\n"
-                                                "9999-12-31T23:00:00,gke-a,ml,h100,1,1\n"}),
-         ("meter", "inv/usage.csv", "--inventory", "inv"), 1, says=("usage.csv:3", "is outside 2000-2100")),
+    Case(
+        "leap-day-meter",
+        4,
+        small(lambda: LEAP, **{"prices.csv": PRICES, "usage.csv": HEADER + "2027-02-28T23:00:00,gke-a,ml,h100,1,1\n"}),
+        ("meter", "inv/usage.csv", "--inventory", "inv"),
+        0,
+        says=("ml",),
+    ),
+    Case(
+        "leap-day-focus",
+        4,
+        small(lambda: LEAP, **{"prices.csv": PRICES, "usage.csv": HEADER + "2027-02-28T23:00:00,gke-a,ml,h100,1,1\n"}),
+        ("export", "focus", "inv", "--out", "out/focus.csv"),
+        0,
+        outputs=("out",),
+    ),
+    Case(
+        "leap-day-plan",
+        4,
+        small(
+            lambda: LEAP,
+            **{"prices.csv": PRICES, "demand.csv": "period,team,accelerator,p50,p90\n2027Q1,ml,H100-80GB,8,16\n"},
+        ),
+        ("plan", "inv", "--out", "out/plan"),
+        0,
+        says=("Wrote",),
+        outputs=("out",),
+    ),
+    Case(
+        "year-9999",
+        4,
+        small(
+            lambda: make_inventory().add(
+                "commitments",
+                name="c",
+                kind="cud",
+                machine="a3-megagpu-8g",
+                site="gcp-us-central1",
+                count=1,
+                term_months=12,
+                usd_per_node_hour="40",
+                start="9999-01-01",
+            )
+        ),
+        ("validate", "inv"),
+        1,
+        says=("commitments[0].start",),
+    ),
+    Case(
+        "usage-1900",
+        4,
+        small(
+            **{"usage.csv": HEADER + "2026-10-01T00:00:00,gke-a,ml,h100,1,1\n1900-10-01T00:00:00,gke-a,ml,h100,1,1\n"}
+        ),
+        ("meter", "inv/usage.csv", "--inventory", "inv"),
+        1,
+        says=("usage.csv:3", "is outside 2000-2100"),
+        never=("usage.csv:2",),
+    ),
+    Case(
+        "usage-offset",
+        4,
+        small(
+            **{
+                "prices.csv": PRICES,
+                "usage.csv": HEADER + "2026-10-01T00:00:00,gke-a,ml,h100,1,1\n"
+                "2026-10-01T06:00:00+05:00,gke-a,ml,h100,1,1\n",
+            }
+        ),
+        ("meter", "inv/usage.csv", "--inventory", "inv"),
+        0,
+        never=("usage.csv:2", "usage.csv:3"),
+    ),
+    Case(
+        "usage-9999",
+        4,
+        small(
+            **{"usage.csv": HEADER + "2026-10-01T00:00:00,gke-a,ml,h100,1,1\n9999-12-31T23:00:00,gke-a,ml,h100,1,1\n"}
+        ),
+        ("meter", "inv/usage.csv", "--inventory", "inv"),
+        1,
+        says=("usage.csv:3", "is outside 2000-2100"),
+    ),
     # 5. files that exhaust the machine
-    Case("alias-bomb", 5, small(**{"bomb.yaml": ALIAS_BOMB}), ("validate", "inv"), 1,
-         says=("bomb.yaml:", "expand to more values than the file could hold")),
-    Case("alias-bomb-import", 5, small(**{"bomb.yaml": ALIAS_BOMB}), ("import", "kueue", "inv/bomb.yaml"), 1,
-         says=("expand to more values than the file could hold",)),
-    Case("deep-flow", 5, small(**{"deep.yaml": DEEP_FLOW}), ("validate", "inv"), 1,
-         says=("deep.yaml:1", "nested deeper than 64 levels")),
-    Case("deep-flow-import", 5, small(**{"deep.yaml": DEEP_FLOW}), ("import", "kueue", "inv/deep.yaml"), 1,
-         says=("nested deeper than 64 levels",)),
-    Case("deep-indent", 5, small(**{"deep.yaml": DEEP_INDENT}), ("validate", "inv"), 1,
-         says=("deep.yaml:", "nested deeper than 64 levels")),
+    Case(
+        "alias-bomb",
+        5,
+        small(**{"bomb.yaml": ALIAS_BOMB}),
+        ("validate", "inv"),
+        1,
+        says=("bomb.yaml:", "expand to more values than the file could hold"),
+    ),
+    Case(
+        "alias-bomb-import",
+        5,
+        small(**{"bomb.yaml": ALIAS_BOMB}),
+        ("import", "kueue", "inv/bomb.yaml"),
+        1,
+        says=("expand to more values than the file could hold",),
+    ),
+    Case(
+        "deep-flow",
+        5,
+        small(**{"deep.yaml": DEEP_FLOW}),
+        ("validate", "inv"),
+        1,
+        says=("deep.yaml:1", "nested deeper than 64 levels"),
+    ),
+    Case(
+        "deep-flow-import",
+        5,
+        small(**{"deep.yaml": DEEP_FLOW}),
+        ("import", "kueue", "inv/deep.yaml"),
+        1,
+        says=("nested deeper than 64 levels",),
+    ),
+    Case(
+        "deep-indent",
+        5,
+        small(**{"deep.yaml": DEEP_INDENT}),
+        ("validate", "inv"),
+        1,
+        says=("deep.yaml:", "nested deeper than 64 levels"),
+    ),
     # 6. files outside the inventory
-    Case("link-out-and-loop", 6, links_out_and_loop, ("validate", "inv"), 1,
-         says=("evil.yaml:?: a link to a file outside the inventory; it is not read",), never=("root:x",)),
-    Case("link-loops", 6, link_loops, ("validate", "inv"), 1,
-         says=("teams/a.yaml:?: a link that leads nowhere", "teams/b.yaml:?:", "teams/self.yaml:?:"), max_lines=6),
-    Case("quota-set-link-loops", 6, link_loops,
-         ("quota", "set", "inference", "p5-od", "--nominal", "12", "--inventory", "inv"), 1,
-         says=("teams/self.yaml:?: a link that leads nowhere",), max_lines=8),
-    Case("quota-set-link-out", 6, link_to_a_program,
-         ("quota", "set", "inference", "p5-od", "--nominal", "12", "--inventory", "inv"), 1,
-         says=("teams/bin.yaml:?: a link to a file outside the inventory; it is not read",), never=("ELF",)),
-    Case("diff-absolute-link", 6, absolute_link_in_history, ("diff", "HEAD", "--inventory", "inv", "--format", "text"),
-         1, says=("HEAD:inv/teams/evil.yaml", "a link that leaves the inventory"), never=("root:x",)),
+    Case(
+        "link-out-and-loop",
+        6,
+        links_out_and_loop,
+        ("validate", "inv"),
+        1,
+        says=("evil.yaml:?: a link to a file outside the inventory; it is not read",),
+        never=("root:x",),
+    ),
+    Case(
+        "link-loops",
+        6,
+        link_loops,
+        ("validate", "inv"),
+        1,
+        says=("teams/a.yaml:?: a link that leads nowhere", "teams/b.yaml:?:", "teams/self.yaml:?:"),
+        max_lines=6,
+    ),
+    Case(
+        "quota-set-link-loops",
+        6,
+        link_loops,
+        ("quota", "set", "inference", "p5-od", "--nominal", "12", "--inventory", "inv"),
+        1,
+        says=("teams/self.yaml:?: a link that leads nowhere",),
+        max_lines=8,
+    ),
+    Case(
+        "quota-set-link-out",
+        6,
+        link_to_a_program,
+        ("quota", "set", "inference", "p5-od", "--nominal", "12", "--inventory", "inv"),
+        1,
+        says=("teams/bin.yaml:?: a link to a file outside the inventory; it is not read",),
+        never=("ELF",),
+    ),
+    Case(
+        "diff-absolute-link",
+        6,
+        absolute_link_in_history,
+        ("diff", "HEAD", "--inventory", "inv", "--format", "text"),
+        1,
+        says=("HEAD:inv/teams/evil.yaml", "a link that leaves the inventory"),
+        never=("root:x",),
+    ),
     # 7. outputs that overwrite inputs
-    Case("out-onto-usage", 7, example(), ("export", "focus", "inv", "--period", "2026-10", "--out", "inv/usage.csv"),
-         2, says=("inside the inventory",)),
-    Case("plan-out-is-a-file", 7, lambda case: (example()(case), (case / "afile").write_text("x")),
-         ("plan", "inv", "--out", "afile"), 2, says=("is a file; give a folder path",)),
-    Case("report-out-inside", 7, example(), ("report", "inv", "--out", "inv/report"), 2,
-         says=("inside the inventory",)),
+    Case(
+        "out-onto-usage",
+        7,
+        example(),
+        ("export", "focus", "inv", "--period", "2026-10", "--out", "inv/usage.csv"),
+        2,
+        says=("inside the inventory",),
+    ),
+    Case(
+        "plan-out-is-a-file",
+        7,
+        lambda case: (example()(case), (case / "afile").write_text("x")),
+        ("plan", "inv", "--out", "afile"),
+        2,
+        says=("is a file; give a folder path",),
+    ),
+    Case(
+        "report-out-inside", 7, example(), ("report", "inv", "--out", "inv/report"), 2, says=("inside the inventory",)
+    ),
     Case("render-out-inside", 7, example(), ("render", "inv", "--out", "inv"), 2, says=("inside the inventory",)),
-    Case("out-cannot-be-created", 7, lambda case: (example()(case), (case / "afile").write_text("x")),
-         ("export", "focus", "inv", "--period", "2026-10", "--out", "afile/x.csv"), 2, says=("cannot be created",)),
-    Case("render-removes-stale", 7, rendered_before, ("render", "inv", "--out", "out"), 0,
-         says=("removed out/gke-old.yaml",), outputs=("out",), check=stale_render_removed),
+    Case(
+        "out-cannot-be-created",
+        7,
+        lambda case: (example()(case), (case / "afile").write_text("x")),
+        ("export", "focus", "inv", "--period", "2026-10", "--out", "afile/x.csv"),
+        2,
+        says=("cannot be created",),
+    ),
+    Case(
+        "render-removes-stale",
+        7,
+        rendered_before,
+        ("render", "inv", "--out", "out"),
+        0,
+        says=("removed out/gke-old.yaml",),
+        outputs=("out",),
+        check=stale_render_removed,
+    ),
     # 8. injection into reviewers' tools
-    Case("formula-in-focus", 8, small(lambda: make_inventory().edit("clusters", "gke-a", project=FORMULA),
-                                      **{"prices.csv": PRICES,
-                                         "usage.csv": HEADER + "2026-10-01T00:00:00,gke-a,ml,h100,1,1\n"}),
-         ("export", "focus", "inv", "--out", "out/focus.csv"), 0, outputs=("out",), check=focus_cells),
-    Case("control-characters-render", 8, small(team(groups={"gke": CONTROL_GROUP})), ("render", "inv", "--out", "out"),
-         0, outputs=("out",), check=rendered_loads_back),
-    Case("code-fence-in-pr-comment", 8, git_repo(lambda inv: (inv / "fence.yaml").write_text(
-        '"```\\n# Approved by finance\\n```": 1\n')), ("diff", "HEAD", "--inventory", "inv"), 1,
-         says=("````\n",)),
-    Case("terminal-escapes", 8, small(**{"extra.yaml": '"\\e[2Jwipe": 1\n"research:x:": 2\n'}), ("validate", "inv"),
-         1, says=("\\x1b[2Jwipe", "research:x:"), never=("\x1b",)),
+    Case(
+        "formula-in-focus",
+        8,
+        small(
+            lambda: make_inventory().edit("clusters", "gke-a", project=FORMULA),
+            **{"prices.csv": PRICES, "usage.csv": HEADER + "2026-10-01T00:00:00,gke-a,ml,h100,1,1\n"},
+        ),
+        ("export", "focus", "inv", "--out", "out/focus.csv"),
+        0,
+        outputs=("out",),
+        check=focus_cells,
+    ),
+    Case(
+        "control-characters-render",
+        8,
+        small(team(groups={"gke": CONTROL_GROUP})),
+        ("render", "inv", "--out", "out"),
+        0,
+        outputs=("out",),
+        check=rendered_loads_back,
+    ),
+    Case(
+        "code-fence-in-pr-comment",
+        8,
+        git_repo(lambda inv: (inv / "fence.yaml").write_text('"```\\n# Approved by finance\\n```": 1\n')),
+        ("diff", "HEAD", "--inventory", "inv"),
+        1,
+        says=("````\n",),
+    ),
+    Case(
+        "terminal-escapes",
+        8,
+        small(**{"extra.yaml": '"\\e[2Jwipe": 1\n"research:x:": 2\n'}),
+        ("validate", "inv"),
+        1,
+        says=("\\x1b[2Jwipe", "research:x:"),
+        never=("\x1b",),
+    ),
     # 9. tracebacks for user mistakes
-    Case("unknown-tag", 9, small(**{"vault.yaml": "teams:\n  - !vault secret\n"}), ("validate", "inv"), 1,
-         says=("vault.yaml:2 teams[0]: unknown YAML tag `!vault`",)),
-    Case("unreadable-folder", 9, unreadable_teams, ("validate", "inv"), 1,
-         says=("inv/teams:?: cannot read this folder (Permission denied)", "checks across files", "were not run"),
-         never=("no such team",), max_lines=4, unprivileged=True),
-    Case("unreadable-file", 9, unreadable_team_file, ("validate", "inv"), 1,
-         says=("teams/inference.yaml", "Permission denied"), never=("no such team",), max_lines=4, unprivileged=True),
-    Case("quota-set-utf-16-elsewhere", 9,
-         example(lambda inv: (inv / "u16.yaml").write_bytes("teams: []\n".encode("utf-16"))),
-         ("quota", "set", "inference", "p5-od", "--nominal", "12", "--inventory", "inv"), 1,
-         says=("u16.yaml:1: file is UTF-16 text. Save it as UTF-8.",)),
-    Case("csv-field-over-128k", 9, small(**{"prices2.csv": PRICES.splitlines()[0] + "\n"
-                                            + "a3-megagpu-8g,gcp-us-central1,on-demand,0,1," + "x" * 200_000 + ",\n"}),
-         ("validate", "inv"), 1, says=("prices2.csv:2 row 2: unreadable CSV (field larger than field limit",)),
-    Case("csv-100k-columns", 9, small(**{"demand9.csv": ",".join(f"c{i}" for i in range(100_000)) + "\n"}),
-         ("validate", "inv"), 1, says=("demand9.csv:1 header: the header has 100000 columns; a demand file has 10",),
-         max_lines=5),
-    Case("utf-16", 9, small(**{"u16.yaml": "teams:\n  - name: x\n".encode("utf-16")}), ("validate", "inv"), 1,
-         says=("u16.yaml:1: file is UTF-16 text. Save it as UTF-8.",)),
-    Case("quota-set-anchored-entry", 9, example(replace(INFERENCE, P5, "      - &e {flavor: p5-od, nominal: 16}")),
-         ("quota", "set", "inference", "p5-od", "--nominal", "12", "--inventory", "inv"), 1,
-         says=(f"teams/inference.yaml:{P5_LINE} teams[0].quotas[1]: the quota entry carries the anchor `&e`",)),
-    Case("quota-set-alias", 9, example(
-        replace(INFERENCE, "nominal: 16, lending_limit: 8", "nominal: &n 16, lending_limit: 8"),
-        replace(INFERENCE, P5, "      - {flavor: p5-od, nominal: *n}")),
-         ("quota", "set", "inference", "p5-od", "--nominal", "12", "--inventory", "inv"), 1,
-         says=(f"teams/inference.yaml:{P5_LINE} teams[0].quotas[1].nominal: `nominal` is written as `*n`",)),
-    Case("quota-set-merge-key", 9, example(replace(INFERENCE, P5, "      - <<: {nominal: 4, lending_limit: 2}\n"
-                                                                  "        flavor: p5-od")),
-         ("quota", "set", "inference", "p5-od", "--nominal", "10", "--inventory", "inv"), 0,
-         says=(f"teams/inference.yaml:{P5_LINE + 2} teams[0].quotas[1].nominal: 4 -> 10",),  # after its 2 lines
-         outputs=(f"inv/{INFERENCE}",),
-         check=merged_quota_is),
-    Case("quota-set-tab-in-flow", 9, example(replace(INFERENCE, P5, "      - {flavor: p5-od, nominal:\t16}")),
-         ("quota", "set", "inference", "p5-od", "--nominal", "12", "--inventory", "inv"), 0,
-         outputs=(f"inv/{INFERENCE}",), check=quota_is(INFERENCE, "- {flavor: p5-od, nominal:\t12}")),
-    Case("quota-set-tab-after-colon", 9, example(replace(INFERENCE, "    cohort: product", "    cohort:\tproduct")),
-         ("quota", "set", "inference", "p5-od", "--nominal", "12", "--inventory", "inv"), 1,
-         says=(f"teams/inference.yaml:{COHORT_LINE}: the file cannot be read for editing",
-               "Replace the tab with spaces")),
-    Case("quota-set-read-only", 9, read_only_team_file,
-         ("quota", "set", "inference", "p5-od", "--nominal", "12", "--inventory", "inv"), 1,
-         says=("teams/inference.yaml:?: the file is read-only",)),
-    Case("quota-set-after-a-kill", 3, example(lambda inv: (inv / "teams" / ".inference.yaml.x1.tmp").write_text("")),
-         ("quota", "set", "inference", "p5-od", "--nominal", "12", "--inventory", "inv"), 0,
-         outputs=(f"inv/{INFERENCE}", "inv/teams/.inference.yaml.x1.tmp"),
-         check=lambda case: _gone(case / "inv/teams/.inference.yaml.x1.tmp")),
-    Case("quota-set-linked-file", 9, linked_team_file,
-         ("quota", "set", "ml", "h100", "--nominal", "4", "--inventory", "inv"), 0,
-         outputs=("inv/.files/teams.yaml",), check=linked_edit_kept_link),
-    Case("import-complex-key", 9, lambda case: (case / "cq.yaml").write_text(kueue_manifest("? [x, y]\n: 1\n")),
-         ("import", "kueue", "cq.yaml"), 1, says=("cq.yaml:5: a key that is a list or mapping",)),
+    Case(
+        "unknown-tag",
+        9,
+        small(**{"vault.yaml": "teams:\n  - !vault secret\n"}),
+        ("validate", "inv"),
+        1,
+        says=("vault.yaml:2 teams[0]: unknown YAML tag `!vault`",),
+    ),
+    Case(
+        "unreadable-folder",
+        9,
+        unreadable_teams,
+        ("validate", "inv"),
+        1,
+        says=("inv/teams:?: cannot read this folder (Permission denied)", "checks across files", "were not run"),
+        never=("no such team",),
+        max_lines=4,
+        unprivileged=True,
+    ),
+    Case(
+        "unreadable-file",
+        9,
+        unreadable_team_file,
+        ("validate", "inv"),
+        1,
+        says=("teams/inference.yaml", "Permission denied"),
+        never=("no such team",),
+        max_lines=4,
+        unprivileged=True,
+    ),
+    Case(
+        "quota-set-utf-16-elsewhere",
+        9,
+        example(lambda inv: (inv / "u16.yaml").write_bytes("teams: []\n".encode("utf-16"))),
+        ("quota", "set", "inference", "p5-od", "--nominal", "12", "--inventory", "inv"),
+        1,
+        says=("u16.yaml:1: file is UTF-16 text. Save it as UTF-8.",),
+    ),
+    Case(
+        "csv-field-over-128k",
+        9,
+        small(
+            **{
+                "prices2.csv": PRICES.splitlines()[0]
+                + "\n"
+                + "a3-megagpu-8g,gcp-us-central1,on-demand,0,1,"
+                + "x" * 200_000
+                + ",\n"
+            }
+        ),
+        ("validate", "inv"),
+        1,
+        says=("prices2.csv:2 row 2: unreadable CSV (field larger than field limit",),
+    ),
+    Case(
+        "csv-100k-columns",
+        9,
+        small(**{"demand9.csv": ",".join(f"c{i}" for i in range(100_000)) + "\n"}),
+        ("validate", "inv"),
+        1,
+        says=("demand9.csv:1 header: the header has 100000 columns; a demand file has 10",),
+        max_lines=5,
+    ),
+    Case(
+        "utf-16",
+        9,
+        small(**{"u16.yaml": "teams:\n  - name: x\n".encode("utf-16")}),
+        ("validate", "inv"),
+        1,
+        says=("u16.yaml:1: file is UTF-16 text. Save it as UTF-8.",),
+    ),
+    Case(
+        "quota-set-anchored-entry",
+        9,
+        example(replace(INFERENCE, P5, "      - &e {flavor: p5-od, nominal: 16}")),
+        ("quota", "set", "inference", "p5-od", "--nominal", "12", "--inventory", "inv"),
+        1,
+        says=(f"teams/inference.yaml:{P5_LINE} teams[0].quotas[1]: the quota entry carries the anchor `&e`",),
+    ),
+    Case(
+        "quota-set-alias",
+        9,
+        example(
+            replace(INFERENCE, "nominal: 16, lending_limit: 8", "nominal: &n 16, lending_limit: 8"),
+            replace(INFERENCE, P5, "      - {flavor: p5-od, nominal: *n}"),
+        ),
+        ("quota", "set", "inference", "p5-od", "--nominal", "12", "--inventory", "inv"),
+        1,
+        says=(f"teams/inference.yaml:{P5_LINE} teams[0].quotas[1].nominal: `nominal` is written as `*n`",),
+    ),
+    Case(
+        "quota-set-merge-key",
+        9,
+        example(replace(INFERENCE, P5, "      - <<: {nominal: 4, lending_limit: 2}\n        flavor: p5-od")),
+        ("quota", "set", "inference", "p5-od", "--nominal", "10", "--inventory", "inv"),
+        0,
+        says=(f"teams/inference.yaml:{P5_LINE + 2} teams[0].quotas[1].nominal: 4 -> 10",),  # after its 2 lines
+        outputs=(f"inv/{INFERENCE}",),
+        check=merged_quota_is,
+    ),
+    Case(
+        "quota-set-tab-in-flow",
+        9,
+        example(replace(INFERENCE, P5, "      - {flavor: p5-od, nominal:\t16}")),
+        ("quota", "set", "inference", "p5-od", "--nominal", "12", "--inventory", "inv"),
+        0,
+        outputs=(f"inv/{INFERENCE}",),
+        check=quota_is(INFERENCE, "- {flavor: p5-od, nominal:\t12}"),
+    ),
+    Case(
+        "quota-set-tab-after-colon",
+        9,
+        example(replace(INFERENCE, "    cohort: product", "    cohort:\tproduct")),
+        ("quota", "set", "inference", "p5-od", "--nominal", "12", "--inventory", "inv"),
+        1,
+        says=(
+            f"teams/inference.yaml:{COHORT_LINE}: the file cannot be read for editing",
+            "Replace the tab with spaces",
+        ),
+    ),
+    Case(
+        "quota-set-read-only",
+        9,
+        read_only_team_file,
+        ("quota", "set", "inference", "p5-od", "--nominal", "12", "--inventory", "inv"),
+        1,
+        says=("teams/inference.yaml:?: the file is read-only",),
+    ),
+    Case(
+        "quota-set-after-a-kill",
+        3,
+        example(lambda inv: (inv / "teams" / ".inference.yaml.x1.tmp").write_text("")),
+        ("quota", "set", "inference", "p5-od", "--nominal", "12", "--inventory", "inv"),
+        0,
+        outputs=(f"inv/{INFERENCE}", "inv/teams/.inference.yaml.x1.tmp"),
+        check=lambda case: _gone(case / "inv/teams/.inference.yaml.x1.tmp"),
+    ),
+    Case(
+        "quota-set-linked-file",
+        9,
+        linked_team_file,
+        ("quota", "set", "ml", "h100", "--nominal", "4", "--inventory", "inv"),
+        0,
+        outputs=("inv/.files/teams.yaml",),
+        check=linked_edit_kept_link,
+    ),
+    Case(
+        "import-complex-key",
+        9,
+        lambda case: (case / "cq.yaml").write_text(kueue_manifest("? [x, y]\n: 1\n")),
+        ("import", "kueue", "cq.yaml"),
+        1,
+        says=("cq.yaml:5: a key that is a list or mapping",),
+    ),
     # 10. noise
-    Case("broken-team-file", 10, example(lambda inv: (inv / "teams" / "llm-pretrain.yaml").write_text("teams: [\n")),
-         ("validate", "inv"), 1, says=(f"(and {rows_of('llm-pretrain') - 1} more usage rows)",)),
-    Case("quarter-hint", 10, small(**{"demand.csv": "period,team,accelerator,p50\n2027Q5,ml,H100-80GB,1\n"}),
-         ("validate", "inv"), 1, says=("Write a year and Q1 to Q4, e.g. `2027Q1`.",), never=("2027q5",)),
-    Case("look-alike", 10, small(lambda: make_inventory().team("ml-t\u0435am")), ("validate", "inv"), 1,
-         says=("`\u0435` (CYRILLIC SMALL LETTER IE)",), never=("such as `ml-t\u0435am`",)),
-    Case("yaml-boolean-number-text", 10, small(**{"teams.yaml": "teams:\n  - name: ml\n    cost_center: CC-1\n"
-                                                  "    namespaces: [ml]\n    owners: ['@ml']\n    cohort: org\n"
-                                                  "    groups: {gke: ml@example.com}\n"
-                                                  "    quotas:\n      - {flavor: h100, nominal: yes}\n"}),
-         ("validate", "inv"), 1, says=("nominal: a number is needed, not yes/no or true/false",)),
-    Case("yaml-boolean-number", 10, small(team(quotas=[{"flavor": "h100", "nominal": True}])), ("validate", "inv"),
-         1, says=("teams[0].quotas[0].nominal: a number is needed, not yes/no or true/false",)),
+    Case(
+        "broken-team-file",
+        10,
+        example(lambda inv: (inv / "teams" / "llm-pretrain.yaml").write_text("teams: [\n")),
+        ("validate", "inv"),
+        1,
+        says=(f"(and {rows_of('llm-pretrain') - 1} more usage rows)",),
+    ),
+    Case(
+        "quarter-hint",
+        10,
+        small(**{"demand.csv": "period,team,accelerator,p50\n2027Q5,ml,H100-80GB,1\n"}),
+        ("validate", "inv"),
+        1,
+        says=("Write a year and Q1 to Q4, e.g. `2027Q1`.",),
+        never=("2027q5",),
+    ),
+    Case(
+        "look-alike",
+        10,
+        small(lambda: make_inventory().team("ml-t\u0435am")),
+        ("validate", "inv"),
+        1,
+        says=("`\u0435` (CYRILLIC SMALL LETTER IE)",),
+        never=("such as `ml-t\u0435am`",),
+    ),
+    Case(
+        "yaml-boolean-number-text",
+        10,
+        small(
+            **{
+                "teams.yaml": "teams:\n  - name: ml\n    cost_center: CC-1\n"
+                "    namespaces: [ml]\n    owners: ['@ml']\n    cohort: org\n"
+                "    groups: {gke: ml@example.com}\n"
+                "    quotas:\n      - {flavor: h100, nominal: yes}\n"
+            }
+        ),
+        ("validate", "inv"),
+        1,
+        says=("nominal: a number is needed, not yes/no or true/false",),
+    ),
+    Case(
+        "yaml-boolean-number",
+        10,
+        small(team(quotas=[{"flavor": "h100", "nominal": True}])),
+        ("validate", "inv"),
+        1,
+        says=("teams[0].quotas[0].nominal: a number is needed, not yes/no or true/false",),
+    ),
 ]

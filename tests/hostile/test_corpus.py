@@ -17,9 +17,20 @@ from tests.hostile.corpus import CASES, Case
 
 SECONDS = 2.0
 MEGABYTES = 500
-PRELOADED = ("pandas", "pyarrow.csv", "openpyxl", "jinja2", "ruamel.yaml", "quartermaster.loader",
-             "quartermaster.edit", "quartermaster.reports.metering", "quartermaster.reports.focus",
-             "quartermaster.reports.quota_diff", "quartermaster.modules.kueue", "quartermaster.planner")
+PRELOADED = (
+    "pandas",
+    "pyarrow.csv",
+    "openpyxl",
+    "jinja2",
+    "ruamel.yaml",
+    "quartermaster.loader",
+    "quartermaster.edit",
+    "quartermaster.reports.metering",
+    "quartermaster.reports.focus",
+    "quartermaster.reports.quota_diff",
+    "quartermaster.modules.kueue",
+    "quartermaster.planner",
+)
 RUN = f"""
 import importlib, os, sys, time
 from quartermaster.cli import app
@@ -38,8 +49,7 @@ about runaway work on hostile input (an alias bomb took 47 s, a loop never ends)
 busy the machine running the tests is."""
 
 
-UNPRIVILEGED = ["setpriv", "--inh-caps=-dac_override,-dac_read_search",
-                "--bounding-set=-dac_override,-dac_read_search"]
+UNPRIVILEGED = ["setpriv", "--inh-caps=-dac_override,-dac_read_search", "--bounding-set=-dac_override,-dac_read_search"]
 """Root without the capabilities that let it read any file (util-linux `setpriv`), for `Case.unprivileged`."""
 
 

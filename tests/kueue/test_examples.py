@@ -36,9 +36,11 @@ def test_example_is_classified_like_kueue_does(name: str) -> None:
 def test_qm_validate_kueue_rejects_the_invalid_example_with_a_located_message() -> None:
     result = CliRunner().invoke(app, ["validate", str(INVENTORY), "--kueue", str(EXAMPLES)])
     assert result.exit_code == 1
-    assert (f"{EXAMPLES}/admin-minimal-cq.yaml:10 ClusterQueue/cluster-queue-2 "
-            "spec.admissionChecksStrategy.admissionChecks[0].onFlavors[0]: onFlavors names flavor `default-flavor`"
-            in result.output)
+    assert (
+        f"{EXAMPLES}/admin-minimal-cq.yaml:10 ClusterQueue/cluster-queue-2 "
+        "spec.admissionChecksStrategy.admissionChecks[0].onFlavors[0]: onFlavors names flavor `default-flavor`"
+        in result.output
+    )
     assert "1 error(s)" in result.output
 
 

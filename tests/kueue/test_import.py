@@ -35,8 +35,10 @@ def test_kueue_examples_round_trip(name: str, tmp_path: Path) -> None:
 def test_what_the_inventory_cannot_express_is_reported(tmp_path: Path) -> None:
     manifests, _ = load_manifests(EXAMPLES / "docs-gpu-credits-cluster-queue.yaml")
     _, dropped, text = round_trip([m.obj for m in manifests], tmp_path)
-    assert ("ClusterQueue team-cluster-queue: resource `gpu_credits` in flavor credits is not modelled "
-            "(only nvidia.com/gpu, google.com/tpu, cpu, memory)") in dropped
+    assert (
+        "ClusterQueue team-cluster-queue: resource `gpu_credits` in flavor credits is not modelled "
+        "(only nvidia.com/gpu, google.com/tpu, cpu, memory)"
+    ) in dropped
     assert "machine: dgx-h100  # TODO: the manifests do not say the machine; this is a placeholder" in text
 
 
@@ -48,7 +50,8 @@ def test_equivalence_notices_a_changed_quota(tmp_path: Path) -> None:
     rendered = objects_for_cluster(load(tmp_path, run_checks=False).inventory, "imported")
     assert equivalence(objects, rendered) == [
         "ClusterQueue/team-b-cq: quotas [('default-flavor', 'cpu', 12, None, None)] rendered as "
-        "[('default-flavor', 'cpu', 13, None, None), ('default-flavor', 'nvidia.com/gpu', Decimal('0'), None, None)]"]
+        "[('default-flavor', 'cpu', 13, None, None), ('default-flavor', 'nvidia.com/gpu', Decimal('0'), None, None)]"
+    ]
 
 
 def test_our_own_render_round_trips_with_machines_and_cohorts(tmp_path: Path) -> None:
@@ -61,8 +64,10 @@ def test_our_own_render_round_trips_with_machines_and_cohorts(tmp_path: Path) ->
 
 
 def test_qm_import_kueue_writes_a_skeleton(tmp_path: Path) -> None:
-    result = CliRunner().invoke(app, ["import", "kueue", str(EXAMPLES / "tas-sample-gpu-queues.yaml"),
-                                      "--out", str(tmp_path), "--cluster", "gpu-a"])
+    result = CliRunner().invoke(
+        app,
+        ["import", "kueue", str(EXAMPLES / "tas-sample-gpu-queues.yaml"), "--out", str(tmp_path), "--cluster", "gpu-a"],
+    )
     assert result.exit_code == 0, result.output
     text = (tmp_path / "kueue-import.yaml").read_text()
     assert "- name: gpu-a" in text and "topology_aware: true" in text and "# TODO" in text

@@ -34,18 +34,21 @@ def inventory() -> Inventory:
 
 
 def with_version(inventory: Inventory, version: str) -> Inventory:
-    return inventory.model_copy(update={"clusters": tuple(c.model_copy(update={"kueue_api_version": version})
-                                                          for c in inventory.clusters)})
+    return inventory.model_copy(
+        update={"clusters": tuple(c.model_copy(update={"kueue_api_version": version}) for c in inventory.clusters)}
+    )
 
 
 def of_kind(objects: list[dict[str, Any]], kind: str) -> dict[str, dict[str, Any]]:
-    return {f"{o['metadata'].get('namespace', '')}/{o['metadata']['name']}".lstrip("/"): o
-            for o in objects if o["kind"] == kind}
+    return {
+        f"{o['metadata'].get('namespace', '')}/{o['metadata']['name']}".lstrip("/"): o
+        for o in objects
+        if o["kind"] == kind
+    }
 
 
 @pytest.mark.parametrize("version", ["v1beta2", "v1beta1"])
-def test_every_rendered_object_passes_schema_cel_webhook_and_runtime_rules(inventory: Inventory,
-                                                                             version: str) -> None:
+def test_every_rendered_object_passes_schema_cel_webhook_and_runtime_rules(inventory: Inventory, version: str) -> None:
     inv = with_version(inventory, version)
     for cluster in inv.clusters:
         objects = objects_for_cluster(inv, cluster.name)
@@ -61,15 +64,26 @@ def test_no_cluster_queue_admits_a_namespace_outside_its_team(inventory: Invento
         for name, cq in of_kind(objects_for_cluster(inventory, cluster.name), "ClusterQueue").items():
             team = inventory.team_by_name[name]
             selector = cq["spec"]["namespaceSelector"]
-            admitted = {ns for ns in every_namespace
-                        if selector_matches(selector, {"kubernetes.io/metadata.name": ns, "team": team.name})}
+            admitted = {
+                ns
+                for ns in every_namespace
+                if selector_matches(selector, {"kubernetes.io/metadata.name": ns, "team": team.name})
+            }
             assert admitted == set(team.namespaces), (cluster.name, name)
             checked += 1
-    assert checked == sum(1 for c in inventory.clusters for t in inventory.teams
-                          if any(q.flavor in {p.name for p in c.pools} for q in t.quotas)
-                          or (c.multikueue_role == "manager" and any(
-                              q.flavor in {p.name for w in c.multikueue_workers
-                                           for p in inventory.cluster_by_name[w].pools} for q in t.quotas)))
+    assert checked == sum(
+        1
+        for c in inventory.clusters
+        for t in inventory.teams
+        if any(q.flavor in {p.name for p in c.pools} for q in t.quotas)
+        or (
+            c.multikueue_role == "manager"
+            and any(
+                q.flavor in {p.name for w in c.multikueue_workers for p in inventory.cluster_by_name[w].pools}
+                for q in t.quotas
+            )
+        )
+    )
 
 
 def test_cluster_queue_quotas_are_the_teams_quotas_in_preference_order(inventory: Inventory) -> None:
@@ -80,8 +94,10 @@ def test_cluster_queue_quotas_are_the_teams_quotas_in_preference_order(inventory
         team = inventory.team_by_name[name]
         [group] = cq["spec"]["resourceGroups"]
         assert group["coveredResources"] == ["nvidia.com/gpu"]
-        want = sorted((q for q in team.quotas if q.flavor in pools),
-                      key=lambda q: (rank[pools[q.flavor].provisioning], list(pools).index(q.flavor)))
+        want = sorted(
+            (q for q in team.quotas if q.flavor in pools),
+            key=lambda q: (rank[pools[q.flavor].provisioning], list(pools).index(q.flavor)),
+        )
         got = [(f["name"], f["resources"][0]) for f in group["flavors"]]
         assert [g[0] for g in got] == [q.flavor for q in want]
         for (_, res), q in zip(got, want, strict=True):
@@ -104,8 +120,11 @@ def test_flavors_select_exactly_their_pool(inventory: Inventory) -> None:
     assert labels["ndh100"] == {"kubernetes.azure.com/agentpool": "ndh100"}
     assert labels["dgx-h100-a"] == {"northwind.ai/pool": "dgx-h100-a"}
     # TPU slices are one GKE node pool each (<pool>-<i>), so the TPU labels plus the pool label select them.
-    assert labels["v5p-2x2x4"] == {"cloud.google.com/gke-tpu-accelerator": "tpu-v5p-slice",
-                                   "cloud.google.com/gke-tpu-topology": "2x2x4", POOL_LABEL: "v5p-2x2x4"}
+    assert labels["v5p-2x2x4"] == {
+        "cloud.google.com/gke-tpu-accelerator": "tpu-v5p-slice",
+        "cloud.google.com/gke-tpu-topology": "2x2x4",
+        POOL_LABEL: "v5p-2x2x4",
+    }
     assert labels["h100-80gb"] == {}  # the manager's logical flavor has no nodes
 
 
@@ -131,20 +150,40 @@ def test_topology_levels_are_labels_the_platform_puts_on_the_pools_nodes(invento
         assert _levels(inventory, "gke-gpu-us-east4", pool) == host
     for pool in ("v5p-2x2x4", "v6e-4x4-resv"):  # a multi-host slice is one node pool: the slice level
         assert _levels(inventory, "gke-tpu-us-east5", pool) == ["cloud.google.com/gke-nodepool", *host]
-    gke = make_inventory().edit("clusters", "gke-a", topology_aware=True).pool(
-        "ultra", machine="a3-ultragpu-8g", provisioning="reservation", nodes=2).pool(
-        "ultra-spot", machine="a3-ultragpu-8g", provisioning="spot", nodes=2).build()
+    gke = (
+        make_inventory()
+        .edit("clusters", "gke-a", topology_aware=True)
+        .pool("ultra", machine="a3-ultragpu-8g", provisioning="reservation", nodes=2)
+        .pool("ultra-spot", machine="a3-ultragpu-8g", provisioning="spot", nodes=2)
+        .build()
+    )
     assert _levels(gke, "gke-a", "ultra") == [  # A3 Ultra reserved capacity: the AI Hypercomputer TAS page
-        "cloud.google.com/gce-topology-block", "cloud.google.com/gce-topology-subblock",
-        "cloud.google.com/gce-topology-host", *host]
+        "cloud.google.com/gce-topology-block",
+        "cloud.google.com/gce-topology-subblock",
+        "cloud.google.com/gce-topology-host",
+        *host,
+    ]
     assert _levels(gke, "gke-a", "ultra-spot") == host
-    eks = make_inventory().site("aws", provider="aws", region="us-east-1", zones=["us-east-1a"]).cluster(
-        "eks", kind="eks", site="aws", project="1", topology_aware=True,
-        eks={"node_role_arn": "arn", "subnets": {"us-east-1a": "subnet-1"}}).pool(
-        "p5", cluster="eks", machine="p5.48xlarge", zones=["us-east-1a"], nodes=1).build()
+    eks = (
+        make_inventory()
+        .site("aws", provider="aws", region="us-east-1", zones=["us-east-1a"])
+        .cluster(
+            "eks",
+            kind="eks",
+            site="aws",
+            project="1",
+            topology_aware=True,
+            eks={"node_role_arn": "arn", "subnets": {"us-east-1a": "subnet-1"}},
+        )
+        .pool("p5", cluster="eks", machine="p5.48xlarge", zones=["us-east-1a"], nodes=1)
+        .build()
+    )
     assert _levels(eks, "eks", "p5") == [  # EKS labels instance types with EC2 instance topology
-        "topology.k8s.aws/network-node-layer-1", "topology.k8s.aws/network-node-layer-2",
-        "topology.k8s.aws/network-node-layer-3", *host]
+        "topology.k8s.aws/network-node-layer-1",
+        "topology.k8s.aws/network-node-layer-2",
+        "topology.k8s.aws/network-node-layer-3",
+        *host,
+    ]
 
 
 def test_flavors_tolerate_the_taints_the_platform_adds(inventory: Inventory) -> None:
@@ -152,20 +191,31 @@ def test_flavors_tolerate_the_taints_the_platform_adds(inventory: Inventory) -> 
     `kubernetes.azure.com/scalesetpriority=spot`; a flavor without the toleration never lands its pods (TAS checks
     taints against the flavor's tolerations)."""
     flex = of_kind(objects_for_cluster(inventory, "gke-gpu-us-east4"), "ResourceFlavor")["h100-flex"]
-    assert {"key": "cloud.google.com/gke-queued", "operator": "Equal", "value": "true",
-            "effect": "NoSchedule"} in flex["spec"]["tolerations"]
-    aks = make_inventory().site("az", provider="azure", region="eastus", zones=["1"]).cluster(
-        "aks", kind="aks", site="az", project="sub", aks={"resource_group": "rg"}).pool(
-        "spot", cluster="aks", machine="Standard_ND96isr_H100_v5", zones=["1"], nodes=1, provisioning="spot").build()
+    assert {"key": "cloud.google.com/gke-queued", "operator": "Equal", "value": "true", "effect": "NoSchedule"} in flex[
+        "spec"
+    ]["tolerations"]
+    aks = (
+        make_inventory()
+        .site("az", provider="azure", region="eastus", zones=["1"])
+        .cluster("aks", kind="aks", site="az", project="sub", aks={"resource_group": "rg"})
+        .pool("spot", cluster="aks", machine="Standard_ND96isr_H100_v5", zones=["1"], nodes=1, provisioning="spot")
+        .build()
+    )
     spot = of_kind(objects_for_cluster(aks, "aks"), "ResourceFlavor")["spot"]
-    assert {"key": "kubernetes.azure.com/scalesetpriority", "operator": "Equal", "value": "spot",
-            "effect": "NoSchedule"} in spot["spec"]["tolerations"]
+    assert {
+        "key": "kubernetes.azure.com/scalesetpriority",
+        "operator": "Equal",
+        "value": "spot",
+        "effect": "NoSchedule",
+    } in spot["spec"]["tolerations"]
     spot_pool = aks_agent_pools(aks, aks.cluster_by_name["aks"])[0]
     assert "kubernetes.azure.com/scalesetpriority=spot:NoSchedule" in spot_pool.node_taints
     assert spot_pool.node_labels["kubernetes.azure.com/scalesetpriority"] == "spot"
     regular = objects_for_cluster(inventory, "gke-gpu-us-east4")
-    assert all(t["key"] != "cloud.google.com/gke-queued" for t in
-               of_kind(regular, "ResourceFlavor")["h100-mega-resv"]["spec"]["tolerations"])
+    assert all(
+        t["key"] != "cloud.google.com/gke-queued"
+        for t in of_kind(regular, "ResourceFlavor")["h100-mega-resv"]["spec"]["tolerations"]
+    )
 
 
 def test_flex_start_pools_get_a_scoped_provisioning_check(inventory: Inventory) -> None:
@@ -297,8 +347,9 @@ def test_quota_never_exceeds_what_the_inventory_allows(inventory: Inventory) -> 
             assert total <= pool_accelerators(inventory, pool)
 
 
-@pytest.mark.parametrize("text", ["0800", "08", "y", "n", "N", "1e3", "0o17", "0x1F", "1_000", "yes", "on", "~",
-                                  ".inf", "-.5", "12:30"])
+@pytest.mark.parametrize(
+    "text", ["0800", "08", "y", "n", "N", "1e3", "0o17", "0x1F", "1_000", "yes", "on", "~", ".inf", "-.5", "12:30"]
+)
 def test_strings_that_a_yaml_reader_could_take_for_numbers_or_booleans_stay_strings(text: str) -> None:
     """Issue 16: `cost_center: "0800"` rendered as the label `0800`, which kubectl reads as a number and refuses.
     Every string comes back as the same string through a YAML 1.2 parser (ruamel.yaml) and a 1.1 one (PyYAML)."""
@@ -309,17 +360,20 @@ def test_strings_that_a_yaml_reader_could_take_for_numbers_or_booleans_stay_stri
     assert yaml.safe_load(rendered)["metadata"]["labels"]["quartermaster.dev/cost-center"] == text
 
 
-@pytest.mark.parametrize("value, gib, want", [
-    (64, False, 64),  # already canonical: stays a number
-    (1000, False, "1k"),  # the webhook's re-marshalled form of 1000
-    (1500, False, 1500),  # 1.5k is not whole, so no suffix
-    (2_000_000, False, "2M"),
-    (0.75, False, "750m"),
-    (0, False, 0),
-    (1024, True, "1Ti"),  # 1024 GiB = 1 TiB
-    (1536, True, "1536Gi"),  # 1.5 TiB is not whole
-    (0, True, 0),
-])
+@pytest.mark.parametrize(
+    "value, gib, want",
+    [
+        (64, False, 64),  # already canonical: stays a number
+        (1000, False, "1k"),  # the webhook's re-marshalled form of 1000
+        (1500, False, 1500),  # 1.5k is not whole, so no suffix
+        (2_000_000, False, "2M"),
+        (0.75, False, "750m"),
+        (0, False, 0),
+        (1024, True, "1Ti"),  # 1024 GiB = 1 TiB
+        (1536, True, "1536Gi"),  # 1.5 TiB is not whole
+        (0, True, 0),
+    ],
+)
 def test_quantities_are_written_in_the_api_servers_canonical_form(value: float, gib: bool, want: object) -> None:
     """Issue 16: quotas that Kueue's webhook re-marshals (1000 -> 1k) gave Terraform an inconsistent result after
     apply. Each expectation is apimachinery's rule: the largest suffix that keeps the number whole."""
@@ -333,11 +387,20 @@ def test_the_kueue_configuration_the_queues_need_is_rendered(inventory: Inventor
     result = CliRunner().invoke(app, ["render", str(INVENTORY), "--kueue-config", "-c", "gke-gpu-us-east4"])
     assert result.exit_code == 0, result.output
     config = yaml.safe_load(result.output.split("---\n", 1)[1])
-    assert config == {"apiVersion": "config.kueue.x-k8s.io/v1beta2", "kind": "Configuration",
-                      "resources": {"quotaCheckStrategy": "IgnoreUndeclared"}}
-    gpu_only = sorted(t.name for t in inventory.teams if any(q.flavor in {"h100-mega-resv", "h100-mega-spot",
-                                                                          "h100-flex"} for q in t.quotas))
+    assert config == {
+        "apiVersion": "config.kueue.x-k8s.io/v1beta2",
+        "kind": "Configuration",
+        "resources": {"quotaCheckStrategy": "IgnoreUndeclared"},
+    }
+    gpu_only = sorted(
+        t.name
+        for t in inventory.teams
+        if any(q.flavor in {"h100-mega-resv", "h100-mega-spot", "h100-flex"} for q in t.quotas)
+    )
     assert f"undeclared: {', '.join(gpu_only)}." in result.output
-    declared = make_inventory().edit("teams", "ml", quotas=[{"flavor": "h100", "nominal": 8, "cpu": 100,
-                                                             "memory_gib": 500}]).build()
+    declared = (
+        make_inventory()
+        .edit("teams", "ml", quotas=[{"flavor": "h100", "nominal": 8, "cpu": 100, "memory_gib": 500}])
+        .build()
+    )
     assert kueue_configuration(objects_for_cluster(declared, "gke-a")) == (None, [])

@@ -27,8 +27,9 @@ def test_tricky_values_round_trip() -> None:
     assert list(yaml.safe_load_all(dump_objects([TRICKY]))) == [TRICKY]
 
 
-@pytest.mark.parametrize("cluster", ["gke-gpu-us-east4", "gke-tpu-us-east5", "eks-us-east-1", "aks-eastus",
-                                     "onprem-sjc", "mk-manager"])
+@pytest.mark.parametrize(
+    "cluster", ["gke-gpu-us-east4", "gke-tpu-us-east5", "eks-us-east-1", "aks-eastus", "onprem-sjc", "mk-manager"]
+)
 def test_every_rendered_cluster_round_trips(cluster: str) -> None:
     objects = objects_for_cluster(load(REPO / "inventory").inventory, cluster)
     assert list(yaml.safe_load_all(dump_objects(objects))) == objects

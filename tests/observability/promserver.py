@@ -36,8 +36,10 @@ def openmetrics(records: pd.DataFrame, resource_of_flavor: dict[str, str], *, ex
     for metric, column in ((KUEUE_RESERVATION, "accelerators_requested"), (KUEUE_USAGE, "accelerators_used")):
         lines.append(f"# TYPE {metric} gauge")
         for (cluster, team, flavor), rows in records.groupby(["cluster", "team", "flavor"], sort=True):
-            labels = (f'cluster="{cluster}",cluster_queue="{team}",cohort="northwind",flavor="{flavor}",'
-                      f'replica_role="leader",resource="{resource_of_flavor[str(flavor)]}"')
+            labels = (
+                f'cluster="{cluster}",cluster_queue="{team}",cohort="northwind",flavor="{flavor}",'
+                f'replica_role="leader",resource="{resource_of_flavor[str(flavor)]}"'
+            )
             for hour, value in zip(rows["hour"], rows[column], strict=True):
                 start = int(pd.Timestamp(hour).tz_localize("UTC").timestamp())
                 lines += [f"{metric}{{{labels}}} {value} {start + 60 * m}" for m in SAMPLE_MINUTES]
@@ -58,15 +60,20 @@ def prometheus_server(text: str, workdir: Path, ready_seconds: float = 60) -> It
     assert PROMTOOL and PROMETHEUS, "CI=true but promtool/prometheus are not installed (apt-get install prometheus)"
     source, data = workdir / "series.om", workdir / "tsdb"
     source.write_text(text, encoding="utf-8")
-    subprocess.run([PROMTOOL, "tsdb", "create-blocks-from", "openmetrics", str(source), str(data)],
-                   check=True, capture_output=True, timeout=600)
+    subprocess.run(
+        [PROMTOOL, "tsdb", "create-blocks-from", "openmetrics", str(source), str(data)],
+        check=True,
+        capture_output=True,
+        timeout=600,
+    )
     with serve(data, workdir, ready_seconds, ("--query.lookback-delta=1h",)) as (url, _):
         yield url
 
 
 @contextmanager
-def serve(data: Path, workdir: Path, ready_seconds: float,
-          flags: tuple[str, ...] = ()) -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
+def serve(
+    data: Path, workdir: Path, ready_seconds: float, flags: tuple[str, ...] = ()
+) -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
     """Serve the TSDB at `data` on 127.0.0.1:<free port> (with `flags`) until it is ready; yield its base URL and
     process; always stop it. Its log is `workdir/prometheus.log`."""
     assert PROMETHEUS, "CI=true but prometheus is not installed (apt-get install prometheus)"
@@ -75,9 +82,17 @@ def serve(data: Path, workdir: Path, ready_seconds: float,
     url = f"http://127.0.0.1:{free_port()}"
     log = (workdir / "prometheus.log").open("wb")
     server = subprocess.Popen(
-        [PROMETHEUS, f"--config.file={config}", f"--storage.tsdb.path={data}", "--storage.tsdb.retention.time=100y",
-         f"--web.listen-address={url.removeprefix('http://')}", *flags],
-        stdout=log, stderr=subprocess.STDOUT)
+        [
+            PROMETHEUS,
+            f"--config.file={config}",
+            f"--storage.tsdb.path={data}",
+            "--storage.tsdb.retention.time=100y",
+            f"--web.listen-address={url.removeprefix('http://')}",
+            *flags,
+        ],
+        stdout=log,
+        stderr=subprocess.STDOUT,
+    )
     try:
         deadline = time.monotonic() + ready_seconds
         while True:
@@ -88,8 +103,10 @@ def serve(data: Path, workdir: Path, ready_seconds: float,
             except OSError:
                 pass
             if server.poll() is not None or time.monotonic() > deadline:
-                raise RuntimeError(f"prometheus did not become ready; its log: {workdir / 'prometheus.log'}\n"
-                                   + (workdir / "prometheus.log").read_text(errors="replace")[-2000:])
+                raise RuntimeError(
+                    f"prometheus did not become ready; its log: {workdir / 'prometheus.log'}\n"
+                    + (workdir / "prometheus.log").read_text(errors="replace")[-2000:]
+                )
             time.sleep(0.2)
         yield url, server
     finally:

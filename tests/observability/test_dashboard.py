@@ -87,21 +87,32 @@ def test_metric_names_sees_through_matchers_and_groupings() -> None:
 def test_every_query_is_valid_promql(rendered: Path, tmp_path: Path) -> None:
     """promtool parses each panel query as a recording rule, variables replaced by a value of theirs."""
     model = json.loads((rendered / "quartermaster-dashboard.json").read_text())
-    queries = [t["expr"].replace("$team", "inference").replace("$cluster", "gke-us-east4")
-               for p in panels(model) for t in p["targets"]]
-    rules = {"groups": [{"name": "dashboard", "rules": [{"record": f"dashboard:query_{i}", "expr": q}
-                                                        for i, q in enumerate(queries)]}]}
+    queries = [
+        t["expr"].replace("$team", "inference").replace("$cluster", "gke-us-east4")
+        for p in panels(model)
+        for t in p["targets"]
+    ]
+    rules = {
+        "groups": [
+            {
+                "name": "dashboard",
+                "rules": [{"record": f"dashboard:query_{i}", "expr": q} for i, q in enumerate(queries)],
+            }
+        ]
+    }
     (tmp_path / "queries.yaml").write_text(yaml.safe_dump(rules), encoding="utf-8")
     assert PROMTOOL
-    check = subprocess.run([PROMTOOL, "check", "rules", str(tmp_path / "queries.yaml")], capture_output=True,
-                           text=True, timeout=120)
+    check = subprocess.run(
+        [PROMTOOL, "check", "rules", str(tmp_path / "queries.yaml")], capture_output=True, text=True, timeout=120
+    )
     assert check.returncode == 0, check.stdout + check.stderr
 
 
 def test_the_dashboard_lists_the_inventorys_teams_and_clusters(rendered: Path) -> None:
     inventory = load(INVENTORY).inventory
-    variables = {v["name"]: v for v in json.loads((rendered / "quartermaster-dashboard.json").read_text())
-                 ["templating"]["list"]}
+    variables = {
+        v["name"]: v for v in json.loads((rendered / "quartermaster-dashboard.json").read_text())["templating"]["list"]
+    }
     assert variables["team"]["query"].split(",") == sorted(t.name for t in inventory.teams)
     assert variables["cluster"]["query"].split(",") == sorted(c.name for c in inventory.clusters)
 
@@ -117,8 +128,9 @@ def test_the_configmap_carries_the_dashboard_for_grafanas_sidecar(rendered: Path
     configmap = yaml.safe_load((rendered / "quartermaster-dashboard-configmap.yaml").read_text())
     assert configmap["kind"] == "ConfigMap" and configmap["metadata"]["namespace"] == "monitoring"
     assert configmap["metadata"]["labels"]["grafana_dashboard"] == "1"  # a string: label values are strings
-    assert configmap["data"] == {"quartermaster-dashboard.json":
-                                 (rendered / "quartermaster-dashboard.json").read_text()}
+    assert configmap["data"] == {
+        "quartermaster-dashboard.json": (rendered / "quartermaster-dashboard.json").read_text()
+    }
 
 
 def test_without_the_sdk_render_names_the_extra_to_install(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -30,8 +30,12 @@ def loaded() -> LoadResult:
 
 def enabled(inventory: Inventory, cluster: str = CLUSTER, namespace: str = "observability") -> Inventory:
     """The example with observability on for one cluster."""
-    clusters = tuple(c.model_copy(update={"observability": ObservabilitySettings(enabled=True, namespace=namespace)})
-                     if c.name == cluster else c for c in inventory.clusters)
+    clusters = tuple(
+        c.model_copy(update={"observability": ObservabilitySettings(enabled=True, namespace=namespace)})
+        if c.name == cluster
+        else c
+        for c in inventory.clusters
+    )
     return inventory.model_copy(update={"clusters": clusters})
 
 
@@ -65,7 +69,7 @@ def test_an_enabled_cluster_gets_its_own_rules_and_dashboard(loaded: LoadResult)
     assert [v["name"] for v in dashboard["templating"]["list"]] == ["datasource", "team"]
     # the Kueue objects are unchanged and come first, as without observability
     other = kubernetes_objects(loaded.inventory, CLUSTER, BEFORE_THE_BLOCK.date())
-    assert kubernetes_objects(inventory, CLUSTER, BEFORE_THE_BLOCK.date())[:len(other)] == other
+    assert kubernetes_objects(inventory, CLUSTER, BEFORE_THE_BLOCK.date())[: len(other)] == other
 
 
 @needs_prometheus
@@ -73,8 +77,9 @@ def test_the_clusters_rules_pass_promtool_check(loaded: LoadResult, tmp_path: Pa
     rule = kinds(kubernetes_objects(enabled(loaded.inventory), CLUSTER, BEFORE_THE_BLOCK.date()))["PrometheusRule"]
     (tmp_path / "rules.yaml").write_text(dump(rule["spec"]), encoding="utf-8")
     assert PROMTOOL
-    check = subprocess.run([PROMTOOL, "check", "rules", str(tmp_path / "rules.yaml")], capture_output=True, text=True,
-                           timeout=120)
+    check = subprocess.run(
+        [PROMTOOL, "check", "rules", str(tmp_path / "rules.yaml")], capture_output=True, text=True, timeout=120
+    )
     assert check.returncode == 0, check.stdout + check.stderr
 
 
@@ -87,8 +92,10 @@ def test_pulumi_and_terraform_declare_the_same_observability_objects(loaded: Loa
     terraform = terraform_view(json.loads(path.read_text()))
     assert differences(pulumi, terraform) == []
     keys = set(terraform["kubernetes_object"])
-    assert {"monitoring.coreos.com/v1/PrometheusRule/observability/quartermaster",
-            "v1/ConfigMap/observability/quartermaster-dashboard"} <= keys
+    assert {
+        "monitoring.coreos.com/v1/PrometheusRule/observability/quartermaster",
+        "v1/ConfigMap/observability/quartermaster-dashboard",
+    } <= keys
     # the dashboard's `${datasource}` reaches Grafana as written, not as a Terraform template
     stack = path.read_text()
     assert "$${datasource}" in stack  # escaped: Terraform reads `$${` as a literal `${`

@@ -26,8 +26,13 @@ DAY = (dt.datetime(2026, 10, 1), dt.datetime(2026, 10, 2))
 
 def matrix(*series: tuple[dict[str, str], float]) -> dict[str, Any]:
     """An API answer: each series with one point, the hour 2026-10-01T00 evaluated 1 ms before its end."""
-    return {"status": "success", "data": {"resultType": "matrix", "result": [
-        {"metric": labels, "values": [[HOUR0 + 3600 - 0.001, str(value)]]} for labels, value in series]}}
+    return {
+        "status": "success",
+        "data": {
+            "resultType": "matrix",
+            "result": [{"metric": labels, "values": [[HOUR0 + 3600 - 0.001, str(value)]]} for labels, value in series],
+        },
+    }
 
 
 class Script:
@@ -94,16 +99,20 @@ def test_a_server_that_stays_down_is_a_clear_error_after_every_attempt(server: t
     assert len(holder[0].requests) == 3
 
 
-@pytest.mark.parametrize(("environ", "want_header", "want_sent"), [
-    # a bearer token wins over basic auth
-    ({"QM_PROMETHEUS_TOKEN": "t0k", "QM_PROMETHEUS_USER": "u"}, "Bearer t0k", "a bearer token from QM_PROMETHEUS_"),
-    # basic auth: user and password, base64 of "ann:pw"
-    ({"QM_PROMETHEUS_USER": "ann", "QM_PROMETHEUS_PASSWORD": "pw"}, "Basic YW5uOnB3", "basic auth"),
-    # nothing in the environment: no header
-    ({}, None, "no credentials"),
-])
+@pytest.mark.parametrize(
+    ("environ", "want_header", "want_sent"),
+    [
+        # a bearer token wins over basic auth
+        ({"QM_PROMETHEUS_TOKEN": "t0k", "QM_PROMETHEUS_USER": "u"}, "Bearer t0k", "a bearer token from QM_PROMETHEUS_"),
+        # basic auth: user and password, base64 of "ann:pw"
+        ({"QM_PROMETHEUS_USER": "ann", "QM_PROMETHEUS_PASSWORD": "pw"}, "Basic YW5uOnB3", "basic auth"),
+        # nothing in the environment: no header
+        ({}, None, "no credentials"),
+    ],
+)
 def test_credentials_come_from_the_environment_and_a_refusal_is_exit_2(
-        server: tuple[str, list[Script]], environ: dict[str, str], want_header: str | None, want_sent: str) -> None:
+    server: tuple[str, list[Script]], environ: dict[str, str], want_header: str | None, want_sent: str
+) -> None:
     url, holder = server
     holder[0] = Script([(401, {"status": "error", "error": "unauthorized"})])
     assert auth_header(environ) == want_header
@@ -123,53 +132,83 @@ def invoke(*args: str, env: dict[str, str] | None = None) -> Any:
     return CliRunner().invoke(app, ["usage", "pull", "--inventory", str(INVENTORY), *args], env=env)
 
 
-def test_pull_maps_queues_and_flavors_and_names_what_it_cannot(server: tuple[str, list[Script]],
-                                                               tmp_path: Path) -> None:
+def test_pull_maps_queues_and_flavors_and_names_what_it_cannot(
+    server: tuple[str, list[Script]], tmp_path: Path
+) -> None:
     url, holder = server
     gpu = "nvidia.com/gpu"
-    holder[0] = Script([(200, matrix(
-        ({"cluster_queue": "inference", "flavor": "p5-od", "resource": gpu}, 3.25),
-        ({"cluster_queue": "inference", "flavor": "no-such-pool", "resource": gpu}, 4.0),
-        ({"cluster_queue": "scratch", "flavor": "p5-od", "resource": gpu}, 1.0),
-    ))])
+    holder[0] = Script(
+        [
+            (
+                200,
+                matrix(
+                    ({"cluster_queue": "inference", "flavor": "p5-od", "resource": gpu}, 3.25),
+                    ({"cluster_queue": "inference", "flavor": "no-such-pool", "resource": gpu}, 4.0),
+                    ({"cluster_queue": "scratch", "flavor": "p5-od", "resource": gpu}, 1.0),
+                ),
+            )
+        ]
+    )
     out = tmp_path / "u.csv"
-    result = invoke("--prometheus", url, "--since", "2026-10-01T00:00Z", "--until", "2026-10-01T01:00Z",
-                    "--cluster", "eks-us-east-1", "--out", str(out))
+    result = invoke(
+        "--prometheus",
+        url,
+        "--since",
+        "2026-10-01T00:00Z",
+        "--until",
+        "2026-10-01T01:00Z",
+        "--cluster",
+        "eks-us-east-1",
+        "--out",
+        str(out),
+    )
     assert result.exit_code == 0, result.output
     assert out.read_text().splitlines() == [
         "hour,cluster,team,flavor,accelerators_used,accelerators_requested",
         "2026-10-01T00:00:00,eks-us-east-1,inference,p5-od,3.25,3.25",
     ]
-    assert "flavor 'no-such-pool', resource 'nvidia.com/gpu' (4.0 accelerator-hours left out): flavor " \
-           "`no-such-pool` is no pool of cluster `eks-us-east-1`" in result.output
+    assert (
+        "flavor 'no-such-pool', resource 'nvidia.com/gpu' (4.0 accelerator-hours left out): flavor "
+        "`no-such-pool` is no pool of cluster `eks-us-east-1`" in result.output
+    )
     assert "ClusterQueue `scratch` is no team of the inventory" in result.output
     # two queries (reservation, usage), each asking for the hour's mean of the accelerator resources, no follower
     queries = [form["query"] for _, form in holder[0].requests]
     assert queries == [
         f'sum by (cluster_queue, flavor, resource) (avg_over_time({metric}{{resource=~"google\\\\.com/tpu|'
         f'nvidia\\\\.com/gpu",replica_role!="follower"}}[1h]))'
-        for metric in ("kueue_cluster_queue_resource_reservation", "kueue_cluster_queue_resource_usage")]
+        for metric in ("kueue_cluster_queue_resource_reservation", "kueue_cluster_queue_resource_usage")
+    ]
     assert holder[0].requests[0][1]["start"] == f"{HOUR0 + 3600 - 0.001:.3f}"
 
 
-@pytest.mark.parametrize(("args", "want"), [
-    # not a URL
-    (["--prometheus", "prometheus:9090"], "--prometheus prometheus:9090: not an http(s) URL"),
-    # a time that is not on the hour
-    (["--since", "2026-10-01T00:30"], "--since 2026-10-01T00:30: usage is hourly; give the start of an hour, "
-     "e.g. 2026-10-01T00:00:00"),
-    # an empty range
-    (["--until", "2026-10-01"], "--until 2026-10-01: is not after --since 2026-10-01"),
-    # an unknown cluster, with a suggestion
-    (["--cluster", "eks-us-east1"], "--cluster: no such cluster `eks-us-east1`"),
-    # an output format qm meter cannot read
-    (["--out", "usage.json"], "--out usage.json: write .csv or .parquet"),
-    # an output inside the inventory
-    (["--out", str(INVENTORY / "pulled.csv")], "inside the inventory"),
-])
+@pytest.mark.parametrize(
+    ("args", "want"),
+    [
+        # not a URL
+        (["--prometheus", "prometheus:9090"], "--prometheus prometheus:9090: not an http(s) URL"),
+        # a time that is not on the hour
+        (
+            ["--since", "2026-10-01T00:30"],
+            "--since 2026-10-01T00:30: usage is hourly; give the start of an hour, e.g. 2026-10-01T00:00:00",
+        ),
+        # an empty range
+        (["--until", "2026-10-01"], "--until 2026-10-01: is not after --since 2026-10-01"),
+        # an unknown cluster, with a suggestion
+        (["--cluster", "eks-us-east1"], "--cluster: no such cluster `eks-us-east1`"),
+        # an output format qm meter cannot read
+        (["--out", "usage.json"], "--out usage.json: write .csv or .parquet"),
+        # an output inside the inventory
+        (["--out", str(INVENTORY / "pulled.csv")], "inside the inventory"),
+    ],
+)
 def test_user_mistakes_are_located_errors_with_exit_2(tmp_path: Path, args: list[str], want: str) -> None:
-    base = {"--prometheus": "http://127.0.0.1:9", "--since": "2026-10-01", "--until": "2026-10-02",
-            "--out": str(tmp_path / "u.csv")}
+    base = {
+        "--prometheus": "http://127.0.0.1:9",
+        "--since": "2026-10-01",
+        "--until": "2026-10-02",
+        "--out": str(tmp_path / "u.csv"),
+    }
     for option, value in zip(args[::2], args[1::2], strict=True):
         base[option] = value
     result = invoke(*[x for kv in base.items() for x in kv])
@@ -180,28 +219,50 @@ def test_user_mistakes_are_located_errors_with_exit_2(tmp_path: Path, args: list
 
 def test_an_unreachable_server_is_exit_2_naming_the_url(tmp_path: Path) -> None:
     # port 9 (discard) on loopback: nothing listens there in a test environment, the connection is refused
-    result = invoke("--prometheus", "http://127.0.0.1:9", "--since", "2026-10-01", "--until", "2026-10-02",
-                    "--out", str(tmp_path / "u.csv"))
+    result = invoke(
+        "--prometheus",
+        "http://127.0.0.1:9",
+        "--since",
+        "2026-10-01",
+        "--until",
+        "2026-10-02",
+        "--out",
+        str(tmp_path / "u.csv"),
+    )
     assert result.exit_code == 2, result.output
     assert "--prometheus http://127.0.0.1:9: cannot connect" in result.output
 
 
-def test_series_without_a_cluster_label_need_the_cluster_option(server: tuple[str, list[Script]],
-                                                                tmp_path: Path) -> None:
+def test_series_without_a_cluster_label_need_the_cluster_option(
+    server: tuple[str, list[Script]], tmp_path: Path
+) -> None:
     url, holder = server
-    holder[0] = Script([(200, matrix(({"cluster_queue": "inference", "flavor": "p5-od",
-                                       "resource": "nvidia.com/gpu"}, 1.0)))])
-    result = invoke("--prometheus", url, "--since", "2026-10-01", "--until", "2026-10-01T01:00",
-                    "--out", str(tmp_path / "u.csv"))
+    holder[0] = Script(
+        [(200, matrix(({"cluster_queue": "inference", "flavor": "p5-od", "resource": "nvidia.com/gpu"}, 1.0)))]
+    )
+    result = invoke(
+        "--prometheus", url, "--since", "2026-10-01", "--until", "2026-10-01T01:00", "--out", str(tmp_path / "u.csv")
+    )
     assert result.exit_code == 2, result.output
     assert "carry no `cluster` label; name the cluster they come from with --cluster NAME" in result.output
 
 
-def test_a_bad_query_answer_is_shown_with_prometheus_own_words(server: tuple[str, list[Script]],
-                                                               tmp_path: Path) -> None:
+def test_a_bad_query_answer_is_shown_with_prometheus_own_words(
+    server: tuple[str, list[Script]], tmp_path: Path
+) -> None:
     url, holder = server
     holder[0] = Script([(400, {"status": "error", "errorType": "bad_data", "error": "parse error at char 3"})])
-    result = invoke("--prometheus", url, "--since", "2026-10-01", "--until", "2026-10-01T01:00",
-                    "--cluster", "eks-us-east-1", "--out", str(tmp_path / "u.csv"))
+    result = invoke(
+        "--prometheus",
+        url,
+        "--since",
+        "2026-10-01",
+        "--until",
+        "2026-10-01T01:00",
+        "--cluster",
+        "eks-us-east-1",
+        "--out",
+        str(tmp_path / "u.csv"),
+    )
     assert result.exit_code == 1, result.output
     assert "HTTP 400: parse error at char 3" in result.output

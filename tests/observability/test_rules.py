@@ -42,29 +42,42 @@ def run_promtool(tmp_path: Path, rules: dict[str, Any], tests: list[dict[str, An
         for rule in group["rules"]:
             rule.pop("annotations", None)
     (tmp_path / "rules.yaml").write_text(dump(bare), encoding="utf-8")
-    (tmp_path / "tests.yaml").write_text(yaml.safe_dump({"rule_files": ["rules.yaml"], "evaluation_interval": "5m",
-                                                         "tests": tests}, sort_keys=False), encoding="utf-8")
+    (tmp_path / "tests.yaml").write_text(
+        yaml.safe_dump({"rule_files": ["rules.yaml"], "evaluation_interval": "5m", "tests": tests}, sort_keys=False),
+        encoding="utf-8",
+    )
     assert PROMTOOL
-    run = subprocess.run([PROMTOOL, "test", "rules", "tests.yaml"], cwd=tmp_path, capture_output=True, text=True,
-                         timeout=300)
+    run = subprocess.run(
+        [PROMTOOL, "test", "rules", "tests.yaml"], cwd=tmp_path, capture_output=True, text=True, timeout=300
+    )
     assert run.returncode == 0, run.stdout + run.stderr
 
 
-def usage(flavor: str, queue: str, resource: str, values: str, metric: str = "kueue_cluster_queue_resource_usage",
-          cluster: str = "") -> dict[str, str]:
+def usage(
+    flavor: str,
+    queue: str,
+    resource: str,
+    values: str,
+    metric: str = "kueue_cluster_queue_resource_usage",
+    cluster: str = "",
+) -> dict[str, str]:
     where = f',cluster="{cluster}"' if cluster else ""
-    return {"series": f'{metric}{{cluster_queue="{queue}",flavor="{flavor}",resource="{resource}",{LEADER}{where}}}',
-            "values": values}
+    return {
+        "series": f'{metric}{{cluster_queue="{queue}",flavor="{flavor}",resource="{resource}",{LEADER}{where}}}',
+        "values": values,
+    }
 
 
 @needs_prometheus
 def test_the_rendered_files_pass_promtool_check(tmp_path: Path) -> None:
-    result = CliRunner().invoke(app, ["observability", "render", str(INVENTORY), "--out", str(tmp_path),
-                                      "--at", AT.isoformat()])
+    result = CliRunner().invoke(
+        app, ["observability", "render", str(INVENTORY), "--out", str(tmp_path), "--at", AT.isoformat()]
+    )
     assert result.exit_code == 0, result.output
     assert PROMTOOL
-    check = subprocess.run([PROMTOOL, "check", "rules", str(tmp_path / "quartermaster.rules.yaml")],
-                           capture_output=True, text=True)
+    check = subprocess.run(
+        [PROMTOOL, "check", "rules", str(tmp_path / "quartermaster.rules.yaml")], capture_output=True, text=True
+    )
     assert check.returncode == 0, check.stdout + check.stderr
     operator = yaml.safe_load((tmp_path / "quartermaster-prometheusrule.yaml").read_text())
     assert operator["kind"] == "PrometheusRule"
@@ -78,20 +91,30 @@ def test_a_commitment_without_on_demand_price_is_compared_with_what_it_is_worth(
     finance report computes it (one function, pricing.break_even); without that equivalence it gets a note."""
     inv = loaded.inventory
     c = inv.commitment_by_name["sjc-dgx-b200-2026"]
-    h100 = min(p.usd_per_node_hour / inv.machine_by_name[p.machine].accelerators_per_node for p in inv.prices
-               if p.pricing_model == "on-demand" and inv.machine_by_name[p.machine].accelerator == "H100-80GB")
+    h100 = min(
+        p.usd_per_node_hour / inv.machine_by_name[p.machine].accelerators_per_node
+        for p in inv.prices
+        if p.pricing_model == "on-demand" and inv.machine_by_name[p.machine].accelerator == "H100-80GB"
+    )
     want = c.usd_per_node_hour / 8 / (h100 * Decimal("2.2"))  # 8 B200 per DGX B200 node
     rules, notes = build_rules(loaded, Options(at=AT))
-    records = [r for g in rules["groups"] for r in g["rules"]
-               if r.get("record") == BREAK_EVEN and r["labels"]["commitment"] == c.name]
+    records = [
+        r
+        for g in rules["groups"]
+        for r in g["rules"]
+        if r.get("record") == BREAK_EVEN and r["labels"]["commitment"] == c.name
+    ]
     assert [r["expr"] for r in records] == [f"vector({want:.6f})"]  # 0.202332: 6 decimals
     assert break_even(inv, c.machine, c.site, c.usd_per_node_hour).utilisation == want
     assert not [n for n in notes if c.name in n]
-    alone = dataclasses.replace(loaded, inventory=inv.model_copy(update={"policy": inv.policy.model_copy(
-        update={"equivalence": {}})}))
+    alone = dataclasses.replace(
+        loaded, inventory=inv.model_copy(update={"policy": inv.policy.model_copy(update={"equivalence": {}})})
+    )
     _, notes = build_rules(alone, Options(at=AT))
-    assert f"commitment {c.name}: no break-even alert (the price book has no on-demand price for its accelerator nor " \
+    assert (
+        f"commitment {c.name}: no break-even alert (the price book has no on-demand price for its accelerator nor "
         "for one it is worth under policy.equivalence)" in notes
+    )
 
 
 @needs_prometheus
@@ -105,42 +128,76 @@ def test_commitment_below_break_even_fires_only_under_break_even(loaded: LoadRes
     assert break_even_share is not None  # 40.4867 / 92.9376 = 0.4356
     ratio = float(break_even_share)
     below, above = int(capacity * ratio) - 1, int(capacity * ratio) + 1
-    others = [usage(p.name, "llm-pretrain", inv.machine_by_name[p.machine].resource_name,
-                    f"{pool_accelerators(inv, p)}x1200")
-              for p in inv.pools if p.commitment and p.commitment != under]
+    others = [
+        usage(p.name, "llm-pretrain", inv.machine_by_name[p.machine].resource_name, f"{pool_accelerators(inv, p)}x1200")
+        for p in inv.pools
+        if p.commitment and p.commitment != under
+    ]
 
     def case(used: int, firing: bool) -> dict[str, Any]:
-        return {"interval": EVERY, "input_series": [*others, usage("h100-mega-resv", "inference", "nvidia.com/gpu",
-                                                                   f"{used}x1200")],
-                "alert_rule_test": [{"eval_time": "80h", "alertname": "QuartermasterCommitmentBelowBreakEven",
-                                     "exp_alerts": [{"exp_labels": {"commitment": under, "severity": "warning"}}]
-                                     if firing else []}]}
+        return {
+            "interval": EVERY,
+            "input_series": [*others, usage("h100-mega-resv", "inference", "nvidia.com/gpu", f"{used}x1200")],
+            "alert_rule_test": [
+                {
+                    "eval_time": "80h",
+                    "alertname": "QuartermasterCommitmentBelowBreakEven",
+                    "exp_alerts": [{"exp_labels": {"commitment": under, "severity": "warning"}}] if firing else [],
+                }
+            ],
+        }
+
     run_promtool(tmp_path, rules, [case(below, True), case(above, False)])
 
 
 @needs_prometheus
-def test_pending_above_quota_fires_after_the_window_and_not_while_borrowing(loaded: LoadResult,
-                                                                             tmp_path: Path) -> None:
+def test_pending_above_quota_fires_after_the_window_and_not_while_borrowing(loaded: LoadResult, tmp_path: Path) -> None:
     rules, _ = build_rules(loaded, Options(at=AT, pending_hours=6))
     nominal = 16  # inventory/teams/inference.yaml: p5-od nominal 16, the team's only quota in eks-us-east-1
     gpu, cluster = "nvidia.com/gpu", "eks-us-east-1"
-    pending = f'kueue_cluster_queue_resource_pending{{cluster="{cluster}",cluster_queue="inference",resource="{gpu}",' \
-              f'{LEADER}}}'
+    pending = (
+        f'kueue_cluster_queue_resource_pending{{cluster="{cluster}",cluster_queue="inference",resource="{gpu}",'
+        f"{LEADER}}}"
+    )
     held = usage("p5-od", "inference", gpu, f"{nominal}x200", "kueue_cluster_queue_resource_reservation", cluster)
     labels = {"team": "inference", "cluster": cluster, "resource": gpu, "severity": "warning"}
-    run_promtool(tmp_path, rules, [
-        {"interval": EVERY, "input_series": [held, {"series": pending, "values": "4x200"}],
-         "alert_rule_test": [
-             # 4 pending on top of 16 held: above 16 since t=0; pending for 5 h, firing from 6 h
-             {"eval_time": "5h", "alertname": "QuartermasterPendingAboveQuota", "exp_alerts": []},
-             {"eval_time": "7h", "alertname": "QuartermasterPendingAboveQuota", "exp_alerts": [{"exp_labels": labels}]},
-         ]},
-        # borrowing 4 beyond quota with nothing pending: no alert
-        {"interval": EVERY, "input_series": [
-            usage("p5-od", "inference", gpu, f"{nominal + 4}x200", "kueue_cluster_queue_resource_reservation", cluster),
-            {"series": pending, "values": "0x200"}],
-         "alert_rule_test": [{"eval_time": "10h", "alertname": "QuartermasterPendingAboveQuota", "exp_alerts": []}]},
-    ])
+    run_promtool(
+        tmp_path,
+        rules,
+        [
+            {
+                "interval": EVERY,
+                "input_series": [held, {"series": pending, "values": "4x200"}],
+                "alert_rule_test": [
+                    # 4 pending on top of 16 held: above 16 since t=0; pending for 5 h, firing from 6 h
+                    {"eval_time": "5h", "alertname": "QuartermasterPendingAboveQuota", "exp_alerts": []},
+                    {
+                        "eval_time": "7h",
+                        "alertname": "QuartermasterPendingAboveQuota",
+                        "exp_alerts": [{"exp_labels": labels}],
+                    },
+                ],
+            },
+            # borrowing 4 beyond quota with nothing pending: no alert
+            {
+                "interval": EVERY,
+                "input_series": [
+                    usage(
+                        "p5-od",
+                        "inference",
+                        gpu,
+                        f"{nominal + 4}x200",
+                        "kueue_cluster_queue_resource_reservation",
+                        cluster,
+                    ),
+                    {"series": pending, "values": "0x200"},
+                ],
+                "alert_rule_test": [
+                    {"eval_time": "10h", "alertname": "QuartermasterPendingAboveQuota", "exp_alerts": []}
+                ],
+            },
+        ],
+    )
 
 
 @needs_prometheus
@@ -148,25 +205,46 @@ def test_flavor_at_capacity_fires_only_when_full_with_waiting_workloads(loaded: 
     rules, _ = build_rules(loaded, Options(at=AT, capacity_minutes=30))
     capacity = pool_accelerators(loaded.inventory, loaded.inventory.pool_by_name["p5-od"])  # 4 nodes x 8 = 32
     cluster = "eks-us-east-1"
-    waiting = {"series": f'kueue_pending_workloads{{cluster="{cluster}",cluster_queue="speech",status="active",'
-                         f'{LEADER}}}', "values": "2x20"}
+    waiting = {
+        "series": f'kueue_pending_workloads{{cluster="{cluster}",cluster_queue="speech",status="active",{LEADER}}}',
+        "values": "2x20",
+    }
 
     def case(reserved: int, firing: bool) -> dict[str, Any]:
-        return {"interval": EVERY, "input_series": [
-            usage("p5-od", "inference", "nvidia.com/gpu", f"{reserved}x20", "kueue_cluster_queue_resource_reservation",
-                  cluster), waiting],
-            "alert_rule_test": [{"eval_time": "1h", "alertname": "QuartermasterFlavorAtCapacity", "exp_alerts": [
-                {"exp_labels": {"flavor": "p5-od", "cluster": cluster, "severity": "info"}}] if firing else []}]}
+        return {
+            "interval": EVERY,
+            "input_series": [
+                usage(
+                    "p5-od",
+                    "inference",
+                    "nvidia.com/gpu",
+                    f"{reserved}x20",
+                    "kueue_cluster_queue_resource_reservation",
+                    cluster,
+                ),
+                waiting,
+            ],
+            "alert_rule_test": [
+                {
+                    "eval_time": "1h",
+                    "alertname": "QuartermasterFlavorAtCapacity",
+                    "exp_alerts": [{"exp_labels": {"flavor": "p5-od", "cluster": cluster, "severity": "info"}}]
+                    if firing
+                    else [],
+                }
+            ],
+        }
+
     run_promtool(tmp_path, rules, [case(capacity, True), case(capacity - 1, False)])
 
 
 @needs_prometheus
-def test_budget_on_track_fires_when_the_week_rate_times_the_quarter_exceeds_it(loaded: LoadResult,
-                                                                                tmp_path: Path) -> None:
+def test_budget_on_track_fires_when_the_week_rate_times_the_quarter_exceeds_it(
+    loaded: LoadResult, tmp_path: Path
+) -> None:
     # promtool's clock starts at the epoch: move CC-2001's budget to 1970Q1 (90 days, 2160 hours) for the test.
     inv = loaded.inventory
-    budget = next(b for b in inv.policy.budgets if b.cost_center == "CC-2001").model_copy(
-        update={"quarter": "1970Q1"})
+    budget = next(b for b in inv.policy.budgets if b.cost_center == "CC-2001").model_copy(update={"quarter": "1970Q1"})
     moved = LoadResult.__new__(LoadResult)
     moved.__dict__.update(loaded.__dict__)
     moved.inventory = inv.model_copy(update={"policy": inv.policy.model_copy(update={"budgets": (budget,)})})
@@ -175,10 +253,22 @@ def test_budget_on_track_fires_when_the_week_rate_times_the_quarter_exceeds_it(l
     break_even_gpus = float(budget.usd) / (rate * 2160)  # GPUs used all quarter that spend exactly the budget
 
     def case(gpus: int, firing: bool) -> dict[str, Any]:
-        return {"interval": EVERY, "input_series": [usage("p5-od", "inference", "nvidia.com/gpu", f"{gpus}x2500")],
-                "alert_rule_test": [{"eval_time": "200h", "alertname": "QuartermasterBudgetOnTrack", "exp_alerts": [
-                    {"exp_labels": {"cost_center": "CC-2001", "quarter": "1970Q1", "severity": "warning"}}]
-                    if firing else []}]}
+        return {
+            "interval": EVERY,
+            "input_series": [usage("p5-od", "inference", "nvidia.com/gpu", f"{gpus}x2500")],
+            "alert_rule_test": [
+                {
+                    "eval_time": "200h",
+                    "alertname": "QuartermasterBudgetOnTrack",
+                    "exp_alerts": [
+                        {"exp_labels": {"cost_center": "CC-2001", "quarter": "1970Q1", "severity": "warning"}}
+                    ]
+                    if firing
+                    else [],
+                }
+            ],
+        }
+
     run_promtool(tmp_path, rules, [case(int(break_even_gpus) + 1, True), case(int(break_even_gpus), False)])
 
 
@@ -196,15 +286,18 @@ def test_a_pools_alert_rate_is_the_rate_metering_charges_its_use_at(loaded: Load
 
 
 @needs_prometheus
-def test_forecast_and_actual_records_give_the_quarters_forecast_next_to_the_teams_use(loaded: LoadResult,
-                                                                                       tmp_path: Path) -> None:
+def test_forecast_and_actual_records_give_the_quarters_forecast_next_to_the_teams_use(
+    loaded: LoadResult, tmp_path: Path
+) -> None:
     # promtool's clock starts at the epoch: move the forecast of inference's H100s to 1970Q1 (two site-free rows
     # of the same quarter add up) and 1970Q2.
     inv = loaded.inventory
     row = next(r for r in inv.demand if r.team == "inference" and r.accelerator == "H100-80GB")
-    demand = (row.model_copy(update={"period": "1970Q1", "p50": 10.0, "p90": 14.0}),
-              row.model_copy(update={"period": "1970Q1", "p50": 2.5, "p90": None}),
-              row.model_copy(update={"period": "1970Q2", "p50": 99.0, "p90": 99.0}))
+    demand = (
+        row.model_copy(update={"period": "1970Q1", "p50": 10.0, "p90": 14.0}),
+        row.model_copy(update={"period": "1970Q1", "p50": 2.5, "p90": None}),
+        row.model_copy(update={"period": "1970Q2", "p50": 99.0, "p90": 99.0}),
+    )
     moved = LoadResult.__new__(LoadResult)
     moved.__dict__.update(loaded.__dict__)
     moved.inventory = inv.model_copy(update={"demand": demand})
@@ -213,16 +306,44 @@ def test_forecast_and_actual_records_give_the_quarters_forecast_next_to_the_team
     a100_or_tpu = next(p for p in inv.pools if inv.machine_by_name[p.machine].accelerator != "H100-80GB")
     other = usage(a100_or_tpu.name, "inference", inv.machine_by_name[a100_or_tpu.machine].resource_name, "7x20")
     forecast = 'quartermaster:demand_forecast:accelerators{team="inference",accelerator="H100-80GB",quantile="%s"}'
-    run_promtool(tmp_path, rules, [{
-        "interval": EVERY,
-        "input_series": [usage(h100[0], "inference", "nvidia.com/gpu", "3x20"),
-                         usage(h100[1], "inference", "nvidia.com/gpu", "5x20"), other],
-        "promql_expr_test": [
-            {"expr": forecast % "p50", "eval_time": "1h", "exp_samples": [  # 10 + 2.5: both rows of 1970Q1
-                {"labels": forecast % "p50", "value": 12.5}]},
-            {"expr": forecast % "p90", "eval_time": "1h", "exp_samples": [  # 14 + 2.5 (no p90: its p50)
-                {"labels": forecast % "p90", "value": 16.5}]},
-            {"expr": 'quartermaster:team_accelerators_used:sum{accelerator="H100-80GB"}', "eval_time": "1h",
-             "exp_samples": [{"labels": 'quartermaster:team_accelerators_used:sum{accelerator="H100-80GB",'
-                                        'team="inference"}', "value": 8}]},  # 3 + 5 in two H100 flavors
-        ]}])
+    run_promtool(
+        tmp_path,
+        rules,
+        [
+            {
+                "interval": EVERY,
+                "input_series": [
+                    usage(h100[0], "inference", "nvidia.com/gpu", "3x20"),
+                    usage(h100[1], "inference", "nvidia.com/gpu", "5x20"),
+                    other,
+                ],
+                "promql_expr_test": [
+                    {
+                        "expr": forecast % "p50",
+                        "eval_time": "1h",
+                        "exp_samples": [  # 10 + 2.5: both rows of 1970Q1
+                            {"labels": forecast % "p50", "value": 12.5}
+                        ],
+                    },
+                    {
+                        "expr": forecast % "p90",
+                        "eval_time": "1h",
+                        "exp_samples": [  # 14 + 2.5 (no p90: its p50)
+                            {"labels": forecast % "p90", "value": 16.5}
+                        ],
+                    },
+                    {
+                        "expr": 'quartermaster:team_accelerators_used:sum{accelerator="H100-80GB"}',
+                        "eval_time": "1h",
+                        "exp_samples": [
+                            {
+                                "labels": 'quartermaster:team_accelerators_used:sum{accelerator="H100-80GB",'
+                                'team="inference"}',
+                                "value": 8,
+                            }
+                        ],
+                    },  # 3 + 5 in two H100 flavors
+                ],
+            }
+        ],
+    )

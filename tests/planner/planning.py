@@ -17,28 +17,60 @@ EXACT = dict(gap_rel=1e-9, time_limit_s=60)
 
 
 def price(machine: str, model: str, usd: str | float, term: int = 0, site: str = SITE) -> dict:
-    return {"machine": machine, "site": site, "pricing_model": model, "term_months": term,
-            "usd_per_node_hour": str(usd), "source": "test"}
+    return {
+        "machine": machine,
+        "site": site,
+        "pricing_model": model,
+        "term_months": term,
+        "usd_per_node_hour": str(usd),
+        "source": "test",
+    }
 
 
 def one_site(**prices: float) -> InventoryBuilder:
     """An inventory whose one site sells MACHINE at the given prices: on_demand, spot, commit_12, commit_36."""
     b = make_inventory()
-    names = {"on_demand": ("on-demand", 0), "spot": ("spot", 0), "flex_start": ("flex-start", 0),
-             "commit_12": ("commit", 12), "commit_36": ("commit", 36), "capacity_block": ("capacity-block", 0)}
+    names = {
+        "on_demand": ("on-demand", 0),
+        "spot": ("spot", 0),
+        "flex_start": ("flex-start", 0),
+        "commit_12": ("commit", 12),
+        "commit_36": ("commit", 36),
+        "capacity_block": ("capacity-block", 0),
+    }
     for key, usd in prices.items():
         model, term = names[key]
         b.add("prices", **price(MACHINE, model, usd, term))
     return b
 
 
-def curves(team: str, quarters: list[str], hourly: list[float] | None = None, level: float | None = None,
-           accelerator: str = "L4", preemptible_share: float = 0.0, site: str = "") -> pd.DataFrame:
+def curves(
+    team: str,
+    quarters: list[str],
+    hourly: list[float] | None = None,
+    level: float | None = None,
+    accelerator: str = "L4",
+    preemptible_share: float = 0.0,
+    site: str = "",
+) -> pd.DataFrame:
     """Demand curves: the exact load-duration curve of `hourly`, or a constant `level`, in every quarter."""
     steps = load_duration_curve(hourly) if hourly is not None else [(1.0, float(level or 0))]
-    return curves_frame([{"team": team, "accelerator": accelerator, "site": site, "quarter": q, "scenario": "",
-                          "weight": w, "level": lv, "preemptible_share": preemptible_share}
-                         for q in quarters for w, lv in steps])
+    return curves_frame(
+        [
+            {
+                "team": team,
+                "accelerator": accelerator,
+                "site": site,
+                "quarter": q,
+                "scenario": "",
+                "weight": w,
+                "level": lv,
+                "preemptible_share": preemptible_share,
+            }
+            for q in quarters
+            for w, lv in steps
+        ]
+    )
 
 
 def run(inventory: Inventory | InventoryBuilder, demand: pd.DataFrame, **options) -> PlanResult:

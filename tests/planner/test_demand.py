@@ -32,8 +32,15 @@ def with_usage(hourly: list[float], start: str = "2026-10-01T00:00:00"):
     """The builder's inventory (team ml, pool h100 of H100s) with one usage row per hour."""
     b = make_inventory()
     for hour, x in zip(pd.date_range(start, periods=len(hourly), freq="h"), hourly, strict=True):
-        b.add("usage", hour=hour.isoformat(), cluster="gke-a", team="ml", flavor="h100", accelerators_used=x,
-              accelerators_requested=x)
+        b.add(
+            "usage",
+            hour=hour.isoformat(),
+            cluster="gke-a",
+            team="ml",
+            flavor="h100",
+            accelerators_used=x,
+            accelerators_requested=x,
+        )
     return b
 
 
@@ -60,8 +67,9 @@ def test_less_than_a_day_of_history_is_refused_with_what_it_needs(tmp_path):
     pd.DataFrame(rows).to_csv(root / "usage.csv", index=False)
     result = CliRunner().invoke(app, ["plan", str(root), "--from-usage", "--out", str(tmp_path / "plan")])
     assert result.exit_code == 2, result.output
-    assert f"--from-usage needs at least {MIN_HISTORY_HOURS} hours of usage history with some use (a whole" \
-        in " ".join(result.output.split())
+    assert f"--from-usage needs at least {MIN_HISTORY_HOURS} hours of usage history with some use (a whole" in " ".join(
+        result.output.split()
+    )
     assert "got 10" in result.output and "Traceback" not in result.output
 
 
@@ -70,11 +78,14 @@ def test_hours_when_every_team_is_at_zero_are_missing_data_with_a_note():
     demand they would pull the curve and the trend down. An outage day between them is named the same way."""
     day1, day2 = [float(8 + h % 5) for h in range(24)], [float(12 + h % 3) for h in range(24)]
     plain = with_usage(day1 + day2).build()
-    curves, notes = demand_from_usage(with_usage(day1 + day2 + [0.0] * 5).build(), PlanOptions(start="2027Q1",
-                                                                                              horizon=1))
+    curves, notes = demand_from_usage(
+        with_usage(day1 + day2 + [0.0] * 5).build(), PlanOptions(start="2027Q1", horizon=1)
+    )
     assert curves.sort_values("bucket")["level"].tolist() == curve(plain)
-    assert notes == ("--from-usage: 5 hours in which every team's usage is zero (2026-10-03 00:00 to "
-                     "2026-10-03 05:00) are treated as missing data (a cluster outage), not as zero demand",)
+    assert notes == (
+        "--from-usage: 5 hours in which every team's usage is zero (2026-10-03 00:00 to "
+        "2026-10-03 05:00) are treated as missing data (a cluster outage), not as zero demand",
+    )
     _, notes = demand_from_usage(with_usage(day1 + [0.0] * 24 + day2).build(), PlanOptions(start="2027Q1", horizon=1))
     assert "24 hours" in notes[0] and "(2026-10-02 00:00 to 2026-10-03 00:00)" in notes[0]
 
@@ -108,8 +119,11 @@ def test_history_carried_by_its_trend_inside_and_past_the_history():
     slow = hours_of(lambda t: 100 + 0.1 * t, 10).to_frame("ml")
     trends = {"ml": fit_trend(slow["ml"])}
     end = slow.index[-1] + pd.Timedelta(hours=1)  # the line is 100 + 0.1 x 10 = 101 there
-    for when, level in ((slow.index[0] + pd.Timedelta(days=5), 100.5),
-                        (end, 101.0), (end + pd.Timedelta(days=30), 101 + 0.1 * 30)):
+    for when, level in (
+        (slow.index[0] + pd.Timedelta(days=5), 100.5),
+        (end, 101.0),
+        (end + pd.Timedelta(days=30), 101 + 0.1 * 30),
+    ):
         assert forecast_levels(slow, trends, when, BANDS)["ml"] == pytest.approx([level] * len(BANDS))
     fast = hours_of(lambda t: 100 + 10 * t, 10).to_frame("ml")
     later = forecast_levels(fast, {"ml": fit_trend(fast["ml"])}, end + pd.Timedelta(days=DAYS_PER_QUARTER), BANDS)
@@ -134,7 +148,9 @@ def test_p50_and_p90_are_fitted_with_a_lognormal():
     mean = 10 * math.exp(SIGMA**2 / 2)
     assert sum(w * lv for w, lv in quantile_curve({0.5: 10, 0.9: 30})) == pytest.approx(mean, rel=1e-12)
     assert quantile_curve({0.5: 10, 0.9: 30}, ((0, 0.5), (0.5, 1))) == [
-        (0.5, pytest.approx(2 * mean * P.cdf(-SIGMA), rel=1e-12)), (0.5, pytest.approx(2 * mean * P.cdf(SIGMA)))]
+        (0.5, pytest.approx(2 * mean * P.cdf(-SIGMA), rel=1e-12)),
+        (0.5, pytest.approx(2 * mean * P.cdf(SIGMA))),
+    ]
 
 
 NARROW = 1e-6
@@ -146,18 +162,22 @@ def at(quantiles: dict[float, float], p: float) -> float:
     return quantile_curve(quantiles, bands)[1][1]
 
 
-@pytest.mark.parametrize("quantiles", [
-    {0.5: 10, 0.9: 30},  # the lognormal
-    {0.1: 2, 0.5: 10, 0.9: 30, 0.99: 45},  # p10 and p99 given: a thinner upper tail than the lognormal's
-    {0.1: 0, 0.5: 0, 0.9: 8},  # idle half the time: zero below p50, linear in z up to p90
-])
+@pytest.mark.parametrize(
+    "quantiles",
+    [
+        {0.5: 10, 0.9: 30},  # the lognormal
+        {0.1: 2, 0.5: 10, 0.9: 30, 0.99: 45},  # p10 and p99 given: a thinner upper tail than the lognormal's
+        {0.1: 0, 0.5: 0, 0.9: 8},  # idle half the time: zero below p50, linear in z up to p90
+    ],
+)
 def test_the_curve_passes_through_every_given_quantile(quantiles):
     for p, want in quantiles.items():
         assert at(quantiles, p) == pytest.approx(want, rel=1e-5, abs=1e-5)
 
 
-@pytest.mark.parametrize("quantiles", [
-    {0.5: 10, 0.9: 30}, {0.1: 2, 0.5: 10, 0.9: 30, 0.99: 45}, {0.1: 0, 0.5: 0, 0.9: 8}, {0.5: 8, 0.9: 8}])
+@pytest.mark.parametrize(
+    "quantiles", [{0.5: 10, 0.9: 30}, {0.1: 2, 0.5: 10, 0.9: 30, 0.99: 45}, {0.1: 0, 0.5: 0, 0.9: 8}, {0.5: 8, 0.9: 8}]
+)
 @pytest.mark.parametrize("p", [0.02, 0.1, 0.3, 0.5, 0.75, 0.95, 0.995])
 def test_quantile_at_is_the_curve_quantile_curve_fits(quantiles, p):
     """quantile_at reads the same fitted Q as the bands' means: a narrow band around p has Q(p) for its level."""

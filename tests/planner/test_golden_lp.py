@@ -20,28 +20,52 @@ GOLDEN = Path(__file__).parent.parent / "data" / "planner" / "golden"
 
 def tiny_model():
     """Two sites, a cheap one the resident team may not use; spot, 1y, capacity blocks, caps, a budget."""
-    inventory = (one_site(on_demand=10, spot=3, commit_12=6, capacity_block=7)
-                 .site("gcp-us-east4", provider="gcp", region="us-east4", zones=["us-east4-a"],
-                       supply_caps=[{"machine": MACHINE, "pricing_model": "commit", "max_nodes": 4}])
-                 .edit("sites", SITE, supply_caps=[{"machine": MACHINE, "pricing_model": "spot", "max_nodes": 2}])
-                 .add("prices", **price(MACHINE, "on-demand", 8, site="gcp-us-east4"))
-                 .add("prices", **price(MACHINE, "commit", 5, term=12, site="gcp-us-east4"))
-                 .add("commitments", name="old-cud", kind="cud", machine=MACHINE, site="gcp-us-east4", count=1,
-                      term_months=12, start="2026-07-01", usd_per_node_hour="4")
-                 .team("resident", cost_center="CC-2", sites=[SITE])
-                 .policy(budgets=[{"cost_center": "CC-2", "quarter": "2027Q1", "usd": 50000}])
-                 .build())
-    demand = pd.concat([curves("ml", ["2027Q1"], hourly=[2, 4, 4, 6], preemptible_share=0.5),
-                        curves("resident", ["2027Q1"], hourly=[1, 3])], ignore_index=True)
+    inventory = (
+        one_site(on_demand=10, spot=3, commit_12=6, capacity_block=7)
+        .site(
+            "gcp-us-east4",
+            provider="gcp",
+            region="us-east4",
+            zones=["us-east4-a"],
+            supply_caps=[{"machine": MACHINE, "pricing_model": "commit", "max_nodes": 4}],
+        )
+        .edit("sites", SITE, supply_caps=[{"machine": MACHINE, "pricing_model": "spot", "max_nodes": 2}])
+        .add("prices", **price(MACHINE, "on-demand", 8, site="gcp-us-east4"))
+        .add("prices", **price(MACHINE, "commit", 5, term=12, site="gcp-us-east4"))
+        .add(
+            "commitments",
+            name="old-cud",
+            kind="cud",
+            machine=MACHINE,
+            site="gcp-us-east4",
+            count=1,
+            term_months=12,
+            start="2026-07-01",
+            usd_per_node_hour="4",
+        )
+        .team("resident", cost_center="CC-2", sites=[SITE])
+        .policy(budgets=[{"cost_center": "CC-2", "quarter": "2027Q1", "usd": 50000}])
+        .build()
+    )
+    demand = pd.concat(
+        [
+            curves("ml", ["2027Q1"], hourly=[2, 4, 4, 6], preemptible_share=0.5),
+            curves("resident", ["2027Q1"], hourly=[1, 3]),
+        ],
+        ignore_index=True,
+    )
     options = PlanOptions(start="2027Q1", horizon=1, min_utilisation=0.5, explain_infeasible=True)
     return build_model(build_data(inventory, options, demand_curves=demand))
 
 
 def tiny_tpu_model():
     """One 16-chip v6e slice (4 nodes) bought on demand per bucket, for the whole_slices_cover family."""
-    inventory = (one_site(on_demand=10).add("prices", **price("ct6e-standard-4t", "on-demand", "10.80"))
-                 .pool("v6e", machine="ct6e-standard-4t", zones=["us-central1-a"], tpu={"topology": "4x4", "slices": 1})
-                 .build())
+    inventory = (
+        one_site(on_demand=10)
+        .add("prices", **price("ct6e-standard-4t", "on-demand", "10.80"))
+        .pool("v6e", machine="ct6e-standard-4t", zones=["us-central1-a"], tpu={"topology": "4x4", "slices": 1})
+        .build()
+    )
     demand = curves("ml", ["2027Q1"], hourly=[4, 20], accelerator="TPU-v6e")
     return build_model(build_data(inventory, PlanOptions(start="2027Q1", horizon=1), demand_curves=demand))
 

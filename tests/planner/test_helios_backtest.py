@@ -40,8 +40,9 @@ def test_hindsight_optimum_on_a_hand_worked_series(commit, nodes):
 
 def test_origins_a_week_in_every_two_days_while_a_whole_window_fits():
     """20 days from 1 May: the first origin a week in (8 May), the last with a WINDOW of 7 days after it (14 May)."""
-    assert origins(series([1.0] * 24 * 20)) == list(pd.to_datetime(["2020-05-08", "2020-05-10", "2020-05-12",
-                                                                     "2020-05-14"]))
+    assert origins(series([1.0] * 24 * 20)) == list(
+        pd.to_datetime(["2020-05-08", "2020-05-10", "2020-05-12", "2020-05-14"])
+    )
 
 
 def test_the_planners_input_for_an_origin_ignores_every_later_hour():
@@ -57,9 +58,22 @@ def test_the_planner_commits_to_the_critical_fractile_of_its_curve():
     they pay for a term dearer than half the on-demand price only on demand (1 year, 61.43 / 88.56) and committed
     for a cheaper one (3 years, 38.89 / 88.56); the first 10 are used every hour and always committed."""
     prices = read_prices()
-    curve = curves_frame([{"team": "helios", "accelerator": "H100-80GB", "site": "", "quarter": "2020Q2",
-                           "scenario": "", "weight": 0.5, "level": level, "preemptible_share": 0.0, "bucket": b}
-                          for b, level in enumerate((80.0, 160.0))])
+    curve = curves_frame(
+        [
+            {
+                "team": "helios",
+                "accelerator": "H100-80GB",
+                "site": "",
+                "quarter": "2020Q2",
+                "scenario": "",
+                "weight": 0.5,
+                "level": level,
+                "preemptible_share": 0.0,
+                "bucket": b,
+            }
+            for b, level in enumerate((80.0, 160.0))
+        ]
+    )
     for term in (12, 36):
         assert planner_level(curve, term, prices) == (10 if prices[term] > prices[0] / 2 else 20)
     assert prices[12] > prices[0] / 2 > prices[36]

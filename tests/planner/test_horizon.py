@@ -19,8 +19,7 @@ THREE_YEARS = next_quarters("2027Q4", 12)  # a 3-year term started in 2027Q4: 20
 
 def last_quarter_demand(after: float | None):
     """10 L4s in 2027Q4 only; then, if `after` is given, a forecast of `after` for 2028 (else none)."""
-    demand = curves("ml", HORIZON + (["2028Q1", "2028Q2", "2028Q3", "2028Q4"] if after is not None else []),
-                    level=10.0)
+    demand = curves("ml", HORIZON + (["2028Q1", "2028Q2", "2028Q3", "2028Q4"] if after is not None else []), level=10.0)
     demand.loc[demand["quarter"] < "2027Q4", "level"] = 0.0
     demand.loc[demand["quarter"] > "2027Q4", "level"] = after or 0.0
     return demand
@@ -53,8 +52,9 @@ def test_a_last_quarter_commitment_whose_tail_serves_demand_that_goes_on_costs_i
     # the summary's two figures side by side: every hour of the term, and the 2027Q4 part; the rest is credited
     assert result.new_commitment_liability_usd == Decimal("4.4") * 10 * sum(quarter_hours(q) for q in THREE_YEARS)
     assert result.new_commitment_in_horizon_usd == in_horizon
-    assert result.new_commitment_liability_usd - in_horizon == pytest.approx(result.post_horizon_credit_usd,
-                                                                              abs=Decimal("0.01"))
+    assert result.new_commitment_liability_usd - in_horizon == pytest.approx(
+        result.post_horizon_credit_usd, abs=Decimal("0.01")
+    )
 
 
 def test_the_example_first_quarter_does_not_change_from_8_to_12_quarters():
@@ -64,8 +64,11 @@ def test_the_example_first_quarter_does_not_change_from_8_to_12_quarters():
 
     def first_quarter(horizon: int) -> list[tuple]:
         result = plan(inventory, PlanOptions(horizon=horizon))
-        return [(p.site, p.machine, p.pricing_model, p.term_months, p.nodes, p.node_weeks)
-                for p in result.purchase_schedule if p.start_quarter == "2027Q1"]
+        return [
+            (p.site, p.machine, p.pricing_model, p.term_months, p.nodes, p.node_weeks)
+            for p in result.purchase_schedule
+            if p.start_quarter == "2027Q1"
+        ]
 
     eight = first_quarter(8)
     assert eight and eight == first_quarter(12)

@@ -38,8 +38,11 @@ def test_readme_plan_example_runs(line, tmp_path, monkeypatch):
     assert result.exit_code == 0, result.output
     assert re.search(r"Plan 20\d\dQ\d\.\.20\d\dQ\d: optimal", result.output)
     flat = " ".join(result.output.split())
-    assert re.search(r"New commitments: \$[\d,.]+ liability over their whole terms, \$[\d,.]+ of it inside the "
-                     r"horizon \(planned\); the capacity they leave after it is credited \$[\d,.]+", flat)
+    assert re.search(
+        r"New commitments: \$[\d,.]+ liability over their whole terms, \$[\d,.]+ of it inside the "
+        r"horizon \(planned\); the capacity they leave after it is credited \$[\d,.]+",
+        flat,
+    )
     plan = load_result(tmp_path)
     assert plan.expected_cost_usd < plan.baseline_on_demand_usd
     assert f"{plan.new_commitment_liability_usd:,.2f}" in flat and f"{plan.new_commitment_in_horizon_usd:,.2f}" in flat
@@ -48,13 +51,15 @@ def test_readme_plan_example_runs(line, tmp_path, monkeypatch):
     for table in ("purchase_schedule", "cost_by_quarter", "cost_by_team", "kpis", "shadow_prices", "proposed_quotas"):
         assert getattr(plan, table), table
     # every dollar of the plan is attributed: to a team (its use and idle share) or the unused-commitment line
-    assert sum((r.usd for r in plan.cost_by_team), Decimal(0)) == pytest.approx(plan.expected_cost_usd,
-                                                                              abs=Decimal("0.01"))
+    assert sum((r.usd for r in plan.cost_by_team), Decimal(0)) == pytest.approx(
+        plan.expected_cost_usd, abs=Decimal("0.01")
+    )
 
 
 def test_a_bad_what_if_exits_2_with_the_accepted_forms(tmp_path):
-    result = CliRunner().invoke(app, ["plan", str(ROOT / "inventory"), "--what-if", "lose-site=gcp-us-eas4",
-                                      "--out", str(tmp_path)])
+    result = CliRunner().invoke(
+        app, ["plan", str(ROOT / "inventory"), "--what-if", "lose-site=gcp-us-eas4", "--out", str(tmp_path)]
+    )
     assert result.exit_code == 2
     assert "no site `gcp-us-eas4`. Did you mean `gcp-us-east4`?" in result.output
 

@@ -30,16 +30,19 @@ BIMODAL = [10] * 60 + [50] * 40  # a quiet base and a busy plateau
 SPIKY = [20] * 80 + list(range(21, 41))  # a flat base with a ramp of peaks
 
 
-@pytest.mark.parametrize(("shape", "hourly", "ratio", "want"), [
-    ("uniform", UNIFORM, 0.305, 70),  # P(D > 70) = 0.30 <= 0.305 < P(D > 69) = 0.31
-    ("uniform", UNIFORM, 0.555, 45),
-    ("uniform", UNIFORM, 0.805, 20),
-    ("bimodal", BIMODAL, 0.305, 50),  # the plateau is busy 40 % of hours > 30.5 %: commit to all of it
-    ("bimodal", BIMODAL, 0.555, 10),  # ... < 55.5 %: commit only to the base
-    ("spiky", SPIKY, 0.155, 25),  # P(D > 25) = 0.15
-    ("spiky", SPIKY, 0.305, 20),  # the base is always busy; no peak hour pays
-    ("spiky", SPIKY, 0.055, 35),
-])
+@pytest.mark.parametrize(
+    ("shape", "hourly", "ratio", "want"),
+    [
+        ("uniform", UNIFORM, 0.305, 70),  # P(D > 70) = 0.30 <= 0.305 < P(D > 69) = 0.31
+        ("uniform", UNIFORM, 0.555, 45),
+        ("uniform", UNIFORM, 0.805, 20),
+        ("bimodal", BIMODAL, 0.305, 50),  # the plateau is busy 40 % of hours > 30.5 %: commit to all of it
+        ("bimodal", BIMODAL, 0.555, 10),  # ... < 55.5 %: commit only to the base
+        ("spiky", SPIKY, 0.155, 25),  # P(D > 25) = 0.15
+        ("spiky", SPIKY, 0.305, 20),  # the base is always busy; no peak hour pays
+        ("spiky", SPIKY, 0.055, 35),
+    ],
+)
 def test_commitment_is_the_critical_fractile_of_the_load_duration_curve(shape, hourly, ratio, want):
     """One machine, one site: commit to the (1 - c_commit / c_on_demand) quantile of hourly demand."""
     assert newsvendor_level(hourly, ratio) == want
@@ -76,11 +79,14 @@ def test_a_term_spans_its_quarters_and_then_must_be_renewed():
     assert first["total_liability_usd"] == Decimal("525600.000000")  # x the 8,760 hours of 2027
 
 
-@pytest.mark.parametrize(("preemptible", "max_spot", "want_spot"), [
-    (0.3, 1.0, 30),  # the preemptible 30 % runs on spot
-    (0.3, 0.2, 20),  # policy.max_spot_share caps it lower
-    (0.0, 1.0, 0),  # nothing tolerates preemption
-])
+@pytest.mark.parametrize(
+    ("preemptible", "max_spot", "want_spot"),
+    [
+        (0.3, 1.0, 30),  # the preemptible 30 % runs on spot
+        (0.3, 0.2, 20),  # policy.max_spot_share caps it lower
+        (0.0, 1.0, 0),  # nothing tolerates preemption
+    ],
+)
 def test_spot_serves_only_the_preemptible_share(preemptible, max_spot, want_spot):
     inventory = one_site(on_demand=10, spot=2).policy(max_spot_share=max_spot)
     result = run(inventory, curves("ml", Q1, level=100.0, preemptible_share=preemptible))
@@ -90,10 +96,12 @@ def test_spot_serves_only_the_preemptible_share(preemptible, max_spot, want_spot
 
 
 def test_residency_keeps_a_team_at_its_sites_even_when_another_is_cheaper():
-    inventory = (one_site(on_demand=10)
-                 .site("gcp-us-east4", provider="gcp", region="us-east4", zones=["us-east4-a"])
-                 .add("prices", **price(MACHINE, "on-demand", 4, site="gcp-us-east4"))
-                 .team("resident", cost_center="CC-2", sites=[SITE]))
+    inventory = (
+        one_site(on_demand=10)
+        .site("gcp-us-east4", provider="gcp", region="us-east4", zones=["us-east4-a"])
+        .add("prices", **price(MACHINE, "on-demand", 4, site="gcp-us-east4"))
+        .team("resident", cost_center="CC-2", sites=[SITE])
+    )
     demand = pd.concat([curves("ml", Q1, level=10.0), curves("resident", Q1, level=10.0)], ignore_index=True)
     result = run(inventory, demand)
     by_team = result.cost_by_team
@@ -105,10 +113,17 @@ def test_residency_keeps_a_team_at_its_sites_even_when_another_is_cheaper():
 
 def test_a_cheaper_capped_offer_is_used_up_to_its_cap_and_the_dearer_uncapped_one_for_the_rest():
     """Pay-per-use pruning keeps what a plan may need: on-demand at 8 capped at 3 nodes, at 10 uncapped."""
-    inventory = (one_site(on_demand=10)
-                 .site("gcp-us-east4", provider="gcp", region="us-east4", zones=["us-east4-a"],
-                       supply_caps=[{"machine": MACHINE, "pricing_model": "on-demand", "max_nodes": 3}])
-                 .add("prices", **price(MACHINE, "on-demand", 8, site="gcp-us-east4")))
+    inventory = (
+        one_site(on_demand=10)
+        .site(
+            "gcp-us-east4",
+            provider="gcp",
+            region="us-east4",
+            zones=["us-east4-a"],
+            supply_caps=[{"machine": MACHINE, "pricing_model": "on-demand", "max_nodes": 3}],
+        )
+        .add("prices", **price(MACHINE, "on-demand", 8, site="gcp-us-east4"))
+    )
     result = run(inventory, curves("ml", Q1, level=10.0))
     assert usd_of(result.cost_by_quarter, pricing_model="on-demand") == Decimal((3 * 8 + 7 * 10) * H1)
     assert result.frame("unmet_demand").empty
@@ -124,8 +139,16 @@ def test_a_budget_caps_a_cost_centre_and_the_rest_is_reported_unmet():
 
 def test_existing_commitments_are_used_first_and_only_the_rest_is_bought():
     inventory = one_site(on_demand=10, commit_12=6).add(
-        "commitments", name="old-cud", kind="cud", machine=MACHINE, site=SITE, count=8, term_months=12,
-        start="2026-07-01", usd_per_node_hour="4")
+        "commitments",
+        name="old-cud",
+        kind="cud",
+        machine=MACHINE,
+        site=SITE,
+        count=8,
+        term_months=12,
+        start="2026-07-01",
+        usd_per_node_hour="4",
+    )
     result = run(inventory, curves("ml", Q1, level=10.0))
     assert result.frame("purchase_schedule")["nodes"].tolist() == [2]
     assert usd_of(result.cost_by_quarter, pricing_model="existing-commitments") == Decimal(8 * 4 * H1)
@@ -134,18 +157,23 @@ def test_existing_commitments_are_used_first_and_only_the_rest_is_bought():
 def test_tpu_commitments_come_in_whole_slices():
     """20 chips of v6e demand (5 nodes of 4 chips), 16-chip slices of 4 nodes, on demand too: two committed slices
     (8 nodes x $4.88 = $39.04 an hour) beat one committed and one on-demand slice (4 x 4.88 + 4 x 10.80 = $62.72)."""
-    inventory = (make_tpu_inventory()
-                 .add("prices", **price("ct6e-standard-4t", "on-demand", "10.80"))
-                 .add("prices", **price("ct6e-standard-4t", "commit", "4.88", term=12)))
+    inventory = (
+        make_tpu_inventory()
+        .add("prices", **price("ct6e-standard-4t", "on-demand", "10.80"))
+        .add("prices", **price("ct6e-standard-4t", "commit", "4.88", term=12))
+    )
     result = run(inventory, curves("ml", Q1, level=20.0, accelerator="TPU-v6e"))
     assert result.frame("purchase_schedule")[["nodes", "accelerators"]].values.tolist() == [[8, 32]]
     assert usd_of(result.cost_by_quarter, pricing_model="on-demand") == 0
 
 
-@pytest.mark.parametrize(("hourly", "slices", "room"), [
-    ([4, 20], [1, 2], True),  # half the hours 4 chips (1 slice), half 20 (2 slices): room in both
-    ([16, 32], [1, 2], False),  # every slice full: the next chip costs a node's price / 4 chips
-])
+@pytest.mark.parametrize(
+    ("hourly", "slices", "room"),
+    [
+        ([4, 20], [1, 2], True),  # half the hours 4 chips (1 slice), half 20 (2 slices): room in both
+        ([16, 32], [1, 2], False),  # every slice full: the next chip costs a node's price / 4 chips
+    ],
+)
 def test_pay_per_use_tpu_nodes_are_bought_in_whole_slices(hourly, slices, room):
     """On demand only, $10.80 a 4-chip node, 4-node slices: each half of the quarter pays for its whole slices,
     used or not; the quota proposed is the peak in whole slices (16 chips each); an idle slice's room is free."""
@@ -160,8 +188,9 @@ def test_pay_per_use_tpu_nodes_are_bought_in_whole_slices(hourly, slices, room):
 
 
 def make_tpu_inventory():
-    return one_site().pool("v6e", machine="ct6e-standard-4t", zones=["us-central1-a"],
-                           tpu={"topology": "4x4", "slices": 1})
+    return one_site().pool(
+        "v6e", machine="ct6e-standard-4t", zones=["us-central1-a"], tpu={"topology": "4x4", "slices": 1}
+    )
 
 
 def test_shadow_price_is_the_on_demand_price_per_accelerator_when_nothing_else_is_sold():
@@ -171,8 +200,17 @@ def test_shadow_price_is_the_on_demand_price_per_accelerator_when_nothing_else_i
 
 def test_shadow_price_is_zero_where_an_existing_commitment_has_idle_nodes_and_on_demand_where_it_is_full():
     """20 committed nodes: idle under a load of 10 (the next accelerator is free), full under 30 (on-demand)."""
-    inventory = one_site(on_demand=10).add("commitments", name="old-cud", kind="cud", machine=MACHINE, site=SITE,
-                                           count=20, term_months=12, start="2027-01-01", usd_per_node_hour="6")
+    inventory = one_site(on_demand=10).add(
+        "commitments",
+        name="old-cud",
+        kind="cud",
+        machine=MACHINE,
+        site=SITE,
+        count=20,
+        term_months=12,
+        start="2027-01-01",
+        usd_per_node_hour="6",
+    )
     idle = run(inventory, curves("ml", Q1, level=10.0))
     full = run(inventory, curves("ml", Q1, level=30.0))
     assert idle.frame("shadow_prices")["usd_per_accelerator_hour"].tolist() == [Decimal("0.000000")]
@@ -180,29 +218,45 @@ def test_shadow_price_is_zero_where_an_existing_commitment_has_idle_nodes_and_on
 
 
 def test_a_supply_cap_below_existing_commitments_is_infeasible_and_says_which_rule_gave():
-    inventory = (one_site(on_demand=10, commit_12=6)
-                 .add("commitments", name="big-cud", kind="cud", machine=MACHINE, site=SITE, count=10,
-                      term_months=12, start="2027-01-01", usd_per_node_hour="6")
-                 .edit("sites", SITE, supply_caps=[{"machine": MACHINE, "pricing_model": "commit", "max_nodes": 6}]))
+    inventory = (
+        one_site(on_demand=10, commit_12=6)
+        .add(
+            "commitments",
+            name="big-cud",
+            kind="cud",
+            machine=MACHINE,
+            site=SITE,
+            count=10,
+            term_months=12,
+            start="2027-01-01",
+            usd_per_node_hour="6",
+        )
+        .edit("sites", SITE, supply_caps=[{"machine": MACHINE, "pricing_model": "commit", "max_nodes": 6}])
+    )
     result = run(inventory, curves("ml", Q1, level=10.0))
     assert result.outcome == Outcome.INFEASIBLE
     assert result.frame("relaxed_rules")[["rule", "where", "amount"]].values.tolist() == [
-        ["supply_cap_excess", f"{SITE}/{MACHINE}/commit/2027Q1", 4.0]]
+        ["supply_cap_excess", f"{SITE}/{MACHINE}/commit/2027Q1", 4.0]
+    ]
 
 
 def test_what_if_demand_and_price_change_the_plan():
     base = run(one_site(on_demand=10), curves("ml", Q1, level=10.0))
-    more = run(one_site(on_demand=10), curves("ml", Q1, level=10.0),
-               what_if=("demand=+20%", f"price:{SITE}/{MACHINE}=-10%"))
+    more = run(
+        one_site(on_demand=10), curves("ml", Q1, level=10.0), what_if=("demand=+20%", f"price:{SITE}/{MACHINE}=-10%")
+    )
     assert base.expected_cost_usd == Decimal(10 * 10 * H1)
     assert more.expected_cost_usd == Decimal(12 * 9 * H1)
 
 
-@pytest.mark.parametrize(("spec", "message"), [
-    ("demand=lots", "is not a percentage"),
-    ("lose-site=gcp-us-centrl1", "Did you mean `gcp-us-central1`?"),
-    ("budget=+5%", "unknown target"),
-])
+@pytest.mark.parametrize(
+    ("spec", "message"),
+    [
+        ("demand=lots", "is not a percentage"),
+        ("lose-site=gcp-us-centrl1", "Did you mean `gcp-us-central1`?"),
+        ("budget=+5%", "unknown target"),
+    ],
+)
 def test_a_bad_what_if_is_a_plan_input_error(spec, message):
     with pytest.raises(PlanInputError, match=message):
         run(one_site(on_demand=10), curves("ml", Q1, level=1.0), what_if=(spec,))
@@ -218,8 +272,7 @@ def test_min_utilisation_keeps_new_commitments_busy():
 
 
 def test_a_written_plan_reads_back_the_same(tmp_path):
-    result = run(one_site(on_demand=10, commit_12=6, spot=3), curves("ml", Q1, hourly=UNIFORM,
-                                                                      preemptible_share=0.2))
+    result = run(one_site(on_demand=10, commit_12=6, spot=3), curves("ml", Q1, hourly=UNIFORM, preemptible_share=0.2))
     result.write(tmp_path)
     again = load_result(tmp_path)
     assert again == result  # every field and typed row, exactly (issue 14)
@@ -234,35 +287,64 @@ def test_a_written_plan_reads_back_the_same(tmp_path):
     assert load_result(tmp_path) == replace(result, routing=())
 
 
-@pytest.mark.parametrize("level, want_coverage, want_utilisation", [
-    # 10 nodes of load on 20 committed nodes: all of it covered; half the commitment's $120/h is used
-    (10.0, 1.0, 0.5),
-    # 30 nodes of load: 20 covered of 30 at the same on-demand price ($200 of $300 per hour); the commitment is full
-    (30.0, round(200 / 300, 6), 1.0),
-])
+@pytest.mark.parametrize(
+    "level, want_coverage, want_utilisation",
+    [
+        # 10 nodes of load on 20 committed nodes: all of it covered; half the commitment's $120/h is used
+        (10.0, 1.0, 0.5),
+        # 30 nodes of load: 20 covered of 30 at the same on-demand price ($200 of $300 per hour); the commitment is full
+        (30.0, round(200 / 300, 6), 1.0),
+    ],
+)
 def test_commitment_coverage_and_utilisation_are_measured_in_dollars(level, want_coverage, want_utilisation):
     """FinOps Foundation definitions (issue 14): coverage = on-demand-equivalent spend covered by commitments /
     all on-demand-equivalent spend; utilisation = commitment spend used / commitment spend. One machine, so the
     accelerator-hour versions agree here."""
-    inventory = one_site(on_demand=10).add("commitments", name="old-cud", kind="cud", machine=MACHINE, site=SITE,
-                                           count=20, term_months=12, start="2027-01-01", usd_per_node_hour="6")
+    inventory = one_site(on_demand=10).add(
+        "commitments",
+        name="old-cud",
+        kind="cud",
+        machine=MACHINE,
+        site=SITE,
+        count=20,
+        term_months=12,
+        start="2027-01-01",
+        usd_per_node_hour="6",
+    )
     kpi = run(inventory, curves("ml", Q1, level=level)).frame("kpis").iloc[0]
     assert (kpi["coverage"], kpi["utilisation"]) == (want_coverage, want_utilisation)
-    assert (kpi["coverage_accelerator_hours"], kpi["utilisation_accelerator_hours"]) == (want_coverage,
-                                                                                          want_utilisation)
+    assert (kpi["coverage_accelerator_hours"], kpi["utilisation_accelerator_hours"]) == (
+        want_coverage,
+        want_utilisation,
+    )
 
 
-@pytest.mark.parametrize("policy, want_idle_share", [
-    # idle $72/h of the quarter: 20 committed nodes at $6, 8 of them used (ml 6, cv 2) at the contract's $6
-    ("proportional", {"ml": 54, "cv": 18}),  # 72 x 6/8 and 72 x 2/8
-    ("even", {"ml": 36, "cv": 36}),
-    ("owner:cv", {"ml": 0, "cv": 72}),
-])
+@pytest.mark.parametrize(
+    "policy, want_idle_share",
+    [
+        # idle $72/h of the quarter: 20 committed nodes at $6, 8 of them used (ml 6, cv 2) at the contract's $6
+        ("proportional", {"ml": 54, "cv": 18}),  # 72 x 6/8 and 72 x 2/8
+        ("even", {"ml": 36, "cv": 36}),
+        ("owner:cv", {"ml": 0, "cv": 72}),
+    ],
+)
 def test_idle_commitment_hours_belong_to_teams_by_the_idle_policy(policy, want_idle_share):
     """Issue 14: the plan shares idle by the same policy as `qm meter`; nothing is left on a shared line."""
-    inventory = one_site(on_demand=10).team("cv").add(
-        "commitments", name="old-cud", kind="cud", machine=MACHINE, site=SITE, count=20, term_months=12,
-        start="2027-01-01", usd_per_node_hour="6")
+    inventory = (
+        one_site(on_demand=10)
+        .team("cv")
+        .add(
+            "commitments",
+            name="old-cud",
+            kind="cud",
+            machine=MACHINE,
+            site=SITE,
+            count=20,
+            term_months=12,
+            start="2027-01-01",
+            usd_per_node_hour="6",
+        )
+    )
     demand = pd.concat([curves("ml", Q1, level=6.0), curves("cv", Q1, level=2.0)], ignore_index=True)
     result = run(inventory, demand, idle_policy=policy)
     teams = result.frame("cost_by_team").set_index("team")
@@ -283,17 +365,21 @@ def test_an_unknown_idle_policy_is_a_plan_input_error():
 def test_the_baseline_says_which_price_stands_in_where_there_is_no_on_demand_price():
     """Issue 14: an offer without an on-demand price of its own is priced in the all-on-demand baseline at the
     cheapest on-demand price of its accelerator elsewhere, or, with none anywhere, at its own price."""
-    inventory = one_site(commit_12=6).site("gcp-us-east1", provider="gcp", region="us-east1",
-                                           zones=["us-east1-b"]).add("prices", **price(MACHINE, "on-demand", 9,
-                                                                                       site="gcp-us-east1"))
+    inventory = (
+        one_site(commit_12=6)
+        .site("gcp-us-east1", provider="gcp", region="us-east1", zones=["us-east1-b"])
+        .add("prices", **price(MACHINE, "on-demand", 9, site="gcp-us-east1"))
+    )
     result = run(inventory, curves("ml", Q1, level=4.0, site=SITE))
     assert result.baseline_stand_ins == (
         f"{SITE}/{MACHINE} (L4): no on-demand price; the cheapest on-demand L4 elsewhere, $9.0000 per "
-        "accelerator-hour, stands in",)
+        "accelerator-hour, stands in",
+    )
     alone = run(one_site(commit_12=6), curves("ml", Q1, level=4.0))
     assert alone.baseline_stand_ins == (
         f"{SITE}/{MACHINE} (L4): no on-demand L4 anywhere in the price book; its own price, $6.0000 per "
-        "node-hour, stands in, so it claims no savings",)
+        "node-hour, stands in, so it claims no savings",
+    )
     assert alone.savings_rate == 0.0
 
 
@@ -322,19 +408,32 @@ YEAR = ["2027Q1", "2027Q2", "2027Q3", "2027Q4"]  # 8,760 hours: a 12-month term 
 
 
 def commit_row(hourly: str, upfront: str = "0", used: str = "0") -> dict:
-    return {**price(MACHINE, "commit", hourly, term=12), "upfront_usd_per_node": upfront,
-            "usd_per_node_hour_used": used}
+    return {
+        **price(MACHINE, "commit", hourly, term=12),
+        "upfront_usd_per_node": upfront,
+        "usd_per_node_hour_used": used,
+    }
 
 
-@pytest.mark.parametrize(("upfront", "want"), [
-    ("50000", ("all", 10 * 50_000, 0)),  # all upfront $50,000 a node beats 6 x 8,760 = $52,560 and 26,000 + 3 x 8,760
-    ("53000", ("partial", 10 * 26_000, 10 * 3 * 730)),  # ... until it costs more than partial's $52,280
-])
+@pytest.mark.parametrize(
+    ("upfront", "want"),
+    [
+        (
+            "50000",
+            ("all", 10 * 50_000, 0),
+        ),  # all upfront $50,000 a node beats 6 x 8,760 = $52,560 and 26,000 + 3 x 8,760
+        ("53000", ("partial", 10 * 26_000, 10 * 3 * 730)),  # ... until it costs more than partial's $52,280
+    ],
+)
 def test_upfront_fees_all_partial_or_none_are_compared_over_the_whole_term(upfront, want):
     """10 GPUs every hour of 2027, on demand $10 ($87,600 a node-year): three 12-month shapes of one commitment, no
     upfront at $6 an hour, all upfront, and $26,000 upfront plus $3 an hour. The cheapest per node wins for all 10."""
-    inventory = (one_site(on_demand=10).add("prices", **commit_row("6"))
-                 .add("prices", **commit_row("0", upfront=upfront)).add("prices", **commit_row("3", upfront="26000")))
+    inventory = (
+        one_site(on_demand=10)
+        .add("prices", **commit_row("6"))
+        .add("prices", **commit_row("0", upfront=upfront))
+        .add("prices", **commit_row("3", upfront="26000"))
+    )
     result = run(inventory, curves("ml", YEAR, level=10.0))
     shape, paid_upfront, monthly = want
     (row,) = result.purchase_schedule

@@ -50,11 +50,19 @@ def with_probe(data: PlanData, offer: pd.Series, quarter: str, extra: float) -> 
     """The data plus `extra` accelerators of non-preemptible demand in every hour of `quarter`, routed to `offer`
     only."""
     cells = data.demand[data.demand["quarter"] == quarter][["quarter", "scenario", "bucket", "weight"]]
-    probe = cells.drop_duplicates().assign(demand_key="probe/x", team="probe", accelerator=offer["accelerator"],
-                                           site="", level=extra, preemptible_share=0.0)
+    probe = cells.drop_duplicates().assign(
+        demand_key="probe/x",
+        team="probe",
+        accelerator=offer["accelerator"],
+        site="",
+        level=extra,
+        preemptible_share=0.0,
+    )
     demand = pd.concat([data.demand, probe[data.demand.columns]], ignore_index=True)
-    routes = pd.concat([data.routes, pd.DataFrame([{"demand_key": "probe/x", "offer": offer["offer"], "ratio": 1.0}])],
-                       ignore_index=True)
+    routes = pd.concat(
+        [data.routes, pd.DataFrame([{"demand_key": "probe/x", "offer": offer["offer"], "ratio": 1.0}])],
+        ignore_index=True,
+    )
     return PlanData(**{**data.__dict__, "demand": demand, "routes": routes})
 
 
@@ -70,8 +78,11 @@ def test_the_shadow_price_is_what_more_load_costs_in_a_re_solve(example, offer, 
         extra = 0.01
     again = re_solve(with_probe(data, data.offers[data.offers["offer"] == offer].iloc[0], quarter, extra), purchases)
     per_accelerator_hour = (again - cost) / (extra * data.hours[quarter])
-    reported = next(r.usd_per_accelerator_hour for r in result.shadow_prices
-                    if (r.site, r.machine, r.quarter) == (row["site"], row["machine"], quarter))
+    reported = next(
+        r.usd_per_accelerator_hour
+        for r in result.shadow_prices
+        if (r.site, r.machine, r.quarter) == (row["site"], row["machine"], quarter)
+    )
     assert float(reported) == pytest.approx(per_accelerator_hour, abs=1e-4)
 
 
@@ -79,10 +90,13 @@ def test_an_offer_with_no_new_commitment_is_priced_at_its_cheapest_pay_per_use_t
     """Issue 15: a3-highgpu-8g in 2027Q1 has no new commitment (its tier's capacity is 0) and reported $1.5694, the
     degenerate dual of that empty tier; one more accelerator there is bought at its cheapest pay-per-use price."""
     inventory, _, purchases, _, result = example
-    prices = [Decimal(p.usd_per_node_hour) / 8 for p in inventory.prices
-              if (p.site, p.machine) == ("gcp-us-east4", "a3-highgpu-8g")
-              and p.pricing_model in ("on-demand", "flex-start")]
+    prices = [
+        Decimal(p.usd_per_node_hour) / 8
+        for p in inventory.prices
+        if (p.site, p.machine) == ("gcp-us-east4", "a3-highgpu-8g") and p.pricing_model in ("on-demand", "flex-start")
+    ]
     assert not any(n for name, n in purchases.items() if "a3_highgpu_8g" in name and QUARTER in name)
-    reported = next(r.usd_per_accelerator_hour for r in result.shadow_prices
-                    if (r.machine, r.quarter) == ("a3-highgpu-8g", QUARTER))
+    reported = next(
+        r.usd_per_accelerator_hour for r in result.shadow_prices if (r.machine, r.quarter) == ("a3-highgpu-8g", QUARTER)
+    )
     assert reported == pytest.approx(min(prices), abs=Decimal("0.000001"))

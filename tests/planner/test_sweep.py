@@ -49,11 +49,14 @@ def write_inventory(directory: Path, on_demand: float = 10, commit_12: float = 6
     prices = b.data.pop("prices")
     b.write(directory)
     header = "machine,site,pricing_model,term_months,usd_per_node_hour,source,as_of"
-    lines = [f"{p['machine']},{p['site']},{p['pricing_model']},{p['term_months']},{p['usd_per_node_hour']},test,"
-             "2026-11-25" for p in prices]
+    lines = [
+        f"{p['machine']},{p['site']},{p['pricing_model']},{p['term_months']},{p['usd_per_node_hour']},test,2026-11-25"
+        for p in prices
+    ]
     (directory / "prices.csv").write_text("\n".join([header, *lines]) + "\n")
-    (directory / "demand.csv").write_text(f"period,team,accelerator,site,p50,p90,preemptible_share\n"
-                                          f"2027Q1,ml,L4,,{p50},,0.0\n")
+    (directory / "demand.csv").write_text(
+        f"period,team,accelerator,site,p50,p90,preemptible_share\n2027Q1,ml,L4,,{p50},,0.0\n"
+    )
     return directory
 
 
@@ -63,16 +66,25 @@ def test_a_two_level_demand_grid_is_the_commitment_worked_out_by_hand():
     sweep = run_sweep(inventory(), OPTIONS, spec_of(["demand=-50%,0"], 0, 0), backend="serial")
     rows = sweep.costs.to_pylist()
     assert [(r["label"], r["axis:demand"], r["outcome"], r["quarter"]) for r in rows] == [
-        ("demand=-50%", "-50%", "optimal", "2027Q1"), ("base", "0", "optimal", "2027Q1")]
+        ("demand=-50%", "-50%", "optimal", "2027Q1"),
+        ("base", "0", "optimal", "2027Q1"),
+    ]
     want = [Decimal(n * 6 * H1) for n in (5, 10)]
     assert [r["cost_usd"] for r in rows] == want
     assert [r["expected_cost_usd"] for r in rows] == want
-    bought = [(p["scenario"], p["site"], p["machine"], p["pricing_model"], p["term_months"], p["nodes"])
-              for p in sweep.purchases.to_pylist()]
+    bought = [
+        (p["scenario"], p["site"], p["machine"], p["pricing_model"], p["term_months"], p["nodes"])
+        for p in sweep.purchases.to_pylist()
+    ]
     assert bought == [(0, SITE, MACHINE, "commit", 12, 5), (1, SITE, MACHINE, "commit", 12, 10)]
     [robust] = robust_commitments(sweep)
     assert (robust.bought_in, robust.scenarios, robust.min_nodes, robust.max_nodes, robust.first_quarter) == (
-        2, 2, 5, 10, "2027Q1")
+        2,
+        2,
+        5,
+        10,
+        "2027Q1",
+    )
 
 
 def test_a_grid_is_the_cartesian_product_of_its_axes_and_none_leaves_an_axis_alone():
@@ -124,22 +136,28 @@ def test_cost_bands_are_the_quantiles_of_the_gathered_scenario_costs():
     assert total.quarter == "total" and total.p50_usd == statistics.median(costs)  # one quarter: total = quarter
 
 
-@pytest.mark.parametrize(("values", "p", "want"), [
-    ([Decimal(1), Decimal(2), Decimal(3), Decimal(4)], 0.5, Decimal("2.5")),  # h = 1.5: halfway from 2 to 3
-    ([Decimal(10), Decimal(20)], 0.1, Decimal(11)),  # h = 0.1
-    ([Decimal(10), Decimal(20)], 0.9, Decimal(19)),
-    ([Decimal(7)], 0.9, Decimal(7)),  # one value is every quantile
-])
+@pytest.mark.parametrize(
+    ("values", "p", "want"),
+    [
+        ([Decimal(1), Decimal(2), Decimal(3), Decimal(4)], 0.5, Decimal("2.5")),  # h = 1.5: halfway from 2 to 3
+        ([Decimal(10), Decimal(20)], 0.1, Decimal(11)),  # h = 0.1
+        ([Decimal(10), Decimal(20)], 0.9, Decimal(19)),
+        ([Decimal(7)], 0.9, Decimal(7)),  # one value is every quantile
+    ],
+)
 def test_percentile_interpolates_between_order_statistics(values, p, want):
     assert percentile(values, p) == want
 
 
-@pytest.mark.parametrize(("axes", "draws", "message"), [
-    (["demand"], 0, "write a what-if target and its values"),
-    (["demand=-10%,-10%"], 0, "repeats a value"),
-    (["demand=-10%", "demand=+10%"], 0, "names a target twice"),
-    ([], -1, "must be 0 or more"),
-])
+@pytest.mark.parametrize(
+    ("axes", "draws", "message"),
+    [
+        (["demand"], 0, "write a what-if target and its values"),
+        (["demand=-10%,-10%"], 0, "repeats a value"),
+        (["demand=-10%", "demand=+10%"], 0, "names a target twice"),
+        ([], -1, "must be 0 or more"),
+    ],
+)
 def test_a_bad_sweep_is_a_plan_input_error(axes, draws, message):
     with pytest.raises(PlanInputError, match=message):
         spec_of(axes, draws, 0)
@@ -164,12 +182,15 @@ def test_qm_plan_sweep_writes_the_sweep_beside_the_plan_and_a_plan_without_one_r
     assert load_sweep(out) is None
 
 
-@pytest.mark.parametrize(("extra", "message"), [
-    (["--sweep", "demand=-50%,lots"], "is not a percentage"),
-    (["--sweep", "lose-site=gcp-us-centrl1"], "Did you mean `gcp-us-central1`?"),
-    (["--draws", "2", "--from-usage"], "cannot be combined with --from-usage"),
-    (["--sweep", "demand=0,+10%", "--backend", "dask"], "--backend must be one of serial, processes, ray"),
-])
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [
+        (["--sweep", "demand=-50%,lots"], "is not a percentage"),
+        (["--sweep", "lose-site=gcp-us-centrl1"], "Did you mean `gcp-us-central1`?"),
+        (["--draws", "2", "--from-usage"], "cannot be combined with --from-usage"),
+        (["--sweep", "demand=0,+10%", "--backend", "dask"], "--backend must be one of serial, processes, ray"),
+    ],
+)
 def test_a_bad_sweep_on_the_command_line_exits_2_before_planning(tmp_path, extra, message):
     folder = write_inventory(tmp_path / "inv")
     result = CliRunner().invoke(app, ["plan", str(folder), "--out", str(tmp_path / "plan"), *extra])
@@ -189,20 +210,40 @@ def test_the_readme_rayjob_is_what_qm_prints_and_queues_to_a_local_queue_that_qm
     assert result.stdout == documented
     job = yaml.safe_load(documented)
     inventory = load(REPO / "inventory").inventory
-    queues = {(o["metadata"]["namespace"], o["metadata"]["name"]) for c in inventory.clusters
-              for o in objects_for_cluster(inventory, c.name) if o["kind"] == "LocalQueue"}
+    queues = {
+        (o["metadata"]["namespace"], o["metadata"]["name"])
+        for c in inventory.clusters
+        for o in objects_for_cluster(inventory, c.name)
+        if o["kind"] == "LocalQueue"
+    }
     meta = job["metadata"]
     assert (meta["namespace"], meta["labels"]["kueue.x-k8s.io/queue-name"]) in queues
     assert job["spec"]["shutdownAfterJobFinishes"] is True
-    assert shlex.split(job["spec"]["entrypoint"]) == ["qm", "plan", "/inventory", "--horizon", "8q", "--draws", "200",
-                                                      "--seed", "7", "--backend", "ray", "--out", "/results/plan"]
+    assert shlex.split(job["spec"]["entrypoint"]) == [
+        "qm",
+        "plan",
+        "/inventory",
+        "--horizon",
+        "8q",
+        "--draws",
+        "200",
+        "--seed",
+        "7",
+        "--backend",
+        "ray",
+        "--out",
+        "/results/plan",
+    ]
 
 
-@pytest.mark.parametrize(("extra", "message"), [
-    (["--draws", "2", "--rayjob", "llm-pretrian", "--image", "x"], "Did you mean `llm-pretrain`?"),  # a typo
-    (["--rayjob", "llm-pretrain", "--image", "x"], "--rayjob prints a sweep; give it --sweep or --draws."),
-    (["--draws", "2", "--rayjob", "llm-pretrain"], "--rayjob needs --image"),
-])
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [
+        (["--draws", "2", "--rayjob", "llm-pretrian", "--image", "x"], "Did you mean `llm-pretrain`?"),  # a typo
+        (["--rayjob", "llm-pretrain", "--image", "x"], "--rayjob prints a sweep; give it --sweep or --draws."),
+        (["--draws", "2", "--rayjob", "llm-pretrain"], "--rayjob needs --image"),
+    ],
+)
 def test_a_rayjob_without_a_team_a_sweep_or_an_image_exits_2(extra, message):
     result = CliRunner().invoke(app, ["plan", str(REPO / "inventory"), *extra])
     assert result.exit_code == 2, result.output

@@ -96,9 +96,7 @@ def test_workflow_runs_the_quota_review_steps() -> None:
     assert "../tool/.venv/bin/qm validate inventory/" in runs
     assert "../tool/.venv/bin/qm codeowners inventory/ --check" in runs
     assert '../tool/.venv/bin/qm diff "origin/${BASE_REF}" --format markdown > "${RUNNER_TEMP}/comment.md"' in runs
-    script = next(s for s in steps if s.get("uses", "").startswith("actions/github-script@"))["with"][
-        "script"
-    ]
+    script = next(s for s in steps if s.get("uses", "").startswith("actions/github-script@"))["with"]["script"]
     assert f"const marker = '{MARKER}';" in script and "process.env.RUNNER_TEMP" in script
     assert "updateComment" in script and "createComment" in script
     last = steps[-1]
@@ -106,9 +104,7 @@ def test_workflow_runs_the_quota_review_steps() -> None:
     assert flow["permissions"]["pull-requests"] == "write"
 
 
-def test_pre_commit_hooks_validate_on_inventory_changes(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_pre_commit_hooks_validate_on_inventory_changes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(REPO)  # pre-commit runs hooks from the repository root
     offered = yaml12(REPO / ".pre-commit-hooks.yaml")
     config = yaml12(REPO / ".pre-commit-config.yaml")
@@ -155,9 +151,18 @@ def test_codeowners_gives_team_files_to_owners_and_the_rest_to_finance(tmp_path:
     for money in ("prices.csv", "commitments.yaml", "org.yaml", "clusters.yaml", "sites.yaml", "usage.csv"):
         assert owner_of(text, f"/inventory/{money}") == finance, money
     # the code that judges and applies a change, and CODEOWNERS wherever GitHub reads it (issue 19)
-    for code in (".github/workflows/quota-pr.yml", ".github/CODEOWNERS", "CODEOWNERS", "docs/CODEOWNERS",
-                 "pyproject.toml", "quartermaster/cli/diff.py", "planner/solve.py", "modules/kueue/render.py",
-                 "reports/quota_diff/policy.py", "stacks/__main__.py"):
+    for code in (
+        ".github/workflows/quota-pr.yml",
+        ".github/CODEOWNERS",
+        "CODEOWNERS",
+        "docs/CODEOWNERS",
+        "pyproject.toml",
+        "quartermaster/cli/diff.py",
+        "planner/solve.py",
+        "modules/kueue/render.py",
+        "reports/quota_diff/policy.py",
+        "stacks/__main__.py",
+    ):
         assert owner_of(text, f"/{code}") == finance, code
     assert owner_of(text, "/README.md") == ""
 

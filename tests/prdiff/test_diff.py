@@ -57,8 +57,7 @@ def test_raise_beyond_commitments_is_priced_on_demand_and_needs_finance(repo: Qu
     want_past = team_month(before, "speech")
     assert result.stdout.startswith(MARKER + "\n")
     assert (
-        f"**speech**: +32 H100-80GB in eks-us-east-1; monthly chargeback {plus(want_usd)} "
-        f"({pct(want_usd, want_past)})"
+        f"**speech**: +32 H100-80GB in eks-us-east-1; monthly chargeback {plus(want_usd)} ({pct(want_usd, want_past)})"
     ) in result.stdout
     assert (
         f"| speech | eks-us-east-1 | p5-od (H100-80GB, on-demand) | 16 | 48 | +32 | 0 free of 64 | - | - | "
@@ -66,8 +65,7 @@ def test_raise_beyond_commitments_is_priced_on_demand_and_needs_finance(repo: Qu
     ) in result.stdout
     threshold = before.policy.finance_approval_usd_per_month
     assert policy_lines(result.stdout) == [
-        f"- ⚠️ **finance-approval**: {plus(want_usd)}/month is above {money(threshold)}/month: "
-        "needs finance approval",
+        f"- ⚠️ **finance-approval**: {plus(want_usd)}/month is above {money(threshold)}/month: needs finance approval",
         "- ✅ **borrowing**: every borrowing limit can be lent by the cohort",
         "- ✅ **over-budget**: no budget applies to the changed teams",
         "- ✅ **over-capacity**: 1 changed flavor(s) within capacity",
@@ -116,10 +114,14 @@ def test_move_inside_a_commitment_costs_nothing_and_moves_the_chargeback(repo: Q
 
     assert result.exit_code == 0, result.output
     moved = flavor_month(before, "h100-mega-resv") * 16 / 128
-    assert (f"**llm-pretrain**: +16 H100-80GB in gke-gpu-us-east4; monthly chargeback {plus(moved)} "
-            f"({pct(moved, team_month(before, 'llm-pretrain'))})") in result.stdout
-    assert (f"**multimodal**: -16 H100-80GB in gke-gpu-us-east4; monthly chargeback {money(-moved)} "
-            f"({pct(-moved, team_month(before, 'multimodal'))})") in result.stdout
+    assert (
+        f"**llm-pretrain**: +16 H100-80GB in gke-gpu-us-east4; monthly chargeback {plus(moved)} "
+        f"({pct(moved, team_month(before, 'llm-pretrain'))})"
+    ) in result.stdout
+    assert (
+        f"**multimodal**: -16 H100-80GB in gke-gpu-us-east4; monthly chargeback {money(-moved)} "
+        f"({pct(-moved, team_month(before, 'multimodal'))})"
+    ) in result.stdout
     assert (
         "| llm-pretrain | gke-gpu-us-east4 | h100-mega-resv (H100-80GB, reservation) "
         "| 64 | 80 | +16 | 0 free of 128 |" in result.stdout
@@ -134,9 +136,7 @@ def test_move_inside_a_commitment_costs_nothing_and_moves_the_chargeback(repo: Q
 
 def test_move_on_spot_prices_both_rows_and_fails_the_spot_share(repo: QuotaRepo) -> None:
     before = repo.load()
-    repo.quota("rl-research", "h100-mega-spot", nominal=16).quota(
-        "search-ranking", "h100-mega-spot", nominal=32
-    )
+    repo.quota("rl-research", "h100-mega-spot", nominal=16).quota("search-ranking", "h100-mega-spot", nominal=32)
 
     result = repo.diff("HEAD")
 
@@ -218,8 +218,11 @@ def test_exceeding_capacity_fails_capacity_and_budget(repo: QuotaRepo) -> None:
     assert f"| 64 | 192 | +128 | over by 128 | 32 | - | {money(rate)} | {plus(want_usd)} |" in result.stdout
     budget = next(b for b in before.policy.budgets if b.cost_center == "CC-1001")
     in_flavor = {t.name for t in before.teams if any(q.flavor == "h100-mega-resv" for q in t.quotas)}
-    centre_month = sum(team_month(before, t.name) + (chargeback_change(t.name) if t.name in in_flavor else 0)
-                       for t in before.teams if t.cost_center == "CC-1001")
+    centre_month = sum(
+        team_month(before, t.name) + (chargeback_change(t.name) if t.name in in_flavor else 0)
+        for t in before.teams
+        if t.cost_center == "CC-1001"
+    )
     spend = centre_month * quarter_hours(budget.quarter) / HOURS_PER_MONTH
     lines = policy_lines(result.stdout)
     # the other teams in the flavor share its on-demand overflow by quota too, so other centres may go over
@@ -310,17 +313,23 @@ def test_kueue_diff_shows_changed_objects_first_and_rbac_last_each_hunk_named(re
     labels = [line.split(" @@ ", 1)[1] for line in eks["diff"].splitlines() if line.startswith("@@ ")]
     assert labels[0] == "ClusterQueue/speech"  # the changed object first, then the added LocalQueues
     assert {"LocalQueue/speech in speech-eval", "LocalQueue/default in speech-eval"} <= set(labels[1:-3])
-    assert labels[-3:] == ["Namespace/speech-eval", "Role/quartermaster-team-workloads in speech-eval",
-                           "RoleBinding/quartermaster-team-workloads in speech-eval"]  # the added RBAC last
+    assert labels[-3:] == [
+        "Namespace/speech-eval",
+        "Role/quartermaster-team-workloads in speech-eval",
+        "RoleBinding/quartermaster-team-workloads in speech-eval",
+    ]  # the added RBAC last
 
 
 def test_a_change_to_clusters_needs_finance_whatever_it_costs(repo: QuotaRepo) -> None:
     """Issue 19: policies follow the section, not the file. Lowering a pool's autoscaling ceiling costs nothing
     today, yet capacity is money: finance approves every change to clusters, commitments, prices or policy."""
-    repo.replace("clusters.yaml", "      - name: h100-mega-spot\n        machine: a3-megagpu-8g\n"
-                 "        zones: [us-east4-a, us-east4-b]\n        autoscaling: {min_nodes: 0, max_nodes: 8}",
-                 "      - name: h100-mega-spot\n        machine: a3-megagpu-8g\n"
-                 "        zones: [us-east4-a, us-east4-b]\n        autoscaling: {min_nodes: 0, max_nodes: 6}")
+    repo.replace(
+        "clusters.yaml",
+        "      - name: h100-mega-spot\n        machine: a3-megagpu-8g\n"
+        "        zones: [us-east4-a, us-east4-b]\n        autoscaling: {min_nodes: 0, max_nodes: 8}",
+        "      - name: h100-mega-spot\n        machine: a3-megagpu-8g\n"
+        "        zones: [us-east4-a, us-east4-b]\n        autoscaling: {min_nodes: 0, max_nodes: 6}",
+    )
     result = repo.diff("HEAD", "--format", "json")
     approvals = {a["who"]: a["reasons"] for a in json.loads(result.stdout)["approvals"]}
     assert approvals == {"@northwind/finops": ["changes clusters"]}

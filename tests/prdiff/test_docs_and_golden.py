@@ -110,8 +110,11 @@ def test_the_replay_cites_a_reference_inside_the_repository() -> None:
     the repository. The copy in docs/ keeps its sources; every section the code and tests cite is in it."""
     from quartermaster.reports.quota_diff import impact
 
-    cited = [impact.__doc__ or "", readme_section(),
-             (REPO / "tests" / "prdiff" / "test_impact.py").read_text(encoding="utf-8")]
+    cited = [
+        impact.__doc__ or "",
+        readme_section(),
+        (REPO / "tests" / "prdiff" / "test_impact.py").read_text(encoding="utf-8"),
+    ]
     assert not any("../shared" in text for text in cited)
     assert all("docs/kueue-admission.md" in text for text in cited)
     reference = (REPO / "docs" / "kueue-admission.md").read_text(encoding="utf-8")

@@ -145,9 +145,7 @@ def test_every_quota_of_the_example_edits_in_place(tmp_path: Path) -> None:
         team = yaml.safe_load(path.read_text())["teams"][0]
         for quota in team["quotas"]:
             before = path.read_bytes()
-            result = set_quotas(
-                root, [QuotaChange(team["name"], quota["flavor"], nominal=quota["nominal"] - 1)]
-            )
+            result = set_quotas(root, [QuotaChange(team["name"], quota["flavor"], nominal=quota["nominal"] - 1)])
             assert result.ok, [i.format() for i in result.issues]
             [(_, old, new)] = changed_lines(before, path.read_bytes())
             assert new == old.replace(
@@ -204,9 +202,7 @@ def test_unknown_team_suggests_the_closest(tmp_path: Path) -> None:
 def test_qm_quota_set_prints_the_edit_and_refuses_over_capacity(tmp_path: Path) -> None:
     repo = QuotaRepo.create(tmp_path)
     runner = CliRunner()
-    ok = runner.invoke(
-        app, ["quota", "set", "speech", "ndh100", "--nominal", "8", "--inventory", str(repo.inventory)]
-    )
+    ok = runner.invoke(app, ["quota", "set", "speech", "ndh100", "--nominal", "8", "--inventory", str(repo.inventory)])
     assert ok.exit_code == 0, ok.output
     assert "speech.yaml:12 teams[0].quotas[1].nominal: 16 -> 8" in ok.stdout
     repo.commit("lower speech")

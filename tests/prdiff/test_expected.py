@@ -22,23 +22,39 @@ def fleet(nominal: int, held: float | None) -> InventoryBuilder:
     GPUs every hour of the last 30 days (no usage rows at all when None)."""
     b = make_inventory().edit("teams", "ml", quotas=[{"flavor": "h100", "nominal": nominal}])
     b.edit_pool("h100", nodes=None, autoscaling={"min_nodes": 0, "max_nodes": 4})
-    b.add("prices", machine="a3-megagpu-8g", site="gcp-us-central1", pricing_model="on-demand",
-          usd_per_node_hour=str(ON_DEMAND), source="test")
+    b.add(
+        "prices",
+        machine="a3-megagpu-8g",
+        site="gcp-us-central1",
+        pricing_model="on-demand",
+        usd_per_node_hour=str(ON_DEMAND),
+        source="test",
+    )
     if held is not None:
         for h in range(30 * 24):
-            b.add("usage", hour=(LAST - dt.timedelta(hours=h)).isoformat(), cluster="gke-a", team="ml", flavor="h100",
-                  accelerators_used=held, accelerators_requested=held)
+            b.add(
+                "usage",
+                hour=(LAST - dt.timedelta(hours=h)).isoformat(),
+                cluster="gke-a",
+                team="ml",
+                flavor="h100",
+                accelerators_used=held,
+                accelerators_requested=held,
+            )
     return b
 
 
-@pytest.mark.parametrize("old, new, held, want_exposure_gpus, want_expected_gpus", [
-    # raising 8 -> 16 while the team holds 6: 8 more GPUs exposed, none expected to be used
-    (8, 16, 6.0, 8, 0),
-    # raising 8 -> 16 while it holds 12 (borrowing today): it is expected to use 4 more of its own
-    (8, 16, 12.0, 8, 4),
-    # cutting 16 -> 8 while it holds 12: 8 fewer exposed, 4 fewer expected
-    (16, 8, 12.0, -8, -4),
-])
+@pytest.mark.parametrize(
+    "old, new, held, want_exposure_gpus, want_expected_gpus",
+    [
+        # raising 8 -> 16 while the team holds 6: 8 more GPUs exposed, none expected to be used
+        (8, 16, 6.0, 8, 0),
+        # raising 8 -> 16 while it holds 12 (borrowing today): it is expected to use 4 more of its own
+        (8, 16, 12.0, 8, 4),
+        # cutting 16 -> 8 while it holds 12: 8 fewer exposed, 4 fewer expected
+        (16, 8, 12.0, -8, -4),
+    ],
+)
 def test_exposure_and_expected_change_of_a_quota(old, new, held, want_exposure_gpus, want_expected_gpus) -> None:
     diff = build_quota_diff(fleet(old, held).build(), fleet(new, held).build())
     [row] = diff.rows
@@ -59,11 +75,19 @@ def test_without_usage_history_the_expected_change_is_unknown_not_zero() -> None
 def test_paid_capacity_no_quota_shares_goes_to_the_teams_by_the_idle_policy() -> None:
     """A fixed pool nobody has quota in is paid all the same (1 node x $88 x 730 h = $64,240 a month); the team
     figures the budget check reads carry it, shared in proportion to each team's exposure (issue 14)."""
+
     def side(ml: int) -> InventoryBuilder:
         b = make_inventory().edit("teams", "ml", quotas=[{"flavor": "h100", "nominal": ml}])
         b.team("cv", quotas={"h100": 8}, cohort="org").pool("spare", nodes=1)
-        return b.add("prices", machine="a3-megagpu-8g", site="gcp-us-central1", pricing_model="on-demand",
-                     usd_per_node_hour=str(ON_DEMAND), source="test")
+        return b.add(
+            "prices",
+            machine="a3-megagpu-8g",
+            site="gcp-us-central1",
+            pricing_model="on-demand",
+            usd_per_node_hour=str(ON_DEMAND),
+            source="test",
+        )
+
     diff = build_quota_diff(side(8).build(), side(4).build())
     ml, cv = (next(t for t in diff.teams if t.team == name) for name in ("ml", "cv"))
     h100 = ON_DEMAND * 2 * HOURS_PER_MONTH  # 2 fixed nodes: $128,480 a month, paid whatever the quotas

@@ -100,15 +100,26 @@ class RecordingMonitor(mocks.MockMonitor):
         response = super().RegisterResource(request)
         if request.type != "pulumi:pulumi:Stack":
             inputs = pulumi.runtime.rpc.deserialize_properties(request.object)
-            self.registered.resources.append(Resource(
-                urn=response.urn, type=request.type, name=request.name, inputs=inputs, parent=request.parent,
-                provider=request.provider, dependencies=tuple(request.dependencies), protect=request.protect,
-                ignore_changes=tuple(request.ignoreChanges), retain_on_delete=request.retainOnDelete))
+            self.registered.resources.append(
+                Resource(
+                    urn=response.urn,
+                    type=request.type,
+                    name=request.name,
+                    inputs=inputs,
+                    parent=request.parent,
+                    provider=request.provider,
+                    dependencies=tuple(request.dependencies),
+                    protect=request.protect,
+                    ignore_changes=tuple(request.ignoreChanges),
+                    retain_on_delete=request.retainOnDelete,
+                )
+            )
         return response
 
 
-def run_program(stack: str, config: dict[str, str], program: Callable[[], object],
-                reads: dict[str, dict[str, Any]] | None = None) -> Registered:
+def run_program(
+    stack: str, config: dict[str, str], program: Callable[[], object], reads: dict[str, dict[str, Any]] | None = None
+) -> Registered:
     """Run `program` under the mocks as stack `stack` with `config` (plus a kubeconfig secret); `reads`: what
     data-source reads return, by token."""
     monitor = RecordingMonitor(reads)
@@ -130,8 +141,11 @@ def stack_config(stack: str) -> dict[str, str]:
 
 def run_stack(stack: str, now: dt.datetime = BEFORE_THE_BLOCK) -> Registered:
     """Run `stacks/__main__.py` as `pulumi up` would for the stack at `now` (config `quartermaster:now`)."""
-    return run_program(stack, {**stack_config(stack), "quartermaster:now": now.isoformat()},
-                       lambda: runpy.run_path(str(STACKS / "__main__.py"), run_name="__main__"))
+    return run_program(
+        stack,
+        {**stack_config(stack), "quartermaster:now": now.isoformat()},
+        lambda: runpy.run_path(str(STACKS / "__main__.py"), run_name="__main__"),
+    )
 
 
 @cache
@@ -140,8 +154,12 @@ def registered(stack: str) -> Registered:
     return run_stack(stack)
 
 
-def run_cluster(inventory: Inventory, cluster: str, reads: dict[str, dict[str, Any]] | None = None,
-                now: dt.datetime = BEFORE_THE_BLOCK) -> Registered:
+def run_cluster(
+    inventory: Inventory,
+    cluster: str,
+    reads: dict[str, dict[str, Any]] | None = None,
+    now: dt.datetime = BEFORE_THE_BLOCK,
+) -> Registered:
     """Declare one cluster of `inventory` (which may be a model_copy of the example) as it should be at `now`."""
     from quartermaster.modules.pulumi import declare_cluster
 

@@ -36,14 +36,23 @@ def test_a_bigger_pool_in_the_inventory_registers_more_nodes_and_asks_more_quota
     spec = cluster_spec(grown, "gke-gpu-us-east4", BEFORE_THE_BLOCK)
     [manual] = [m for m in spec.manual_quota if pool.name in m.pools]
     assert manual.accelerators == pool_accelerators(grown, grown.pool_by_name[pool.name])
-    assert not [r for r in reg.of_type("gcp:cloudquota/sQuotaPreference:SQuotaPreference")
-                if r.inputs["dimensions"].get("gpu_family") == "NVIDIA_H100_MEGA"]
+    assert not [
+        r
+        for r in reg.of_type("gcp:cloudquota/sQuotaPreference:SQuotaPreference")
+        if r.inputs["dimensions"].get("gpu_family") == "NVIDIA_H100_MEGA"
+    ]
     spot = inventory.pool_by_name["h100-mega-spot"]
     assert spot.autoscaling is not None
-    wider = with_pool(inventory, spot.name, autoscaling=spot.autoscaling.model_copy(
-        update={"max_nodes": spot.autoscaling.max_nodes + 2}))
-    preference = next(r for r in run_cluster(wider, "gke-gpu-us-east4").of_type(
-        "gcp:cloudquota/sQuotaPreference:SQuotaPreference") if "H100-MEGA" in r.inputs["quotaId"])
+    wider = with_pool(
+        inventory,
+        spot.name,
+        autoscaling=spot.autoscaling.model_copy(update={"max_nodes": spot.autoscaling.max_nodes + 2}),
+    )
+    preference = next(
+        r
+        for r in run_cluster(wider, "gke-gpu-us-east4").of_type("gcp:cloudquota/sQuotaPreference:SQuotaPreference")
+        if "H100-MEGA" in r.inputs["quotaId"]
+    )
     want = pool_accelerators(wider, wider.pool_by_name[spot.name])
     assert preference.inputs["quotaConfig"]["preferredValue"] == str(want) != str(pool_accelerators(inventory, spot))
 
@@ -59,9 +68,18 @@ def test_more_tpu_slices_register_more_node_pools(inventory: Inventory) -> None:
 
 def test_a_reserved_instance_commitment_marked_create_creates_a_capacity_reservation(inventory: Inventory) -> None:
     pool = inventory.pool_by_name["p5-od"]
-    odcr = Commitment(name="aws-p5-odcr", kind="reserved-instance", machine=pool.machine, site="aws-us-east-1",
-                      zone=pool.zones[0], count=2, term_months=12, start=dt.date(2027, 1, 1),
-                      usd_per_node_hour=Decimal("50"), reservation="create")
+    odcr = Commitment(
+        name="aws-p5-odcr",
+        kind="reserved-instance",
+        machine=pool.machine,
+        site="aws-us-east-1",
+        zone=pool.zones[0],
+        count=2,
+        term_months=12,
+        start=dt.date(2027, 1, 1),
+        usd_per_node_hour=Decimal("50"),
+        reservation="create",
+    )
     changed = with_pool(inventory, pool.name, provisioning="reservation", commitment=odcr.name)
     changed = changed.model_copy(update={"commitments": (*changed.commitments, odcr)})
     reg = run_cluster(changed, "eks-us-east-1")
@@ -83,12 +101,25 @@ def test_an_existing_reservation_is_read_not_created(inventory: Inventory) -> No
     commitment = next(c for c in inventory.commitments if c.reservation_name == "northwind-h100-mega-east4a")
     assert commitment.reservation == "existing"
     reads = [args for token, args in reg.invokes if token == "gcp:compute/getReservation:getReservation"]
-    assert reads == [{"name": commitment.reservation_name, "project": inventory.cluster_by_name[
-        "gke-gpu-us-east4"].project, "zone": commitment.zone}]
+    assert reads == [
+        {
+            "name": commitment.reservation_name,
+            "project": inventory.cluster_by_name["gke-gpu-us-east4"].project,
+            "zone": commitment.zone,
+        }
+    ]
     pool = inventory.pool_by_name["p5-od"]
-    odcr = Commitment(name="aws-p5-odcr", kind="reserved-instance", machine=pool.machine, site="aws-us-east-1",
-                      zone=pool.zones[0], count=2, term_months=12, start=dt.date(2027, 1, 1),
-                      usd_per_node_hour=Decimal("50"))
+    odcr = Commitment(
+        name="aws-p5-odcr",
+        kind="reserved-instance",
+        machine=pool.machine,
+        site="aws-us-east-1",
+        zone=pool.zones[0],
+        count=2,
+        term_months=12,
+        start=dt.date(2027, 1, 1),
+        usd_per_node_hour=Decimal("50"),
+    )
     changed = with_pool(inventory, pool.name, provisioning="reservation", commitment=odcr.name)
     changed = changed.model_copy(update={"commitments": (*changed.commitments, odcr)})
     with pytest.raises(SpecError, match="says its reservation exists but gives no `capacity_reservation_id`"):
@@ -108,23 +139,41 @@ def test_contradicting_arguments_fail_as_a_resource_error_naming_both(inventory:
         run_program("conflict", {}, lambda: GkeAcceleratorPool(spec.pool, [contradiction]))
 
 
-@pytest.mark.parametrize("cluster_name, pool_update, message", [
-    # GKE sizes pools per zone: 9 nodes cannot be split over 2 zones
-    ("gke-gpu-us-east4", {"name": "h100-odd", "nodes": 9, "zones": ("us-east4-a", "us-east4-b")},
-     "cannot be split evenly over 2 zones"),
-    # GPUDirect networking is known only for a3/a4 machines
-    ("gke-gpu-us-east4", {"name": "l4-direct", "machine": "g2-standard-96", "nodes": 1, "gpudirect": True},
-     "no GPUDirect networking"),
-    # AKS agent pool names are at most 12 lowercase letters and digits
-    ("aks-eastus", {"name": "ndh100-thirteen", "machine": "Standard_ND96isr_H100_v5", "zones": ("1",), "nodes": 1},
-     "AKS agent pool names are 1-12 lowercase letters and digits"),
-])
-def test_an_inexpressible_pool_is_a_spec_error_with_the_fix(inventory: Inventory, cluster_name: str,
-                                                            pool_update: dict[str, object], message: str) -> None:
+@pytest.mark.parametrize(
+    "cluster_name, pool_update, message",
+    [
+        # GKE sizes pools per zone: 9 nodes cannot be split over 2 zones
+        (
+            "gke-gpu-us-east4",
+            {"name": "h100-odd", "nodes": 9, "zones": ("us-east4-a", "us-east4-b")},
+            "cannot be split evenly over 2 zones",
+        ),
+        # GPUDirect networking is known only for a3/a4 machines
+        (
+            "gke-gpu-us-east4",
+            {"name": "l4-direct", "machine": "g2-standard-96", "nodes": 1, "gpudirect": True},
+            "no GPUDirect networking",
+        ),
+        # AKS agent pool names are at most 12 lowercase letters and digits
+        (
+            "aks-eastus",
+            {"name": "ndh100-thirteen", "machine": "Standard_ND96isr_H100_v5", "zones": ("1",), "nodes": 1},
+            "AKS agent pool names are 1-12 lowercase letters and digits",
+        ),
+    ],
+)
+def test_an_inexpressible_pool_is_a_spec_error_with_the_fix(
+    inventory: Inventory, cluster_name: str, pool_update: dict[str, object], message: str
+) -> None:
     cluster = inventory.cluster_by_name[cluster_name]
     extra = Pool.model_validate({"machine": "a3-highgpu-8g", "zones": ("us-east4-a",), **pool_update})
-    changed = inventory.model_copy(update={"clusters": tuple(
-        c.model_copy(update={"pools": (*c.pools, extra)}) if c is cluster else c for c in inventory.clusters)})
+    changed = inventory.model_copy(
+        update={
+            "clusters": tuple(
+                c.model_copy(update={"pools": (*c.pools, extra)}) if c is cluster else c for c in inventory.clusters
+            )
+        }
+    )
     with pytest.raises(SpecError, match=message):
         cluster_spec(changed, cluster.name, BEFORE_THE_BLOCK)
 

@@ -46,8 +46,11 @@ def test_the_readme_commands_name_a_real_stack_and_the_config_keys_the_program_r
 
 def test_the_component_types_the_readme_names_are_the_components_type_tokens() -> None:
     named = set(re.findall(r"quartermaster:\w+:\w+", readme_section()))
-    declared = {token for path in (ROOT / "modules" / "pulumi").glob("*.py")
-                for token in re.findall(r'"(quartermaster:\w+:\w+)"', path.read_text())}
+    declared = {
+        token
+        for path in (ROOT / "modules" / "pulumi").glob("*.py")
+        for token in re.findall(r'"(quartermaster:\w+:\w+)"', path.read_text())
+    }
     assert named and named <= declared
 
 

@@ -62,8 +62,11 @@ def test_every_resource_is_parented_under_the_cluster_component(stack: str) -> N
 @pytest.mark.parametrize("stack", ["gke-gpu-us-east4", "gke-tpu-us-east5"])
 def test_gke_node_pools_are_one_per_gpu_pool_and_one_per_tpu_slice(inventory: Inventory, stack: str) -> None:
     reg = registered(stack)
-    want = {p.name if p.tpu is None else f"{p.name}-{i}"
-            for p in pools_of(inventory, stack) for i in range(p.tpu.slices if p.tpu else 1)}
+    want = {
+        p.name if p.tpu is None else f"{p.name}-{i}"
+        for p in pools_of(inventory, stack)
+        for i in range(p.tpu.slices if p.tpu else 1)
+    }
     node_pools = reg.of_type(NODE_POOL)
     assert {r.name for r in node_pools} == want and len(node_pools) == len(want)
     for r in node_pools:
@@ -90,8 +93,11 @@ def test_gke_gpu_pools_declare_their_accelerators_sizes_and_provisioning(invento
         affinity = got["nodeConfig"]["reservationAffinity"]
         if pool.provisioning == "reservation":
             reservation = inventory.commitment_by_name[pool.commitment or ""].reservation_name
-            assert affinity == {"consumeReservationType": "SPECIFIC_RESERVATION",
-                                "key": "compute.googleapis.com/reservation-name", "values": [reservation]}
+            assert affinity == {
+                "consumeReservationType": "SPECIFIC_RESERVATION",
+                "key": "compute.googleapis.com/reservation-name",
+                "values": [reservation],
+            }
         else:
             assert affinity == {"consumeReservationType": "NO_RESERVATION"}
         assert got["nodeConfig"].get("spot", False) == (pool.provisioning == "spot")
@@ -136,8 +142,11 @@ def test_gke_tpu_slices_are_compact_with_the_topology_and_nodes_per_slice(invent
 @pytest.mark.parametrize("stack", ["gke-gpu-us-east4", "gke-tpu-us-east5"])
 def test_gcp_reservations_hold_each_consumed_commitment(inventory: Inventory, stack: str) -> None:
     reg = registered(stack)
-    consumed = {inventory.commitment_by_name[p.commitment] for p in pools_of(inventory, stack)
-                if p.provisioning == "reservation" and p.commitment}
+    consumed = {
+        inventory.commitment_by_name[p.commitment]
+        for p in pools_of(inventory, stack)
+        if p.provisioning == "reservation" and p.commitment
+    }
     reservations = reg.of_type("gcp:compute/reservation:Reservation")
     created = {c for c in consumed if c.reservation == "create"}
     assert {r.inputs["name"] for r in reservations} == {c.reservation_name for c in created}
@@ -149,8 +158,11 @@ def test_gcp_reservations_hold_each_consumed_commitment(inventory: Inventory, st
         assert got.inputs["specificReservation"]["count"] == c.count
         assert got.inputs["specificReservation"]["instanceProperties"]["machineType"] == c.machine
         assert got.inputs["specificReservationRequired"] is True
-        pool_component = next(r for r in reg.of_type("quartermaster:gke:AcceleratorPool")
-                              if inventory.pool_by_name[r.name].commitment == c.name)
+        pool_component = next(
+            r
+            for r in reg.of_type("quartermaster:gke:AcceleratorPool")
+            if inventory.pool_by_name[r.name].commitment == c.name
+        )
         assert got.urn in pool_component.dependencies  # depends_on a component = on its children
 
 
@@ -176,23 +188,33 @@ def test_gcp_quota_preferences_ask_for_what_the_pools_need(inventory: Inventory)
         assert r.inputs["parent"] == f"projects/{inventory.cluster_by_name['gke-gpu-us-east4'].project}"
         assert r.inputs["contactEmail"] == inventory.policy.quota_contact_email
     [manual] = cluster_spec(inventory, "gke-gpu-us-east4", BEFORE_THE_BLOCK).manual_quota
-    assert (manual.pools, manual.accelerators) == (("h100-mega-resv",), pool_accelerators(inventory,
-                                                                                        pool["h100-mega-resv"]))
+    assert (manual.pools, manual.accelerators) == (
+        ("h100-mega-resv",),
+        pool_accelerators(inventory, pool["h100-mega-resv"]),
+    )
 
 
 def test_quota_requests_never_ask_for_less_than_is_granted(inventory: Inventory) -> None:
     """Issue 16: `preferred_value` and the AWS quota `value` are absolute, so a grant above the need became a
     decrease request (GCP) or a failed apply (AWS). Each request reads what is granted and asks for the larger."""
-    granted = {"gcp:cloudquota/getSQuotaInfo:getSQuotaInfo": {"dimensionsInfos": [
-                   {"dimensions": {"region": "us-east4"}, "details": [{"value": "1000"}]},  # this region: above
-                   {"dimensions": {"region": "europe-west4"}, "details": [{"value": "5000"}]}]},  # another: ignored
-               "aws:servicequotas/getServiceQuota:getServiceQuota": {"value": 99999.0}}
+    granted = {
+        "gcp:cloudquota/getSQuotaInfo:getSQuotaInfo": {
+            "dimensionsInfos": [
+                {"dimensions": {"region": "us-east4"}, "details": [{"value": "1000"}]},  # this region: above
+                {"dimensions": {"region": "europe-west4"}, "details": [{"value": "5000"}]},
+            ]
+        },  # another: ignored
+        "aws:servicequotas/getServiceQuota:getServiceQuota": {"value": 99999.0},
+    }
     gcp_reg = run_cluster(inventory, "gke-gpu-us-east4", reads=granted)
-    asked = {r.inputs["quotaId"]: r.inputs["quotaConfig"]["preferredValue"]
-             for r in gcp_reg.of_type("gcp:cloudquota/sQuotaPreference:SQuotaPreference")}
+    asked = {
+        r.inputs["quotaId"]: r.inputs["quotaConfig"]["preferredValue"]
+        for r in gcp_reg.of_type("gcp:cloudquota/sQuotaPreference:SQuotaPreference")
+    }
     assert asked and set(asked.values()) == {"1000"}  # every need (64) is below the grant
     [quota] = run_cluster(inventory, "eks-us-east-1", reads=granted).of_type(
-        "aws:servicequotas/serviceQuota:ServiceQuota")
+        "aws:servicequotas/serviceQuota:ServiceQuota"
+    )
     assert quota.inputs["value"] == 99999.0
 
 
@@ -252,11 +274,21 @@ def test_eks_capacity_block_pool_launches_into_its_block(inventory: Inventory) -
         schedules = {r.name: r.inputs for r in reg.of_type("aws:autoscaling/schedule:Schedule")}
         asg = {"autoscalingGroupName": f"eks-{pool.name}-asg", "region": "us-east-1"}
         assert schedules[f"{pool.name}-block-start"] == {
-            **asg, "scheduledActionName": f"{pool.name}-block-start", "startTime": f"{start.isoformat()}Z",
-            "minSize": nodes, "maxSize": nodes, "desiredCapacity": nodes}
+            **asg,
+            "scheduledActionName": f"{pool.name}-block-start",
+            "startTime": f"{start.isoformat()}Z",
+            "minSize": nodes,
+            "maxSize": nodes,
+            "desiredCapacity": nodes,
+        }
         assert schedules[f"{pool.name}-block-end"] == {
-            **asg, "scheduledActionName": f"{pool.name}-block-end", "startTime": f"{end.isoformat()}Z",
-            "minSize": 0, "maxSize": nodes, "desiredCapacity": 0}
+            **asg,
+            "scheduledActionName": f"{pool.name}-block-end",
+            "startTime": f"{end.isoformat()}Z",
+            "minSize": 0,
+            "maxSize": nodes,
+            "desiredCapacity": 0,
+        }
         assert "scalingConfig.desiredSize" in group.ignore_changes
 
 
@@ -277,7 +309,8 @@ BLOCK_PHASES = [
 
 @pytest.mark.parametrize(("now", "want_size", "want_actions"), BLOCK_PHASES)
 def test_eks_capacity_block_declares_only_the_actions_still_ahead(
-        inventory: Inventory, now: dt.datetime, want_size: str, want_actions: tuple[str, ...]) -> None:
+    inventory: Inventory, now: dt.datetime, want_size: str, want_actions: tuple[str, ...]
+) -> None:
     """Issue 16: EC2 Auto Scaling refuses a one-time action whose start time is past and deletes an action once it
     has run, so a stack applied after the block started failed, and every later plan would recreate the action."""
     reg = run_cluster(inventory, "eks-us-east-1", now=now)

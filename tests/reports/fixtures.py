@@ -27,12 +27,26 @@ def small_fleet() -> Inventory:
         .edit_pool("h100", nodes=None, autoscaling={"max_nodes": 2})
         .pool("h100-resv", nodes=1, provisioning="reservation", commitment="c1")
         .pool("h100-spot", autoscaling={"max_nodes": 2}, provisioning="spot")
-        .add("commitments", name="c1", kind="cud", machine="a3-megagpu-8g", site=SITE, count=1, term_months=12,
-             start="2026-01-01", usd_per_node_hour="16")
-        .add("prices", machine="a3-megagpu-8g", site=SITE, pricing_model="on-demand", usd_per_node_hour="80",
-             source=SOURCE)
-        .add("prices", machine="a3-megagpu-8g", site=SITE, pricing_model="spot", usd_per_node_hour="24",
-             source=SOURCE)
+        .add(
+            "commitments",
+            name="c1",
+            kind="cud",
+            machine="a3-megagpu-8g",
+            site=SITE,
+            count=1,
+            term_months=12,
+            start="2026-01-01",
+            usd_per_node_hour="16",
+        )
+        .add(
+            "prices",
+            machine="a3-megagpu-8g",
+            site=SITE,
+            pricing_model="on-demand",
+            usd_per_node_hour="80",
+            source=SOURCE,
+        )
+        .add("prices", machine="a3-megagpu-8g", site=SITE, pricing_model="spot", usd_per_node_hour="24", source=SOURCE)
         .team("a", cost_center="CC-A")
         .team("b", cost_center="CC-B")
         .team("c", cost_center="CC-C")
@@ -43,21 +57,26 @@ def small_fleet() -> Inventory:
 def usage(rows: list[tuple[int, str, str, float, float]]) -> pd.DataFrame:
     """Records in February 2026 from (hour of the month, team, flavor, used, requested)."""
     start = dt.datetime(2026, 2, 1)
-    return pd.DataFrame({
-        "hour": [start + dt.timedelta(hours=h) for h, *_ in rows],
-        "cluster": "gke-a",
-        "team": [r[1] for r in rows],
-        "flavor": [r[2] for r in rows],
-        "accelerators_used": [r[3] for r in rows],
-        "accelerators_requested": [r[4] for r in rows],
-    })
+    return pd.DataFrame(
+        {
+            "hour": [start + dt.timedelta(hours=h) for h, *_ in rows],
+            "cluster": "gke-a",
+            "team": [r[1] for r in rows],
+            "flavor": [r[2] for r in rows],
+            "accelerators_used": [r[3] for r in rows],
+            "accelerators_requested": [r[4] for r in rows],
+        }
+    )
 
 
 # Hour 0: the reservation holds a (requested 4, used 2) and b (3, 3): 7 of 8 GPUs, all covered.
 # Hour 1: a uses 6 (requested 5) and b 4: 10 GPUs on 8 committed; each is covered 8/10 and the rest
 #         overflows at on-demand. Hour 2: a on on-demand (used 1, requested 2); b on spot (4).
 FEBRUARY = [
-    (0, "a", "h100-resv", 2, 4), (0, "b", "h100-resv", 3, 3),
-    (1, "a", "h100-resv", 6, 5), (1, "b", "h100-resv", 4, 4),
-    (2, "a", "h100", 1, 2), (2, "b", "h100-spot", 4, 4),
+    (0, "a", "h100-resv", 2, 4),
+    (0, "b", "h100-resv", 3, 3),
+    (1, "a", "h100-resv", 6, 5),
+    (1, "b", "h100-resv", 4, 4),
+    (2, "a", "h100", 1, 2),
+    (2, "b", "h100-spot", 4, 4),
 ]

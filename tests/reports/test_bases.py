@@ -60,7 +60,8 @@ def plan(inventory: Inventory) -> planner.PlanResult:
 
 
 def test_metered_is_the_teams_lines_at_the_pricing_homes_rates_plus_its_idle_share(
-        inventory: Inventory, metered: MeterResult) -> None:
+    inventory: Inventory, metered: MeterResult
+) -> None:
     team = next(t for t in metered.teams if t.team == TEAM)
     lines = [x for x in metered.lines if x.team == TEAM]
     shares = [x for x in metered.idle_shares if x.team == TEAM]
@@ -75,19 +76,22 @@ def test_metered_is_the_teams_lines_at_the_pricing_homes_rates_plus_its_idle_sha
             machine = inventory.machine_by_name[commitment.machine]
             covered = per_accelerator(commitment.usd_per_node_hour, machine.accelerators_per_node)
             provider = inventory.site_by_name[commitment.site].provider
-            overflow = accelerator_hour_price(inventory, commitment.machine, commitment.site,
-                                              pricing_model_of(Provisioning.RESERVATION, provider))
+            overflow = accelerator_hour_price(
+                inventory, commitment.machine, commitment.site, pricing_model_of(Provisioning.RESERVATION, provider)
+            )
             assert line.rate in (covered, overflow), line
         else:
             pool = inventory.pool_by_name[line.block.removeprefix("pool:")]
-            price, _ = pool_node_price(inventory, pool.machine, inventory.cluster_of_pool[pool.name].site,
-                                       pool.provisioning)
+            price, _ = pool_node_price(
+                inventory, pool.machine, inventory.cluster_of_pool[pool.name].site, pool.provisioning
+            )
             assert price is not None
             assert line.rate == per_accelerator(price, inventory.machine_by_name[pool.machine].accelerators_per_node)
 
 
 def test_planned_is_the_plans_quarter_prorated_and_the_report_shows_the_variance(
-        inventory: Inventory, metered: MeterResult, plan: planner.PlanResult) -> None:
+    inventory: Inventory, metered: MeterResult, plan: planner.PlanResult
+) -> None:
     team_row = next(r for r in plan.cost_by_team if r.quarter == QUARTER and r.team == TEAM)
     quarter_cost = team_row.usd
     assert quarter_cost == team_row.usage_usd + team_row.idle_share_usd
@@ -103,7 +107,8 @@ def test_planned_is_the_plans_quarter_prorated_and_the_report_shows_the_variance
 
 
 def test_exposure_is_each_quota_used_in_full_at_the_flavors_marginal_rate(
-        inventory: Inventory, metered: MeterResult) -> None:
+    inventory: Inventory, metered: MeterResult
+) -> None:
     """The quota diff of the inventory against itself shows no change; the team's exposure is its quota's share
     of each flavor's monthly cost, and that cost is the paid-anyway capacity plus the quota beyond it at the
     rate metering charges beyond it, per 730-hour month."""

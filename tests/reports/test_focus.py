@@ -51,8 +51,15 @@ def example_rows() -> tuple[list[dict], Decimal]:
 def test_focus_13_has_23_mandatory_columns() -> None:
     assert len(MANDATORY) == 23  # PLANNING.md §3: FOCUS 1.3 has 23 mandatory columns
     assert set(MANDATORY) <= set(COLUMNS)
-    assert {"ServiceProviderName", "HostProviderName", "CommitmentDiscountId", "CommitmentDiscountStatus",
-            "PricingCategory", "x_Team", "x_CostCenter"} <= set(COLUMNS)
+    assert {
+        "ServiceProviderName",
+        "HostProviderName",
+        "CommitmentDiscountId",
+        "CommitmentDiscountStatus",
+        "PricingCategory",
+        "x_Team",
+        "x_CostCenter",
+    } <= set(COLUMNS)
 
 
 def test_mandatory_columns_are_filled_as_the_spec_requires(example_rows: tuple[list[dict], Decimal]) -> None:
@@ -131,8 +138,15 @@ def test_invoice_and_service_subcategory_columns(example_rows: tuple[list[dict],
     InvoiceId and ServiceSubcategory. Every metered row names its period's chargeback statement for its billing
     account, and each ServiceName has one ServiceSubcategory from FOCUS 1.2's list (ServiceName-C-008-C)."""
     rows, _ = example_rows
-    allowed = {"Virtual Machines", "Containers", "Other (Compute)", "Machine Learning", "AI Platforms",
-               "Generative AI", "Other (AI and Machine Learning)"}  # FOCUS 1.2 values of the two categories used
+    allowed = {
+        "Virtual Machines",
+        "Containers",
+        "Other (Compute)",
+        "Machine Learning",
+        "AI Platforms",
+        "Generative AI",
+        "Other (AI and Machine Learning)",
+    }  # FOCUS 1.2 values of the two categories used
     for row in rows:
         period = row["BillingPeriodStart"][:7]
         assert row["InvoiceId"] == f"qm-chargeback-{period}-{row['BillingAccountId']}"
@@ -144,7 +158,8 @@ def test_invoice_and_service_subcategory_columns(example_rows: tuple[list[dict],
 
 
 def test_sku_columns_and_nothing_consumed_of_unused_or_purchased_commitments(
-        example_rows: tuple[list[dict], Decimal]) -> None:
+    example_rows: tuple[list[dict], Decimal],
+) -> None:
     """Issue 18, with the export's own applicability criteria: SkuMeter and SkuPriceDetails are present wherever a
     SKU and a SKU price are (list prices are published), and ConsumedQuantity is null on Purchase rows and on
     Usage rows of an unused commitment (ConsumedQuantity-C-004-C)."""
@@ -212,8 +227,11 @@ def test_plan_lines_are_focus_13_splits_to_teams(forecast_rows: list[dict]) -> N
     (AllocatedMethodId plan-team-share): before, every team's row had its own ChargeDescription and Tags and a
     quantity of one quarter each, so the splits added up to several quarters."""
     groups = splits_by_origin(forecast_rows, lambda r: r["SkuPriceId"])
-    lines = {f"plan/{m.pricing_model}/{m.term_months}": m.usd
-             for m in planner.load_result(PLAN).cost_by_quarter if m.quarter == "2027Q1"}
+    lines = {
+        f"plan/{m.pricing_model}/{m.term_months}": m.usd
+        for m in planner.load_result(PLAN).cost_by_quarter
+        if m.quarter == "2027Q1"
+    }
     assert set(groups) == set(lines)
     for key, splits in groups.items():
         unit_list, unit_contracted = splits[0]["ListUnitPrice"], splits[0]["ContractedUnitPrice"]
@@ -223,6 +241,7 @@ def test_plan_lines_are_focus_13_splits_to_teams(forecast_rows: list[dict]) -> N
         assert sum(r["EffectiveCost"] for r in splits) == sum(r["ContractedCost"] for r in splits) == unit_contracted
         assert abs(unit_contracted - lines[key]) < Decimal("0.01")  # the plan's line, rounded to the cent
         assert len({r["x_Team"] for r in splits}) == len(splits) > 1
+
 
 PLAN = DATA / "reports" / "plan"  # a plan the planner wrote for the example inventory
 # FOCUS Unit Format, "Allowed Time-based Unit Names" (FOCUS_Spec specification/attributes/unit_format.md, read

@@ -25,8 +25,23 @@ from tests.reports.fixtures import FEBRUARY, small_fleet, usage
 FEB = parse_period("2026-02")
 OCT = parse_period("2026-10")
 EXAMPLE = load(Path(__file__).resolve().parents[2] / "inventory").inventory
-PORTABLE_FUNCTIONS = (exp.And, exp.Or, exp.Case, exp.If, exp.Cast, exp.Coalesce, exp.Count, exp.Floor, exp.Greatest,
-                      exp.Least, exp.Max, exp.Min, exp.Round, exp.RowNumber, exp.Sum)
+PORTABLE_FUNCTIONS = (
+    exp.And,
+    exp.Or,
+    exp.Case,
+    exp.If,
+    exp.Cast,
+    exp.Coalesce,
+    exp.Count,
+    exp.Floor,
+    exp.Greatest,
+    exp.Least,
+    exp.Max,
+    exp.Min,
+    exp.Round,
+    exp.RowNumber,
+    exp.Sum,
+)
 """The functions the query may call: each has the same meaning in DuckDB, Spark, BigQuery and Trino."""
 
 
@@ -38,14 +53,24 @@ def lint(sql: str) -> list[str]:
         found.append("GROUP BY ALL")
     if any(f.find_ancestor(exp.Window) or f.find(exp.Window) for f in tree.find_all(exp.Filter)):
         found.append("FILTER inside a window aggregate")
-    found += [f"naive timestamp literal {c.this.name}" for c in tree.find_all(exp.Cast)
-              if c.to.is_type(*exp.DataType.TEMPORAL_TYPES) and isinstance(c.this, exp.Literal)
-              and not re.search(r"(Z|[+-]\d\d:\d\d)$", c.this.name)]
-    found += [f"function {f.sql('duckdb')} outside the portable subset" for f in tree.find_all(exp.Func)
-              if not isinstance(f, PORTABLE_FUNCTIONS)]
+    found += [
+        f"naive timestamp literal {c.this.name}"
+        for c in tree.find_all(exp.Cast)
+        if c.to.is_type(*exp.DataType.TEMPORAL_TYPES)
+        and isinstance(c.this, exp.Literal)
+        and not re.search(r"(Z|[+-]\d\d:\d\d)$", c.this.name)
+    ]
+    found += [
+        f"function {f.sql('duckdb')} outside the portable subset"
+        for f in tree.find_all(exp.Func)
+        if not isinstance(f, PORTABLE_FUNCTIONS)
+    ]
     ctes = {c.alias for c in tree.find_all(exp.CTE)}
-    found += [f"table function or unknown table {t.sql()}" for t in tree.find_all(exp.Table)
-              if t.name not in ctes | {"usage"} or isinstance(t.this, exp.Func)]
+    found += [
+        f"table function or unknown table {t.sql()}"
+        for t in tree.find_all(exp.Table)
+        if t.name not in ctes | {"usage"} or isinstance(t.this, exp.Func)
+    ]
     if tree.find(exp.Qualify):
         found.append("QUALIFY")
     if tree.find(exp.IntDiv):
@@ -101,12 +126,18 @@ def test_spark_runs_the_emitted_query_to_the_same_cents(tmp_path: Path) -> None:
     inventory = small_fleet()
     parquet = canonical(usage(FEBRUARY), tmp_path / "usage.parquet")
     blks, _ = blocks(inventory, FEB.start, FEB.end)
-    spark = (SparkSession.builder.master("local[1]").appName("qm-meter-test")
-             .config("spark.sql.session.timeZone", "UTC").config("spark.ui.enabled", "false")
-             .config("spark.sql.shuffle.partitions", "1")
-             # tiny data: planning and code generation would cost more than the rows
-             .config("spark.sql.adaptive.enabled", "false").config("spark.sql.codegen.wholeStage", "false")
-             .config("spark.sql.codegen.factoryMode", "NO_CODEGEN").getOrCreate())
+    spark = (
+        SparkSession.builder.master("local[1]")
+        .appName("qm-meter-test")
+        .config("spark.sql.session.timeZone", "UTC")
+        .config("spark.ui.enabled", "false")
+        .config("spark.sql.shuffle.partitions", "1")
+        # tiny data: planning and code generation would cost more than the rows
+        .config("spark.sql.adaptive.enabled", "false")
+        .config("spark.sql.codegen.wholeStage", "false")
+        .config("spark.sql.codegen.factoryMode", "NO_CODEGEN")
+        .getOrCreate()
+    )
     try:
         spark.read.parquet(str(parquet)).createOrReplaceTempView("usage")
         got = sorted(tuple(r) for r in spark.sql(emit(inventory, blks, "proportional", "spark", FEB.label)).collect())
@@ -150,9 +181,16 @@ def test_per_minute_rows_weigh_a_sixtieth_of_an_hour(tmp_path: Path) -> None:
     # team a holds 8 GPUs of the on-demand pool (h100, $10/GPU-h) for 30 minutes of one hour, then nothing:
     # 8 x 30/60 = 4 GPU-h = $40.00
     minutes = pd.date_range("2026-02-03 10:00", periods=60, freq="min")
-    frame = pd.DataFrame({"minute": minutes, "cluster": "gke-a", "team": "a", "flavor": "h100",
-                          "accelerators_used": [8.0] * 30 + [0.0] * 30,
-                          "accelerators_requested": [8.0] * 30 + [0.0] * 30})
+    frame = pd.DataFrame(
+        {
+            "minute": minutes,
+            "cluster": "gke-a",
+            "team": "a",
+            "flavor": "h100",
+            "accelerators_used": [8.0] * 30 + [0.0] * 30,
+            "accelerators_requested": [8.0] * 30 + [0.0] * 30,
+        }
+    )
     frame.to_parquet(tmp_path / "minutes.parquet", index=False)
     result, issues = meter_source(str(tmp_path / "minutes.parquet"), small_fleet(), FEB)
     assert issues == [] and result is not None
@@ -180,7 +218,8 @@ def test_a_bad_row_in_the_second_file_of_a_folder_is_located(tmp_path: Path) -> 
     assert result is None
     # the second data row of b.csv is its line 3
     assert [i.format().split(" (got")[0] for i in issues] == [
-        f"{tmp_path / 'b.csv'}:3 flavor: flavor `h100-resvv` is not a pool (ResourceFlavor) of the inventory"]
+        f"{tmp_path / 'b.csv'}:3 flavor: flavor `h100-resvv` is not a pool (ResourceFlavor) of the inventory"
+    ]
 
 
 def test_no_files_is_an_issue(tmp_path: Path) -> None:
@@ -195,18 +234,28 @@ def test_the_query_allocates_cents_as_the_pricing_home_does() -> None:
     blks, _ = blocks(EXAMPLE, OCT.start, OCT.end)
     con = duckdb.connect()
     con.register("frame", frame)
-    con.execute("CREATE VIEW usage AS SELECT '' AS cluster, hour, CAST(team AS VARCHAR) AS team, "
-                "CAST(flavor AS VARCHAR) AS flavor, used AS accelerators_used, requested AS accelerators_requested, "
-                "60 AS minutes FROM frame")
+    con.execute(
+        "CREATE VIEW usage AS SELECT '' AS cluster, hour, CAST(team AS VARCHAR) AS team, "
+        "CAST(flavor AS VARCHAR) AS flavor, used AS accelerators_used, requested AS accelerators_requested, "
+        "60 AS minutes FROM frame"
+    )
     rows = con.sql(meter_sql(EXAMPLE, blks, "proportional")).to_arrow_table().to_pylist()
     lines = [r for r in rows if r["kind"] in ("usage", "idle") and r["units"] > 0]
-    lines.sort(key=lambda r: (r["kind"] == "idle", r["team"] or "", [p.name for p in EXAMPLE.pools].index(r["pool"])
-                              if r["kind"] == "usage" else 0, blks[r["block_id"]].kind == "commitment", r["part"],
-                              r["block_id"]))
+    lines.sort(
+        key=lambda r: (
+            r["kind"] == "idle",
+            r["team"] or "",
+            [p.name for p in EXAMPLE.pools].index(r["pool"]) if r["kind"] == "usage" else 0,
+            blks[r["block_id"]].kind == "commitment",
+            r["part"],
+            r["block_id"],
+        )
+    )
     amounts = {f"{i:06d}": r["units"] * r["rate"] / UNITS_PER_HOUR for i, r in enumerate(lines)}
     total = sum(Decimal(r["cents"]) for r in lines) / 100
     assert {k: v * 100 for k, v in allocate_cents(amounts, total).items()} == {
-        f"{i:06d}": Decimal(r["cents"]) for i, r in enumerate(lines)}
+        f"{i:06d}": Decimal(r["cents"]) for i, r in enumerate(lines)
+    }
 
 
 @pytest.mark.parametrize(
@@ -233,23 +282,26 @@ def test_emit_sql_prints_the_query_for_the_period() -> None:
     from quartermaster.cli import app
 
     inventory = Path(__file__).resolve().parents[2] / "inventory"
-    result = CliRunner().invoke(app, ["meter", "--inventory", str(inventory), "--emit-sql", "bigquery",
-                                      "--period", "2026-10"])
+    result = CliRunner().invoke(
+        app, ["meter", "--inventory", str(inventory), "--emit-sql", "bigquery", "--period", "2026-10"]
+    )
     assert result.exit_code == 0, result.output
     assert result.output.startswith("-- Quartermaster metering for 2026-10, idle policy proportional, in bigquery")
     # the commitment gcp-east4-h100-3y: 16 nodes x 8 GPUs = 128 GPUs paid, 7,680,000 units an hour, 744 hours
     assert "7680000" in result.output and "744" in result.output
 
 
-def test_a_long_read_reports_duckdbs_progress_while_it_runs(monkeypatch: pytest.MonkeyPatch,
-                                                           capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_long_read_reports_duckdbs_progress_while_it_runs(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     """A query of a few seconds, polled every 0.2 s: at least one line, with a share between 0 and 100 %."""
     monkeypatch.setattr(source, "PROGRESS_SECONDS", 0.2)
     con = duckdb.connect()
     with source._read_progress(con, True, "usage/", 10**9):
         con.execute("CREATE TABLE t AS SELECT i % 1000 AS k, SUM(i) AS s FROM range(200000000) AS r(i) GROUP BY 1")
-    shares = [float(m) for m in re.findall(r"qm meter: read (\d+) % of 1,000,000,000 rows of usage/",
-                                           capsys.readouterr().err)]
+    shares = [
+        float(m) for m in re.findall(r"qm meter: read (\d+) % of 1,000,000,000 rows of usage/", capsys.readouterr().err)
+    ]
     assert shares and all(0 <= s <= 100 for s in shares)
     with source._read_progress(con, False, "usage/", 10**9):  # small inputs: nothing
         con.execute("SELECT COUNT(*) FROM t").fetchall()

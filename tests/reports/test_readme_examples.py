@@ -18,8 +18,8 @@ SECTION = "## Finance reports, metering and FOCUS export"
 
 def readme_commands() -> list[list[str]]:
     text = (REPO / "README.md").read_text(encoding="utf-8")
-    section = text[text.index(SECTION):]
-    section = section[:section.index("\n## ", len(SECTION))]
+    section = text[text.index(SECTION) :]
+    section = section[: section.index("\n## ", len(SECTION))]
     block = re.search(r"```bash\n(.*?)```", section, re.S)
     assert block is not None
     return [shlex.split(line)[1:] for line in block.group(1).splitlines() if line.startswith(".venv/bin/qm ")]

@@ -50,7 +50,10 @@ def stored(inventory: Inventory) -> ReportData:
     """The report of a plan the planner wrote for the example (tests/data/reports/plan) against the plan with
     10 % less demand (previous-plan): fixed inputs, so the rendered files can be golden."""
     return build_report(
-        inventory, planner.load_result(DATA / "plan"), "2027Q1", planner.load_result(DATA / "previous-plan"),
+        inventory,
+        planner.load_result(DATA / "plan"),
+        "2027Q1",
+        planner.load_result(DATA / "previous-plan"),
         revision=STAND_IN_REVISION,
     )
 
@@ -91,9 +94,13 @@ def stored_plan_figures() -> dict[str, Decimal]:
     cost, on_demand = (Decimal(str(kpi[c])).quantize(CENT) for c in ("cost_usd", "on_demand_equivalent_usd"))
     buys = plan.frame("purchase_schedule")[plan.frame("purchase_schedule")["start_quarter"] == "2027Q1"]
     liabilities = [Decimal(str(v)).quantize(CENT) for v in buys["total_liability_usd"]]
-    return {"spend": cost, "savings": on_demand - cost, "rate": Decimal(str(kpi["effective_savings_rate"])),
-            "liability": sum(liabilities, Decimal(0)), "spend_four": sum(
-                (Decimal(str(v)).quantize(CENT) for v in plan.frame("kpis")["cost_usd"].head(4)), Decimal(0))}
+    return {
+        "spend": cost,
+        "savings": on_demand - cost,
+        "rate": Decimal(str(kpi["effective_savings_rate"])),
+        "liability": sum(liabilities, Decimal(0)),
+        "spend_four": sum((Decimal(str(v)).quantize(CENT) for v in plan.frame("kpis")["cost_usd"].head(4)), Decimal(0)),
+    }
 
 
 def test_summary_of_the_stored_plan(stored: ReportData) -> None:
@@ -168,16 +175,23 @@ def test_chromium_shows_the_headline_figures_and_takes_a_screenshot(stored: Repo
             check=True,
         )
     want = stored_plan_figures()
-    for figure in (money(want["spend"]), money(want["spend_four"]), money(want["savings"]), pct(want["rate"]),
-                   money(want["liability"])):
+    for figure in (
+        money(want["spend"]),
+        money(want["spend_four"]),
+        money(want["savings"]),
+        pct(want["rate"]),
+        money(want["liability"]),
+    ):
         assert figure in dom, figure
     assert dom.count("<svg") == 4  # spend, cost band, coverage, demand vs capacity
     assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and shot.stat().st_size > 20_000
 
 
 @needs_chromium
-@pytest.mark.skipif(shutil.which("pdftotext") is None and not os.environ.get("CI"),
-                    reason="pdftotext is not installed (apt-get install poppler-utils; .ci/run installs it)")
+@pytest.mark.skipif(
+    shutil.which("pdftotext") is None and not os.environ.get("CI"),
+    reason="pdftotext is not installed (apt-get install poppler-utils; .ci/run installs it)",
+)
 def test_pdf_pages_are_numbered_and_no_total_row_is_repeated(stored: ReportData, tmp_path: Path) -> None:
     """Issue 18: the PDF repeated each table's Total row under the first half of a table cut by a page break
     ("All quarters" under 6 of 8 quarters) and had no page numbers and no date. Read back with poppler's
@@ -185,8 +199,9 @@ def test_pdf_pages_are_numbered_and_no_total_row_is_repeated(stored: ReportData,
     html = tmp_path / "report.html"
     html.write_text(render_html(stored, RenderOptions(generated=dt.date(2026, 11, 24))), encoding="utf-8")
     assert print_pdf(html, tmp_path / "report.pdf") is None
-    text = subprocess.run(["pdftotext", "-layout", str(tmp_path / "report.pdf"), "-"], capture_output=True,
-                          text=True, check=True).stdout
+    text = subprocess.run(
+        ["pdftotext", "-layout", str(tmp_path / "report.pdf"), "-"], capture_output=True, text=True, check=True
+    ).stdout
     assert text.count(f"{stored.title}, generated 2026-11-24") == text.count("\f")  # every page says when
     assert "Generated 2026-11-24." in html.read_text(encoding="utf-8")  # and so does the page's header
     numbers = re.findall(r"Page (\d+) of (\d+)", text)  # one footer per page: 1 of N ... N of N
@@ -251,8 +266,7 @@ def test_the_budget_headline_says_how_many_cost_centres_it_covers(inventory: Inv
     team_centre = {t.name: t.cost_center for t in inventory.teams}
     planned = {team_centre[r.team] for r in plan.cost_by_team if r.quarter == quarter and r.team in team_centre}
     assert stored.summary.budget_centres == (len(with_budget), len(planned))
-    assert (f"Budgets for {quarter} ({len(with_budget)} of {len(planned)} cost centres have one)"
-            in render_html(stored))
+    assert f"Budgets for {quarter} ({len(with_budget)} of {len(planned)} cost centres have one)" in render_html(stored)
 
 
 @pytest.fixture(scope="module")
@@ -267,16 +281,23 @@ def dom_table(dom: str, name: str) -> list[list[str]]:
     """The cells of a table of the page (`id="table-<name>"`), head, body and total rows, tags stripped."""
     found = re.search(rf'<table class="data" id="table-{name}">(.*?)</table>', dom, re.S)
     assert found, name
-    return [[re.sub(r"<[^>]+>", "", c).strip() for c in re.findall(r"<t[hd][^>]*>(.*?)</t[hd]>", row, re.S)]
-            for row in re.findall(r"<tr>(.*?)</tr>", found.group(1), re.S)]
+    return [
+        [re.sub(r"<[^>]+>", "", c).strip() for c in re.findall(r"<t[hd][^>]*>(.*?)</t[hd]>", row, re.S)]
+        for row in re.findall(r"<tr>(.*?)</tr>", found.group(1), re.S)
+    ]
 
 
 def dump_dom(html: Path) -> str:
     """The page as headless Chromium built it (the DOM after parsing, what a person's browser shows)."""
     assert CHROMIUM is not None, "CI=true but Chromium is not installed (apt-get install chromium)"
     with tempfile.TemporaryDirectory() as profile:
-        return subprocess.run(chromium_command(CHROMIUM, Path(profile), "--dump-dom", html.as_uri()),
-                              capture_output=True, text=True, timeout=120, check=True).stdout
+        return subprocess.run(
+            chromium_command(CHROMIUM, Path(profile), "--dump-dom", html.as_uri()),
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=True,
+        ).stdout
 
 
 def test_source_trail_names_the_inputs_the_options_and_the_solve(inventory: Inventory, stored: ReportData) -> None:
@@ -310,8 +331,12 @@ def test_inventory_revision_is_the_commit_and_says_when_files_changed(tmp_path: 
     (repo / "inventory" / "org.yaml").write_text("policy: {}\n")
 
     def git(*args: str) -> str:
-        return subprocess.run(["git", "-C", str(repo), "-c", "user.name=t", "-c", "user.email=t@example.com", *args],
-                              capture_output=True, text=True, check=True).stdout.strip()
+        return subprocess.run(
+            ["git", "-C", str(repo), "-c", "user.name=t", "-c", "user.email=t@example.com", *args],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.strip()
 
     assert inventory_revision(repo / "inventory") == NOT_A_CHECKOUT
     git("init", "-q")
@@ -338,8 +363,9 @@ def test_a_what_if_plan_says_so_at_the_top(inventory: Inventory, tmp_path: Path)
 
 
 @needs_chromium
-def test_purchases_are_paid_as_the_plan_says_and_totals_keep_payments_apart(stored: ReportData,
-                                                                              stored_dom: str) -> None:
+def test_purchases_are_paid_as_the_plan_says_and_totals_keep_payments_apart(
+    stored: ReportData, stored_dom: str
+) -> None:
     """Issue 18: the schedule's total added monthly amounts to upfront ones; issue 15 point 3: the payments are the
     plan's own (upfront_usd, monthly_usd of purchase_schedule.csv), not guessed from the pricing model. The stored
     plan's purchases (DGX B200 systems and 36-month commitments) have no upfront fee: paid by the hour, monthly."""
@@ -355,11 +381,16 @@ def test_purchases_are_paid_as_the_plan_says_and_totals_keep_payments_apart(stor
     assert table.total["over_term"] == table.total["liability"] == plan.new_commitment_liability_usd.quantize(CENT)
     cells = dom_table(stored_dom, "purchase_schedule")
     head, total = cells[0], cells[-1]
-    assert head[-6:] == ["Payment", "Paid upfront", "Paid monthly, a month", "Paid over the term", "Total liability",
-                         "Of which in the plan's horizon"]
+    assert head[-6:] == [
+        "Payment",
+        "Paid upfront",
+        "Paid monthly, a month",
+        "Paid over the term",
+        "Total liability",
+        "Of which in the plan's horizon",
+    ]
     assert total[0] == "Totals by payment"
-    assert total[-5:] == [money(table.total[k]) for k in ("upfront", "monthly", "over_term", "liability",
-                                                          "in_horizon")]
+    assert total[-5:] == [money(table.total[k]) for k in ("upfront", "monthly", "over_term", "liability", "in_horizon")]
     assert all(row[-6:-4] == ["no upfront", "\u2013"] for row in cells[1:-1])  # no upfront amount shown
     s = stored.summary  # 2027Q1: one DGX B200, paid monthly
     assert s.approve_upfront == 0 and s.approve_monthly == sum((c.monthly or 0 for c in s.approve), Decimal(0)) > 0
@@ -370,6 +401,7 @@ def test_purchases_are_paid_as_the_plan_says_and_totals_keep_payments_apart(stor
 def write_inventory(builder: Any, root: Path) -> Path:
     """Write a builder's inventory as `qm` reads it: YAML files, and prices.csv and demand.csv."""
     import csv
+
     tables = {k: builder.data.pop(k) for k in ("prices", "demand")}
     builder.write(root)
     for name, rows in tables.items():
@@ -391,12 +423,15 @@ def test_upfront_partial_upfront_and_hourly_payments_reconcile_with_qm_plan(tmp_
     (10 x $3 x 8,760). Every figure of the report's payments reconciles with the liability `qm plan` prints."""
     from tests.planner.planning import MACHINE, one_site
     from tests.planner.planning import price as price_row
+
     nodes, fee, hourly, year = 10, Decimal(26_000), Decimal(3), 8760
     block = Decimal(40) * 2016
-    inventory = (one_site(on_demand=10)
-                 .add("prices", **{**price_row(MACHINE, "commit", hourly, term=12), "upfront_usd_per_node": str(fee)})
-                 .add("prices", **price_row("a3-megagpu-8g", "on-demand", 80))
-                 .add("prices", **price_row("a3-megagpu-8g", "capacity-block", 40)))
+    inventory = (
+        one_site(on_demand=10)
+        .add("prices", **{**price_row(MACHINE, "commit", hourly, term=12), "upfront_usd_per_node": str(fee)})
+        .add("prices", **price_row("a3-megagpu-8g", "on-demand", 80))
+        .add("prices", **price_row("a3-megagpu-8g", "capacity-block", 40))
+    )
     for q in ("2027Q1", "2027Q2", "2027Q3", "2027Q4"):
         inventory.add("demand", period=q, team="ml", accelerator="L4", p50=nodes, p90=nodes)
     inventory.add("demand", period="2027Q1", team="ml", accelerator="H100-80GB", p50=8, p90=8)
@@ -406,22 +441,37 @@ def test_upfront_partial_upfront_and_hourly_payments_reconcile_with_qm_plan(tmp_
     assert planned.exit_code == 0, planned.output
     said = re.search(r"New commitments: (\$[\d,.]+) liability", planned.output)
     assert said, planned.output
-    want = {"block": ("all upfront", block, None, Decimal(0), block),
-            "commit": ("partial upfront", nodes * fee, nodes * hourly * 730, nodes * hourly * year,
-                       nodes * (fee + hourly * year))}
+    want = {
+        "block": ("all upfront", block, None, Decimal(0), block),
+        "commit": (
+            "partial upfront",
+            nodes * fee,
+            nodes * hourly * 730,
+            nodes * hourly * year,
+            nodes * (fee + hourly * year),
+        ),
+    }
     assert said.group(1) == money(block + want["commit"][-1])  # $603,440.00
-    rows = {line.split("│")[4].strip(): [cell.strip() for cell in line.split("│")[8:11]]
-            for line in planned.output.splitlines() if line.count("│") == 11}  # model -> upfront, monthly, liability
-    assert rows == {"capacity-block": [money(block), "-", money(block)],
-                    "commit": [money(nodes * fee), money(nodes * hourly * 730), money(want["commit"][-1])]}
-    reported = runner.invoke(app, ["report", str(root), "--plan", str(out), "--out", str(tmp_path / "report"),
-                                   "--formats", "html,json,csv,xlsx"])
+    rows = {
+        line.split("│")[4].strip(): [cell.strip() for cell in line.split("│")[8:11]]
+        for line in planned.output.splitlines()
+        if line.count("│") == 11
+    }  # model -> upfront, monthly, liability
+    assert rows == {
+        "capacity-block": [money(block), "-", money(block)],
+        "commit": [money(nodes * fee), money(nodes * hourly * 730), money(want["commit"][-1])],
+    }
+    reported = runner.invoke(
+        app,
+        ["report", str(root), "--plan", str(out), "--out", str(tmp_path / "report"), "--formats", "html,json,csv,xlsx"],
+    )
     assert reported.exit_code == 0, reported.output
     data = build_report(load(root).inventory, planner.load_result(out))
     table = data.table("purchase_schedule")
     keys = ("payment", "upfront", "monthly", "over_term", "liability")
-    shown = {"block" if r["pricing_model"] == "capacity-block" else "commit": tuple(r[k] for k in keys)
-             for r in table.rows}
+    shown = {
+        "block" if r["pricing_model"] == "capacity-block" else "commit": tuple(r[k] for k in keys) for r in table.rows
+    }
     assert shown == want
     total = table.total
     assert total is not None
@@ -429,21 +479,29 @@ def test_upfront_partial_upfront_and_hourly_payments_reconcile_with_qm_plan(tmp_
     assert money(total["upfront"] + total["over_term"]) == money(total["liability"]) == said.group(1)
     s = data.summary  # both start in 2027Q1: both to approve
     assert (s.approve_upfront, s.approve_monthly, s.approve_liability) == (
-        total["upfront"], total["monthly"], total["liability"])
+        total["upfront"],
+        total["monthly"],
+        total["liability"],
+    )
     csv_total = (tmp_path / "report" / "purchase_schedule.csv").read_text().splitlines()[-1].split(",")
     assert csv_total[-5:] == [str(total[k]) for k in ("upfront", "monthly", "over_term", "liability", "in_horizon")]
     import json
+
     written = json.loads((tmp_path / "report" / "report.json").read_text())
-    assert {r["payment"]: r["upfront"] for r in written["tables"][[t["name"] for t in written["tables"]].index(
-        "purchase_schedule")]["rows"]} == {"all upfront": f"{block:.2f}", "partial upfront": f"{nodes * fee:.2f}"}
+    assert {
+        r["payment"]: r["upfront"]
+        for r in written["tables"][[t["name"] for t in written["tables"]].index("purchase_schedule")]["rows"]
+    } == {"all upfront": f"{block:.2f}", "partial upfront": f"{nodes * fee:.2f}"}
     sheet = load_workbook(tmp_path / "report" / "report.xlsx")["Summary"]
     figures = {sheet.cell(r, 1).value: sheet.cell(r, 2).value for r in range(2, sheet.max_row + 1)}
     assert figures["Of which paid upfront, when bought"] == pytest.approx(float(block + nodes * fee))
     assert figures["Then paid monthly, a month"] == pytest.approx(float(nodes * hourly * 730))
     dom = dump_dom(tmp_path / "report" / "report.html")
     text = " ".join(re.sub(r"<[^>]+>", "", dom).split())
-    assert f"{money(total['upfront'])} upfront when bought, then {money(total['monthly'])} a month during their " \
+    assert (
+        f"{money(total['upfront'])} upfront when bought, then {money(total['monthly'])} a month during their "
         "terms" in text
+    )
     # break-even of the commitment: its fee spread over 12 x 730 hours on top of $3, against $10 on demand
     even = next(r for r in data.table("break_even").rows if r["machine"] == MACHINE)
     assert even["committed_rate"] == (hourly + fee / (12 * 730)).quantize(Decimal("0.0001"))
@@ -464,13 +522,19 @@ def test_previous_plan_with_a_longer_horizon(inventory: Inventory, tmp_path: Pat
     rows = data.table("changes_purchases").rows
     later = [r for r in rows if r["start_quarter"] > plan.quarters[-1]]
     assert later and all(r["change"] == "beyond this plan's horizon" and r["liability_delta"] is None for r in later)
-    before = {(r.start_quarter, r.site, r.machine, r.pricing_model) for r in previous.purchase_schedule
-              if r.start_quarter > plan.quarters[-1]}
+    before = {
+        (r.start_quarter, r.site, r.machine, r.pricing_model)
+        for r in previous.purchase_schedule
+        if r.start_quarter > plan.quarters[-1]
+    }
     assert {(r["start_quarter"], r["site"], r["machine"], r["pricing_model"]) for r in later} == before
     inside = [r for r in rows if r["start_quarter"] <= plan.quarters[-1]]
     assert all(r["change"] != "beyond this plan's horizon" for r in inside)
-    assert all((r["change"] == "resized") == (r["nodes_before"] != r["nodes_after"]) for r in inside if
-               r["change"] not in ("added", "dropped"))
+    assert all(
+        (r["change"] == "resized") == (r["nodes_before"] != r["nodes_after"])
+        for r in inside
+        if r["change"] not in ("added", "dropped")
+    )
     html = tmp_path / "report.html"
     html.write_text(render_html(data), encoding="utf-8")
     cells = dom_table(dump_dom(html), "changes_purchases")[1:]
@@ -484,16 +548,21 @@ def test_previous_plan_with_a_longer_horizon(inventory: Inventory, tmp_path: Pat
 
 @needs_chromium
 def test_a_sharp_fall_in_existing_commitments_is_flagged_with_the_commitments_that_end(
-        inventory: Inventory, stored: ReportData, stored_dom: str) -> None:
+    inventory: Inventory, stored: ReportData, stored_dom: str
+) -> None:
     """Issue 18: in 2028Q3 existing commitments fall from $1.89M to $0.48M a quarter and coverage drops, with no
     warning. The stored plan's cost_by_quarter.csv (existing-commitments) and kpis.csv (coverage) show it."""
     from quartermaster.reports.finance.data import EXPIRY_COVERAGE_DROP, EXPIRY_SPEND_DROP
+
     plan = planner.load_result(DATA / "plan")
     existing = {r.quarter: r.usd for r in plan.cost_by_quarter if r.pricing_model == "existing-commitments"}
     coverage = {k.quarter: k.coverage for k in plan.kpis}
-    want = [q for p, q in zip(plan.quarters, plan.quarters[1:], strict=False)
-            if (existing[p] - existing[q]) / existing[p] >= EXPIRY_SPEND_DROP
-            or coverage[p] - coverage[q] >= float(EXPIRY_COVERAGE_DROP)]
+    want = [
+        q
+        for p, q in zip(plan.quarters, plan.quarters[1:], strict=False)
+        if (existing[p] - existing[q]) / existing[p] >= EXPIRY_SPEND_DROP
+        or coverage[p] - coverage[q] >= float(EXPIRY_COVERAGE_DROP)
+    ]
     assert want == ["2028Q3"]  # gcp-east4-h100-3y (36 months from 2025-07-01) ends on 2028-07-01
     warnings = stored.summary.expiry_warnings
     assert [w["quarter"] for w in warnings] == want
@@ -506,8 +575,10 @@ def test_a_sharp_fall_in_existing_commitments_is_flagged_with_the_commitments_th
     shown = re.findall(r'<p class="warn expiry-warning">(.*?)</p>', stored_dom, re.S)
     assert len(shown) == 1
     text = re.sub(r"\s+", " ", re.sub(r"<[^>]+>", "", shown[0]))
-    assert (f"Commitments end in 2028Q3: existing commitments fall from {money(spend['2028Q2'])} "
-            f"to {money(spend['2028Q3'])} a quarter") in text
+    assert (
+        f"Commitments end in 2028Q3: existing commitments fall from {money(spend['2028Q2'])} "
+        f"to {money(spend['2028Q3'])} a quarter"
+    ) in text
     assert f"coverage from {pct(coverage['2028Q2'])} to {pct(coverage['2028Q3'])}" in text and ends[0].name in text
     rows = dom_table(stored_dom, "commitment_expiry")
     assert [r[-1] for r in rows[1:] if r[0] == "2028Q3"] == ["sharp drop"]
@@ -516,7 +587,8 @@ def test_a_sharp_fall_in_existing_commitments_is_flagged_with_the_commitments_th
 
 @needs_chromium
 def test_break_even_and_expected_utilisation_of_each_commitment_to_approve(
-        inventory: Inventory, stored: ReportData, stored_dom: str) -> None:
+    inventory: Inventory, stored: ReportData, stored_dom: str
+) -> None:
     """Issue 18: per commitment to approve, the utilisation at which it pays for itself and the one the plan
     expects. The stored plan approves one DGX B200 in 2027Q1 (purchase_schedule.csv): no B200 is sold on demand, so
     it is compared with 2.2 H100-80GB on demand (policy.equivalence), the cheapest being p5.48xlarge (prices.csv).
@@ -527,8 +599,11 @@ def test_break_even_and_expected_utilisation_of_each_commitment_to_approve(
     active = plan.quarters[:16]  # 48 months from 2027Q1: past the plan's eight quarters
     kpis = [Decimal(str(k.utilisation_accelerator_hours)) for k in plan.kpis if k.quarter in active]
     rows = {r["machine"]: r for r in stored.table("break_even").rows}
-    price = {(p.machine, p.pricing_model): p.usd_per_node_hour for p in inventory.prices if p.site in (
-        "aws-us-east-1", "onprem-sjc")}
+    price = {
+        (p.machine, p.pricing_model): p.usd_per_node_hour
+        for p in inventory.prices
+        if p.site in ("aws-us-east-1", "onprem-sjc")
+    }
     b200 = rows["dgx-b200"]  # 8 B200 per node; one B200 is worth 2.2 H100-80GB; H100 on demand: p5 at $55.04 / 8
     h100 = price["p5.48xlarge", "on-demand"] / 8
     assert b200["on_demand_rate"] == (h100 * Decimal("2.2")).quantize(Decimal("0.0001"))
@@ -545,15 +620,17 @@ def test_break_even_and_expected_utilisation_of_each_commitment_to_approve(
 
 
 @needs_chromium
-def test_cost_centre_names_beside_their_codes(inventory: Inventory, stored: ReportData, stored_dom: str,
-                                               tmp_path: Path) -> None:
+def test_cost_centre_names_beside_their_codes(
+    inventory: Inventory, stored: ReportData, stored_dom: str, tmp_path: Path
+) -> None:
     """Issue 18: the report showed cost-centre codes only; names come from policy.cost_center_names."""
     names = inventory.policy.cost_center_names
     assert names["CC-1001"] == "Foundation models"  # inventory/org.yaml
     for name in ("cost_centers", "teams", "budget_variance"):
         table = stored.table(name)
         assert [c.key for c in table.columns].index("cost_center_name") == [c.key for c in table.columns].index(
-            "cost_center") + 1
+            "cost_center"
+        ) + 1
         assert all(r["cost_center_name"] == names.get(r["cost_center"], "") for r in table.rows)
         cells = dom_table(stored_dom, name)
         at = cells[0].index("Cost centre")
@@ -601,14 +678,25 @@ def test_chart_labels_do_not_overlap_each_other_the_legend_or_the_plot(stored: R
     """Issue 18: rotated x labels overlapped each other and the legend, and the y axes had no unit. Chromium lays
     the page out; a script reads back each label's, legend entry's and axis title's box."""
     import json
+
     html = tmp_path / "report.html"
     # and the old demand chart's eleven long "accelerator @ site" labels, which must wrap instead of colliding
-    crowded = Chart("crowded", "Crowded", tuple(f"{a} @ {s}" for a in ("H100-80GB", "TPU-v6e") for s in (
-        "any site", "aws-us-east-1", "azure-eastus", "gcp-us-east4", "gcp-us-east5", "onprem-sjc"))[:11],
+    crowded = Chart(
+        "crowded",
+        "Crowded",
+        tuple(
+            f"{a} @ {s}"
+            for a in ("H100-80GB", "TPU-v6e")
+            for s in ("any site", "aws-us-east-1", "azure-eastus", "gcp-us-east4", "gcp-us-east5", "onprem-sjc")
+        )[:11],
         tuple(ChartSeries(f"series {k}", tuple(float(i * k) for i in range(11))) for k in range(1, 6)),
-        "accelerators", "grouped", "Accelerators (average concurrent)")
-    page = render_html(stored).replace("</body>", f'<div style="width:900px">{render_svg(crowded)}</div>'
-                                       + LAYOUT_SCRIPT + "</body>")
+        "accelerators",
+        "grouped",
+        "Accelerators (average concurrent)",
+    )
+    page = render_html(stored).replace(
+        "</body>", f'<div style="width:900px">{render_svg(crowded)}</div>' + LAYOUT_SCRIPT + "</body>"
+    )
     html.write_text(page, encoding="utf-8")
     found = re.search(r"<pre id=\"layout\">(.*?)</pre>", dump_dom(html), re.S)
     assert found
@@ -621,11 +709,15 @@ def test_chart_labels_do_not_overlap_each_other_the_legend_or_the_plot(stored: R
         for i, a in enumerate(texts):
             assert a["box"][2] > a["box"][0], a  # laid out, not empty
             assert not overlap(a["box"], chart["plot"]), (data.name, a)
-            for b in texts[i + 1:]:
+            for b in texts[i + 1 :]:
                 assert not overlap(a["box"], b["box"]), (data.name, a, b)
     titles = {c.name: c.y_title for c in stored.charts}
-    assert titles == {"spend": "USD per quarter (planned)", "band": "USD per quarter (exposure)",
-                      "coverage": "% of USD (planned)", "demand": "Accelerators (average concurrent)"}
+    assert titles == {
+        "spend": "USD per quarter (planned)",
+        "band": "USD per quarter (exposure)",
+        "coverage": "% of USD (planned)",
+        "demand": "Accelerators (average concurrent)",
+    }
 
 
 def test_demand_chart_compares_all_sites_per_accelerator(stored: ReportData) -> None:
@@ -635,10 +727,15 @@ def test_demand_chart_compares_all_sites_per_accelerator(stored: ReportData) -> 
     accelerators = sorted({r["accelerator"] for r in table.rows})
     assert chart.categories == tuple(accelerators)
     series = {s.name: s.values for s in chart.series}
-    for key, name in (("p50", "demand p50"), ("p90", "demand p90"), ("pools", "pools today"),
-                      ("new_committed", "new commitments")):
-        assert series[name] == tuple(float(sum(r[key] for r in table.rows if r["accelerator"] == a))
-                                     for a in accelerators)
+    for key, name in (
+        ("p50", "demand p50"),
+        ("p90", "demand p90"),
+        ("pools", "pools today"),
+        ("new_committed", "new commitments"),
+    ):
+        assert series[name] == tuple(
+            float(sum(r[key] for r in table.rows if r["accelerator"] == a)) for a in accelerators
+        )
 
 
 @needs_chromium
@@ -671,12 +768,21 @@ def band_p10(inventory: Inventory, plan: planner.PlanResult, quarter: str, p10: 
     """The band's p10 cost of `quarter` by hand: planned cost less the accelerator-hours from p10(row) to p50 at the
     cheapest on-demand rate, at most the quarter's on-demand, spot and flex-start spend."""
     from quartermaster.pricing import cheapest_on_demand_per_accelerator
+
     rates = cheapest_on_demand_per_accelerator(inventory)
-    below = sum(((Decimal(str(d.p50)) - Decimal(repr(p10(d)))) * quarter_hours(quarter) * rates[d.accelerator]
-                 for d in inventory.demand if d.period == quarter and not d.scenario and d.accelerator in rates),
-                Decimal(0))
-    flexible = sum(r.usd for r in plan.cost_by_quarter if r.quarter == quarter and r.pricing_model in (
-        "on-demand", "spot", "flex-start"))
+    below = sum(
+        (
+            (Decimal(str(d.p50)) - Decimal(repr(p10(d)))) * quarter_hours(quarter) * rates[d.accelerator]
+            for d in inventory.demand
+            if d.period == quarter and not d.scenario and d.accelerator in rates
+        ),
+        Decimal(0),
+    )
+    flexible = sum(
+        r.usd
+        for r in plan.cost_by_quarter
+        if r.quarter == quarter and r.pricing_model in ("on-demand", "spot", "flex-start")
+    )
     expected = next(k.cost_usd for k in plan.kpis if k.quarter == quarter).quantize(CENT)
     return expected - min(below, flexible).quantize(CENT)
 
@@ -717,19 +823,35 @@ def test_liability_and_in_horizon_side_by_side_as_qm_plan_prints_them(tmp_path: 
     out = tmp_path / "plan"
     planned = runner.invoke(app, ["plan", str(INVENTORY), "--horizon", "2q", "--out", str(out)])
     assert planned.exit_code == 0, planned.output
-    said = re.search(r"New commitments: (\$[\d,.]+) liability over their whole terms, (\$[\d,.]+) of it inside the "
-                     r"horizon \(planned\); the capacity they leave after it is credited (\$[\d,.]+)",
-                     " ".join(planned.output.split()))
+    said = re.search(
+        r"New commitments: (\$[\d,.]+) liability over their whole terms, (\$[\d,.]+) of it inside the "
+        r"horizon \(planned\); the capacity they leave after it is credited (\$[\d,.]+)",
+        " ".join(planned.output.split()),
+    )
     assert said, planned.output
     liability, inside, credit = said.groups()
-    reported = runner.invoke(app, ["report", str(INVENTORY), "--plan", str(out), "--out", str(tmp_path / "report"),
-                                   "--formats", "html,json,csv,xlsx"])
+    reported = runner.invoke(
+        app,
+        [
+            "report",
+            str(INVENTORY),
+            "--plan",
+            str(out),
+            "--out",
+            str(tmp_path / "report"),
+            "--formats",
+            "html,json,csv,xlsx",
+        ],
+    )
     assert reported.exit_code == 0, reported.output
     result = planner.load_result(out)
     data = build_report(load(INVENTORY).inventory, result)
     buys = data.summary.purchases
     assert (money(buys.liability), money(buys.in_horizon), money(buys.post_horizon_credit)) == (
-        liability, inside, credit)
+        liability,
+        inside,
+        credit,
+    )
     table = data.table("purchase_schedule")
     assert (money(table.total["liability"]), money(table.total["in_horizon"])) == (liability, inside)
     assert all(r["in_horizon"] <= r["liability"] for r in table.rows)
@@ -742,9 +864,13 @@ def test_liability_and_in_horizon_side_by_side_as_qm_plan_prints_them(tmp_path: 
     csv_total = (tmp_path / "report" / "purchase_schedule.csv").read_text().splitlines()[-1].split(",")
     assert csv_total[-2:] == [str(table.total["liability"]), str(table.total["in_horizon"])]
     import json
+
     summary = json.loads((tmp_path / "report" / "report.json").read_text())["summary"]["purchases"]
-    assert summary == {"liability": str(buys.liability), "in_horizon": str(buys.in_horizon),
-                       "post_horizon_credit": str(buys.post_horizon_credit)}
+    assert summary == {
+        "liability": str(buys.liability),
+        "in_horizon": str(buys.in_horizon),
+        "post_horizon_credit": str(buys.post_horizon_credit),
+    }
     sheet = load_workbook(tmp_path / "report" / "report.xlsx")["Summary"]
     figures = {sheet.cell(r, 1).value: sheet.cell(r, 2).value for r in range(2, sheet.max_row + 1)}
     assert figures["All new purchases: total liability"] == pytest.approx(float(buys.liability))
@@ -760,7 +886,8 @@ def test_liability_and_in_horizon_side_by_side_as_qm_plan_prints_them(tmp_path: 
     assert [c[-2:] for c in cells[1:]] == [[money(c.liability), money(c.in_horizon)] for c in approve]
     assert dom_table(dom, "purchase_schedule")[-1][-2:] == [liability, inside]
     assert f"of which {money(data.summary.approve_in_horizon)} in the plan's horizon" in " ".join(
-        re.sub(r"<[^>]+>", "", dom).split())
+        re.sub(r"<[^>]+>", "", dom).split()
+    )
 
 
 @needs_chromium
@@ -771,16 +898,22 @@ def test_where_demand_was_routed_on_a_hand_worked_fleet(tmp_path: Path) -> None:
     so a B200-hour does two H100-hours of work for $12, $6 per H100-hour: all 16 H100s of demand run on 8 B200s."""
     from tests.planner.planning import curves, price
     from tests.planner.planning import run as plan_run
+
     site = "gcp-us-central1"
-    inventory = (make_inventory().policy(equivalence={"H100-80GB": 1.0, "B200": 2.0})
-                 .add("prices", **price("a3-megagpu-8g", "on-demand", 80, site=site))
-                 .add("prices", **price("a4-highgpu-8g", "on-demand", 96, site=site)).build())
+    inventory = (
+        make_inventory()
+        .policy(equivalence={"H100-80GB": 1.0, "B200": 2.0})
+        .add("prices", **price("a3-megagpu-8g", "on-demand", 80, site=site))
+        .add("prices", **price("a4-highgpu-8g", "on-demand", 96, site=site))
+        .build()
+    )
     result = plan_run(inventory, curves("ml", ["2027Q1"], level=16, accelerator="H100-80GB"))
     hours = quarter_hours("2027Q1")  # 2,160
     h100_rate, b200_rate = Decimal(80) / 8, Decimal(96) / 8
     worth = Decimal(2)  # H100-hours of work in a B200-hour
     assert [(r.accelerator, r.served_accelerator, r.machine, r.tier) for r in result.routing] == [
-        ("H100-80GB", "B200", "a4-highgpu-8g", "on-demand")]
+        ("H100-80GB", "B200", "a4-highgpu-8g", "on-demand")
+    ]
     row = result.routing[0]
     assert row.demand_accelerator_hours == pytest.approx(16 * hours)
     assert row.accelerator_hours == pytest.approx(16 * hours / 2)
@@ -789,21 +922,43 @@ def test_where_demand_was_routed_on_a_hand_worked_fleet(tmp_path: Path) -> None:
     table = data.table("routing")
     assert len(table.rows) == 1
     shown = table.rows[0]
-    assert (shown["quarter"], shown["accelerator"], shown["site"], shown["teams"], shown["served_on"],
-            shown["tier"]) == ("2027Q1", "H100-80GB", "any site", "ml", f"B200 at {site} (a4-highgpu-8g)", "on-demand")
+    assert (
+        shown["quarter"],
+        shown["accelerator"],
+        shown["site"],
+        shown["teams"],
+        shown["served_on"],
+        shown["tier"],
+    ) == ("2027Q1", "H100-80GB", "any site", "ml", f"B200 at {site} (a4-highgpu-8g)", "on-demand")
     assert (shown["demand_hours"], shown["served_hours"]) == (Decimal(16 * hours), Decimal(8 * hours))
     assert shown["equivalence"] == "1 B200 = 2 H100-80GB (policy.equivalence)"
     assert (shown["served_rate"], shown["served_rate_asked"], shown["asked_rate"]) == (
-        b200_rate, b200_rate / worth, h100_rate)
+        b200_rate,
+        b200_rate / worth,
+        h100_rate,
+    )
     assert shown["asked_basis"] == f"a3-megagpu-8g at {site}, on-demand"
     assert shown["reason"] == "cheaper per H100-80GB-hour"
     # the page, the CSV and the workbook carry the same row
     write_report(data, tmp_path, RenderOptions(formats=("html", "csv", "xlsx")))
     cells = dom_table(dump_dom(tmp_path / "report.html"), "routing")
     assert cells[0][:3] == ["Quarter", "Asked", "Asked site"] and cells[0][-1] == "Why"
-    assert cells[1] == ["2027Q1", "H100-80GB", "any site", "ml", f"B200 at {site} (a4-highgpu-8g)", "on-demand",
-                        "34,560.0", "17,280.0", "1 B200 = 2 H100-80GB (policy.equivalence)", "$12.0000", "$6.0000",
-                        "$10.0000", f"a3-megagpu-8g at {site}, on-demand", "cheaper per H100-80GB-hour"]
+    assert cells[1] == [
+        "2027Q1",
+        "H100-80GB",
+        "any site",
+        "ml",
+        f"B200 at {site} (a4-highgpu-8g)",
+        "on-demand",
+        "34,560.0",
+        "17,280.0",
+        "1 B200 = 2 H100-80GB (policy.equivalence)",
+        "$12.0000",
+        "$6.0000",
+        "$10.0000",
+        f"a3-megagpu-8g at {site}, on-demand",
+        "cheaper per H100-80GB-hour",
+    ]
     csv_rows = (tmp_path / "routing.csv").read_text().splitlines()
     assert csv_rows[1].split(",")[6:8] == ["34560.0", "17280.0"]
     sheet = load_workbook(tmp_path / "report.xlsx")["Routing"]
@@ -813,6 +968,7 @@ def test_where_demand_was_routed_on_a_hand_worked_fleet(tmp_path: Path) -> None:
 def old_style_plan(tmp_path: Path) -> Path:
     """The stored plan as a planner before issue 18 wrote it: no routing table, no post-horizon credit."""
     import json
+
     out = tmp_path / "old-plan"
     shutil.copytree(DATA / "plan", out)
     (out / "routing.csv").unlink()
@@ -825,8 +981,11 @@ def old_style_plan(tmp_path: Path) -> Path:
 def test_a_plan_written_before_routing_says_so(inventory: Inventory, stored: ReportData, tmp_path: Path) -> None:
     plan = planner.load_result(DATA / "plan")
     routed = stored.table("routing")
-    moved = {(r.quarter, r.accelerator, r.served_accelerator) for r in plan.routing
-             if r.served_accelerator != r.accelerator or (r.site and r.served_site != r.site)}
+    moved = {
+        (r.quarter, r.accelerator, r.served_accelerator)
+        for r in plan.routing
+        if r.served_accelerator != r.accelerator or (r.site and r.served_site != r.site)
+    }
     assert moved and {(r["quarter"], r["accelerator"], r["served_accelerator"]) for r in routed.rows} == moved
     assert stored.summary.purchases.post_horizon_credit == plan.post_horizon_credit_usd.quantize(CENT)
     old = build_report(inventory, planner.load_result(old_style_plan(tmp_path)), "2027Q1")
@@ -834,20 +993,33 @@ def test_a_plan_written_before_routing_says_so(inventory: Inventory, stored: Rep
     assert table.rows == () and "written before the planner recorded where it served each demand" in table.note
     assert old.summary.purchases.post_horizon_credit is None
     assert "the plan does not record the credit for the capacity they leave after the horizon" in " ".join(
-        render_html(old).split())
+        render_html(old).split()
+    )
 
 
 def hand_plan(quarters: tuple[str, ...], team_usd: dict[str, str]) -> planner.PlanResult:
     """A plan of `quarters` that charges each team `team_usd` in every quarter (the small fleet's cost centres)."""
     from quartermaster.planner.plan_result import KpiRow, TeamCostRow
+
     total = sum(Decimal(v) for v in team_usd.values())
     return planner.PlanResult(
-        outcome=planner.Outcome.OPTIMAL, solver="highs", status="Optimal", objective_usd=total * len(quarters),
-        expected_cost_usd=total * len(quarters), baseline_on_demand_usd=total * len(quarters), gap=0.0,
-        solve_seconds=0.0, quarters=quarters, options={"idle_policy": "even"},
+        outcome=planner.Outcome.OPTIMAL,
+        solver="highs",
+        status="Optimal",
+        objective_usd=total * len(quarters),
+        expected_cost_usd=total * len(quarters),
+        baseline_on_demand_usd=total * len(quarters),
+        gap=0.0,
+        solve_seconds=0.0,
+        quarters=quarters,
+        options={"idle_policy": "even"},
         kpis=tuple(KpiRow(q, total, total, Decimal(0), 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0) for q in quarters),
-        cost_by_team=tuple(TeamCostRow(q, t, f"CC-{t.upper()}", Decimal(v), Decimal(0), Decimal(v))
-                           for q in quarters for t, v in team_usd.items()))
+        cost_by_team=tuple(
+            TeamCostRow(q, t, f"CC-{t.upper()}", Decimal(v), Decimal(0), Decimal(v))
+            for q in quarters
+            for t, v in team_usd.items()
+        ),
+    )
 
 
 @needs_chromium
@@ -863,6 +1035,7 @@ def test_plan_vs_actual_in_every_quarter_a_plan_and_the_usage_share(which: str, 
     which neither plan covers: no row."""
     from quartermaster.model import UsageRow
     from tests.reports.fixtures import FEBRUARY, small_fleet, usage
+
     records = usage(FEBRUARY)
     april = records.iloc[[0]].assign(hour=[dt.datetime(2026, 4, 2)])
     inventory = small_fleet()
@@ -877,8 +1050,12 @@ def test_plan_vs_actual_in_every_quarter_a_plan_and_the_usage_share(which: str, 
     assert (got["a"]["planned"], got["b"]["planned"]) == (Decimal("2800.00"), Decimal("1400.00"))
     assert (got["a"]["metered"], got["b"]["metered"]) == (Decimal("5410.60"), Decimal("5393.40"))
     assert got["a"]["variance"] == Decimal("2610.60") and got["b"]["variance"] == Decimal("3993.40")
-    assert table.total == {"quarter": "Total", "planned": Decimal("4200.00"), "metered": Decimal("10804.00"),
-                           "variance": Decimal("6604.00")}
+    assert table.total == {
+        "quarter": "Total",
+        "planned": Decimal("4200.00"),
+        "metered": Decimal("10804.00"),
+        "variance": Decimal("6604.00"),
+    }
     assert "Usage records fall in 2026-02, 2026-04; " in table.note
     html = tmp_path / "report.html"
     html.write_text(render_html(data), encoding="utf-8")
@@ -886,7 +1063,8 @@ def test_plan_vs_actual_in_every_quarter_a_plan_and_the_usage_share(which: str, 
     assert cells[0][:3] == ["Quarter", "Plan", "Months with usage"]
     assert [c[:4] + c[6:9] for c in cells[1:3]] == [
         ["2026Q1", which, "2026-02", "a", "$2,800.00", "$5,410.60", "+$2,610.60"],
-        ["2026Q1", which, "2026-02", "b", "$1,400.00", "$5,393.40", "+$3,993.40"]]
+        ["2026Q1", which, "2026-02", "b", "$1,400.00", "$5,393.40", "+$3,993.40"],
+    ]
 
 
 def pd_records(*frames: Any) -> list[dict[str, Any]]:
@@ -898,8 +1076,10 @@ def test_plan_vs_actual_says_plainly_when_usage_and_plans_do_not_overlap(stored:
     """The example's usage is October 2026; the stored plans start in 2027Q1."""
     table = stored.table("plan_vs_actual")
     assert table.rows == () and table.total is None
-    assert table.note.startswith("No overlap between usage and plan: usage records fall in 2026-10; this plan covers "
-                                 "2027Q1 to 2028Q4; previous plan covers 2027Q1 to 2028Q4.")
+    assert table.note.startswith(
+        "No overlap between usage and plan: usage records fall in 2026-10; this plan covers "
+        "2027Q1 to 2028Q4; previous plan covers 2027Q1 to 2028Q4."
+    )
 
 
 def test_report_usage_option_reads_pulled_usage_for_plan_vs_actual(inventory: Inventory, tmp_path: Path) -> None:
@@ -912,14 +1092,31 @@ def test_report_usage_option_reads_pulled_usage_for_plan_vs_actual(inventory: In
     rows = (INVENTORY / "usage.csv").read_text().splitlines()
     pulled.write_text("\n".join([rows[0], *(r for r in rows[1:] if ",speech," in r)]) + "\n")
     runner = CliRunner()
-    plan = runner.invoke(app, ["plan", str(INVENTORY), "--start", "2026Q4", "--horizon", "2q",
-                               "--out", str(tmp_path / "plan")])
+    plan = runner.invoke(
+        app, ["plan", str(INVENTORY), "--start", "2026Q4", "--horizon", "2q", "--out", str(tmp_path / "plan")]
+    )
     assert plan.exit_code == 0, plan.output
-    report = runner.invoke(app, ["report", str(INVENTORY), "--plan", str(tmp_path / "plan"), "--usage", str(pulled),
-                                 "--formats", "csv", "--out", str(tmp_path / "report")])
+    report = runner.invoke(
+        app,
+        [
+            "report",
+            str(INVENTORY),
+            "--plan",
+            str(tmp_path / "plan"),
+            "--usage",
+            str(pulled),
+            "--formats",
+            "csv",
+            "--out",
+            str(tmp_path / "report"),
+        ],
+    )
     assert report.exit_code == 0, report.output
-    got = {r.split(",")[3]: r.split(",")[7] for r in (tmp_path / "report" / "plan_vs_actual.csv").read_text()
-           .splitlines()[1:] if r.startswith("2026Q4")}
+    got = {
+        r.split(",")[3]: r.split(",")[7]
+        for r in (tmp_path / "report" / "plan_vs_actual.csv").read_text().splitlines()[1:]
+        if r.startswith("2026Q4")
+    }
     records, issues = read_usage(pulled, inventory)
     assert not issues
     policy = planner.load_result(tmp_path / "plan").options.get("idle_policy", "proportional")
@@ -931,10 +1128,23 @@ def test_report_usage_option_reads_pulled_usage_for_plan_vs_actual(inventory: In
 
 def test_report_usage_option_names_a_bad_record(tmp_path: Path) -> None:
     bad = tmp_path / "pulled.csv"
-    bad.write_text("hour,cluster,team,flavor,accelerators_used,accelerators_requested\n"
-                   "2026-10-01T00:00:00,gke-gpu-us-east4,nobody,h100-mega-resv,1,1\n")
-    result = CliRunner().invoke(app, ["report", str(INVENTORY), "--plan", str(DATA / "plan"), "--usage", str(bad),
-                                      "--out", str(tmp_path / "report")])
+    bad.write_text(
+        "hour,cluster,team,flavor,accelerators_used,accelerators_requested\n"
+        "2026-10-01T00:00:00,gke-gpu-us-east4,nobody,h100-mega-resv,1,1\n"
+    )
+    result = CliRunner().invoke(
+        app,
+        [
+            "report",
+            str(INVENTORY),
+            "--plan",
+            str(DATA / "plan"),
+            "--usage",
+            str(bad),
+            "--out",
+            str(tmp_path / "report"),
+        ],
+    )
     assert result.exit_code == 1 and "pulled.csv" in result.output and "nobody" in result.output
     assert "nothing was reported" in result.output and not (tmp_path / "report").exists()
 
@@ -943,8 +1153,12 @@ def test_a_plan_buying_a_machine_the_inventory_no_longer_has_is_a_clear_error(in
     import dataclasses
 
     from quartermaster.errors import ProblemsFound
+
     plan = planner.load_result(DATA / "plan")
     gone = dataclasses.replace(plan.purchase_schedule[0], machine="dgx-b100")
-    with pytest.raises(ProblemsFound, match=r"the plan buys dgx-b100 at onprem-sjc, a machine the inventory no longer "
-                       r"has; run `qm plan` again"):
+    with pytest.raises(
+        ProblemsFound,
+        match=r"the plan buys dgx-b100 at onprem-sjc, a machine the inventory no longer "
+        r"has; run `qm plan` again",
+    ):
         build_report(inventory, dataclasses.replace(plan, purchase_schedule=(gone, *plan.purchase_schedule[1:])))

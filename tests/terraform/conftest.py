@@ -44,17 +44,42 @@ BRANCH_POOLS = {  # pools the example lacks, so that every branch of the emitter
     # GPUDirect RDMA (`gpudirect_strategy`, google-beta >= 7.34) on A3 Ultra and A4
     "gke-gpu-us-east4": [
         {"name": "ultra", "machine": "a3-ultragpu-8g", "zones": ["us-east4-a"], "nodes": 2, "gpudirect": True},
-        {"name": "a4", "machine": "a4-highgpu-8g", "zones": ["us-east4-a"], "nodes": 1, "gpudirect": True}],
+        {"name": "a4", "machine": "a4-highgpu-8g", "zones": ["us-east4-a"], "nodes": 1, "gpudirect": True},
+    ],
     # an On-Demand Capacity Reservation the stack creates
-    "eks-us-east-1": [{"name": "p5-odcr", "machine": "p5.48xlarge", "zones": ["us-east-1b"], "nodes": 2,
-                       "provisioning": "reservation", "commitment": "aws-p5-odcr"}],
+    "eks-us-east-1": [
+        {
+            "name": "p5-odcr",
+            "machine": "p5.48xlarge",
+            "zones": ["us-east-1b"],
+            "nodes": 2,
+            "provisioning": "reservation",
+            "commitment": "aws-p5-odcr",
+        }
+    ],
     # AKS Spot: the platform's taint and label declared
-    "aks-eastus": [{"name": "ndh100spot", "machine": "Standard_ND96isr_H100_v5", "zones": ["1"],
-                    "autoscaling": {"min_nodes": 0, "max_nodes": 2}, "provisioning": "spot"}],
+    "aks-eastus": [
+        {
+            "name": "ndh100spot",
+            "machine": "Standard_ND96isr_H100_v5",
+            "zones": ["1"],
+            "autoscaling": {"min_nodes": 0, "max_nodes": 2},
+            "provisioning": "spot",
+        }
+    ],
 }
-ODCR = {"name": "aws-p5-odcr", "kind": "reserved-instance", "machine": "p5.48xlarge", "site": "aws-us-east-1",
-        "zone": "us-east-1b", "count": 2, "term_months": 12, "start": "2026-12-01", "usd_per_node_hour": 60.0,
-        "reservation": "create"}
+ODCR = {
+    "name": "aws-p5-odcr",
+    "kind": "reserved-instance",
+    "machine": "p5.48xlarge",
+    "site": "aws-us-east-1",
+    "zone": "us-east-1b",
+    "count": 2,
+    "term_months": 12,
+    "start": "2026-12-01",
+    "usd_per_node_hour": 60.0,
+    "reservation": "create",
+}
 
 
 @pytest.fixture(scope="session")

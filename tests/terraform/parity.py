@@ -45,8 +45,11 @@ def normal(value: Any, *, snake_blocks: bool = False) -> Any:
     if isinstance(value, float) and value.is_integer():
         return int(value)
     if isinstance(value, dict):
-        value = {k: normal(v, snake_blocks=snake_blocks) for k, v in value.items()
-                 if normal(v, snake_blocks=snake_blocks) is not None}
+        value = {
+            k: normal(v, snake_blocks=snake_blocks)
+            for k, v in value.items()
+            if normal(v, snake_blocks=snake_blocks) is not None
+        }
         return value or None
     if isinstance(value, list):
         items = [normal(v, snake_blocks=snake_blocks) for v in value]
@@ -78,7 +81,7 @@ class Kind:
     def pulumi_path(self, path: str) -> str:
         for tf, pulumi in sorted(self.renamed.items(), key=lambda kv: -len(kv[0])):
             if path == tf or path.startswith((tf + ".", tf + "[")):
-                return pulumi + camel(path[len(tf):])
+                return pulumi + camel(path[len(tf) :])
         return camel(path)
 
 
@@ -161,8 +164,12 @@ KINDS = (
         "google_cloud_quotas_quota_preference",
         "name",
         ("parent", "service", "quota_id", "dimensions", "justification", "contact_email"),
-        derived={"asks_at_least": (lambda i: _floor(i["quotaConfig"]["preferredValue"]),
-                                   lambda b: _floor(b["quota_config"]["preferred_value"]))},
+        derived={
+            "asks_at_least": (
+                lambda i: _floor(i["quotaConfig"]["preferredValue"]),
+                lambda b: _floor(b["quota_config"]["preferred_value"]),
+            )
+        },
     ),
     Kind(
         "launch_template",

@@ -26,26 +26,47 @@ KEY = re.compile(r'"([a-z][a-z0-9_]*)"\s*:|Name:\s*"([a-z][a-z0-9_]*)"')
 GOOGLE = "google-beta/services"
 AZURE = "internal/services/containers"
 SOURCES: dict[str, tuple[str, str, dict[str, tuple[str, ...]]]] = {
-    "google-beta": ("hashicorp+terraform-provider-google-beta", "v7.34.0", {
-        "provider": ("google-beta/provider/provider.go",),
-        "google_container_node_pool": (f"{GOOGLE}/container/resource_container_node_pool.go",
-                                       f"{GOOGLE}/container/node_config.go"),
-        "google_compute_reservation": (f"{GOOGLE}/compute/resource_compute_reservation.go",),
-        "data.google_compute_reservation": (f"{GOOGLE}/compute/resource_compute_reservation.go",
-                                            f"{GOOGLE}/compute/data_source_google_compute_reservation.go"),
-        "google_cloud_quotas_quota_preference": (f"{GOOGLE}/cloudquotas/resource_cloud_quotas_quota_preference.go",),
-        "data.google_cloud_quotas_quota_info": (
-            f"{GOOGLE}/cloudquotas/data_source_google_cloud_quotas_quota_info.go",),
-    }),
-    "azurerm": ("hashicorp+terraform-provider-azurerm", "v4.40.0", {
-        "provider": ("internal/provider/provider.go",),
-        "azurerm_kubernetes_cluster_node_pool": (f"{AZURE}/kubernetes_cluster_node_pool_resource.go",
-                                                 f"{AZURE}/kubernetes_nodepool.go"),
-    }),
-    "kubernetes": ("hashicorp+terraform-provider-kubernetes", "v2.38.0", {
-        "provider": ("kubernetes/provider.go",),
-        "kubernetes_manifest": ("manifest/provider/provider.go",),
-    }),
+    "google-beta": (
+        "hashicorp+terraform-provider-google-beta",
+        "v7.34.0",
+        {
+            "provider": ("google-beta/provider/provider.go",),
+            "google_container_node_pool": (
+                f"{GOOGLE}/container/resource_container_node_pool.go",
+                f"{GOOGLE}/container/node_config.go",
+            ),
+            "google_compute_reservation": (f"{GOOGLE}/compute/resource_compute_reservation.go",),
+            "data.google_compute_reservation": (
+                f"{GOOGLE}/compute/resource_compute_reservation.go",
+                f"{GOOGLE}/compute/data_source_google_compute_reservation.go",
+            ),
+            "google_cloud_quotas_quota_preference": (
+                f"{GOOGLE}/cloudquotas/resource_cloud_quotas_quota_preference.go",
+            ),
+            "data.google_cloud_quotas_quota_info": (
+                f"{GOOGLE}/cloudquotas/data_source_google_cloud_quotas_quota_info.go",
+            ),
+        },
+    ),
+    "azurerm": (
+        "hashicorp+terraform-provider-azurerm",
+        "v4.40.0",
+        {
+            "provider": ("internal/provider/provider.go",),
+            "azurerm_kubernetes_cluster_node_pool": (
+                f"{AZURE}/kubernetes_cluster_node_pool_resource.go",
+                f"{AZURE}/kubernetes_nodepool.go",
+            ),
+        },
+    ),
+    "kubernetes": (
+        "hashicorp+terraform-provider-kubernetes",
+        "v2.38.0",
+        {
+            "provider": ("kubernetes/provider.go",),
+            "kubernetes_manifest": ("manifest/provider/provider.go",),
+        },
+    ),
 }
 
 

@@ -51,16 +51,22 @@ def test_terraform_declares_what_pulumi_registers(inventory: Inventory, stacks: 
     assert differences(pulumi, terraform) == []
     # the view compares real resources: as many as the specs and the Kueue builders imply
     spec = cluster_spec(inventory, cluster, BEFORE_THE_BLOCK)
-    want = {"node_pool": len(spec.gke_node_pools), "reservation": sum(r.create for r in spec.gcp_reservations),
-            "quota_preference": len(spec.gcp_quota_preferences), "node_group": len(spec.eks_node_groups),
-            "service_quota": len(spec.aws_service_quotas), "agent_pool": len(spec.aks_agent_pools),
-            "kubernetes_object": len(objects_for_cluster(inventory, cluster))}
+    want = {
+        "node_pool": len(spec.gke_node_pools),
+        "reservation": sum(r.create for r in spec.gcp_reservations),
+        "quota_preference": len(spec.gcp_quota_preferences),
+        "node_group": len(spec.eks_node_groups),
+        "service_quota": len(spec.aws_service_quotas),
+        "agent_pool": len(spec.aks_agent_pools),
+        "kubernetes_object": len(objects_for_cluster(inventory, cluster)),
+    }
     assert {k: len(terraform[k]) for k in want} == want
 
 
 @pytest.mark.parametrize("cluster", list(BRANCH_POOLS))
 def test_terraform_declares_what_pulumi_registers_for_the_branches_the_example_lacks(
-        every_branch: Inventory, every_branch_stacks: dict[str, Any], cluster: str) -> None:
+    every_branch: Inventory, every_branch_stacks: dict[str, Any], cluster: str
+) -> None:
     """GPUDirect RDMA pools, an ODCR the stack creates and an AKS Spot pool come out the same on both sides."""
     pulumi, terraform = pulumi_view(run_cluster(every_branch, cluster)), terraform_view(every_branch_stacks[cluster])
     assert differences(pulumi, terraform) == []
@@ -80,21 +86,26 @@ def test_the_view_holds_the_numbers_of_the_inventory(inventory: Inventory, stack
     assert view == pulumi_of("gke-tpu-us-east5")
 
 
-def test_parity_reports_a_terraform_side_that_drifts(inventory: Inventory, tmp_path: Path,
-                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+def test_parity_reports_a_terraform_side_that_drifts(
+    inventory: Inventory, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     build = tf_resources.gke_node_pool
 
     def one_node_more(spec: GkeNodePoolSpec, depends_on: tuple[str, ...] = ()) -> Any:
         resource = build(spec, depends_on)
-        return resource if resource.name != "v5p-2x2x4-1" else \
-            type(resource)(**{**resource.__dict__, "body": {**resource.body, "node_count": spec.node_count + 1}})
+        return (
+            resource
+            if resource.name != "v5p-2x2x4-1"
+            else type(resource)(**{**resource.__dict__, "body": {**resource.body, "node_count": spec.node_count + 1}})
+        )
 
     monkeypatch.setattr(tf_resources, "gke_node_pool", one_node_more)
     drifted = terraform_view(synth_one(inventory, "gke-tpu-us-east5", tmp_path))
     pool = inventory.pool_by_name["v5p-2x2x4"]
     nodes = nodes_per_slice(pool, inventory.machine_by_name[pool.machine])
     assert differences(pulumi_of("gke-tpu-us-east5"), drifted) == [
-        f"node_pool v5p-2x2x4-1: node_count is {nodes} in Pulumi but {nodes + 1} in Terraform"]
+        f"node_pool v5p-2x2x4-1: node_count is {nodes} in Pulumi but {nodes + 1} in Terraform"
+    ]
 
 
 def test_parity_reports_a_pulumi_side_that_drifts(stacks: dict[str, Any], monkeypatch: pytest.MonkeyPatch) -> None:
@@ -110,26 +121,41 @@ def test_parity_reports_a_pulumi_side_that_drifts(stacks: dict[str, Any], monkey
     drifted = pulumi_view(run_stack("gke-tpu-us-east5"))
     assert differences(drifted, terraform_view(stacks["gke-tpu-us-east5"])) == [
         f"node_pool v6e-4x4-resv-{i}: placement_policy.tpu_topology is '2x4' in Pulumi but '4x4' in Terraform"
-        for i in range(2)]
+        for i in range(2)
+    ]
 
 
 def test_parity_reports_a_resource_only_one_side_declares(stacks: dict[str, Any]) -> None:
     terraform = json.loads(json.dumps(stacks["gke-tpu-us-east5"]))
     [name] = terraform["resource"].pop("google_compute_reservation")
     assert differences(pulumi_of("gke-tpu-us-east5"), terraform_view(terraform)) == [
-        f"reservation {name}: only Pulumi declares it"]
+        f"reservation {name}: only Pulumi declares it"
+    ]
 
 
 @pytest.mark.parametrize("cluster", ["gke-gpu-us-east4", "eks-us-east-1"])  # the TPU stack creates, reads nothing
 def test_both_programs_read_the_same_existing_capacity_and_grants(stacks: dict[str, Any], cluster: str) -> None:
     """Issue 16: what a stack reads instead of creating (existing reservations, granted quota) is the same in the
     Pulumi program (reads under mocks) and in the Terraform JSON (data sources)."""
-    reads = {(token.split("/")[-1].split(":")[0], json.dumps(dict(sorted(args.items())), sort_keys=True))
-             for token, args in run_stack(cluster).invokes}
-    token_of = {"google_compute_reservation": "getReservation", "google_cloud_quotas_quota_info": "getSQuotaInfo",
-                "aws_servicequotas_service_quota": "getServiceQuota"}
+    reads = {
+        (token.split("/")[-1].split(":")[0], json.dumps(dict(sorted(args.items())), sort_keys=True))
+        for token, args in run_stack(cluster).invokes
+    }
+    token_of = {
+        "google_compute_reservation": "getReservation",
+        "google_cloud_quotas_quota_info": "getSQuotaInfo",
+        "aws_servicequotas_service_quota": "getServiceQuota",
+    }
     camel = {"quota_id": "quotaId", "service_code": "serviceCode", "quota_code": "quotaCode"}
-    data = {(token_of[kind], json.dumps({camel.get(k, k): v for k, v in sorted(without_metadata(body).items())
-                                         if k != "provider"}, sort_keys=True))
-            for kind, bodies in stacks[cluster].get("data", {}).items() for body in bodies.values()}
+    data = {
+        (
+            token_of[kind],
+            json.dumps(
+                {camel.get(k, k): v for k, v in sorted(without_metadata(body).items()) if k != "provider"},
+                sort_keys=True,
+            ),
+        )
+        for kind, bodies in stacks[cluster].get("data", {}).items()
+        for body in bodies.values()
+    }
     assert data and reads == data

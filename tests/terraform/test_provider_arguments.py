@@ -76,10 +76,12 @@ def test_the_pins_floors_are_the_versions_the_names_were_read_at() -> None:
 EXAMPLE = ["gke-gpu-us-east4", "gke-tpu-us-east5", "eks-us-east-1", "aks-eastus", "mk-manager"]
 
 
-@pytest.mark.parametrize(("stack_set", "cluster"), [("example", c) for c in EXAMPLE]
-                         + [("every-branch", c) for c in BRANCH_POOLS])
-def test_every_emitted_argument_exists_in_the_floor_version(request: pytest.FixtureRequest, stack_set: str,
-                                                            cluster: str) -> None:
+@pytest.mark.parametrize(
+    ("stack_set", "cluster"), [("example", c) for c in EXAMPLE] + [("every-branch", c) for c in BRANCH_POOLS]
+)
+def test_every_emitted_argument_exists_in_the_floor_version(
+    request: pytest.FixtureRequest, stack_set: str, cluster: str
+) -> None:
     """The example's stacks, and the stacks with the pools the example lacks (GPUDirect RDMA, an ODCR the stack
     creates, AKS Spot), so that every argument an emitter can write is checked."""
     stack = request.getfixturevalue("stacks" if stack_set == "example" else "every_branch_stacks")[cluster]
@@ -103,6 +105,9 @@ def test_the_branches_the_example_lacks_are_emitted(every_branch_stacks: dict[st
     pools = every_branch_stacks["gke-gpu-us-east4"]["resource"]["google_container_node_pool"]
     assert [pools[n]["node_config"]["gpudirect_strategy"] for n in ("ultra", "a4")] == ["RDMA", "RDMA"]
     assert "aws_ec2_capacity_reservation" in every_branch_stacks["eks-us-east-1"]["resource"]
-    [spot] = [b for b in every_branch_stacks["aks-eastus"]["resource"]["azurerm_kubernetes_cluster_node_pool"].values()
-              if b.get("priority") == "Spot"]
+    [spot] = [
+        b
+        for b in every_branch_stacks["aks-eastus"]["resource"]["azurerm_kubernetes_cluster_node_pool"].values()
+        if b.get("priority") == "Spot"
+    ]
     assert spot["node_labels"]["kubernetes.azure.com/scalesetpriority"] == "spot"

@@ -38,8 +38,9 @@ def without_metadata(value: Any) -> Any:
 
 
 @pytest.mark.parametrize("cluster", EXAMPLE_CLUSTERS)
-def test_each_stack_matches_its_golden_file(stacks: dict[str, Any], cluster: str,
-                                            golden: Callable[[Path, str], None]) -> None:
+def test_each_stack_matches_its_golden_file(
+    stacks: dict[str, Any], cluster: str, golden: Callable[[Path, str], None]
+) -> None:
     text = json.dumps(without_metadata(stacks[cluster]), indent=2, sort_keys=True) + "\n"
     golden(GOLDEN / f"{cluster}.tf.json", text)
 
@@ -59,12 +60,14 @@ def test_providers_are_pinned_and_state_is_local_next_to_the_output(stacks: dict
     terraform = stacks[cluster]["terraform"]
     assert terraform["required_providers"] == {
         name: {"source": PROVIDERS[name].source, "version": PROVIDERS[name].version}
-        for name in stacks[cluster]["provider"]}
+        for name in stacks[cluster]["provider"]
+    }
     assert terraform["backend"] == {"local": {"path": f"../../../terraform.{cluster}.tfstate"}}
 
 
-def test_tpu_slices_are_one_compact_pool_each_sized_by_the_topology(inventory: Inventory,
-                                                                    stacks: dict[str, Any]) -> None:
+def test_tpu_slices_are_one_compact_pool_each_sized_by_the_topology(
+    inventory: Inventory, stacks: dict[str, Any]
+) -> None:
     pools = stacks["gke-tpu-us-east5"]["resource"]["google_container_node_pool"]
     for pool in inventory.cluster_by_name["gke-tpu-us-east5"].pools:
         assert pool.tpu is not None
@@ -75,22 +78,29 @@ def test_tpu_slices_are_one_compact_pool_each_sized_by_the_topology(inventory: I
             assert body["node_locations"] == list(pool.zones) and len(pool.zones) == 1
 
 
-@pytest.mark.parametrize("cluster, section, address", [
-    # `reservation: create`: the stack creates it, protected, and its pools wait for it
-    ("gke-tpu-us-east5", "resource", "google_compute_reservation"),
-    # the default, an existing reservation: read by a data source (plan fails if absent), never created
-    ("gke-gpu-us-east4", "data", "data.google_compute_reservation"),
-])
-def test_reservations_are_created_or_read_and_consumed_after_they_exist(stacks: dict[str, Any], cluster: str,
-                                                                       section: str, address: str) -> None:
+@pytest.mark.parametrize(
+    "cluster, section, address",
+    [
+        # `reservation: create`: the stack creates it, protected, and its pools wait for it
+        ("gke-tpu-us-east5", "resource", "google_compute_reservation"),
+        # the default, an existing reservation: read by a data source (plan fails if absent), never created
+        ("gke-gpu-us-east4", "data", "data.google_compute_reservation"),
+    ],
+)
+def test_reservations_are_created_or_read_and_consumed_after_they_exist(
+    stacks: dict[str, Any], cluster: str, section: str, address: str
+) -> None:
     stack = stacks[cluster]
     [(name, reservation)] = stack[section]["google_compute_reservation"].items()
     if section == "resource":
         assert reservation["lifecycle"] == {"prevent_destroy": True}
     else:
         assert "google_compute_reservation" not in stack["resource"]
-    consumers = [p for p in stack["resource"]["google_container_node_pool"].values()
-                 if p["node_config"]["reservation_affinity"].get("values") == [reservation["name"]]]
+    consumers = [
+        p
+        for p in stack["resource"]["google_container_node_pool"].values()
+        if p["node_config"]["reservation_affinity"].get("values") == [reservation["name"]]
+    ]
     assert consumers and all(p["depends_on"] == [f"{address}.{name}"] for p in consumers)
 
 
@@ -105,15 +115,19 @@ def test_namespaces_are_protected_from_destroy(stacks: dict[str, Any], cluster: 
 
 
 @pytest.mark.parametrize("cluster", EXAMPLE_CLUSTERS)
-def test_kueue_objects_are_manifests_that_wait_for_the_node_pools(inventory: Inventory, stacks: dict[str, Any],
-                                                                  cluster: str) -> None:
+def test_kueue_objects_are_manifests_that_wait_for_the_node_pools(
+    inventory: Inventory, stacks: dict[str, Any], cluster: str
+) -> None:
     resources = stacks[cluster]["resource"]
     manifests = [r["manifest"] for r in resources["kubernetes_manifest"].values()]
     canonical = sorted(json.dumps(m, sort_keys=True) for m in manifests)
     assert canonical == sorted(json.dumps(m, sort_keys=True) for m in objects_for_cluster(inventory, cluster))
     spec = cluster_spec(inventory, cluster, BEFORE_THE_BLOCK)
-    pools = sorted(f"{t}.{n}" for t in ("google_container_node_pool", "aws_eks_node_group",
-                                        "azurerm_kubernetes_cluster_node_pool") for n in resources.get(t, {}))
+    pools = sorted(
+        f"{t}.{n}"
+        for t in ("google_container_node_pool", "aws_eks_node_group", "azurerm_kubernetes_cluster_node_pool")
+        for n in resources.get(t, {})
+    )
     assert len(pools) == len(spec.gke_node_pools) + len(spec.eks_node_groups) + len(spec.aks_agent_pools)
     if pools:  # one barrier waits for every pool; every Kueue object waits for the barrier
         assert sorted(resources["terraform_data"]["node_pools"]["depends_on"]) == pools
@@ -131,8 +145,12 @@ def test_inventory_text_is_never_a_terraform_template(tmp_path: Path) -> None:
 
     project = '${file("~/.ssh/id_rsa")}'
     description = '%{ for x in ["a"] }evil%{ endfor }'
-    inventory = make_inventory().edit("clusters", "gke-a", project=project).edit(
-        "priority_classes", "training", description=description).build()
+    inventory = (
+        make_inventory()
+        .edit("clusters", "gke-a", project=project)
+        .edit("priority_classes", "training", description=description)
+        .build()
+    )
     [stack] = synth(inventory, ["gke-a"], tmp_path / "out", BEFORE_THE_BLOCK)
     text = stack.read_text()
     escaped = project.replace("${", "$${")
@@ -140,8 +158,11 @@ def test_inventory_text_is_never_a_terraform_template(tmp_path: Path) -> None:
     body = json.loads(text)
     assert body["provider"]["google-beta"][0]["project"] == escaped
     assert body["provider"]["kubernetes"] == [{"config_path": "${var.kubeconfig_path}"}]  # a reference, kept
-    [priority] = [r["manifest"] for r in body["resource"]["kubernetes_manifest"].values()
-                  if r["manifest"]["kind"] == "WorkloadPriorityClass"]
+    [priority] = [
+        r["manifest"]
+        for r in body["resource"]["kubernetes_manifest"].values()
+        if r["manifest"]["kind"] == "WorkloadPriorityClass"
+    ]
     assert priority["description"] == description.replace("%{", "%%{")
 
 
@@ -153,8 +174,9 @@ def test_quota_requests_read_the_grant_and_never_ask_for_less(inventory: Invento
     assert preferences
     for name, preference in preferences.items():
         info = gke["data"]["google_cloud_quotas_quota_info"][name]
-        assert [info[k] for k in ("parent", "service", "quota_id")] == [preference[k] for k in
-                                                                          ("parent", "service", "quota_id")]
+        assert [info[k] for k in ("parent", "service", "quota_id")] == [
+            preference[k] for k in ("parent", "service", "quota_id")
+        ]
         need = cluster_spec(inventory, "gke-gpu-us-east4", BEFORE_THE_BLOCK)
         [spec] = [p for p in need.gcp_quota_preferences if p.name == preference["name"]]
         asked = preference["quota_config"]["preferred_value"]
@@ -170,15 +192,22 @@ def test_quota_requests_read_the_grant_and_never_ask_for_less(inventory: Invento
 def test_gcs_and_s3_backends_by_setting(inventory: Inventory, tmp_path: Path) -> None:
     from quartermaster.modules.terraform.app import Backend, synth
 
-    [gcs] = synth(inventory, ["gke-tpu-us-east5"], tmp_path / "gcs", BEFORE_THE_BLOCK,
-                  Backend("gcs", "northwind-tfstate"))
-    [s3] = synth(inventory, ["eks-us-east-1"], tmp_path / "s3", BEFORE_THE_BLOCK,
-                 Backend("s3", "northwind-tfstate", "us-east-1"))
+    [gcs] = synth(
+        inventory, ["gke-tpu-us-east5"], tmp_path / "gcs", BEFORE_THE_BLOCK, Backend("gcs", "northwind-tfstate")
+    )
+    [s3] = synth(
+        inventory, ["eks-us-east-1"], tmp_path / "s3", BEFORE_THE_BLOCK, Backend("s3", "northwind-tfstate", "us-east-1")
+    )
     assert json.loads(gcs.read_text())["terraform"]["backend"] == {
-        "gcs": {"bucket": "northwind-tfstate", "prefix": "quartermaster/gke-tpu-us-east5"}}
+        "gcs": {"bucket": "northwind-tfstate", "prefix": "quartermaster/gke-tpu-us-east5"}
+    }
     assert json.loads(s3.read_text())["terraform"]["backend"] == {
-        "s3": {"bucket": "northwind-tfstate", "key": "quartermaster/eks-us-east-1/terraform.tfstate",
-               "region": "us-east-1"}}
+        "s3": {
+            "bucket": "northwind-tfstate",
+            "key": "quartermaster/eks-us-east-1/terraform.tfstate",
+            "region": "us-east-1",
+        }
+    }
 
 
 # --- qm synth (the README's examples, with --out in a temporary directory) ---------------------------
@@ -192,23 +221,40 @@ def test_qm_synth_writes_every_cloud_stack(inventory: Inventory, tmp_path: Path)
 
 
 def test_qm_synth_one_cluster_with_s3_state(tmp_path: Path) -> None:
-    result = CliRunner().invoke(app, ["synth", str(INVENTORY), "--cluster", "eks-us-east-1", "--backend", "s3",
-                                      "--state-bucket", "northwind-tfstate", "--state-region", "us-east-1",
-                                      "--out", str(tmp_path)])
+    result = CliRunner().invoke(
+        app,
+        [
+            "synth",
+            str(INVENTORY),
+            "--cluster",
+            "eks-us-east-1",
+            "--backend",
+            "s3",
+            "--state-bucket",
+            "northwind-tfstate",
+            "--state-region",
+            "us-east-1",
+            "--out",
+            str(tmp_path),
+        ],
+    )
     assert result.exit_code == 0, result.output
     assert [p.name for p in (tmp_path / "stacks").iterdir()] == ["eks-us-east-1"]
 
 
-@pytest.mark.parametrize("args, want", [
-    # an on-prem cluster has no cloud resources, as in the Pulumi program
-    (["--cluster", "onprem-sjc"], "--cluster onprem-sjc: is on-prem"),
-    # a misspelt cluster lists the clusters that have a stack
-    (["--cluster", "gke-tpu-us-east"], "Clusters with a stack: gke-gpu-us-east4, gke-tpu-us-east5"),
-    # s3 state needs the bucket's region
-    (["--backend", "s3", "--state-bucket", "b"], "pass --state-region REGION"),
-    # a moment without a time zone could be read in any of them
-    (["--now", "2026-12-01"], "--now '2026-12-01': not a moment with a time zone"),
-])
+@pytest.mark.parametrize(
+    "args, want",
+    [
+        # an on-prem cluster has no cloud resources, as in the Pulumi program
+        (["--cluster", "onprem-sjc"], "--cluster onprem-sjc: is on-prem"),
+        # a misspelt cluster lists the clusters that have a stack
+        (["--cluster", "gke-tpu-us-east"], "Clusters with a stack: gke-gpu-us-east4, gke-tpu-us-east5"),
+        # s3 state needs the bucket's region
+        (["--backend", "s3", "--state-bucket", "b"], "pass --state-region REGION"),
+        # a moment without a time zone could be read in any of them
+        (["--now", "2026-12-01"], "--now '2026-12-01': not a moment with a time zone"),
+    ],
+)
 def test_qm_synth_refuses_usage_mistakes_with_exit_2(args: list[str], want: str, tmp_path: Path) -> None:
     result = CliRunner().invoke(app, ["synth", str(INVENTORY), *args, "--out", str(tmp_path)])
     assert result.exit_code == 2 and want in result.output
@@ -218,8 +264,19 @@ def test_qm_synth_refuses_usage_mistakes_with_exit_2(args: list[str], want: str,
 def test_qm_synth_now_builds_a_capacity_block_as_it_stands_then(inventory: Inventory, tmp_path: Path) -> None:
     """Mid-block (the example block runs 2026-10-01 to 2026-12-31), the group starts with the block's nodes and only
     the scale-down is still ahead (issue 16, point 4)."""
-    result = CliRunner().invoke(app, ["synth", str(INVENTORY), "--cluster", "eks-us-east-1", "--now",
-                                      "2026-11-25T00:00:00Z", "--out", str(tmp_path)])
+    result = CliRunner().invoke(
+        app,
+        [
+            "synth",
+            str(INVENTORY),
+            "--cluster",
+            "eks-us-east-1",
+            "--now",
+            "2026-11-25T00:00:00Z",
+            "--out",
+            str(tmp_path),
+        ],
+    )
     assert result.exit_code == 0, result.output
     stack = json.loads((tmp_path / "stacks" / "eks-us-east-1" / "cdk.tf.json").read_text())["resource"]
     [pool] = [p for p in inventory.cluster_by_name["eks-us-east-1"].pools if p.provisioning == "capacity-block"]
@@ -232,15 +289,19 @@ def test_qm_synth_now_builds_a_capacity_block_as_it_stands_then(inventory: Inven
 def test_qm_synth_without_nodejs_says_what_to_install(tmp_path: Path) -> None:
     """PATH without `node`: a clear message and exit 2 (a missing prerequisite), before cdktf (jsii) is imported."""
     env = {**os.environ, "PATH": str(tmp_path)}
-    run = subprocess.run([sys.executable, "-c", "from quartermaster.cli import main; main()", "synth",
-                          "--out", str(tmp_path / "out")], cwd=ROOT, env=env, capture_output=True, text=True)
+    run = subprocess.run(
+        [sys.executable, "-c", "from quartermaster.cli import main; main()", "synth", "--out", str(tmp_path / "out")],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+    )
     assert run.returncode == 2
     assert "Node.js is not on PATH (`node` not found)" in run.stderr and "Install Node.js" in run.stderr
     assert "Traceback" not in run.stderr and not (tmp_path / "out").exists()
 
 
-def test_qm_synth_without_the_terraform_extra_names_the_extra(tmp_path: Path,
-                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+def test_qm_synth_without_the_terraform_extra_names_the_extra(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """As if cdktf were not installed (a module name that does not exist stands in): exit 2, which extra, no
     traceback, nothing written."""
     monkeypatch.setattr(synth_command, "TERRAFORM_MODULES", ("cdktf_is_not_installed",))
