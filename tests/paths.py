@@ -5,3 +5,4 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 INVENTORY = REPO / "inventory"  # the bundled example inventory
 DATA = REPO / "tests" / "data"  # fixtures and golden files
+DOCS = REPO / "docs"  # the documentation site

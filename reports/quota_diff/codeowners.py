@@ -1,7 +1,8 @@
 """CODEOWNERS from the inventory: who must review a change to which file.
 
 GitHub reads CODEOWNERS from the pull request's base branch, applies the last line whose pattern matches a file,
-and is satisfied by an approval from any one owner on that line (sources in the README, "Money needs finance").
+and is satisfied by an approval from any one owner on that line (sources in
+docs/how-to/review-quota-changes-in-ci.md).
 So the generated block is, in order:
 
 1. a catch-all line for the whole inventory owned by `policy.finance_approvers`: a file that no later line

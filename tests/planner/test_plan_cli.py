@@ -1,4 +1,4 @@
-"""`qm plan` on the example inventory and on bad input; the README's examples are run here."""
+"""`qm plan` on the example inventory and on bad input; the first-plan tutorial's examples are run here."""
 
 from __future__ import annotations
 
@@ -16,22 +16,21 @@ from quartermaster.planner.options import PlanOptions
 from quartermaster.planner.usage_forecast import demand_from_usage, fit_trend
 from tests.paths import REPO as ROOT
 
-README = ROOT / "README.md"
+TUTORIAL = ROOT / "docs" / "tutorials" / "first-plan.md"
 
 
-def readme_plan_examples() -> list[str]:
-    """The `qm plan ...` command lines of the README's planning section."""
-    text = README.read_text()
-    section = text.split("### `qm plan", 1)[1].split("\n## ", 1)[0] if "### `qm plan" in text else ""
-    return re.findall(r"^\.venv/bin/(qm plan [^\n]*)$", section, flags=re.M)
+def tutorial_plan_examples() -> list[str]:
+    """The distinct `qm plan ...` command lines of the first-plan tutorial."""
+    lines = re.findall(r"^\.venv/bin/(qm plan [^\n]*)$", TUTORIAL.read_text(encoding="utf-8"), flags=re.M)
+    return list(dict.fromkeys(lines))
 
 
-def test_the_readme_documents_qm_plan_examples():
-    assert len(readme_plan_examples()) >= 2
+def test_the_tutorial_documents_qm_plan_examples():
+    assert len(tutorial_plan_examples()) >= 2
 
 
-@pytest.mark.parametrize("line", readme_plan_examples())
-def test_readme_plan_example_runs(line, tmp_path, monkeypatch):
+@pytest.mark.parametrize("line", tutorial_plan_examples())
+def test_tutorial_plan_example_runs(line, tmp_path, monkeypatch):
     monkeypatch.chdir(ROOT)
     args = [*shlex.split(line)[2:], "--out", str(tmp_path)]
     result = CliRunner().invoke(app, ["plan", *args])
@@ -46,7 +45,8 @@ def test_readme_plan_example_runs(line, tmp_path, monkeypatch):
     plan = load_result(tmp_path)
     assert plan.expected_cost_usd < plan.baseline_on_demand_usd
     assert f"{plan.new_commitment_liability_usd:,.2f}" in flat and f"{plan.new_commitment_in_horizon_usd:,.2f}" in flat
-    # only a fraction of a TPU chip, where a whole slice for it costs more than its penalty (README: whole slices)
+    # only a fraction of a TPU chip, where a whole slice for it costs more than its penalty
+    # (docs/explanation/planning.md, whole units)
     assert all(u.accelerator.startswith("TPU") and u.peak_accelerators < 1 for u in plan.unmet_demand)
     for table in ("purchase_schedule", "cost_by_quarter", "cost_by_team", "kpis", "shadow_prices", "proposed_quotas"):
         assert getattr(plan, table), table

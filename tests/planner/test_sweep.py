@@ -199,10 +199,11 @@ def test_a_bad_sweep_on_the_command_line_exits_2_before_planning(tmp_path, extra
     assert not (tmp_path / "plan" / "plan.json").exists()
 
 
-def test_the_readme_rayjob_is_what_qm_prints_and_queues_to_a_local_queue_that_qm_render_creates():
-    """The README's `qm plan --rayjob` command prints the README's RayJob; Kueue's queue label names a LocalQueue of
-    the example in the job's namespace; `shutdownAfterJobFinishes` is true (Kueue requires it)."""
-    text = (REPO / "README.md").read_text().split("**On Kubernetes: a KubeRay RayJob that Kueue admits.**", 1)[1]
+def test_the_documented_rayjob_is_what_qm_prints_and_queues_to_a_local_queue_that_qm_render_creates():
+    """The plan-sweeps guide's `qm plan --rayjob` command prints the guide's RayJob; Kueue's queue label names a
+    LocalQueue of the example in the job's namespace; `shutdownAfterJobFinishes` is true (Kueue requires it)."""
+    guide = (REPO / "docs" / "how-to" / "plan-sweeps.md").read_text(encoding="utf-8")
+    text = guide.split("**On Kubernetes: a KubeRay RayJob that Kueue admits.**", 1)[1]
     command = text.split("```bash\n", 1)[1].split(" | kubectl", 1)[0]
     documented = text.split("```yaml\n", 1)[1].split("```", 1)[0]
     result = CliRunner().invoke(app, shlex.split(command)[1:], catch_exceptions=False)

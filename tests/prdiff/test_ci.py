@@ -128,7 +128,8 @@ def test_pre_commit_hooks_validate_on_inventory_changes(tmp_path: Path, monkeypa
 
 def owner_of(codeowners: str, path: str) -> str:
     """Who GitHub asks to approve `path`: the owners on the LAST line whose pattern matches (GitHub's rule, cited
-    in the README). The generated patterns are folders (`/x/`, everything under it) or exact files."""
+    in docs/how-to/review-quota-changes-in-ci.md). The generated patterns are folders (`/x/`, everything under it)
+    or exact files."""
     owners = ""
     for line in codeowners.splitlines():
         if line.startswith("#") or not line.strip():

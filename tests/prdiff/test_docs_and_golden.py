@@ -1,4 +1,4 @@
-"""The README's quota examples run as documented, and the rendered comment matches its golden files."""
+"""The quota docs' examples run as documented, and the rendered comment matches its golden files."""
 
 from __future__ import annotations
 
@@ -21,23 +21,17 @@ from tests.prdiff.repo import QuotaRepo
 GOLDEN = REPO / "tests" / "data" / "prdiff" / "golden"
 
 
-def readme_section() -> str:
-    """The README's quota-PR section, up to the next `## ` heading outside a code block."""
-    text = (REPO / "README.md").read_text(encoding="utf-8").split("## Quota changes by pull request\n", 1)[1]
-    out, fenced = [], False
-    for line in text.splitlines(keepends=True):
-        fenced ^= line.startswith("```")
-        if line.startswith("## ") and not fenced:
-            break
-        out.append(line)
-    return "".join(out)
+def quota_docs() -> str:
+    """The first-quota-pull-request tutorial and the reference of `qm quota set` and `qm diff`."""
+    pages = ("tutorials/first-quota-pr.md", "reference/quota-diff.md")
+    return "\n".join((REPO / "docs" / page).read_text(encoding="utf-8") for page in pages)
 
 
-def test_readme_examples_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_documented_examples_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     repo = QuotaRepo.create(tmp_path)
     shutil.copytree(REPO / ".github", repo.root / ".github")
     monkeypatch.chdir(repo.root)
-    block = re.search(r"```bash\n(.*?)```", readme_section(), re.S).group(1)  # type: ignore[union-attr]
+    block = re.search(r"```bash\n(.*?)```", quota_docs(), re.S).group(1)  # type: ignore[union-attr]
     outputs = []
     for line in block.strip().splitlines():
         argv = shlex.split(line)
@@ -65,9 +59,9 @@ def over_capacity_diff(tmp_path: Path):  # type: ignore[no-untyped-def]
     )
 
 
-def test_readme_headline_is_what_the_diff_prints(tmp_path: Path) -> None:
+def test_documented_headline_is_what_the_diff_prints(tmp_path: Path) -> None:
     comment = render_markdown(over_capacity_diff(tmp_path))
-    headline = re.search(r"- a headline per team: `(.*?)`,", readme_section()).group(1)  # type: ignore[union-attr]
+    headline = re.search(r"- a headline per team: `(.*?)`,", quota_docs()).group(1)  # type: ignore[union-attr]
     assert headline.replace("llm-pretrain", "**llm-pretrain**", 1) in comment
 
 
@@ -93,12 +87,12 @@ def test_long_kueue_diffs_are_cut_to_a_shared_budget(tmp_path: Path) -> None:
     assert render_markdown(data, RenderOptions(max_diff_lines=total)).count("more lines") == 0
 
 
-def test_readme_comment_is_what_the_diff_prints(tmp_path: Path) -> None:
-    """The README's example comment (a quota cut on paid capacity, with the impact table) is real output."""
+def test_documented_comment_is_what_the_diff_prints(tmp_path: Path) -> None:
+    """The tutorial's example comment (a quota cut on paid capacity, with the impact table) is real output."""
     repo = QuotaRepo.create(tmp_path)
     repo.quota("llm-pretrain", "h100-mega-resv", nominal=16)
     comment = repo.diff("HEAD").stdout
-    block = re.search(r"```markdown\n(.*?)```", readme_section(), re.S).group(1)  # type: ignore[union-attr]
+    block = re.search(r"```markdown\n(.*?)```", quota_docs(), re.S).group(1)  # type: ignore[union-attr]
     # the labels name the working tree and commit of the run, so those two words are left out of the match
     lines = [line for line in block.splitlines() if "working tree" not in line and "HEAD (" not in line]
     assert [line for line in lines if line not in comment.splitlines()] == []
@@ -106,13 +100,14 @@ def test_readme_comment_is_what_the_diff_prints(tmp_path: Path) -> None:
 
 
 def test_the_replay_cites_a_reference_inside_the_repository() -> None:
-    """Audit of issue 19: the impact module and the README cited ../shared/reference/KUEUE-ADMISSION.md, outside
-    the repository. The copy in docs/ keeps its sources; every section the code and tests cite is in it."""
+    """Audit of issue 19: the impact module and the README (now the quota docs) cited
+    ../shared/reference/KUEUE-ADMISSION.md, outside the repository. The copy in docs/ keeps its sources; every
+    section the code and tests cite is in it."""
     from quartermaster.reports.quota_diff import impact
 
     cited = [
         impact.__doc__ or "",
-        readme_section(),
+        quota_docs(),
         (REPO / "tests" / "prdiff" / "test_impact.py").read_text(encoding="utf-8"),
     ]
     assert not any("../shared" in text for text in cited)

@@ -1,4 +1,4 @@
-"""The project file, the README's commands and the program's messages for user mistakes."""
+"""The project file, the deploy docs' commands and the program's messages for user mistakes."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import pytest
 import yaml
 
 from tests.builders import make_inventory
-from tests.paths import INVENTORY
+from tests.paths import DOCS, INVENTORY
 from tests.pulumi.harness import ROOT, STACKS, run_program
 
 MAIN = STACKS / "__main__.py"
@@ -21,9 +21,10 @@ def run_main(config: dict[str, str]) -> None:
     run_program("test", config, lambda: runpy.run_path(str(MAIN), run_name="__main__"))
 
 
-def readme_section() -> str:
-    text = (ROOT / "README.md").read_text()
-    return text.split("## Deploying with Pulumi", 1)[1].split("\n## ", 1)[0]
+def deploy_docs() -> str:
+    """The first-deploy tutorial and the reference of what a stack declares."""
+    pages = ("tutorials/first-deploy.md", "reference/cloud-resources.md")
+    return "\n".join((DOCS / page).read_text(encoding="utf-8") for page in pages)
 
 
 def test_the_project_runs_stacks_main_with_the_set_up_virtualenv() -> None:
@@ -34,8 +35,8 @@ def test_the_project_runs_stacks_main_with_the_set_up_virtualenv() -> None:
     assert (ROOT / project["main"] / "__main__.py").exists()
 
 
-def test_the_readme_commands_name_a_real_stack_and_the_config_keys_the_program_reads() -> None:
-    section = readme_section()
+def test_the_documented_commands_name_a_real_stack_and_the_config_keys_the_program_reads() -> None:
+    section = deploy_docs()
     stacks = re.findall(r"pulumi stack select ([\w-]+)", section)
     assert stacks and all((STACKS / f"Pulumi.{s}.yaml").exists() for s in stacks)
     source = MAIN.read_text()
@@ -44,8 +45,8 @@ def test_the_readme_commands_name_a_real_stack_and_the_config_keys_the_program_r
     assert all(f'"{key}"' in source for key in keys)
 
 
-def test_the_component_types_the_readme_names_are_the_components_type_tokens() -> None:
-    named = set(re.findall(r"quartermaster:\w+:\w+", readme_section()))
+def test_the_component_types_the_docs_name_are_the_components_type_tokens() -> None:
+    named = set(re.findall(r"quartermaster:\w+:\w+", deploy_docs()))
     declared = {
         token
         for path in (ROOT / "modules" / "pulumi").glob("*.py")

@@ -210,7 +210,7 @@ def test_gcs_and_s3_backends_by_setting(inventory: Inventory, tmp_path: Path) ->
     }
 
 
-# --- qm synth (the README's examples, with --out in a temporary directory) ---------------------------
+# --- qm synth (the examples of docs/how-to/deploy-with-terraform.md, with --out in a temporary directory) -------
 
 
 def test_qm_synth_writes_every_cloud_stack(inventory: Inventory, tmp_path: Path) -> None:

@@ -1,4 +1,4 @@
-"""Every command of the README section "Finance reports, metering and FOCUS export" runs and exits 0."""
+"""Every command of the finance-reports guide's first example runs and exits 0."""
 
 from __future__ import annotations
 
@@ -13,22 +13,19 @@ from typer.testing import CliRunner
 from quartermaster.cli import app
 from tests.paths import DATA, INVENTORY, REPO
 
-SECTION = "## Finance reports, metering and FOCUS export"
+GUIDE = REPO / "docs" / "how-to" / "finance-reports.md"
 
 
-def readme_commands() -> list[list[str]]:
-    text = (REPO / "README.md").read_text(encoding="utf-8")
-    section = text[text.index(SECTION) :]
-    section = section[: section.index("\n## ", len(SECTION))]
-    block = re.search(r"```bash\n(.*?)```", section, re.S)
+def guide_commands() -> list[list[str]]:
+    block = re.search(r"```bash\n(.*?)```", GUIDE.read_text(encoding="utf-8"), re.S)
     assert block is not None
     return [shlex.split(line)[1:] for line in block.group(1).splitlines() if line.startswith(".venv/bin/qm ")]
 
 
-def test_readme_examples_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_guide_examples_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Run as a user would from the repository root: here a scratch folder holding the example inventory (a link)
     and the plan `qm plan` wrote, so nothing is written into the repository."""
-    commands = readme_commands()
+    commands = guide_commands()
     assert [c[0] for c in commands] == ["meter", "export", "report"]
     (tmp_path / "inventory").symlink_to(INVENTORY, target_is_directory=True)
     shutil.copytree(DATA / "reports" / "plan", tmp_path / "out" / "plan")  # what `qm plan` wrote
