@@ -8,10 +8,9 @@ Four steps, one module each: `data` (tables in), `model` (the problem), `solve` 
 if __name__ != "quartermaster.planner":
     raise ImportError(f"`{__name__}` is not a package of its own: import `quartermaster.planner` instead")
 
+from quartermaster.plan_result import Outcome, PlanResult, load_result
 from quartermaster.planner.data import build_data
 from quartermaster.planner.options import PlanInputError, PlanOptions
 from quartermaster.planner.pipeline import plan
-from quartermaster.planner.plan_result import PlanResult, load_result
-from quartermaster.planner.solve import Outcome
 
 __all__ = ["Outcome", "PlanInputError", "PlanOptions", "PlanResult", "build_data", "load_result", "plan"]

@@ -133,6 +133,7 @@ from dataclasses import dataclass, field
 
 import pulp
 
+from quartermaster.plan_result import EXISTING, NEW
 from quartermaster.planner.data import PlanData, tail_quarters
 from quartermaster.pricing import (
     CAPACITY_BLOCK_MAX_INSTANCES,
@@ -146,7 +147,6 @@ from quartermaster.pricing import (
 )
 from quartermaster.units import add_months, quarter_bounds, quarter_hours
 
-EXISTING, NEW = "existing", "new-commitment"
 PAY_PER_USE = PAY_PER_USE_MODELS
 # Penalties of the explain-infeasible slacks: far above any price, so a rule gives only when it must.
 OVERRUN_PENALTY = 1_000.0  # per USD of budget overrun

@@ -9,12 +9,12 @@ from pathlib import Path
 import pandas as pd
 
 from quartermaster.model import Inventory
+from quartermaster.plan_result import Outcome, PlanResult
 from quartermaster.planner.data import build_data
 from quartermaster.planner.model import build_model
 from quartermaster.planner.options import PlanOptions
-from quartermaster.planner.plan_result import PlanResult
 from quartermaster.planner.results import collect
-from quartermaster.planner.solve import Outcome, fix_integers_and_resolve, solve
+from quartermaster.planner.solve import fix_integers_and_resolve, solve
 
 
 def plan(

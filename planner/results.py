@@ -24,9 +24,8 @@ from typing import Any
 
 import pandas as pd
 
+from quartermaster.plan_result import EXISTING, NEW, ROWS, PlanResult, rows_of
 from quartermaster.planner.model import (
-    EXISTING,
-    NEW,
     PAY_PER_USE,
     PlanModel,
     on_demand_equivalent_price,
@@ -35,7 +34,6 @@ from quartermaster.planner.model import (
     use_by_tier,
     weeks_in,
 )
-from quartermaster.planner.plan_result import ROWS, PlanResult, rows_of
 from quartermaster.planner.solve import SolveReport
 from quartermaster.pricing import (
     HOURS_PER_MONTH,

@@ -9,7 +9,6 @@ the LP with the integer decisions fixed.
 
 from __future__ import annotations
 
-import enum
 import functools
 import operator
 import os
@@ -21,22 +20,8 @@ import highspy
 import numpy as np
 import pulp
 
+from quartermaster.plan_result import Outcome
 from quartermaster.planner.model import PlanModel
-
-
-class Outcome(enum.StrEnum):
-    """What the solver produced."""
-
-    OPTIMAL = "optimal"  # proven within the gap tolerance
-    FEASIBLE = "feasible"  # a plan, but the solver stopped (time limit) before proving the gap
-    INFEASIBLE = "infeasible"  # no plan satisfies every business rule
-    UNBOUNDED = "unbounded"
-    NO_SOLUTION = "no-solution"  # stopped without any plan (time limit, solver error)
-
-    @property
-    def has_plan(self) -> bool:
-        return self in (Outcome.OPTIMAL, Outcome.FEASIBLE)
-
 
 # HiGHS model statuses that say what happened; any other (time or iteration limit, interrupt) leaves a
 # plan only if HiGHS holds a primal feasible solution.

@@ -46,11 +46,11 @@ import pyarrow.parquet as pq
 
 from quartermaster.errors import UsageError, require_extra
 from quartermaster.model import Inventory
+from quartermaster.plan_result import PlanResult
 from quartermaster.planner import whatif
 from quartermaster.planner.data import curves_from_quantiles, demand_series
 from quartermaster.planner.options import PlanInputError, PlanOptions
 from quartermaster.planner.pipeline import plan
-from quartermaster.planner.plan_result import PlanResult
 
 BACKENDS = ("serial", "processes", "ray")
 NO_CHANGE = ("0", "0%", "+0%", "none")

@@ -45,7 +45,7 @@ from quartermaster.textsafety import spreadsheet_cell
 from quartermaster.units import quarter_bounds
 
 if TYPE_CHECKING:
-    from quartermaster.planner import PlanResult
+    from quartermaster.plan_result import PlanResult
 
 FOCUS_VERSION = "1.3"
 # The 23 mandatory columns of FOCUS 1.3 (PLANNING.md §3) and whether the spec allows nulls in them

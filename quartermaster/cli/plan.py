@@ -15,7 +15,8 @@ from quartermaster.pricing import DEFAULT_IDLE_POLICY, format_usd
 
 if TYPE_CHECKING:
     from quartermaster.model import Inventory
-    from quartermaster.planner import PlanOptions, PlanResult
+    from quartermaster.plan_result import PlanResult
+    from quartermaster.planner import PlanOptions
     from quartermaster.planner.sweep import SweepSpec
 
 

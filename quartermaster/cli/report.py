@@ -13,7 +13,7 @@ from quartermaster.errors import UsageError
 from quartermaster.model import Inventory
 
 if TYPE_CHECKING:
-    from quartermaster.planner import PlanResult
+    from quartermaster.plan_result import PlanResult
 
 FORMATS = ("html", "json", "csv", "xlsx", "pdf")
 

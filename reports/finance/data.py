@@ -21,10 +21,10 @@ from typing import TYPE_CHECKING, Any, Literal
 import numpy as np
 
 from quartermaster.capacity import pool_accelerators
+from quartermaster.demand import equivalence_ratio, quantile_at
 from quartermaster.errors import ProblemsFound
 from quartermaster.model import Inventory
-from quartermaster.planner.data import equivalence_ratio, quantile_at
-from quartermaster.planner.model import EXISTING, NEW
+from quartermaster.plan_result import EXISTING, NEW
 from quartermaster.pricing import (
     COMMITTED_MODELS,
     DEFAULT_IDLE_POLICY,
@@ -43,8 +43,7 @@ from quartermaster.units import next_quarters, quarter_hours, quarter_of
 if TYPE_CHECKING:
     import pandas as pd
 
-    from quartermaster.planner import PlanResult
-    from quartermaster.planner.plan_result import PurchaseRow
+    from quartermaster.plan_result import PlanResult, PurchaseRow
 
 Kind = Literal["text", "money", "rate", "delta", "pct", "signed_pct", "number", "int"]
 """Column kinds: `rate` is money per unit (USD per accelerator-hour), shown to 4 decimals."""
@@ -1215,7 +1214,7 @@ def _cost_band(
     """Cost per quarter at p10, expected and at p90 demand (basis: exposure).
 
     p90: the risk table's figure (`exposure`, the accelerator-hours above p50 bought on demand). p10: each demand
-    row's Q(0.1) of the planner's own fit (`planner.data.quantile_at`: the given p10, else the lognormal through p50
+    row's Q(0.1) of the planner's own fit (`demand.quantile_at`: the given p10, else the lognormal through p50
     and p90, p50^2 / p90); the accelerator-hours below p50 are taken off at the cheapest on-demand rate, at most the
     quarter's on-demand, spot and flex-start spend (commitments and capacity blocks are paid whether used or not)."""
     rates = cheapest_on_demand_per_accelerator(inventory)

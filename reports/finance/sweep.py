@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from quartermaster.errors import UsageError
-from quartermaster.planner import PlanResult
+from quartermaster.plan_result import PlanResult
 from quartermaster.planner.sweep import PLANNED, Sweep, cost_bands, load_sweep, robust_commitments
 from quartermaster.pricing import cents
 from quartermaster.reports.finance.data import Column, ReportData, Table, quarter_cost

@@ -11,9 +11,9 @@ import pytest
 from typer.testing import CliRunner
 
 from quartermaster.cli import app
+from quartermaster.demand import quantile_at, quantile_curve
 from quartermaster.model import DemandRow
 from quartermaster.planner import PlanInputError, PlanOptions, plan
-from quartermaster.planner.data import quantile_at, quantile_curve
 from quartermaster.planner.options import BANDS
 from quartermaster.planner.usage_forecast import (
     DAYS_PER_QUARTER,
@@ -146,7 +146,7 @@ def test_p50_and_p90_are_fitted_with_a_lognormal():
     10 exp(sigma^2 / 2) = 14.44 (a normal with mean p50 said 10), and its halves have the means
     2 x 14.44 x Phi(-sigma) and 2 x 14.44 x Phi(sigma) (the partial expectation of a lognormal)."""
     mean = 10 * math.exp(SIGMA**2 / 2)
-    assert sum(w * lv for w, lv in quantile_curve({0.5: 10, 0.9: 30})) == pytest.approx(mean, rel=1e-12)
+    assert sum(w * lv for w, lv in quantile_curve({0.5: 10, 0.9: 30}, BANDS)) == pytest.approx(mean, rel=1e-12)
     assert quantile_curve({0.5: 10, 0.9: 30}, ((0, 0.5), (0.5, 1))) == [
         (0.5, pytest.approx(2 * mean * P.cdf(-SIGMA), rel=1e-12)),
         (0.5, pytest.approx(2 * mean * P.cdf(SIGMA))),
@@ -194,7 +194,7 @@ def test_quantile_at_p10_of_a_lognormal_and_of_a_given_p10():
 def test_p99_bends_the_upper_tail():
     """Above p90 the lognormal's Q(0.99) is 10 exp(sigma z_0.99) = 71.7; a given p99 of 45 holds the top there."""
     assert at({0.5: 10, 0.9: 30}, 0.99) == pytest.approx(10 * math.exp(SIGMA * P.inv_cdf(0.99)), rel=1e-5)
-    assert quantile_curve({0.5: 10, 0.9: 30, 0.99: 45})[-1][1] < quantile_curve({0.5: 10, 0.9: 30})[-1][1]
+    assert quantile_curve({0.5: 10, 0.9: 30, 0.99: 45}, BANDS)[-1][1] < quantile_curve({0.5: 10, 0.9: 30}, BANDS)[-1][1]
 
 
 def test_quantiles_out_of_order_are_refused_with_both_names():

@@ -12,8 +12,8 @@ from typer.testing import CliRunner
 from quartermaster.cli import app
 from quartermaster.edit import QuotaChange
 from quartermaster.loader import load
+from quartermaster.plan_result import ProposedQuotaRow
 from quartermaster.planner import load_result
-from quartermaster.planner.plan_result import ProposedQuotaRow
 from quartermaster.planner.propose import proposed_changes
 from quartermaster.planner.results import largest_remainder
 from tests.builders import make_inventory

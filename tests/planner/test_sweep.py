@@ -15,11 +15,11 @@ import yaml
 from typer.testing import CliRunner
 
 from quartermaster.cli import app
+from quartermaster.demand import shifted_quantiles
 from quartermaster.errors import MissingExtra
 from quartermaster.loader import load
 from quartermaster.modules.kueue.builders import objects_for_cluster
 from quartermaster.planner import PlanInputError, PlanOptions
-from quartermaster.planner.data import shifted_quantiles
 from quartermaster.planner.sweep import (
     cost_bands,
     load_sweep,

@@ -1,26 +1,50 @@
-"""The solved plan as typed data (`PlanResult`): the object the finance report, the FOCUS export and `qm plan`
-read, written to and read back from a folder exactly.
+"""The plan as a contract: the solved plan as typed data (`PlanResult`), the object the finance report, the FOCUS
+export and `qm plan` read, written to and read back from a folder exactly.
+
+It lives in the core and imports neither the solver (PuLP, HiGHS) nor pandas: the planner writes it, everything
+else reads it, and loading a written plan costs no solver start-up (tests/core/test_plan_contract.py checks this).
 
 Every table is a tuple of frozen rows with units in the field names: money (`*_usd`, `usd_per_*`) is Decimal
 USD with 6 decimals as solved (quantise with `pricing.cents` only to show it), quantities are int or float,
 and every figure is on the *planned* basis. `PlanResult.frame(name)` gives a table as a pandas DataFrame for
-those who want one.
+those who want one (pandas is imported then).
 """
 
 from __future__ import annotations
 
+import csv
 import datetime as dt
+import enum
 import json
 import typing
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field, fields
 from decimal import Decimal
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import pandas as pd
+if TYPE_CHECKING:
+    import pandas as pd
 
-from quartermaster.planner.solve import Outcome
+
+class Outcome(enum.StrEnum):
+    """What the solver produced."""
+
+    OPTIMAL = "optimal"  # proven within the gap tolerance
+    FEASIBLE = "feasible"  # a plan, but the solver stopped (time limit) before proving the gap
+    INFEASIBLE = "infeasible"  # no plan satisfies every business rule
+    UNBOUNDED = "unbounded"
+    NO_SOLUTION = "no-solution"  # stopped without any plan (time limit, solver error)
+
+    @property
+    def has_plan(self) -> bool:
+        return self in (Outcome.OPTIMAL, Outcome.FEASIBLE)
+
+
+EXISTING = "existing"
+"""RoutingRow.tier of hours served by the inventory's own commitments."""
+NEW = "new-commitment"
+"""RoutingRow.tier of hours served by commitments the plan buys."""
 
 
 @dataclass(frozen=True)
@@ -178,7 +202,8 @@ class RoutingRow:
     machine: str
     served_accelerator: str
     tier: str
-    """tier: `existing` (the inventory's commitments), `new-commitment`, or a pay-per-use pricing model."""
+    """tier: `EXISTING` (the inventory's commitments), `NEW` (commitments the plan buys), or a pay-per-use pricing
+    model."""
     accelerator_hours: float
     """accelerator_hours: of the machine's accelerators (served_accelerator)."""
     demand_accelerator_hours: float
@@ -267,6 +292,8 @@ class PlanResult:
 
     def frame(self, table: str) -> pd.DataFrame:
         """One table as a DataFrame with one column per row field (also when it has no rows)."""
+        import pandas as pd
+
         return pd.DataFrame([asdict(r) for r in getattr(self, table)], columns=[f.name for f in fields(ROWS[table])])
 
     def summary(self) -> dict[str, Any]:
@@ -282,7 +309,10 @@ class PlanResult:
         for table in ROWS:
             doc[table] = json.loads(json.dumps([asdict(r) for r in getattr(self, table)], default=str))
             path = out / f"{table}.csv"
-            self.frame(table).to_csv(path, index=False, lineterminator="\n")
+            with path.open("w", newline="") as f:
+                writer = csv.writer(f, lineterminator="\n")
+                writer.writerow(f.name for f in fields(ROWS[table]))
+                writer.writerows(_values(r) for r in getattr(self, table))
             paths.append(path)
         (out / "plan.json").write_text(json.dumps(doc, indent=2, sort_keys=True, default=str) + "\n")
         return [out / "plan.json", *paths]
@@ -312,8 +342,13 @@ def rows_of(row_type: type, records: Sequence[Mapping[Any, Any]]) -> tuple[Any, 
 
 def read_rows(path: Path, row_type: type) -> tuple[Any, ...]:
     """One table's CSV as typed rows."""
-    frame = pd.read_csv(path, dtype=str, keep_default_na=False)
-    return rows_of(row_type, frame.to_dict("records"))
+    with path.open(newline="") as f:
+        return rows_of(row_type, list(csv.DictReader(f)))
+
+
+def _values(row: Any) -> tuple[Any, ...]:
+    """A row's field values in field order, as they are (`dataclasses.astuple` would deep-copy them)."""
+    return tuple(getattr(row, f.name) for f in fields(row))
 
 
 def _cast(kind: Any, value: Any) -> Any:

@@ -1,0 +1,44 @@
+"""The plan as a contract (issue 27, point 2): `PlanResult` and its rows are core data, read without the solver.
+
+A written plan is loaded in a fresh interpreter, so what the import pulled in is exactly what `sys.modules` shows.
+"""
+
+from __future__ import annotations
+
+import pickle
+import subprocess
+import sys
+
+from quartermaster.plan_result import EXISTING, NEW
+from tests.planner.planning import curves, one_site, run
+
+UNIFORM = list(range(1, 101))  # 1..100 GPUs, one hour each: the plan buys commitments and pay-per-use both
+SOLVER_AND_TABLES = ("pulp", "highspy", "pandas", "numpy", "quartermaster.planner")
+
+LOAD_IN_A_FRESH_INTERPRETER = """
+import pickle, sys
+from quartermaster.plan_result import load_result
+result = load_result(sys.argv[1])
+loaded = sorted(m for m in {modules!r} if m in sys.modules)
+sys.stdout.buffer.write(pickle.dumps((result, loaded)))
+"""
+
+
+def test_a_written_plan_loads_without_the_solver_or_pandas(tmp_path):
+    result = run(one_site(on_demand=10, commit_12=6, spot=3), curves("ml", ["2027Q1"], hourly=UNIFORM))
+    result.write(tmp_path)
+    assert result.purchase_schedule and result.routing  # the tables the reports read are not empty
+
+    script = LOAD_IN_A_FRESH_INTERPRETER.format(modules=SOLVER_AND_TABLES)
+    out = subprocess.run([sys.executable, "-c", script, str(tmp_path)], capture_output=True, check=True)
+    loaded, imported = pickle.loads(out.stdout)
+
+    assert imported == []  # none of pulp, highspy, pandas, numpy or the planner package
+    assert loaded == result  # every field and typed row, as the planner made them
+
+
+def test_the_routing_tiers_are_named_by_the_contract():
+    """The finance report tells spare hours of existing commitments from new ones by these names alone."""
+    result = run(one_site(on_demand=10, commit_12=6), curves("ml", ["2027Q1"], hourly=UNIFORM))
+    assert {r.tier for r in result.routing} <= {EXISTING, NEW, "on-demand"}
+    assert NEW in {r.tier for r in result.routing}  # commit_12 at 6 < 10 on demand: the plan buys some
