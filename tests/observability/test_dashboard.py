@@ -18,7 +18,7 @@ from quartermaster.cli import app
 from quartermaster.loader import load
 from quartermaster.modules.observability import metrics
 from quartermaster.modules.observability.rules import RECORDS
-from tests.observability.promserver import PROMTOOL, needs_prometheus
+from tests.observability.promserver import PROMTOOL, needs_promtool
 from tests.paths import INVENTORY
 
 AT = "2026-11-01"
@@ -83,7 +83,7 @@ def test_metric_names_sees_through_matchers_and_groupings() -> None:
     assert metric_names(expr) == {"kueue_cluster_queue_resource_usage", "other_x"}
 
 
-@needs_prometheus
+@needs_promtool
 def test_every_query_is_valid_promql(rendered: Path, tmp_path: Path) -> None:
     """promtool parses each panel query as a recording rule, variables replaced by a value of theirs."""
     model = json.loads((rendered / "quartermaster-dashboard.json").read_text())

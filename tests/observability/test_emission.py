@@ -15,7 +15,7 @@ from quartermaster.model import Inventory, ObservabilitySettings
 from quartermaster.modules.observability.emit import cluster_manifests, kubernetes_objects
 from quartermaster.modules.observability.rules import dump
 from tests.builders import BEFORE_THE_BLOCK
-from tests.observability.promserver import PROMTOOL, needs_prometheus
+from tests.observability.promserver import PROMTOOL, needs_promtool
 from tests.paths import INVENTORY
 from tests.pulumi.harness import run_cluster
 from tests.terraform.parity import differences, pulumi_view, terraform_view
@@ -72,7 +72,7 @@ def test_an_enabled_cluster_gets_its_own_rules_and_dashboard(loaded: LoadResult)
     assert kubernetes_objects(inventory, CLUSTER, BEFORE_THE_BLOCK.date())[: len(other)] == other
 
 
-@needs_prometheus
+@needs_promtool
 def test_the_clusters_rules_pass_promtool_check(loaded: LoadResult, tmp_path: Path) -> None:
     rule = kinds(kubernetes_objects(enabled(loaded.inventory), CLUSTER, BEFORE_THE_BLOCK.date()))["PrometheusRule"]
     (tmp_path / "rules.yaml").write_text(dump(rule["spec"]), encoding="utf-8")
@@ -83,6 +83,7 @@ def test_the_clusters_rules_pass_promtool_check(loaded: LoadResult, tmp_path: Pa
     assert check.returncode == 0, check.stdout + check.stderr
 
 
+@pytest.mark.node
 def test_pulumi_and_terraform_declare_the_same_observability_objects(loaded: LoadResult, tmp_path: Path) -> None:
     from quartermaster.modules.terraform.app import synth
 

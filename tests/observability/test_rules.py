@@ -20,7 +20,7 @@ from quartermaster.cli import app
 from quartermaster.loader import LoadResult, load
 from quartermaster.modules.observability.rules import BREAK_EVEN, Options, build_rules, dump
 from quartermaster.pricing import break_even, pool_rate
-from tests.observability.promserver import PROMTOOL, needs_prometheus
+from tests.observability.promserver import PROMTOOL, needs_promtool
 from tests.paths import INVENTORY
 
 AT = dt.date(2026, 11, 1)
@@ -68,7 +68,7 @@ def usage(
     }
 
 
-@needs_prometheus
+@needs_promtool
 def test_the_rendered_files_pass_promtool_check(tmp_path: Path) -> None:
     result = CliRunner().invoke(
         app, ["observability", "render", str(INVENTORY), "--out", str(tmp_path), "--at", AT.isoformat()]
@@ -117,7 +117,7 @@ def test_a_commitment_without_on_demand_price_is_compared_with_what_it_is_worth(
     )
 
 
-@needs_prometheus
+@needs_promtool
 def test_commitment_below_break_even_fires_only_under_break_even(loaded: LoadResult, tmp_path: Path) -> None:
     inv = loaded.inventory
     rules, _ = build_rules(loaded, Options(at=AT))
@@ -150,7 +150,7 @@ def test_commitment_below_break_even_fires_only_under_break_even(loaded: LoadRes
     run_promtool(tmp_path, rules, [case(below, True), case(above, False)])
 
 
-@needs_prometheus
+@needs_promtool
 def test_pending_above_quota_fires_after_the_window_and_not_while_borrowing(loaded: LoadResult, tmp_path: Path) -> None:
     rules, _ = build_rules(loaded, Options(at=AT, pending_hours=6))
     nominal = 16  # inventory/teams/inference.yaml: p5-od nominal 16, the team's only quota in eks-us-east-1
@@ -200,7 +200,7 @@ def test_pending_above_quota_fires_after_the_window_and_not_while_borrowing(load
     )
 
 
-@needs_prometheus
+@needs_promtool
 def test_flavor_at_capacity_fires_only_when_full_with_waiting_workloads(loaded: LoadResult, tmp_path: Path) -> None:
     rules, _ = build_rules(loaded, Options(at=AT, capacity_minutes=30))
     capacity = pool_accelerators(loaded.inventory, loaded.inventory.pool_by_name["p5-od"])  # 4 nodes x 8 = 32
@@ -238,7 +238,7 @@ def test_flavor_at_capacity_fires_only_when_full_with_waiting_workloads(loaded: 
     run_promtool(tmp_path, rules, [case(capacity, True), case(capacity - 1, False)])
 
 
-@needs_prometheus
+@needs_promtool
 def test_budget_on_track_fires_when_the_week_rate_times_the_quarter_exceeds_it(
     loaded: LoadResult, tmp_path: Path
 ) -> None:
@@ -285,7 +285,7 @@ def test_a_pools_alert_rate_is_the_rate_metering_charges_its_use_at(loaded: Load
         assert pool_rate(inv, pool.name) == rate_of[block], pool.name
 
 
-@needs_prometheus
+@needs_promtool
 def test_forecast_and_actual_records_give_the_quarters_forecast_next_to_the_teams_use(
     loaded: LoadResult, tmp_path: Path
 ) -> None:

@@ -4,7 +4,6 @@ workbook, and the page as Chromium shows it."""
 from __future__ import annotations
 
 import datetime as dt
-import os
 import re
 import shutil
 import subprocess
@@ -146,11 +145,7 @@ def test_workbook_has_a_sheet_per_table_with_numeric_cells(stored: ReportData, t
 CHROMIUM = find_chromium()
 
 
-# Skipped on a developer's machine without Chromium; under CI (CI=true) a missing browser fails the test instead.
-needs_chromium = pytest.mark.skipif(
-    CHROMIUM is None and not os.environ.get("CI"),
-    reason="Chromium is not installed (apt-get install chromium; .ci/run installs it)",
-)
+needs_chromium = pytest.mark.chromium  # skipped without it (tests/conftest.py)
 
 
 @needs_chromium
@@ -188,10 +183,7 @@ def test_chromium_shows_the_headline_figures_and_takes_a_screenshot(stored: Repo
 
 
 @needs_chromium
-@pytest.mark.skipif(
-    shutil.which("pdftotext") is None and not os.environ.get("CI"),
-    reason="pdftotext is not installed (apt-get install poppler-utils; .ci/run installs it)",
-)
+@pytest.mark.pdftotext
 def test_pdf_pages_are_numbered_and_no_total_row_is_repeated(stored: ReportData, tmp_path: Path) -> None:
     """Issue 18: the PDF repeated each table's Total row under the first half of a table cut by a page break
     ("All quarters" under 6 of 8 quarters) and had no page numbers and no date. Read back with poppler's

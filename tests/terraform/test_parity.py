@@ -25,6 +25,7 @@ from tests.terraform.conftest import BRANCH_POOLS
 from tests.terraform.parity import View, differences, pulumi_view, terraform_view
 from tests.terraform.test_synth import without_metadata
 
+pytestmark = pytest.mark.node  # CDKTF synthesises through jsii, which runs Node.js
 EXAMPLE_CLUSTERS = ("gke-gpu-us-east4", "gke-tpu-us-east5", "eks-us-east-1", "aks-eastus", "mk-manager")
 
 

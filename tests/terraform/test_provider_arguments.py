@@ -76,6 +76,7 @@ def test_the_pins_floors_are_the_versions_the_names_were_read_at() -> None:
 EXAMPLE = ["gke-gpu-us-east4", "gke-tpu-us-east5", "eks-us-east-1", "aks-eastus", "mk-manager"]
 
 
+@pytest.mark.node
 @pytest.mark.parametrize(
     ("stack_set", "cluster"), [("example", c) for c in EXAMPLE] + [("every-branch", c) for c in BRANCH_POOLS]
 )
@@ -100,6 +101,7 @@ def test_every_emitted_argument_exists_in_the_floor_version(
     assert sorted(set(unknown)) == []
 
 
+@pytest.mark.node
 def test_the_branches_the_example_lacks_are_emitted(every_branch_stacks: dict[str, Any]) -> None:
     """The arguments the every-branch stacks exist for are really in them, so the floor test reads them."""
     pools = every_branch_stacks["gke-gpu-us-east4"]["resource"]["google_container_node_pool"]

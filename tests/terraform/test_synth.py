@@ -25,6 +25,7 @@ from tests.paths import INVENTORY
 from tests.terraform.conftest import ROOT
 
 GOLDEN = ROOT / "tests" / "data" / "terraform"
+pytestmark = pytest.mark.node  # CDKTF synthesises through jsii, which runs Node.js
 EXAMPLE_CLUSTERS = ("gke-gpu-us-east4", "gke-tpu-us-east5", "eks-us-east-1", "aks-eastus", "mk-manager")
 
 
