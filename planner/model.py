@@ -129,6 +129,7 @@ import functools
 import math
 import re
 from collections import defaultdict
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import pulp
@@ -279,34 +280,9 @@ def build_model(data: PlanData) -> PlanModel:
     _index(m)
     add_variables(m)
     add_objective(m)
-    add_demand_met(m)
-    add_existing_commitments_cover(m)
-    add_new_commitments_cover(m)
-    add_capacity_block_window(m)
-    add_whole_slices_cover(m)
-    add_spot_within_preemptible_share(m)
-    add_supply_caps(m)
-    add_budgets(m)
-    add_min_utilisation(m)
-    add_post_horizon_credit(m)
+    for add in dict.fromkeys(FAMILIES.values()):
+        add(m)
     return m
-
-
-# Constraint families in build order, for golden files and --explain-infeasible reports.
-FAMILIES = (
-    "demand_met",
-    "existing_commitments_cover",
-    "new_commitments_cover",
-    "capacity_block_window",
-    "whole_slices_cover",
-    "spot_within_preemptible_share",
-    "supply_cap",
-    "budget",
-    "min_utilisation",
-    "last_quarter_new_use",
-    "post_horizon_credit_within_demand",
-    "post_horizon_credit_within_renewal",
-)
 
 
 def _index(m: PlanModel) -> None:
@@ -785,6 +761,25 @@ def add_post_horizon_credit(m: PlanModel) -> None:
                 0.0,
                 name("post_horizon_credit_within_renewal", *where, q),
             )
+
+
+FAMILIES: dict[str, Callable[[PlanModel], None]] = {
+    "demand_met": add_demand_met,
+    "existing_commitments_cover": add_existing_commitments_cover,
+    "new_commitments_cover": add_new_commitments_cover,
+    "capacity_block_window": add_capacity_block_window,
+    "whole_slices_cover": add_whole_slices_cover,
+    "spot_within_preemptible_share": add_spot_within_preemptible_share,
+    "supply_cap": add_supply_caps,
+    "budget": add_budgets,
+    "min_utilisation": add_min_utilisation,
+    "last_quarter_new_use": add_post_horizon_credit,
+    "post_horizon_credit_within_demand": add_post_horizon_credit,
+    "post_horizon_credit_within_renewal": add_post_horizon_credit,
+}
+"""The constraint families, in build order: each row's name starts with its family, and the function that adds it.
+build_model runs each function once; the golden LP files, --explain-infeasible and the maths page
+(planner/maths.py, docs/explanation/planner-maths.md) read this table."""
 
 
 def on_demand_equivalent_price(m: PlanModel) -> tuple[dict[str, float], list[str]]:
