@@ -15,7 +15,7 @@ import time
 
 from quartermaster.model import Inventory
 from quartermaster.modules.kueue import objects_for_cluster, validate_manifests
-from quartermaster.modules.kueue.render import dump_objects
+from quartermaster.yamlwriter import dump_documents
 
 PROVISIONING = ("reservation", "on-demand", "flex-start", "spot")
 
@@ -81,7 +81,7 @@ def main() -> None:
     clock = Clock()
     objects = objects_for_cluster(inventory, "big")
     clock.lap("build")
-    text = dump_objects(objects)
+    text = dump_documents(objects)
     clock.lap("render")
     issues = validate_manifests(objects, "bench")
     clock.lap("validate")

@@ -30,6 +30,7 @@ INSTALLED: dict[str, Callable[[], bool]] = {
     "pdftotext": lambda: shutil.which("pdftotext") is not None,
     "spark": lambda: shutil.which("java") is not None,
     "node": lambda: shutil.which("node") is not None,
+    "kubectl": lambda: shutil.which("kubectl") is not None,
 }
 """Each outside-tool marker: whether what its tests run is installed."""
 

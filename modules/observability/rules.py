@@ -31,8 +31,6 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
 
-import yaml
-
 from quartermaster.capacity import pool_accelerators
 from quartermaster.issues import format_path
 from quartermaster.loader import LoadResult
@@ -344,17 +342,3 @@ def prometheus_rule(rules: dict[str, Any], namespace: str = "monitoring") -> dic
         },
         "spec": rules,
     }
-
-
-def dump(document: dict[str, Any]) -> str:
-    """YAML with keys in the order built (stable across runs), long expressions as block text."""
-
-    class Dumper(yaml.SafeDumper):
-        pass
-
-    def text(dumper: yaml.SafeDumper, value: str) -> yaml.Node:
-        style = "|" if "\n" in value else None
-        return dumper.represent_scalar("tag:yaml.org,2002:str", value, style=style)
-
-    Dumper.add_representer(str, text)
-    return yaml.dump(document, Dumper=Dumper, sort_keys=False, width=120, allow_unicode=True)

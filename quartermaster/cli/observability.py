@@ -41,7 +41,8 @@ def render(
     and a Grafana dashboard of usage vs quota, commitments vs break-even, pending demand and forecast vs actual."""
     # imported when run, so that `qm --help` stays fast
     from quartermaster.modules.observability.emit import dashboard
-    from quartermaster.modules.observability.rules import Options, build_rules, dump, prometheus_rule
+    from quartermaster.modules.observability.rules import Options, build_rules, prometheus_rule
+    from quartermaster.yamlwriter import dump_yaml
 
     check_output(out, "--out", path, folder=True)
     try:
@@ -59,10 +60,10 @@ def render(
     rules, notes = build_rules(result, options)
     out.mkdir(parents=True, exist_ok=True)
     texts = {
-        RULES_FILE: dump(rules),
-        PROMETHEUS_RULE_FILE: dump(prometheus_rule(rules, namespace)),
+        RULES_FILE: dump_yaml(rules),
+        PROMETHEUS_RULE_FILE: dump_yaml(prometheus_rule(rules, namespace)),
         DASHBOARD_FILE: to_json(model),
-        CONFIGMAP_FILE: dump(dashboard_configmap(model, namespace)),
+        CONFIGMAP_FILE: dump_yaml(dashboard_configmap(model, namespace)),
     }
     for name, text in texts.items():
         (out / name).write_text(text, encoding="utf-8")

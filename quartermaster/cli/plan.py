@@ -121,9 +121,8 @@ def command(
 
 def _print_rayjob(inventory: Inventory, team: str, image: str | None, spec: SweepSpec, options: PlanOptions) -> None:
     """The sweep as a RayJob on stdout (`| kubectl apply -f -`): the plan's options and the sweep as arguments."""
-    import yaml
-
     from quartermaster.planner.rayjob import rayjob
+    from quartermaster.yamlwriter import dump_yaml
 
     if image is None:
         raise UsageError(
@@ -141,7 +140,7 @@ def _print_rayjob(inventory: Inventory, team: str, image: str | None, spec: Swee
         *[a for t, values in spec.grid for a in ("--sweep", f"{t}={','.join(values)}")],
         *(["--draws", str(spec.draws), "--seed", str(spec.seed)] if spec.draws else []),
     ]
-    print(yaml.safe_dump(rayjob(inventory, team, args, image=image), sort_keys=False, width=120), end="")
+    print(dump_yaml(rayjob(inventory, team, args, image=image)), end="")
 
 
 def _sweep(

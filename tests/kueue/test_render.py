@@ -19,7 +19,7 @@ from quartermaster.modules.cloud.azure import aks_agent_pools
 from quartermaster.modules.kueue import objects_for_cluster, render_cluster, validate_manifests
 from quartermaster.modules.kueue.builders import POOL_LABEL, accelerator_flavor_name, kueue_configuration
 from quartermaster.modules.kueue.k8s import canonical_quantity, parse_quantity, selector_matches
-from quartermaster.modules.kueue.render import dump_objects
+from quartermaster.yamlwriter import dump_documents
 from tests.builders import make_inventory
 from tests.paths import DATA, INVENTORY
 
@@ -355,7 +355,7 @@ def test_strings_that_a_yaml_reader_could_take_for_numbers_or_booleans_stay_stri
     Every string comes back as the same string through a YAML 1.2 parser (ruamel.yaml) and a 1.1 one (PyYAML)."""
     from ruamel.yaml import YAML
 
-    rendered = dump_objects([{"metadata": {"labels": {"quartermaster.dev/cost-center": text}}}])
+    rendered = dump_documents([{"metadata": {"labels": {"quartermaster.dev/cost-center": text}}}])
     assert YAML(typ="safe").load(rendered)["metadata"]["labels"]["quartermaster.dev/cost-center"] == text
     assert yaml.safe_load(rendered)["metadata"]["labels"]["quartermaster.dev/cost-center"] == text
 

@@ -7,7 +7,7 @@ import yaml
 
 from quartermaster.loader import load
 from quartermaster.modules.kueue import objects_for_cluster
-from quartermaster.modules.kueue.render import dump_objects
+from quartermaster.yamlwriter import dump_documents
 from tests.paths import REPO
 
 TRICKY = {
@@ -24,7 +24,7 @@ TRICKY = {
 
 
 def test_tricky_values_round_trip() -> None:
-    assert list(yaml.safe_load_all(dump_objects([TRICKY]))) == [TRICKY]
+    assert list(yaml.safe_load_all(dump_documents([TRICKY]))) == [TRICKY]
 
 
 @pytest.mark.parametrize(
@@ -32,4 +32,4 @@ def test_tricky_values_round_trip() -> None:
 )
 def test_every_rendered_cluster_round_trips(cluster: str) -> None:
     objects = objects_for_cluster(load(REPO / "inventory").inventory, cluster)
-    assert list(yaml.safe_load_all(dump_objects(objects))) == objects
+    assert list(yaml.safe_load_all(dump_documents(objects))) == objects

@@ -13,7 +13,7 @@ import pytest
 from quartermaster.loader import LoadResult, load
 from quartermaster.model import Inventory, ObservabilitySettings
 from quartermaster.modules.observability.emit import cluster_manifests, kubernetes_objects
-from quartermaster.modules.observability.rules import dump
+from quartermaster.yamlwriter import dump_yaml
 from tests.builders import BEFORE_THE_BLOCK
 from tests.observability.promserver import PROMTOOL, needs_promtool
 from tests.paths import INVENTORY
@@ -75,7 +75,7 @@ def test_an_enabled_cluster_gets_its_own_rules_and_dashboard(loaded: LoadResult)
 @needs_promtool
 def test_the_clusters_rules_pass_promtool_check(loaded: LoadResult, tmp_path: Path) -> None:
     rule = kinds(kubernetes_objects(enabled(loaded.inventory), CLUSTER, BEFORE_THE_BLOCK.date()))["PrometheusRule"]
-    (tmp_path / "rules.yaml").write_text(dump(rule["spec"]), encoding="utf-8")
+    (tmp_path / "rules.yaml").write_text(dump_yaml(rule["spec"]), encoding="utf-8")
     assert PROMTOOL
     check = subprocess.run(
         [PROMTOOL, "check", "rules", str(tmp_path / "rules.yaml")], capture_output=True, text=True, timeout=120

@@ -18,8 +18,9 @@ from typer.testing import CliRunner
 from quartermaster.capacity import pool_accelerators
 from quartermaster.cli import app
 from quartermaster.loader import LoadResult, load
-from quartermaster.modules.observability.rules import BREAK_EVEN, Options, build_rules, dump
+from quartermaster.modules.observability.rules import BREAK_EVEN, Options, build_rules
 from quartermaster.pricing import break_even, pool_rate
+from quartermaster.yamlwriter import dump_yaml
 from tests.observability.promserver import PROMTOOL, needs_promtool
 from tests.paths import INVENTORY
 
@@ -41,7 +42,7 @@ def run_promtool(tmp_path: Path, rules: dict[str, Any], tests: list[dict[str, An
     for group in bare["groups"]:
         for rule in group["rules"]:
             rule.pop("annotations", None)
-    (tmp_path / "rules.yaml").write_text(dump(bare), encoding="utf-8")
+    (tmp_path / "rules.yaml").write_text(dump_yaml(bare), encoding="utf-8")
     (tmp_path / "tests.yaml").write_text(
         yaml.safe_dump({"rule_files": ["rules.yaml"], "evaluation_interval": "5m", "tests": tests}, sort_keys=False),
         encoding="utf-8",
