@@ -132,6 +132,7 @@ def test_a_console_block_is_split_into_commands_and_their_shown_output() -> None
     assert steps == [Step("qm a \\\n  --b", ("shown one",), 0), Step("qm c", ("shown two",), 1)]
 
 
+@pytest.mark.slow  # each page runs its commands as processes: qm plan several times, 15-70 s a page
 @pytest.mark.parametrize("page", PAGES)
 def test_the_page_examples_run_as_shown(page: str, tmp_path: Path) -> None:
     root = scratch_checkout(tmp_path)
