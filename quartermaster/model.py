@@ -18,6 +18,7 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StringConstra
 
 from quartermaster.catalog import machine_rows
 from quartermaster.names import (
+    MAX_ACCELERATORS,
     MAX_USD_PER_NODE_HOUR,
     AcceleratorCount,
     AcceleratorKind,
@@ -511,13 +512,13 @@ class DemandRow(Strict):
     """site: site the demand must run at; null = anywhere the team may run."""
     scenario: K8sName | None = None
     """scenario: scenario the row belongs to; null = quantile row."""
-    p10: Annotated[float, Field(ge=0, le=1_000_000)] | None = None
+    p10: Annotated[float, Field(ge=0, le=MAX_ACCELERATORS)] | None = None
     """p10: 10th-percentile demand in accelerators; null = extrapolated from p50 and p90 (lognormal)."""
-    p50: Annotated[float, Field(ge=0, le=1_000_000)]
+    p50: Annotated[float, Field(ge=0, le=MAX_ACCELERATORS)]
     """p50: median demand, in accelerators (average concurrent)."""
-    p90: Annotated[float, Field(ge=0, le=1_000_000)] | None = None
+    p90: Annotated[float, Field(ge=0, le=MAX_ACCELERATORS)] | None = None
     """p90: 90th-percentile demand in accelerators; null = same as p50."""
-    p99: Annotated[float, Field(ge=0, le=1_000_000)] | None = None
+    p99: Annotated[float, Field(ge=0, le=MAX_ACCELERATORS)] | None = None
     """p99: 99th-percentile demand in accelerators; null = extrapolated from p50 and p90 (lognormal)."""
     preemptible_share: Share = 0.0
     """preemptible_share: share of the demand that tolerates preemption (may run on spot); default 0."""
@@ -552,9 +553,9 @@ class UsageRow(Strict):
     """team: the team."""
     flavor: PoolName
     """flavor: the pool (ResourceFlavor) that served the work."""
-    accelerators_used: Annotated[float, Field(ge=0, le=1_000_000)]
+    accelerators_used: Annotated[float, Field(ge=0, le=MAX_ACCELERATORS)]
     """accelerators_used: mean accelerators busy over the hour."""
-    accelerators_requested: Annotated[float, Field(ge=0, le=1_000_000)]
+    accelerators_requested: Annotated[float, Field(ge=0, le=MAX_ACCELERATORS)]
     """accelerators_requested: mean accelerators requested (allocated) over the hour."""
 
 

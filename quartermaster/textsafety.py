@@ -1,20 +1,51 @@
-"""Text from the inventory made safe for the tools reviewers open it in: spreadsheets, terminals, Markdown.
+"""Text from the inputs made safe for where it goes: one function per sink, used wherever input text reaches it.
 
-Every field of an inventory is untrusted (issue 17): a cost centre or a project id may be written to look like
-a spreadsheet formula, carry terminal escape sequences, or close a Markdown code fence.
+Every field of an inventory, every file name, every usage value and every label Prometheus answers is untrusted
+(issues 17 and 29): it may be written to look like a spreadsheet formula, carry terminal escape sequences, start
+a GitHub workflow command, close a Markdown code fence, run a Prometheus template, break out of a PromQL or SQL
+string, or add a line to CODEOWNERS. The sinks and their functions:
+
+| sink | function |
+| --- | --- |
+| spreadsheet cells (CSV exports) | `spreadsheet_cell` |
+| the terminal (messages that may span lines) | `terminal_text` |
+| one log line (located messages; CI logs, where `::cmd::` runs a workflow command) | `log_line` |
+| Markdown code blocks | `code_block` |
+| PromQL label names and string literals | `promql_label_name`, `promql_string` |
+| SQL string literals | `sql_string` |
+| Prometheus alert annotations (Go templates) | `prometheus_template_text` |
+| CODEOWNERS paths and owners | `codeowners_path`, `codeowners_owner` |
+
+A value that cannot be written safely at all (a CODEOWNERS path with a line feed, a label name with a quote) is
+refused with ValueError; the caller turns it into a located error.
 """
 
 from __future__ import annotations
 
+import json
 import re
 from typing import TypeVar
+
+from quartermaster.names import OWNER_PATTERN
 
 T = TypeVar("T")
 
 FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
 """What makes a spreadsheet read a cell as a formula (OWASP "CSV Injection", read 2026-11-23)."""
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029]")
+_LINE_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
 _BACKTICKS = re.compile(r"`+")
+WORKFLOW_COMMAND_START = ("::", "##[")
+"""What makes a GitHub Actions runner read a log line as a workflow command (`::error::`, `::add-mask::`, and the
+older `##[error]`), after leading whitespace ("Workflow commands for GitHub Actions", docs.github.com, read
+2026-11-25)."""
+PROMQL_LABEL_NAME = re.compile(r"[a-zA-Z_][a-zA-Z0-9_]*")
+"""Prometheus label names ("Data model", prometheus.io/docs/concepts/data_model, read 2026-11-25)."""
+_TEMPLATE_DELIMITER = re.compile(r"\{\{|\}\}")
+CODEOWNERS_PATH = re.compile(r"/(?:[A-Za-z0-9_][A-Za-z0-9._-]*/)*[A-Za-z0-9_][A-Za-z0-9._-]*/?")
+"""A CODEOWNERS path this tool writes: `/`-separated names of letters, digits, `.`, `_` and `-`. CODEOWNERS
+patterns are gitignore patterns where `*`, `?`, `**`, a leading `#` or `!`, a space and `\\` mean something, a line
+feed starts a new rule, and escaping is not supported ("About code owners", docs.github.com, read 2026-11-25)."""
 
 
 def spreadsheet_cell(value: T) -> T | str:
@@ -24,9 +55,27 @@ def spreadsheet_cell(value: T) -> T | str:
     return value
 
 
+def _hex(match: re.Match[str]) -> str:
+    code = ord(match.group())
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+
+
 def terminal_text(text: str) -> str:
-    """Control characters (ANSI escapes, DEL, C1) shown as `\\xNN` instead of acting on the terminal."""
-    return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
+    """Control characters (ANSI escapes, DEL, C1, line separators) shown as `\\xNN` instead of acting on the
+    terminal; the text's own line feeds and tabs stay."""
+    return _CONTROL.sub(_hex, text)
+
+
+def log_line(text: str) -> str:
+    """One line of a log: every control character shown as `\\xNN` (a line feed in a YAML key or a label value
+    cannot start a line of its own), and a line that would start a GitHub workflow command gets its first
+    character shown as `\\x3a` or `\\x23` (a file named `::error::x.yaml` in a located message)."""
+    line = _LINE_CONTROL.sub(_hex, text)
+    stripped = line.lstrip()
+    if stripped.startswith(WORKFLOW_COMMAND_START):
+        cut = len(line) - len(stripped)
+        line = line[:cut] + f"\\x{ord(stripped[0]):02x}" + stripped[1:]
+    return line
 
 
 def code_block(text: str) -> str:
@@ -34,3 +83,48 @@ def code_block(text: str) -> str:
     longest = max((len(m.group()) for m in _BACKTICKS.finditer(text)), default=0)
     fence = "`" * max(3, longest + 1)
     return f"{fence}\n{text}{'' if text.endswith(chr(10)) else chr(10)}{fence}\n"
+
+
+def promql_label_name(name: str) -> str:
+    """`name` when it is a Prometheus label name; ValueError otherwise (a label name cannot be quoted)."""
+    if not PROMQL_LABEL_NAME.fullmatch(name):
+        raise ValueError(f"`{log_line(name)}` is not a Prometheus label name ([a-zA-Z_][a-zA-Z0-9_]*)")
+    return name
+
+
+def promql_string(value: str) -> str:
+    """A PromQL string literal of `value`: double-quoted with Go's escapes (a JSON string is one)."""
+    return json.dumps(value)
+
+
+def sql_string(value: str) -> str:
+    """An SQL string literal of `value` (quotes doubled; a NUL, which no engine keeps, refused)."""
+    if "\x00" in value:
+        raise ValueError("an SQL string cannot hold a NUL character")
+    return "'" + value.replace("'", "''") + "'"
+
+
+def prometheus_template_text(value: str) -> str:
+    """`value` as literal text inside an alert annotation, which Prometheus expands as a Go template: each `{{` and
+    `}}` written as a template that prints it (`{{ "{{" }}`), so nothing of `value` is run or breaks the file
+    ("Templating", prometheus.io/docs/prometheus/latest/configuration/template_reference, read 2026-11-25)."""
+    return _TEMPLATE_DELIMITER.sub(lambda m: '{{ "' + m.group() + '" }}', value)
+
+
+def codeowners_path(path: str) -> str:
+    """`path` (from the repository root, starting with `/`) when CODEOWNERS reads it as exactly that path;
+    ValueError otherwise."""
+    if not CODEOWNERS_PATH.fullmatch(path):
+        raise ValueError(
+            f"`{log_line(path)}` cannot be a CODEOWNERS path: use letters, digits, `.`, `_` and `-` in file and "
+            "folder names (CODEOWNERS reads `*`, `?`, `[`, `#`, `!`, spaces and line feeds as pattern syntax)"
+        )
+    return path
+
+
+def codeowners_owner(owner: str) -> str:
+    """`owner` when it is a GitHub @user, @org/team or e-mail address (`names.OWNER_PATTERN`); ValueError
+    otherwise."""
+    if not re.fullmatch(OWNER_PATTERN, owner):
+        raise ValueError(f"`{log_line(owner)}` is not a CODEOWNERS owner (@user, @org/team or an e-mail)")
+    return owner

@@ -5,6 +5,13 @@ Credentials: `QM_PROMETHEUS_TOKEN` (sent as `Authorization: Bearer ...`), or `QM
 `QM_PROMETHEUS_PASSWORD` (basic auth). Transient errors (HTTP 429, 5xx, a reset or dropped connection, a
 timeout) are retried with exponential backoff; an auth failure (401, 403) stops at once with exit 2.
 API: https://prometheus.io/docs/prometheus/latest/querying/api/#range-queries (read 2026-08).
+
+What a network client of Quartermaster promises (issue 29): credentials go to the configured host only (a redirect
+is refused, never followed, and a URL with credentials in it is refused without echoing them); every query has an
+overall deadline (connect, every read and every retry together, so a server sending a byte now and then cannot
+hold it) and a limit on the answer's size; the answer is parsed as it streams (one series at a time, never the
+whole body in memory), and each series is checked (labels are text, points are pairs of a time inside the asked
+range and a number of accelerators within `bounds`) before it is used.
 """
 
 from __future__ import annotations
@@ -14,22 +21,25 @@ import datetime as dt
 import http.client
 import json
 import os
+import ssl
 import time
-import urllib.error
 import urllib.parse
-import urllib.request
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+import ijson
 import numpy as np
 
+from quartermaster.bounds import accelerators_problem
 from quartermaster.errors import ProblemsFound, UsageError
+from quartermaster.textsafety import log_line
 
 TOKEN_ENV = "QM_PROMETHEUS_TOKEN"
 USER_ENV = "QM_PROMETHEUS_USER"
 PASSWORD_ENV = "QM_PROMETHEUS_PASSWORD"
 RETRY_STATUS = frozenset({429, 500, 502, 503, 504})
+REDIRECT_STATUS = frozenset({301, 302, 303, 307, 308})
 TRANSIENT_ERRORS = (
     ConnectionResetError,
     ConnectionAbortedError,
@@ -37,6 +47,13 @@ TRANSIENT_ERRORS = (
     http.client.IncompleteRead,
     TimeoutError,
 )
+DEADLINE_SECONDS = 300.0
+"""Default overall deadline of one query, its retries included."""
+MAX_ANSWER_BYTES = 512 * 1024 * 1024
+"""Default limit on one answer's size: a week of hourly points for 20,000 series is about 60 MB."""
+READ_BYTES = 1 << 16
+ERROR_BODY_BYTES = 1 << 16
+"""How much of an error answer is read for its message."""
 
 
 class AuthError(UsageError):
@@ -45,6 +62,10 @@ class AuthError(UsageError):
 
 class PrometheusError(ProblemsFound):
     """Prometheus answered with an error, or stayed unavailable after every retry: exit 1."""
+
+
+class _Transient(Exception):
+    """A failure worth retrying; its text names it."""
 
 
 @dataclass(frozen=True)
@@ -73,15 +94,28 @@ def auth_header(environ: Mapping[str, str]) -> str | None:
 
 
 def check_url(url: str) -> str:
-    """The base URL without a trailing slash; a UsageError for anything but http(s)://host[:port][/path]."""
+    """The base URL without a trailing slash; a UsageError for anything but http(s)://host[:port][/path] (credentials
+    in the URL are refused and never shown)."""
     parts = urllib.parse.urlsplit(url)
-    if parts.scheme not in ("http", "https") or not parts.netloc:
+    shown = log_line(url)
+    if parts.username is not None or parts.password is not None:
+        host = parts.hostname or ""
         raise UsageError(
-            f"--prometheus {url}: not an http(s) URL; give the server's base URL, e.g. "
+            f"--prometheus {parts.scheme}://***@{log_line(host)}...: credentials in the URL are not accepted (they "
+            f"would show in logs and process lists); set {TOKEN_ENV}, or {USER_ENV} and {PASSWORD_ENV}, in the "
+            "environment."
+        )
+    try:
+        port = parts.port
+    except ValueError:
+        port = -1
+    if parts.scheme not in ("http", "https") or not parts.hostname or port == -1 or not url.isprintable():
+        raise UsageError(
+            f"--prometheus {shown}: not an http(s) URL; give the server's base URL, e.g. "
             "http://prometheus.monitoring:9090 (the API path /api/v1 is added)."
         )
     if parts.query or parts.fragment:
-        raise UsageError(f"--prometheus {url}: has a query or fragment; give the base URL only.")
+        raise UsageError(f"--prometheus {shown}: has a query or fragment; give the base URL only.")
     return url.rstrip("/")
 
 
@@ -91,7 +125,10 @@ class Prometheus:
 
     url: str
     environ: Mapping[str, str] = field(default_factory=lambda: os.environ)
-    timeout: float = 120.0
+    deadline: float = DEADLINE_SECONDS
+    """Seconds one query may take in all: connecting, every read, every retry and its wait."""
+    max_bytes: int = MAX_ANSWER_BYTES
+    """The largest answer read; a larger one is refused (pull a shorter range with --chunk-hours)."""
     attempts: int = 5
     backoff: float = 1.0
     """Seconds before the first retry; doubled for each next one."""
@@ -102,27 +139,53 @@ class Prometheus:
     def __post_init__(self) -> None:
         self.url = check_url(self.url)
         self._auth = auth_header(self.environ)
+        self._parts = urllib.parse.urlsplit(self.url)
 
     def query_range(self, query: str, start: dt.datetime, end: dt.datetime, step_seconds: int) -> list[Series]:
-        """Evaluate `query` at start, start + step, ... <= end (UTC); the matrix as `Series`."""
+        """Evaluate `query` at start, start + step, ... <= end (UTC); the matrix as `Series`, each checked."""
         params = {
             "query": query,
             "start": f"{start.timestamp():.3f}",
             "end": f"{end.timestamp():.3f}",
             "step": str(step_seconds),
         }
-        body = self._post("/api/v1/query_range", params)
-        data = body.get("data") or {}
-        if data.get("resultType") != "matrix":
-            raise PrometheusError(
-                f"{self.url}: query_range answered a {data.get('resultType')!r}, not a matrix; "
-                "is this a Prometheus-compatible API?"
-            )
-        return [Series(dict(r["metric"]), *_points(r["values"])) for r in data["result"]]
+        window = (start.timestamp() - 0.001, end.timestamp() + 0.001)
+        return self._post("/api/v1/query_range", params, lambda events: self._matrix(events, window))
 
-    def _post(self, path: str, params: dict[str, str]) -> dict[str, Any]:
-        """POST a form to the API, retrying transient failures; the decoded JSON body of a success."""
-        data = urllib.parse.urlencode(params).encode()
+    def _post(self, path: str, params: dict[str, str], parse: Callable[[Iterator[Any]], list[Series]]) -> list[Series]:
+        """POST a form to the API, retrying transient failures, all within the deadline; the parsed answer."""
+        where = f"{self.url}{path}"
+        ends = time.monotonic() + self.deadline
+        for attempt in range(1, self.attempts + 1):
+            try:
+                return self._once(path, params, parse, ends)
+            except _Transient as problem:
+                last = str(problem)
+            except TimeoutError:
+                last = "TimeoutError"
+            wait = self.backoff * 2 ** (attempt - 1)
+            out_of_time = time.monotonic() + wait >= ends
+            if attempt == self.attempts or out_of_time:
+                raise PrometheusError(
+                    f"{where}: still failing after {attempt} attempts (last: {last})"
+                    f"{f', with the {self.deadline:g} s deadline reached' if out_of_time else ''}; try again later, "
+                    "or pull a shorter range with --chunk-hours."
+                )
+            self.retries += 1
+            self.sleep(wait)
+        raise AssertionError("unreachable")  # the loop returns or raises
+
+    def _connection(self, seconds: float) -> http.client.HTTPConnection:
+        host, port = self._parts.hostname or "", self._parts.port
+        if self._parts.scheme == "https":
+            return http.client.HTTPSConnection(host, port, timeout=seconds, context=ssl.create_default_context())
+        return http.client.HTTPConnection(host, port, timeout=seconds)
+
+    def _once(
+        self, path: str, params: dict[str, str], parse: Callable[[Iterator[Any]], list[Series]], ends: float
+    ) -> list[Series]:
+        """One request to the configured host only (http.client follows no redirect)."""
+        where = f"{self.url}{path}"
         headers = {
             "Content-Type": "application/x-www-form-urlencoded",
             "Accept": "application/json",
@@ -130,47 +193,80 @@ class Prometheus:
         }
         if self._auth:
             headers["Authorization"] = self._auth
-        where = f"{self.url}{path}"
-        for attempt in range(1, self.attempts + 1):
-            problem = ""
-            try:
-                request = urllib.request.Request(where, data=data, headers=headers, method="POST")
-                with urllib.request.urlopen(request, timeout=self.timeout) as response:
-                    return self._decode(where, response.read())
-            except urllib.error.HTTPError as error:
-                with error:  # the error holds the connection's answer; close it whatever happens next
-                    if error.code in (401, 403):
-                        raise AuthError(self._auth_message(error.code)) from None
-                    if error.code not in RETRY_STATUS:
-                        raise PrometheusError(f"{where}: HTTP {error.code}: {self._api_error(error)}") from None
-                    problem = f"HTTP {error.code}"
-            except urllib.error.URLError as error:
-                if not isinstance(error.reason, TRANSIENT_ERRORS):
-                    raise UsageError(
-                        f"--prometheus {self.url}: cannot connect ({error.reason}); check the URL "
-                        "and that the server is reachable from here."
-                    ) from None
-                problem = type(error.reason).__name__
-            except TRANSIENT_ERRORS as error:
-                problem = type(error).__name__
-            if attempt == self.attempts:
-                raise PrometheusError(
-                    f"{where}: still failing after {self.attempts} attempts (last: {problem}); "
-                    "try again later, or pull a shorter range with --chunk-hours."
-                )
-            self.retries += 1
-            self.sleep(self.backoff * 2 ** (attempt - 1))
-        raise AssertionError("unreachable")  # the loop returns or raises
-
-    def _decode(self, where: str, raw: bytes) -> dict[str, Any]:
+        connection = self._connection(max(0.001, ends - time.monotonic()))
+        response: http.client.HTTPResponse | None = None
         try:
-            body = json.loads(raw)
-        except ValueError:
-            raise PrometheusError(f"{where}: the answer is not JSON; is --prometheus the server's base URL?") from None
-        if not isinstance(body, dict) or body.get("status") != "success":
-            error = body.get("error", body) if isinstance(body, dict) else body
-            raise PrometheusError(f"{where}: {error}")
-        return body
+            try:
+                connection.request("POST", self._parts.path + path, urllib.parse.urlencode(params), headers)
+                response = connection.getresponse()
+            except TRANSIENT_ERRORS as error:
+                raise _Transient(type(error).__name__) from None
+            except OSError as error:
+                raise UsageError(
+                    f"--prometheus {self.url}: cannot connect ({error.strerror or error}); check the URL and that "
+                    "the server is reachable from here."
+                ) from None
+            body = _Body(response, connection, ends, self.max_bytes, where)
+            if response.status in (401, 403):
+                raise AuthError(self._auth_message(response.status))
+            if response.status in REDIRECT_STATUS:
+                target = urllib.parse.urlsplit(response.getheader("Location") or "")
+                host = target.netloc.rpartition("@")[2] or "?"  # never the credentials a Location may hold
+                raise UsageError(
+                    f"--prometheus {self.url}: answered HTTP {response.status}, a redirect to "
+                    f"{log_line(target.scheme or self._parts.scheme)}://{log_line(host)}"
+                    f"{log_line(target.path)}; redirects are not followed (credentials go to the configured host "
+                    "only). Give the URL it redirects to as --prometheus."
+                )
+            if response.status in RETRY_STATUS:
+                raise _Transient(f"HTTP {response.status}")
+            if response.status != 200:
+                raise PrometheusError(f"{where}: HTTP {response.status}: {body.error_text()}")
+            try:
+                return parse(ijson.parse(body, use_float=True))
+            except ijson.JSONError:
+                raise PrometheusError(
+                    f"{where}: the answer is not JSON; is --prometheus the server's base URL?"
+                ) from None
+            except TRANSIENT_ERRORS as error:
+                raise _Transient(type(error).__name__) from None
+        finally:
+            if response is not None:
+                response.close()
+            connection.close()
+
+    def _matrix(self, events: Iterator[Any], window: tuple[float, float]) -> list[Series]:
+        """The series of a `query_range` answer, built one at a time from the parser's events."""
+        where = f"{self.url}/api/v1/query_range"
+        status = result_type = error = None
+        series: list[Series] = []
+        builder: ijson.ObjectBuilder | None = None
+        for prefix, event, value in events:
+            if builder is not None:
+                builder.event(event, value)
+                if prefix == "data.result.item" and event in ("end_map", "end_array"):
+                    series.append(_series(builder.value, len(series), window, where))
+                    builder = None
+            elif prefix == "data.result.item":
+                builder = ijson.ObjectBuilder()
+                builder.event(event, value)
+                if event not in ("start_map", "start_array"):
+                    series.append(_series(builder.value, len(series), window, where))
+                    builder = None
+            elif prefix == "status":
+                status = value
+            elif prefix == "error":
+                error = value
+            elif prefix == "data.resultType":
+                result_type = value
+        if status != "success":
+            raise PrometheusError(f"{where}: {log_line(str(error if error is not None else status))[:300]}")
+        if result_type != "matrix":
+            raise PrometheusError(
+                f"{where}: query_range answered a {log_line(repr(result_type))[:80]}, not a matrix; is this a "
+                "Prometheus-compatible API?"
+            )
+        return series
 
     def _auth_message(self, code: int) -> str:
         sent = (
@@ -186,18 +282,90 @@ class Prometheus:
             "inventory."
         )
 
-    @staticmethod
-    def _api_error(error: urllib.error.HTTPError) -> str:
+
+class _Body:
+    """An answer's body as a file for the streaming parser: each read waits at most until the deadline, and the
+    whole body may hold at most `limit` bytes."""
+
+    def __init__(
+        self,
+        response: http.client.HTTPResponse,
+        connection: http.client.HTTPConnection,
+        ends: float,
+        limit: int,
+        where: str,
+    ) -> None:
+        self.response, self.connection, self.ends, self.limit, self.where = response, connection, ends, limit, where
+        self.read_bytes = 0
+
+    def read(self, size: int = READ_BYTES) -> bytes:
+        if size == 0:  # the parser's probe for bytes or text
+            return b""
+        left = self.ends - time.monotonic()
+        if left <= 0:
+            raise PrometheusError(
+                f"{self.where}: no complete answer within the deadline ({self.read_bytes:,} bytes read); the server "
+                "is too slow or stalled. Try again later, raise --timeout, or pull a shorter range."
+            )
+        if self.connection.sock is not None:
+            self.connection.sock.settimeout(left)
         try:
-            body = json.loads(error.read())
-            return str(body.get("error") or body)
-        except (ValueError, OSError, AttributeError):
-            return str(error.reason)
+            chunk = self.response.read1(min(size if size > 0 else READ_BYTES, READ_BYTES))
+        except TimeoutError:
+            raise PrometheusError(
+                f"{self.where}: no complete answer within the deadline ({self.read_bytes:,} bytes read); the server "
+                "is too slow or stalled. Try again later, raise --timeout, or pull a shorter range."
+            ) from None
+        self.read_bytes += len(chunk)
+        if self.read_bytes > self.limit:
+            raise PrometheusError(
+                f"{self.where}: the answer is larger than {self.limit:,} bytes; pull a shorter range with "
+                "--chunk-hours."
+            )
+        return chunk
+
+    def error_text(self) -> str:
+        """The API's `error` of an error answer (at most ERROR_BODY_BYTES read), else the HTTP reason."""
+        raw = b""
+        try:
+            while len(raw) < ERROR_BODY_BYTES and (chunk := self.read()):
+                raw += chunk
+            body = json.loads(raw[:ERROR_BODY_BYTES])
+            text = str(body.get("error") or body)
+        except (ValueError, OSError, AttributeError, ProblemsFound):
+            text = str(self.response.reason)
+        return log_line(text)[:300]
 
 
-def _points(values: list[list[Any]]) -> tuple[np.ndarray, np.ndarray]:
-    """The API's `[[unix time, "value"], ...]` as float arrays (values are strings: "1.5", "NaN", "+Inf")."""
-    if not values:
-        return np.empty(0), np.empty(0)
-    times, texts = zip(*values, strict=True)
-    return np.asarray(times, dtype=np.float64), np.asarray(texts, dtype=np.float64)
+def _series(item: Any, index: int, window: tuple[float, float], where: str) -> Series:
+    """One series of a matrix, checked: labels are text, points are [time in the asked window, number of
+    accelerators within the bounds]."""
+
+    def refuse(what: str) -> PrometheusError:
+        return PrometheusError(f"{where}: series {index + 1} of the answer: {what}; the answer is not used.")
+
+    if not isinstance(item, dict) or not isinstance(item.get("metric"), dict) or "values" not in item:
+        raise refuse("is not an object with `metric` and `values`")
+    labels = item["metric"]
+    if not all(isinstance(k, str) and isinstance(v, str) for k, v in labels.items()):
+        raise refuse("a label value that is not text")
+    named = log_line(", ".join(f"{k}={v!r}" for k, v in sorted(labels.items())))[:300]
+    points = item["values"]
+    if not isinstance(points, list) or not all(isinstance(p, list) and len(p) == 2 for p in points):
+        raise refuse(f"({named}) `values` is not a list of [time, value] pairs")
+    times = np.empty(len(points))
+    values = np.empty(len(points))
+    for i, (moment, text) in enumerate(points):
+        if isinstance(moment, bool) or not isinstance(moment, (int, float)) or not isinstance(text, str):
+            raise refuse(f'({named}) point {i + 1} is not [unix time, "value"]')
+        if not window[0] <= moment <= window[1]:
+            raise refuse(f"({named}) point {i + 1} is at {moment:.3f}, outside the asked range")
+        try:
+            value = float(text)
+        except ValueError:
+            raise refuse(f"({named}) point {i + 1} has the value {log_line(text)[:40]!r}, not a number") from None
+        problem = accelerators_problem(value)
+        if problem:
+            raise refuse(f"({named}) point {i + 1}: the value {log_line(text)[:40]} {problem}")
+        times[i], values[i] = moment, value
+    return Series(dict(labels), times, values)

@@ -8,9 +8,11 @@ from pathlib import Path
 
 import typer
 
+from quartermaster.bounds import FIRST_DAY, LAST_DAY, calendar_problem
 from quartermaster.cli.common import check_output, console, err_console, load_or_exit
 from quartermaster.errors import ProblemsFound, UsageError
 from quartermaster.modules.observability.metrics import DEFAULT_CLUSTER_LABEL
+from quartermaster.textsafety import log_line, promql_label_name
 from quartermaster.units import utc_hour
 
 app = typer.Typer(help="Actual usage from monitoring.", no_args_is_help=True)
@@ -24,10 +26,13 @@ def parse_hour(text: str, option: str) -> dt.datetime:
         moment = dt.datetime.fromisoformat(text)
     except ValueError:
         raise UsageError(
-            f"{option} {text}: not a date or time; write e.g. 2026-10-01 or 2026-10-01T06:00Z "
+            f"{option} {log_line(text)}: not a date or time; write e.g. 2026-10-01 or 2026-10-01T06:00Z "
             "(UTC unless an offset is given)."
         ) from None
     moment = utc_hour(moment)
+    problem = calendar_problem(moment)
+    if problem:
+        raise UsageError(f"{option} {text}: {problem}; usage hours are from {FIRST_DAY} to {LAST_DAY}.")
     if moment.minute or moment.second or moment.microsecond:
         raise UsageError(
             f"{option} {text}: usage is hourly; give the start of an hour, e.g. "
@@ -55,6 +60,9 @@ def pull(
     ),
     cluster_label: str = typer.Option(DEFAULT_CLUSTER_LABEL, help="The label naming a series' cluster."),
     chunk_hours: int = typer.Option(168, min=1, max=11000, help="Hours per query_range request (step 1 h)."),
+    timeout: float = typer.Option(
+        300, min=1, max=86400, help="Seconds one request may take in all (connecting, reading, retries)."
+    ),
 ) -> None:
     """Pull hourly accelerators requested (Kueue reservation) and used (Kueue admitted usage) per cluster, team and
     flavor; series that name nothing of the inventory are named in warnings, never dropped silently."""
@@ -72,13 +80,17 @@ def pull(
     start, end = parse_hour(since, "--since"), parse_hour(until, "--until")
     if end <= start:
         raise UsageError(f"--until {until}: is not after --since {since}; the range is [since, until).")
-    client = Prometheus(prometheus)
+    try:
+        promql_label_name(cluster_label)
+    except ValueError as error:
+        raise UsageError(f"--cluster-label: {error}.") from None
+    client = Prometheus(prometheus, deadline=timeout)
     inv = load_or_exit(inventory).inventory
     if cluster is not None and cluster not in inv.cluster_by_name:
         from quartermaster.issues import did_you_mean
 
         hint = did_you_mean(cluster, list(inv.cluster_by_name)) or f"Clusters: {', '.join(inv.cluster_by_name)}."
-        raise UsageError(f"--cluster: no such cluster `{cluster}` in {inventory}. {hint}")
+        raise UsageError(f"--cluster: no such cluster `{log_line(cluster)}` in {inventory}. {hint}")
     total = 2 * len(chunks(start, end, chunk_hours))
     with Progress(
         TextColumn("querying Prometheus"),
@@ -100,7 +112,7 @@ def pull(
             progress=lambda: bar.advance(task),
         )
     for lost in result.unmapped:
-        err_console.print(f"warning: {lost.format()}", markup=False)
+        err_console.print(log_line(f"warning: {lost.format()}"), markup=False)
     if result.records.empty:
         raise ProblemsFound(
             f"no Kueue usage series in [{start.isoformat()}, {end.isoformat()}) that map to the "

@@ -12,8 +12,10 @@ import datetime as dt
 from decimal import Decimal
 from importlib.resources import files
 
+from quartermaster.bounds import MAX_ACCELERATORS
 from quartermaster.model import Inventory
 from quartermaster.reports.metering.rates import Block
+from quartermaster.textsafety import sql_string
 
 UNITS_PER_HOUR = 60_000
 """Quantities in the query are integer milli-accelerator-minutes."""
@@ -33,7 +35,7 @@ USAGE_COLUMNS = {
 
 
 def _text(value: str | None) -> str:
-    return "CAST(NULL AS VARCHAR)" if value is None else "'" + value.replace("'", "''") + "'"
+    return "CAST(NULL AS VARCHAR)" if value is None else sql_string(value)
 
 
 def _time(moment: dt.datetime) -> str:
@@ -121,8 +123,9 @@ def _sql(name: str) -> str:
 
 
 def held_sql() -> str:
-    """The CTE `held` (sql/held.sql): the usage rows summed per cluster, team, pool and hour."""
-    return _sql("held.sql")
+    """The CTE `held` (sql/held.sql): the usage rows summed per cluster, team, pool and hour, numbers above the
+    bound of `qm validate` (`bounds.MAX_ACCELERATORS`) counted as bad."""
+    return _sql("held.sql").replace(":max_accelerators", str(MAX_ACCELERATORS))
 
 
 def meter_sql(inventory: Inventory, blks: list[Block], policy: str, held: bool = True) -> str:

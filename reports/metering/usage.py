@@ -22,6 +22,7 @@ import pyarrow.compute as pc
 import pyarrow.csv as pacsv
 import pyarrow.parquet as pq
 
+from quartermaster.bounds import MAX_ACCELERATORS
 from quartermaster.issues import Issue, Location, did_you_mean
 from quartermaster.model import Inventory
 from quartermaster.units import FIRST_DAY, LAST_DAY, quarter_bounds
@@ -190,10 +191,10 @@ def check_usage(raw: pd.DataFrame, inventory: Inventory, shown: str = "<usage>")
         _flag(
             issues,
             shown,
-            ~np.isfinite(values) | (values < 0),
+            ~np.isfinite(values) | (values < 0) | (values > MAX_ACCELERATORS),
             raw[column],
             column,
-            "must be a number of accelerators, 0 or more",
+            f"must be a number of accelerators from 0 to {MAX_ACCELERATORS:,} (the inventory's bound)",
             "Fix the value or drop the row.",
         )
         numbers[column] = values

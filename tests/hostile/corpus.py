@@ -13,6 +13,7 @@ import csv
 import shutil
 import subprocess
 from collections.abc import Callable
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -21,6 +22,7 @@ from typer.testing import CliRunner
 
 from quartermaster.cli import app
 from tests.builders import InventoryBuilder, make_inventory
+from tests.hostile import prometheus as prom
 from tests.paths import INVENTORY
 from tests.prdiff.repo import GIT
 
@@ -31,7 +33,7 @@ class Case:
 
     id: str
     item: int
-    """item: the numbered finding of issue 17 this case reproduces."""
+    """item: the numbered finding of the issue (`issue`) this case reproduces."""
     build: Callable[[Path], None]
     """build: writes the case's files into the (empty) case folder."""
     args: tuple[str, ...]
@@ -49,6 +51,12 @@ class Case:
     unprivileged: bool = False
     """unprivileged: run without root's right to read any file (as a CI runner's user), so that an unreadable file
     is unreadable even when the tests run as root."""
+    issue: int = 17
+    """issue: the issue whose findings `item` numbers (17: the first rounds; 29: the third)."""
+    serve: Callable[[Path], AbstractContextManager[str]] | None = None
+    """serve: a server (a hostile Prometheus) running while the command runs; `{url}` in `args` is its base URL."""
+    env: tuple[tuple[str, str], ...] = ()
+    """env: environment variables of the command (credentials)."""
 
 
 # --- building blocks ----------------------------------------------------------------------------------------
@@ -781,5 +789,86 @@ CASES = [
         ("validate", "inv"),
         1,
         says=("teams[0].quotas[0].nominal: a number is needed, not yes/no or true/false",),
+    ),
+]
+
+# --- issue 29: the third round ---------------------------------------------------------------------------------
+
+EKS_ROW = "2026-10-01T00:00:00,eks-us-east-1,inference,p5-od,{used},1\n"
+"""A usage row of the example's `inference` team in `p5-od`, a pool of at most 32 accelerators (4 nodes of 8)."""
+
+
+def usage_file(used: str) -> Callable[[Path], None]:
+    """The example inventory as `inv/`, and `u.csv` beside it with one row using `used` accelerators."""
+    return example(lambda inv: (inv.parent / "u.csv").write_text(HEADER + EKS_ROW.format(used=used)))
+
+
+def pull(*extra: str) -> tuple[str, ...]:
+    """`qm usage pull` of one day of the example inventory from the case's server into out/u.csv."""
+    return (
+        "usage",
+        "pull",
+        "--prometheus",
+        "{url}",
+        "--since",
+        "2026-10-01",
+        "--until",
+        "2026-10-02",
+        "--out",
+        "out/u.csv",
+        "--inventory",
+        "inv",
+        "--cluster-label",
+        "cluster",
+        *extra,
+    )
+
+
+TOKEN = (("QM_PROMETHEUS_TOKEN", "s3cr3t-t0ken"),)
+BOUND = "from 0 to 1,000,000 (the inventory's bound)"
+
+CASES += [
+    # 1. credentials follow redirects: the other host must receive nothing (asserted by the server)
+    Case(
+        "pull-redirect-to-another-host",
+        1,
+        example(),
+        pull(),
+        2,
+        says=("answered HTTP 302, a redirect to http://localhost:", "redirects are not followed"),
+        never=("s3cr3t-t0ken",),
+        issue=29,
+        serve=prom.redirect_elsewhere,
+        env=TOKEN,
+    ),
+    # 2. one set of bounds: what qm validate refuses, metering, export and pull refuse, located
+    Case(
+        "meter-over-the-bound",
+        2,
+        usage_file("999999999"),
+        ("meter", "u.csv", "--inventory", "inv"),
+        1,
+        says=("u.csv:2 accelerators_used", BOUND),
+        never=("$6,880,907,366.00",),
+        issue=29,
+    ),
+    Case(
+        "export-over-the-bound",
+        2,
+        usage_file("999999999"),
+        ("export", "focus", "inv", "--usage", "u.csv", "--out", "out/focus.csv"),
+        1,
+        says=("u.csv:2 accelerators_used", BOUND),
+        issue=29,
+    ),
+    Case(
+        "pull-over-the-bound",
+        2,
+        example(),
+        pull(),
+        1,
+        says=("series 1 of the answer", "the value 1e300 is above 1,000,000 accelerators"),
+        issue=29,
+        serve=prom.answering(prom.body(prom.one_series((prom.at_hour(0), "1e300")))),
     ),
 ]

@@ -93,7 +93,11 @@ def test_no_usage_at_all_leaves_idle_unallocated() -> None:
         # an unknown team
         ("team", "zz", "team `zz` is not a team of the inventory"),
         # a negative number of accelerators
-        ("accelerators_used", -1, "accelerators_used must be a number of accelerators, 0 or more"),
+        (
+            "accelerators_used",
+            -1,
+            "accelerators_used must be a number of accelerators from 0 to 1,000,000 (the inventory's bound)",
+        ),
     ],
 )
 def test_bad_records_are_located_issues(column: str, value: object, want: str) -> None:
@@ -126,7 +130,11 @@ def test_files_meter_like_the_frame(tmp_path: Path, suffix: str) -> None:
     [
         # text where the typed CSV reader expects a time or a number: read again as text, then located
         ("hour", "yesterday", "hour is not an ISO 8601 time"),
-        ("accelerators_requested", "four", "accelerators_requested must be a number of accelerators, 0 or more"),
+        (
+            "accelerators_requested",
+            "four",
+            "accelerators_requested must be a number of accelerators from 0 to 1,000,000 (the inventory's bound)",
+        ),
         ("flavor", "h100-resvv", "flavor `h100-resvv` is not a pool (ResourceFlavor) of the inventory"),
     ],
 )

@@ -1,7 +1,8 @@
 -- The only part of metering that reads every usage row: held, used and requested units per cluster, team, pool
 -- and hour (a team holds max(requested, used) in each row), and how many rows have numbers that are missing,
--- negative, infinite or NaN (NaN compares above every number in DuckDB, Spark, BigQuery and Trino; such rows
--- count 0). Units are milli-accelerator-minutes: a row's mean accelerators x 1000, rounded, x its minutes.
+-- negative, infinite, NaN (NaN compares above every number in DuckDB, Spark, BigQuery and Trino) or above
+-- :max_accelerators (quartermaster.bounds.MAX_ACCELERATORS, inlined by query.held_sql); such rows count 0.
+-- Units are milli-accelerator-minutes: a row's mean accelerators x 1000, rounded, x its minutes.
 held AS (
   SELECT cluster, team, flavor AS pool, hour,
          SUM(used_milli * minutes) AS used_units,
@@ -15,8 +16,8 @@ held AS (
            CASE WHEN ok = 1 THEN CAST(ROUND(accelerators_requested * 1000) AS BIGINT) ELSE 0 END AS requested_milli
     FROM (
       SELECT u.*,
-             CASE WHEN accelerators_used >= 0 AND accelerators_used < 1000000000
-                       AND accelerators_requested >= 0 AND accelerators_requested < 1000000000
+             CASE WHEN accelerators_used >= 0 AND accelerators_used <= :max_accelerators
+                       AND accelerators_requested >= 0 AND accelerators_requested <= :max_accelerators
                   THEN 1 ELSE 0 END AS ok
       FROM usage AS u
     ) AS checked
