@@ -1,6 +1,6 @@
 """The quarterly finance report: ReportData from a plan, then renderers (HTML, XLSX, CSV, JSON, PDF)."""
 
-from quartermaster.reports.finance.data import Amount, ReportData, Table, build_report, quarter_cost
+from quartermaster.reports.finance.build import ReportData, build_report
 from quartermaster.reports.finance.render import (
     RenderOptions,
     find_chromium,
@@ -9,6 +9,8 @@ from quartermaster.reports.finance.render import (
     render_xlsx,
     write_report,
 )
+from quartermaster.reports.finance.table import Amount, Table
+from quartermaster.reports.planned import quarter_cost
 
 __all__ = [
     "Amount",

@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 from html import escape
 
-from quartermaster.reports.finance.data import Chart
+from quartermaster.reports.finance.table import Chart
 
 PALETTE = ("#1f4e79", "#2e86c1", "#76b7b2", "#f28e2b", "#e15759", "#59a14f", "#b07aa1", "#9c755f", "#bab0ac")
 WIDTH, PLOT_HEIGHT = 760, 230

@@ -20,8 +20,9 @@ from openpyxl.styles import Alignment, Font, PatternFill
 from openpyxl.utils import get_column_letter
 
 from quartermaster.reports.filters import register
+from quartermaster.reports.finance.build import ReportData
 from quartermaster.reports.finance.charts import render_svg
-from quartermaster.reports.finance.data import ReportData, Table
+from quartermaster.reports.finance.table import Table
 from quartermaster.textsafety import spreadsheet_cell
 
 TEMPLATES = Path(__file__).resolve().parents[1] / "templates"
@@ -74,7 +75,7 @@ def render_csv(table: Table, options: RenderOptions | None = None) -> str:
     writer = csv.writer(buffer, lineterminator="\n")
     writer.writerow([c.key for c in table.columns])
     for row in [*table.rows, *([table.total] if table.total else [])]:
-        writer.writerow(["" if row.get(c.key) is None else spreadsheet_cell(row.get(c.key)) for c in table.columns])
+        writer.writerow(["" if row[c.key] is None else spreadsheet_cell(row[c.key]) for c in table.columns])
     return buffer.getvalue()
 
 
@@ -120,7 +121,7 @@ def render_xlsx(data: ReportData, options: RenderOptions | None = None) -> bytes
         sheet = book.create_sheet(_sheet_name(table.name))
         sheet.append([c.label for c in table.columns])
         for row in [*table.rows, *([table.total] if table.total else [])]:
-            sheet.append([spreadsheet_cell(row.get(c.key)) for c in table.columns])
+            sheet.append([spreadsheet_cell(row[c.key]) for c in table.columns])
             for i, c in enumerate(table.columns, start=1):
                 if c.kind in XLSX_FORMATS:
                     sheet.cell(sheet.max_row, i).number_format = XLSX_FORMATS[c.kind]

@@ -8,7 +8,7 @@ own partial (templates/finance_sweep.html.j2).
 
 from __future__ import annotations
 
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
@@ -17,9 +17,35 @@ from quartermaster.errors import UsageError
 from quartermaster.plan_result import PlanResult
 from quartermaster.planner.sweep import PLANNED, Sweep, cost_bands, load_sweep, robust_commitments
 from quartermaster.pricing import cents
-from quartermaster.reports.finance.data import Column, ReportData, Table, quarter_cost
+from quartermaster.reports.finance.build import ReportData
+from quartermaster.reports.finance.table import Column, Row, Table
+from quartermaster.reports.planned import horizon_cost, quarter_cost
 
 TABLES = ("sweep_cost", "sweep_commitments")
+
+
+@dataclass(frozen=True)
+class SweepCostRow(Row):
+    quarter: str
+    scenarios: int
+    p10: Decimal
+    p50: Decimal
+    p90: Decimal
+    plan: Decimal | None
+
+
+@dataclass(frozen=True)
+class SweepCommitmentRow(Row):
+    site: str
+    machine: str
+    pricing_model: str
+    term_months: int
+    bought_in: int
+    share: Decimal
+    min_nodes: int
+    max_nodes: int
+    first_quarter: str
+    plan_nodes: int
 
 
 def with_sweep(data: ReportData, plan_dir: Path, plan: PlanResult) -> ReportData:
@@ -44,19 +70,19 @@ def sweep_tables(sweep: Sweep, plan: PlanResult) -> tuple[Table, Table]:
     left_out = sum(o not in PLANNED for o in outcomes.values())
     what = _described(sweep, len(outcomes))
 
-    def row(band: Any, plan_usd: Decimal | None) -> dict[str, Any]:
-        return {
-            "quarter": band.quarter,
-            "scenarios": band.scenarios,
-            "p10": cents(band.p10_usd),
-            "p50": cents(band.p50_usd),
-            "p90": cents(band.p90_usd),
-            "plan": plan_usd,
-        }
+    def row(band: Any, plan_usd: Decimal | None, label: str | None = None) -> SweepCostRow:
+        return SweepCostRow(
+            label or band.quarter,
+            band.scenarios,
+            cents(band.p10_usd),
+            cents(band.p50_usd),
+            cents(band.p90_usd),
+            plan_usd,
+        )
 
     quarters = [b for b in bands if b.quarter != "total"]
     total = next((b for b in bands if b.quarter == "total"), None)
-    plan_total = None if plan.expected_cost_usd is None else cents(plan.expected_cost_usd)
+    plan_total = horizon_cost(plan)
     cost = Table(
         name="sweep_cost",
         title="Planned cost across the sweep's scenarios (basis: planned)",
@@ -69,7 +95,7 @@ def sweep_tables(sweep: Sweep, plan: PlanResult) -> tuple[Table, Table]:
             Column("plan", "This plan", "money"),
         ),
         rows=tuple(row(b, quarter_cost(plan, b.quarter)) for b in quarters),
-        total=None if total is None else {**row(total, plan_total), "quarter": "Horizon"},
+        total=None if total is None else row(total, plan_total, "Horizon"),
         note=(
             f"{what}. Each scenario is planned on its own; p10/p50/p90 are quantiles across the scenarios with a "
             "plan, interpolated between them, per quarter and for the horizon (whose quantiles are not the sums of "
@@ -101,18 +127,18 @@ def sweep_tables(sweep: Sweep, plan: PlanResult) -> tuple[Table, Table]:
             Column("plan_nodes", "Nodes in this plan", "int"),
         ),
         rows=tuple(
-            {
-                "site": c.site,
-                "machine": c.machine,
-                "pricing_model": c.pricing_model,
-                "term_months": c.term_months,
-                "bought_in": c.bought_in,
-                "share": Decimal(c.bought_in) / Decimal(c.scenarios),
-                "min_nodes": c.min_nodes,
-                "max_nodes": c.max_nodes,
-                "first_quarter": c.first_quarter,
-                "plan_nodes": in_plan.get((c.site, c.machine, c.pricing_model, c.term_months), 0),
-            }
+            SweepCommitmentRow(
+                c.site,
+                c.machine,
+                c.pricing_model,
+                c.term_months,
+                c.bought_in,
+                Decimal(c.bought_in) / Decimal(c.scenarios),
+                c.min_nodes,
+                c.max_nodes,
+                c.first_quarter,
+                in_plan.get((c.site, c.machine, c.pricing_model, c.term_months), 0),
+            )
             for c in robust_commitments(sweep)
         ),
         note="Nodes bought over the horizon per kind of purchase, among the scenarios that buy it; one bought in "

@@ -1,0 +1,256 @@
+"""The quarterly planning report as data: every figure computed once, as Decimal money with past / current / delta;
+renderers only format (STYLE habit 13). Each table is built by its own module under `tables/`; money is rounded by
+the one rule of `reports.planned`.
+
+Sources: the planner's result (`PlanResult`), the inventory (demand forecast, pools, prices, budgets), optionally a
+previous plan and usage records. FinOps measures: savings vs all on-demand = on-demand equivalent - cost; effective
+savings rate = 1 - cost / on-demand equivalent; commitment coverage = on-demand-equivalent spend covered by
+commitments / all on-demand-equivalent spend; commitment utilisation = commitment spend used / commitment spend (both
+in dollars; the accelerator-hour versions beside them, labelled); budget variance = forecast - budget.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from decimal import Decimal
+from typing import TYPE_CHECKING, Any
+
+from quartermaster.errors import ProblemsFound
+from quartermaster.pricing import cents
+from quartermaster.reports.finance.chart_data import report_charts
+from quartermaster.reports.finance.table import CENTS, ZERO, Amount, Chart, Row, Table
+from quartermaster.reports.finance.tables.approve import Commitment, approve_table
+from quartermaster.reports.finance.tables.break_even import break_even_table
+from quartermaster.reports.finance.tables.budgets import budget_variance
+from quartermaster.reports.finance.tables.changes import changes_tables
+from quartermaster.reports.finance.tables.common import commitment_term, ratio
+from quartermaster.reports.finance.tables.coverage import coverage_table
+from quartermaster.reports.finance.tables.demand import demand_vs_capacity
+from quartermaster.reports.finance.tables.expiry import ExpiryRow, expiry_table
+from quartermaster.reports.finance.tables.payments import purchase_payments
+from quartermaster.reports.finance.tables.plan_vs_actual import plan_vs_actual
+from quartermaster.reports.finance.tables.purchase_schedule import purchase_schedule
+from quartermaster.reports.finance.tables.risk import cost_band, p90_exposure, risk_table
+from quartermaster.reports.finance.tables.routing import routing_table
+from quartermaster.reports.finance.tables.source_trail import source_trail
+from quartermaster.reports.finance.tables.spend import spend_by_quarter
+from quartermaster.reports.finance.tables.teams import by_team
+from quartermaster.reports.finance.tables.unmet import unmet_table
+from quartermaster.reports.planned import (
+    centre_costs,
+    purchase_liability,
+    quarter_cost,
+    quarters_cost,
+    quarters_on_demand,
+)
+from quartermaster.units import next_quarters
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from quartermaster.model import Inventory
+    from quartermaster.plan_result import PlanResult
+
+
+@dataclass(frozen=True)
+class NewPurchases:
+    """All new purchases of the plan: what they bind to over their whole terms and what of it falls inside the
+    horizon, to the cent as `qm plan` prints them; the credit for the capacity they leave after the horizon (None:
+    a plan written before the planner recorded it)."""
+
+    liability: Decimal
+    in_horizon: Decimal
+    post_horizon_credit: Decimal | None
+
+
+@dataclass(frozen=True)
+class Summary:
+    quarter: str
+    next_four: tuple[str, ...]
+    spend_quarter: Amount
+    spend_next_four: Amount
+    on_demand_quarter: Amount
+    savings_quarter: Amount
+    savings_next_four: Amount
+    savings_rate: Amount
+    coverage: Amount
+    utilisation: Amount
+    approve: tuple[Commitment, ...]
+    approve_liability: Decimal
+    approve_monthly: Decimal
+    """approve_monthly: the monthly payments of the commitments to approve, each during its own term."""
+    approve_upfront: Decimal
+    """approve_upfront: what the purchases to approve cost when bought (capacity blocks, upfront fees)."""
+    approve_in_horizon: Decimal
+    """approve_in_horizon: the part of approve_liability inside the plan's horizon."""
+    purchases: NewPurchases
+    p90_cost: Decimal
+    unmet_hours: Decimal
+    budget_total: Decimal | None
+    budget_variance: Decimal | None
+    expiry_warnings: tuple[ExpiryRow, ...] = ()
+    """expiry_warnings: the rows of the commitment expiry table that cross its threshold."""
+    budget_centres: tuple[int, int] = (0, 0)
+    """budget_centres: (cost centres with a budget this quarter, cost centres with planned cost): the headline
+    budget figure covers only the first."""
+
+
+@dataclass(frozen=True)
+class ReportData:
+    """Everything the quarterly planning report shows."""
+
+    title: str
+    quarter: str
+    plan_outcome: str
+    plan_quarters: tuple[str, ...]
+    has_previous: bool
+    summary: Summary
+    tables: tuple[Table, ...]
+    charts: tuple[Chart, ...] = field(default=())
+    what_if: tuple[str, ...] = ()
+    """what_if: the plan's what-if overrides (`demand=+20%`); empty for a plan of the forecast as written."""
+
+    def table(self, name: str) -> Table:
+        return next(t for t in self.tables if t.name == name)
+
+    def chart(self, name: str) -> Chart:
+        return next(c for c in self.charts if c.name == name)
+
+    def to_json(self, generated: dt.date | None = None) -> str:
+        """Sorted, indented JSON; money as decimal strings; `generated` the day the report was written (None:
+        not recorded, as in golden files)."""
+
+        def plain(obj: Any) -> Any:
+            if isinstance(obj, (Decimal, dt.date)):
+                return str(obj)
+            if isinstance(obj, Amount):
+                return plain(obj.to_dict())
+            if isinstance(obj, Table):
+                return plain(obj.to_dict())
+            if isinstance(obj, Row):
+                return {k: plain(obj[k]) for k in obj.cell_keys()}
+            if hasattr(obj, "__dataclass_fields__"):
+                return {k: plain(getattr(obj, k)) for k in obj.__dataclass_fields__}
+            if isinstance(obj, dict):
+                return {str(k): plain(v) for k, v in obj.items()}
+            if isinstance(obj, (list, tuple)):
+                return [plain(v) for v in obj]
+            return obj
+
+        return json.dumps({**plain(self), "generated": plain(generated)}, indent=2, sort_keys=True) + "\n"
+
+
+def build_report(
+    inventory: Inventory,
+    plan: PlanResult,
+    quarter: str | None = None,
+    previous: PlanResult | None = None,
+    revision: str | None = None,
+    usage: pd.DataFrame | None = None,
+) -> ReportData:
+    """The report for `quarter` (default: the plan's first quarter) of a solved plan; `revision` is the
+    inventory's git revision (`sources.inventory_revision`), None when not known; `usage`: checked usage records
+    (`metering.read_usage`, e.g. pulled from Prometheus) for plan vs actual in place of the inventory's own."""
+    if not plan.has_plan:
+        raise ProblemsFound(f"the plan has no solution (outcome `{plan.outcome}`); fix the plan before reporting on it")
+    quarters = list(plan.quarters)
+    quarter = quarter or quarters[0]
+    if quarter not in quarters:
+        raise ProblemsFound(f"the plan covers {quarters[0]}..{quarters[-1]}, not {quarter}; pick a quarter inside it")
+    four_in = [q for q in next_quarters(quarter, 4) if q in quarters]
+    before = previous if previous is not None and previous.has_plan else None
+
+    def amount(fn: Callable[[PlanResult], Decimal]) -> Amount:
+        return Amount(fn(plan), fn(before) if before is not None else None)
+
+    def kpi_ratio(name: str) -> Callable[[PlanResult], Decimal]:
+        def of(p: PlanResult) -> Decimal:
+            k = p.kpi(quarter)
+            return ratio(getattr(k, name)) if k is not None else ZERO
+
+        return of
+
+    payments = purchase_payments(plan)
+    approve_rows = [r for r in plan.purchase_schedule if r.start_quarter == quarter]
+    approve = tuple(
+        Commitment(
+            r.site,
+            r.machine,
+            r.pricing_model,
+            commitment_term(r),
+            r.nodes,
+            r.accelerators,
+            paid.payment,
+            paid.upfront,
+            paid.monthly,
+            paid.over_term,
+            paid.liability,
+            paid.in_horizon,
+        )
+        for r, paid in zip(plan.purchase_schedule, payments, strict=True)
+        if r.start_quarter == quarter
+    )
+    tables: list[Table] = [
+        source_trail(inventory, plan, revision),
+        approve_table(approve),
+        break_even_table(inventory, plan, approve_rows),
+    ]
+    spend = spend_by_quarter(plan, quarters)
+    tables.append(spend)
+    teams, centres = by_team(inventory, plan, previous, quarter)
+    tables += [centres, teams, plan_vs_actual(inventory, plan, previous, usage)]
+    coverage = coverage_table(plan, quarters)
+    expiry = expiry_table(inventory, spend, coverage)
+    tables += [coverage, expiry, purchase_schedule(plan, payments)]
+    tables += [demand_vs_capacity(inventory, plan, quarter), routing_table(inventory, plan)]
+    exposure = p90_exposure(inventory, quarters)
+    risk, p90_cost = risk_table(plan, quarter, exposure[quarter])
+    tables += [risk, cost_band(inventory, plan, quarters, exposure), unmet_table(plan)]
+    budget = budget_variance(inventory, plan, quarter)
+    tables.append(budget)
+    if before is not None:
+        tables += changes_tables(plan, before, quarters)
+    liability, in_horizon = purchase_liability(plan)
+    kpi = plan.kpi(quarter)
+    summary = Summary(
+        quarter,
+        tuple(four_in),
+        amount(lambda p: quarter_cost(p, quarter)),
+        amount(lambda p: quarters_cost(p, four_in)),
+        amount(lambda p: quarters_on_demand(p, [quarter])),
+        amount(lambda p: quarters_on_demand(p, [quarter]) - quarter_cost(p, quarter)),
+        amount(lambda p: quarters_on_demand(p, four_in) - quarters_cost(p, four_in)),
+        amount(kpi_ratio("effective_savings_rate")),
+        amount(kpi_ratio("coverage")),
+        amount(kpi_ratio("utilisation")),
+        approve,
+        sum((c.liability for c in approve), CENTS),
+        sum((c.monthly for c in approve if c.monthly is not None), CENTS),
+        sum((c.upfront for c in approve if c.upfront is not None), CENTS),
+        sum((c.in_horizon for c in approve), CENTS),
+        NewPurchases(
+            liability,
+            in_horizon,
+            None if plan.post_horizon_credit_usd is None else cents(plan.post_horizon_credit_usd),
+        ),
+        p90_cost,
+        Decimal(repr(kpi.unmet_accelerator_hours if kpi else 0.0)).quantize(Decimal("0.1")),
+        budget.total["budget"] if budget.total else None,
+        budget.total["variance"] if budget.total else None,
+        tuple(r for r in expiry.rows if isinstance(r, ExpiryRow) and r.warning),
+        (len(budget.rows), len(centre_costs(plan, quarter))),
+    )
+    return ReportData(
+        f"Accelerator capacity plan {quarter}",
+        quarter,
+        plan.outcome,
+        tuple(quarters),
+        before is not None,
+        summary,
+        tuple(tables),
+        report_charts(quarters, tables),
+        tuple(plan.options.get("what_if") or ()),
+    )

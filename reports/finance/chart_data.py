@@ -1,0 +1,78 @@
+"""The report's charts as numbers, read from its tables (the tables keep the exact money)."""
+
+from __future__ import annotations
+
+from quartermaster.reports.finance.table import ZERO, Chart, ChartSeries, Table
+
+
+def report_charts(quarters: list[str], tables: list[Table]) -> tuple[Chart, ...]:
+    spend = next(t for t in tables if t.name == "spend_by_quarter")
+    models = [c for c in spend.columns if c.kind == "money" and c.key != "total"]
+    coverage = next(t for t in tables if t.name == "coverage")
+    demand = next(t for t in tables if t.name == "demand_vs_capacity")
+    band = next(t for t in tables if t.name == "cost_band")
+    accelerators = sorted({r["accelerator"] for r in demand.rows})
+
+    def per_accelerator_total(key: str) -> tuple[float, ...]:
+        return tuple(float(sum((r[key] for r in demand.rows if r["accelerator"] == a), ZERO)) for a in accelerators)
+
+    return (
+        Chart(
+            "spend",
+            "Spend by quarter and pricing model",
+            tuple(quarters),
+            tuple(ChartSeries(c.label, tuple(float(r[c.key]) for r in spend.rows)) for c in models),
+            "USD",
+            "stacked",
+            "USD per quarter (planned)",
+            "Basis: planned. Each bar is a quarter's expected cost, split by pricing model.",
+        ),
+        Chart(
+            "coverage",
+            "Coverage, utilisation and effective savings rate",
+            tuple(quarters),
+            (
+                ChartSeries("coverage ($)", tuple(float(r["coverage"]) for r in coverage.rows)),
+                ChartSeries("utilisation ($)", tuple(float(r["utilisation"]) for r in coverage.rows)),
+                ChartSeries("effective savings rate", tuple(float(r["esr"]) for r in coverage.rows)),
+            ),
+            "%",
+            "lines",
+            "% of USD (planned)",
+            "Basis: planned. Coverage and utilisation measured in dollars (FinOps Foundation), as in the table.",
+        ),
+        Chart(
+            "demand",
+            f"Demand vs capacity per accelerator, all sites, {demand.title.rsplit(', ', 1)[-1]}",
+            tuple(accelerators),
+            (
+                ChartSeries("demand p50", per_accelerator_total("p50")),
+                ChartSeries("demand p90", per_accelerator_total("p90")),
+                ChartSeries("pools today", per_accelerator_total("pools")),
+                ChartSeries("new commitments", per_accelerator_total("new_committed")),
+            ),
+            "accelerators",
+            "grouped",
+            "Accelerators (average concurrent)",
+            "All sites together per accelerator: demand without a site may run at any site the team may use, so "
+            "it is compared with the capacity of every site. The table below splits both by site.",
+        ),
+        Chart(
+            "band",
+            "Cost per quarter, p10 to p90 demand",
+            tuple(quarters),
+            tuple(
+                ChartSeries(label, tuple(float(r[key]) for r in band.rows))
+                for key, label in (
+                    ("p10", "at p10 demand"),
+                    ("expected", "expected (planned)"),
+                    ("p90", "at p90 demand"),
+                )
+            ),
+            "USD",
+            "band",
+            "USD per quarter (exposure)",
+            "Shaded: from the cost at p10 demand to the cost at p90 demand (basis: exposure); the line between is "
+            "the planned cost. How each bound is estimated: the table below.",
+        ),
+    )

@@ -1,0 +1,103 @@
+"""Table `break_even`: break-even and expected utilisation of the commitments to approve."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from decimal import Decimal
+from typing import TYPE_CHECKING
+
+from quartermaster.errors import ProblemsFound
+from quartermaster.pricing import break_even
+from quartermaster.reports.finance.table import ZERO, Column, Row, Table
+from quartermaster.reports.finance.tables.common import PCT, active_quarters
+
+if TYPE_CHECKING:
+    from quartermaster.model import Inventory
+    from quartermaster.plan_result import PlanResult, PurchaseRow
+
+
+@dataclass(frozen=True)
+class BreakEvenRow(Row):
+    site: str
+    machine: str
+    pricing_model: str
+    committed_rate: Decimal
+    used_rate: Decimal
+    on_demand_rate: Decimal | None
+    on_demand_basis: str
+    break_even: Decimal | None
+    expected: Decimal | None
+    quarters: str
+    verdict: str
+
+
+def break_even_table(inventory: Inventory, plan: PlanResult, approve_rows: list[PurchaseRow]) -> Table:
+    """Per commitment to approve: break-even utilisation (`pricing.break_even`, its contract shape included) and the
+    plan's expected utilisation over the quarters it is active."""
+    order = list(plan.quarters)
+    rows: list[BreakEvenRow] = []
+    for r in approve_rows:
+        if r.machine not in inventory.machine_by_name:
+            raise ProblemsFound(
+                f"the plan buys {r.machine} at {r.site}, a machine the inventory no longer has; run "
+                "`qm plan` again on this inventory"
+            )
+        even = break_even(
+            inventory,
+            r.machine,
+            r.site,
+            r.usd_per_node_hour,
+            r.upfront_usd / r.nodes,
+            r.term_months,
+            r.usd_per_node_hour_used,
+        )
+        active = active_quarters(order, r)
+        utilisation = [Decimal(repr(k.utilisation_accelerator_hours)) for k in plan.kpis if k.quarter in active]
+        expected = (sum(utilisation, ZERO) / len(utilisation)).quantize(PCT) if utilisation else None
+        ratio = None if even.utilisation is None else even.utilisation.quantize(PCT)
+        rows.append(
+            BreakEvenRow(
+                r.site,
+                r.machine,
+                r.pricing_model,
+                even.committed_rate.quantize(PCT),
+                even.used_rate.quantize(PCT),
+                None if even.on_demand_rate is None else even.on_demand_rate.quantize(PCT),
+                even.on_demand_basis,
+                ratio,
+                expected,
+                f"{active[0]} to {active[-1]}" if len(active) > 1 else active[0],
+                "no on-demand alternative"
+                if even.on_demand_rate is None
+                else "never: used hours cost more than on demand"
+                if ratio is None or expected is None
+                else "above break-even"
+                if expected >= ratio
+                else "below break-even",
+            )
+        )
+    return Table(
+        "break_even",
+        "Break-even and expected utilisation of the commitments to approve",
+        (
+            Column("site", "Site"),
+            Column("machine", "Machine"),
+            Column("pricing_model", "Pricing"),
+            Column("committed_rate", "Committed USD / accelerator-hour", "rate"),
+            Column("used_rate", "Plus USD / accelerator-hour used", "rate"),
+            Column("on_demand_rate", "On-demand USD / accelerator-hour", "rate"),
+            Column("on_demand_basis", "On-demand price of"),
+            Column("break_even", "Break-even utilisation", "pct"),
+            Column("expected", "Expected utilisation", "pct"),
+            Column("quarters", "Averaged over"),
+            Column("verdict", "Verdict"),
+        ),
+        tuple(rows),
+        note="Basis: planned, price book. Committed rate: paid every hour of the term, an upfront fee spread over the "
+        "term at 730 hours a month; a rate per hour used is paid on top. Break-even utilisation = committed rate / "
+        "(on-demand rate - rate per hour used), the on-demand rate of what the commitment replaces (the same machine "
+        "and site on demand; else the cheapest on-demand price of the accelerator; else of the accelerators it is "
+        "worth under policy.equivalence): below it, the used hours would cost less on demand. Expected utilisation: "
+        "the plan's commitment utilisation in accelerator-hours (all commitments together; the plan does not split "
+        "it per commitment), averaged over the quarters of the plan in which the commitment is active.",
+    )

@@ -1,0 +1,112 @@
+"""Table `purchase_schedule`: the plan's purchases and how each is paid."""
+
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass
+from decimal import Decimal
+from typing import TYPE_CHECKING
+
+from quartermaster.reports.finance.table import Column, Row, Table, column_sums
+from quartermaster.reports.finance.tables.common import commitment_term
+from quartermaster.reports.finance.tables.payments import PAYMENT_COLUMNS, Payment, Payments
+
+if TYPE_CHECKING:
+    from quartermaster.plan_result import PlanResult
+
+
+@dataclass(frozen=True)
+class PurchaseLine(Row):
+    start_quarter: str
+    site: str
+    machine: str
+    accelerator: str
+    pricing_model: str
+    term: str
+    start: dt.date | None
+    end: dt.date | None
+    nodes: int | None
+    accelerators: int | None
+    usd_per_node_hour: Decimal | None
+    usd_per_node_hour_used: Decimal | None
+    payment: Payment | str
+    upfront: Decimal | None
+    monthly: Decimal | None
+    over_term: Decimal
+    liability: Decimal
+    in_horizon: Decimal
+
+
+PAID = ("upfront", "monthly", "over_term", "liability", "in_horizon")
+
+
+def purchase_schedule(plan: PlanResult, payments: list[Payments]) -> Table:
+    """The plan's purchases and how each is paid (`Payments`), with the totals per payment kind."""
+    used = any(r.usd_per_node_hour_used for r in plan.purchase_schedule)
+    rows = tuple(
+        PurchaseLine(
+            r.start_quarter,
+            r.site,
+            r.machine,
+            r.accelerator,
+            r.pricing_model,
+            commitment_term(r),
+            r.start,
+            r.end,
+            r.nodes,
+            r.accelerators,
+            r.usd_per_node_hour,
+            r.usd_per_node_hour_used,
+            paid.payment,
+            paid.upfront,
+            paid.monthly,
+            paid.over_term,
+            paid.liability,
+            paid.in_horizon,
+        )
+        for r, paid in zip(plan.purchase_schedule, payments, strict=True)
+    )
+    sums = column_sums(rows, PAID)
+    return Table(
+        "purchase_schedule",
+        "Purchase schedule",
+        (
+            Column("start_quarter", "Start"),
+            Column("site", "Site"),
+            Column("machine", "Machine"),
+            Column("accelerator", "Accelerator"),
+            Column("pricing_model", "Pricing"),
+            Column("term", "Term"),
+            Column("start", "From"),
+            Column("end", "Until"),
+            Column("nodes", "Nodes", "int"),
+            Column("accelerators", "Accelerators", "int"),
+            Column("usd_per_node_hour", "USD / node-hour", "money"),
+            *((Column("usd_per_node_hour_used", "Plus USD / node-hour used", "money"),) if used else ()),
+            *PAYMENT_COLUMNS,
+        ),
+        rows,
+        total=PurchaseLine(
+            "Totals by payment",
+            "",
+            "",
+            "",
+            "",
+            "",
+            None,
+            None,
+            None,
+            None,
+            None,
+            None,
+            "",
+            **sums,
+        ),
+        note="Basis: planned, each purchase's own contract: paid upfront when bought (a capacity block's whole price, "
+        "a commitment's upfront fee), then its hourly rate every hour of its term (paid monthly; all of it: paid over "
+        "the term)"
+        + (", and a rate per node-hour used on top, as used (not in the liability)" if used else "")
+        + ". Totals: all upfront payments; the monthly payments added up (each runs only during its own term, From "
+        "to Until); all hourly payments; total liability (= upfront + over the term) and the part of it inside the "
+        "plan's horizon (the rest is paid after the horizon); as `qm plan` prints them.",
+    )

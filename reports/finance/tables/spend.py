@@ -1,0 +1,64 @@
+"""Table `spend_by_quarter`: quarter x pricing model."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from decimal import Decimal
+from typing import TYPE_CHECKING, ClassVar
+
+from quartermaster.pricing import COMMITTED_MODELS, PAY_PER_USE_MODELS, PricingModel, allocate_cents
+from quartermaster.reports.finance.table import ZERO, Column, Row, Table, column_sums
+from quartermaster.reports.planned import quarter_cost
+
+if TYPE_CHECKING:
+    from quartermaster.plan_result import PlanResult
+
+MODEL_LABEL = {
+    "existing-commitments": "existing commitments",
+    PricingModel.COMMIT: "new commitments",
+    PricingModel.ONPREM: "on-prem",
+    PricingModel.CAPACITY_BLOCK: "capacity blocks",
+    PricingModel.ON_DEMAND: "on-demand",
+    PricingModel.FLEX_START: "flex-start",
+    PricingModel.SPOT: "spot",
+}
+MODEL_ORDER = ["existing-commitments", *COMMITTED_MODELS, *PAY_PER_USE_MODELS]
+
+
+@dataclass(frozen=True)
+class SpendRow(Row):
+    """A quarter's cost per pricing model (`by_model`, a column each) and its total."""
+
+    PARTS: ClassVar[str | None] = "by_model"
+    quarter: str
+    total: Decimal
+    by_model: Mapping[str, Decimal] = field(default_factory=dict)
+
+
+def spend_by_quarter(plan: PlanResult, quarters: list[str]) -> Table:
+    """Quarter x pricing model, each row's parts rounded so they add up to the quarter's cost to the cent."""
+    present = {r.pricing_model for r in plan.cost_by_quarter}
+    models = [m for m in MODEL_ORDER if m in present] + sorted(present - set(MODEL_ORDER))
+    rows: list[SpendRow] = []
+    for q in quarters:
+        raw = {
+            m: sum((r.usd for r in plan.cost_by_quarter if r.quarter == q and r.pricing_model == m), ZERO)
+            for m in models
+        }
+        total = quarter_cost(plan, q)
+        rows.append(SpendRow(q, total, allocate_cents(raw, total)))
+    sums = column_sums(rows, (*models, "total"))
+    return Table(
+        "spend_by_quarter",
+        "Spend by quarter and pricing model",
+        (
+            Column("quarter", "Quarter"),
+            *(Column(m, MODEL_LABEL.get(m, m), "money") for m in models),
+            Column("total", "Total", "money"),
+        ),
+        tuple(rows),
+        total=SpendRow("All quarters", sums["total"], {m: sums[m] for m in models}),
+        note="Basis: planned. Each quarter's cost to the cent, split by pricing model so the parts add up to it; "
+        "All quarters: the sum of the quarters shown.",
+    )

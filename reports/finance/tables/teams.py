@@ -1,0 +1,121 @@
+"""Tables `teams` and `cost_centers`: what each team and cost centre bears in the report's quarter (basis: planned),
+against the previous plan and over the next four quarters."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from decimal import Decimal
+from typing import TYPE_CHECKING
+
+from quartermaster.pricing import DEFAULT_IDLE_POLICY, IDLE_TEAM, cents
+from quartermaster.reports.finance.table import NAME_COLUMN, ZERO, Column, Row, Table, column_sums
+from quartermaster.reports.finance.tables.common import centre_name
+from quartermaster.reports.planned import team_costs
+from quartermaster.units import next_quarters
+
+if TYPE_CHECKING:
+    from quartermaster.model import Inventory
+    from quartermaster.plan_result import PlanResult
+
+SHARED = "shared"
+"""How the cost centre of the shared line of unused commitments is shown."""
+
+
+@dataclass(frozen=True)
+class TeamRow(Row):
+    team: str
+    cost_center: str
+    cost_center_name: str
+    current: Decimal
+    idle_share: Decimal
+    previous: Decimal | None
+    delta: Decimal | None
+    next_four: Decimal
+
+
+@dataclass(frozen=True)
+class CentreRow(Row):
+    cost_center: str
+    cost_center_name: str
+    current: Decimal
+    idle_share: Decimal
+    previous: Decimal | None
+    delta: Decimal | None
+    next_four: Decimal
+
+
+def idle_shares(plan: PlanResult, quarter: str) -> dict[str, Decimal]:
+    """Each team's share of the quarter's idle, to the cent."""
+    return {r.team: cents(r.idle_share_usd) for r in plan.cost_by_team if r.quarter == quarter}
+
+
+def _centre_of(code: str) -> str:
+    return SHARED if code.startswith("_") else code
+
+
+def by_team(inventory: Inventory, plan: PlanResult, previous: PlanResult | None, quarter: str) -> tuple[Table, Table]:
+    """(teams, cost_centers): a cost centre's row is the sum of its teams' rows; every total is its rows' sum."""
+    now = team_costs(plan, quarter)
+    before = team_costs(previous, quarter) if previous is not None and previous.has_plan else {}
+    four_cost: dict[str, Decimal] = {}
+    for q in (q for q in next_quarters(quarter, 4) if q in plan.quarters):
+        for team, (_, usd) in team_costs(plan, q).items():
+            four_cost[team] = four_cost.get(team, ZERO) + usd
+    idle = idle_shares(plan, quarter)
+    policy = plan.options.get("idle_policy", DEFAULT_IDLE_POLICY)
+    label = {IDLE_TEAM: "unused commitments (no team to share them)"}
+    team_rows: list[TeamRow] = []
+    for team in sorted(set(now) | set(before), key=lambda t: (t.startswith("_"), t)):
+        cc, _ = now.get(team, before.get(team, ("", ZERO)))
+        current = now.get(team, ("", ZERO))[1]
+        prev = before[team][1] if team in before else (ZERO if before else None)
+        team_rows.append(
+            TeamRow(
+                label.get(team, team),
+                _centre_of(cc),
+                centre_name(inventory, cc),
+                current,
+                idle.get(team, ZERO),
+                prev,
+                None if prev is None else current - prev,
+                four_cost.get(team, ZERO),
+            )
+        )
+    money_cols: tuple[Column, ...] = (
+        Column("current", f"{quarter}", "money"),
+        Column("idle_share", "of which idle share", "money"),
+        Column("previous", "Previous plan", "money"),
+        Column("delta", "Change", "delta"),
+        Column("next_four", "Next four quarters", "money"),
+    )
+    if not before:
+        money_cols = (money_cols[0], money_cols[1], money_cols[4])
+
+    def summed(rows: list[TeamRow]) -> dict[str, Decimal | None]:
+        sums = column_sums(rows, ("current", "idle_share", "previous", "delta", "next_four"))
+        return {k: (v if before or k not in ("previous", "delta") else None) for k, v in sums.items()}
+
+    teams = Table(
+        "teams",
+        f"Cost by team, {quarter}",
+        (Column("team", "Team"), Column("cost_center", "Cost centre"), NAME_COLUMN, *money_cols),
+        tuple(team_rows),
+        total=TeamRow("Total", "", "", **summed(team_rows)),  # type: ignore[arg-type]
+        note="Basis: planned. Teams pay for the accelerator-hours they are planned to use at the rate of what "
+        f"serves them, plus a share of the committed hours nobody uses (idle policy: {policy}, the rule of "
+        "`qm meter`).",
+    )
+    centres: dict[str, list[TeamRow]] = {}
+    for r in team_rows:
+        centres.setdefault(r.cost_center, []).append(r)
+    centre_rows = [
+        CentreRow(code, rows[0].cost_center_name, **summed(rows))  # type: ignore[arg-type]
+        for code, rows in sorted(centres.items(), key=lambda kv: (kv[0] == SHARED, kv[0]))
+    ]
+    return teams, Table(
+        "cost_centers",
+        f"Cost by cost centre, {quarter}",
+        (Column("cost_center", "Cost centre"), NAME_COLUMN, *money_cols),
+        tuple(centre_rows),
+        total=CentreRow("Total", "", **summed(team_rows)),  # type: ignore[arg-type]
+    )

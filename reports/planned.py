@@ -1,0 +1,106 @@
+"""A plan's money as people read it: one rounding rule for every view (`qm plan`, the finance report in HTML, PDF,
+XLSX, CSV and JSON, the plan's FOCUS forecast, the quota diff's budget status).
+
+The rule, written once here:
+
+- a **quarter's cost** is the plan's figure rounded half up to the cent (`pricing.cents`);
+- anything **inside a quarter** (a team, a cost centre, a pricing model, a FOCUS line of a team and pricing model)
+  is that quarter's cent figure split with `pricing.allocate_cents`, so the parts add up to it exactly; a split in
+  two directions at once (FOCUS: pricing model x team) adds up to both splits (`allocate_grid`);
+- anything **over several quarters** (four quarters, the horizon, a team's next four quarters) is the sum of the
+  quarters' cent figures, so it equals the sum of the quarters shown;
+- a **purchase's** liability and in-horizon part are each rounded to the cent; the plan's totals are their sums.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable, Iterable, Mapping
+from decimal import ROUND_FLOOR, Decimal
+from typing import TYPE_CHECKING, TypeVar
+
+from quartermaster.pricing import CENT, allocate_cents, cents
+
+if TYPE_CHECKING:
+    from quartermaster.plan_result import PlanResult
+
+ZERO = Decimal("0.00")
+R = TypeVar("R", bound=Hashable)
+C = TypeVar("C", bound=Hashable)
+
+
+def quarter_cost(plan: PlanResult, quarter: str) -> Decimal:
+    """The plan's cost of a quarter to the cent; 0 for a quarter outside the plan."""
+    kpi = plan.kpi(quarter)
+    return ZERO if kpi is None else cents(kpi.cost_usd)
+
+
+def quarter_on_demand(plan: PlanResult, quarter: str) -> Decimal:
+    """The quarter's demand at on-demand prices (the all-on-demand baseline) to the cent."""
+    kpi = plan.kpi(quarter)
+    return ZERO if kpi is None else cents(kpi.on_demand_equivalent_usd)
+
+
+def quarters_cost(plan: PlanResult, quarters: Iterable[str]) -> Decimal:
+    """Several quarters' cost: the sum of their cent figures."""
+    return sum((quarter_cost(plan, q) for q in quarters), ZERO)
+
+
+def quarters_on_demand(plan: PlanResult, quarters: Iterable[str]) -> Decimal:
+    return sum((quarter_on_demand(plan, q) for q in quarters), ZERO)
+
+
+def horizon_cost(plan: PlanResult) -> Decimal:
+    """The plan's expected cost over its horizon as shown: the sum of its quarters' cent figures."""
+    return quarters_cost(plan, plan.quarters)
+
+
+def horizon_on_demand(plan: PlanResult) -> Decimal:
+    return quarters_on_demand(plan, plan.quarters)
+
+
+def team_costs(plan: PlanResult, quarter: str) -> dict[str, tuple[str, Decimal]]:
+    """team -> (cost centre, its charge in the quarter to the cent); the charges add up to `quarter_cost`."""
+    rows = [r for r in plan.cost_by_team if r.quarter == quarter]
+    rounded = allocate_cents({r.team: r.usd for r in rows}, quarter_cost(plan, quarter))
+    return {r.team: (r.cost_center, rounded[r.team]) for r in rows}
+
+
+def centre_costs(plan: PlanResult, quarter: str) -> dict[str, Decimal]:
+    """cost centre -> its teams' charges in the quarter (`team_costs`) added up."""
+    out: dict[str, Decimal] = {}
+    for centre, usd in team_costs(plan, quarter).values():
+        out[centre] = out.get(centre, ZERO) + usd
+    return out
+
+
+def purchase_liability(plan: PlanResult) -> tuple[Decimal, Decimal]:
+    """All new purchases' (liability, part inside the horizon): the sums of each purchase's cent figures."""
+    return (
+        sum((cents(p.total_liability_usd) for p in plan.purchase_schedule), ZERO),
+        sum((cents(p.in_horizon_usd) for p in plan.purchase_schedule), ZERO),
+    )
+
+
+def allocate_grid(
+    cells: Mapping[tuple[R, C], Decimal], row_totals: Mapping[R, Decimal], column_totals: Mapping[C, Decimal]
+) -> dict[tuple[R, C], Decimal]:
+    """Round a table of amounts to the cent so that each row adds up to `row_totals` and each column to
+    `column_totals` (both already in cents, with the same sum, each within a cent of its unrounded line).
+
+    Every cell is floored to the cent; the cents still missing go, one at a time, to the cell with the largest
+    remainder whose row and column both still miss a cent (ties in key order). Such a cell exists while cents are
+    missing, since rows and columns miss the same number of cents in all."""
+    out = {k: v.quantize(CENT, rounding=ROUND_FLOOR) for k, v in cells.items()}
+    row_left = {r: row_totals[r] - sum((v for (rr, _), v in out.items() if rr == r), ZERO) for r in row_totals}
+    column_left = {c: column_totals[c] - sum((v for (_, cc), v in out.items() if cc == c), ZERO) for c in column_totals}
+    order = sorted(cells, key=lambda k: (-(cells[k] - out[k]), str(k)))
+    while any(left > 0 for left in row_left.values()):
+        key = next((k for k in order if row_left[k[0]] > 0 and column_left[k[1]] > 0), None)
+        if key is None:
+            raise ValueError("allocate_grid: the row and column totals do not add up to the same cents")
+        out[key] += CENT
+        row_left[key[0]] -= CENT
+        column_left[key[1]] -= CENT
+        order.remove(key)
+        order.append(key)  # the next cent of this row and column goes elsewhere first
+    return out
