@@ -1,11 +1,12 @@
-"""Validate Kueue manifests offline against what Kueue itself enforces (RULES.md section 0):
+"""Validate Kueue manifests offline against what Kueue itself enforces (docs/reference/kueue-rules.md, section 0):
 
 A. the served version's openAPIV3Schema, B. its CEL rules, C. the webhook rules, D. the API server's name
 rules, E. the cross-object conditions that leave a ClusterQueue inactive (warnings). Objects of other API
 groups (Namespaces, RBAC, ...) are not validated, but Namespaces inform the selector checks.
 
 Every problem is an `Issue` located as `<file>:<line> <Kind>/<name> <field.path>`, naming the rule:
-`kueue-<n>` for RULES.md rule n, `kueue-schema` / `kueue-cel` for CRD constraints RULES.md does not number.
+`kueue-<n>` for rule n of docs/reference/kueue-rules.md (messages end `[Kueue rule n, <layer>]`), `kueue-schema` /
+`kueue-cel` for CRD constraints that page does not number.
 """
 
 from __future__ import annotations
@@ -34,7 +35,8 @@ from quartermaster.modules.kueue.k8s import is_dns_label, is_dns_subdomain
 YamlPath = tuple[str | int, ...]
 MANIFEST_SUFFIXES = (".yaml", ".yml", ".json")
 
-# CRD constraints -> RULES.md numbers, by field path ([] = any list index); the nearest enclosing path wins.
+# CRD constraints -> Kueue rule numbers (docs/reference/kueue-rules.md), by field path ([] = any list index);
+# the nearest enclosing path wins.
 _COMMON_RG = {
     "spec.resourceGroups": 8,
     "spec.resourceGroups[]": 9,
@@ -85,7 +87,8 @@ CEL_RULES = {
     "the kubernetes.io/hostname label can only be used at the lowest level of topology": 71,
     "exactly one of the fields in [kubeConfig clusterProfileRef] must be set": 81,
 }
-# Fields a v1beta1 author may carry into v1beta2 (RULES.md 1.9): kind -> field -> (replacement, rule).
+# Fields a v1beta1 author may carry into v1beta2 (docs/reference/kueue-rules.md 1.9):
+# kind -> field -> (replacement, rule).
 RENAMED = {
     "ClusterQueue": {"cohort": ("spec.cohortName", 83), "admissionChecks": ("spec.admissionChecksStrategy", 84)},
     "MultiKueueCluster": {
@@ -254,7 +257,7 @@ def _schema_issue(m: Manifest, kind: str, version: str, e: SchemaError) -> Issue
         unknown = [k for k in (e.value or {}) if k not in e.known_fields]
         renamed = [RENAMED.get(kind, {}).get(k) for k in unknown]
         hint = "; ".join(
-            f"`{k}` is {r[0]} in {'v1beta2' if version == 'v1beta2' else 'v1beta1'} (RULES.md {r[1]})"
+            f"`{k}` is {r[0]} in {'v1beta2' if version == 'v1beta2' else 'v1beta1'} (Kueue rule {r[1]})"
             for k, r in zip(unknown, renamed, strict=True)
             if r
         )
@@ -311,7 +314,7 @@ def _issue(
     name = "/".join(str(p) for p in (meta.get("namespace"), meta.get("name")) if p) or "<unnamed>"
     where = f"{obj.get('kind', '<no kind>')}/{name}"
     dotted = "".join(f"[{p}]" if isinstance(p, int) else (f".{p}" if i else str(p)) for i, p in enumerate(path))
-    tag = ", ".join(t for t in (f"RULES.md {rule}" if rule else "", layer) if t)
+    tag = ", ".join(t for t in (f"Kueue rule {rule}" if rule else "", layer) if t)
     kwargs: dict[str, Any] = {} if got is _MISSING or got is None else {"got": got}
     return Issue(
         rule_name or f"kueue-{rule}",

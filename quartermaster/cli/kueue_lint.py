@@ -24,6 +24,8 @@ def lint(path: Path) -> None:
         if isinstance(m.obj, dict) and str(m.obj.get("apiVersion", "")).startswith("kueue.x-k8s.io/")
     )
     summary = f"{path}: {len(manifests)} objects ({kueue} Kueue), {errors} error(s), {warnings} warning(s)"
+    if any("[Kueue rule " in issue.message for issue in issues):
+        summary += "; Kueue rule n is rule n of docs/reference/kueue-rules.md (Kueue v0.19.2, with its sources)"
     if errors:
         raise ProblemsFound(summary)
     console.print(f"OK: {summary}", markup=False)

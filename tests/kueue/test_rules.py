@@ -1,4 +1,4 @@
-"""For each rule of RULES.md that the validator enforces, a violating object is caught with the rule named.
+"""For each rule of docs/reference/kueue-rules.md that the validator enforces, a violating object is caught with the rule named.
 
 Each case starts from a valid set (ResourceFlavor, Cohort, ClusterQueue, LocalQueue, ...) and breaks one thing.
 """
@@ -515,7 +515,7 @@ def test_every_issue_names_the_object_the_field_and_the_rule() -> None:
         "team.yaml:? ClusterQueue/ml spec.resourceGroups[0].flavors[1].resources[0].name: "
         "must match the name in coveredResources[0]"
     )
-    assert "[RULES.md 16, webhook]" in issue.message
+    assert "[Kueue rule 16, webhook]" in issue.message
 
 
 def test_cel_errors_quote_the_crd_message_and_rule() -> None:
