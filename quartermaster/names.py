@@ -1,7 +1,7 @@
 """Constrained name and unit types shared by the inventory model.
 
 Names are Kubernetes-safe because most of them become object names: pools become ResourceFlavors and
-node pools, teams become ClusterQueues, namespaces and RBAC subjects (see ../shared/kueue/RULES.md 1.1).
+node pools, teams become ClusterQueues, namespaces and RBAC subjects (see docs/reference/kueue-rules.md 1.1).
 """
 
 from __future__ import annotations

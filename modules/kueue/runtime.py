@@ -1,5 +1,5 @@
-"""Cross-object conditions Kueue accepts but that leave a queue inactive or useless (RULES.md layer E), and
-Quartermaster's tenancy rule (DESIGN.md "Safe by default").
+"""Cross-object conditions Kueue accepts but that leave a queue inactive or useless (layer E of
+docs/reference/kueue-rules.md), and Quartermaster's tenancy rule (docs/explanation/security.md).
 
 These are warnings: a set of manifests may rely on objects that live elsewhere on the cluster. Each finding
 is attached to the object it is about.

@@ -1,9 +1,10 @@
-"""Kueue's validating-webhook rules that no schema carries (RULES.md section 1, layer C), plus the practical
-limits a generator must keep for kinds without a webhook (RULES.md 4, 5, 63, 65).
+"""Kueue's validating-webhook rules that no schema carries (docs/reference/kueue-rules.md
+section 1, layer C), plus the practical limits a generator must keep for kinds without a webhook (Kueue rules 4,
+5, 63, 65).
 
 Each check takes a defaulted object and returns `Finding`s: path inside the object, what is wrong, the
-RULES.md number, how to fix it. Webhooks run on v1beta2; v1beta1 objects are converted first (RULES.md 0),
-which for these rules only renames `cohort` to `cohortName`.
+Kueue rule number (docs/reference/kueue-rules.md), how to fix it. Webhooks run on v1beta2; v1beta1 objects are
+converted first (section 0 of that page), which for these rules only renames `cohort` to `cohortName`.
 """
 
 from __future__ import annotations
@@ -348,7 +349,7 @@ def _resource_flavor(obj: dict[str, Any]) -> list[Finding]:
     return out
 
 
-# --- kinds without a webhook: practical limits a generator keeps (RULES.md section 5) ---------------
+# --- kinds without a webhook: practical limits a generator keeps (docs/reference/kueue-rules.md section 5) ---
 
 
 def _local_queue(obj: dict[str, Any]) -> list[Finding]:
