@@ -39,6 +39,7 @@ from quartermaster.model import (
     UsageRow,
 )
 from quartermaster.names import COST_CENTER_PATTERN, OWNER_PATTERN, QUARTER_PATTERN
+from quartermaster.textsafety import codeowners_path
 from quartermaster.units import FIRST_DAY, LAST_DAY
 
 TEAM_FOLDER = "teams"
@@ -226,7 +227,25 @@ def inventory_files(root: Path, issues: list[Issue]) -> list[Path]:
                     continue
             if wanted and path.is_file():
                 found.append(path)
+                _check_file_name(path.relative_to(root), path, issues)
     return sorted(found)
+
+
+def _check_file_name(relative: Path, path: Path, issues: list[Issue]) -> None:
+    """A file whose name CODEOWNERS cannot hold as written (a `*`, a line feed, a space...) is refused: its line
+    there would be read as a pattern or as several lines (issue 29: `x<LF>* @attacker<LF>#.yaml`, `*.yaml`)."""
+    try:
+        codeowners_path("/" + relative.as_posix())
+    except ValueError:
+        issues.append(
+            Issue(
+                "files",
+                "the file's name holds characters that CODEOWNERS reads as pattern syntax (`*`, `?`, `[`, `#`, `!`, "
+                "a space, a line feed), so no review rule could name exactly this file",
+                "Rename it with letters, digits, `.`, `_` and `-` only.",
+                location=Location(display_path(path), None, ""),
+            )
+        )
 
 
 def _unreadable(exc: OSError, issues: list[Issue]) -> None:

@@ -30,7 +30,7 @@ from quartermaster.cli import (
 )
 from quartermaster.cli.common import err_console
 from quartermaster.errors import EXIT_USAGE, QuartermasterError
-from quartermaster.textsafety import terminal_text
+from quartermaster.textsafety import log_line
 
 
 class QmGroup(TyperGroup):
@@ -40,12 +40,12 @@ class QmGroup(TyperGroup):
         try:
             return super().invoke(ctx)
         except QuartermasterError as error:
-            err_console.print(terminal_text(str(error)), markup=False)
+            err_console.print(log_line(str(error)), markup=False)
             raise typer.Exit(error.exit_code) from None
         except OSError as error:  # a path the user gave that the system refuses (permissions, no such folder)
             where = error.filename or "a file"
             err_console.print(
-                terminal_text(f"{where}: {error.strerror or error}; check the path and its permissions."), markup=False
+                log_line(f"{where}: {error.strerror or error}; check the path and its permissions."), markup=False
             )
             raise typer.Exit(EXIT_USAGE) from None
 

@@ -37,7 +37,10 @@ def command(
     root = _repo_root(path)
     target = output or Path(os.path.relpath(root / ".github" / "CODEOWNERS"))
     existing = target.read_text(encoding="utf-8") if target.exists() else ""
-    text = render_codeowners(result, root, path, existing)
+    try:
+        text = render_codeowners(result, root, path, existing)
+    except ValueError as error:
+        raise ProblemsFound(f"{target}: not written: {error}.") from None
     if check:
         if text != existing:
             raise ProblemsFound(f"{target} is not up to date with the inventory. Run `qm codeowners` and commit it.")

@@ -12,7 +12,7 @@ from rich.console import Console
 from quartermaster.errors import ProblemsFound, UsageError
 from quartermaster.issues import Issue
 from quartermaster.loader import LoadResult, load
-from quartermaster.textsafety import terminal_text
+from quartermaster.textsafety import log_line
 
 # No emoji codes (`research:x:` is a cohort path, not an emoji) and no markup from inventory text.
 console = Console(highlight=False, soft_wrap=True, emoji=False, width=None if sys.stdout.isatty() else 160)
@@ -36,8 +36,9 @@ def print_issues(result: LoadResult) -> None:
 
 
 def print_issue(issue: Issue) -> None:
-    """One located problem on stderr; control characters from the inventory are shown, not obeyed."""
-    err_console.print(terminal_text(issue.format()), markup=False)
+    """One located problem on stderr, on one line: control characters from the inventory (a line feed in a key or a
+    file name included) are shown, not obeyed, and no line can start a CI workflow command."""
+    err_console.print(log_line(issue.format()), markup=False)
 
 
 def inventory_argument() -> Path:

@@ -17,7 +17,7 @@ import typer
 
 from quartermaster.cli.common import err_console
 from quartermaster.errors import ProblemsFound
-from quartermaster.textsafety import terminal_text
+from quartermaster.textsafety import log_line
 
 
 class Format(StrEnum):
@@ -59,7 +59,7 @@ def command(
     problems = [i.format() for side in sides for i in side.errors]
     if problems:
         for problem in problems:
-            err_console.print(terminal_text(problem), markup=False)
+            err_console.print(log_line(problem), markup=False)
         sys.stdout.write(render_invalid(fmt.value, problems))
         raise ProblemsFound(f"{len(problems)} error(s); the inventories must validate before they can be compared.")
     data = build_quota_diff(

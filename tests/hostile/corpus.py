@@ -872,3 +872,67 @@ CASES += [
         serve=prom.answering(prom.body(prom.one_series((prom.at_hour(0), "1e300")))),
     ),
 ]
+
+
+def rename(file: str, new: str) -> Callable[[Path], None]:
+    """An edit: rename one file of the inventory."""
+    return lambda inv: (inv / file).rename(inv / new)
+
+
+NEWLINE_NAME = "teams/x\n* @attacker\n#.yaml"
+PATTERN_SYNTAX = "CODEOWNERS reads as pattern syntax"
+
+CASES += [
+    # 3. CODEOWNERS injection through file names: refused by validate and by codeowners, nothing written
+    Case(
+        "file-name-with-line-feeds",
+        3,
+        example(rename("teams/speech.yaml", NEWLINE_NAME)),
+        ("validate", "inv"),
+        1,
+        says=("inv/teams/x\\x0a* @attacker\\x0a#.yaml:?:", PATTERN_SYNTAX),
+        never=("\n* @attacker",),
+        issue=29,
+    ),
+    Case(
+        "file-name-with-line-feeds-codeowners",
+        3,
+        example(rename("teams/speech.yaml", NEWLINE_NAME)),
+        ("codeowners", "inv", "--output", "out/CODEOWNERS"),
+        1,
+        says=(PATTERN_SYNTAX,),
+        never=("\n* @attacker",),
+        issue=29,
+    ),
+    Case(
+        "file-name-a-glob",
+        3,
+        example(rename("teams/speech.yaml", "teams/*.yaml")),
+        ("codeowners", "inv", "--check", "--output", "out/CODEOWNERS"),
+        1,
+        says=("inv/teams/*.yaml:?:", PATTERN_SYNTAX),
+        issue=29,
+    ),
+]
+
+
+def code_owned_by_finance(case: Path) -> None:
+    """Every file that names a command CI or a deploy runs, or that judges a change, is finance's."""
+    lines = (case / "out" / "CODEOWNERS").read_text().splitlines()
+    for path in ("/cdktf.json", "/Pulumi.yaml", "/.pre-commit-config.yaml", "/.ci/", "/tests/"):
+        assert f"{path} @northwind/finops" in lines, path
+
+
+CASES += [
+    # 16. the files whose content is a command (cdktf.json's app, Pulumi.yaml's main), hooks, CI scripts, tests
+    Case(
+        "codeowners-covers-commands",
+        16,
+        example(),
+        ("codeowners", "inv", "--output", "out/CODEOWNERS"),
+        0,
+        outputs=("out",),
+        check=code_owned_by_finance,
+        issue=29,
+    ),
+]
