@@ -1,6 +1,6 @@
 """Pure builders: inventory -> the Kueue objects (plus Namespaces and RBAC) of one cluster, as plain dicts.
 
-Rules of the derivation (rule numbers refer to ../shared/kueue/RULES.md, copied facts cite their source):
+Rules of the derivation (Kueue rule n is rule n of docs/reference/kueue-rules.md; copied facts cite their source):
 - one ResourceFlavor per pool, its `nodeLabels` selecting exactly that pool's nodes;
 - one ClusterQueue per team with quota in the cluster, named after the team, admitting only the team's
   namespaces; flavors in preference order reservation > capacity-block > on-demand > flex-start > spot;
@@ -10,7 +10,7 @@ Rules of the derivation (rule numbers refer to ../shared/kueue/RULES.md, copied 
 - an AdmissionCheck + ProvisioningRequestConfig per flex-start pool, scoped with `onFlavors` (rule 42);
 - on a MultiKueue manager: one logical flavor per accelerator with the sum of the workers' quotas, and
   per team a MultiKueue AdmissionCheck + MultiKueueConfig listing the workers where the team has quota;
-- Kueue's CRD defaults are written out explicitly so that live objects do not show drift (RULES.md 0).
+- Kueue's CRD defaults are written out explicitly so that live objects do not show drift (kueue-rules.md section 0).
 """
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ COST_CENTER_LABEL = f"{LABEL_PREFIX}/cost-center"
 # pool each, named `<pool>-<i>`); the node-pool modules put it on the nodes.
 POOL_LABEL = f"{LABEL_PREFIX}/pool"
 NAMESPACE_NAME_LABEL = "kubernetes.io/metadata.name"  # set by the API server on every namespace
-DEFAULT_LOCAL_QUEUE = "default"  # the namespace's default queue (RULES.md 67)
+DEFAULT_LOCAL_QUEUE = "default"  # the namespace's default queue (Kueue rule 67)
 
 # The node label each provider puts on a node naming its node pool.
 NODE_POOL_LABEL = {
@@ -54,12 +54,12 @@ PROVISIONING_PREFERENCE = {
     Provisioning.SPOT: 4,
 }
 
-# GKE Dynamic Workload Scheduler (queued provisioning); RULES.md section 2, ProvisioningRequest row.
+# GKE Dynamic Workload Scheduler (queued provisioning); kueue-rules.md section 2, ProvisioningRequest row.
 QUEUED_PROVISIONING_CLASS = "queued-provisioning.gke.io"
 PROVISIONING_CONTROLLER = "kueue.x-k8s.io/provisioning-request"
 MULTIKUEUE_CONTROLLER = "kueue.x-k8s.io/multikueue"
 
-# Kueue v0.19.2 CRD defaults (RULES.md 0), emitted explicitly.
+# Kueue v0.19.2 CRD defaults (kueue-rules.md section 0), emitted explicitly.
 RETRY_STRATEGY_DEFAULT = {"backoffLimitCount": 3, "backoffBaseSeconds": 60, "backoffMaxSeconds": 1800}
 FLAVOR_FUNGIBILITY_DEFAULT = {"whenCanBorrow": "MayStopSearch", "whenCanPreempt": "TryNextFlavor"}
 
@@ -96,7 +96,7 @@ KIND_ORDER = (
 )
 RESOURCE_ORDER = ("cpu", "memory")  # then accelerator resources, sorted
 
-# Kueue admits no workload that requests a resource its ClusterQueue does not cover (RULES.md 11, kueue#4848), and
+# Kueue admits no workload that requests a resource its ClusterQueue does not cover (Kueue rule 11, kueue#4848), and
 # every pod requests cpu and memory; with `resources.quotaCheckStrategy: IgnoreUndeclared` (Configuration
 # v1beta2, beta and on by default since v0.19) a queue checks only the resources it declares.
 KUEUE_CONFIG_API = "config.kueue.x-k8s.io/v1beta2"
@@ -222,7 +222,7 @@ def _manager_flavors(inventory: Inventory, cluster: Cluster) -> set[str]:
 def _summed_worker_quotas(
     inventory: Inventory, manager: Cluster, quotas: tuple[Quota, ...], lending_allowed: bool
 ) -> list[FlavorQuota]:
-    """Manager quota = the sum of the workers' quotas, per accelerator (RULES.md section 2, MultiKueue row).
+    """Manager quota = the sum of the workers' quotas, per accelerator (kueue-rules.md section 2, MultiKueue row).
 
     A borrowing limit sums only if every part has one (unset = unlimited); an unset lending limit counts
     as the whole nominal (all of it may be lent) and the sum is left unset when it equals the nominal.
@@ -262,11 +262,11 @@ def _number(quantity: Any) -> int:
 
 
 def resource_groups(flavors: list[FlavorQuota]) -> list[dict[str, Any]]:
-    """Group flavors so that no resource is in two groups (RULES.md 17) and no flavor in two (18).
+    """Group flavors so that no resource is in two groups (Kueue rule 17) and no flavor in two (18).
 
     Each group covers the union of its flavors' resources, cpu and memory first; a flavor that does not set a
     covered resource gets nominalQuota 0 for it, because every flavor lists every covered resource in the
-    same order (RULES.md 15, 16). Flavors keep the order given (preference order).
+    same order (Kueue rule 15, 16). Flavors keep the order given (preference order).
     """
     parent: dict[str, str] = {}
 
@@ -360,7 +360,7 @@ def _priority_class(version: str, name: str, value: int, description: str) -> di
         "value": value,
     }
     if description:
-        obj["description"] = description  # top level, no spec (RULES.md 74)
+        obj["description"] = description  # top level, no spec (Kueue rule 74)
     return obj
 
 
@@ -374,7 +374,7 @@ def topology_name(cluster: Cluster, levels: tuple[str, ...]) -> str:
 
 
 def _topology(version: str, cluster: Cluster, levels: tuple[str, ...]) -> dict[str, Any]:
-    """A Topology with the levels, coarsest first, that the platform labels its nodes with (RULES.md 71, 73)."""
+    """A Topology with the levels, coarsest first, that the platform labels its nodes with (Kueue rule 71, 73)."""
     return {
         "apiVersion": version,
         "kind": "Topology",
@@ -431,7 +431,7 @@ def _cohort(inventory: Inventory, cluster: Cluster, version: str, cohort: Cohort
     spec: dict[str, Any] = {"fairSharing": {"weight": canonical_quantity(cohort.fair_sharing_weight or 1)}}
     if cohort.parent:
         spec["parentName"] = cohort.parent
-    # Cohort limits need a parent (RULES.md 50).
+    # Cohort limits need a parent (Kueue rule 50).
     flavors = _quotas_here(inventory, cluster, cohort.quotas, lending_allowed=cohort.parent is not None)
     if flavors:
         spec["resourceGroups"] = resource_groups(flavors)
@@ -439,7 +439,7 @@ def _cohort(inventory: Inventory, cluster: Cluster, version: str, cohort: Cohort
 
 
 def label_name(base: str, suffix: str) -> str:
-    """`<base>-<suffix>` as a DNS-1123 label (<= 63, RULES.md 7), shortened with a hash when too long."""
+    """`<base>-<suffix>` as a DNS-1123 label (<= 63, Kueue rule 7), shortened with a hash when too long."""
     name = f"{base}-{suffix}"
     if len(name) <= 63:
         return name
@@ -484,7 +484,7 @@ def _workers_of_team(inventory: Inventory, manager: Cluster, team: str) -> list[
 def _multikueue_cluster(inventory: Inventory, version: str, worker: str) -> dict[str, Any]:
     c = inventory.cluster_by_name[worker]
     kubeconfig = {"location": c.kubeconfig_secret or f"{worker}-kubeconfig", "locationType": "Secret"}
-    # v1beta2 moved kubeConfig under clusterSource (RULES.md 87).
+    # v1beta2 moved kubeConfig under clusterSource (Kueue rule 87).
     spec = {"clusterSource": {"kubeConfig": kubeconfig}} if version.endswith("v1beta2") else {"kubeConfig": kubeconfig}
     return {"apiVersion": version, "kind": "MultiKueueCluster", "metadata": _meta(worker), "spec": spec}
 
@@ -514,7 +514,7 @@ def preemption(inventory: Inventory, team: Team, fair_sharing: bool) -> dict[str
 
     Within the queue, higher priority preempts lower. In a cohort, a team reclaims its lent nominal quota
     from anyone; under classic preemption a borrowing team may preempt only lower-priority work, up to its
-    own priority class's value; with fair sharing, borrowing preemption is left to fair sharing (RULES.md 36).
+    own priority class's value; with fair sharing, borrowing preemption is left to fair sharing (Kueue rule 36).
     """
     if team.cohort is None:
         return {
@@ -532,7 +532,7 @@ def preemption(inventory: Inventory, team: Team, fair_sharing: bool) -> dict[str
 
 
 def namespace_selector(team: Team) -> dict[str, Any]:
-    """Selects exactly the team's namespaces by their immutable name label (never `{}`, RULES.md 30)."""
+    """Selects exactly the team's namespaces by their immutable name label (never `{}`, Kueue rule 30)."""
     return {"matchExpressions": [{"key": NAMESPACE_NAME_LABEL, "operator": "In", "values": sorted(team.namespaces)}]}
 
 
@@ -558,11 +558,11 @@ def _cluster_queue(
         },
     }
     if team.cohort:
-        spec["cohortName" if version.endswith("v1beta2") else "cohort"] = team.cohort  # RULES.md 83
+        spec["cohortName" if version.endswith("v1beta2") else "cohort"] = team.cohort  # Kueue rule 83
     used = {fq.flavor for fq in flavors}
     checks = [{"name": provisioning_check_name(p), "onFlavors": [p.name]} for p in flex if p.name in used]
     if multikueue_check:
-        checks.append({"name": multikueue_check})  # never scoped with onFlavors (RULES.md 44)
+        checks.append({"name": multikueue_check})  # never scoped with onFlavors (Kueue rule 44)
     if checks:
         spec["admissionChecksStrategy"] = {"admissionChecks": sorted(checks, key=lambda c: c["name"])}
     return {
