@@ -1,4 +1,4 @@
-"""The typed inventory model: one class per concept of DESIGN.md.
+"""The typed inventory model: one class per concept of the inventory (docs/inventory-reference.md).
 
 Every field's docstring starts with its YAML key, then gives meaning, unit and default; pydantic's
 `use_attribute_docstrings` carries the text into the JSON Schema (`qm schema`) and the reference page.

@@ -1,4 +1,4 @@
-"""Kueue's own published examples (v0.19.2, copied from ../shared/kueue/examples/): 19 valid, 1 invalid."""
+"""Kueue's own published examples (kubernetes-sigs/kueue v0.19.2; see examples/README.md): 19 valid, 1 invalid."""
 
 from __future__ import annotations
 
