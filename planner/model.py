@@ -1,10 +1,12 @@
 r"""Step 2 of the planner: the PuLP problem, one `add_<business_rule>()` per constraint family.
 
 A two-stage stochastic program (Chaisiri, Lee and Niyato 2012) written as its deterministic equivalent,
-with load-duration buckets inside each quarter (PLANNING.md 2.4-2.5): commitments are decided first
-and paid for every hour of their term; pay-per-use capacity is bought per scenario and bucket, only for
-the hours it is used. There are no yes/no order variables, so the LP relaxation is tight (PLANNING.md:
-big-M order variables made 20x12x16x3 unsolvable; without them it solves in seconds).
+with load-duration buckets inside each quarter (the cloud recommenders' simulate-each-commitment-level method,
+e.g. learn.microsoft.com/azure/cost-management-billing/reservations/reserved-instance-purchase-recommendations,
+as an integer program): commitments are decided first and paid for every hour of their term; pay-per-use
+capacity is bought per scenario and bucket, only for the hours it is used. There are no yes/no order variables,
+so the LP relaxation is tight (docs/benchmarks.md, solver facts: big-M order variables made 20x12x16x3
+unsolvable; without them it solves in seconds).
 
 Sets
     q in Q          quarters of the horizon, H_q hours each
@@ -348,7 +350,7 @@ SUBSTITUTES = (("flex-start", "on-demand"), ("spot",))
 def _dominated_pay_per_use(m: PlanModel) -> dict[str, set[tuple[str, str]]]:
     """k -> the (offer, pay-per-use model) pairs no plan needs for k.
 
-    PLANNING.md (lessons, 2: prune before solving). Within a group of SUBSTITUTES, let the cheapest
+    Prune before solving (docs/benchmarks.md, solver facts). Within a group of SUBSTITUTES, let the cheapest
     uncapped pair be the one with the lowest price per accelerator of k's class (p_jm rho_kj / a_j; ties
     to the first offer by name): any use of a dearer pair is beaten by moving it there, and the move is
     cheaper in the budget too. Kept: that pair and capped pairs cheaper than it (useful up to their cap).

@@ -1,6 +1,6 @@
 """Step 3 of the planner: solve with HiGHS (in-process, through highspy) or CBC, and say what came out.
 
-PuLP's own status is not enough (PLANNING.md, solver facts): it says "Optimal" when CBC stops at its time
+PuLP's own status is not enough (docs/benchmarks.md, solver facts): it says "Optimal" when CBC stops at its time
 limit holding only a feasible solution, and HiGHS's objective reads 0 when there is no solution. So the
 outcome is taken from `prob.sol_status` (CBC) or HiGHS's model and primal solution status, and mapped
 to a typed `Outcome`; the objective is read only when a solution exists. Shadow prices are the duals of
