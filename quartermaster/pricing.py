@@ -79,8 +79,8 @@ FOCUS_PRICING_CATEGORY: dict[PricingModel, FocusPricingCategory] = {
     PricingModel.COMMIT: "Committed",
     PricingModel.ONPREM: "Committed",
 }
-"""FOCUS `PricingCategory` of each pricing model (PLANNING.md section 3): a capacity block is a dated purchase at a
-list price, not a discount on committed spend, so it is `Standard`."""
+"""FOCUS `PricingCategory` of each pricing model (FOCUS 1.3, PricingCategory; docs/reference/focus-export.md):
+a capacity block is a dated purchase at a list price, not a discount on committed spend, so it is `Standard`."""
 
 PAY_PER_USE_MODELS = (PricingModel.CAPACITY_BLOCK, PricingModel.FLEX_START, PricingModel.ON_DEMAND, PricingModel.SPOT)
 COMMITTED_MODELS = (PricingModel.COMMIT, PricingModel.ONPREM)

@@ -1,7 +1,7 @@
 """FOCUS 1.3 export: metered (or planned) cost as rows of the FinOps Open Cost and Usage Specification.
 
-Columns and rules: PLANNING.md §3 and the FOCUS 1.3 column pages (FinOps-Open-Cost-and-Usage-Spec/FOCUS_Spec,
-`specification/datasets/cost_and_usage/columns/*.md`). The mapping (PLANNING.md §3, "Mapping for our export"):
+Columns and rules: the FOCUS 1.3 column pages (github.com/FinOps-Open-Cost-and-Usage-Spec/FOCUS_Spec,
+`specification/datasets/cost_and_usage/columns/*.md`; focus.finops.org). The mapping (docs/reference/focus-export.md):
 
 * a team's accelerator-hours covered by a commitment: `Usage`, PricingCategory `Committed`,
   CommitmentDiscountStatus `Used`, BilledCost 0 (the commitment is invoiced on its own row), EffectiveCost the
@@ -48,7 +48,8 @@ if TYPE_CHECKING:
     from quartermaster.plan_result import PlanResult
 
 FOCUS_VERSION = "1.3"
-# The 23 mandatory columns of FOCUS 1.3 (PLANNING.md §3) and whether the spec allows nulls in them
+# The 23 mandatory columns of FOCUS 1.3 (ratified 2025-12-05; FOCUS_Spec, the 1.3 tree) and whether the spec
+# allows nulls in them
 # ("Allows nulls" of each column page; PricingQuantity/PricingUnit must not be null on Usage and Purchase rows).
 MANDATORY: dict[str, bool] = {
     "BilledCost": False,

@@ -1,7 +1,8 @@
 """Metering: charge each team for the accelerator-hours it held, at the rate of the capacity that served
 them, and account for every paid hour nobody held (idle).
 
-Rules (PLANNING.md §4, the OpenCost/Kubecost allocation model):
+Rules (the OpenCost/Kubecost allocation model: github.com/opencost/opencost `spec/opencost-specv01.md`,
+`pkg/costmodel/allocation_helpers.go`, PR #883):
 
 * a team holds `max(requested, used)` accelerators in an hour (OpenCost charges the larger of request and use);
 * capacity is paid in blocks (`rates.Block`): a commitment is paid every hour of its term at

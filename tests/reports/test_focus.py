@@ -49,7 +49,7 @@ def example_rows() -> tuple[list[dict], Decimal]:
 
 
 def test_focus_13_has_23_mandatory_columns() -> None:
-    assert len(MANDATORY) == 23  # PLANNING.md §3: FOCUS 1.3 has 23 mandatory columns
+    assert len(MANDATORY) == 23  # FOCUS 1.3 has 23 mandatory columns (FOCUS_Spec, the 1.3 tree)
     assert set(MANDATORY) <= set(COLUMNS)
     assert {
         "ServiceProviderName",
