@@ -15,8 +15,10 @@ Prices: a3-highgpu-8g in gcp-us-east4 from inventory/prices.csv (on-demand, 1-ye
 of 8 H100s; the rows cite Cyclenerd pricing.yml fd66b26, 2026-07-30). Commitments are whole nodes, paid every hour
 of the window; every GPU-hour above them runs on demand. Each term is evaluated on its own:
 
-- Recommender (AWS Savings Plans / Azure reservations / GCP, PLANNING.md 2.1): the level that would have cost
-  least over the lookback (every hour before the origin, as billed: outage hours count as zero use).
+- Recommender (the method of AWS Savings Plans, Azure reservations and GCP's CUD recommender: simulate every
+  level over a lookback; e.g. learn.microsoft.com/azure/cost-management-billing/reservations/
+  reserved-instance-purchase-recommendations, cloud.google.com/docs/cuds-recommender): the level that would have
+  cost least over the lookback (every hour before the origin, as billed: outage hours count as zero use).
 - Planner: `planner.plan` on the usage forecast a user gets from `qm plan --from-usage` (outage hours left out,
   the hours carried to the costing window's middle by the robust trend, cut into the planner's default bands).
 - Hindsight: the level that costs least over the costing window itself (knowing it).

@@ -8,8 +8,9 @@ Sizes are sites x machines x quarters x pricing options x scenarios. A generated
 (on-demand, spot, 1y and 3y commitments; flex-start at GCP, capacity blocks at AWS), 5 demand scenarios
 with 3 load-duration buckets each, 20 cost centres of 5 teams (one per accelerator class) at two home
 sites plus one shared site per team, existing commitments at a third of the offers, supply caps and
-budgets. Prices are drawn around the ratios of the sourced price book (PLANNING.md 2.4: 1y ~0.69, 3y
-~0.44, spot ~0.3 of on-demand). The generator is seeded, so every run builds the same problems.
+budgets. Prices are drawn around the ratios of the sourced price book (inventory/prices.csv, GCP A3 in
+us-east4: 1y 61.43 / 88.56 ~0.69, 3y 38.89 / 88.56 ~0.44, spot ~0.3 of on-demand). The generator is
+seeded, so every run builds the same problems.
 
 For each size and solver it prints what a user waits for, stage by stage: data (the generated tables),
 build (the PuLP model), solve (by solver stage: LP relaxation, rounded re-solve) and result tables (shadow
