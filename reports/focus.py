@@ -41,6 +41,7 @@ from quartermaster.model import Inventory
 from quartermaster.pricing import FOCUS_PRICING_CATEGORY, FocusPricingCategory, allocate_cents, split_cents
 from quartermaster.reports.metering.meter import ChargeLine, MeterResult
 from quartermaster.reports.metering.rates import Block
+from quartermaster.reports.planned import allocate_grid, team_costs
 from quartermaster.textsafety import spreadsheet_cell
 from quartermaster.units import quarter_bounds
 
@@ -468,7 +469,13 @@ def plan_focus_rows(inventory: Inventory, plan: PlanResult, quarter: str) -> lis
         kpi.on_demand_equivalent_usd,
     )
     start, end = (dt.datetime.combine(d, dt.time()) for d in quarter_bounds(quarter))
-    weights = {(t.team, t.cost_center): t.usd for t in by_team}
+    # each line split to teams in proportion to their cost, rounded so that a team's lines add up to its charge in
+    # the report (`planned.team_costs`) and the teams of a line to the line: one rounding rule for both views
+    charged = {t.team: t for t in by_team if t.usd > 0}
+    whole = sum((t.usd for t in charged.values()), Decimal(0))
+    cells = {(line, team): cost * t.usd / whole for line, cost in lines.items() for team, t in charged.items()}
+    teams = {team: usd for team, (_, usd) in team_costs(plan, quarter).items() if team in charged}
+    grid = allocate_grid(cells, lines, teams) if whole else {}
     rows = []
     for (model, term), cost in sorted(lines.items()):
         line = {c: None for c in FORECAST_COLUMNS} | {
@@ -510,8 +517,10 @@ def plan_focus_rows(inventory: Inventory, plan: PlanResult, quarter: str) -> lis
         }
         # the plan's shared line of unused commitments (a team named `_...`) is the unallocated portion
         shares: list[Share] = [
-            (None, None, c) if team.startswith("_") else (team, cc, c)
-            for (team, cc), c in split_cents(cost, weights).items()
+            (None, None, grid[((model, term), team)])
+            if team.startswith("_")
+            else (team, t.cost_center, grid[((model, term), team)])
+            for team, t in charged.items()
         ]
         rows.extend(split_charge(line, shares, "plan-team-share", json.dumps({"line_usd": str(cost)})))
     return rows

@@ -85,22 +85,37 @@ def allocate_grid(
     cells: Mapping[tuple[R, C], Decimal], row_totals: Mapping[R, Decimal], column_totals: Mapping[C, Decimal]
 ) -> dict[tuple[R, C], Decimal]:
     """Round a table of amounts to the cent so that each row adds up to `row_totals` and each column to
-    `column_totals` (both already in cents, with the same sum, each within a cent of its unrounded line).
+    `column_totals` (both in cents with the same sum, each within about a cent of its unrounded line).
 
-    Every cell is floored to the cent; the cents still missing go, one at a time, to the cell with the largest
-    remainder whose row and column both still miss a cent (ties in key order). Such a cell exists while cents are
-    missing, since rows and columns miss the same number of cents in all."""
+    Every cell is floored to the cent; then, a cent at a time, a cell whose row and column both miss a cent gains one
+    (largest remainder first), a cell whose row and column both have a cent too many loses one (smallest remainder
+    first), and when neither exists a cent moves between two rows within one column. Each step brings the rows and
+    columns a cent closer on both sides, so it ends with every total met."""
     out = {k: v.quantize(CENT, rounding=ROUND_FLOOR) for k, v in cells.items()}
     row_left = {r: row_totals[r] - sum((v for (rr, _), v in out.items() if rr == r), ZERO) for r in row_totals}
-    column_left = {c: column_totals[c] - sum((v for (_, cc), v in out.items() if cc == c), ZERO) for c in column_totals}
-    order = sorted(cells, key=lambda k: (-(cells[k] - out[k]), str(k)))
-    while any(left > 0 for left in row_left.values()):
-        key = next((k for k in order if row_left[k[0]] > 0 and column_left[k[1]] > 0), None)
-        if key is None:
-            raise ValueError("allocate_grid: the row and column totals do not add up to the same cents")
-        out[key] += CENT
-        row_left[key[0]] -= CENT
-        column_left[key[1]] -= CENT
-        order.remove(key)
-        order.append(key)  # the next cent of this row and column goes elsewhere first
+    col_left = {c: column_totals[c] - sum((v for (_, cc), v in out.items() if cc == c), ZERO) for c in column_totals}
+    if sum(row_left.values(), ZERO) != sum(col_left.values(), ZERO):
+        raise ValueError("allocate_grid: the row and column totals do not add up to the same cents")
+
+    def remainder(key: tuple[R, C]) -> tuple[Decimal, str]:
+        return (cells[key] - out[key], str(key))
+
+    def step(key: tuple[R, C], cent: Decimal) -> None:
+        out[key] += cent
+        row_left[key[0]] -= cent
+        col_left[key[1]] -= cent
+
+    while any(row_left.values()) or any(col_left.values()):
+        gain = [k for k in out if row_left[k[0]] > 0 and col_left[k[1]] > 0]
+        lose = [k for k in out if row_left[k[0]] < 0 and col_left[k[1]] < 0 and out[k] >= CENT]
+        if gain:
+            step(max(gain, key=remainder), CENT)
+        elif lose:
+            step(min(lose, key=remainder), -CENT)
+        else:  # rows still differ while the columns are met: move a cent from a row with too many to one missing it
+            short = next(r for r, left in row_left.items() if left > 0)
+            extra = next(r for r, left in row_left.items() if left < 0)
+            column = next(c for (r, c), v in out.items() if r == extra and v >= CENT and (short, c) in out)
+            step((extra, column), -CENT)
+            step((short, column), CENT)
     return out

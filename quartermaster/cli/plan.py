@@ -205,6 +205,8 @@ def _propose(path: Path, inventory: Inventory, result: PlanResult, force: bool) 
 
 
 def _print(r: PlanResult) -> None:
+    from quartermaster.reports.planned import horizon_cost, horizon_on_demand, purchase_liability
+
     if r.relaxed_rules:
         head = "No plan satisfies every business rule" if r.outcome == "infeasible" else "Business rules gave"
         console.print(f"[bold red]{head}[/]; these had to give (named slack variables):")
@@ -219,14 +221,15 @@ def _print(r: PlanResult) -> None:
     gap = f", gap {r.gap:.3%}" if r.gap is not None else ""
     console.print(
         f"[bold]Plan {r.quarters[0]}..{r.quarters[-1]}[/]: {r.outcome} ({r.solver}, "
-        f"{r.solve_seconds:.1f} s{gap}). Expected cost (planned) {format_usd(r.expected_cost_usd)} vs "
-        f"{format_usd(r.baseline_on_demand_usd)} all on-demand (savings rate "
+        f"{r.solve_seconds:.1f} s{gap}). Expected cost (planned) {format_usd(horizon_cost(r))} vs "
+        f"{format_usd(horizon_on_demand(r))} all on-demand (savings rate "
         f"{(r.savings_rate or 0):.1%})."
     )
     if r.purchase_schedule:
+        liability, in_horizon = purchase_liability(r)
         console.print(
-            f"New commitments: {format_usd(r.new_commitment_liability_usd)} liability over their whole "
-            f"terms, {format_usd(r.new_commitment_in_horizon_usd)} of it inside the horizon (planned); "
+            f"New commitments: {format_usd(liability)} liability over their whole "
+            f"terms, {format_usd(in_horizon)} of it inside the horizon (planned); "
             f"the capacity they leave after it is credited {format_usd(r.post_horizon_credit_usd or 0)} "
             "(the on-demand cost it avoids, as far as demand uses it)."
         )
