@@ -96,12 +96,6 @@ KIND_ORDER = (
 )
 RESOURCE_ORDER = ("cpu", "memory")  # then accelerator resources, sorted
 
-# Kueue admits no workload that requests a resource its ClusterQueue does not cover (Kueue rule 11, kueue#4848), and
-# every pod requests cpu and memory; with `resources.quotaCheckStrategy: IgnoreUndeclared` (Configuration
-# v1beta2, beta and on by default since v0.19) a queue checks only the resources it declares.
-KUEUE_CONFIG_API = "config.kueue.x-k8s.io/v1beta2"
-POD_RESOURCES = ("cpu", "memory")
-
 
 @dataclass(frozen=True)
 class FlavorQuota:
@@ -317,27 +311,6 @@ def _canonical(amount: Any) -> int | str:
     if isinstance(amount, str):
         return canonical_quantity(_number(amount), gib=True)
     return canonical_quantity(amount)
-
-
-def kueue_configuration(objects: list[dict[str, Any]]) -> tuple[dict[str, Any] | None, list[str]]:
-    """The part of Kueue's manager Configuration that a cluster's objects need, and the ClusterQueues that need it
-    (those leaving cpu or memory undeclared); (None, []) when every queue declares them."""
-    undeclared = sorted(
-        o["metadata"]["name"]
-        for o in objects
-        if o["kind"] == "ClusterQueue"
-        and not set(POD_RESOURCES) <= {r for g in o["spec"].get("resourceGroups", []) for r in g["coveredResources"]}
-    )
-    if not undeclared:
-        return None, []
-    return (
-        {
-            "apiVersion": KUEUE_CONFIG_API,
-            "kind": "Configuration",
-            "resources": {"quotaCheckStrategy": "IgnoreUndeclared"},
-        },
-        undeclared,
-    )
 
 
 # --- objects ---------------------------------------------------------------------------------------

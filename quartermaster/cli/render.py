@@ -21,7 +21,10 @@ def command(
         None, "--out", "-o", help="Write <DIR>/<cluster>.yaml instead of printing.", file_okay=False, dir_okay=True
     ),
     kueue_config: bool = typer.Option(
-        False, "--kueue-config", help="Print the part of Kueue's manager Configuration the queues need."
+        False,
+        "--kueue-config",
+        help="Print each cluster's Kueue manager Configuration (the settings its objects need), checked against "
+        "the rules Kueue applies when it starts.",
     ),
 ) -> None:
     """Render Kueue objects (plus Namespaces and RBAC) per cluster, byte-identical across runs."""
@@ -39,8 +42,14 @@ def command(
             raise UsageError(f"--cluster: no such cluster `{name}` in {path}.{hint}")
     names = cluster or known
     if kueue_config:
+        texts, problems = [], []
         for name in names:
-            typer.echo(render_kueue_configuration(name, objects_for_cluster(inventory, name)), nl=False)
+            text, refused = render_kueue_configuration(inventory, name)
+            texts.append(text)
+            problems += [f"{name}: Configuration {p}" for p in refused]
+        if problems:
+            raise ProblemsFound("Kueue would not start with this Configuration:\n" + "\n".join(problems))
+        typer.echo("".join(texts), nl=False)
         return
     rendered: dict[str, str] = {}
     errors = 0

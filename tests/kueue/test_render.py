@@ -17,7 +17,7 @@ from quartermaster.loader import load
 from quartermaster.model import Inventory
 from quartermaster.modules.cloud.azure import aks_agent_pools
 from quartermaster.modules.kueue import objects_for_cluster, render_cluster, validate_manifests
-from quartermaster.modules.kueue.builders import POOL_LABEL, accelerator_flavor_name, kueue_configuration
+from quartermaster.modules.kueue.builders import POOL_LABEL, accelerator_flavor_name
 from quartermaster.modules.kueue.k8s import canonical_quantity, parse_quantity, selector_matches
 from quartermaster.yamlwriter import dump_documents
 from tests.builders import make_inventory
@@ -379,28 +379,3 @@ def test_quantities_are_written_in_the_api_servers_canonical_form(value: float, 
     apply. Each expectation is apimachinery's rule: the largest suffix that keeps the number whole."""
     assert canonical_quantity(value, gib=gib) == want
     assert parse_quantity(want) == (Decimal(value) * 2**30 if gib else Decimal(str(value)))  # the same amount
-
-
-def test_the_kueue_configuration_the_queues_need_is_rendered(inventory: Inventory) -> None:
-    """Issue 16: the README advised `quotaCheckStrategy: OnlyDeclared`, which Kueue does not accept. GPU-only
-    queues need `IgnoreUndeclared` (every pod also requests cpu and memory); a queue declaring both needs nothing."""
-    result = CliRunner().invoke(app, ["render", str(INVENTORY), "--kueue-config", "-c", "gke-gpu-us-east4"])
-    assert result.exit_code == 0, result.output
-    config = yaml.safe_load(result.output.split("---\n", 1)[1])
-    assert config == {
-        "apiVersion": "config.kueue.x-k8s.io/v1beta2",
-        "kind": "Configuration",
-        "resources": {"quotaCheckStrategy": "IgnoreUndeclared"},
-    }
-    gpu_only = sorted(
-        t.name
-        for t in inventory.teams
-        if any(q.flavor in {"h100-mega-resv", "h100-mega-spot", "h100-flex"} for q in t.quotas)
-    )
-    assert f"undeclared: {', '.join(gpu_only)}." in result.output
-    declared = (
-        make_inventory()
-        .edit("teams", "ml", quotas=[{"flavor": "h100", "nominal": 8, "cpu": 100, "memory_gib": 500}])
-        .build()
-    )
-    assert kueue_configuration(objects_for_cluster(declared, "gke-a")) == (None, [])
