@@ -1,4 +1,5 @@
-"""For each rule of docs/reference/kueue-rules.md that the validator enforces, a violating object is caught with the rule named.
+"""For each rule of docs/reference/kueue-rules.md that the validator enforces, a violating object is caught with
+the rule named.
 
 Each case starts from a valid set (ResourceFlavor, Cohort, ClusterQueue, LocalQueue, ...) and breaks one thing.
 """
