@@ -31,6 +31,8 @@ from quartermaster.model import DemandRow, Inventory
 from quartermaster.planner import whatif
 from quartermaster.planner.curves import curves_frame
 from quartermaster.planner.options import PlanInputError, PlanOptions
+from quartermaster.planner.tables import Curve, Offer, RecoursePrice, check_tables
+from quartermaster.planner.tables import rows as rows_of
 from quartermaster.planner.usage_forecast import demand_from_usage
 from quartermaster.pricing import COMMITTED_MODELS, PAY_PER_USE_MODELS, check_idle_policy, per_accelerator
 from quartermaster.units import next_quarters, overlap_hours, parse_quarter, quarter_hours
@@ -166,7 +168,7 @@ def build_data(
         .sort_values(["cost_center", "quarter"])
         .reset_index(drop=True)
     )
-    return PlanData(
+    data = PlanData(
         quarters=quarters,
         hours=hours,
         offers=offers,
@@ -187,6 +189,8 @@ def build_data(
         notes=notes,
         tail_ratio=tail_ratio,
     )
+    check_tables(data)
+    return data
 
 
 # --- horizon and scenarios -------------------------------------------------------------------------
@@ -318,10 +322,10 @@ def _merge_buckets(curves: pd.DataFrame, scenarios: dict[str, float]) -> pd.Data
     curves = curves.assign(demand_key=_demand_key(curves))
     for (quarter, scenario), group in curves.groupby(["quarter", "scenario"], sort=True):
         if group["bucket"].notna().all():
-            for r in group.itertuples():
+            for key, r in zip(group["demand_key"], rows_of(group, Curve), strict=True):
                 rows.append(
                     {
-                        "demand_key": r.demand_key,
+                        "demand_key": key,
                         "team": r.team,
                         "accelerator": r.accelerator,
                         "site": r.site,
@@ -438,7 +442,7 @@ def _commit_options(prices: pd.DataFrame) -> pd.DataFrame:
                 f"({', '.join(map(str, used))}); the planner needs one rate per hour used per site and machine "
                 "(power, or the agreement's discounted rate): give them all the same"
             )
-    for p in committed.itertuples():
+    for p in rows_of(committed, RecoursePrice):
         months = p.term_months or (ONPREM_LIFE_MONTHS if p.pricing_model == "onprem" else 12)
         shape = f"_upfront_{p.upfront_usd_per_node}" if p.upfront_usd_per_node else ""
         rows.append(
@@ -512,14 +516,14 @@ def _routes(inventory: Inventory, demand: pd.DataFrame, offers: pd.DataFrame) ->
     rows = []
     keys = demand[["demand_key", "team", "accelerator", "site"]].drop_duplicates()
     for k in keys.itertuples():
-        team = inventory.team_by_name.get(k.team)
+        team = inventory.team_by_name.get(str(k.team))
         allowed_sites = set(team.sites) if team is not None and team.sites else None
-        for o in offers.itertuples():
+        for o in rows_of(offers, Offer):
             if k.site and o.site != k.site:
                 continue
             if allowed_sites is not None and o.site not in allowed_sites:
                 continue
-            ratio = equivalence_ratio(inventory.policy.equivalence, k.accelerator, o.accelerator)
+            ratio = equivalence_ratio(inventory.policy.equivalence, str(k.accelerator), o.accelerator)
             if ratio is not None:
                 rows.append({"demand_key": k.demand_key, "offer": o.offer, "ratio": ratio})
     return (
@@ -546,5 +550,5 @@ def _pools(inventory: Inventory) -> pd.DataFrame:
 
 def _unmet_penalty(prices: pd.DataFrame, offers: pd.DataFrame) -> float:
     per_node = dict(zip(offers["offer"], offers["accelerators_per_node"], strict=True))
-    rates = [per_accelerator(float(p.usd_per_node_hour), per_node[p.offer]) for p in prices.itertuples()]
+    rates = [per_accelerator(float(p.usd_per_node_hour), per_node[p.offer]) for p in rows_of(prices, RecoursePrice)]
     return UNMET_PENALTY_FACTOR * max(rates, default=100.0)

@@ -14,6 +14,7 @@ import operator
 import os
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 import highspy
@@ -62,6 +63,13 @@ class SolveReport:
     seconds: float
     note: str = ""
     stages: tuple[tuple[str, float], ...] = ()  # (stage, seconds) of the solver runs behind this report
+
+    @property
+    def cost(self) -> float:
+        """The objective of a solve that found a plan (asking one without is a programming error)."""
+        if self.objective is None:
+            raise ValueError(f"the solve ended {self.outcome} without an objective")
+        return self.objective
 
 
 # Measured on the example (bench/planner_bench.py): HiGHS's restarts after root presolve re-run the cut loop
@@ -137,11 +145,9 @@ def solve(model: PlanModel, *, relax: bool = False) -> SolveReport:
         rounded = {v.name: model.whole(v) for v in integers}
         fixed = session.fix(integers, rounded)
         fixed = replace(fixed, stages=lp.stages + fixed.stages)
-        if fixed.outcome.has_plan and fixed.objective - lp.objective <= model.data.options.gap_rel * abs(
-            fixed.objective
-        ):
+        if fixed.outcome.has_plan and fixed.cost - lp.cost <= model.data.options.gap_rel * abs(fixed.cost):
             model.fixed_lp = fixed
-            return _report(fixed, Outcome.OPTIMAL, fixed.objective, lp.objective, start, "relax-and-round")
+            return _report(fixed, Outcome.OPTIMAL, fixed.cost, lp.cost, start, "relax-and-round")
         return _branch_and_bound(model, integers, lp, fixed, rounded, start)
     if relax:
         return _run(model, mip=False)
@@ -154,8 +160,8 @@ def solve(model: PlanModel, *, relax: bool = False) -> SolveReport:
     fixed = _with_integers(integers, rounded, lambda: _run(model, mip=False))
     fixed = replace(fixed, stages=(("relaxation", lp.seconds), ("rounded re-solve", fixed.seconds)))
     gap_rel = model.data.options.gap_rel
-    if fixed.outcome.has_plan and fixed.objective - lp.objective <= gap_rel * abs(fixed.objective):
-        return _report(fixed, Outcome.OPTIMAL, fixed.objective, lp.objective, start, "relax-and-round")
+    if fixed.outcome.has_plan and fixed.cost - lp.cost <= gap_rel * abs(fixed.cost):
+        return _report(fixed, Outcome.OPTIMAL, fixed.cost, lp.cost, start, "relax-and-round")
     return _branch_and_bound(model, integers, lp, fixed, rounded, start)
 
 
@@ -172,14 +178,14 @@ def _branch_and_bound(
     remaining = max(1.0, model.data.options.time_limit_s - (time.perf_counter() - start))
     mip = _run(model, mip=True, time_limit_s=remaining)
     bound = max(b for b in (lp.objective, mip.bound) if b is not None)
-    if mip.outcome.has_plan and (not fixed.outcome.has_plan or mip.objective <= fixed.objective):
+    if mip.outcome.has_plan and (not fixed.outcome.has_plan or mip.cost <= fixed.cost):
         outcome = Outcome.OPTIMAL if mip.outcome == Outcome.OPTIMAL else Outcome.FEASIBLE
-        return _report(mip, outcome, mip.objective, bound, start, "branch-and-bound")
+        return _report(mip, outcome, mip.cost, bound, start, "branch-and-bound")
     if fixed.outcome.has_plan:  # the rounded plan beat what the solver found in its time
         for v in integers:
             v.varValue = rounded[v.name]
-        outcome = Outcome.OPTIMAL if fixed.objective - bound <= gap_rel * abs(fixed.objective) else Outcome.FEASIBLE
-        return _report(fixed, outcome, fixed.objective, bound, start, "relax-and-round")
+        outcome = Outcome.OPTIMAL if fixed.cost - bound <= gap_rel * abs(fixed.cost) else Outcome.FEASIBLE
+        return _report(fixed, outcome, fixed.cost, bound, start, "relax-and-round")
     return _elapsed(mip, start)
 
 
@@ -288,7 +294,9 @@ class HighsSession:
         return self.run("rounded re-solve")
 
 
-def _with_integers(integers: list[pulp.LpVariable], fixed: dict[str, int] | None, run):
+def _with_integers(
+    integers: list[pulp.LpVariable], fixed: dict[str, int] | None, run: Callable[[], SolveReport]
+) -> SolveReport:
     """Run with the integer decisions continuous (fixed at `fixed` values if given), then restore them."""
     saved = [(v.lowBound, v.upBound) for v in integers]
     for v in integers:
@@ -388,6 +396,6 @@ def fix_integers_and_resolve(model: PlanModel) -> SolveReport:
         value = model.whole(var)
         var.lowBound = var.upBound = value
         var.cat = pulp.constants.LpContinuous
-    if model.fixed_lp is not None:
+    if isinstance(model.fixed_lp, SolveReport):
         return model.fixed_lp
     return _run(model, mip=False)

@@ -23,6 +23,7 @@ from __future__ import annotations
 from collections.abc import Hashable, Mapping
 from dataclasses import dataclass
 from statistics import median
+from typing import TypeVar
 
 import numpy as np
 import pandas as pd
@@ -35,6 +36,7 @@ from quartermaster.units import next_quarters, quarter_bounds, quarter_of
 MAX_TREND = 0.25  # a month of history must not extrapolate to more than +-25 % a quarter
 DAYS_PER_QUARTER = 365.25 / 4
 MIN_HISTORY_HOURS = 24  # one daily cycle: fewer hours would miss the day's peak or its quiet night
+K = TypeVar("K", bound=Hashable)
 
 
 def hourly_demand(inventory: Inventory) -> pd.DataFrame:
@@ -106,37 +108,39 @@ class Trend:
 
 def fit_trend(series: pd.Series) -> Trend:
     """Theil-Sen line through the daily means of an hourly series, each day placed at its hours' mean time."""
-    hours = series.index + pd.Timedelta(minutes=30)
-    days = series.groupby(series.index.normalize())
-    x = [((group.index + pd.Timedelta(minutes=30)).mean() - hours[0]) / pd.Timedelta(days=1) for _, group in days]
+    index = pd.DatetimeIndex(series.index)
+    hours = index + pd.Timedelta(minutes=30)
+    days = series.groupby(index.normalize())
+    x = [
+        ((pd.DatetimeIndex(group.index) + pd.Timedelta(minutes=30)).mean() - hours[0]) / pd.Timedelta(days=1)
+        for _, group in days
+    ]
     y = days.mean().tolist()
     slopes = [(y[j] - y[i]) / (x[j] - x[i]) for i in range(len(x)) for j in range(i + 1, len(x))]
     slope = median(slopes) if slopes else 0.0
     intercept = median(yi - slope * xi for xi, yi in zip(x, y, strict=True))
-    end = series.index[-1] + pd.Timedelta(hours=1)
+    end = index[-1] + pd.Timedelta(hours=1)
     return Trend(end=end, level=intercept + slope * (end - hours[0]) / pd.Timedelta(days=1), slope=slope)
 
 
 def carried(series: pd.Series, trend: Trend, when: pd.Timestamp) -> pd.Series:
     """The history's hours carried to `when`: each times the trend there over the trend at its hour (an hour
     where the trend is at 0 is kept as it is)."""
-    level = trend.along(series.index)
+    level = trend.along(pd.DatetimeIndex(series.index))
     return series * np.divide(trend.at(when), level, out=np.ones_like(level), where=level > 0)
 
 
 def forecast_levels(
-    matrix: pd.DataFrame, trends: Mapping[Hashable, Trend], when: pd.Timestamp, bands: tuple[tuple[float, float], ...]
-) -> dict[Hashable, list[float]]:
-    """Band levels per column of an hour x series matrix at `when`: its hours carried by each column's trend,
-    the buckets taken on the hours sorted by the carried total."""
-    moved = pd.DataFrame({column: carried(matrix[column], trends[column], when) for column in matrix.columns})
-    order = moved.sum(axis=1).sort_values(kind="stable").index  # hours, quietest first
-    return {column: band_means(moved[column].loc[order].tolist(), bands) for column in matrix.columns}
+    matrix: pd.DataFrame, trends: Mapping[K, Trend], when: pd.Timestamp, bands: tuple[tuple[float, float], ...]
+) -> dict[K, list[float]]:
+    """Band levels per column of an hour x series matrix at `when` (one trend per column): its hours carried by
+    each column's trend, the buckets taken on the hours sorted by the carried total."""
+    moved = {column: carried(matrix[column], trend, when) for column, trend in trends.items()}
+    order = pd.DataFrame(moved).sum(axis=1).sort_values(kind="stable").index  # hours, quietest first
+    return {column: band_means(series.loc[order].tolist(), bands) for column, series in moved.items()}
 
 
-def demand_from_usage(
-    inventory: Inventory, options: PlanOptions, preemptible: dict[str, float] | None = None
-) -> tuple[pd.DataFrame, tuple[str, ...]]:
+def demand_from_usage(inventory: Inventory, options: PlanOptions) -> tuple[pd.DataFrame, tuple[str, ...]]:
     """Demand curves per team, accelerator and quarter from the usage history, and notes on what was left out."""
     matrix, note = without_outages(hourly_demand(inventory))
     if len(matrix) < MIN_HISTORY_HOURS:
@@ -148,8 +152,10 @@ def demand_from_usage(
         )
     first = options.start or next_quarters(quarter_of(matrix.index[-1].date()), 2)[1]
     quarters = next_quarters(first, options.horizon)
-    share = preemptible if preemptible is not None else _preemptible_share(inventory)
-    trends = {column: fit_trend(series) for column, series in matrix.items()}
+    share = _preemptible_share(inventory)
+    level_values = matrix.columns.get_level_values
+    columns = [(str(t), str(a)) for t, a in zip(level_values("team"), level_values("accelerator"), strict=True)]
+    trends = {column: fit_trend(matrix[column]) for column in columns}
     rows = []
     for q in quarters:
         start, end = quarter_bounds(q)

@@ -229,7 +229,7 @@ def check_usage(raw: pd.DataFrame, inventory: Inventory, shown: str = "<usage>")
     cluster_codes = _lookup(codes, [cluster_names.index(u) if u in cluster_names else -2 for u in uniques])
     wrong = (flavor_codes >= 0) & (cluster_codes != cluster_of_pool[flavor_codes])
     if wrong.any():
-        first = int(np.flatnonzero(wrong)[0])
+        at = int(np.flatnonzero(wrong)[0])
         _flag(
             issues,
             shown,
@@ -237,11 +237,11 @@ def check_usage(raw: pd.DataFrame, inventory: Inventory, shown: str = "<usage>")
             raw["cluster"],
             "cluster",
             "is not the cluster of the row's flavor",
-            f"Flavor `{pool_names[flavor_codes[first]]}` is a pool of cluster "
-            f"`{cluster_names[cluster_of_pool[flavor_codes[first]]]}`; fix the cluster or the flavor.",
+            f"Flavor `{pool_names[flavor_codes[at]]}` is a pool of cluster "
+            f"`{cluster_names[cluster_of_pool[flavor_codes[at]]]}`; fix the cluster or the flavor.",
         )
-    team = pd.Categorical.from_codes(team_codes, categories=team_names)
-    flavor = pd.Categorical.from_codes(flavor_codes, categories=pool_names)
+    team = pd.Categorical.from_codes(np.asarray(team_codes, dtype=np.int64), categories=pd.Index(team_names))
+    flavor = pd.Categorical.from_codes(np.asarray(flavor_codes, dtype=np.int64), categories=pd.Index(pool_names))
     frame = pd.DataFrame(
         {
             "hour": hour.dt.floor("h") if when == "minute" else hour,
