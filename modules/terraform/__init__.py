@@ -4,7 +4,7 @@
     modules.terraform.app         the one corner importing cdktf: raw providers/resources, synth()
 
 HashiCorp deprecated CDKTF on 2025-12-10 and froze the prebuilt `cdktf-cdktf-provider-*` packages on old
-provider majors (IAC.md 5), so nothing here uses them: providers are `TerraformProvider` subclasses and
+provider majors (terraform-cdk README), so nothing here uses them: providers are `TerraformProvider` subclasses and
 resources are `TerraformResource`s whose arguments are the plain bodies of `resources`. Moving to the
 community fork (`cdktn`) means changing the imports of `app.py`; dropping CDKTF means writing the same
 bodies as JSON. Importing `modules.terraform.app` starts Node.js (jsii); `resources` needs neither.
@@ -18,7 +18,7 @@ emitted name against each provider's source at its floor tag):
   `google_compute_reservation` (resource and data source), `google_cloud_quotas_quota_preference`
   (`quota_config { preferred_value }`, `contact_email`) and the `google_cloud_quotas_quota_info` data source.
   pulumi_gcp 10.x bridges google-beta 7.x (pulumi/pulumi-gcp PR #3870, google-beta 7.39), so the Pulumi
-  and Terraform programs read the same schema; names per IAC.md 1.1 (TF `guest_accelerator` / `taint`).
+  and Terraform programs read the same schema; TF names `guest_accelerator` / `taint` (pulumi_gcp NodePool docs).
 - hashicorp/aws `~> 6.0`: `aws_launch_template`, `aws_eks_node_group` (`taint` blocks, `CAPACITY_BLOCK`
   capacity type: terraform-provider-aws #40876), `aws_placement_group`, `aws_ec2_capacity_reservation`,
   `aws_servicequotas_service_quota` (resource and data source), `aws_autoscaling_schedule`; per-resource `region`

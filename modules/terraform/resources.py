@@ -2,7 +2,7 @@
 
 Each builder mirrors one Pulumi component of `modules.pulumi` argument for argument, in the Terraform
 spelling (`guest_accelerator` and `taint` blocks where `pulumi_gcp` says `guest_accelerators` / `taints`,
-IAC.md 1.1; `taint` blocks on `aws_eks_node_group`; `priority` / `eviction_policy` /
+as its NodePool docs name them; `taint` blocks on `aws_eks_node_group`; `priority` / `eviction_policy` /
 `auto_scaling_enabled` on `azurerm_kubernetes_cluster_node_pool`). Argument names were checked against
 the provider docs of the versions pinned in `PROVIDERS` (sources in `modules/terraform/__init__.py`).
 """
