@@ -1,6 +1,7 @@
-"""AKS agent pools from the inventory (`pulumi_azure_native` 3.29, ARM API 2025-09-01; IAC.md 3).
+"""AKS agent pools from the inventory (`pulumi_azure_native` 3.29, ARM API 2025-09-01).
 
-Azure GPU quota has no request resource in azure-native 3.x or azurerm (IAC.md 3), so it stays manual.
+Azure GPU quota has no request resource in azure-native 3.x or azurerm (azurerm #13165, open since 2021),
+so it stays manual.
 """
 
 from __future__ import annotations

@@ -15,7 +15,7 @@ from quartermaster.model import Machine, Pool
 DATA = Path(__file__).parent / "data"
 
 # The taint every accelerator node carries, so that only pods that tolerate it land there
-# (GKE and cluster-toolkit use `nvidia.com/gpu=present` / `google.com/tpu=present`, IAC.md 1.3, 1.5).
+# (GKE and GoogleCloudPlatform/cluster-toolkit's gke-node-pool use `nvidia.com/gpu=present` / `google.com/tpu=present`).
 ACCELERATOR_TAINT_VALUE = "present"
 
 
