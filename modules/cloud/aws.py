@@ -1,7 +1,8 @@
 """EKS managed node groups, their launch templates, capacity reservations and EC2 vCPU quotas.
 
-Field names follow the provider arguments (`pulumi_aws` 7.51 / Terraform aws). Recipes: IAC.md 2.2
-(capacity blocks), 2.3 (EFA and placement groups), 2.4 (quota codes, values in vCPUs).
+Field names follow the provider arguments (`pulumi_aws` 7.51 / Terraform aws). Recipes: capacity blocks
+as aws-ia/terraform-aws-eks-blueprints patterns/ml-capacity-block and terraform-aws-modules/terraform-aws-eks
+build them; EFA as terraform-aws-eks issue #3653 lays it out; quota codes from `aws_quota_codes.csv` (vCPUs).
 """
 
 from __future__ import annotations
@@ -14,20 +15,20 @@ from quartermaster.model import Cluster, Commitment, Inventory, Pool
 from quartermaster.modules.cloud.common import SpecError, TaintSpec, pool_taints, read_table, sorted_labels
 from quartermaster.pricing import Provisioning
 
-GPU_AMI_TYPE = "AL2023_x86_64_NVIDIA"  # IAC.md 2.2 step 4
+GPU_AMI_TYPE = "AL2023_x86_64_NVIDIA"  # as eks-blueprints' ml-capacity-block pattern
 EFA_LABEL = "vpc.amazonaws.com/efa.present"
 # EKS capacity_type by provisioning; everything else is ON_DEMAND.
 CAPACITY_TYPE = {Provisioning.SPOT: "SPOT", Provisioning.CAPACITY_BLOCK: "CAPACITY_BLOCK"}
 # Capacity Blocks last whole days and all end at 11:30 UTC (EC2 user guide, capacity-blocks-purchase); EC2 warns
 # 40 minutes before the end and terminates the instances from 30 minutes before it (capacity-blocks-monitor; both
-# read 2026-11-24). The node group stays at 0 outside the block (EKS user guide, capacity-blocks-mng; IAC.md 2.2).
+# read 2026-11-24). The node group stays at 0 outside the block (EKS user guide, capacity-blocks-mng).
 CAPACITY_BLOCK_TIME = dt.time(11, 30)
 SCALE_DOWN_BEFORE_END = dt.timedelta(minutes=40)
 
 
 @dataclass(frozen=True)
 class NetworkInterfaceSpec:
-    """One launch-template network interface (EFA layout of IAC.md 2.3)."""
+    """One launch-template network interface (EFA layout of terraform-aws-eks issue #3653)."""
 
     network_card_index: int
     device_index: int
@@ -139,7 +140,7 @@ def _node_group(inventory: Inventory, cluster: Cluster, region: str, pool: Pool,
     name = f"{cluster.name}-{pool.name}"
     template = LaunchTemplateSpec(
         name=name,
-        # capacity blocks: instance type in the template, node group instance_types empty (IAC.md 2.2)
+        # capacity blocks: instance type in the template, node group instance_types empty (terraform-aws-eks)
         instance_type=pool.machine if block else None,
         market_type="capacity-block" if block else None,
         capacity_reservation_id=target_id,
@@ -275,7 +276,7 @@ def aws_capacity_reservations(inventory: Inventory, cluster: Cluster) -> list[Aw
 
 
 def quota_class(pool: Pool) -> str | None:
-    """The EC2 vCPU quota a pool draws on; capacity blocks are left out (IAC.md 2.4: not confirmed)."""
+    """The EC2 vCPU quota a pool draws on; capacity blocks are left out (not confirmed by AWS docs)."""
     if pool.provisioning == Provisioning.CAPACITY_BLOCK:
         return None
     return "spot" if pool.provisioning == Provisioning.SPOT else "on-demand"

@@ -355,7 +355,7 @@ def test_eks_efa_pools_get_every_network_card_and_a_cluster_placement_group(inve
 
 
 def test_eks_p_instance_quota_is_the_vcpus_of_the_on_demand_pools(inventory: Inventory) -> None:
-    """Capacity blocks are left out: whether they draw on L-417A185B is not confirmed (IAC.md 2.4)."""
+    """Capacity blocks are left out: whether they draw on L-417A185B is not confirmed (no AWS documentation says so)."""
     reg = registered("eks-us-east-1")
     machine = inventory.machine_by_name
     want = sum(
