@@ -1,7 +1,8 @@
 """GKE node pools, Compute Engine reservations and Cloud Quotas preferences from the inventory.
 
 Field names follow the provider arguments (`pulumi_gcp` 10.2 / Terraform google-beta), so the Pulumi
-components and the Terraform emitter copy them without translating. Rules are those of IAC.md 1.2-1.6.
+components and the Terraform emitter copy them without translating. Rules follow GoogleCloudPlatform/cluster-toolkit's
+gke-node-pool module and the GKE docs (plan-tpus, troubleshooting/tpus, provisioningrequest), each cited below.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from quartermaster.modules.kueue.builders import POOL_LABEL
 
 RESERVATION_KEY = "compute.googleapis.com/reservation-name"
 QUOTA_SERVICE = "compute.googleapis.com"
-GPU_DRIVER_VERSION = "DEFAULT"  # GKE installs the driver its version recommends (IAC.md 1.1)
+GPU_DRIVER_VERSION = "DEFAULT"  # GKE installs the driver its version recommends (pulumi_gcp NodePool docs)
 SECONDS_PER_HOUR = 3600
 
 
@@ -159,7 +160,7 @@ def _gpu_pool(
     flex = pool.provisioning == "flex-start"
     labels = dict(pool.labels)
     if flex:
-        labels["cloud.google.com/gke-queued"] = "true"  # cluster-toolkit's label for queued pools (IAC.md 1.4)
+        labels["cloud.google.com/gke-queued"] = "true"  # GoogleCloudPlatform/cluster-toolkit's label for queued pools
     networks, strategy = _gpudirect(cluster, pool) if pool.gpudirect else ((), None)
     return GkeNodePoolSpec(
         name=pool.name,
@@ -179,7 +180,7 @@ def _gpu_pool(
         flex_start=flex,
         max_run_duration=_max_run_duration(pool),
         queued_provisioning=flex,
-        # flex-start with queued provisioning: no auto-repair, no auto-upgrade (IAC.md 1.4)
+        # flex-start with queued provisioning: no auto-repair, no auto-upgrade (cluster-toolkit gke-node-pool)
         auto_repair=not flex,
         auto_upgrade=not flex,
         gvnic=pool.gpudirect,
@@ -227,7 +228,7 @@ def _tpu_slices(
 
 
 def _autoscaling(pool: Pool, machine: Machine) -> GkeAutoscaling:
-    """Per-zone limits (IAC.md 1.3: TPU and flex-start need them; total_* and per-zone exclude each other)."""
+    """Per-zone limits (cluster-toolkit: TPU and flex-start need them; total_* and per-zone exclude each other)."""
     zones = len(pool.zones)
     policy = "ANY" if pool.provisioning in ("spot", "flex-start") else "BALANCED"
     return GkeAutoscaling(
@@ -258,7 +259,7 @@ def _max_run_duration(pool: Pool) -> str | None:
 
 
 def _gpudirect(cluster: Cluster, pool: Pool) -> tuple[tuple[GkeNetwork, ...], str | None]:
-    """The extra node networks and GPUDirect strategy of the machine (IAC.md 1.2; `gke_gpudirect.csv`).
+    """The extra node networks and GPUDirect strategy of the machine (`gke_gpudirect.csv`, with its sources).
 
     Networks are referenced by name, `<cluster>-gpunet-<i>` (subnet `<cluster>-gpusub-<i>`) for gVNIC
     networks and `<cluster>-rdma` (subnets `<cluster>-rdma-sub-<i>`) for RDMA; they must exist.
@@ -301,7 +302,7 @@ def _reservation(inventory: Inventory, project: str, commitment: Commitment, poo
         raise SpecError(
             f"commitment {commitment.name}: a Compute Engine reservation is zonal. Set the commitment's `zone`."
         )
-    gpu = machine.kind == "gpu"  # TPU machine types carry their chips; GPUs are declared (IAC.md 1.1)
+    gpu = machine.kind == "gpu"  # TPU machine types carry their chips; GPUs are declared (pulumi_gcp NodePool docs)
     assert commitment.reservation_name is not None
     return GcpReservationSpec(
         name=commitment.reservation_name,
@@ -320,7 +321,7 @@ def quota_class(pool: Pool, machine: Machine) -> str | None:
     """Which regional quota a pool draws on: `on-demand`, `preemptible`, or None (needs no quota).
 
     Spot and flex-start VMs use preemptible quota; GPU reservations hold on-demand quota; reserved TPU
-    pools need none (GKE TPU troubleshooting doc, IAC.md 1.3).
+    pools need none (GKE docs, troubleshooting/tpus).
     """
     if pool.provisioning in ("spot", "flex-start"):
         return "preemptible"
@@ -356,7 +357,7 @@ def gcp_quota_preferences(
                     klass,
                     total,
                     tuple(pools),
-                    "no verified Cloud Quotas id (IAC.md 1.6); find it with "
+                    "no verified Cloud Quotas id (modules/cloud/data/gcp_gpu_quota.csv); find it with "
                     "`gcloud beta quotas info list --service=compute.googleapis.com`",
                 )
             )
