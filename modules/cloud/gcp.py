@@ -125,7 +125,7 @@ class GcpQuotaPreferenceSpec:
 
 @dataclass(frozen=True)
 class ManualQuota:
-    """Quota the pools need but no verified quota id exists for: a person files it (IAC.md 1.6)."""
+    """Quota the pools need but no verified quota id exists for: a person files it (see gcp_gpu_quota.csv)."""
 
     region: str
     accelerator: str

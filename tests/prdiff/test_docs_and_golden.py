@@ -100,8 +100,8 @@ def test_documented_comment_is_what_the_diff_prints(tmp_path: Path) -> None:
 
 
 def test_the_replay_cites_a_reference_inside_the_repository() -> None:
-    """Audit of issue 19: the impact module and the README (now the quota docs) cited
-    ../shared/reference/KUEUE-ADMISSION.md, outside the repository. The copy in docs/ keeps its sources; every
+    """Audit of issue 19: the impact module and the README (now the quota docs) cited the project's notes on Kueue
+    admission outside the repository. The copy in docs/ keeps its sources; every
     section the code and tests cite is in it."""
     from quartermaster.reports.quota_diff import impact
 
