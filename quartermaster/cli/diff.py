@@ -7,6 +7,7 @@ Exit codes: 0 no blocking policy failed, 1 a blocking policy failed or a side do
 
 from __future__ import annotations
 
+import os
 import sys
 import tempfile
 import time
@@ -17,7 +18,21 @@ import typer
 
 from quartermaster.cli.common import err_console
 from quartermaster.errors import ProblemsFound
+from quartermaster.loader import LoadResult
 from quartermaster.textsafety import log_line
+
+
+def team_files(result: LoadResult) -> dict[str, str]:
+    """Team name -> the file holding it, relative to the side's inventory folder (the files' common folder), so a
+    team added to or moved between files shows in the diff and needs finance."""
+    root = os.path.commonpath(result.files) if result.files else ""
+    if len(result.files) == 1:
+        root = os.path.dirname(root)
+    return {
+        str(ref[1]): Path(os.path.relpath(file, root or ".")).as_posix()
+        for ref, (file, _) in result.sources.objects.items()
+        if ref[0] == "teams" and len(ref) == 2
+    }
 
 
 class Format(StrEnum):
@@ -69,6 +84,7 @@ def command(
         head_label=sides[1].label,
         render_documents=rendered_documents,
         impact_days=impact_days,
+        team_files=(team_files(sides[0].result), team_files(sides[1].result)),
     )
     err_console.print(
         f"qm diff: compared quotas, prices and Kueue objects and replayed {impact_days} days of "

@@ -22,7 +22,7 @@ import dataclasses
 import datetime as dt
 import difflib
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Literal
@@ -43,6 +43,7 @@ from quartermaster.reports.quota_diff.types import (
     QuotaDiff,
     QuotaRow,
     RenderDocuments,
+    SettingChange,
     TeamChange,
 )
 
@@ -52,6 +53,12 @@ IMPACT_TOLERANCE = 0.05
 """Accelerator-hours below which a replayed difference is rounding, not impact."""
 RECENT_DAYS = 30
 """Days of usage history whose mean use the expected change carries to the new quota."""
+MONEY_SETTINGS = ("cost_center", "cohort", "fair_sharing_weight")
+"""Team fields that move money or sharing without any quota change: who pays for the team (its cost centre), whom
+it borrows from and lends to (its cohort) and by what weight (fair sharing). A change of any, like a team added to
+or moved between files, needs the finance approvers (issue 29)."""
+TeamFiles = Mapping[str, str]
+"""Team name -> the file that holds it, relative to its inventory folder."""
 
 
 @dataclass
@@ -79,8 +86,10 @@ def build_quota_diff(
     head_label: str = "head",
     render_documents: RenderDocuments | None = None,
     impact_days: int = IMPACT_DAYS,
+    team_files: tuple[TeamFiles, TeamFiles] | None = None,
 ) -> QuotaDiff:
-    """Compare two inventories: the rows, teams, flavors and money; then the policies and approvers."""
+    """Compare two inventories: the rows, teams, flavors, money and the teams' money and sharing settings (with
+    `team_files` of both sides, also teams added to or moved between files); then the policies and approvers."""
     b, h = _Side.of(base), _Side.of(head)
     use = recent_use(head)
     changed_keys = sorted(
@@ -94,7 +103,7 @@ def build_quota_diff(
             key=lambda r: (r.team, r.cluster, r.flavor),
         )
     )
-    teams = _team_changes(b, h, rows)
+    teams = _team_changes(b, h, rows, _setting_changes(base, head, team_files))
     unpriced = tuple(sorted({f for s in (b, h) for f, e in s.economics.items() if s.monthly(f) is None}))
     past = sum((m for f in b.economics if (m := b.monthly(f)) is not None), Decimal(0))
     current = sum((m for f in h.economics if (m := h.monthly(f)) is not None), Decimal(0))
@@ -318,15 +327,68 @@ def _team_monthly(b: _Side, h: _Side) -> dict[str, Change]:
     }
 
 
-def _team_changes(b: _Side, h: _Side, rows: tuple[QuotaRow, ...]) -> tuple[TeamChange, ...]:
-    """The teams with a quota row, added or removed, and every team whose chargeback moves by a cent or more."""
+def _setting_changes(
+    base: Inventory, head: Inventory, files: tuple[TeamFiles, TeamFiles] | None
+) -> dict[str, tuple[SettingChange, ...]]:
+    """Per team of the head, its MONEY_SETTINGS that changed and, given the files, the file it was added to or
+    moved into."""
+    out = {}
+    for name, new in head.team_by_name.items():
+        old = base.team_by_name.get(name)
+        found = [
+            SettingChange(setting, Change(getattr(old, setting), getattr(new, setting)))
+            for setting in (MONEY_SETTINGS if old else ())
+            if getattr(old, setting) != getattr(new, setting)
+        ]
+        if files is not None:
+            where = Change(files[0].get(name) if old else None, files[1].get(name))
+            if where.changed:
+                found.append(SettingChange("file", where))
+        if found:
+            out[name] = tuple(found)
+    return out
+
+
+def _cohort_neighbours(b: _Side, h: _Side, settings: dict[str, tuple[SettingChange, ...]]) -> dict[str, list[str]]:
+    """Team -> the teams whose cohort or fair-sharing change reaches its cohort (before or after): the teams it
+    borrows from and lends to change."""
+    out: dict[str, list[str]] = {}
+    for name, changes in settings.items():
+        cohorts = {
+            c
+            for s in changes
+            if s.setting in ("cohort", "fair_sharing_weight")
+            for c in (
+                (s.value.past, s.value.current) if s.setting == "cohort" else (h.inventory.team_by_name[name].cohort,)
+            )
+            if c
+        }
+        for side in (b, h):
+            for team in side.inventory.teams:
+                if team.name != name and team.cohort in cohorts and name not in out.get(team.name, []):
+                    out.setdefault(team.name, []).append(name)
+    return out
+
+
+def _team_changes(
+    b: _Side, h: _Side, rows: tuple[QuotaRow, ...], settings: dict[str, tuple[SettingChange, ...]]
+) -> tuple[TeamChange, ...]:
+    """The teams with a quota row, added or removed, with a money or sharing setting changed, the teams of the
+    cohorts such a change reaches, and every team whose chargeback moves by a cent or more."""
     monthly = _team_monthly(b, h)
     moved = {
         name
         for name, m in monthly.items()
         if m.past is not None and m.current is not None and abs(m.current - m.past) >= CENT
     }
-    names = sorted({r.team for r in rows} | (set(b.inventory.team_by_name) ^ set(h.inventory.team_by_name)) | moved)
+    neighbours = _cohort_neighbours(b, h, settings)
+    names = sorted(
+        {r.team for r in rows}
+        | (set(b.inventory.team_by_name) ^ set(h.inventory.team_by_name))
+        | moved
+        | set(settings)
+        | (set(neighbours) & (set(b.inventory.team_by_name) | set(h.inventory.team_by_name)))
+    )
     out = []
     for name in names:
         team = h.inventory.team_by_name.get(name) or b.inventory.team_by_name[name]
@@ -353,7 +415,20 @@ def _team_changes(b: _Side, h: _Side, rows: tuple[QuotaRow, ...]) -> tuple[TeamC
             if change.value.changed
         )
         expected = _sum_known(r.expected_monthly_usd for r in mine)
-        out.append(TeamChange(name, team.cost_center, team.owners, status, moves, limits, monthly[name], expected))
+        out.append(
+            TeamChange(
+                name,
+                team.cost_center,
+                team.owners,
+                status,
+                moves,
+                limits,
+                monthly[name],
+                expected,
+                settings.get(name, ()),
+                tuple(sorted(neighbours.get(name, ()))),
+            )
+        )
     return tuple(out)
 
 

@@ -21,7 +21,7 @@ from quartermaster.capacity import borrowable, flavor_capacity, nominal_by_flavo
 from quartermaster.model import Inventory
 from quartermaster.pricing import HOURS_PER_MONTH, Provisioning, format_usd
 from quartermaster.reports.quota_diff.codeowners import FINANCE_SECTIONS
-from quartermaster.reports.quota_diff.types import Approval, Change, QuotaDiff, Status, Verdict
+from quartermaster.reports.quota_diff.types import Approval, Change, QuotaDiff, SettingChange, Status, Verdict
 from quartermaster.units import quarter_hours
 
 CHECKS: dict[str, str] = {
@@ -196,21 +196,32 @@ def check_spot_share(base: Inventory, head: Inventory, diff: QuotaDiff, _: dict[
     return out or [Verdict("spot-share", "pass", "", f"changed teams within the {limit * 100:g} % spot limit")]
 
 
+def setting_reason(team: str, change: SettingChange) -> str:
+    """`speech: cost_center CC-1001 -> CC-2003`, `speech: added in teams/speech.yaml`, `speech: moved from A to B`."""
+    past, current = change.value.past, change.value.current
+    if change.setting == "file":
+        return f"{team}: added in {current}" if past is None else f"{team}: moved from {past} to {current}"
+    return f"{team}: {change.setting} {'none' if past is None else past} -> {'none' if current is None else current}"
+
+
 def approvals(base: Inventory, head: Inventory, diff: QuotaDiff, found: tuple[Verdict, ...]) -> tuple[Approval, ...]:
     """The owners of every team whose quotas change (a team whose chargeback only moves is told, not asked), then
     the finance approvers when a money check did not pass or a money section (`FINANCE_SECTIONS`: clusters and
-    pools, commitments, prices, policy) changed, whatever it costs. The finance approvers are the base's (a change
-    cannot name its own judges), or the head's when the base has none."""
+    pools, commitments, prices, policy) changed, whatever it costs, or a team's cost centre, cohort or fair-sharing
+    weight changed, or a team was added to or moved between files (money moves wherever it is written). The finance
+    approvers are the base's (a change cannot name its own judges), or the head's when the base has none."""
     reasons: dict[str, list[str]] = {}
     for team in diff.teams:
-        if not team.quota_changed:
+        if not (team.quota_changed or team.settings):
             continue
         for owner in team.owners:
             reasons.setdefault(owner, []).append(f"owner of {team.team}")
     money = [v for v in found if v.check in ("finance-approval", "over-budget") and v.status != "pass"]
     sections = [s for s in FINANCE_SECTIONS if getattr(base, s) != getattr(head, s)]
-    if money or sections:
+    settings = [setting_reason(t.team, s) for t in diff.teams for s in t.settings]
+    if money or sections or settings:
         for approver in base.policy.finance_approvers or head.policy.finance_approvers:
             reasons.setdefault(approver, []).extend(FINANCE_REASONS[v.check].format(v.subject) for v in money)
             reasons[approver].extend(f"changes {section}" for section in sections)
+            reasons[approver].extend(settings)
     return tuple(Approval(who, tuple(why)) for who, why in reasons.items())

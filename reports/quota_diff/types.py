@@ -116,6 +116,15 @@ class LimitChange:
 
 
 @dataclass(frozen=True)
+class SettingChange:
+    """A team field that moves money or sharing without a quota change (`data.MONEY_SETTINGS`), or the file that
+    holds the team (`file`: None before for an added team), before and after."""
+
+    setting: str
+    value: Change
+
+
+@dataclass(frozen=True)
 class TeamChange:
     """One team the change touches, its moves and its monthly cost."""
 
@@ -130,6 +139,11 @@ class TeamChange:
     its share of unowned capacity (a cut on paid-anyway capacity moves chargeback to the other teams)."""
     expected_monthly_usd: Decimal | None = None
     """expected_monthly_usd: the sum of the team's rows' expected changes; None when any is unknown."""
+    settings: tuple[SettingChange, ...] = ()
+    """settings: its cost centre, cohort or fair-sharing weight changed, or it was added to or moved between
+    files: each needs the finance approvers."""
+    touched_by: tuple[str, ...] = ()
+    """touched_by: teams whose cohort or fair-sharing change reaches this team's cohort (it is told, not asked)."""
 
     @property
     def quota_changed(self) -> bool:

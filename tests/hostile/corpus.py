@@ -936,3 +936,95 @@ CASES += [
         issue=29,
     ),
 ]
+
+
+SPEECH = "teams/speech.yaml"
+SECOND_TEAM = """  - name: speech-extra
+    cost_center: CC-1001
+    owners: ["@northwind/speech-leads"]
+    groups: {gke: speech-extra@northwind.ai, aks: 27b557e9-032b-536e-b0aa-d20ebb93b0e5}
+    namespaces: [speech-extra]
+    cohort: product
+"""
+
+
+DIFF_LINES = 1000
+"""A text diff holds the Kueue objects' diff too: a cost-centre label changes on every object of the team."""
+
+
+def diff_text() -> tuple[str, ...]:
+    return ("diff", "HEAD", "--inventory", "inv", "--format", "text")
+
+
+CASES += [
+    # 4. money moves without a quota change: shown, finance asked
+    Case(
+        "diff-cost-centre-change",
+        4,
+        git_repo(replace("teams/llm-pretrain.yaml", "cost_center: CC-1001", "cost_center: CC-2003")),
+        diff_text(),
+        0,
+        says=(
+            "llm-pretrain: cost_center CC-1001 -> CC-2003",
+            "@northwind/finops: llm-pretrain: cost_center CC-1001 -> CC-2003",
+        ),
+        never=("No quota, capacity or price changes",),
+        max_lines=DIFF_LINES,
+        issue=29,
+    ),
+    Case(
+        "diff-team-added-inside-a-team-file",
+        4,
+        git_repo(lambda inv: (inv / SPEECH).write_text((inv / SPEECH).read_text() + SECOND_TEAM)),
+        diff_text(),
+        0,
+        says=("speech-extra (added team): added in teams/speech.yaml", "@northwind/finops: speech-extra: added in"),
+        max_lines=DIFF_LINES,
+        issue=29,
+    ),
+    Case(
+        "diff-team-moved-between-files",
+        4,
+        git_repo(
+            lambda inv: (inv / "teams" / "speech2.yaml").write_text((inv / SPEECH).read_text()),
+            lambda inv: (inv / SPEECH).unlink(),
+        ),
+        diff_text(),
+        0,
+        says=("speech: moved from teams/speech.yaml to teams/speech2.yaml", "@northwind/finops"),
+        max_lines=DIFF_LINES,
+        issue=29,
+    ),
+    # 17. sharing moves: a cohort or fair-sharing change is shown, replayed, the cohort's teams told, finance asked
+    Case(
+        "diff-cohort-change",
+        17,
+        git_repo(replace(SPEECH, "cohort: product", "cohort: research")),
+        diff_text(),
+        0,
+        says=(
+            "speech: cohort product -> research",
+            "Impact on last 30 days' demand",
+            "llm-pretrain: no quota change, its cohort changes with speech",
+            "inference: no quota change, its cohort changes with speech",
+            "@northwind/finops: speech: cohort product -> research",
+        ),
+        max_lines=DIFF_LINES,
+        issue=29,
+    ),
+    Case(
+        "diff-fair-sharing-weight",
+        17,
+        git_repo(replace(SPEECH, "cohort: product", "cohort: product\n    fair_sharing_weight: 1000")),
+        diff_text(),
+        0,
+        says=(
+            "speech: fair_sharing_weight none -> 1000.0",
+            "Impact on last 30 days' demand",
+            "inference: no quota change, its cohort changes with speech",
+            "@northwind/finops: speech: fair_sharing_weight none -> 1000.0",
+        ),
+        max_lines=DIFF_LINES,
+        issue=29,
+    ),
+]

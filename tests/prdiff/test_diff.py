@@ -181,8 +181,8 @@ def test_added_team_is_new_cost_and_its_owners_approve(repo: QuotaRepo) -> None:
     assert result.exit_code == 0, result.output
     want_usd = 16 * per_accelerator_month(before, "ndh100", "on-demand")
     assert (
-        f"**vision** (added team): +16 H100-80GB in aks-eastus; monthly chargeback {plus(want_usd)} (new)"
-        in result.stdout
+        f"**vision** (added team): +16 H100-80GB in aks-eastus, added in `teams/vision.yaml`; monthly chargeback "
+        f"{plus(want_usd)} (new)" in result.stdout
     )
     assert "| vision | aks-eastus | ndh100 (H100-80GB, on-demand) | 0 | 16 | +16 | 0 free of 48 |" in result.stdout
     assert "### Capacity and price changes" not in result.stdout  # growing an autoscaling pool costs nothing
