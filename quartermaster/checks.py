@@ -17,11 +17,11 @@ from quartermaster.capacity import flavor_capacity, pool_max_nodes
 from quartermaster.catalog import UnknownAccelerator, canonical_accelerator
 from quartermaster.issues import Issue, Ref, Severity, did_you_mean
 from quartermaster.model import Inventory, Team
-from quartermaster.names import PROVIDER_OF_KIND, RBAC_GROUP_PATTERNS, ClusterKind
+from quartermaster.names import ClusterKind
 from quartermaster.pricing import Provisioning
+from quartermaster.providers import provider_of, provider_of_cloud
 
 CheckFn = Callable[[Inventory], list[Issue]]
-AKS_POOL_NAME = re.compile(r"^[a-z][a-z0-9]{0,11}$")
 
 
 @dataclass(frozen=True)
@@ -79,9 +79,8 @@ def _unknown(kind: str, name: str, known: Iterable[str], ref: Ref, section: str)
 # --- names -----------------------------------------------------------------------------------------
 
 
-# Provisioning modes that consume a commitment, and those only a cloud offers.
+# Provisioning modes that consume a commitment.
 COMMITTED_PROVISIONING = (Provisioning.RESERVATION, Provisioning.CAPACITY_BLOCK)
-CLOUD_ONLY_PROVISIONING = (Provisioning.SPOT, Provisioning.FLEX_START, Provisioning.CAPACITY_BLOCK)
 
 
 class _Named(Protocol):
@@ -187,13 +186,14 @@ def check_rbac_subjects(inv: Inventory) -> list[Issue]:
     out = []
     for team in inv.teams:
         for kind in sorted(_cluster_kinds_of(inv, team)):
-            pattern, what = RBAC_GROUP_PATTERNS.get(kind, (None, ""))
+            rbac = provider_of(kind).rbac_group_pattern
             group = team.rbac_group(kind)
-            if pattern is not None and not re.fullmatch(pattern, group):
+            if rbac is not None and not re.fullmatch(rbac[0], group):
+                title = provider_of(kind).title
                 out.append(
                     _issue(
-                        f"on {kind.upper()} the team's RoleBindings name the group `{group}`, which "
-                        f"{kind.upper()} never matches: it needs {what}, so the role would grant nobody",
+                        f"on {title} the team's RoleBindings name the group `{group}`, which "
+                        f"{title} never matches: it needs {rbac[1]}, so the role would grant nobody",
                         f"Set `groups: {{{kind}: ...}}` on the team.",
                         ("teams", team.name, "name"),
                         got=group,
@@ -214,16 +214,7 @@ def _cluster_kinds_of(inv: Inventory, team: Team) -> set[ClusterKind]:
 def check_derived_names(inv: Inventory) -> list[Issue]:
     out = []
     for pool in inv.pools:
-        cluster = inv.cluster_of_pool[pool.name]
-        if cluster.kind == "aks" and not AKS_POOL_NAME.match(pool.name):
-            out.append(
-                _issue(
-                    f"AKS agent pool names are 1-12 lower-case letters and digits, starting with a letter; "
-                    f"`{pool.name}` is not",
-                    f"Rename the pool, e.g. `{''.join(c for c in pool.name if c.isalnum())[:12] or 'gpupool'}`.",
-                    ("pools", pool.name, "name"),
-                )
-            )
+        out += provider_of(inv.cluster_of_pool[pool.name].kind).pool_name_issues(pool)
         if pool.tpu is not None and pool.tpu.slices > 1:
             longest = f"{pool.name}-{pool.tpu.slices - 1}"
             if len(longest) > 40:
@@ -408,11 +399,12 @@ def check_machine_at_provider(inv: Inventory) -> list[Issue]:
         site = inv.site_by_name.get(c.site)
         if site is None:
             continue
-        if PROVIDER_OF_KIND[c.kind] != site.provider:
+        cloud = provider_of(c.kind).cloud
+        if cloud != site.provider:
             out.append(
                 _issue(
                     f"a `{c.kind}` cluster cannot run at a `{site.provider}` site",
-                    f"Use a site of provider `{PROVIDER_OF_KIND[c.kind]}` or change `kind`.",
+                    f"Use a site of provider `{cloud}` or change `kind`.",
                     ("clusters", c.name, "kind"),
                 )
             )
@@ -447,10 +439,11 @@ def check_zones_in_region(inv: Inventory) -> list[Issue]:
         site = inv.site_by_name.get(c.site)
         if site is None:
             continue
+        named_after_region = provider_of_cloud(site.provider).zones_named_after_region
         for p in c.pools:
             for i, zone in enumerate(p.zones):
                 outside = (site.zones and zone not in site.zones) or (
-                    site.provider in ("gcp", "aws") and not zone.startswith(site.region)
+                    named_after_region and not zone.startswith(site.region)
                 )
                 if outside:
                     options = ", ".join(site.zones) or f"zones of {site.region}"
@@ -462,7 +455,7 @@ def check_zones_in_region(inv: Inventory) -> list[Issue]:
                         )
                     )
         for i, zone in enumerate(site.zones):
-            if site.provider in ("gcp", "aws") and not zone.startswith(site.region):
+            if named_after_region and not zone.startswith(site.region):
                 out.append(
                     _issue(
                         f"zone `{zone}` is not in region `{site.region}`",
@@ -547,7 +540,8 @@ def check_tpu_slices(inv: Inventory) -> list[Issue]:
 def check_even_zones(inv: Inventory) -> list[Issue]:
     out = []
     for c in inv.clusters:
-        if c.kind != "gke":
+        provider = provider_of(c.kind)
+        if not provider.sizes_pools_per_zone:
             continue
         for p in c.pools:
             if p.tpu is not None or len(p.zones) < 2:
@@ -563,8 +557,8 @@ def check_even_zones(inv: Inventory) -> list[Issue]:
                     path = tuple(key.split("."))
                     out.append(
                         _issue(
-                            f"{count} nodes cannot be split evenly over {len(p.zones)} zones (GKE sizes "
-                            "node pools per zone)",
+                            f"{count} nodes cannot be split evenly over {len(p.zones)} zones ({provider.title} "
+                            "sizes node pools per zone)",
                             f"Use a multiple of {len(p.zones)} or list fewer zones.",
                             ("pools", p.name, *path),
                             got=count,
@@ -577,18 +571,13 @@ def check_even_zones(inv: Inventory) -> list[Issue]:
 def check_provisioning(inv: Inventory) -> list[Issue]:
     out = []
     for c in inv.clusters:
+        provider = provider_of(c.kind)
         for p in c.pools:
             ref: Ref = ("pools", p.name)
+            if p.provisioning not in provider.provisioning:
+                problem, fix = provider.refusal(Provisioning(p.provisioning))
+                out.append(_issue(problem, fix, (*ref, "provisioning"), got=c.kind))
             if p.provisioning == Provisioning.FLEX_START:
-                if c.kind != "gke":
-                    out.append(
-                        _issue(
-                            "flex-start (DWS) is a GKE provisioning mode",
-                            "Use `on-demand` or `spot` here.",
-                            (*ref, "provisioning"),
-                            got=c.kind,
-                        )
-                    )
                 if p.nodes is not None:
                     out.append(
                         _issue(
@@ -614,24 +603,15 @@ def check_provisioning(inv: Inventory) -> list[Issue]:
                         (*ref, "max_run_duration_hours"),
                     )
                 )
-            if p.provisioning == Provisioning.CAPACITY_BLOCK:
-                if c.kind != "eks":
-                    out.append(
-                        _issue(
-                            "capacity blocks are an EC2 (EKS) provisioning mode",
-                            "Use `reservation` for reserved capacity elsewhere.",
-                            (*ref, "provisioning"),
-                        )
+            if p.provisioning == Provisioning.CAPACITY_BLOCK and len(p.zones) != 1:
+                out.append(
+                    _issue(
+                        "a capacity-block pool must be in the block's single zone",
+                        "List one zone.",
+                        (*ref, "zones"),
+                        got=list(p.zones),
                     )
-                if len(p.zones) != 1:
-                    out.append(
-                        _issue(
-                            "a capacity-block pool must be in the block's single zone",
-                            "List one zone.",
-                            (*ref, "zones"),
-                            got=list(p.zones),
-                        )
-                    )
+                )
             if p.provisioning in COMMITTED_PROVISIONING and p.commitment is None:
                 out.append(
                     _issue(
@@ -648,34 +628,7 @@ def check_provisioning(inv: Inventory) -> list[Issue]:
                         (*ref, "commitment"),
                     )
                 )
-            if c.kind == "onprem" and p.provisioning in CLOUD_ONLY_PROVISIONING:
-                out.append(
-                    _issue(
-                        f"on-prem pools cannot be `{p.provisioning}`",
-                        "On-prem pools are `reservation` against an on-prem-purchase commitment.",
-                        (*ref, "provisioning"),
-                    )
-                )
-            if p.gpudirect and c.kind == "eks" and len(p.zones) != 1:
-                out.append(_issue("EFA needs a cluster placement group in one zone", "List one zone.", (*ref, "zones")))
-            if p.gpudirect and c.kind == "eks" and c.eks is not None and not c.eks.security_group_ids:
-                out.append(
-                    _issue(
-                        "EFA interfaces need the cluster's security groups: a launch template's network "
-                        "interfaces carry none by default, and EC2 refuses EFA interfaces without them",
-                        "Set `eks.security_group_ids` on the cluster (its cluster security group and one "
-                        "that allows all traffic between its members).",
-                        (*ref, "gpudirect"),
-                    )
-                )
-            if c.kind == "onprem" and not p.labels:
-                out.append(
-                    _issue(
-                        "an on-prem pool needs `labels` that select its nodes",
-                        "Add the node labels of the pool's servers, e.g. `{pool: dgx-a}`.",
-                        (*ref, "labels"),
-                    )
-                )
+            out += provider.pool_issues(c, p)
     return out
 
 
@@ -734,27 +687,9 @@ def check_cluster_settings(inv: Inventory) -> list[Issue]:
     out = []
     for c in inv.clusters:
         ref: Ref = ("clusters", c.name)
-        if c.kind == "eks":
-            if c.eks is None:
-                out.append(
-                    _issue(
-                        "an EKS cluster needs `eks: {node_role_arn, subnets}`", "Add the `eks` block.", (*ref, "kind")
-                    )
-                )
-            else:
-                for p in c.pools:
-                    for i, zone in enumerate(p.zones):
-                        if zone not in c.eks.subnets:
-                            out.append(
-                                _issue(
-                                    f"no subnet for zone `{zone}` in cluster `{c.name}`",
-                                    f"Add `{zone}: subnet-...` under the cluster's `eks.subnets`.",
-                                    ("pools", p.name, "zones", i),
-                                )
-                            )
-        if c.kind == "aks" and c.aks is None:
-            out.append(_issue("an AKS cluster needs `aks: {resource_group}`", "Add the `aks` block.", (*ref, "kind")))
-        if c.kind in ("gke", "eks", "aks") and not c.project:
+        provider = provider_of(c.kind)
+        out += provider.cluster_issues(inv, c)
+        if provider.needs_project and not c.project:
             out.append(
                 _issue(
                     f"a `{c.kind}` cluster needs `project` (project, account or subscription id)",

@@ -39,6 +39,7 @@ from quartermaster.model import (
     UsageRow,
 )
 from quartermaster.names import COST_CENTER_PATTERN, OWNER_PATTERN, QUARTER_PATTERN
+from quartermaster.providers import cluster_adapter, cluster_union, provider_of, providers
 from quartermaster.textsafety import codeowners_path
 from quartermaster.units import FIRST_DAY, LAST_DAY
 
@@ -57,6 +58,14 @@ LIST_SECTIONS: dict[str, type[BaseModel]] = {
     "priority_classes": PriorityClass,
 }
 SINGLE_SECTIONS: dict[str, type[BaseModel]] = {"policy": Policy}
+
+
+def section_type(section: str) -> Any:
+    """The type of one item of a list section; a cluster's is the registered providers' cluster models, told apart
+    by `kind` (`Cluster` is only their shared base)."""
+    return cluster_union() if LIST_SECTIONS[section] is Cluster else LIST_SECTIONS[section]
+
+
 # CSV files by the start of their name (prices.csv, demand-2027.csv, usage.csv).
 CSV_SECTIONS: dict[str, type[BaseModel]] = {"prices": PriceRow, "demand": DemandRow, "usage": UsageRow}
 YAML_SUFFIXES = (".yaml", ".yml")
@@ -744,10 +753,27 @@ def _validate_one(
     model: type[BaseModel], data: Any, file: str, ypath: YamlPath, sources: SourceMap, issues: list[Issue]
 ) -> Any:
     try:
-        return model.model_validate(data)
+        return cluster_adapter().validate_python(data) if model is Cluster else model.model_validate(data)
     except ValidationError as exc:
-        issues.extend(_schema_issue(err, model, file, ypath, sources) for err in exc.errors())
+        for err in exc.errors():
+            err, within = _as_cluster_error(err) if model is Cluster else (err, model)
+            issues.append(_schema_issue(err, within, file, ypath, sources))
         return None
+
+
+def _as_cluster_error(err: Any) -> tuple[Any, type[BaseModel]]:
+    """A cluster's error as its kind's model reports it: the union's tag dropped from the path, and a `kind` no
+    provider has (or none) as the value or key error of `kind`."""
+    loc = tuple(err["loc"])
+    if err["type"] == "union_tag_invalid":
+        expected = ", ".join(f"'{p.kind}'" for p in providers())
+        kind = err["input"].get("kind")
+        return {**err, "type": "literal_error", "loc": ("kind",), "input": kind, "ctx": {"expected": expected}}, Cluster
+    if err["type"] == "union_tag_not_found":
+        return {**err, "type": "missing", "loc": ("kind",)}, Cluster
+    if loc and isinstance(loc[0], str):
+        return {**err, "loc": loc[1:]}, provider_of(loc[0]).cluster_model
+    return err, Cluster
 
 
 def _schema_issue(

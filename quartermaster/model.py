@@ -23,6 +23,7 @@ from quartermaster.names import (
     AcceleratorCount,
     AcceleratorKind,
     AcceleratorType,
+    CloudName,
     ClusterKind,
     ClusterName,
     CohortName,
@@ -42,7 +43,6 @@ from quartermaster.names import (
     Owner,
     PoolName,
     PriorityClassName,
-    Provider,
     Quarter,
     RegionName,
     SiteName,
@@ -80,7 +80,7 @@ class Machine(Strict):
 
     name: MachineType
     """name: the provider's machine type, e.g. `a3-megagpu-8g`, `p5.48xlarge`, `dgx-h100`."""
-    provider: Provider
+    provider: CloudName
     """provider: where the machine type exists: `gcp`, `aws`, `azure` or `onprem`."""
     accelerator: AcceleratorType
     """accelerator: canonical accelerator name from the registry, e.g. `H100-80GB`, `TPU-v5p`."""
@@ -132,7 +132,7 @@ class Site(Strict):
 
     name: SiteName
     """name: stable site name, e.g. `gcp-us-central1`."""
-    provider: Provider
+    provider: CloudName
     """provider: `gcp`, `aws`, `azure` or `onprem`."""
     region: RegionName
     """region: the provider's region (`us-central1`, `us-east-1`, `eastus`) or a data-centre code (`sjc`)."""
@@ -140,18 +140,6 @@ class Site(Strict):
     """zones: zones of the region that pools may use; empty = any zone (not recommended)."""
     supply_caps: tuple[SupplyCap, ...] = ()
     """supply_caps: limits on obtainable capacity per machine and pricing model; empty = no limit known."""
-
-
-class EksSettings(Strict):
-    """What an EKS node group needs that the cluster already has."""
-
-    node_role_arn: str
-    """node_role_arn: IAM role ARN the node groups' instances assume."""
-    subnets: dict[ZoneName, str]
-    """subnets: subnet id per availability zone, e.g. `{us-east-1a: subnet-0abc}`."""
-    security_group_ids: tuple[str, ...] = ()
-    """security_group_ids: security groups of the EFA network interfaces of GPUDirect pools (the cluster security
-    group and one that allows all traffic between its members); required for such pools."""
 
 
 class ObservabilitySettings(Strict):
@@ -165,22 +153,14 @@ class ObservabilitySettings(Strict):
     selector and the Grafana sidecar watch; default `monitoring`."""
 
 
-class AksSettings(Strict):
-    """What an AKS agent pool needs that the cluster already has."""
-
-    resource_group: str
-    """resource_group: Azure resource group of the managed cluster."""
-    capacity_reservation_group_id: str | None = None
-    """capacity_reservation_group_id: ARM id of a capacity reservation group; null = none."""
-
-
 class Cluster(Strict):
-    """A Kubernetes cluster at a site, its Kueue settings and its accelerator node pools."""
+    """A Kubernetes cluster at a site, its Kueue settings and its accelerator node pools. Each provider's cluster
+    model (`quartermaster.providers`) adds its own settings and fixes `kind`, which tells the models apart."""
 
     name: ClusterName
     """name: stable cluster name; also the Pulumi stack and the rendered file name."""
     kind: ClusterKind
-    """kind: `gke`, `eks`, `aks` or `onprem` (on-prem pools live in the inventory only)."""
+    """kind: the cluster's provider: `gke`, `eks`, `aks` or `onprem` (on-prem pools live in the inventory only)."""
     site: SiteName
     """site: the site the cluster runs in."""
     project: str | None = None
@@ -195,10 +175,6 @@ class Cluster(Strict):
     """topology_aware: emit a Kueue Topology and attach it to this cluster's flavors (TAS)."""
     kubeconfig_secret: str | None = None
     """kubeconfig_secret: for a MultiKueue worker, the Secret in the manager's kueue-system holding its kubeconfig."""
-    eks: EksSettings | None = None
-    """eks: EKS-only settings (node role, subnets); required when kind is `eks`."""
-    aks: AksSettings | None = None
-    """aks: AKS-only settings (resource group); required when kind is `aks`."""
     observability: ObservabilitySettings = ObservabilitySettings()
     """observability: alert rules and dashboard emitted with the cluster's objects (`enabled`, `namespace`); default
     off."""
@@ -658,3 +634,8 @@ class Inventory(Strict):
 
 
 Cluster.model_rebuild()
+
+# Registering the providers narrows `kind`, the sites' and machines' `provider` and a team's `groups` to the
+# registered ones and completes `Inventory.clusters` (the cluster models live with their providers, which import
+# this module, so the import comes last).
+import quartermaster.providers  # noqa: E402, F401

@@ -37,16 +37,6 @@ ZoneName = Annotated[str, StringConstraints(pattern=r"^[a-z0-9][a-z0-9-]*$", max
 # read 2026-11-23). Nothing else can reach CODEOWNERS or the PR comment (issue 17: "@e\n* @attacker").
 EMAIL_PATTERN = r"[A-Za-z0-9._%+-]{1,64}@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,63}"
 OWNER_PATTERN = rf"^(@[A-Za-z0-9](?:-?[A-Za-z0-9]){{0,38}}(?:/[A-Za-z0-9][A-Za-z0-9_-]{{0,99}})?|{EMAIL_PATTERN})$"
-# How each platform names the group in an RBAC Group subject: GKE matches Google Groups by e-mail (Google Groups
-# for RBAC); AKS with Entra ID by the group's object id, a GUID (learn.microsoft.com/azure/aks/azure-ad-rbac;
-# both read 2026-11-24). EKS access entries and on-prem identity providers use any name.
-RBAC_GROUP_PATTERNS = {
-    "gke": (EMAIL_PATTERN, "a Google Group e-mail, e.g. `ml-team@example.com`"),
-    "aks": (
-        r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}",
-        "an Entra ID group object id, e.g. `3f2504e0-4f89-41d3-9a0c-0305e82c3301`",
-    ),
-}
 Owner = Annotated[str, StringConstraints(pattern=OWNER_PATTERN, max_length=254)]
 Email = Annotated[str, StringConstraints(pattern=f"^{EMAIL_PATTERN}$", max_length=254)]
 COST_CENTER_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_-]*$"
@@ -81,13 +71,16 @@ NotBool = BeforeValidator(refuse_bool)
 NodeCount = Annotated[int, NotBool, Field(ge=0, le=MAX_NODES)]
 AcceleratorCount = Annotated[int, NotBool, Field(ge=0, le=MAX_ACCELERATORS)]
 
-Provider = Literal["gcp", "aws", "azure", "onprem"]
-ClusterKind = Literal["gke", "eks", "aks", "onprem"]
+# A site's or machine's `provider` and a cluster's `kind`: the registered providers' (`quartermaster.providers`
+# narrows them to those when it registers one).
+CloudName = str
+ClusterKind = str
 CommitmentKind = Literal["cud", "reserved-instance", "savings-plan", "capacity-block", "on-prem-purchase"]
 KueueApiVersion = Literal["v1beta2", "v1beta1"]
 MultiKueueRole = Literal["manager", "worker", "none"]
 AcceleratorKind = Literal["gpu", "tpu"]
 TaintEffect = Literal["NoSchedule", "PreferNoSchedule", "NoExecute"]
 
-# Which provider each cluster kind runs on.
-PROVIDER_OF_KIND: dict[str, str] = {"gke": "gcp", "eks": "aws", "aks": "azure", "onprem": "onprem"}
+# Set on every node of a pool whose provider label cannot name the pool (GKE TPU slices are one node pool each,
+# named `<pool>-<i>`): the node-pool modules put it on the nodes and the pool's ResourceFlavor selects it.
+POOL_LABEL = "quartermaster.dev/pool"

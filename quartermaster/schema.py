@@ -7,15 +7,16 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, create_model
 
-from quartermaster.loader import LIST_SECTIONS, SINGLE_SECTIONS
-from quartermaster.model import Inventory
+from quartermaster.loader import LIST_SECTIONS, SINGLE_SECTIONS, section_type
+from quartermaster.model import Cluster, Inventory
+from quartermaster.providers import providers
 
 
 def _file_model() -> type[BaseModel]:
     """One inventory YAML file: any of the sections, each optional."""
     fields: dict[str, Any] = {
-        name: (tuple[model, ...] | None, None)  # type: ignore[valid-type]  # section models chosen at run time
-        for name, model in LIST_SECTIONS.items()
+        name: (tuple[section_type(name), ...] | None, None)  # type: ignore[misc]  # section types chosen at run time
+        for name in LIST_SECTIONS
     }
     fields.update({name: (model | None, None) for name, model in SINGLE_SECTIONS.items()})
     return create_model("InventoryFile", __config__=ConfigDict(extra="forbid"), **fields)
@@ -44,8 +45,17 @@ def reference_markdown() -> str:
     lines = [
         "# Inventory reference",
         "",
-        "Generated from `quartermaster/model.py` by `qm schema`; do not edit. CSV files (`prices.csv`, "
-        "`demand.csv`, `usage.csv`) have one column per field of PriceRow, DemandRow and UsageRow.",
+        "Generated from `quartermaster/model.py` and the providers' cluster models (`quartermaster/providers/`) by "
+        "`qm schema`; do not edit. CSV files (`prices.csv`, `demand.csv`, `usage.csv`) have one column per field of "
+        "PriceRow, DemandRow and UsageRow.",
+        "",
+        "## Cluster",
+        "",
+        (Cluster.__doc__ or "").replace("\n    ", " ").strip(),
+        "",
+        "| kind | model |",
+        "|---|---|",
+        *(f"| `{p.kind}` | {p.cluster_model.__name__} |" for p in providers()),
         "",
     ]
     for name in sorted(defs):
@@ -72,8 +82,8 @@ def _type_of(prop: dict[str, Any], defs: dict[str, Any]) -> str:
     if "$ref" in prop:
         name = prop["$ref"].rsplit("/", 1)[-1]
         return _type_of(defs[name], defs) if "enum" in defs[name] else name
-    if "anyOf" in prop:
-        return " or ".join(_type_of(p, defs) for p in prop["anyOf"])
+    if "anyOf" in prop or "oneOf" in prop:
+        return " or ".join(_type_of(p, defs) for p in prop.get("anyOf") or prop["oneOf"])
     if "enum" in prop:
         return " / ".join(f"`{v}`" for v in prop["enum"])
     if "const" in prop:

@@ -31,6 +31,8 @@ from quartermaster.modules.cloud.gcp import (
     gcp_reservations,
     gke_node_pools,
 )
+from quartermaster.providers.aks import AksCluster
+from quartermaster.providers.eks import EksCluster
 
 __all__ = [
     "AksAgentPoolSpec",
@@ -89,14 +91,14 @@ def cluster_spec(inventory: Inventory, cluster_name: str, now: dt.datetime) -> C
             gcp_quota_preferences=preferences,
             manual_quota=manual,
         )
-    if cluster.kind == "eks":
+    if isinstance(cluster, EksCluster):
         return replace(
             base,
             eks_node_groups=eks_node_groups(inventory, cluster, now),
             aws_capacity_reservations=aws_capacity_reservations(inventory, cluster),
             aws_service_quotas=aws_service_quotas(inventory, cluster),
         )
-    if cluster.kind == "aks":
+    if isinstance(cluster, AksCluster):
         return replace(base, aks_agent_pools=aks_agent_pools(inventory, cluster))
     return base
 

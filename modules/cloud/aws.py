@@ -14,6 +14,7 @@ from quartermaster.capacity import pool_accelerators, pool_max_nodes, pool_min_n
 from quartermaster.model import Cluster, Commitment, Inventory, Pool
 from quartermaster.modules.cloud.common import SpecError, TaintSpec, pool_taints, read_table, sorted_labels
 from quartermaster.pricing import Provisioning
+from quartermaster.providers.eks import EksCluster
 
 GPU_AMI_TYPE = "AL2023_x86_64_NVIDIA"  # as eks-blueprints' ml-capacity-block pattern
 EFA_LABEL = "vpc.amazonaws.com/efa.present"
@@ -115,7 +116,7 @@ class AwsServiceQuotaSpec:
     service_code: str = "ec2"
 
 
-def eks_node_groups(inventory: Inventory, cluster: Cluster, now: dt.datetime) -> list[EksNodeGroupSpec]:
+def eks_node_groups(inventory: Inventory, cluster: EksCluster, now: dt.datetime) -> list[EksNodeGroupSpec]:
     """A node group per pool of an EKS cluster, as it should be at `now` (UTC; capacity blocks are dated)."""
     if cluster.eks is None:
         raise SpecError(f"cluster {cluster.name}: an EKS cluster needs `eks: {{node_role_arn, subnets}}`.")
@@ -123,7 +124,9 @@ def eks_node_groups(inventory: Inventory, cluster: Cluster, now: dt.datetime) ->
     return [_node_group(inventory, cluster, region, pool, now) for pool in cluster.pools]
 
 
-def _node_group(inventory: Inventory, cluster: Cluster, region: str, pool: Pool, now: dt.datetime) -> EksNodeGroupSpec:
+def _node_group(
+    inventory: Inventory, cluster: EksCluster, region: str, pool: Pool, now: dt.datetime
+) -> EksNodeGroupSpec:
     assert cluster.eks is not None
     machine = inventory.machine_by_name[pool.machine]
     missing = [z for z in pool.zones if z not in cluster.eks.subnets]

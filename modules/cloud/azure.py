@@ -6,16 +6,13 @@ so it stays manual.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 
 from quartermaster.capacity import pool_accelerators, pool_max_nodes, pool_min_nodes
 from quartermaster.catalog import platform_taints
-from quartermaster.model import Cluster, Inventory, Pool
+from quartermaster.model import Inventory, Pool
 from quartermaster.modules.cloud.common import SpecError, pool_taints, sorted_labels
-
-# AKS Linux agent pool names: lowercase letters and digits, starting with a letter, at most 12 characters.
-AGENT_POOL_NAME = re.compile(r"^[a-z][a-z0-9]{0,11}$")
+from quartermaster.providers.aks import AGENT_POOL_NAME, AksCluster
 
 
 @dataclass(frozen=True)
@@ -47,7 +44,7 @@ class AksAgentPoolSpec:
     type: str = "VirtualMachineScaleSets"
 
 
-def aks_agent_pools(inventory: Inventory, cluster: Cluster) -> list[AksAgentPoolSpec]:
+def aks_agent_pools(inventory: Inventory, cluster: AksCluster) -> list[AksAgentPoolSpec]:
     """An agent pool per pool of an AKS cluster."""
     if cluster.aks is None or not cluster.project:
         raise SpecError(
@@ -63,7 +60,7 @@ def _node_labels(pool: Pool) -> dict[str, str]:
     return {**pool.labels, **{t.key: t.value for t in platform_taints("aks", pool.provisioning) if t.declared}}
 
 
-def _agent_pool(inventory: Inventory, cluster: Cluster, pool: Pool) -> AksAgentPoolSpec:
+def _agent_pool(inventory: Inventory, cluster: AksCluster, pool: Pool) -> AksAgentPoolSpec:
     assert cluster.aks is not None
     if not AGENT_POOL_NAME.match(pool.name):
         raise SpecError(

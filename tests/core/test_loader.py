@@ -115,6 +115,29 @@ BAD_FILES = {
         b"sites:\n  - {name: s, provider: gcq, region: r}\n",
         "`provider` must be one of gcp, aws, azure, onprem (got 'gcq'). Did you mean `gcp`?",
     ),
+    # A cluster kind no provider has: the discriminated union's tag error, located at `kind` with the fix.
+    "bad cluster kind": (
+        "x.yaml",
+        b"clusters:\n  - name: c\n    kind: gkee\n    site: s\n",
+        "x.yaml:3 clusters[0].kind: `kind` must be one of gke, eks, aks, onprem (got 'gkee'). Did you mean `gke`?",
+    ),
+    "cluster without kind": (
+        "x.yaml",
+        b"clusters:\n  - name: c\n    site: s\n",
+        "clusters[0].kind: missing required key `kind`. Add `kind:`. See docs/inventory-reference.md#cluster.",
+    ),
+    # A provider's own settings belong to its clusters only; the path has no trace of the union's tag.
+    "settings of another provider": (
+        "x.yaml",
+        b"clusters:\n  - name: c\n    kind: gke\n    site: s\n    aks: {resource_group: rg}\n",
+        "x.yaml:5 clusters[0].aks: unknown key `aks`. Valid keys here: name, kind, site,",
+    ),
+    # An error inside a provider's settings, located through the union.
+    "bad provider setting": (
+        "x.yaml",
+        b"clusters:\n  - name: c\n    kind: eks\n    site: s\n    eks: {node_role_arn: a, subnets: {}, sg: []}\n",
+        "x.yaml:5 clusters[0].eks.sg: unknown key `sg`. Valid keys here: node_role_arn, subnets, security_group_ids.",
+    ),
     # A name Kubernetes would refuse.
     "invalid name": (
         "x.yaml",

@@ -1,0 +1,118 @@
+"""The provider interface: what every layer asks about GKE, EKS, AKS, on-prem (or any provider added later).
+
+A provider is one object per cluster kind. Its parts live on both sides of DESIGN.md's arrows:
+
+- **Core facts** (this package, `quartermaster/providers/<name>.py`, a subclass of `Provider`): the cluster model
+  of its kind and its own settings, names and limits, which provisioning modes it offers, its pool and cluster
+  checks, the node labels, taints and topology levels Kueue needs, the RBAC group spelling, and the metering and
+  FOCUS facts (owned or rented, FOCUS provider and service names). The core (model, loader, checks, catalog,
+  pricing) asks only these, so it imports nothing of `modules/`, `planner/` or `reports/`.
+- **Emitter parts** (`modules/cloud/<name>.py`, a subclass of `modules.cloud.CloudModule` holding this object as
+  `provider`): the pool specs, quota requests, the conflicts guard, the Pulumi component and the Terraform
+  resources. A provider without cloud resources (on-prem) registers none.
+
+Both sides are found through a registry keyed by the cluster kind (`quartermaster.providers.provider_of`,
+`quartermaster.modules.cloud.cloud_module`); adding a provider means writing its modules and registering them
+(docs/explanation/providers.md walks through a toy provider). Nothing outside these modules compares provider
+names.
+"""
+
+from __future__ import annotations
+
+from abc import ABC
+from typing import ClassVar
+
+from quartermaster.catalog import PlatformTaint, platform_taints, topology_levels
+from quartermaster.issues import Issue
+from quartermaster.model import Cluster, Inventory, Machine, Pool
+from quartermaster.pricing import Provisioning
+
+
+class Provider(ABC):
+    """One provider's core facts and checks; subclasses set the class attributes and override what differs."""
+
+    kind: ClassVar[str]
+    """The cluster kind an inventory writes (`gke`); the registry's key."""
+    cloud: ClassVar[str]
+    """The `provider` of its sites and machines (`gcp`)."""
+    title: ClassVar[str]
+    """How messages name it (`GKE`)."""
+    cluster_model: ClassVar[type[Cluster]]
+    """The model of a cluster of this kind: the shared fields plus the provider's own settings."""
+    provisioning: ClassVar[frozenset[Provisioning]]
+    """The provisioning modes its pools may use."""
+    exclusive_provisioning: ClassVar[dict[Provisioning, tuple[str, str]]] = {}
+    """Modes only this provider offers, with what to tell a pool of another provider that asks for one: the
+    problem and the fix."""
+    cloud_resources: ClassVar[bool] = True
+    """Whether its clusters get a stack (node pools, reservations, quota); on-prem pools are inventory-only."""
+    needs_project: ClassVar[bool] = True
+    """Whether a cluster must name its project, account or subscription."""
+    zones_named_after_region: ClassVar[bool] = False
+    """Whether every zone's name starts with its region's (`us-central1-a`), so a zone can be checked alone."""
+    sizes_pools_per_zone: ClassVar[bool] = False
+    """Whether a pool's size is given per zone, so it must split evenly over the pool's zones."""
+    node_pool_label: ClassVar[str | None] = None
+    """The label the platform puts on each node naming its node pool; None: the pool's own labels select it."""
+    rbac_group_pattern: ClassVar[tuple[str, str] | None] = None
+    """The regular expression an RBAC Group subject must match to match anybody, and how to describe it; None: any
+    name."""
+    owned: ClassVar[bool] = False
+    """Owned hardware: every node-hour is priced `onprem` (capex amortised plus opex), whatever the pool's mode."""
+    focus_provider_name: ClassVar[str]
+    """FOCUS ProviderName of the capacity it supplies."""
+    focus_service_name: ClassVar[str]
+    """FOCUS ServiceName of its accelerator machines."""
+    focus_tpu_service_name: ClassVar[str | None] = None
+    """FOCUS ServiceName of its TPU machines, when the bill names them apart."""
+    placeholder_machines: ClassVar[dict[str, str]] = {}
+    """`qm import kueue`: a catalog machine per accelerator kind (`gpu`, `tpu`) for a pool whose machine the
+    manifests do not name."""
+    import_settings: ClassVar[dict[str, object]] = {}
+    """`qm import kueue`: the provider's own cluster settings in the skeleton, to be filled in."""
+
+    def refusal(self, provisioning: Provisioning) -> tuple[str, str]:
+        """The problem and fix for a pool of this provider asking for a mode it does not offer."""
+        from quartermaster.providers.registry import providers
+
+        for other in providers():
+            if provisioning in other.exclusive_provisioning:
+                return other.exclusive_provisioning[provisioning]
+        offered = ", ".join(f"`{p}`" for p in sorted(self.provisioning))
+        return f"{self.title} pools cannot be `{provisioning}`", f"Use one of {offered}."
+
+    def pool_name_issues(self, pool: Pool) -> list[Issue]:
+        """Problems with the pool's name as this provider names node pools (beyond the inventory's own limits)."""
+        return []
+
+    def cluster_issues(self, inventory: Inventory, cluster: Cluster) -> list[Issue]:
+        """Problems with the cluster's own settings (run by the `cluster-settings` rule)."""
+        return []
+
+    def pool_issues(self, cluster: Cluster, pool: Pool) -> list[Issue]:
+        """Problems with a pool that only this provider has (run by the `provisioning` rule)."""
+        return []
+
+    def flavor_node_labels(self, machine: Machine, pool: Pool) -> dict[str, str]:
+        """The node labels, beyond the pool's own, that select exactly the pool's nodes (a ResourceFlavor's
+        `nodeLabels`)."""
+        return {self.node_pool_label: pool.name} if self.node_pool_label else {}
+
+    def topology_levels(self, machine: str, provisioning: str) -> tuple[str, ...]:
+        """The node labels, coarsest first, the platform puts on nodes of this machine and provisioning (Kueue
+        Topology levels)."""
+        return topology_levels(self.kind, machine, provisioning)
+
+    def platform_taints(self, provisioning: str) -> tuple[PlatformTaint, ...]:
+        """Taints the platform puts on nodes of this provisioning by itself."""
+        return platform_taints(self.kind, provisioning)
+
+    def import_machine(self, labels: dict[str, str], tpu: bool, machines: tuple[Machine, ...]) -> str | None:
+        """`qm import kueue`: the machine, of `machines`, a flavor's node labels name; None when they name none."""
+        return None
+
+    def focus_service(self, machine: Machine) -> str:
+        """FOCUS ServiceName of a machine's capacity."""
+        if machine.kind == "tpu" and self.focus_tpu_service_name:
+            return self.focus_tpu_service_name
+        return self.focus_service_name
