@@ -16,6 +16,7 @@ import pytest
 
 from tests.hostile.corpus import CASES, Case
 
+pytestmark = pytest.mark.slow  # a qm process per case
 SECONDS = 2.0
 MEGABYTES = 500
 PRELOADED = (

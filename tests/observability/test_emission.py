@@ -83,6 +83,7 @@ def test_the_clusters_rules_pass_promtool_check(loaded: LoadResult, tmp_path: Pa
     assert check.returncode == 0, check.stdout + check.stderr
 
 
+@pytest.mark.slow
 @pytest.mark.node
 def test_pulumi_and_terraform_declare_the_same_observability_objects(loaded: LoadResult, tmp_path: Path) -> None:
     from quartermaster.modules.terraform.app import synth

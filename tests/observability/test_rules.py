@@ -119,6 +119,7 @@ def test_a_commitment_without_on_demand_price_is_compared_with_what_it_is_worth(
 
 
 @needs_promtool
+@pytest.mark.slow
 def test_commitment_below_break_even_fires_only_under_break_even(loaded: LoadResult, tmp_path: Path) -> None:
     inv = loaded.inventory
     rules, _ = build_rules(loaded, Options(at=AT))
@@ -240,6 +241,7 @@ def test_flavor_at_capacity_fires_only_when_full_with_waiting_workloads(loaded: 
 
 
 @needs_promtool
+@pytest.mark.slow  # promtool evaluates every rule of the example every 5 minutes over 200 hours
 def test_budget_on_track_fires_when_the_week_rate_times_the_quarter_exceeds_it(
     loaded: LoadResult, tmp_path: Path
 ) -> None:

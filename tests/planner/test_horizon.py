@@ -57,6 +57,7 @@ def test_a_last_quarter_commitment_whose_tail_serves_demand_that_goes_on_costs_i
     )
 
 
+@pytest.mark.slow
 def test_the_example_first_quarter_does_not_change_from_8_to_12_quarters():
     """Issue 15: with --horizon 12q the old rule dropped the 2027Q2 TPU purchase; the first quarter's decisions
     must not hang on the horizon (the forecast ends in 2028Q4 and is held flat after it in both)."""

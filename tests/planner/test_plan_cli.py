@@ -29,6 +29,7 @@ def test_the_tutorial_documents_qm_plan_examples():
     assert len(tutorial_plan_examples()) >= 2
 
 
+@pytest.mark.slow  # each example is a whole plan of the example inventory
 @pytest.mark.parametrize("line", tutorial_plan_examples())
 def test_tutorial_plan_example_runs(line, tmp_path, monkeypatch):
     monkeypatch.chdir(ROOT)

@@ -138,6 +138,7 @@ def test_new_flavor_after_a_block_entry_is_a_block_entry(tmp_path: Path) -> None
     assert after == [*before[:15], b"      - flavor: h100-flex\n", b"        nominal: 0\n", *before[15:]]
 
 
+@pytest.mark.slow
 def test_every_quota_of_the_example_edits_in_place(tmp_path: Path) -> None:
     root = tmp_path / "inventory"
     shutil.copytree(EXAMPLE, root)

@@ -120,6 +120,7 @@ def duckdb_rows(sql: str, parquet: Path) -> list[tuple[object, ...]]:
     return sorted(tuple(r) for r in con.sql(sql).fetchall())
 
 
+@pytest.mark.slow
 @pytest.mark.spark
 def test_spark_runs_the_emitted_query_to_the_same_cents(tmp_path: Path) -> None:
     from pyspark.sql import SparkSession

@@ -503,6 +503,7 @@ def test_upfront_partial_upfront_and_hourly_payments_reconcile_with_qm_plan(tmp_
     assert block_even["break_even"] == Decimal(40) / Decimal(80)  # $40 a node-hour against $80 on demand
 
 
+@pytest.mark.slow
 @needs_chromium
 def test_previous_plan_with_a_longer_horizon(inventory: Inventory, tmp_path: Path) -> None:
     """Issue 18: against a previous plan of 8 quarters, a 4-quarter plan listed the purchases after its horizon
@@ -807,6 +808,7 @@ def test_a_given_p10_is_the_bands_p10_exactly(tmp_path: Path) -> None:
     assert band["2027Q2"] != band_p10(inventory, plan, "2027Q2", lambda d: max(0.0, 2 * d.p50 - (d.p90 or d.p50)))
 
 
+@pytest.mark.slow
 @needs_chromium
 def test_liability_and_in_horizon_side_by_side_as_qm_plan_prints_them(tmp_path: Path) -> None:
     """Issue 15 point 1 / issue 18: summaries and reports show total liability and in-horizon cost side by side.
