@@ -14,7 +14,7 @@ from dataclasses import dataclass, replace
 from typing import Protocol
 
 from quartermaster.capacity import flavor_capacity, pool_max_nodes
-from quartermaster.catalog import UnknownAccelerator, canonical_accelerator
+from quartermaster.catalog import UnknownAccelerator, canonical_accelerator, reserved_namespaces
 from quartermaster.issues import Issue, Ref, Severity, did_you_mean
 from quartermaster.model import Inventory, Team
 from quartermaster.names import ClusterKind
@@ -123,38 +123,33 @@ def check_unique_names(inv: Inventory) -> list[Issue]:
     return out
 
 
-# Namespaces a team may never use: Kubernetes' own, Kueue's, and those the managed clusters run add-ons in
-# (kubernetes.io "Namespaces" page; GKE "gke-*", "gmp-*", "config-management-system" (Managed Service for
-# Prometheus, Config Sync); EKS add-ons "amazon-*", "aws-*"; AKS "gatekeeper-system", "calico-system",
-# "tigera-operator"; read 2026-11-23). `policy.system_namespaces` adds more.
-SYSTEM_NAMESPACES = (
-    "default",
-    "kube-*",
-    "kueue-system",
-    "gke-*",
-    "gmp-*",
-    "config-management-*",
-    "amazon-*",
-    "aws-*",
-    "gatekeeper-system",
-    "calico-system",
-    "tigera-operator",
-)
 SYSTEM_GROUP_PREFIX = "system:"
+
+
+def reserved_namespace_owners(inv: Inventory) -> list[tuple[str, str]]:
+    """(pattern, whose) of every namespace a team may never use: the catalog's list (`reserved_namespaces.csv`:
+    Kubernetes, Kueue, Quartermaster's observability default and the platform add-ons, with sources), each
+    cluster's own `observability.namespace`, and `policy.system_namespaces`."""
+    return [
+        *((r.pattern, r.owner) for r in reserved_namespaces()),
+        *((c.observability.namespace, f"the observability namespace of cluster {c.name}") for c in inv.clusters),
+        *((p, "policy.system_namespaces") for p in inv.policy.system_namespaces),
+    ]
 
 
 @rule("tenancy", "teams use only their own namespaces and non-system groups")
 def check_tenancy(inv: Inventory) -> list[Issue]:
     out = []
-    patterns = (*SYSTEM_NAMESPACES, *inv.policy.system_namespaces)
+    owners = reserved_namespace_owners(inv)
     for team in inv.teams:
         seen: set[str] = set()
         for i, ns in enumerate(team.namespaces):
             ref: Ref = ("teams", team.name, "namespaces", i)
-            if any(fnmatch.fnmatchcase(ns, p) for p in patterns):
+            owner = next((who for pattern, who in owners if fnmatch.fnmatchcase(ns, pattern)), None)
+            if owner is not None:
                 out.append(
                     _issue(
-                        f"namespace `{ns}` is a system namespace; a team's workloads and RBAC must never live there",
+                        f"namespace `{ns}` is reserved ({owner}); a team's workloads and RBAC must never live there",
                         f"Use a namespace of the team's own, e.g. `{team.name}`.",
                         ref,
                         got=ns,

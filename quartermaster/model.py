@@ -374,7 +374,7 @@ class Team(Strict):
     """cost_center: finance cost centre charged for the team's capacity."""
     owners: Annotated[tuple[Owner, ...], Field(min_length=1)]
     """owners: people or groups who approve the team's quota changes (`@user`, `@org/team` or an e-mail)."""
-    group: str | None = None
+    group: Annotated[str, StringConstraints(min_length=1, max_length=256)] | None = None
     """group: identity-provider group bound to the team's RBAC roles; default = the team name."""
     groups: dict[ClusterKind, Annotated[str, StringConstraints(min_length=1, max_length=256)]] = Field(
         default_factory=dict
@@ -472,7 +472,8 @@ class Policy(Strict):
     `contact_email`, required for increases); needed when a GKE cluster's pools need quota."""
     system_namespaces: tuple[Annotated[str, Field(min_length=1, max_length=63)], ...] = ()
     """system_namespaces: more namespaces no team may use (glob patterns such as `monitoring-*`), on top of the
-    built-in ones (`checks.SYSTEM_NAMESPACES`: `default`, `kube-*`, `kueue-system` and the clouds' add-ons)."""
+    built-in ones (`quartermaster/catalog/reserved_namespaces.csv`: Kubernetes', Kueue's, the observability
+    namespace and the platform add-ons', each with its source)."""
 
 
 class DemandRow(Strict):

@@ -29,6 +29,7 @@ MACHINES_HEADER = [
 ACCELERATORS_HEADER = ["name", "kind", "vendor", "memory_gb", "aliases", "source"]
 TOPOLOGY_LEVELS_HEADER = ["cluster_kind", "machines", "provisioning", "levels", "source"]
 PLATFORM_TAINTS_HEADER = ["cluster_kind", "provisioning", "key", "value", "effect", "declared", "source"]
+RESERVED_NAMESPACES_HEADER = ["pattern", "owner", "source"]
 HOSTNAME_LABEL = "kubernetes.io/hostname"
 
 
@@ -36,6 +37,24 @@ def _rows(filename: str) -> tuple[list[str], list[dict[str, str]]]:
     text = resources.files(__package__).joinpath(filename).read_text(encoding="utf-8")
     reader = csv.DictReader(text.splitlines())
     return list(reader.fieldnames or []), list(reader)
+
+
+@dataclass(frozen=True)
+class ReservedNamespace:
+    """A namespace (or a glob of them) that a team may never use: the tool's own, Kubernetes' or a platform
+    add-on's (`reserved_namespaces.csv`, each row with its source)."""
+
+    pattern: str
+    owner: str
+    source: str
+
+
+@cache
+def reserved_namespaces() -> tuple[ReservedNamespace, ...]:
+    """The one list of reserved namespaces (issue 29): Kubernetes', Kueue's, Quartermaster's own (observability)
+    and the common platform add-ons' (`reserved_namespaces.csv`)."""
+    _, rows = _rows("reserved_namespaces.csv")
+    return tuple(ReservedNamespace(r["pattern"], r["owner"], r["source"]) for r in rows)
 
 
 @cache

@@ -75,7 +75,7 @@ def test_a_team_cannot_escape_into_system_namespaces_or_groups(tmp_path: Path) -
     result = runner.invoke(app, ["validate", str(root)])
     assert result.exit_code == 1
     for i, ns in enumerate(("kube-system", "kueue-system", "default")):
-        assert f"teams[0].namespaces[{i}]: namespace `{ns}` is a system namespace" in result.output
+        assert f"teams[0].namespaces[{i}]: namespace `{ns}` is reserved (" in result.output
     assert "teams[0].group: group `system:authenticated` is a Kubernetes system group" in result.output
     render = runner.invoke(app, ["render", str(root)])
     assert render.exit_code == 1 and "kind: Role" not in render.output

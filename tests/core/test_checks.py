@@ -35,12 +35,12 @@ CASES = {
     "team in a system namespace": Case(
         lambda b: b.edit("teams", "ml", namespaces=["kube-system"]),
         "tenancy",
-        "namespace `kube-system` is a system namespace",
+        "namespace `kube-system` is reserved (Kubernetes",
     ),
     "team in a namespace the policy reserves": Case(
         lambda b: b.edit("teams", "ml", namespaces=["monitoring-east"]).policy(system_namespaces=["monitoring-*"]),
         "tenancy",
-        "namespace `monitoring-east` is a system namespace",
+        "namespace `monitoring-east` is reserved (policy.system_namespaces)",
     ),
     "namespace listed twice": Case(
         lambda b: b.edit("teams", "ml", namespaces=["ml", "ml"]), "tenancy", "namespace `ml` is listed twice"

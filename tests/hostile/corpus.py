@@ -1028,3 +1028,57 @@ CASES += [
         issue=29,
     ),
 ]
+
+PLATFORM_NAMESPACES = (
+    "openshift-logging",
+    "cert-manager",
+    "istio-system",
+    "ingress-nginx",
+    "local-path-storage",
+    "flux-system",
+    "argocd",
+)
+
+CASES += [
+    # 5. the tool's own namespace and the platform add-ons' are reserved (one list, with sources)
+    Case(
+        "observability-namespace",
+        5,
+        small(team(namespaces=["monitoring"])),
+        ("validate", "inv"),
+        1,
+        says=("teams[0].namespaces[0]", "namespace `monitoring` is reserved (Quartermaster's observability objects"),
+        issue=29,
+    ),
+    Case(
+        "observability-namespace-synth",
+        5,
+        small(team(namespaces=["ml", "monitoring"])),
+        ("synth", "inv", "--out", "out"),
+        1,
+        says=("teams[0].namespaces[1]", "is reserved"),
+        issue=29,
+    ),
+    Case(
+        "platform-add-on-namespaces",
+        5,
+        small(team(namespaces=list(PLATFORM_NAMESPACES))),
+        ("validate", "inv"),
+        1,
+        says=tuple(
+            f"teams[0].namespaces[{i}]: namespace `{ns}` is reserved" for i, ns in enumerate(PLATFORM_NAMESPACES)
+        ),
+        issue=29,
+    ),
+    # 29. `group` has the length limit of `groups`
+    Case(
+        "group-of-5-megabytes",
+        29,
+        small(team(group="g" * 5_000_000)),
+        ("validate", "inv"),
+        1,
+        says=("teams[0].group", "at most 256 characters"),
+        max_lines=4,
+        issue=29,
+    ),
+]
