@@ -116,7 +116,7 @@ def objects_for_cluster(inventory: Inventory, cluster: str) -> list[dict[str, An
     objects: list[dict[str, Any]] = []
     objects += [_priority_class(version, p.name, p.value, p.description) for p in inventory.priority_classes]
     if c.topology_aware:
-        levels = {topology_levels(c.kind, p.machine, p.provisioning) for p in c.pools}
+        levels = {topology_levels(c.kind, p.machine, p.provisioning) for p in c.pools if topology_aware_flavor(c, p)}
         objects += [_topology(version, c, level_set) for level_set in sorted(levels)]
     objects += [_pool_flavor(inventory, version, c, p) for p in c.pools]
     objects += [_logical_flavor(version, name) for name in sorted(_manager_flavors(inventory, c))]
@@ -390,9 +390,24 @@ def _pool_flavor(inventory: Inventory, version: str, cluster: Cluster, pool: Poo
         "nodeLabels": flavor_node_labels(inventory, cluster, pool),
         "tolerations": flavor_tolerations(inventory, cluster, pool),
     }
-    if cluster.topology_aware:
+    if topology_aware_flavor(cluster, pool):
         spec["topologyName"] = topology_name(cluster, topology_levels(cluster.kind, pool.machine, pool.provisioning))
     return {"apiVersion": version, "kind": "ResourceFlavor", "metadata": _meta(pool.name), "spec": spec}
+
+
+def nodes_exist(pool: Pool) -> bool:
+    """Whether all of the pool's nodes are there without anyone asking for them: a fixed size, TPU slices, or
+    autoscaling whose minimum is its maximum."""
+    return pool.autoscaling is None or pool.autoscaling.min_nodes == pool.autoscaling.max_nodes
+
+
+def topology_aware_flavor(cluster: Cluster, pool: Pool) -> bool:
+    """Whether the pool's flavor is topology-aware: on a `topology_aware` cluster, when its nodes exist or its
+    ProvisioningRequest admission check brings them up (flex-start). Kueue's Topology-Aware Scheduling places
+    workloads only on nodes that exist; v0.19.2 supports autoscaling with TAS only through a ProvisioningRequest
+    check (kueue.sigs.k8s.io, "Topology Aware Scheduling", read 2026-11-25). A spot or scale-from-zero pool
+    therefore gets a plain flavor: as a TAS flavor its quota could never be used."""
+    return cluster.topology_aware and (nodes_exist(pool) or pool.provisioning == "flex-start")
 
 
 def _logical_flavor(version: str, name: str) -> dict[str, Any]:

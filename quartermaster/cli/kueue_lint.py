@@ -2,18 +2,26 @@
 
 from __future__ import annotations
 
+import datetime as dt
 from pathlib import Path
 
 from quartermaster.cli.common import console, print_issue
 from quartermaster.errors import ProblemsFound
+from quartermaster.model import Inventory
 
 
-def lint(path: Path) -> None:
-    """Print every problem (errors first) and a summary; raise `ProblemsFound` if any is an error."""
+def lint(path: Path, inventory: Inventory | None = None) -> None:
+    """Print every problem (errors first) and a summary; raise `ProblemsFound` if any is an error. With the
+    inventory, the objects of each of its clusters are also checked for admission: a queue that could never get
+    nodes, or whose workloads Kueue would refuse, is named with the reason."""
     # imported when run, so that `qm --help` stays fast
     from quartermaster.modules.kueue import validate_path
 
     manifests, issues = validate_path(path)
+    if inventory is not None:
+        from quartermaster.modules.kueue.admission import manifest_refusals
+
+        issues += manifest_refusals(inventory, manifests, dt.datetime.now(dt.UTC))
     for issue in sorted(issues, key=lambda i: i.severity != "error"):
         print_issue(issue)
     errors = sum(1 for i in issues if i.severity == "error")

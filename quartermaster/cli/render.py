@@ -5,11 +5,19 @@ Every rendered object is validated (Kueue's schema, CEL and webhook rules) befor
 
 from __future__ import annotations
 
+import datetime as dt
 from pathlib import Path
 
 import typer
 
-from quartermaster.cli.common import check_output, console, inventory_argument, load_or_exit, print_issue
+from quartermaster.cli.common import (
+    check_output,
+    console,
+    err_console,
+    inventory_argument,
+    load_or_exit,
+    print_issue,
+)
 from quartermaster.errors import ProblemsFound, UsageError
 from quartermaster.issues import did_you_mean
 
@@ -29,7 +37,9 @@ def command(
 ) -> None:
     """Render Kueue objects (plus Namespaces and RBAC) per cluster, byte-identical across runs."""
     # imported when run, so that `qm --help` stays fast
+    from quartermaster.modules.cloud import SpecError
     from quartermaster.modules.kueue import objects_for_cluster, validate_manifests
+    from quartermaster.modules.kueue.admission import admission_refusals
     from quartermaster.modules.kueue.render import render_kueue_configuration, render_objects, stale_renders
 
     if out is not None:
@@ -53,11 +63,19 @@ def command(
         return
     rendered: dict[str, str] = {}
     errors = 0
+    now = dt.datetime.now(dt.UTC)
     for name in names:
         objects = objects_for_cluster(inventory, name)
         for issue in validate_manifests(objects, f"render:{name}"):
             errors += issue.severity == "error"
             print_issue(issue)
+        try:
+            refusals = admission_refusals(inventory, name, objects, now)
+        except SpecError as e:  # the cloud specs, whose node labels the check reads, cannot be built
+            err_console.print(f"note: {name}: admission not checked: {e}", markup=False)
+            refusals = []
+        for refusal in refusals:
+            err_console.print(f"warning: {refusal.format()}", markup=False)
         rendered[name] = render_objects(name, objects)
     if errors:
         raise ProblemsFound(f"{errors} error(s) in the rendered objects; nothing was written.")

@@ -19,7 +19,8 @@ def command(
         exists=True,
         file_okay=True,
         dir_okay=True,
-        help="Lint these Kueue manifests (a file or directory) instead of the inventory.",
+        help="Lint these Kueue manifests (a file or directory) instead of the inventory; with an inventory at PATH, "
+        "also check each of its clusters' objects for admission (queues that could never get nodes, and why).",
     ),
 ) -> None:
     """Check an inventory and print clusters, pools, accelerators per site and quota vs capacity."""
@@ -30,7 +31,7 @@ def command(
         # imported when run, so that `qm --help` stays fast
         from quartermaster.cli.kueue_lint import lint
 
-        lint(kueue)
+        lint(kueue, load_or_exit(path).inventory if path.exists() else None)
         return
     if not path.exists():
         raise UsageError(

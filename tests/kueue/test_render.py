@@ -112,7 +112,7 @@ def test_flavors_select_exactly_their_pool(inventory: Inventory) -> None:
     for cluster in inventory.clusters:
         for name, flavor in of_kind(objects_for_cluster(inventory, cluster.name), "ResourceFlavor").items():
             labels[name] = flavor["spec"].get("nodeLabels", {})
-            if cluster.topology_aware:
+            if cluster.topology_aware and name != "h100-mega-spot":  # spot scales from 0: a plain flavor
                 topologies = of_kind(objects_for_cluster(inventory, cluster.name), "Topology")
                 assert flavor["spec"]["topologyName"] in topologies
     assert labels["h100-mega-resv"] == {"cloud.google.com/gke-nodepool": "h100-mega-resv"}
@@ -146,7 +146,7 @@ def test_topology_levels_are_labels_the_platform_puts_on_the_pools_nodes(invento
     not carry; Kueue ignores nodes without a level's label, so TAS admitted nothing there. The expected levels are
     the documented ones (quartermaster/catalog/topology_levels.csv cites each page)."""
     host = ["kubernetes.io/hostname"]
-    for pool in ("h100-mega-resv", "h100-mega-spot", "h100-flex"):  # GKE documents no topology labels for these
+    for pool in ("h100-mega-resv", "h100-flex"):  # GKE documents no topology labels for these
         assert _levels(inventory, "gke-gpu-us-east4", pool) == host
     for pool in ("v5p-2x2x4", "v6e-4x4-resv"):  # a multi-host slice is one node pool: the slice level
         assert _levels(inventory, "gke-tpu-us-east5", pool) == ["cloud.google.com/gke-nodepool", *host]

@@ -1,0 +1,461 @@
+"""An offline admission check of what `qm render` emits: would Kueue admit a workload, and could it get nodes?
+
+For every team ClusterQueue of a cluster and every flavor in it, a one-node workload of that flavor (one pod
+requesting one node's accelerators, plus cpu and memory as every ordinary pod does) is checked against the emitted
+objects, the cluster's Kueue Configuration and the nodes the pool really gets (labels and taints from the cloud specs
+the node-pool modules declare, plus those the platform adds):
+
+- quota: the flavor covers every requested resource (else Kueue's default quota check, `BlockUndeclared`, refuses
+  it unless the Configuration says `IgnoreUndeclared` for cpu and memory: `flavorassigner.go`, "resource %s
+  unavailable in ClusterQueue"), and nominal quota plus what the queue may borrow holds the request;
+- node labels: every `nodeLabels` entry of the flavor is a label the pool's nodes carry;
+- taints: every NoSchedule/NoExecute taint of the pool's nodes is tolerated by the flavor (Kueue adds the flavor's
+  tolerations to admitted pods);
+- TAS: a topology-aware flavor's Topology exists and its levels are labels of the nodes (Kueue ignores nodes that
+  lack one), and its nodes exist, or a ProvisioningRequest admission check on the flavor brings them up (TAS places
+  workloads only on existing nodes: `tas_flavorassigner.go`); in a ClusterQueue whose flavors are all
+  topology-aware every workload gets TAS, in a mixed one only workloads with a topology annotation reach the
+  topology-aware flavors (`checkPodSetAndFlavorMatchForTAS`), so the sample carries one there;
+- admission checks: each check the queue applies to the flavor exists with its parameters object, and a pool whose
+  nodes come only through a ProvisioningRequest (GKE queued provisioning) has one.
+
+`workload_refusals` checks any workload given as pod sets (the plan sweep's RayJob, `planner/rayjob.py`) the same
+way. A MultiKueue manager runs no pods, so it has nothing to check.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass
+from decimal import Decimal
+from typing import Any
+
+from quartermaster.capacity import pool_min_nodes
+from quartermaster.catalog import platform_taints, topology_levels
+from quartermaster.issues import Issue, Location
+from quartermaster.model import Cluster, Inventory
+from quartermaster.modules.kueue.builders import NODE_POOL_LABEL, PROVISIONING_CONTROLLER
+from quartermaster.modules.kueue.k8s import parse_quantity
+
+ANY = "*"
+"""A label the platform sets on every node with a value of its own (topology levels, the hostname)."""
+HOSTNAME = "kubernetes.io/hostname"
+BLOCKING_EFFECTS = ("NoSchedule", "NoExecute")
+POD_RESOURCES = {"cpu": Decimal(1), "memory": Decimal(2**30)}
+"""What the sample pod asks for besides the accelerators: every ordinary pod requests cpu and memory."""
+
+
+@dataclass(frozen=True)
+class NodeGroup:
+    """Nodes of one provider node pool (a GKE node pool or TPU slice, an EKS node group, an AKS agent pool)."""
+
+    name: str
+    labels: dict[str, str]
+    taints: tuple[tuple[str, str, str], ...]
+
+
+@dataclass(frozen=True)
+class PoolNodes:
+    """A pool's nodes as the platform makes them."""
+
+    pool: str
+    resource: str
+    per_node: int
+    existing: int
+    """Nodes that are there without anyone asking (a fixed size, or the autoscaling minimum)."""
+    groups: tuple[NodeGroup, ...]
+    provisioned_by_request: bool
+    """Nodes come only through a ProvisioningRequest (GKE queued provisioning)."""
+
+
+@dataclass(frozen=True)
+class PodSet:
+    """`count` pods, each requesting `requests` (resource -> amount), optionally with a topology annotation."""
+
+    name: str
+    count: int
+    requests: dict[str, Decimal]
+    topology_request: bool = False
+
+
+@dataclass(frozen=True)
+class Refusal:
+    """Why a workload of a ClusterQueue would not be admitted in a flavor, or never get nodes there."""
+
+    cluster: str
+    queue: str
+    flavor: str | None
+    reason: str
+
+    def format(self) -> str:
+        where = f" flavor {self.flavor}" if self.flavor else ""
+        return f"cluster {self.cluster}: ClusterQueue {self.queue}{where}: {self.reason}"
+
+
+def pool_nodes(inventory: Inventory, cluster: Cluster, now: dt.datetime) -> dict[str, PoolNodes]:
+    """Every pool of the cluster: the labels and taints its nodes get, from the cloud specs (what the node-pool
+    modules declare) plus what the platform adds, and how many exist without a request."""
+    from quartermaster.modules.cloud.aws import eks_node_groups
+    from quartermaster.modules.cloud.azure import aks_agent_pools
+    from quartermaster.modules.cloud.gcp import gke_node_pools
+
+    groups: dict[str, list[NodeGroup]] = {}
+    queued: set[str] = set()
+    for g in gke_node_pools(inventory, cluster) if cluster.kind == "gke" else ():
+        taints = tuple((t.key, t.value, t.effect) for t in g.taints)
+        groups.setdefault(g.pool, []).append(NodeGroup(g.name, {**g.labels, NODE_POOL_LABEL["gke"]: g.name}, taints))
+        if g.queued_provisioning:
+            queued.add(g.pool)
+    for e in eks_node_groups(inventory, cluster, now) if cluster.kind == "eks" else ():
+        taints = tuple((t.key, t.value, t.effect) for t in e.taints)
+        labels = {**e.labels, NODE_POOL_LABEL["eks"]: e.node_group_name}
+        groups.setdefault(e.pool, []).append(NodeGroup(e.node_group_name, labels, taints))
+    for a in aks_agent_pools(inventory, cluster) if cluster.kind == "aks" else ():
+        taints = tuple(_parse_taint(t) for t in a.node_taints)
+        labels = {**a.node_labels, NODE_POOL_LABEL["aks"]: a.agent_pool_name}
+        groups.setdefault(a.pool, []).append(NodeGroup(a.agent_pool_name, labels, taints))
+    out = {}
+    for pool in cluster.pools:
+        machine = inventory.machine_by_name[pool.machine]
+        if cluster.kind == "onprem":
+            own = tuple((t.key, t.value, t.effect) for t in pool.taints)
+            accelerator = (machine.resource_name, "present", "NoSchedule")
+            taints = own if any(t[0] == machine.resource_name for t in own) else (*own, accelerator)
+            groups[pool.name] = [NodeGroup(pool.name, dict(pool.labels), taints)]
+        platform = {
+            HOSTNAME: ANY,
+            **{level: ANY for level in topology_levels(cluster.kind, pool.machine, pool.provisioning)},
+        }
+        added = tuple((t.key, t.value, t.effect) for t in platform_taints(cluster.kind, pool.provisioning))
+        out[pool.name] = PoolNodes(
+            pool=pool.name,
+            resource=machine.resource_name,
+            per_node=machine.accelerators_per_node,
+            existing=pool_min_nodes(pool, machine),
+            groups=tuple(
+                NodeGroup(g.name, {**platform, **g.labels}, tuple(dict.fromkeys((*g.taints, *added))))
+                for g in groups.get(pool.name, [])
+            ),
+            provisioned_by_request=pool.name in queued,
+        )
+    return out
+
+
+def _parse_taint(text: str) -> tuple[str, str, str]:
+    """`key=value:Effect` (AKS's spelling) as (key, value, effect)."""
+    pair, _, effect = text.rpartition(":")
+    key, _, value = pair.partition("=")
+    return key, value, effect
+
+
+class _Objects:
+    """The emitted objects by kind and name, and the quota arithmetic over them."""
+
+    def __init__(self, objects: list[dict[str, Any]]) -> None:
+        self.by_kind: dict[str, dict[str, dict[str, Any]]] = {}
+        for obj in objects:
+            self.by_kind.setdefault(obj["kind"], {})[obj["metadata"]["name"]] = obj
+
+    def get(self, kind: str, name: str) -> dict[str, Any] | None:
+        return self.by_kind.get(kind, {}).get(name)
+
+    def root(self, cohort: str | None) -> str | None:
+        seen: set[str] = set()
+        while cohort is not None and cohort not in seen:
+            seen.add(cohort)
+            parent = (self.get("Cohort", cohort) or {}).get("spec", {}).get("parentName")
+            if parent is None:
+                return cohort
+            cohort = parent
+        return cohort
+
+    @staticmethod
+    def _quota(spec: dict[str, Any], flavor: str, resource: str) -> dict[str, Any] | None:
+        for group in spec.get("resourceGroups") or []:
+            for f in group["flavors"]:
+                if f["name"] == flavor:
+                    return next((r for r in f["resources"] if r["name"] == resource), None)
+        return None
+
+    def available(self, queue: dict[str, Any], flavor: str, resource: str) -> Decimal:
+        """What the queue can hold in (flavor, resource): its nominal quota plus what it may borrow (its borrowing
+        limit, and no more than the rest of its cohort tree lends: the other queues' lending limits or nominal
+        quotas, and the cohorts' own quotas)."""
+        spec = queue["spec"]
+        own = self._quota(spec, flavor, resource)
+        if own is None:
+            return Decimal(0)
+        nominal = parse_quantity(own["nominalQuota"]) or Decimal(0)
+        cohort = spec.get("cohortName") or spec.get("cohort")
+        if cohort is None:
+            return nominal
+        root = self.root(cohort)
+        lent = Decimal(0)
+        for name, other in self.by_kind.get("ClusterQueue", {}).items():
+            o_spec = other["spec"]
+            o_cohort = o_spec.get("cohortName") or o_spec.get("cohort")
+            if name == queue["metadata"]["name"] or o_cohort is None or self.root(o_cohort) != root:
+                continue
+            entry = self._quota(o_spec, flavor, resource)
+            if entry is not None:
+                lent += parse_quantity(entry.get("lendingLimit", entry["nominalQuota"])) or Decimal(0)
+        for name, c in self.by_kind.get("Cohort", {}).items():
+            entry = self._quota(c.get("spec") or {}, flavor, resource)
+            if entry is not None and self.root(name) == root:
+                lent += parse_quantity(entry["nominalQuota"]) or Decimal(0)
+        limit = own.get("borrowingLimit")
+        borrow = lent if limit is None else min(lent, parse_quantity(limit) or Decimal(0))
+        return nominal + borrow
+
+    def checks_on(self, queue: dict[str, Any], flavor: str) -> list[str]:
+        """The admission checks the queue applies to workloads admitted in `flavor`."""
+        strategy = (queue["spec"].get("admissionChecksStrategy") or {}).get("admissionChecks") or []
+        return [c["name"] for c in strategy if not c.get("onFlavors") or flavor in c["onFlavors"]]
+
+
+def _tolerated(taint: tuple[str, str, str], tolerations: list[dict[str, Any]]) -> bool:
+    """Kubernetes' toleration match (`v1.Toleration.ToleratesTaint`)."""
+    key, value, effect = taint
+    for t in tolerations:
+        if t.get("effect") and t["effect"] != effect:
+            continue
+        if t.get("operator", "Equal") == "Exists":
+            if not t.get("key") or t["key"] == key:
+                return True
+        elif t.get("key") == key and t.get("value", "") == value:
+            return True
+    return False
+
+
+def _carries(group: NodeGroup, key: str, value: str) -> bool:
+    have = group.labels.get(key)
+    return have in (value, ANY)
+
+
+def workload_refusals(
+    cluster: str,
+    queue: dict[str, Any],
+    flavor: str,
+    pod_sets: list[PodSet],
+    objects: _Objects,
+    nodes: dict[str, PoolNodes],
+    ignore_undeclared: bool,
+) -> list[Refusal]:
+    """Why `pod_sets`, all admitted in `flavor` of `queue`, would be refused or never get nodes; empty if admissible."""
+    name = queue["metadata"]["name"]
+
+    def refuse(reason: str) -> Refusal:
+        return Refusal(cluster, name, flavor, reason)
+
+    out: list[Refusal] = []
+    flavor_obj = objects.get("ResourceFlavor", flavor)
+    if flavor_obj is None:
+        return [refuse("no ResourceFlavor of that name is emitted")]
+    groups = queue["spec"].get("resourceGroups") or []
+    covered = {r: g for g in groups for r in g["coveredResources"]}
+    flavor_group = next((g for g in groups if any(f["name"] == flavor for f in g["flavors"])), None)
+    all_flavors = [f["name"] for g in groups for f in g["flavors"]]
+    topology = {
+        f: bool(((objects.get("ResourceFlavor", f) or {}).get("spec") or {}).get("topologyName")) for f in all_flavors
+    }
+    tas_only = all(topology.values())
+    totals: dict[str, Decimal] = {}
+    for ps in pod_sets:
+        for resource, amount in ps.requests.items():
+            totals[resource] = totals.get(resource, Decimal(0)) + amount * ps.count
+    for resource, amount in sorted(totals.items()):
+        if resource not in covered:
+            if not (ignore_undeclared and resource in POD_RESOURCES):
+                out.append(
+                    refuse(
+                        f"the workload requests `{resource}`, which the ClusterQueue does not cover: Kueue's quota "
+                        "check refuses it (resource unavailable in ClusterQueue)"
+                    )
+                )
+            continue
+        if covered[resource] is not flavor_group:
+            continue  # assigned in another resource group's flavors
+        available = objects.available(queue, flavor, resource)
+        if available < amount:
+            out.append(
+                refuse(
+                    f"the workload requests {amount} `{resource}` but the queue holds at most {available} there "
+                    "(nominal quota plus what it may borrow)"
+                )
+            )
+    spec = flavor_obj.get("spec") or {}
+    pool = nodes.get(flavor)
+    if pool is None:
+        return [*out, refuse("no pool of this cluster provides the flavor's nodes")]
+    matching = [g for g in pool.groups if all(_carries(g, k, v) for k, v in (spec.get("nodeLabels") or {}).items())]
+    if not matching:
+        missing = [
+            f"{k}={v}"
+            for k, v in sorted((spec.get("nodeLabels") or {}).items())
+            if not any(_carries(g, k, v) for g in pool.groups)
+        ]
+        out.append(refuse(f"no node of pool {pool.pool} carries the flavor's node labels ({', '.join(missing)})"))
+    tolerations = spec.get("tolerations") or []
+    for g in matching:
+        for taint in g.taints:
+            if taint[2] in BLOCKING_EFFECTS and not _tolerated(taint, tolerations):
+                out.append(
+                    refuse(
+                        f"nodes of {g.name} are tainted {taint[0]}={taint[1]}:{taint[2]} and the flavor does not "
+                        "tolerate it, so its pods never schedule there"
+                    )
+                )
+    checks = objects.checks_on(queue, flavor)
+    provisioning = False
+    for check in checks:
+        ac = objects.get("AdmissionCheck", check)
+        if ac is None:
+            out.append(refuse(f"admission check {check} is not emitted: the ClusterQueue is inactive"))
+            continue
+        params = ac["spec"].get("parameters") or {}
+        if params and objects.get(params.get("kind", ""), params.get("name", "")) is None:
+            out.append(refuse(f"admission check {check} names {params.get('kind')} {params.get('name')}, not emitted"))
+        provisioning = provisioning or ac["spec"].get("controllerName") == PROVISIONING_CONTROLLER
+    if pool.provisioned_by_request and not provisioning:
+        out.append(
+            refuse(
+                f"pool {pool.pool}'s nodes come only through a ProvisioningRequest (queued provisioning), and no "
+                "ProvisioningRequest admission check applies to this flavor"
+            )
+        )
+    if topology[flavor]:
+        out += _topology_refusals(spec, pod_sets, pool, matching, objects, provisioning, tas_only, refuse)
+    elif (
+        tas_only is False
+        and any(ps.topology_request for ps in pod_sets)
+        and any(covered.get(r) is flavor_group for ps in pod_sets for r in ps.requests)
+    ):
+        out.append(refuse("the workload asks for a topology and the flavor is not topology-aware"))
+    return out
+
+
+def _topology_refusals(
+    spec: dict[str, Any],
+    pod_sets: list[PodSet],
+    pool: PoolNodes,
+    matching: list[NodeGroup],
+    objects: _Objects,
+    provisioning: bool,
+    tas_only: bool,
+    refuse: Any,
+) -> list[Refusal]:
+    out = []
+    if not tas_only and not all(ps.topology_request for ps in pod_sets):
+        out.append(
+            refuse(
+                "the flavor is topology-aware in a ClusterQueue that also has plain flavors: only workloads with a "
+                "topology annotation (kueue.x-k8s.io/podset-preferred-topology) reach it"
+            )
+        )
+    topology = objects.get("Topology", spec["topologyName"])
+    if topology is None:
+        return [*out, refuse(f"Topology {spec['topologyName']} is not emitted (TopologyNotFound)")]
+    for level in topology["spec"]["levels"]:
+        label = level["nodeLabel"]
+        if matching and not any(label in g.labels for g in matching):
+            out.append(refuse(f"topology level {label} is not a label of pool {pool.pool}'s nodes; TAS ignores them"))
+    if provisioning:
+        return out  # the ProvisioningRequest brings the nodes up before TAS places the workload
+    if pool.existing == 0:
+        out.append(
+            refuse(
+                f"it is topology-aware and pool {pool.pool} scales from 0 nodes with no ProvisioningRequest admission "
+                "check: TAS places workloads only on nodes that exist, so the queue never gets nodes here"
+            )
+        )
+        return out
+    accelerators = [ps.requests.get(pool.resource, Decimal(0)) for ps in pod_sets]
+    nodes = 0
+    for ps, amount in zip(pod_sets, accelerators, strict=True):
+        if amount == 0:
+            out.append(refuse(f"pod set {ps.name} requests no {pool.resource}, so TAS assigns it no flavor here"))
+            continue
+        if amount > pool.per_node:  # a pod never spans nodes
+            out.append(refuse(f"pod set {ps.name} asks {amount} {pool.resource} per pod; a node has {pool.per_node}"))
+            continue
+        per_node = int(pool.per_node // amount)
+        nodes += -(-ps.count // per_node)  # pods of a set packed onto whole nodes
+    if nodes > pool.existing:
+        out.append(refuse(f"the workload needs {nodes} nodes and only {pool.existing} exist (TAS does not scale up)"))
+    return out
+
+
+def sample_pod_sets(pool: PoolNodes, topology_request: bool) -> list[PodSet]:
+    """A one-node workload of the pool's flavor: one pod requesting a node's accelerators, cpu and memory."""
+    return [PodSet("main", 1, {pool.resource: Decimal(pool.per_node), **POD_RESOURCES}, topology_request)]
+
+
+def admission_refusals(
+    inventory: Inventory, cluster: str, objects: list[dict[str, Any]], now: dt.datetime
+) -> list[Refusal]:
+    """For every ClusterQueue of `objects` (one cluster's) and each of its flavors, why a one-node workload of that
+    flavor would be refused or never get nodes; empty when every one is admissible."""
+    from quartermaster.modules.kueue.configuration import manager_configuration
+
+    c = inventory.cluster_by_name[cluster]
+    if c.multikueue_role == "manager":
+        return []
+    index = _Objects(objects)
+    nodes = pool_nodes(inventory, c, now)
+    config, _ = manager_configuration(inventory, cluster, objects)
+    ignore = (config.get("resources") or {}).get("quotaCheckStrategy") == "IgnoreUndeclared"
+    out = []
+    for queue in index.by_kind.get("ClusterQueue", {}).values():
+        flavors = [f["name"] for g in queue["spec"].get("resourceGroups") or [] for f in g["flavors"]]
+        topology = [
+            bool(((index.get("ResourceFlavor", f) or {}).get("spec") or {}).get("topologyName")) for f in flavors
+        ]
+        for flavor, aware in zip(flavors, topology, strict=True):
+            pool = nodes.get(flavor)
+            if pool is None:
+                out.append(
+                    Refusal(cluster, queue["metadata"]["name"], flavor, "no pool of this cluster is this flavor")
+                )
+                continue
+            explicit = aware and not all(topology)  # a mixed queue: only annotated workloads reach TAS flavors
+            out += workload_refusals(cluster, queue, flavor, sample_pod_sets(pool, explicit), index, nodes, ignore)
+    return out
+
+
+FIX = (
+    "Change the inventory (the pool's size, provisioning, labels or taints, or the team's quota) and render the "
+    "objects again with `qm render`; docs/how-to/kueue-configuration.md explains each rule."
+)
+
+
+def manifest_refusals(inventory: Inventory, manifests: list[Any], now: dt.datetime) -> list[Issue]:
+    """`qm validate INVENTORY --kueue FILES`: for each file whose ResourceFlavors are pools of the inventory, the
+    admission check of its objects against that cluster's nodes, each refusal located at its ClusterQueue."""
+    by_file: dict[str, list[Any]] = {}
+    for m in manifests:
+        if isinstance(m.obj, dict) and str(m.obj.get("apiVersion", "")).startswith("kueue.x-k8s.io/"):
+            by_file.setdefault(m.file, []).append(m)
+    out = []
+    for found in by_file.values():
+        clusters = {
+            inventory.cluster_of_pool[m.obj["metadata"]["name"]].name
+            for m in found
+            if m.obj.get("kind") == "ResourceFlavor"
+            and m.obj.get("metadata", {}).get("name") in inventory.cluster_of_pool
+        }
+        if len(clusters) != 1:
+            continue  # not one cluster of this inventory
+        cluster = clusters.pop()
+        queues = {m.obj["metadata"]["name"]: m for m in found if m.obj.get("kind") == "ClusterQueue"}
+        for refusal in admission_refusals(inventory, cluster, [m.obj for m in found], now):
+            where = queues[refusal.queue]
+            line = where.locate(())
+            out.append(
+                Issue(
+                    rule="kueue-admission",
+                    message=refusal.format(),
+                    fix=FIX,
+                    location=Location(where.file, line, f"ClusterQueue/{refusal.queue}"),
+                )
+            )
+    return out

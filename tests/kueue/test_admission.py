@@ -1,0 +1,231 @@
+"""The offline admission check of what `qm render` emits (issue 28, points 2 and 3): for every team queue on every
+cluster, a one-node workload of each of its flavors is admissible (quota, node labels, taints, TAS levels, admission
+checks), on the example and on generated inventories; TAS flavors only where nodes exist or a ProvisioningRequest
+brings them up; `qm validate --kueue` names a queue that could never get nodes, and why."""
+
+from __future__ import annotations
+
+import datetime as dt
+from pathlib import Path
+from typing import Any
+
+import pytest
+from typer.testing import CliRunner
+
+from bench.generate import enterprise_inventory
+from quartermaster.cli import app
+from quartermaster.loader import load
+from quartermaster.model import Inventory, Pool, Taint
+from quartermaster.modules.kueue import objects_for_cluster
+from quartermaster.modules.kueue.admission import admission_refusals
+from tests.builders import BEFORE_THE_BLOCK, make_inventory
+from tests.paths import INVENTORY
+
+DURING_THE_BLOCK = dt.datetime(2026, 11, 15, tzinfo=dt.UTC)  # aws-p5-cb-2026q4 runs 2026-10-01 + 91 days
+
+
+@pytest.fixture(scope="module")
+def example() -> Inventory:
+    return load(INVENTORY).inventory
+
+
+def refusals(inventory: Inventory, now: dt.datetime = BEFORE_THE_BLOCK) -> list[str]:
+    return [
+        r.format()
+        for c in inventory.clusters
+        for r in admission_refusals(inventory, c.name, objects_for_cluster(inventory, c.name), now)
+    ]
+
+
+def flavor(inventory: Inventory, cluster: str, name: str) -> dict[str, Any]:
+    return next(
+        o
+        for o in objects_for_cluster(inventory, cluster)
+        if o["kind"] == "ResourceFlavor" and o["metadata"]["name"] == name
+    )
+
+
+@pytest.mark.parametrize("now", [BEFORE_THE_BLOCK, DURING_THE_BLOCK])
+def test_every_queue_of_the_example_admits_a_one_node_workload_of_each_flavor(
+    example: Inventory, now: dt.datetime
+) -> None:
+    assert refusals(example, now) == []
+
+
+def with_pools(inventory: Inventory, change: Any) -> Inventory:
+    """The inventory with `change(cluster, pool) -> pool` applied to every pool (model_copy: no re-validation)."""
+    clusters = tuple(c.model_copy(update={"pools": tuple(change(c, p) for p in c.pools)}) for c in inventory.clusters)
+    return inventory.model_copy(update={"clusters": clusters})
+
+
+def everything_topology_aware(inventory: Inventory) -> Inventory:
+    return inventory.model_copy(
+        update={"clusters": tuple(c.model_copy(update={"topology_aware": True}) for c in inventory.clusters)}
+    )
+
+
+def fixed_size(_: Any, pool: Pool) -> Pool:
+    if pool.autoscaling is None or pool.provisioning == "flex-start":
+        return pool
+    return pool.model_copy(update={"autoscaling": None, "nodes": pool.autoscaling.max_nodes})
+
+
+def spot_where_possible(cluster: Any, pool: Pool) -> Pool:
+    if cluster.kind in ("eks", "aks") and pool.provisioning == "on-demand":
+        return pool.model_copy(update={"provisioning": "spot"})
+    return pool
+
+
+def tainted_on_prem(cluster: Any, pool: Pool) -> Pool:
+    if cluster.kind != "onprem":
+        return pool
+    return pool.model_copy(update={"taints": (*pool.taints, Taint(key="northwind.ai/dedicated", value=pool.name))})
+
+
+# Variants of the example: each changes how nodes come to be, which the flavors must follow.
+VARIANTS = {
+    # TAS on every cluster, EKS and AKS included: scale-from-zero pools must get plain flavors
+    "every cluster topology-aware": everything_topology_aware,
+    # every autoscaling pool fixed (flex-start excepted): all of them become TAS flavors
+    "fixed sizes, topology-aware": lambda inv: with_pools(everything_topology_aware(inv), fixed_size),
+    # EKS and AKS on-demand pools turned spot: AKS adds its Spot taint, which the flavor must tolerate
+    "spot on EKS and AKS": lambda inv: with_pools(everything_topology_aware(inv), spot_where_possible),
+    # on-prem nodes tainted for their pool: the flavors tolerate the pool's own taints
+    "tainted on-prem pools": lambda inv: with_pools(inv, tainted_on_prem),
+}
+
+
+@pytest.mark.parametrize("variant", sorted(VARIANTS))
+def test_generated_variants_of_the_example_stay_admissible(example: Inventory, variant: str) -> None:
+    assert refusals(VARIANTS[variant](example)) == []
+
+
+def test_a_generated_enterprise_inventory_is_admissible(tmp_path: Path) -> None:
+    """bench/generate.py's organisation (teams x flavors over four GKE clusters, a third of the pools spot), made
+    topology-aware."""
+    inventory = load(enterprise_inventory(tmp_path / "inv", teams=12, flavors=8)).inventory
+    assert refusals(everything_topology_aware(inventory)) == []
+
+
+# --- point 2: TAS as Kueue allows it ------------------------------------------------------------------------
+
+
+def test_the_spot_pool_that_scales_from_zero_gets_a_plain_flavor(example: Inventory) -> None:
+    """Issue 28: `h100-mega-spot` (0-8 nodes, no ProvisioningRequest) was a TAS flavor whose 64 GPUs of quota could
+    never be used; the fixed reservation pool and the flex-start pool (behind its ProvisioningRequest) stay TAS."""
+    assert "topologyName" not in flavor(example, "gke-gpu-us-east4", "h100-mega-spot")["spec"]
+    assert flavor(example, "gke-gpu-us-east4", "h100-mega-resv")["spec"]["topologyName"] == "gke-hostname"
+    assert flavor(example, "gke-gpu-us-east4", "h100-flex")["spec"]["topologyName"] == "gke-hostname"
+
+
+def test_a_tas_flavor_on_a_pool_without_nodes_is_named_with_the_reason(example: Inventory) -> None:
+    objects = objects_for_cluster(example, "gke-gpu-us-east4")
+    for o in objects:
+        if o["kind"] == "ResourceFlavor" and o["metadata"]["name"] == "h100-mega-spot":
+            o["spec"]["topologyName"] = "gke-hostname"  # what was emitted before
+    found = [r for r in admission_refusals(example, "gke-gpu-us-east4", objects, BEFORE_THE_BLOCK)]
+    queues = sorted(t.name for t in example.teams if any(q.flavor == "h100-mega-spot" for q in t.quotas))
+    assert sorted(r.queue for r in found) == queues
+    assert all("scales from 0 nodes with no ProvisioningRequest admission check" in r.reason for r in found)
+
+
+def test_qm_validate_kueue_names_the_queues_that_could_never_get_nodes(tmp_path: Path, example: Inventory) -> None:
+    rendered = tmp_path / "rendered"
+    assert CliRunner().invoke(app, ["render", str(INVENTORY), "--out", str(rendered)]).exit_code == 0
+    ok = CliRunner().invoke(app, ["validate", str(INVENTORY), "--kueue", str(rendered)])
+    assert ok.exit_code == 0, ok.output
+    path = rendered / "gke-gpu-us-east4.yaml"
+    text = path.read_text()
+    head, tail = text.split("  name: h100-mega-spot\nspec:\n", 1)
+    path.write_text(head + "  name: h100-mega-spot\nspec:\n  topologyName: gke-hostname\n" + tail)
+    stale = CliRunner().invoke(app, ["validate", str(INVENTORY), "--kueue", str(rendered)])
+    assert stale.exit_code == 1
+    message = " ".join(stale.output.split())
+    assert (
+        "ClusterQueue rl-research flavor h100-mega-spot: it is topology-aware and pool h100-mega-spot scales" in message
+    )
+    assert "so the queue never gets nodes here" in message
+
+
+# --- point 3: each rule of the check catches its failure --------------------------------------------------------
+
+
+def broken(inventory: Inventory, cluster: str, edit: Any) -> list[str]:
+    objects = objects_for_cluster(inventory, cluster)
+    edit(objects)
+    return [r.reason for r in admission_refusals(inventory, cluster, objects, BEFORE_THE_BLOCK)]
+
+
+def of(objects: list[dict[str, Any]], kind: str, name: str) -> dict[str, Any]:
+    return next(o for o in objects if o["kind"] == kind and o["metadata"]["name"] == name)
+
+
+def test_a_flavor_label_no_node_carries_is_refused(example: Inventory) -> None:
+    def edit(objects: list[dict[str, Any]]) -> None:
+        of(objects, "ResourceFlavor", "ndh100")["spec"]["nodeLabels"]["kubernetes.azure.com/agentpool"] = "ndh100x"
+
+    assert broken(example, "aks-eastus", edit)[0].startswith(
+        "no node of pool ndh100 carries the flavor's node labels (kubernetes.azure.com/agentpool=ndh100x)"
+    )
+
+
+def test_a_taint_the_flavor_does_not_tolerate_is_refused(example: Inventory) -> None:
+    def edit(objects: list[dict[str, Any]]) -> None:
+        of(objects, "ResourceFlavor", "h100-flex")["spec"]["tolerations"] = [
+            t for t in of(objects, "ResourceFlavor", "h100-flex")["spec"]["tolerations"] if "gke-queued" not in t["key"]
+        ]
+
+    assert any(
+        "tainted cloud.google.com/gke-queued=true:NoSchedule" in r for r in broken(example, "gke-gpu-us-east4", edit)
+    )
+
+
+def test_a_topology_level_the_nodes_do_not_carry_is_refused(example: Inventory) -> None:
+    def edit(objects: list[dict[str, Any]]) -> None:
+        of(objects, "Topology", "gke-hostname")["spec"]["levels"].insert(
+            0, {"nodeLabel": "cloud.google.com/gce-topology-block"}
+        )
+
+    assert any(
+        "topology level cloud.google.com/gce-topology-block is not a label" in r
+        for r in broken(example, "gke-gpu-us-east4", edit)
+    )
+
+
+def test_a_missing_admission_check_is_refused(example: Inventory) -> None:
+    def edit(objects: list[dict[str, Any]]) -> None:
+        objects[:] = [o for o in objects if o["kind"] != "ProvisioningRequestConfig"]
+
+    assert any(
+        "names ProvisioningRequestConfig h100-flex-flex-start, not emitted" in r
+        for r in broken(example, "gke-gpu-us-east4", edit)
+    )
+
+
+def test_a_queued_provisioning_pool_without_its_check_is_refused(example: Inventory) -> None:
+    def edit(objects: list[dict[str, Any]]) -> None:
+        for o in objects:
+            if o["kind"] == "ClusterQueue":
+                o["spec"].pop("admissionChecksStrategy", None)
+
+    assert any("come only through a ProvisioningRequest" in r for r in broken(example, "gke-gpu-us-east4", edit))
+
+
+def test_quota_smaller_than_a_node_is_refused() -> None:
+    """8 GPUs a node (a3-megagpu-8g), 4 of nominal quota and no cohort to borrow from: one node never fits."""
+    alone = make_inventory().edit("teams", "ml", cohort=None, quotas=[{"flavor": "h100", "nominal": 4}]).build()
+    assert refusals(alone) == [
+        "cluster gke-a: ClusterQueue ml flavor h100: the workload requests 8 `nvidia.com/gpu` but the queue holds at "
+        "most 4 there (nominal quota plus what it may borrow)"
+    ]
+
+
+def test_borrowing_from_the_cohort_makes_a_small_quota_admissible() -> None:
+    """4 of nominal plus 8 another team of the cohort lends: 12 >= 8."""
+    shared = (
+        make_inventory()
+        .edit("teams", "ml", quotas=[{"flavor": "h100", "nominal": 4}])
+        .team("other", quotas={"h100": 8}, cohort="org")
+        .build()
+    )
+    assert refusals(shared) == []
