@@ -31,11 +31,12 @@ from decimal import Decimal
 from typing import Any
 
 from quartermaster.capacity import pool_min_nodes
-from quartermaster.catalog import platform_taints, topology_levels
 from quartermaster.issues import Issue, Location
 from quartermaster.model import Cluster, Inventory
-from quartermaster.modules.kueue.builders import NODE_POOL_LABEL, PROVISIONING_CONTROLLER
+from quartermaster.modules.cloud.common import ACCELERATOR_TAINT_VALUE
+from quartermaster.modules.kueue.builders import PROVISIONING_CONTROLLER
 from quartermaster.modules.kueue.k8s import parse_quantity
+from quartermaster.providers import provider_of
 
 ANY = "*"
 """A label the platform sets on every node with a value of its own (topology levels, the hostname)."""
@@ -94,39 +95,41 @@ class Refusal:
 
 def pool_nodes(inventory: Inventory, cluster: Cluster, now: dt.datetime) -> dict[str, PoolNodes]:
     """Every pool of the cluster: the labels and taints its nodes get, from the cloud specs (what the node-pool
-    modules declare) plus what the platform adds, and how many exist without a request."""
-    from quartermaster.modules.cloud.aws import eks_node_groups
-    from quartermaster.modules.cloud.azure import aks_agent_pools
-    from quartermaster.modules.cloud.gcp import gke_node_pools
+    modules declare) plus what the platform adds, and how many exist without a request. Pools without cloud
+    resources (on-prem) carry their own labels and taints and the accelerator taint."""
+    from quartermaster.modules.cloud import cluster_spec
 
+    provider = provider_of(cluster.kind)
+    spec = cluster_spec(inventory, cluster.name, now)
+    named = provider.node_pool_label
     groups: dict[str, list[NodeGroup]] = {}
     queued: set[str] = set()
-    for g in gke_node_pools(inventory, cluster) if cluster.kind == "gke" else ():
-        taints = tuple((t.key, t.value, t.effect) for t in g.taints)
-        groups.setdefault(g.pool, []).append(NodeGroup(g.name, {**g.labels, NODE_POOL_LABEL["gke"]: g.name}, taints))
+    for g in spec.gke_node_pools:
+        labels = {**g.labels, **({named: g.name} if named else {})}
+        groups.setdefault(g.pool, []).append(
+            NodeGroup(g.name, labels, tuple((t.key, t.value, t.effect) for t in g.taints))
+        )
         if g.queued_provisioning:
             queued.add(g.pool)
-    for e in eks_node_groups(inventory, cluster, now) if cluster.kind == "eks" else ():
+    for e in spec.eks_node_groups:
+        labels = {**e.labels, **({named: e.node_group_name} if named else {})}
         taints = tuple((t.key, t.value, t.effect) for t in e.taints)
-        labels = {**e.labels, NODE_POOL_LABEL["eks"]: e.node_group_name}
         groups.setdefault(e.pool, []).append(NodeGroup(e.node_group_name, labels, taints))
-    for a in aks_agent_pools(inventory, cluster) if cluster.kind == "aks" else ():
-        taints = tuple(_parse_taint(t) for t in a.node_taints)
-        labels = {**a.node_labels, NODE_POOL_LABEL["aks"]: a.agent_pool_name}
-        groups.setdefault(a.pool, []).append(NodeGroup(a.agent_pool_name, labels, taints))
+    for a in spec.aks_agent_pools:
+        labels = {**a.node_labels, **({named: a.agent_pool_name} if named else {})}
+        groups.setdefault(a.pool, []).append(
+            NodeGroup(a.agent_pool_name, labels, tuple(_parse_taint(t) for t in a.node_taints))
+        )
     out = {}
     for pool in cluster.pools:
         machine = inventory.machine_by_name[pool.machine]
-        if cluster.kind == "onprem":
+        if not provider.cloud_resources:
             own = tuple((t.key, t.value, t.effect) for t in pool.taints)
-            accelerator = (machine.resource_name, "present", "NoSchedule")
+            accelerator = (machine.resource_name, ACCELERATOR_TAINT_VALUE, "NoSchedule")
             taints = own if any(t[0] == machine.resource_name for t in own) else (*own, accelerator)
             groups[pool.name] = [NodeGroup(pool.name, dict(pool.labels), taints)]
-        platform = {
-            HOSTNAME: ANY,
-            **{level: ANY for level in topology_levels(cluster.kind, pool.machine, pool.provisioning)},
-        }
-        added = tuple((t.key, t.value, t.effect) for t in platform_taints(cluster.kind, pool.provisioning))
+        platform = {HOSTNAME: ANY, **dict.fromkeys(provider.topology_levels(pool.machine, pool.provisioning), ANY)}
+        added = tuple((t.key, t.value, t.effect) for t in provider.platform_taints(pool.provisioning))
         out[pool.name] = PoolNodes(
             pool=pool.name,
             resource=machine.resource_name,

@@ -104,7 +104,8 @@ def test_a_generated_enterprise_inventory_is_admissible(tmp_path: Path) -> None:
     """bench/generate.py's organisation (teams x flavors over four GKE clusters, a third of the pools spot), made
     topology-aware."""
     inventory = load(enterprise_inventory(tmp_path / "inv", teams=12, flavors=8)).inventory
-    assert refusals(everything_topology_aware(inventory)) == []
+    contact = inventory.policy.model_copy(update={"quota_contact_email": "capacity@example.com"})  # GKE quota specs
+    assert refusals(everything_topology_aware(inventory.model_copy(update={"policy": contact}))) == []
 
 
 # --- point 2: TAS as Kueue allows it ------------------------------------------------------------------------
