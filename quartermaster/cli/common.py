@@ -53,15 +53,25 @@ def inventory_argument() -> Path:
     )
 
 
-def check_output(out: Path, option: str, inventory: Path, *, folder: bool) -> None:
-    """Refuse an output path before any work: inside the inventory (it would overwrite what the user wrote), a
-    folder where a file goes or the reverse, or a place that cannot be written."""
+def check_output(out: Path, option: str, inventory: Path, *, folder: bool, inputs: tuple[str, ...] = ()) -> None:
+    """Refuse an output path before any work: inside the inventory or one of the command's other `inputs` (a file,
+    folder or glob: it would overwrite or add to what the user gave), a folder where a file goes or the reverse, or
+    a place that cannot be written."""
     target, inside = out.resolve(), inventory.resolve()
     if target == inside or (inside.is_dir() and target.is_relative_to(inside)):
         raise UsageError(
             f"{option} {out}: inside the inventory {inventory}; nothing the user wrote is overwritten. "
             "Write the output elsewhere, e.g. out/."
         )
+    for given in inputs:
+        if "://" in given:
+            continue  # object storage: never a local output
+        base = Path(given.split("*")[0].split("?")[0].split("[")[0] or ".").resolve()
+        if target == base or (base.is_dir() and target.is_relative_to(base)):
+            raise UsageError(
+                f"{option} {out}: is the input {given}, or inside it; the input would be overwritten or read again "
+                "next time. Write the output elsewhere, e.g. out/."
+            )
     if out.exists() and out.is_dir() != folder:
         raise UsageError(
             f"{option} {out}: is a {'file' if folder else 'folder'}; give a {'folder' if folder else 'file'} path."

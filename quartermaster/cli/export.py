@@ -34,8 +34,9 @@ def focus(
     ),
 ) -> None:
     """Write FOCUS 1.3 rows: every mandatory column, commitment columns, x_Team and x_CostCenter."""
+    inputs = (str(usage),) if usage else ()
     if out is not None:
-        check_output(out, "--out", path, folder=False)
+        check_output(out, "--out", path, folder=False, inputs=inputs)
     # imported when run (after the cheap checks), so that `qm --help` and a usage mistake stay fast
     from quartermaster.reports.focus import write_focus
 
@@ -49,7 +50,7 @@ def focus(
         rows, label = _metered(inventory, period, usage, idle)
         name, what = f"focus-{label}.csv", f"FOCUS 1.3 rows (metered) for {label}"
     target = out or Path(name)
-    check_output(target, "--out", path, folder=False)
+    check_output(target, "--out", path, folder=False, inputs=inputs)
     write_focus(rows, target)
     console.print(f"wrote {target}: {len(rows)} {what}")
 

@@ -46,7 +46,7 @@ def command(
     from quartermaster.reports.metering.source import meter_source
 
     if out:
-        check_output(out, "--out", inventory, folder=True)
+        check_output(out, "--out", inventory, folder=True, inputs=(usage,) if usage else ())
     inv = load_or_exit(inventory).inventory
     chosen = checked_period(inv, idle, period)
     if emit_sql:

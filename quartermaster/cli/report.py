@@ -49,7 +49,7 @@ def command(
     unknown = sorted(set(chosen) - set(FORMATS))
     if unknown:
         raise UsageError(f"--formats: unknown {', '.join(unknown)}; choose from {', '.join(FORMATS)}.")
-    check_output(out, "--out", path, folder=True)
+    check_output(out, "--out", path, folder=True, inputs=(str(usage),) if usage else ())
     # imported when run (after the cheap checks), so that `qm --help` and a usage mistake stay fast
     from quartermaster.reports.filters import money, pct
     from quartermaster.reports.finance import RenderOptions, build_report, write_report

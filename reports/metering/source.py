@@ -35,6 +35,7 @@ from quartermaster.pricing import DEFAULT_IDLE_POLICY
 from quartermaster.reports.metering.meter import MeterResult, run_meter
 from quartermaster.reports.metering.query import held_sql
 from quartermaster.reports.metering.usage import NAMES, NUMERIC, Period, month_period, read_usage
+from quartermaster.textsafety import sql_string
 from quartermaster.units import FIRST_DAY, LAST_DAY
 
 REMOTE = ("s3://", "gs://", "gcs://")
@@ -110,13 +111,18 @@ def _files(filesystem: pafs.FileSystem, path: str) -> list[str]:
 
 def _scan(source: Source) -> str:
     """The FROM clause that scans the input: DuckDB's own Parquet or CSV reader for local files, the Arrow
-    dataset (table `raw`) for object storage."""
-    if not isinstance(source.filesystem, pafs.LocalFileSystem):
-        return "raw"
-    listed = ", ".join("'" + f.replace("'", "''") + "'" for f in source.files)
+    dataset (table `raw`) for object storage and for files whose names DuckDB would read as globs."""
+    if not isinstance(source.filesystem, pafs.LocalFileSystem) or any(_globs(f) for f in source.files):
+        return "raw"  # DuckDB reads a file name as a glob: `x?.csv` would read `x1.csv` again (issue 29)
+    listed = ", ".join(sql_string(f) for f in source.files)
     if source.dataset.format.default_extname == "parquet":
         return f"read_parquet([{listed}], hive_partitioning = false)"
     return f"read_csv([{listed}], header = true)"
+
+
+def _globs(name: str) -> bool:
+    """Whether DuckDB would expand `name` as a glob pattern (`*`, `?`, `[`, `{`)."""
+    return any(c in name for c in "*?[{")
 
 
 def _usage_view(types: dict[str, str], scan: str) -> str:

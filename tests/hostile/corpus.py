@@ -10,6 +10,7 @@ outside `outputs`, no stray files).
 from __future__ import annotations
 
 import csv
+import json
 import shutil
 import subprocess
 from collections.abc import Callable
@@ -1079,6 +1080,75 @@ CASES += [
         1,
         says=("teams[0].group", "at most 256 characters"),
         max_lines=4,
+        issue=29,
+    ),
+]
+
+
+def usage_folder(**used: str) -> Callable[[Path], None]:
+    """The example inventory as `inv/`, and a folder `d/` of usage files, each with one row of `inference` in
+    `p5-od` (file name -> accelerators; `__q__` stands for `?`, `__l__` and `__r__` for `[` and `]`)."""
+
+    def build(case: Path) -> None:
+        example()(case)
+        (case / "d").mkdir()
+        for name, value in used.items():
+            name = name.replace("__q__", "?").replace("__l__", "[").replace("__r__", "]")
+            (case / "d" / f"{name}.csv").write_text(HEADER + EKS_ROW.format(used=value))
+
+    return build
+
+
+def charged(hours: str) -> Callable[[Path], None]:
+    def check(case: Path) -> None:
+        teams = json.loads((case / "out" / "meter.json").read_text())["teams"]
+        assert [(t["team"], t["charged_hours"]) for t in teams] == [("inference", hours)], teams
+
+    return check
+
+
+CASES += [
+    # 6. DuckDB read a file name as a glob: each file is read once, whatever its name
+    Case(
+        "meter-file-named-like-a-glob",
+        6,
+        usage_folder(x1="1", x__q__="2"),
+        ("meter", "d", "--inventory", "inv", "--out", "out"),
+        0,
+        outputs=("out",),
+        check=charged("3"),  # 1 + 2 accelerator-hours, one hour each
+        issue=29,
+    ),
+    Case(
+        "meter-file-named-like-a-class",
+        6,
+        usage_folder(a1="1", a__l__1__r__="5"),
+        ("meter", "d", "--inventory", "inv", "--out", "out"),
+        0,
+        outputs=("out",),
+        check=charged("6"),  # 1 + 5
+        issue=29,
+    ),
+]
+
+CASES += [
+    # 13. an output onto or into an input outside the inventory is refused before any work
+    Case(
+        "export-out-onto-its-usage",
+        13,
+        usage_file("1"),
+        ("export", "focus", "inv", "--usage", "u.csv", "--out", "u.csv"),
+        2,
+        says=("--out u.csv: is the input u.csv",),
+        issue=29,
+    ),
+    Case(
+        "meter-out-into-its-folder",
+        13,
+        usage_folder(x1="1"),
+        ("meter", "d", "--inventory", "inv", "--out", "d"),
+        2,
+        says=("--out d: is the input d, or inside it",),
         issue=29,
     ),
 ]
