@@ -34,7 +34,7 @@ from quartermaster.capacity import pool_min_nodes
 from quartermaster.issues import Issue, Location
 from quartermaster.model import Cluster, Inventory
 from quartermaster.modules.cloud.common import ACCELERATOR_TAINT_VALUE
-from quartermaster.modules.kueue.builders import PROVISIONING_CONTROLLER
+from quartermaster.modules.kueue.builders import PROVISIONING_CONTROLLER, objects_for_cluster
 from quartermaster.modules.kueue.k8s import parse_quantity
 from quartermaster.providers import provider_of
 
@@ -462,3 +462,109 @@ def manifest_refusals(inventory: Inventory, manifests: list[Any], now: dt.dateti
                 )
             )
     return out
+
+
+TOPOLOGY_ANNOTATION = "kueue.x-k8s.io/podset-preferred-topology"
+
+
+@dataclass(frozen=True)
+class QueueTarget:
+    """Where a team's multi-pod job is queued and what each of its pods asks for: one node's accelerators of the
+    first flavor of the team's first ClusterQueue on a cluster that runs pods."""
+
+    cluster: str
+    queue: str
+    namespace: str
+    flavor: str
+    resource: str
+    per_node: int
+    nodes: int
+    """Whole nodes the queue can hold there (quota, and for a TAS flavor without a ProvisioningRequest, the nodes
+    that exist)."""
+    pod_resources: bool
+    """The flavor's resource group covers cpu and memory, so pods must request them (and may)."""
+    topology_annotation: str | None
+    """A level to ask for when the flavor is topology-aware in a ClusterQueue with plain flavors too (without it the
+    job would never reach the flavor)."""
+
+
+def team_target(inventory: Inventory, team: str, now: dt.datetime) -> QueueTarget | None:
+    """The queue a team's RayJob goes to (`qm plan --rayjob`): on the team's first cluster that runs pods and where
+    it has a ClusterQueue, the first flavor (Kueue's order) that holds a head and a worker, else the first flavor;
+    None when the team has no queue on a cluster that runs pods."""
+    found = inventory.team_by_name[team]
+    for cluster in inventory.clusters:
+        if cluster.multikueue_role == "manager":
+            continue
+        objects = _Objects(objects_for_cluster(inventory, cluster.name))
+        queue = objects.get("ClusterQueue", team)
+        if queue is None:
+            continue
+        nodes = pool_nodes(inventory, cluster, now)
+        groups = queue["spec"]["resourceGroups"]
+        all_flavors = [f["name"] for g in groups for f in g["flavors"]]
+        aware = {
+            f: bool(((objects.get("ResourceFlavor", f) or {}).get("spec") or {}).get("topologyName"))
+            for f in all_flavors
+        }
+        candidates = []
+        for group in groups:
+            for entry in group["flavors"]:
+                pool = nodes.get(entry["name"])
+                if pool is None or pool.resource not in group["coveredResources"]:
+                    continue
+                held = int(objects.available(queue, pool.pool, pool.resource) // pool.per_node)
+                provisioning = any(
+                    (objects.get("AdmissionCheck", c) or {}).get("spec", {}).get("controllerName")
+                    == PROVISIONING_CONTROLLER
+                    for c in objects.checks_on(queue, pool.pool)
+                )
+                if aware[pool.pool] and not provisioning:
+                    held = min(held, pool.existing)
+                mixed = aware[pool.pool] and not all(aware.values())
+                candidates.append(
+                    QueueTarget(
+                        cluster=cluster.name,
+                        queue=team,
+                        namespace=found.namespaces[0],
+                        flavor=pool.pool,
+                        resource=pool.resource,
+                        per_node=pool.per_node,
+                        nodes=held,
+                        pod_resources=set(POD_RESOURCES) <= set(group["coveredResources"]),
+                        topology_annotation=HOSTNAME if mixed else None,
+                    )
+                )
+        if candidates:
+            return next((c for c in candidates if c.nodes >= 2), candidates[0])
+    return None
+
+
+def pod_sets_of(job: dict[str, Any]) -> list[PodSet]:
+    """A KubeRay RayJob's pod sets as Kueue builds its Workload: the head (one pod) and each worker group (its
+    replicas); a container's requests default to its limits, as Kubernetes does."""
+    cluster = job["spec"]["rayClusterSpec"]
+    groups = [("head", 1, cluster["headGroupSpec"]["template"])]
+    groups += [(g["groupName"], g["replicas"], g["template"]) for g in cluster.get("workerGroupSpecs", [])]
+    out = []
+    for name, count, template in groups:
+        requests: dict[str, Decimal] = {}
+        for container in template["spec"]["containers"]:
+            resources = container.get("resources") or {}
+            asked = {**(resources.get("limits") or {}), **(resources.get("requests") or {})}
+            for resource, amount in asked.items():
+                requests[resource] = requests.get(resource, Decimal(0)) + (parse_quantity(amount) or Decimal(0))
+        annotated = TOPOLOGY_ANNOTATION in ((template.get("metadata") or {}).get("annotations") or {})
+        out.append(PodSet(name, count, requests, annotated))
+    return out
+
+
+def job_refusals(inventory: Inventory, job: dict[str, Any], target: QueueTarget, now: dt.datetime) -> list[Refusal]:
+    """Why Kueue, with its default quota check (`BlockUndeclared`: a resource the queue does not cover refuses the
+    job), would not admit `job` in the target's flavor or it would never get nodes; empty when admissible."""
+    cluster = inventory.cluster_by_name[target.cluster]
+    objects = _Objects(objects_for_cluster(inventory, cluster.name))
+    queue = objects.get("ClusterQueue", target.queue)
+    assert queue is not None
+    nodes = pool_nodes(inventory, cluster, now)
+    return workload_refusals(cluster.name, queue, target.flavor, pod_sets_of(job), objects, nodes, False)

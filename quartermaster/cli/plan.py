@@ -70,6 +70,11 @@ def command(
     image: str | None = typer.Option(
         None, help="With --rayjob: the image (Quartermaster with the ray extra, the inventory at /inventory)."
     ),
+    results_claim: str | None = typer.Option(
+        None,
+        metavar="PVC",
+        help="With --rayjob: the PersistentVolumeClaim in the team's namespace that the plan is written to.",
+    ),
 ) -> None:
     """Plan what to commit to, where and when; print a summary and write the plan to --out."""
     if solver not in ("highs", "cbc"):
@@ -100,7 +105,7 @@ def command(
         )
         sweeps.check(inventory, options, spec, backend, workers)  # before planning, not after
         if rayjob is not None:
-            _print_rayjob(inventory, rayjob, image, spec, options)
+            _print_rayjob(inventory, rayjob, image, results_claim, spec, options)
             return
         with err_console.status("Planning") as status:
             result = plan(inventory, options, write_lp=write_lp, progress=lambda msg: status.update(msg))
@@ -119,8 +124,14 @@ def command(
         _propose(path, inventory, result, force)
 
 
-def _print_rayjob(inventory: Inventory, team: str, image: str | None, spec: SweepSpec, options: PlanOptions) -> None:
-    """The sweep as a RayJob on stdout (`| kubectl apply -f -`): the plan's options and the sweep as arguments."""
+def _print_rayjob(
+    inventory: Inventory, team: str, image: str | None, claim: str | None, spec: SweepSpec, options: PlanOptions
+) -> None:
+    """The sweep as a RayJob on stdout (`| kubectl apply -f -`): the plan's options and the sweep as arguments,
+    queued to the team's first queue and requesting its accelerators (`admission.team_target`)."""
+    import datetime as dt
+
+    from quartermaster.modules.kueue.admission import team_target
     from quartermaster.planner.rayjob import rayjob
     from quartermaster.yamlwriter import dump_yaml
 
@@ -140,7 +151,9 @@ def _print_rayjob(inventory: Inventory, team: str, image: str | None, spec: Swee
         *[a for t, values in spec.grid for a in ("--sweep", f"{t}={','.join(values)}")],
         *(["--draws", str(spec.draws), "--seed", str(spec.seed)] if spec.draws else []),
     ]
-    print(dump_yaml(rayjob(inventory, team, args, image=image)), end="")
+    target = team_target(inventory, team, dt.datetime.now(dt.UTC)) if team in inventory.team_by_name else None
+    job = rayjob(inventory, team, args, image=image, target=target, results_claim=claim)
+    print(dump_yaml(job), end="")
 
 
 def _sweep(

@@ -24,11 +24,12 @@ KUBECTL = shutil.which("kubectl")
 def ambiguous_inventory(folder: Path) -> Path:
     """Teams, namespaces, a pool, a cohort and cost centres named with every ambiguous value the schema allows there
     (a name is a DNS label, so `~` and `0x1F` go into a description, a cost centre and a node label)."""
-    builder = make_inventory().pool("1e3", nodes=2, labels={"northwind.ai/tier": "0x1F", "northwind.ai/hot": "on"})
+    builder = make_inventory().pool("1e3", nodes=4, labels={"northwind.ai/tier": "0x1F", "northwind.ai/hot": "on"})
     builder.add("cohorts", name="no", parent="org")
     builder.add("priority_classes", name="yes", value=5, description="~")
     for name, cost_center in (("0800", "0800"), ("yes", "yes"), ("no", "0x1F"), ("on", "on"), ("1e3", "1e3")):
-        builder.team(name, quotas={"1e3": 1, "h100": 1}, cost_center=cost_center, namespaces=[name], cohort="no")
+        gpus = 16 if name == "1e3" else 1  # the RayJob's team: a head and a worker, 8 GPUs each
+        builder.team(name, quotas={"1e3": gpus, "h100": 1}, cost_center=cost_center, namespaces=[name], cohort="no")
     builder.team("null", quotas={"1e3": 1}, cost_center="null", namespaces=["null"], priority_class="yes")
     inventory = builder.write(folder / "inventory")
     (inventory / "demand.csv").write_text(
@@ -93,7 +94,11 @@ def emitted(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     files["PrometheusRule"] = folder / "obs" / "quartermaster-prometheusrule.yaml"
     files["dashboard ConfigMap"] = folder / "obs" / "quartermaster-dashboard-configmap.yaml"
     result = runner.invoke(
-        app, ["plan", str(inventory), "--draws", "2", "--rayjob", "1e3", "--image", "registry.example/qm:1"]
+        app,
+        [
+            *("plan", str(inventory), "--draws", "2", "--rayjob", "1e3"),
+            *("--image", "registry.example/qm:1", "--results-claim", "0800"),
+        ],
     )
     assert result.exit_code == 0, result.output
     (folder / "rayjob.yaml").write_text(result.stdout)
@@ -109,7 +114,7 @@ WANT_STRINGS = {
     "rules file": {"0800", "yes", "no", "on", "1e3", "null"},
     "PrometheusRule": {"0800", "yes", "no", "on", "1e3", "null"},
     "dashboard ConfigMap": {"null"},  # its namespace (--namespace null)
-    "RayJob": {"1e3"},
+    "RayJob": {"1e3", "0800"},  # its team, namespace and queue; its results claim
 }
 KUBERNETES_OBJECTS = ("Kueue objects", "Kueue Configuration", "PrometheusRule", "dashboard ConfigMap", "RayJob")
 

@@ -243,6 +243,8 @@ def test_the_documented_rayjob_is_what_qm_prints_and_queues_to_a_local_queue_tha
         (["--draws", "2", "--rayjob", "llm-pretrian", "--image", "x"], "Did you mean `llm-pretrain`?"),  # a typo
         (["--rayjob", "llm-pretrain", "--image", "x"], "--rayjob prints a sweep; give it --sweep or --draws."),
         (["--draws", "2", "--rayjob", "llm-pretrain"], "--rayjob needs --image"),
+        # the job creates no storage: the team names the claim the plan is written to (issue 28, point 6)
+        (["--draws", "2", "--rayjob", "llm-pretrain", "--image", "x"], "--rayjob needs --results-claim"),
     ],
 )
 def test_a_rayjob_without_a_team_a_sweep_or_an_image_exits_2(extra, message):
