@@ -34,12 +34,15 @@ from quartermaster.planner.options import PlanInputError, PlanOptions
 from quartermaster.planner.tables import Curve, Offer, RecoursePrice, check_tables
 from quartermaster.planner.tables import rows as rows_of
 from quartermaster.planner.usage_forecast import demand_from_usage
-from quartermaster.pricing import COMMITTED_MODELS, PAY_PER_USE_MODELS, check_idle_policy, per_accelerator
+from quartermaster.pricing import (
+    COMMITTED_MODELS,
+    PAY_PER_USE_MODELS,
+    check_idle_policy,
+    commitment_term_months,
+    per_accelerator,
+)
 from quartermaster.units import next_quarters, overlap_hours, parse_quarter, quarter_hours
 
-# New on-prem purchases are amortised over 48 months when the price row gives no term: the example's
-# purchase orders PO-2025-031 and PO-2026-077 (inventory/prices.csv) amortise capex over 48 months.
-ONPREM_LIFE_MONTHS = 48
 RECOURSE_MODELS = PAY_PER_USE_MODELS
 COMMIT_MODELS = COMMITTED_MODELS
 # Unmet demand costs this many times the dearest price per accelerator-hour in the price book.
@@ -443,7 +446,7 @@ def _commit_options(prices: pd.DataFrame) -> pd.DataFrame:
                 "(power, or the agreement's discounted rate): give them all the same"
             )
     for p in rows_of(committed, RecoursePrice):
-        months = p.term_months or (ONPREM_LIFE_MONTHS if p.pricing_model == "onprem" else 12)
+        months = commitment_term_months(p.pricing_model, p.term_months)
         shape = f"_upfront_{p.upfront_usd_per_node}" if p.upfront_usd_per_node else ""
         rows.append(
             {

@@ -18,7 +18,7 @@ from quartermaster.catalog import UnknownAccelerator, canonical_accelerator, res
 from quartermaster.issues import Issue, Ref, Severity, did_you_mean
 from quartermaster.model import Inventory, Team
 from quartermaster.names import ClusterKind
-from quartermaster.pricing import Provisioning
+from quartermaster.pricing import Provisioning, missing_prices
 from quartermaster.providers import provider_of, provider_of_cloud
 
 CheckFn = Callable[[Inventory], list[Issue]]
@@ -832,3 +832,12 @@ def check_scenario_probabilities(inv: Inventory) -> list[Issue]:
             )
         ]
     return []
+
+
+@rule("pool-prices", "every pool's node-hours beyond its commitment have a price in the price book", "warning")
+def check_pool_prices(inv: Inventory) -> list[Issue]:
+    """The one rule for a missing price (pricing.missing_prices), as every view applies it; an inventory with no
+    price book at all (Kueue objects and node pools only) is not priced and not warned about."""
+    if not inv.prices:
+        return []
+    return [_issue(m.message, m.fix, ("pools", m.pool, "provisioning")) for m in missing_prices(inv)]

@@ -32,7 +32,7 @@ from enum import StrEnum
 from typing import TYPE_CHECKING, Literal, TypeVar
 
 if TYPE_CHECKING:
-    from quartermaster.model import Inventory
+    from quartermaster.model import Inventory, PriceRow
 
 K = TypeVar("K", bound=Hashable)
 Money = TypeVar("Money", Decimal, float)
@@ -94,6 +94,19 @@ BASES: dict[Basis, str] = {
 """The basis every dollar figure names, and the sentence that says what it means."""
 
 HOURS_PER_MONTH = 730
+ONPREM_LIFE_MONTHS = 48
+"""The life an on-prem purchase is amortised over when its price row gives no term: the example's purchase orders
+PO-2025-031 and PO-2026-077 (inventory/prices.csv) amortise capex over 48 months."""
+DEFAULT_COMMIT_TERM_MONTHS = 12
+"""The term of a `commit` price row that gives none (term_months 0): the shortest committed-use term sold."""
+
+
+def commitment_term_months(pricing_model: str, term_months: int) -> int:
+    """The term a committed price row is bought and amortised over: its own, else ONPREM_LIFE_MONTHS for an on-prem
+    purchase and DEFAULT_COMMIT_TERM_MONTHS for a commitment; 0 for pay-per-use models (nothing to amortise)."""
+    if term_months or pricing_model not in COMMITTED_MODELS:
+        return term_months
+    return ONPREM_LIFE_MONTHS if pricing_model == PricingModel.ONPREM else DEFAULT_COMMIT_TERM_MONTHS
 
 
 def amortised_usd_per_node_hour(hourly: Money, upfront: Money, term_months: int) -> Money:
@@ -152,13 +165,23 @@ def per_accelerator(usd_per_node: Money, accelerators_per_node: int) -> Money:
     return usd_per_node / accelerators_per_node
 
 
+def amortised_rate(row: PriceRow) -> Decimal:
+    """USD per node-hour used of a price-book row, everything included: its hourly rate, its upfront fee spread over
+    its term (`amortised_usd_per_node_hour`, `commitment_term_months`) and its rate per hour used (upfront fees and
+    rates per hour used are on `commit` and `onprem` rows only). The one figure price rows are ranked by: a $0/h
+    row with a $600,000 upfront fee is not free."""
+    term = commitment_term_months(row.pricing_model, row.term_months)
+    fixed = amortised_usd_per_node_hour(row.usd_per_node_hour, row.upfront_usd_per_node, term)
+    return fixed + row.usd_per_node_hour_used
+
+
 def cheapest_on_demand_per_accelerator(inventory: Inventory) -> dict[str, Decimal]:
-    """The cheapest on-demand USD per accelerator-hour of each accelerator in the price book."""
+    """The cheapest on-demand USD per accelerator-hour of each accelerator in the price book (`amortised_rate`)."""
     out: dict[str, Decimal] = {}
     for row in inventory.prices:
         machine = inventory.machine_by_name.get(row.machine)
         if row.pricing_model == PricingModel.ON_DEMAND and machine is not None:
-            rate = per_accelerator(row.usd_per_node_hour, machine.accelerators_per_node)
+            rate = per_accelerator(amortised_rate(row), machine.accelerators_per_node)
             out[machine.accelerator] = min(out.get(machine.accelerator, rate), rate)
     return out
 
@@ -172,7 +195,8 @@ def cheapest_accelerator_hour(
 ) -> tuple[Decimal, str] | None:
     """The cheapest USD per accelerator-hour in the price book among rows of `models` for machines of `accelerator`
     (or the one `machine`), at `sites` when given, with what it is ("<machine> at <site>, <model>"); None when the
-    book has no such row."""
+    book has no such row. Rows are ranked and priced amortised (`amortised_rate`: upfront fees and rates per hour
+    used included)."""
     best: tuple[Decimal, str] | None = None
     for row in inventory.prices:
         m = inventory.machine_by_name.get(row.machine)
@@ -184,7 +208,7 @@ def cheapest_accelerator_hour(
             or (sites and row.site not in sites)
         ):
             continue
-        rate = per_accelerator(row.usd_per_node_hour, m.accelerators_per_node)
+        rate = per_accelerator(amortised_rate(row), m.accelerators_per_node)
         if best is None or rate < best[0]:
             best = (rate, f"{row.machine} at {row.site}, {row.pricing_model}")
     return best
@@ -275,19 +299,55 @@ def break_even(
 
 def pool_node_price(
     inventory: Inventory, machine: str, site: str, provisioning: str
-) -> tuple[Decimal | None, PricingModel | None]:
-    """The price of one more node of a pool beyond its commitment, and the model it comes from.
-
-    The pool's own pricing model first (`pricing_model_of`); when the book has no such row, on-demand, then
-    on-prem; (None, None) when none is known.
-    """
+) -> tuple[Decimal | None, PricingModel]:
+    """The price of one more node of a pool beyond its commitment, and the model it comes from: the price-book row
+    of `pricing_model_of` the pool's provisioning, and nothing else. None when the book has no such row: the one
+    rule for a missing price (`MissingPrice`), the same in every view; no other row stands in for it (a spot pool
+    priced at on-demand would overstate its cost, one priced at $0 would hide it)."""
     provider = inventory.site_by_name[site].provider if site in inventory.site_by_name else ""
-    wanted = pricing_model_of(provisioning, provider)
-    for model in dict.fromkeys((wanted, PricingModel.ON_DEMAND, PricingModel.ONPREM)):
-        price = node_hour_price(inventory, machine, site, model)
-        if price is not None:
-            return price, model
-    return None, None
+    model = pricing_model_of(provisioning, provider)
+    return node_hour_price(inventory, machine, site, model), model
+
+
+@dataclass(frozen=True)
+class MissingPrice:
+    """A pool whose node-hours beyond its commitment have no price in the price book (`pool_node_price` is None).
+
+    `qm validate` warns with it; metering refuses to meter it; the quota diff shows the flavor unpriced and
+    checks no budget with it; the alert rules leave the pool out of the budget spend and say so. Every view says
+    it in the same words (`message`, `fix`)."""
+
+    pool: str
+    provisioning: str
+    machine: str
+    site: str
+    pricing_model: PricingModel
+
+    @property
+    def message(self) -> str:
+        return (
+            f"pool `{self.pool}` ({self.provisioning} at {self.site}) has no price: the price book has no "
+            f"`{self.pricing_model}` row for {self.machine} at {self.site}"
+        )
+
+    @property
+    def fix(self) -> str:
+        return (
+            f"Add the row `{self.machine},{self.site},{self.pricing_model},0,<usd_per_node_hour>,<source>,<as_of>` "
+            "to prices.csv; until then the pool is not metered, and its cost is unknown (not 0, not on-demand) in "
+            "the quota diff and the alert rules."
+        )
+
+
+def missing_prices(inventory: Inventory) -> list[MissingPrice]:
+    """Every pool without the price its node-hours beyond its commitment are billed at, in inventory order."""
+    out = []
+    for pool in inventory.pools:
+        site = inventory.cluster_of_pool[pool.name].site
+        price, model = pool_node_price(inventory, pool.machine, site, pool.provisioning)
+        if price is None:
+            out.append(MissingPrice(pool.name, pool.provisioning, pool.machine, site, model))
+    return out
 
 
 def pool_rate(inventory: Inventory, pool: str) -> Decimal | None:
@@ -298,6 +358,31 @@ def pool_rate(inventory: Inventory, pool: str) -> Decimal | None:
         return commitment_rate(inventory, p.commitment)
     price, _ = pool_node_price(inventory, p.machine, inventory.cluster_of_pool[pool].site, p.provisioning)
     return None if price is None else per_accelerator(price, inventory.machine_by_name[p.machine].accelerators_per_node)
+
+
+def committed_nodes_by_pool(inventory: Inventory) -> dict[str, int]:
+    """Nodes of each pool that its commitment covers: the one definition every view uses.
+
+    A commitment covers `count` nodes, shared by the pools that consume it: metering meters them as one block (any
+    of its pools' use counts against it), and where a figure is per pool (the quota diff's paid-anyway capacity) the
+    count is shared in proportion to the pools' largest sizes, in whole nodes by largest remainder (ties by pool
+    name), so no pool gets more than its largest size and the pools get min(count, their sizes' sum) in all. The
+    validation rule `commitment-consumers` warns when the pools could hold more than the count."""
+    from quartermaster.capacity import pool_max_nodes  # capacity reads the model, which reads this module
+
+    sizes: dict[str, dict[str, Decimal]] = {}
+    for pool in inventory.pools:
+        machine = inventory.machine_by_name.get(pool.machine)
+        if pool.commitment in inventory.commitment_by_name and machine is not None:
+            sizes.setdefault(pool.commitment, {})[pool.name] = Decimal(pool_max_nodes(pool, machine))
+    out: dict[str, int] = {}
+    for commitment, pools in sizes.items():
+        whole = sum(pools.values(), Decimal(0))
+        covered = min(Decimal(inventory.commitment_by_name[commitment].count), whole)
+        if whole:
+            shares = allocate_cents({p: covered * n / whole for p, n in pools.items()}, covered, Decimal(1))
+            out.update({p: int(n) for p, n in shares.items()})
+    return out
 
 
 # --- idle ---------------------------------------------------------------------------------------------
@@ -338,10 +423,15 @@ def idle_weights(
 # --- money ----------------------------------------------------------------------------------------------
 
 
+MICRO_USD = Decimal("0.000001")
+
+
 def usd(amount: float | Decimal) -> Decimal:
-    """An amount as Decimal USD with 6 decimals, as solved or metered (no negative zero)."""
-    value = Decimal(f"{float(amount):.6f}")
-    return value if value != 0 else Decimal("0.000000")
+    """An amount as Decimal USD with 6 decimals (half up), as solved or metered (no negative zero). A Decimal is
+    quantised as it is; a float (a solver's value) from its shortest repr, never through binary rounding."""
+    exact = amount if isinstance(amount, Decimal) else Decimal(str(float(amount)))
+    value = exact.quantize(MICRO_USD, rounding=ROUND_HALF_UP)
+    return value if value != 0 else abs(value)
 
 
 def cents(amount: Decimal) -> Decimal:

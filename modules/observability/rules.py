@@ -46,6 +46,7 @@ from quartermaster.modules.observability.metrics import (
 from quartermaster.pricing import (
     break_even,
     format_usd,
+    missing_prices,
     pool_rate,
 )
 from quartermaster.units import quarter_bounds, quarter_hours
@@ -220,12 +221,17 @@ def build_rules(result: LoadResult, options: Options | None = None) -> tuple[dic
             f"cluster {o.cluster}: no budget alerts and no forecast records (they need every cluster's "
             "series; render them with `qm observability render` for a Prometheus that sees all clusters)"
         )
+    unpriced = {m.pool: m for m in missing_prices(inventory)}
     for budget in () if o.cluster else inventory.policy.budgets:
         terms = []
         teams = sorted(t.name for t in inventory.teams if t.cost_center == budget.cost_center)
         for pool in inventory.pools:
+            if not any(q.flavor == pool.name for t in teams for q in inventory.team_by_name[t].quotas):
+                continue
             rate = pool_rate(inventory, pool.name)
-            if rate is None or not any(q.flavor == pool.name for t in teams for q in inventory.team_by_name[t].quotas):
+            if rate is None:
+                missing = unpriced[pool.name]
+                notes.append(f"budget {budget.cost_center} {budget.quarter}: leaves out {missing.message}")
                 continue
             used = _sel(
                 KUEUE_USAGE, flavor=pool.name, cluster_queue="|".join(teams), resource=_resource(inventory, pool.name)

@@ -23,8 +23,10 @@ from quartermaster.pricing import (
     Provisioning,
     accelerator_hour_price,
     commitment_rate,
+    missing_prices,
     node_hour_price,
     per_accelerator,
+    pool_node_price,
     pricing_model_of,
 )
 
@@ -79,8 +81,7 @@ def blocks(inventory: Inventory, start: dt.datetime, end: dt.datetime) -> tuple[
     issues: list[Issue] = []
 
     def rate_of(machine: Machine, site: Site, model: PricingModel, what: str) -> Decimal:
-        if site.provider == "onprem":
-            model = PricingModel.ONPREM
+        """A commitment's overflow rate; metering refuses (an issue) when the book has no such row."""
         node_price = node_hour_price(inventory, machine.name, site.name, model)
         if node_price is None:
             issues.append(
@@ -94,6 +95,10 @@ def blocks(inventory: Inventory, start: dt.datetime, end: dt.datetime) -> tuple[
             )
             return Decimal(0)
         return per_accelerator(node_price, machine.accelerators_per_node)
+
+    unpriced = {m.pool: m for m in missing_prices(inventory)}
+    for missing in unpriced.values():
+        issues.append(Issue("meter-prices", missing.message, missing.fix, ref=("pools", missing.pool, "provisioning")))
 
     def list_rate_of(machine: Machine, site: Site, fallback: Decimal) -> Decimal:
         on_demand = accelerator_hour_price(inventory, machine.name, site.name, PricingModel.ON_DEMAND)
@@ -132,8 +137,8 @@ def blocks(inventory: Inventory, start: dt.datetime, end: dt.datetime) -> tuple[
         cluster = inventory.cluster_of_pool[pool.name]
         machine = inventory.machine_by_name[pool.machine]
         site = inventory.site_by_name[cluster.site]
-        model = pricing_model_of(pool.provisioning, site.provider)
-        rate = rate_of(machine, site, model, f"pool {pool.name} ({pool.provisioning})")
+        price, model = pool_node_price(inventory, pool.machine, site.name, pool.provisioning)
+        rate = Decimal(0) if price is None else per_accelerator(price, machine.accelerators_per_node)
         paid: tuple[tuple[dt.datetime, dt.datetime], ...] = ((start, end),)
         consumed = inventory.commitment_by_name.get(pool.commitment or "")
         if consumed is not None:

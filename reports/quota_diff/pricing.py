@@ -2,8 +2,9 @@
 
 For one flavor (pool) p with a accelerators per node and N accelerators of nominal quota:
 
-    committed_nodes(p)  = nodes of the pool's commitment attributed to p (a commitment's `count` is split
-                          over the pools that consume it, in file order, each up to its maximum size)
+    committed_nodes(p)  = nodes of the pool's commitment attributed to p (`pricing.committed_nodes_by_pool`: a
+                          commitment's `count` shared by the pools that consume it in proportion to their largest
+                          sizes, each up to its largest size)
     paid_nodes(p)       = max(committed_nodes, min_nodes)     # fixed-size pools keep every node
     paid_anyway(p)      = paid_nodes * a                      # accelerators paid whether used or not
     fixed(p)            = (committed_nodes * c_commit + (paid_nodes - committed_nodes) * c_node) * 730
@@ -12,7 +13,7 @@ For one flavor (pool) p with a accelerators per node and N accelerators of nomin
 
 c_commit is the commitment's `usd_per_node_hour`; c_node is `pricing.pool_node_price`: the price-book row
 (`prices.csv`, term 0) of the pool's pricing model (`pricing.PRICING_MODEL_OF_PROVISIONING`, the rule metering
-and the planner use too; on-prem machines their `onprem` row), falling back to on-demand. 730 hours per month
+and the planner use too; on-prem machines their `onprem` row), nothing else. 730 hours per month
 is `pricing.HOURS_PER_MONTH`. A price that is missing is None (unknown), never 0. These figures are the
 *exposure* basis: a quota used in full at its marginal rate.
 """
@@ -22,9 +23,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from decimal import Decimal
 
-from quartermaster.capacity import pool_accelerators, pool_max_nodes, pool_min_nodes
+from quartermaster.capacity import pool_accelerators, pool_min_nodes
 from quartermaster.model import Inventory
-from quartermaster.pricing import HOURS_PER_MONTH, per_accelerator, pool_node_price
+from quartermaster.pricing import HOURS_PER_MONTH, committed_nodes_by_pool, per_accelerator, pool_node_price
 
 MONTH = Decimal(HOURS_PER_MONTH)
 
@@ -71,7 +72,7 @@ class FlavorEconomics:
 
 def flavor_economics(inventory: Inventory) -> dict[str, FlavorEconomics]:
     """The cost curve of every flavor of the inventory, by flavor name."""
-    committed = _committed_nodes(inventory)
+    committed = committed_nodes_by_pool(inventory)
     out = {}
     for cluster in inventory.clusters:
         site = inventory.site_by_name.get(cluster.site)
@@ -103,18 +104,4 @@ def flavor_economics(inventory: Inventory) -> dict[str, FlavorEconomics]:
                 rate_usd_per_accelerator_month=rate,
                 rate_pricing_model=model,
             )
-    return out
-
-
-def _committed_nodes(inventory: Inventory) -> dict[str, int]:
-    """Nodes of each pool covered by its commitment; a commitment's count is shared in file order."""
-    left = {c.name: c.count for c in inventory.commitments}
-    out = {}
-    for pool in inventory.pools:
-        machine = inventory.machine_by_name.get(pool.machine)
-        if pool.commitment not in left or machine is None:
-            continue
-        take = min(left[pool.commitment], pool_max_nodes(pool, machine))
-        left[pool.commitment] -= take
-        out[pool.name] = take
     return out

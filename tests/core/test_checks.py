@@ -269,6 +269,20 @@ CASES = {
         "cohort-for-borrowing",
         "`borrowing_limit` needs the team to be in a cohort",
     ),
+    # Issue 26, point 7: a priced inventory whose spot pool has only an on-demand price; on-demand does not stand in.
+    "pool without the price of its pricing model": Case(
+        lambda b: b.edit_pool("h100", provisioning="spot").add(
+            "prices",
+            machine="a3-megagpu-8g",
+            site="gcp-us-central1",
+            pricing_model="on-demand",
+            usd_per_node_hour="88.25",
+            source="test",
+        ),
+        "pool-prices",
+        "pool `h100` (spot at gcp-us-central1) has no price: the price book has no `spot` row",
+        "warning",
+    ),
     "scenario probabilities do not sum to 1": Case(
         lambda b: b.policy(scenarios=[{"name": "low", "probability": 0.3}, {"name": "high", "probability": 0.3}]),
         "scenario-probabilities",

@@ -11,19 +11,26 @@ import pytest
 from quartermaster.loader import load
 from quartermaster.model import Inventory
 from quartermaster.pricing import (
+    HOURS_PER_MONTH,
     PRICING_MODEL_OF_PROVISIONING,
     PricingModel,
     Provisioning,
     accelerator_hour_price,
     allocate_cents,
+    cheapest_accelerator_hour,
+    commitment_term_months,
+    committed_nodes_by_pool,
     format_usd,
     pool_node_price,
     pricing_model_of,
     pricing_model_of_commitment,
+    usd,
 )
 from quartermaster.reports.metering.rates import blocks
 from quartermaster.reports.quota_diff.pricing import flavor_economics
+from tests.builders import make_inventory
 from tests.paths import INVENTORY, REPO
+from tests.planner.planning import MACHINE, SITE, one_site, price
 
 PRODUCT = ("quartermaster", "planner", "modules", "reports")
 # Each pattern is a piece of pricing logic that lives in quartermaster/pricing.py alone.
@@ -33,6 +40,7 @@ PRICING_ONLY = {
     "a money rounding helper": re.compile(r"^def (usd|cents|_money|allocate_cents|split_cents)\(", re.M),
     "the idle line's name": re.compile(r"[\"']_unused_commitments[\"']|[\"']_shared[\"']"),
     "hours per month": re.compile(r"^HOURS_PER_(MONTH|WEEK)\s*=", re.M),
+    "an amortisation life or default term": re.compile(r"^(ONPREM_LIFE_MONTHS|DEFAULT_COMMIT_TERM_MONTHS)\s*=", re.M),
     "a FOCUS category of a pricing model": re.compile(
         r"[\"'](capacity-block|flex-start|on-demand|onprem)[\"']\s*:\s*[\"'](Standard|Committed|Dynamic)"
     ),
@@ -132,3 +140,103 @@ def test_cent_allocation_adds_up_exactly() -> None:
 def test_money_is_shown_with_its_sign_before_the_dollar() -> None:
     assert format_usd(Decimal("-1234.5")) == "-$1,234.50"
     assert format_usd(Decimal("0.125"), places=2) == "$0.13"  # half up
+
+
+def _commit_row(term: int, hourly: str, upfront: str = "0", used: str = "0") -> dict[str, str | int]:
+    return {**price(MACHINE, "commit", hourly, term), "upfront_usd_per_node": upfront, "usd_per_node_hour_used": used}
+
+
+@pytest.mark.parametrize(
+    ("dear", "want_dear_rate"),
+    [
+        # $0/h + $600,000 up front per node over 36 months: 600,000 / (36 x 730) = $22.83/h, dearer than $20/h
+        (_commit_row(36, "0", upfront="600000"), Decimal(600000) / (36 * HOURS_PER_MONTH)),
+        # $15/h every hour of the term + $10/h for each hour used: $25 per hour used, dearer than $20/h
+        (_commit_row(36, "15", used="10"), Decimal(25)),
+    ],
+)
+def test_price_rows_are_ranked_amortised(dear: dict[str, str | int], want_dear_rate: Decimal) -> None:
+    """Issue 26, point 7: a $0/h row with an upfront fee (or a low fee with a rate per hour used) is not the
+    cheapest hour; g2-standard-4 has one L4 a node, so a node-hour is an accelerator-hour."""
+    inventory = one_site(commit_12=20).add("prices", **dear).build()
+    assert cheapest_accelerator_hour(inventory, ("commit",), machine=MACHINE) == (
+        Decimal(20),
+        f"{MACHINE} at {SITE}, commit",
+    )
+    only_dear = one_site().add("prices", **dear).build()
+    got = cheapest_accelerator_hour(only_dear, ("commit",), machine=MACHINE)
+    assert got is not None and got[0] == want_dear_rate
+
+
+@pytest.mark.parametrize(
+    ("model", "term", "want"),
+    [
+        ("onprem", 0, 48),  # an on-prem row without a term: amortised over ONPREM_LIFE_MONTHS
+        ("commit", 0, 12),  # a commitment without a term: the shortest one sold
+        ("commit", 36, 36),  # a row's own term wins
+        ("on-demand", 0, 0),  # pay-per-use: nothing to amortise
+    ],
+)
+def test_the_term_a_committed_row_is_amortised_over(model: str, term: int, want: int) -> None:
+    assert commitment_term_months(model, term) == want
+
+
+@pytest.mark.parametrize(
+    ("amount", "want"),
+    [
+        # ten digits of dollars and a half micro-dollar: a float has 16-17 digits and loses the last one
+        (Decimal("1234567890.1234565"), "1234567890.123457"),
+        (0.1 + 0.2, "0.300000"),  # a solver's float from its shortest repr, 0.30000000000000004
+        (Decimal("-0.0000004"), "0.000000"),  # no negative zero
+        (-2.5e-06, "-0.000003"),  # half up: away from zero
+    ],
+)
+def test_usd_keeps_six_decimals_without_going_through_float(amount: Decimal | float, want: str) -> None:
+    assert str(usd(amount)) == want
+
+
+def _shared_commitment(count: int, sizes: dict[str, int]) -> Inventory:
+    """Autoscaling pools of a3-megagpu-8g (8 H100s a node, up to `sizes` nodes) that all consume one reservation of
+    `count` nodes."""
+    b = make_inventory().add(
+        "commitments",
+        name="cud-shared",
+        kind="cud",
+        machine="a3-megagpu-8g",
+        site="gcp-us-central1",
+        count=count,
+        term_months=12,
+        start="2026-01-01",
+        usd_per_node_hour=40,
+    )
+    for name, nodes in sizes.items():
+        autoscaling = {"min_nodes": 0, "max_nodes": nodes}  # nothing paid beyond what the commitment covers
+        b.pool(name, machine="a3-megagpu-8g", zones=["us-central1-a"], autoscaling=autoscaling)
+        b.edit_pool(name, provisioning="reservation", commitment="cud-shared")
+    return b.build()
+
+
+@pytest.mark.parametrize(
+    ("count", "sizes", "want"),
+    [
+        # 10 nodes over pools of 8 and 4: 6.67 and 3.33, floors 6 + 3, the largest remainder (0.67) gets the 10th
+        # node (file order would give 8 and 2)
+        (10, {"resv-a": 8, "resv-b": 4}, {"resv-a": 7, "resv-b": 3}),
+        # the same pools listed the other way round: the same split, not the first pool filled first
+        (10, {"resv-b": 4, "resv-a": 8}, {"resv-a": 7, "resv-b": 3}),
+        # more committed nodes than the pools hold: each pool is covered whole, the other 4 nodes sit idle
+        (16, {"resv-a": 8, "resv-b": 4}, {"resv-a": 8, "resv-b": 4}),
+    ],
+)
+def test_the_nodes_a_commitment_covers_are_one_definition(count: int, sizes: dict[str, int], want: dict[str, int]):
+    inventory = _shared_commitment(count, sizes)
+    covered = committed_nodes_by_pool(inventory)
+    assert {p: covered[p] for p in sizes} == want
+    economics = flavor_economics(inventory)  # the quota diff's paid-anyway capacity is the covered nodes
+    assert {p: economics[p].paid_anyway for p in sizes} == {p: n * 8 for p, n in want.items()}
+    # ... at the commitment's $40 a node-hour, 730 hours a month
+    assert {p: economics[p].fixed_usd_per_month for p in sizes} == {p: Decimal(n * 40 * 730) for p, n in want.items()}
+    start = dt.datetime(2026, 10, 1)
+    (block,) = [b for b in blocks(inventory, start, start + dt.timedelta(days=31))[0] if b.kind == "commitment"]
+    assert set(block.pools) == set(sizes)  # metering: one block of the count, shared by the same pools
+    assert block.accelerators == count * 8
