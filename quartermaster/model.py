@@ -457,6 +457,10 @@ class Policy(Strict):
     """finance_approval_usd_per_month: a change costing more than this per month needs finance; null = never."""
     max_spot_share: Share = 1.0
     """max_spot_share: most of a team's accelerators that may be spot; default 1 (no limit)."""
+    max_waiting_share: Share = 0.05
+    """max_waiting_share: most of the replayed hours (the usage history's last 30 days) a quota change may leave a
+    team's demand waiting, as a share of those hours; a change above it, for a team that waits more than before,
+    blocks the quota PR (`qm diff` check `waiting`). Default 0.05 (36 of 720 hours); 1 = no limit."""
     equivalence: dict[AcceleratorType, Annotated[float, Field(gt=0, le=100)]] = {}
     """equivalence: accelerator -> how many reference accelerators one is worth (H200: 1.5 H100s)."""
     budgets: tuple[Budget, ...] = ()

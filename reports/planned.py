@@ -73,6 +73,12 @@ def centre_costs(plan: PlanResult, quarter: str) -> dict[str, Decimal]:
     return out
 
 
+def planned_charges(plan: PlanResult) -> dict[tuple[str, str], Decimal]:
+    """(cost centre, quarter) -> the cost centre's planned charge (`centre_costs`) in every quarter of the plan: the
+    `planned` basis of `budgets.budget_status`."""
+    return {(centre, q): usd for q in plan.quarters for centre, usd in centre_costs(plan, q).items()}
+
+
 def purchase_liability(plan: PlanResult) -> tuple[Decimal, Decimal]:
     """All new purchases' (liability, part inside the horizon): the sums of each purchase's cent figures."""
     return (

@@ -13,13 +13,17 @@ import tempfile
 import time
 from enum import StrEnum
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
 
 from quartermaster.cli.common import err_console
-from quartermaster.errors import ProblemsFound
+from quartermaster.errors import ProblemsFound, UsageError
 from quartermaster.loader import LoadResult
 from quartermaster.textsafety import log_line
+
+if TYPE_CHECKING:
+    from quartermaster.plan_result import PlanResult
 
 
 def team_files(result: LoadResult) -> dict[str, str]:
@@ -58,12 +62,19 @@ def command(
         help="Days of usage history to replay through the "
         "old and the new quotas (who would have waited); 0 = no replay.",
     ),
+    plan_dir: Path = typer.Option(
+        None,
+        "--plan",
+        help="A plan folder written by `qm plan`: the budget status shows its planned charge "
+        "of each touched cost centre (the finance report's figure) beside the exposure.",
+    ),
 ) -> None:
     """Compare quotas between two revisions or folders: cost, policies, approvers, Kueue object diff."""
     # imported when run, so that `qm --help` stays fast
     from quartermaster.modules.kueue.render import rendered_documents
     from quartermaster.reports.quota_diff import RENDERERS, RenderOptions, build_quota_diff, open_side, render_invalid
 
+    plan = _plan_or_exit(plan_dir)
     start = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="qm-diff-") as scratch:
         sides = [open_side(base, inventory, Path(scratch)), open_side(head, inventory, Path(scratch))]
@@ -85,6 +96,8 @@ def command(
         render_documents=rendered_documents,
         impact_days=impact_days,
         team_files=(team_files(sides[0].result), team_files(sides[1].result)),
+        plan=plan,
+        plan_label=str(plan_dir) if plan_dir else None,
     )
     err_console.print(
         f"qm diff: compared quotas, prices and Kueue objects and replayed {impact_days} days of "
@@ -95,3 +108,14 @@ def command(
     if data.blocking:
         failed = ", ".join(sorted({v.check for v in data.verdicts if v.status == "fail"}))
         raise ProblemsFound(f"blocking: {failed} failed.")
+
+
+def _plan_or_exit(plan_dir: Path | None) -> PlanResult | None:
+    """The plan written by `qm plan` in `plan_dir`, or None without one."""
+    if plan_dir is None:
+        return None
+    from quartermaster.plan_result import load_result
+
+    if not (plan_dir / "plan.json").is_file():
+        raise UsageError(f"--plan {plan_dir}: no plan.json there; run `qm plan --out {plan_dir}` first.")
+    return load_result(plan_dir)

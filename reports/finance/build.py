@@ -24,7 +24,7 @@ from quartermaster.reports.finance.chart_data import report_charts
 from quartermaster.reports.finance.table import CENTS, ZERO, Amount, Chart, Row, Table
 from quartermaster.reports.finance.tables.approve import Commitment, approve_table
 from quartermaster.reports.finance.tables.break_even import break_even_table
-from quartermaster.reports.finance.tables.budgets import budget_variance
+from quartermaster.reports.finance.tables.budgets import budget_tables
 from quartermaster.reports.finance.tables.changes import changes_tables
 from quartermaster.reports.finance.tables.common import commitment_term, ratio
 from quartermaster.reports.finance.tables.coverage import coverage_table
@@ -209,8 +209,8 @@ def build_report(
     exposure = p90_exposure(inventory, quarters)
     risk, p90_cost = risk_table(plan, quarter, exposure[quarter])
     tables += [risk, cost_band(inventory, plan, quarters, exposure), unmet_table(plan)]
-    budget = budget_variance(inventory, plan, quarter)
-    tables.append(budget)
+    status, budget = budget_tables(inventory, plan, quarter)
+    tables += [budget, status]
     if before is not None:
         tables += changes_tables(plan, before, quarters)
     liability, in_horizon = purchase_liability(plan)

@@ -27,11 +27,14 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Literal
 
+from quartermaster.budgets import BudgetStatus, budget_status
 from quartermaster.capacity import nominal_by_flavor
 from quartermaster.model import Inventory, Quota, Team
+from quartermaster.plan_result import PlanResult
 from quartermaster.pricing import CENT, DEFAULT_IDLE_POLICY, HOURS_PER_MONTH, idle_weights
+from quartermaster.reports.planned import planned_charges
 from quartermaster.reports.quota_diff.impact import IMPACT_DAYS, TeamImpact, flavor_tree, recent_demand, replay
-from quartermaster.reports.quota_diff.policy import approvals, verdicts
+from quartermaster.reports.quota_diff.policy import approvals, centre_monthly, verdicts
 from quartermaster.reports.quota_diff.pricing import FlavorEconomics, flavor_economics
 from quartermaster.reports.quota_diff.types import (
     Change,
@@ -46,6 +49,7 @@ from quartermaster.reports.quota_diff.types import (
     SettingChange,
     TeamChange,
 )
+from quartermaster.units import quarter_hours
 
 # --- building ---------------------------------------------------------------------------------------
 
@@ -87,9 +91,13 @@ def build_quota_diff(
     render_documents: RenderDocuments | None = None,
     impact_days: int = IMPACT_DAYS,
     team_files: tuple[TeamFiles, TeamFiles] | None = None,
+    plan: PlanResult | None = None,
+    plan_label: str | None = None,
 ) -> QuotaDiff:
     """Compare two inventories: the rows, teams, flavors, money and the teams' money and sharing settings (with
-    `team_files` of both sides, also teams added to or moved between files); then the policies and approvers."""
+    `team_files` of both sides, also teams added to or moved between files); then the budget status of the cost
+    centres it touches (with `plan`, a plan written by `qm plan`, their planned rows beside the exposure rows), the
+    policies and the approvers."""
     b, h = _Side.of(base), _Side.of(head)
     use = recent_use(head)
     changed_keys = sorted(
@@ -123,9 +131,45 @@ def build_quota_diff(
         diff = dataclasses.replace(
             diff, impact=_impact(base, head, demand, {r.team for r in rows}), impact_days=impact_days
         )
-    found = verdicts(base, head, diff, team_monthly=_team_monthly(b, h))
+    team_monthly = _team_monthly(b, h)
+    diff = dataclasses.replace(
+        diff, budget_status=_budget_status(head, diff, team_monthly, plan), plan_label=plan_label if plan else None
+    )
+    found = verdicts(base, head, diff, team_monthly=team_monthly)
     return dataclasses.replace(
-        diff, verdicts=found, approvals=approvals(base, head, diff, found), kueue=kueue, kueue_note=note
+        diff,
+        verdicts=found,
+        approvals=approvals(base, head, diff, found, team_monthly),
+        kueue=kueue,
+        kueue_note=note,
+    )
+
+
+def _budget_status(
+    head: Inventory, diff: QuotaDiff, team_monthly: dict[str, Change], plan: PlanResult | None
+) -> tuple[BudgetStatus, ...]:
+    """The budget rows (`budgets.budget_status`) of the cost centres the change touches: on the exposure basis (a
+    month's chargeback after the change x the quarter's months), and on the planned basis when a plan is given;
+    grouped by cost centre and quarter, exposure first."""
+    touched = {t.cost_center for t in diff.teams}
+    monthly = centre_monthly(head, team_monthly)
+    quarters = {b.quarter for b in head.policy.budgets if b.cost_center in touched}
+    exposure = {
+        (cc, q): m.current * Decimal(quarter_hours(q)) / HOURS_PER_MONTH
+        for cc in touched
+        if (m := monthly.get(cc)) is not None and m.current is not None
+        for q in quarters
+    }
+    priced = {cc for cc, _ in exposure}
+    rows = [*budget_status(head.policy.budgets, exposure, "exposure", quarters)]
+    if plan is not None:
+        rows += budget_status(head.policy.budgets, planned_charges(plan), "planned", plan.quarters)
+    order = {"exposure": 0, "planned": 1}
+    return tuple(
+        sorted(
+            (r for r in rows if r.cost_center in touched and (r.basis != "exposure" or r.cost_center in priced)),
+            key=lambda r: (r.cost_center, r.quarter, order[r.basis]),
+        )
     )
 
 

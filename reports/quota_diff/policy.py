@@ -7,6 +7,13 @@
 - `finance-approval` warns when the change adds more than `policy.finance_approval_usd_per_month`.
 - `borrowing` warns on a borrowing limit above what the rest of the cohort tree can lend (new or changed).
 - `spot-share` fails when a changed team's spot quota share is above `policy.max_spot_share`.
+- `waiting` fails when the replay of the last days' demand leaves a team waiting in more than
+  `policy.max_waiting_share` of the replayed hours, and more hours than before.
+- `chargeback` warns when the change moves monthly chargeback onto cost centres whose teams' quotas do not change:
+  the owners of those teams must approve (the PR is then "needs approval", not "not blocked").
+
+The approvers are the owners of every team whose quotas change and of every team of a cost centre whose charge
+changes, and finance when a money check did not pass or a money section changed.
 
 Every check also says when it passed, so the comment shows what was checked. Checks read the head
 inventory and look only at what the change touches (changed teams, their flavors and cost centres).
@@ -19,10 +26,9 @@ from decimal import Decimal
 
 from quartermaster.capacity import borrowable, flavor_capacity, nominal_by_flavor
 from quartermaster.model import Inventory
-from quartermaster.pricing import HOURS_PER_MONTH, Provisioning, format_usd
+from quartermaster.pricing import CENT, Provisioning, format_usd
 from quartermaster.reports.quota_diff.codeowners import FINANCE_SECTIONS
 from quartermaster.reports.quota_diff.types import Approval, Change, QuotaDiff, SettingChange, Status, Verdict
-from quartermaster.units import quarter_hours
 
 CHECKS: dict[str, str] = {
     "over-capacity": "quotas fit the flavors' capacity",
@@ -30,6 +36,8 @@ CHECKS: dict[str, str] = {
     "finance-approval": "the change stays below the finance approval threshold",
     "borrowing": "borrowing limits are within what the cohort can lend",
     "spot-share": "teams' spot share stays within policy",
+    "waiting": "no team is left waiting more than policy allows",
+    "chargeback": "no cost centre's chargeback moves without its owners",
 }
 FINANCE_REASONS = {
     "over-budget": "over budget ({})",
@@ -49,10 +57,26 @@ def verdicts(
         check_finance_approval,
         check_borrowing,
         check_spot_share,
+        check_waiting,
+        check_chargeback,
     ):
         found.extend(check(base, head, diff, team_monthly))
     order = {"fail": 0, "warn": 1, "pass": 2}
     return tuple(sorted(found, key=lambda v: (order[v.status], v.check, v.subject)))
+
+
+def centre_monthly(inventory: Inventory, team_monthly: dict[str, Change]) -> dict[str, Change]:
+    """Each cost centre's monthly chargeback before and after: its teams' added up (None when any is unknown)."""
+    out: dict[str, list[Change]] = {}
+    for name, change in team_monthly.items():
+        team = inventory.team_by_name.get(name)
+        if team is not None:
+            out.setdefault(team.cost_center, []).append(change)
+
+    def total(values: list[Decimal | None]) -> Decimal | None:
+        return None if any(v is None for v in values) else sum((v for v in values if v is not None), Decimal(0))
+
+    return {cc: Change(total([c.past for c in cs]), total([c.current for c in cs])) for cc, cs in out.items()}
 
 
 def check_over_capacity(base: Inventory, head: Inventory, diff: QuotaDiff, _: dict[str, Change]) -> list[Verdict]:
@@ -79,40 +103,47 @@ def check_over_capacity(base: Inventory, head: Inventory, diff: QuotaDiff, _: di
 def check_over_budget(
     base: Inventory, head: Inventory, diff: QuotaDiff, team_monthly: dict[str, Change]
 ) -> list[Verdict]:
-    """Per budget of a touched cost centre: the centre's monthly cost times the quarter's months fits it."""
-    centres = sorted({t.cost_center for t in diff.teams})
+    """Per budget of a touched cost centre, its exposure row of `diff.budget_status` (the quotas used in full) fits
+    the budget; the planned row, with a plan, is named beside it. Over budget and rising fails, over but not rising
+    warns."""
+    monthly = centre_monthly(head, team_monthly)
+    planned = {(r.cost_center, r.quarter): r for r in diff.budget_status if r.basis == "planned"}
     out = []
-    for centre in centres:
-        budgets = [b for b in head.policy.budgets if b.cost_center == centre]
-        teams = [t.name for t in head.teams if t.cost_center == centre]
-        monthly = [team_monthly[t] for t in teams]
-        if None in [m.current for m in monthly] or None in [m.past for m in monthly]:
+    for centre in sorted({t.cost_center for t in diff.teams}):
+        m = monthly.get(centre)
+        if not any(b.cost_center == centre for b in head.policy.budgets):
+            continue
+        if m is None or m.past is None or m.current is None:
             out.append(Verdict("over-budget", "warn", centre, f"{centre}: a flavor has no price; budget not checked"))
             continue
-        past = sum((m.past for m in monthly), Decimal(0))
-        current = sum((m.current for m in monthly), Decimal(0))
-        for budget in sorted(budgets, key=lambda b: b.quarter):
-            months = Decimal(quarter_hours(budget.quarter)) / HOURS_PER_MONTH
-            spend = current * months
-            subject = f"{centre} {budget.quarter}"
-            if spend <= budget.usd:
-                out.append(
-                    Verdict(
-                        "over-budget", "pass", subject, f"{subject}: {format_usd(spend)} of {format_usd(budget.usd)}"
-                    )
-                )
+        for row in (r for r in diff.budget_status if r.cost_center == centre and r.basis == "exposure"):
+            subject = f"{centre} {row.quarter}"
+            plan = planned.get((centre, row.quarter))
+            beside = f"; planned {format_usd(plan.usd)} ({_share(plan.used)} of budget)" if plan is not None else ""
+            if not row.over:
+                message = f"{subject}: exposure {format_usd(row.usd)} of {format_usd(row.budget_usd)}{beside}"
+                out.append(Verdict("over-budget", "pass", subject, message))
                 continue
-            rising = current > past
+            rising = m.current > m.past
             out.append(
                 Verdict(
                     "over-budget",
                     "fail" if rising else "warn",
                     subject,
-                    f"{subject}: {format_usd(spend)} is over the budget of {format_usd(budget.usd)} by "
-                    f"{format_usd(spend - budget.usd)}" + ("" if rising else " (already over; not rising)"),
+                    f"{subject}: exposure {format_usd(row.usd)} is over the budget of {format_usd(row.budget_usd)} by "
+                    f"{format_usd(row.variance)}{beside}" + ("" if rising else " (already over; not rising)"),
                 )
             )
     return out or [Verdict("over-budget", "pass", "", "no budget applies to the changed teams")]
+
+
+def _plain(value: Decimal) -> str:
+    """A Decimal without trailing zeros: `5`, `36`, `2.5`."""
+    return f"{value.normalize():f}"
+
+
+def _share(used: Decimal | None) -> str:
+    return "-" if used is None else f"{used * 100:.1f} %"
 
 
 def check_finance_approval(base: Inventory, head: Inventory, diff: QuotaDiff, _: dict[str, Change]) -> list[Verdict]:
@@ -204,11 +235,85 @@ def setting_reason(team: str, change: SettingChange) -> str:
     return f"{team}: {change.setting} {'none' if past is None else past} -> {'none' if current is None else current}"
 
 
-def approvals(base: Inventory, head: Inventory, diff: QuotaDiff, found: tuple[Verdict, ...]) -> tuple[Approval, ...]:
-    """The owners of every team whose quotas change (a team whose chargeback only moves is told, not asked), then
-    the finance approvers when a money check did not pass or a money section (`FINANCE_SECTIONS`: clusters and
-    pools, commitments, prices, policy) changed, whatever it costs, or a team's cost centre, cohort or fair-sharing
-    weight changed, or a team was added to or moved between files (money moves wherever it is written). The finance
+def _waiting_hours(diff: QuotaDiff) -> dict[str, tuple[int, int]]:
+    """Per team of the replay, (hours waiting before, after): its most-waiting flavor's (a lower bound of the hours
+    in which any of its demand waits)."""
+    out: dict[str, tuple[int, int]] = {}
+    for row in diff.impact:
+        was, now = out.get(row.team, (0, 0))
+        out[row.team] = (max(was, int(row.hours_waiting.past)), max(now, int(row.hours_waiting.current)))
+    return out
+
+
+def check_waiting(base: Inventory, head: Inventory, diff: QuotaDiff, _: dict[str, Change]) -> list[Verdict]:
+    """No team waits, in the replay of the last days' demand, more than `policy.max_waiting_share` of the replayed
+    hours and more than before the change."""
+    if not diff.impact_days:
+        return [Verdict("waiting", "pass", "", "not replayed: no usage history")]
+    limit = Decimal(str(head.policy.max_waiting_share))
+    hours = diff.impact_days * 24
+    out = [
+        Verdict(
+            "waiting",
+            "fail",
+            team,
+            f"{team} would wait {now} of the last {hours} hours ({_share(Decimal(now) / hours)}; before the change "
+            f"{was}), above policy.max_waiting_share {_plain(limit * 100)} % ({_plain(limit * hours)} hours)",
+        )
+        for team, (was, now) in sorted(_waiting_hours(diff).items())
+        if now > was and Decimal(now) > limit * hours
+    ]
+    return out or [
+        Verdict(
+            "waiting",
+            "pass",
+            "",
+            f"no team waits more than {_plain(limit * 100)} % of the last {hours} hours more than before",
+        )
+    ]
+
+
+def moved_centres(head: Inventory, diff: QuotaDiff, team_monthly: dict[str, Change]) -> dict[str, Change]:
+    """Cost centres whose monthly chargeback changes by a cent or more, with the change."""
+    return {
+        cc: m
+        for cc, m in centre_monthly(head, team_monthly).items()
+        if m.past is not None and m.current is not None and abs(m.current - m.past) >= CENT
+    }
+
+
+def check_chargeback(
+    base: Inventory, head: Inventory, diff: QuotaDiff, team_monthly: dict[str, Change]
+) -> list[Verdict]:
+    """Chargeback that moves onto a cost centre none of whose teams' quotas change needs its owners' approval."""
+    authors = {t.cost_center for t in diff.teams if t.quota_changed}
+    out = [
+        Verdict(
+            "chargeback",
+            "warn",
+            cc,
+            f"{cc}'s monthly chargeback moves by {'+' if m.delta > 0 else '-'}{format_usd(abs(m.delta))} "
+            f"({format_usd(m.past)} -> {format_usd(m.current)}) though its teams' quotas do not change; its owners "
+            "must approve",
+        )
+        for cc, m in sorted(moved_centres(head, diff, team_monthly).items())
+        if cc not in authors
+    ]
+    return out or [Verdict("chargeback", "pass", "", "no chargeback moves onto cost centres whose quotas stay")]
+
+
+def approvals(
+    base: Inventory,
+    head: Inventory,
+    diff: QuotaDiff,
+    found: tuple[Verdict, ...],
+    team_monthly: dict[str, Change] | None = None,
+) -> tuple[Approval, ...]:
+    """The owners of every team whose quotas change and of every team of a cost centre whose charge changes
+    (`moved_centres`), then the finance approvers when a money check did not pass or a money section
+    (`FINANCE_SECTIONS`: clusters and pools, commitments, prices, policy) changed, whatever it costs, or a team's
+    cost centre, cohort or fair-sharing weight changed, or a team was added to or moved between files (money moves
+    wherever it is written). The finance
     approvers are the base's (a change cannot name its own judges), or the head's when the base has none."""
     reasons: dict[str, list[str]] = {}
     for team in diff.teams:
@@ -216,6 +321,12 @@ def approvals(base: Inventory, head: Inventory, diff: QuotaDiff, found: tuple[Ve
             continue
         for owner in team.owners:
             reasons.setdefault(owner, []).append(f"owner of {team.team}")
+    for cc, m in sorted(moved_centres(head, diff, team_monthly or {}).items()):
+        why = f"cost centre {cc} chargeback {'+' if m.delta > 0 else '-'}{format_usd(abs(m.delta))}/month"
+        for member in (t for t in head.teams if t.cost_center == cc):
+            for owner in member.owners:
+                if why not in reasons.setdefault(owner, []):
+                    reasons[owner].append(why)
     money = [v for v in found if v.check in ("finance-approval", "over-budget") and v.status != "pass"]
     sections = [s for s in FINANCE_SECTIONS if getattr(base, s) != getattr(head, s)]
     settings = [setting_reason(t.team, s) for t in diff.teams for s in t.settings]

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any, Literal
 
+from quartermaster.budgets import BudgetStatus
 from quartermaster.model import Inventory
 from quartermaster.pricing import cents
 
@@ -16,6 +17,8 @@ Status = Literal["pass", "warn", "fail"]
 RenderDocuments = Callable[[Inventory, str], tuple[str, list[tuple[str, str]]]]
 """A cluster's rendered Kueue file as (header, [(`Kind/namespace/name`, YAML document)])."""
 MARKER = "<!-- quartermaster-quota-diff -->"
+APPROVAL_CHECKS = ("chargeback",)
+"""Checks whose warning needs a named approver before the change merges: the PR is not "not blocked"."""
 
 
 @dataclass(frozen=True)
@@ -226,11 +229,22 @@ class QuotaDiff:
     """impact_days: days of usage history replayed; 0 = not replayed (no usage rows, or switched off)."""
     basis: str = "exposure"
     """basis: the money figures' basis (`pricing.BASES`); expected_* fields are the usage-carried estimate."""
+    budget_status: tuple[BudgetStatus, ...] = ()
+    """budget_status: `budgets.budget_status` of every cost centre whose charge changes: its exposure row (the
+    head's quotas used in full, a month's chargeback times the quarter's months) and, with a plan, its planned row,
+    the same as the finance report's."""
+    plan_label: str | None = None
+    """plan_label: where the planned rows come from (`qm diff --plan DIR`); None: no plan was given."""
 
     @property
     def blocking(self) -> bool:
         """True when a policy failed: the PR must not merge as it is."""
         return any(v.status == "fail" for v in self.verdicts)
+
+    @property
+    def needs_approval(self) -> bool:
+        """True when a check of APPROVAL_CHECKS warned: named owners must approve before it merges."""
+        return any(v.status == "warn" and v.check in APPROVAL_CHECKS for v in self.verdicts)
 
     @property
     def empty(self) -> bool:
@@ -241,6 +255,7 @@ class QuotaDiff:
         `starts_waiting`."""
         out = _plain(self)
         out["blocking"] = self.blocking
+        out["needs_approval"] = self.needs_approval
         for row, plain in zip(self.impact, out["impact"], strict=True):
             plain["starts_waiting"] = row.starts_waiting
         return out

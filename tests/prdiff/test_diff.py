@@ -67,9 +67,11 @@ def test_raise_beyond_commitments_is_priced_on_demand_and_needs_finance(repo: Qu
     assert policy_lines(result.stdout) == [
         f"- ⚠️ **finance-approval**: {plus(want_usd)}/month is above {money(threshold)}/month: needs finance approval",
         "- ✅ **borrowing**: every borrowing limit can be lent by the cohort",
+        "- ✅ **chargeback**: no chargeback moves onto cost centres whose quotas stay",
         "- ✅ **over-budget**: no budget applies to the changed teams",
         "- ✅ **over-capacity**: 1 changed flavor(s) within capacity",
         "- ✅ **spot-share**: changed teams within the 50 % spot limit",
+        "- ✅ **waiting**: no team waits more than 5 % of the last 720 hours more than before",
     ]
     assert approvers(result.stdout) == ["@northwind/speech-leads", "@northwind/finops"]
 
@@ -99,6 +101,8 @@ def test_lower_returns_the_flex_start_price(repo: QuotaRepo) -> None:
         "finance-approval": "pass",
         "borrowing": "pass",
         "spot-share": "pass",
+        "chargeback": "pass",
+        "waiting": "pass",
     }
     markdown = repo.diff("HEAD").stdout
     assert f"Monthly exposure will decrease by {money(-want_usd)}" in markdown
@@ -227,7 +231,7 @@ def test_exceeding_capacity_fails_capacity_and_budget(repo: QuotaRepo) -> None:
     lines = policy_lines(result.stdout)
     # the other teams in the flavor share its on-demand overflow by quota too, so other centres may go over
     assert {
-        f"- ❌ **over-budget**: CC-1001 {budget.quarter}: {money(spend)} is over the budget of "
+        f"- ❌ **over-budget**: CC-1001 {budget.quarter}: exposure {money(spend)} is over the budget of "
         f"{money(budget.usd)} "
         f"by {money(spend - budget.usd)}",
         "- ❌ **over-capacity**: h100-mega-resv in gke-gpu-us-east4: nominal quotas sum to 256 "
@@ -237,7 +241,13 @@ def test_exceeding_capacity_fails_capacity_and_budget(repo: QuotaRepo) -> None:
         f"{money(before.policy.finance_approval_usd_per_month)}/month: needs finance approval",
     } <= set(lines)
     assert "blocking: over-budget, over-capacity failed." in result.stderr
-    assert approvers(result.stdout) == ["@northwind/llm-leads", "ana.ruiz@northwind.ai", "@northwind/finops"]
+    # issue 26: the owners of every cost centre whose charge changes are named (the flavor's other teams share its
+    # on-demand overflow), after the owners of the team whose quota changes and before finance
+    moved = sorted({before.team_by_name[t].cost_center for t in in_flavor})
+    owners = [*before.team_by_name["llm-pretrain"].owners]
+    for centre in moved:
+        owners += [o for t in before.teams if t.cost_center == centre for o in t.owners if o not in owners]
+    assert approvers(result.stdout) == [*owners, "@northwind/finops"]
     assert "-        nominalQuota: 64\n+        nominalQuota: 192\n" in result.stdout
 
 
