@@ -49,6 +49,7 @@ from quartermaster.pricing import (
     missing_prices,
     pool_rate,
 )
+from quartermaster.textsafety import prometheus_template_text
 from quartermaster.units import quarter_bounds, quarter_hours
 
 UTILISATION = "quartermaster:commitment_utilisation:ratio"
@@ -332,7 +333,8 @@ def _alert(
         "expr": expr,
         "for": for_,
         "labels": labels,
-        "annotations": {"summary": summary, "description": description, "runbook": runbook},
+        # the runbook names an inventory file: literal text, never a template Prometheus runs (issue 29)
+        "annotations": {"summary": summary, "description": description, "runbook": prometheus_template_text(runbook)},
     }
 
 

@@ -82,10 +82,10 @@ def command(
     err_console.print(
         f"qm diff: read {sides[0].label} and {sides[1].label} in {time.perf_counter() - start:.1f} s", markup=False
     )
-    problems = [i.format() for side in sides for i in side.errors]
+    problems = [log_line(i.format()) for side in sides for i in side.errors]  # one line each, in every format
     if problems:
         for problem in problems:
-            err_console.print(log_line(problem), markup=False)
+            err_console.print(problem, markup=False)
         sys.stdout.write(render_invalid(fmt.value, problems))
         raise ProblemsFound(f"{len(problems)} error(s); the inventories must validate before they can be compared.")
     data = build_quota_diff(

@@ -1152,3 +1152,65 @@ CASES += [
         issue=29,
     ),
 ]
+
+
+LF_KEY = '"x\\n::error title=Finance approved::ok\\n::add-mask::x": 1\n'
+"""A YAML key holding line feeds and GitHub workflow commands (`\\n` inside double quotes is a line feed)."""
+
+CASES += [
+    # 7. a line feed in a YAML key cannot start a line of the output (a workflow command in CI)
+    Case(
+        "line-feed-in-a-key-validate",
+        7,
+        small(**{"extra.yaml": LF_KEY}),
+        ("validate", "inv"),
+        1,
+        says=("\\x0a::error title=Finance approved::ok\\x0a::add-mask::x",),
+        never=("\n::error", "\n::add-mask"),
+        issue=29,
+    ),
+    Case(
+        "line-feed-in-a-key-diff",
+        7,
+        git_repo(lambda inv: (inv / "extra.yaml").write_text(LF_KEY)),
+        ("diff", "HEAD", "--inventory", "inv", "--format", "text"),
+        1,
+        says=("\\x0a::error title=Finance approved::ok",),
+        never=("\n::error", "\n::add-mask"),
+        issue=29,
+    ),
+    Case(
+        "file-named-like-a-workflow-command",
+        7,
+        lambda case: (small()(case), (case / "::error::x.yaml").write_text("bad: 1\n")),
+        ("validate", "."),
+        1,
+        says=("\\x3a:error::x.yaml:1 bad: unknown section",),
+        never=("\n::error",),
+        issue=29,
+    ),
+]
+
+TEMPLATE_NAME = '{{ query "up" }}.yaml'
+
+CASES += [
+    # 8. a file name that is a Go template never reaches an alert's runbook (refused; and escaped where written)
+    Case(
+        "template-in-a-file-name",
+        8,
+        example(lambda inv: (inv / "teams" / TEMPLATE_NAME).write_text("teams: []\n")),
+        ("observability", "render", "inv", "--out", "out"),
+        1,
+        says=('inv/teams/{{ query "up" }}.yaml:?:', PATTERN_SYNTAX),
+        issue=29,
+    ),
+    Case(
+        "unclosed-template-in-a-file-name",
+        8,
+        example(lambda inv: (inv / "teams" / "{{ x.yaml").write_text("teams: []\n")),
+        ("observability", "render", "inv", "--out", "out"),
+        1,
+        says=("inv/teams/{{ x.yaml:?:", PATTERN_SYNTAX),
+        issue=29,
+    ),
+]
