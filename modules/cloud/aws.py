@@ -8,13 +8,21 @@ build them; EFA as terraform-aws-eks issue #3653 lays it out; quota codes from `
 from __future__ import annotations
 
 import datetime as dt
-from dataclasses import dataclass
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from quartermaster.capacity import pool_accelerators, pool_max_nodes, pool_min_nodes
 from quartermaster.model import Cluster, Commitment, Inventory, Pool
+from quartermaster.modules.cloud.base import Body, CloudModule, ClusterSpec, ManualQuota, ProviderPin
 from quartermaster.modules.cloud.common import SpecError, TaintSpec, pool_taints, read_table, sorted_labels
 from quartermaster.pricing import Provisioning
-from quartermaster.providers.eks import EksCluster
+from quartermaster.providers.eks import EKS, EksCluster
+
+if TYPE_CHECKING:
+    import pulumi
+
+    from quartermaster.modules.terraform.resources import TfResource
 
 GPU_AMI_TYPE = "AL2023_x86_64_NVIDIA"  # as eks-blueprints' ml-capacity-block pattern
 EFA_LABEL = "vpc.amazonaws.com/efa.present"
@@ -116,6 +124,15 @@ class AwsServiceQuotaSpec:
     service_code: str = "ec2"
 
 
+@dataclass(frozen=True)
+class EksCapacity:
+    """What an EKS cluster's stack declares: node groups, the capacity reservations it creates, vCPU quotas."""
+
+    eks_node_groups: list[EksNodeGroupSpec] = field(default_factory=list)
+    aws_capacity_reservations: list[AwsCapacityReservationSpec] = field(default_factory=list)
+    aws_service_quotas: list[AwsServiceQuotaSpec] = field(default_factory=list)
+
+
 def eks_node_groups(inventory: Inventory, cluster: EksCluster, now: dt.datetime) -> list[EksNodeGroupSpec]:
     """A node group per pool of an EKS cluster, as it should be at `now` (UTC; capacity blocks are dated)."""
     if cluster.eks is None:
@@ -170,7 +187,7 @@ def _node_group(
         min_size=min_nodes,
         max_size=max_nodes,
         labels=sorted_labels(labels),
-        taints=pool_taints(pool, machine, "eks"),
+        taints=pool_taints(pool, machine, EKS),
         launch_template=template,
         accelerators=pool_accelerators(inventory, pool),
         scheduled_scaling=schedule,
@@ -307,3 +324,59 @@ def aws_service_quotas(inventory: Inventory, cluster: Cluster) -> list[AwsServic
         AwsServiceQuotaSpec(code, row["name"], region, float(vcpus), tuple(pools))
         for code, (row, vcpus, pools) in sorted(needs.items())
     ]
+
+
+def conflicts(spec: EksNodeGroupSpec) -> list[str]:
+    """Arguments of a node group spec that contradict each other, each naming both and the way out."""
+    out: list[str] = []
+    block = spec.capacity_type == "CAPACITY_BLOCK"
+    if block and spec.instance_types:
+        out.append("CAPACITY_BLOCK `capacity_type` needs empty `instance_types` (the type is in the launch template)")
+    if block != (spec.launch_template.market_type == "capacity-block"):
+        out.append("`capacity_type` CAPACITY_BLOCK and launch template `market_type` capacity-block go together")
+    if block and not (spec.launch_template.capacity_reservation_id or spec.launch_template.capacity_reservation):
+        out.append("CAPACITY_BLOCK `capacity_type` needs the block's `capacity_reservation_id`")
+    if spec.launch_template.placement_group and len(spec.subnet_ids) != 1:
+        out.append("a cluster `placement_group` needs exactly one subnet (one zone)")
+    if not spec.min_size <= spec.desired_size <= spec.max_size:
+        out.append("`desired_size` must lie within `min_size` and `max_size`")
+    return out
+
+
+class EksModule(CloudModule):
+    """EKS's emitters: node groups with their launch templates, capacity reservations and EC2 vCPU quotas
+    (Pulumi: `modules.pulumi.eks`; Terraform: aws, `modules.terraform.resources`)."""
+
+    provider = EKS
+    terraform_pins: ClassVar[dict[str, ProviderPin]] = {"aws": ProviderPin("hashicorp/aws", "~> 6.0")}
+    terraform_pool_types = ("aws_eks_node_group",)
+
+    def capacity(self, inventory: Inventory, cluster: Cluster, now: dt.datetime) -> tuple[Any, list[ManualQuota]]:
+        assert isinstance(cluster, EksCluster)
+        specs = EksCapacity(
+            eks_node_groups(inventory, cluster, now),
+            aws_capacity_reservations(inventory, cluster),
+            aws_service_quotas(inventory, cluster),
+        )
+        return specs, []
+
+    def pool_specs(self, capacity: Any) -> Sequence[Any]:
+        return capacity.eks_node_groups
+
+    def conflicts(self, pool_spec: Any) -> list[str]:
+        return conflicts(pool_spec)
+
+    def pool_title(self, pool_spec: Any) -> str:
+        return f"node group {pool_spec.node_group_name}"
+
+    def declare_pulumi(
+        self, parent: pulumi.ComponentResource, spec: ClusterSpec
+    ) -> dict[str, pulumi.ComponentResource]:
+        from quartermaster.modules.pulumi.eks import declare_capacity
+
+        return declare_capacity(parent, spec)
+
+    def terraform(self, spec: ClusterSpec) -> tuple[dict[str, Body], list[TfResource]]:
+        from quartermaster.modules.terraform.resources import aws_resources
+
+        return {"aws": {"region": spec.region}}, aws_resources(spec.capacity)

@@ -6,13 +6,21 @@ so it stays manual.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import datetime as dt
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from quartermaster.capacity import pool_accelerators, pool_max_nodes, pool_min_nodes
-from quartermaster.catalog import platform_taints
-from quartermaster.model import Inventory, Pool
+from quartermaster.model import Cluster, Inventory, Pool
+from quartermaster.modules.cloud.base import Body, CloudModule, ClusterSpec, ManualQuota, ProviderPin
 from quartermaster.modules.cloud.common import SpecError, pool_taints, sorted_labels
-from quartermaster.providers.aks import AGENT_POOL_NAME, AksCluster
+from quartermaster.providers.aks import AGENT_POOL_NAME, AKS, AksCluster
+
+if TYPE_CHECKING:
+    import pulumi
+
+    from quartermaster.modules.terraform.resources import TfResource
 
 
 @dataclass(frozen=True)
@@ -44,6 +52,14 @@ class AksAgentPoolSpec:
     type: str = "VirtualMachineScaleSets"
 
 
+@dataclass(frozen=True)
+class AksCapacity:
+    """What an AKS cluster's stack declares: agent pools (Azure GPU quota has no request resource in azure-native
+    3.x or azurerm, so it stays manual)."""
+
+    aks_agent_pools: list[AksAgentPoolSpec] = field(default_factory=list)
+
+
 def aks_agent_pools(inventory: Inventory, cluster: AksCluster) -> list[AksAgentPoolSpec]:
     """An agent pool per pool of an AKS cluster."""
     if cluster.aks is None or not cluster.project:
@@ -57,7 +73,7 @@ def aks_agent_pools(inventory: Inventory, cluster: AksCluster) -> list[AksAgentP
 def _node_labels(pool: Pool) -> dict[str, str]:
     """The pool's labels plus the label AKS puts beside each taint it adds (a Spot pool's
     `kubernetes.azure.com/scalesetpriority=spot`), declared so that azurerm shows no drift."""
-    return {**pool.labels, **{t.key: t.value for t in platform_taints("aks", pool.provisioning) if t.declared}}
+    return {**pool.labels, **{t.key: t.value for t in AKS.platform_taints(pool.provisioning) if t.declared}}
 
 
 def _agent_pool(inventory: Inventory, cluster: AksCluster, pool: Pool) -> AksAgentPoolSpec:
@@ -88,7 +104,7 @@ def _agent_pool(inventory: Inventory, cluster: AksCluster, pool: Pool) -> AksAge
         max_count=pool_max_nodes(pool, machine) if autoscaled else None,
         availability_zones=pool.zones,
         node_labels=sorted_labels(_node_labels(pool)),
-        node_taints=tuple(f"{t.key}={t.value}:{t.effect}" for t in pool_taints(pool, machine, "aks")),
+        node_taints=tuple(f"{t.key}={t.value}:{t.effect}" for t in pool_taints(pool, machine, AKS)),
         scale_set_priority="Spot" if spot else "Regular",
         scale_set_eviction_policy="Delete" if spot else None,
         spot_max_price=-1.0 if spot else None,  # -1: pay up to the on-demand price, never evicted for price
@@ -97,3 +113,47 @@ def _agent_pool(inventory: Inventory, cluster: AksCluster, pool: Pool) -> AksAge
         gpu_driver="None" if pool.gpudirect else "Install",
         accelerators=pool_accelerators(inventory, pool),
     )
+
+
+def conflicts(spec: AksAgentPoolSpec) -> list[str]:
+    """Arguments of an agent pool spec that contradict each other, each naming both and the way out."""
+    out: list[str] = []
+    if spec.enable_auto_scaling != (spec.min_count is not None and spec.max_count is not None):
+        out.append("`enable_auto_scaling` needs `min_count` and `max_count`, and they need it")
+    if spec.scale_set_priority == "Spot" and spec.capacity_reservation_group_id:
+        out.append("Spot `scale_set_priority` cannot use a `capacity_reservation_group_id`")
+    return out
+
+
+class AksModule(CloudModule):
+    """AKS's emitters: agent pools (Pulumi: `modules.pulumi.aks`; Terraform: azurerm, `modules.terraform.resources`)."""
+
+    provider = AKS
+    terraform_pins: ClassVar[dict[str, ProviderPin]] = {"azurerm": ProviderPin("hashicorp/azurerm", "~> 4.40")}
+    terraform_pool_types = ("azurerm_kubernetes_cluster_node_pool",)
+
+    def capacity(self, inventory: Inventory, cluster: Cluster, now: dt.datetime) -> tuple[Any, list[ManualQuota]]:
+        assert isinstance(cluster, AksCluster)
+        return AksCapacity(aks_agent_pools(inventory, cluster)), []
+
+    def pool_specs(self, capacity: Any) -> Sequence[Any]:
+        return capacity.aks_agent_pools
+
+    def conflicts(self, pool_spec: Any) -> list[str]:
+        return conflicts(pool_spec)
+
+    def pool_title(self, pool_spec: Any) -> str:
+        return f"agent pool {pool_spec.agent_pool_name}"
+
+    def declare_pulumi(
+        self, parent: pulumi.ComponentResource, spec: ClusterSpec
+    ) -> dict[str, pulumi.ComponentResource]:
+        from quartermaster.modules.pulumi.aks import declare_capacity
+
+        return declare_capacity(parent, spec)
+
+    def terraform(self, spec: ClusterSpec) -> tuple[dict[str, Body], list[TfResource]]:
+        from quartermaster.modules.terraform.resources import aks_node_pool
+
+        providers: dict[str, Body] = {"azurerm": {"features": {}, "subscription_id": spec.project}}
+        return providers, [aks_node_pool(p, spec.project or "") for p in spec.capacity.aks_agent_pools]

@@ -8,9 +8,9 @@ from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
-from quartermaster.catalog import platform_taints
 from quartermaster.errors import ProblemsFound
 from quartermaster.model import Machine, Pool
+from quartermaster.providers import Provider
 
 DATA = Path(__file__).parent / "data"
 
@@ -49,13 +49,13 @@ class TaintSpec:
     effect: str
 
 
-def pool_taints(pool: Pool, machine: Machine, cluster_kind: str) -> tuple[TaintSpec, ...]:
+def pool_taints(pool: Pool, machine: Machine, provider: Provider) -> tuple[TaintSpec, ...]:
     """The pool's own taints, the accelerator taint (unless the pool already taints that key) and the taints the
     platform adds that the pool must declare (AKS Spot), so that the provider shows no drift."""
     own = tuple(TaintSpec(t.key, t.value, t.effect) for t in pool.taints)
     platform = tuple(
         TaintSpec(t.key, t.value, t.effect)
-        for t in platform_taints(cluster_kind, pool.provisioning)
+        for t in provider.platform_taints(pool.provisioning)
         if t.declared and all(o.key != t.key for o in own)
     )
     if any(t.key == machine.resource_name for t in own):

@@ -7,12 +7,22 @@ gke-node-pool module and the GKE docs (plan-tpus, troubleshooting/tpus, provisio
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import datetime as dt
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from quartermaster.capacity import nodes_per_slice, pool_accelerators, pool_max_nodes, pool_min_nodes
 from quartermaster.model import Cluster, Commitment, Inventory, Machine, Pool
+from quartermaster.modules.cloud.base import Body, CloudModule, ClusterSpec, ManualQuota, ProviderPin
 from quartermaster.modules.cloud.common import SpecError, TaintSpec, per_zone, pool_taints, read_table, sorted_labels
-from quartermaster.modules.kueue.builders import POOL_LABEL
+from quartermaster.names import POOL_LABEL
+from quartermaster.providers.gke import GKE, TPU_ACCELERATOR_LABEL, TPU_TOPOLOGY_LABEL
+
+if TYPE_CHECKING:
+    import pulumi
+
+    from quartermaster.modules.terraform.resources import TfResource
 
 RESERVATION_KEY = "compute.googleapis.com/reservation-name"
 QUOTA_SERVICE = "compute.googleapis.com"
@@ -124,15 +134,12 @@ class GcpQuotaPreferenceSpec:
 
 
 @dataclass(frozen=True)
-class ManualQuota:
-    """Quota the pools need but no verified quota id exists for: a person files it (see gcp_gpu_quota.csv)."""
+class GkeCapacity:
+    """What a GKE cluster's stack declares: node pools, the reservations they consume, quota preferences."""
 
-    region: str
-    accelerator: str
-    quota_class: str
-    accelerators: int
-    pools: tuple[str, ...]
-    reason: str
+    gke_node_pools: list[GkeNodePoolSpec] = field(default_factory=list)
+    gcp_reservations: list[GcpReservationSpec] = field(default_factory=list)
+    gcp_quota_preferences: list[GcpQuotaPreferenceSpec] = field(default_factory=list)
 
 
 def gke_node_pools(inventory: Inventory, cluster: Cluster) -> list[GkeNodePoolSpec]:
@@ -174,7 +181,7 @@ def _gpu_pool(
         autoscaling=autoscaling,
         guest_accelerator=GkeGuestAccelerator(machine.accelerator_label, machine.accelerators_per_node),
         labels=sorted_labels(labels),
-        taints=pool_taints(pool, machine, "gke"),
+        taints=pool_taints(pool, machine, GKE),
         reservation_affinity=_reservation_affinity(inventory, pool),
         spot=pool.provisioning == "spot",
         flex_start=flex,
@@ -198,8 +205,8 @@ def _tpu_slices(
     labels = sorted_labels(
         {
             **pool.labels,
-            "cloud.google.com/gke-tpu-accelerator": machine.accelerator_label,
-            "cloud.google.com/gke-tpu-topology": pool.tpu.topology,
+            TPU_ACCELERATOR_LABEL: machine.accelerator_label,
+            TPU_TOPOLOGY_LABEL: pool.tpu.topology,
             POOL_LABEL: pool.name,  # GKE names each slice's nodes `<pool>-<i>`; the Kueue flavor selects this label
         }
     )
@@ -216,7 +223,7 @@ def _tpu_slices(
             autoscaling=None,
             guest_accelerator=None,
             labels=labels,
-            taints=pool_taints(pool, machine, "gke"),
+            taints=pool_taints(pool, machine, GKE),
             reservation_affinity=_reservation_affinity(inventory, pool),
             spot=pool.provisioning == "spot",
             placement_type="COMPACT",
@@ -392,3 +399,60 @@ def _project(cluster: Cluster) -> str:
     if not cluster.project:
         raise SpecError(f"cluster {cluster.name}: a GKE cluster needs its GCP `project`. Set `project: <id>`.")
     return cluster.project
+
+
+def conflicts(spec: GkeNodePoolSpec) -> list[str]:
+    """Arguments of a node pool spec that contradict each other, each naming both and the way out."""
+    out: list[str] = []
+    if (spec.node_count is None) == (spec.autoscaling is None):
+        out.append("set exactly one of `node_count` (fixed size) and `autoscaling`")
+    if spec.spot and spec.flex_start:
+        out.append("`spot` and `flex_start` exclude each other; keep one")
+    if (spec.spot or spec.flex_start) and spec.reservation_affinity.consume_reservation_type != "NO_RESERVATION":
+        out.append("`spot`/`flex_start` need reservation_affinity NO_RESERVATION; drop the reservation")
+    if spec.queued_provisioning and not spec.flex_start:
+        out.append("`queued_provisioning` needs `flex_start`; set flex_start or drop queued provisioning")
+    if spec.flex_start and spec.node_count is not None:
+        out.append("`flex_start` pools autoscale from 0; replace `node_count` with `autoscaling`")
+    if spec.flex_start and spec.auto_repair:
+        out.append("`flex_start` needs `auto_repair` off; set auto_repair=False")
+    if spec.placement_type == "COMPACT" and len(spec.node_locations) != 1:
+        out.append("COMPACT `placement_type` needs exactly one zone in `node_locations`")
+    if spec.tpu_topology and spec.guest_accelerator is not None:
+        out.append("`tpu_topology` (TPU) and `guest_accelerator` (GPU) exclude each other")
+    return out
+
+
+class GkeModule(CloudModule):
+    """GKE's emitters: node pools, reservations and Cloud Quotas preferences (Pulumi: `modules.pulumi.gke`;
+    Terraform: google-beta, `modules.terraform.resources`)."""
+
+    provider = GKE
+    terraform_pins: ClassVar[dict[str, ProviderPin]] = {"google-beta": ProviderPin("hashicorp/google-beta", "~> 7.34")}
+    terraform_pool_types = ("google_container_node_pool",)
+
+    def capacity(self, inventory: Inventory, cluster: Cluster, now: dt.datetime) -> tuple[Any, list[ManualQuota]]:
+        preferences, manual = gcp_quota_preferences(inventory, cluster)
+        specs = GkeCapacity(gke_node_pools(inventory, cluster), gcp_reservations(inventory, cluster), preferences)
+        return specs, manual
+
+    def pool_specs(self, capacity: Any) -> Sequence[Any]:
+        return capacity.gke_node_pools
+
+    def conflicts(self, pool_spec: Any) -> list[str]:
+        return conflicts(pool_spec)
+
+    def pool_title(self, pool_spec: Any) -> str:
+        return f"node pool {pool_spec.name}"
+
+    def declare_pulumi(
+        self, parent: pulumi.ComponentResource, spec: ClusterSpec
+    ) -> dict[str, pulumi.ComponentResource]:
+        from quartermaster.modules.pulumi.gke import declare_capacity
+
+        return declare_capacity(parent, spec)
+
+    def terraform(self, spec: ClusterSpec) -> tuple[dict[str, Body], list[TfResource]]:
+        from quartermaster.modules.terraform.resources import gcp_resources
+
+        return {"google-beta": {"project": spec.project, "region": spec.region}}, gcp_resources(spec.capacity)

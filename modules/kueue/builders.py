@@ -20,30 +20,19 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from quartermaster.catalog import platform_taints, topology_levels
 from quartermaster.model import Cluster, Cohort, Inventory, Pool, Quota, Team
 from quartermaster.modules.kueue.k8s import canonical_quantity
 from quartermaster.names import ClusterKind
 from quartermaster.pricing import Provisioning
+from quartermaster.providers import provider_of
 
 KUEUE_GROUP = "kueue.x-k8s.io"
 LABEL_PREFIX = "quartermaster.dev"
 TEAM_LABEL = f"{LABEL_PREFIX}/team"
 COST_CENTER_LABEL = f"{LABEL_PREFIX}/cost-center"
-# Set on every node of a pool whose provider label cannot name the pool (TPU slices are one GKE node
-# pool each, named `<pool>-<i>`); the node-pool modules put it on the nodes.
-POOL_LABEL = f"{LABEL_PREFIX}/pool"
 NAMESPACE_NAME_LABEL = "kubernetes.io/metadata.name"  # set by the API server on every namespace
 DEFAULT_LOCAL_QUEUE = "default"  # the namespace's default queue (Kueue rule 67)
 
-# The node label each provider puts on a node naming its node pool.
-NODE_POOL_LABEL = {
-    "gke": "cloud.google.com/gke-nodepool",
-    "eks": "eks.amazonaws.com/nodegroup",
-    "aks": "kubernetes.azure.com/agentpool",
-}
-GKE_TPU_ACCELERATOR_LABEL = "cloud.google.com/gke-tpu-accelerator"
-GKE_TPU_TOPOLOGY_LABEL = "cloud.google.com/gke-tpu-topology"
 
 # Flavor preference inside a ClusterQueue: paid-for capacity first, interruptible capacity last.
 PROVISIONING_PREFERENCE = {
@@ -116,7 +105,11 @@ def objects_for_cluster(inventory: Inventory, cluster: str) -> list[dict[str, An
     objects: list[dict[str, Any]] = []
     objects += [_priority_class(version, p.name, p.value, p.description) for p in inventory.priority_classes]
     if c.topology_aware:
-        levels = {topology_levels(c.kind, p.machine, p.provisioning) for p in c.pools if topology_aware_flavor(c, p)}
+        levels = {
+            provider_of(c.kind).topology_levels(p.machine, p.provisioning)
+            for p in c.pools
+            if topology_aware_flavor(c, p)
+        }
         objects += [_topology(version, c, level_set) for level_set in sorted(levels)]
     objects += [_pool_flavor(inventory, version, c, p) for p in c.pools]
     objects += [_logical_flavor(version, name) for name in sorted(_manager_flavors(inventory, c))]
@@ -357,17 +350,11 @@ def _topology(version: str, cluster: Cluster, levels: tuple[str, ...]) -> dict[s
 
 
 def flavor_node_labels(inventory: Inventory, cluster: Cluster, pool: Pool) -> dict[str, str]:
-    """Node labels selecting exactly the pool's nodes: the provider's node-pool label (or, for TPU slices,
-    which are one node pool each, the TPU labels plus POOL_LABEL), plus the pool's own labels."""
-    labels = dict(pool.labels)
+    """Node labels selecting exactly the pool's nodes: the pool's own labels plus those its provider names the
+    pool's nodes by (its node-pool label; for GKE TPU slices, which are one node pool each, the TPU labels plus
+    POOL_LABEL)."""
     machine = inventory.machine_by_name[pool.machine]
-    if pool.tpu is not None and cluster.kind == "gke":
-        labels[GKE_TPU_ACCELERATOR_LABEL] = machine.accelerator_label
-        labels[GKE_TPU_TOPOLOGY_LABEL] = pool.tpu.topology
-        labels[POOL_LABEL] = pool.name
-    elif cluster.kind in NODE_POOL_LABEL:
-        labels[NODE_POOL_LABEL[cluster.kind]] = pool.name
-    return labels
+    return {**pool.labels, **provider_of(cluster.kind).flavor_node_labels(machine, pool)}
 
 
 def flavor_tolerations(inventory: Inventory, cluster: Cluster, pool: Pool) -> list[dict[str, Any]]:
@@ -375,7 +362,7 @@ def flavor_tolerations(inventory: Inventory, cluster: Cluster, pool: Pool) -> li
     of the pool's provisioning (GKE flex-start, AKS Spot; TAS checks them against these) and the pool's own."""
     resource = inventory.machine_by_name[pool.machine].resource_name
     out = [{"key": resource, "operator": "Exists", "effect": "NoSchedule"}]
-    taints = [(t.key, t.value, t.effect) for t in platform_taints(cluster.kind, pool.provisioning)]
+    taints = [(t.key, t.value, t.effect) for t in provider_of(cluster.kind).platform_taints(pool.provisioning)]
     for key, value, effect in [*taints, *((t.key, t.value, t.effect) for t in pool.taints)]:
         toleration = {"key": key, "effect": effect, "operator": "Equal" if value else "Exists"}
         if value:
@@ -391,7 +378,8 @@ def _pool_flavor(inventory: Inventory, version: str, cluster: Cluster, pool: Poo
         "tolerations": flavor_tolerations(inventory, cluster, pool),
     }
     if topology_aware_flavor(cluster, pool):
-        spec["topologyName"] = topology_name(cluster, topology_levels(cluster.kind, pool.machine, pool.provisioning))
+        levels = provider_of(cluster.kind).topology_levels(pool.machine, pool.provisioning)
+        spec["topologyName"] = topology_name(cluster, levels)
     return {"apiVersion": version, "kind": "ResourceFlavor", "metadata": _meta(pool.name), "spec": spec}
 
 

@@ -12,6 +12,7 @@ inventory cannot express is listed in `ImportResult.dropped`. Round trip: `equiv
 
 from __future__ import annotations
 
+import copy
 import io
 import math
 from dataclasses import dataclass, field
@@ -24,23 +25,14 @@ from ruamel.yaml.comments import CommentedMap, CommentedSeq
 from ruamel.yaml.scalarstring import DoubleQuotedScalarString
 
 from quartermaster.model import catalog_machines
-from quartermaster.modules.kueue.builders import COST_CENTER_LABEL, NAMESPACE_NAME_LABEL, NODE_POOL_LABEL
+from quartermaster.modules.kueue.builders import COST_CENTER_LABEL, NAMESPACE_NAME_LABEL
 from quartermaster.modules.kueue.k8s import is_dns_label, parse_quantity
+from quartermaster.providers import Provider, providers
 
 ACCELERATOR_RESOURCES = ("nvidia.com/gpu", "google.com/tpu")
 MODELLED_RESOURCES = (*ACCELERATOR_RESOURCES, "cpu", "memory")
-GKE_ACCELERATOR_LABEL = "cloud.google.com/gke-accelerator"
-GKE_TPU_ACCELERATOR_LABEL = "cloud.google.com/gke-tpu-accelerator"
-KIND_OF_LABEL = {label: kind for kind, label in NODE_POOL_LABEL.items()}
-PROVIDER = {"gke": "gcp", "eks": "aws", "aks": "azure", "onprem": "onprem"}
-# Placeholder machines when the manifests do not name one (a catalog entry per provider and accelerator kind).
-PLACEHOLDER = {
-    ("gcp", "gpu"): "a3-highgpu-8g",
-    ("aws", "gpu"): "p5.48xlarge",
-    ("azure", "gpu"): "Standard_ND96isr_H100_v5",
-    ("onprem", "gpu"): "dgx-h100",
-    ("gcp", "tpu"): "ct5p-hightpu-4t",
-}
+# The placeholder machine when the provider has none for the accelerator kind.
+PLACEHOLDER_MACHINE = "dgx-h100"
 GIB = Decimal(2) ** 30
 
 
@@ -80,25 +72,30 @@ class _Import:
                 f"{kind} {names}: derived by Quartermaster from cluster settings and pools, not imported"
             )
         self.flavors = {_name(rf): rf for rf in self.by_kind.get("ResourceFlavor", [])}
-        self.kind = self._cluster_kind()
+        self.provider = self._provider()
+        self.kind = self.provider.kind
 
     # --- flavors -> pools --------------------------------------------------------------------------
 
-    def _cluster_kind(self) -> str:
-        kinds = {
-            KIND_OF_LABEL[k]
+    def _provider(self) -> Provider:
+        """The provider whose node-pool label the flavors select; several or none: a provider whose pools are
+        selected by their own labels (on-prem)."""
+        of_label = {p.node_pool_label: p for p in providers() if p.node_pool_label}
+        found = {
+            of_label[k].kind: of_label[k]
             for rf in self.flavors.values()
             for k in ((rf.get("spec") or {}).get("nodeLabels") or {})
-            if k in KIND_OF_LABEL
+            if k in of_label
         }
-        if len(kinds) == 1:
-            return kinds.pop()
-        if len(kinds) > 1:
+        if len(found) == 1:
+            return found.popitem()[1]
+        fallback = next(p for p in providers() if p.node_pool_label is None)
+        if len(found) > 1:
             self.dropped.append(
-                f"flavors name node pools of several providers ({', '.join(sorted(kinds))}); "
-                "imported as one on-prem cluster with their labels"
+                f"flavors name node pools of several providers ({', '.join(sorted(found))}); "
+                f"imported as one {fallback.title} cluster with their labels"
             )
-        return "onprem"
+        return fallback
 
     def _used_flavors(self) -> list[str]:
         """Flavor names in order of first use by ClusterQueues, then unused flavors."""
@@ -118,12 +115,13 @@ class _Import:
         labels = dict(spec.get("nodeLabels") or {})
         pool = CommentedMap()
         pool["name"] = name
-        provider_label = NODE_POOL_LABEL.get(self.kind)
+        provider_label = self.provider.node_pool_label
         if provider_label and labels.get(provider_label) == name:
             del labels[provider_label]
         tpu = "google.com/tpu" in needed
         machine = self._machine(labels, tpu)
-        pool["machine"] = machine or PLACEHOLDER.get((PROVIDER[self.kind], "tpu" if tpu else "gpu"), "dgx-h100")
+        placeholder = self.provider.placeholder_machines.get("tpu" if tpu else "gpu", PLACEHOLDER_MACHINE)
+        pool["machine"] = machine or placeholder
         if machine is None:
             pool.yaml_add_eol_comment("TODO: the manifests do not say the machine; this is a placeholder", "machine")
         pool["zones"] = CommentedSeq()
@@ -134,7 +132,7 @@ class _Import:
         pool.yaml_add_eol_comment("TODO: size unknown; set to fit the imported quotas", "nodes")
         if labels:
             pool["labels"] = dict(sorted(labels.items()))
-        elif self.kind == "onprem":
+        elif self.provider.node_pool_label is None:
             pool.yaml_add_eol_comment(
                 "TODO: the flavor has no nodeLabels (it matches every node); add `labels` that select the pool's nodes",
                 "name",
@@ -167,12 +165,8 @@ class _Import:
         return pool
 
     def _machine(self, labels: dict[str, str], tpu: bool) -> str | None:
-        """A catalog machine named by GKE's accelerator labels, if exactly one matches."""
-        value = labels.get(GKE_TPU_ACCELERATOR_LABEL if tpu else GKE_ACCELERATOR_LABEL)
-        if self.kind != "gke" or value is None:
-            return None
-        matches = [m.name for m in catalog_machines() if m.provider == "gcp" and m.accelerator_label == value]
-        return matches[0] if len(matches) == 1 else None
+        """A catalog machine the provider's accelerator labels name, if exactly one matches."""
+        return self.provider.import_machine(labels, tpu, catalog_machines())
 
     # --- quotas ------------------------------------------------------------------------------------
 
@@ -228,7 +222,7 @@ class _Import:
         cohorts = self._cohorts(needed)
         pools = [p for name in self._used_flavors() if (p := self._pool(name, needed.get(name, {}))) is not None]
         doc = CommentedMap()
-        provider = PROVIDER[self.kind]
+        provider = self.provider.cloud
         doc["sites"] = [{"name": f"{provider}-imported", "provider": provider, "region": "todo"}]
         doc["sites"][0] = CommentedMap(doc["sites"][0])
         doc["sites"][0].yaml_add_eol_comment("TODO: the manifests do not say the region", "region")
@@ -236,13 +230,10 @@ class _Import:
         cluster["name"] = self.cluster
         cluster["kind"] = self.kind
         cluster["site"] = f"{provider}-imported"
-        if self.kind != "onprem":
+        if self.provider.needs_project:
             cluster["project"] = "todo"
             cluster.yaml_add_eol_comment("TODO: project, account or subscription id", "project")
-        if self.kind == "eks":
-            cluster["eks"] = {"node_role_arn": "todo", "subnets": {}}
-        if self.kind == "aks":
-            cluster["aks"] = {"resource_group": "todo"}
+        cluster.update(copy.deepcopy(self.provider.import_settings))
         if any((rf.get("spec") or {}).get("topologyName") for rf in self.flavors.values()):
             cluster["topology_aware"] = True
         cluster["pools"] = pools

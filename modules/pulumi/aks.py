@@ -1,11 +1,13 @@
-"""AKS component: an accelerator agent pool with its GPU profile and capacity reservation group."""
+"""AKS component: an accelerator agent pool with its GPU profile and capacity reservation group; and
+`declare_capacity`, which declares an AKS cluster's pools with it (`modules.cloud.azure.AksModule`)."""
 
 from __future__ import annotations
 
 import pulumi
 import pulumi_azure_native as azure_native
 
-from quartermaster.modules.cloud import AksAgentPoolSpec, conflicts
+from quartermaster.modules.cloud import AksAgentPoolSpec, AksCapacity, ClusterSpec
+from quartermaster.modules.cloud.azure import conflicts
 from quartermaster.modules.pulumi.errors import ResourceError
 
 
@@ -45,3 +47,17 @@ class AksAcceleratorPool(pulumi.ComponentResource):
             opts=pulumi.ResourceOptions(parent=self, ignore_changes=["count"] if spec.enable_auto_scaling else None),
         )
         self.register_outputs({"agent_pool": self.agent_pool.name})
+
+
+def declare_capacity(parent: pulumi.ComponentResource, spec: ClusterSpec) -> dict[str, pulumi.ComponentResource]:
+    """The AKS cluster's agent pools through a provider of its subscription, as children of `parent`."""
+    capacity: AksCapacity = spec.capacity
+    provider = azure_native.Provider(
+        f"azure-{spec.region}", subscription_id=spec.project, opts=pulumi.ResourceOptions(parent=parent)
+    )
+    return {
+        pool.pool: AksAcceleratorPool(
+            pool.pool, pool, opts=pulumi.ResourceOptions(parent=parent, providers={"azure-native": provider})
+        )
+        for pool in capacity.aks_agent_pools
+    }

@@ -1,5 +1,6 @@
 """EKS components: an accelerator node group (launch template, placement group, node group), a capacity
-reservation and an EC2 vCPU quota request."""
+reservation and an EC2 vCPU quota request; and `declare_capacity`, which declares an EKS cluster's capacity with them
+(`modules.cloud.aws.EksModule`)."""
 
 from __future__ import annotations
 
@@ -9,10 +10,12 @@ import pulumi_aws as aws
 from quartermaster.modules.cloud import (
     AwsCapacityReservationSpec,
     AwsServiceQuotaSpec,
+    ClusterSpec,
+    EksCapacity,
     EksNodeGroupSpec,
-    conflicts,
     upper_snake_effect,
 )
+from quartermaster.modules.cloud.aws import conflicts
 from quartermaster.modules.pulumi.errors import ResourceError
 
 
@@ -180,3 +183,26 @@ class AwsQuotaRequest(pulumi.ComponentResource):
             opts=pulumi.ResourceOptions(parent=self),
         )
         self.register_outputs({"quota_code": spec.quota_code, "value": spec.value})
+
+
+def declare_capacity(parent: pulumi.ComponentResource, spec: ClusterSpec) -> dict[str, pulumi.ComponentResource]:
+    """The EKS cluster's capacity reservations, node groups (after the reservation they launch into) and quota
+    requests through a provider of the cluster's region, as children of `parent`; the component of each pool."""
+    capacity: EksCapacity = spec.capacity
+    provider = aws.Provider(f"aws-{spec.region}", region=spec.region, opts=pulumi.ResourceOptions(parent=parent))
+    child = pulumi.ResourceOptions(parent=parent, providers={"aws": provider})
+    reservations = {r.name: AwsCapacityReservation(r.name, r, opts=child) for r in capacity.aws_capacity_reservations}
+    pools: dict[str, pulumi.ComponentResource] = {}
+    for group in capacity.eks_node_groups:
+        target = reservations.get(group.launch_template.capacity_reservation or "")
+        pools[group.pool] = EksAcceleratorNodeGroup(
+            group.pool,
+            group,
+            capacity_reservation_id=target.reservation.id if target else None,
+            opts=pulumi.ResourceOptions(
+                parent=parent, providers={"aws": provider}, depends_on=[target] if target else None
+            ),
+        )
+    for quota in capacity.aws_service_quotas:
+        AwsQuotaRequest(quota.quota_code, quota, opts=child)
+    return pools

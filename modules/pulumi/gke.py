@@ -1,4 +1,5 @@
-"""GKE components: an accelerator pool (one NodePool, or one per TPU slice), a reservation, a quota request."""
+"""GKE components: an accelerator pool (one NodePool, or one per TPU slice), a reservation, a quota request; and
+`declare_capacity`, which declares a GKE cluster's capacity with them (`modules.cloud.gcp.GkeModule`)."""
 
 from __future__ import annotations
 
@@ -8,12 +9,14 @@ import pulumi
 import pulumi_gcp as gcp
 
 from quartermaster.modules.cloud import (
+    ClusterSpec,
     GcpQuotaPreferenceSpec,
     GcpReservationSpec,
+    GkeCapacity,
     GkeNodePoolSpec,
-    conflicts,
     upper_snake_effect,
 )
+from quartermaster.modules.cloud.gcp import conflicts
 from quartermaster.modules.pulumi.errors import ResourceError
 
 
@@ -177,3 +180,29 @@ class GcpQuotaRequest(pulumi.ComponentResource):
             opts=pulumi.ResourceOptions(parent=self),
         )
         self.register_outputs({"quota_id": spec.quota_id, "preferred_value": spec.preferred_value})
+
+
+def declare_capacity(parent: pulumi.ComponentResource, spec: ClusterSpec) -> dict[str, pulumi.ComponentResource]:
+    """The GKE cluster's reservations (created, or read so that preview fails when one is absent), its pools (after
+    the reservations they consume) and its quota requests, as children of `parent`; the component of each pool."""
+    capacity: GkeCapacity = spec.capacity
+    child = pulumi.ResourceOptions(parent=parent)
+    reservations = {r.name: GcpReservation(r.commitment, r, opts=child) for r in capacity.gcp_reservations if r.create}
+    for existing in (r for r in capacity.gcp_reservations if not r.create):
+        gcp.compute.get_reservation(name=existing.name, project=existing.project, zone=existing.zone)
+    by_pool: dict[str, list[GkeNodePoolSpec]] = {}
+    for node_pool in capacity.gke_node_pools:
+        by_pool.setdefault(node_pool.pool, []).append(node_pool)
+    pools: dict[str, pulumi.ComponentResource] = {}
+    for pool, node_pools in by_pool.items():
+        consumed = {v for n in node_pools for v in n.reservation_affinity.values}
+        pools[pool] = GkeAcceleratorPool(
+            pool,
+            node_pools,
+            opts=pulumi.ResourceOptions(
+                parent=parent, depends_on=[reservations[r] for r in sorted(consumed) if r in reservations]
+            ),
+        )
+    for preference in capacity.gcp_quota_preferences:
+        GcpQuotaRequest(preference.name, preference, opts=child)
+    return pools

@@ -32,6 +32,12 @@ emitted name against each provider's source at its floor tag):
 - Terraform's built-in `terraform_data` (Terraform >= 1.4, OpenTofu): one barrier the Kueue objects wait on.
 """
 
-from quartermaster.modules.terraform.resources import PROVIDERS, TfResource, TfStackSpec, stack_clusters, stack_spec
+from quartermaster.modules.terraform.resources import (
+    TfResource,
+    TfStackSpec,
+    provider_pins,
+    stack_clusters,
+    stack_spec,
+)
 
-__all__ = ["PROVIDERS", "TfResource", "TfStackSpec", "stack_clusters", "stack_spec"]
+__all__ = ["TfResource", "TfStackSpec", "provider_pins", "stack_clusters", "stack_spec"]

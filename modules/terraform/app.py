@@ -37,7 +37,7 @@ from quartermaster.loader import SourceMap
 from quartermaster.model import Inventory
 from quartermaster.modules.cloud import cluster_spec
 from quartermaster.modules.observability.emit import kubernetes_objects
-from quartermaster.modules.terraform.resources import PROVIDERS, TfResource, TfStackSpec, stack_spec
+from quartermaster.modules.terraform.resources import TfResource, TfStackSpec, provider_pins, stack_spec
 
 BACKENDS = ("local", "gcs", "s3")
 
@@ -70,7 +70,7 @@ class RawProvider(TerraformProvider):
     """A provider block and its `required_providers` pin, without a prebuilt provider package."""
 
     def __init__(self, scope: Construct, name: str, config: Mapping[str, Any]) -> None:
-        pin = PROVIDERS[name]
+        pin = provider_pins()[name]
         super().__init__(
             scope,
             name,

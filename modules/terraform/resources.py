@@ -4,7 +4,7 @@ Each builder mirrors one Pulumi component of `modules.pulumi` argument for argum
 spelling (`guest_accelerator` and `taint` blocks where `pulumi_gcp` says `guest_accelerators` / `taints`,
 as its NodePool docs name them; `taint` blocks on `aws_eks_node_group`; `priority` / `eviction_policy` /
 `auto_scaling_enabled` on `azurerm_kubernetes_cluster_node_pool`). Argument names were checked against
-the provider docs of the versions pinned in `PROVIDERS` (sources in `modules/terraform/__init__.py`).
+the provider docs of the versions pinned in `provider_pins()` (sources in `modules/terraform/__init__.py`).
 """
 
 from __future__ import annotations
@@ -20,33 +20,32 @@ from quartermaster.modules.cloud import (
     AwsCapacityReservationSpec,
     AwsServiceQuotaSpec,
     ClusterSpec,
+    EksCapacity,
     EksNodeGroupSpec,
     GcpQuotaPreferenceSpec,
     GcpReservationSpec,
+    GkeCapacity,
     GkeNodePoolSpec,
+    ProviderPin,
+    SpecError,
+    cloud_module,
+    cloud_modules,
+    conflicts,
     upper_snake_effect,
 )
+from quartermaster.modules.cloud.base import Body
 
-Body = dict[str, Any]
 Manifest = dict[str, Any]
 
-
-@dataclass(frozen=True)
-class ProviderPin:
-    """A provider the stacks use: registry source and the version constraint its schema was read at."""
-
-    source: str
-    version: str
-
-
-# Provider versions whose argument names the bodies follow (see the module docstring of modules.terraform).
-PROVIDERS: dict[str, ProviderPin] = {
-    "google-beta": ProviderPin("hashicorp/google-beta", "~> 7.34"),
-    "aws": ProviderPin("hashicorp/aws", "~> 6.0"),
-    "azurerm": ProviderPin("hashicorp/azurerm", "~> 4.40"),
-    "kubernetes": ProviderPin("hashicorp/kubernetes", "~> 2.38"),
-}
+KUBERNETES_PIN = ProviderPin("hashicorp/kubernetes", "~> 2.38")
 KUBECONFIG_VARIABLE = "kubeconfig_path"
+
+
+def provider_pins() -> dict[str, ProviderPin]:
+    """Every Terraform provider the stacks may use and the version its argument names were read at (see the module
+    docstring of modules.terraform): the registered cloud modules' and `kubernetes` for the Kueue objects."""
+    pins = {name: pin for module in cloud_modules() for name, pin in module.terraform_pins.items()}
+    return {**pins, "kubernetes": KUBERNETES_PIN}
 
 
 @dataclass(frozen=True)
@@ -82,8 +81,9 @@ class TfStackSpec:
 
 
 def stack_clusters(inventory: Inventory) -> list[str]:
-    """The clusters that get a stack: every cloud cluster (on-prem pools are inventory-only, as in Pulumi)."""
-    return [c.name for c in inventory.clusters if c.kind != "onprem"]
+    """The clusters that get a stack: every cluster whose provider has cloud resources (on-prem pools are
+    inventory-only, as in Pulumi)."""
+    return [c.name for c in inventory.clusters if cloud_module(c.kind) is not None]
 
 
 def tf_name(value: str) -> str:
@@ -120,18 +120,14 @@ def compact(value: Any) -> Any:
 
 
 def stack_spec(spec: ClusterSpec, manifests: Sequence[Manifest]) -> TfStackSpec:
-    """The providers, variables and resources of one cluster's stack."""
-    providers: dict[str, Body] = {}
-    resources: list[TfResource] = []
-    if spec.kind == "gke":
-        providers["google-beta"] = {"project": spec.project, "region": spec.region}
-        resources += gcp_resources(spec)
-    elif spec.kind == "eks":
-        providers["aws"] = {"region": spec.region}
-        resources += aws_resources(spec)
-    elif spec.kind == "aks":
-        providers["azurerm"] = {"features": {}, "subscription_id": spec.project}
-        resources += [aks_node_pool(p, spec.project or "") for p in spec.aks_agent_pools]
+    """The providers, variables and resources of one cluster's stack; a SpecError when the cluster's node pool specs
+    contradict themselves (the `conflicts` guard the Pulumi components apply too)."""
+    problems = conflicts(spec)
+    if problems:
+        raise SpecError(f"cluster {spec.cluster}: " + "; ".join(problems) + ".")
+    module = cloud_module(spec.kind)
+    providers, resources = module.terraform(spec) if module else ({}, [])
+    pool_types = module.terraform_pool_types if module else ()
     variables: dict[str, Body] = {}
     if manifests:
         providers["kubernetes"] = {"config_path": Ref(f"${{var.{KUBECONFIG_VARIABLE}}}")}
@@ -140,7 +136,7 @@ def stack_spec(spec: ClusterSpec, manifests: Sequence[Manifest]) -> TfStackSpec:
             "description": f"Path of a kubeconfig whose current context is cluster {spec.cluster} "
             "(for the Kueue objects).",
         }
-        pools = tuple(r.address for r in resources if r.type in POOL_TYPES)
+        pools = tuple(r.address for r in resources if r.type in pool_types)
         barrier = TfResource("terraform_data", "node_pools", "", {}, depends_on=pools) if pools else None
         resources += [barrier] if barrier else []
         resources += kueue_manifests(manifests, (barrier.address,) if barrier else ())
@@ -148,9 +144,6 @@ def stack_spec(spec: ClusterSpec, manifests: Sequence[Manifest]) -> TfStackSpec:
     return TfStackSpec(
         spec.cluster, literal(providers), [replace(r, body=literal(r.body)) for r in resources], variables
     )
-
-
-POOL_TYPES = ("google_container_node_pool", "aws_eks_node_group", "azurerm_kubernetes_cluster_node_pool")
 
 
 def _check_unique(resources: list[TfResource]) -> None:
@@ -164,7 +157,7 @@ def _check_unique(resources: list[TfResource]) -> None:
 # --- GKE -----------------------------------------------------------------------------------------------
 
 
-def gcp_resources(spec: ClusterSpec) -> list[TfResource]:
+def gcp_resources(spec: GkeCapacity) -> list[TfResource]:
     """Reservations, node pools (after the reservation they consume) and quota preferences."""
     reservations = {r.name: gcp_reservation(r) for r in spec.gcp_reservations}
     pools = [
@@ -303,7 +296,7 @@ def gcp_quota_preference(spec: GcpQuotaPreferenceSpec) -> list[TfResource]:
 # --- EKS -----------------------------------------------------------------------------------------------
 
 
-def aws_resources(spec: ClusterSpec) -> list[TfResource]:
+def aws_resources(spec: EksCapacity) -> list[TfResource]:
     """Capacity reservations, then per pool a placement group, a launch template and the node group; quotas."""
     reservations = {r.name: aws_capacity_reservation(r) for r in spec.aws_capacity_reservations}
     out: list[TfResource] = list(reservations.values())

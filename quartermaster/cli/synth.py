@@ -9,6 +9,7 @@ import typer
 
 from quartermaster.cli.common import check_output, console, inventory_argument, load_or_exit
 from quartermaster.errors import UsageError, require_extra
+from quartermaster.providers import provider_of
 
 NODE_MISSING = (
     "qm synth: Node.js is not on PATH (`node` not found). CDKTF synthesises through jsii, which runs in "
@@ -58,10 +59,10 @@ def command(
     clusters = stack_clusters(inventory)
     if cluster is not None:
         if cluster not in clusters:
-            kind = inventory.cluster_by_name[cluster].kind if cluster in inventory.cluster_by_name else None
+            known = inventory.cluster_by_name.get(cluster)
             why = (
-                "is on-prem: it has no cloud resources (its Kueue objects: `qm render`)"
-                if kind == "onprem"
+                f"is {provider_of(known.kind).title}: it has no cloud resources (its Kueue objects: `qm render`)"
+                if known is not None
                 else "is not a cluster of the inventory"
             )
             raise UsageError(f"--cluster {cluster}: {why}. Clusters with a stack: {', '.join(clusters)}.")

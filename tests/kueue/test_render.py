@@ -17,8 +17,9 @@ from quartermaster.loader import load
 from quartermaster.model import Inventory
 from quartermaster.modules.cloud.azure import aks_agent_pools
 from quartermaster.modules.kueue import objects_for_cluster, render_cluster, validate_manifests
-from quartermaster.modules.kueue.builders import POOL_LABEL, accelerator_flavor_name
+from quartermaster.modules.kueue.builders import accelerator_flavor_name
 from quartermaster.modules.kueue.k8s import canonical_quantity, parse_quantity, selector_matches
+from quartermaster.names import POOL_LABEL
 from quartermaster.yamlwriter import dump_documents
 from tests.builders import make_inventory
 from tests.paths import DATA, INVENTORY

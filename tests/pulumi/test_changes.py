@@ -132,7 +132,7 @@ def test_a_misspelt_argument_is_a_type_error() -> None:
 
 
 def test_contradicting_arguments_fail_as_a_resource_error_naming_both(inventory: Inventory) -> None:
-    pools = cluster_spec(inventory, "gke-gpu-us-east4", BEFORE_THE_BLOCK).gke_node_pools
+    pools = cluster_spec(inventory, "gke-gpu-us-east4", BEFORE_THE_BLOCK).capacity.gke_node_pools
     spec = next(s for s in pools if s.pool == "h100-mega-resv")
     contradiction = dataclasses.replace(spec, spot=True)  # spot, yet consuming a specific reservation
     with pytest.raises(ResourceError, match="`spot`/`flex_start` need reservation_affinity NO_RESERVATION"):

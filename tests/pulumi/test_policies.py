@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from quartermaster.model import Inventory
-from quartermaster.modules.kueue.builders import POOL_LABEL
+from quartermaster.names import POOL_LABEL
 from tests.pulumi.harness import registered
 
 STACKS = ("gke-gpu-us-east4", "gke-tpu-us-east5", "eks-us-east-1", "aks-eastus", "mk-manager")

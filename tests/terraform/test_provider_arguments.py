@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from quartermaster.modules.terraform import PROVIDERS
+from quartermaster.modules.terraform import provider_pins
 from tests.paths import DATA
 from tests.terraform.conftest import BRANCH_POOLS
 
@@ -70,7 +70,7 @@ def _allowed(provider: str, kind: str) -> set[str]:
 
 def test_the_pins_floors_are_the_versions_the_names_were_read_at() -> None:
     for provider, floor in FLOORS.items():
-        assert PROVIDERS[provider].version == "~> " + re.sub(r"^v(\d+\.\d+)\.0$", r"\1", floor["tag"])
+        assert provider_pins()[provider].version == "~> " + re.sub(r"^v(\d+\.\d+)\.0$", r"\1", floor["tag"])
 
 
 EXAMPLE = ["gke-gpu-us-east4", "gke-tpu-us-east5", "eks-us-east-1", "aks-eastus", "mk-manager"]

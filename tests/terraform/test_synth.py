@@ -17,9 +17,9 @@ from quartermaster.capacity import nodes_per_slice
 from quartermaster.cli import app
 from quartermaster.cli import synth as synth_command
 from quartermaster.model import Inventory
-from quartermaster.modules.cloud import cluster_spec
+from quartermaster.modules.cloud import cloud_module, cluster_spec
 from quartermaster.modules.kueue import objects_for_cluster
-from quartermaster.modules.terraform import PROVIDERS, stack_clusters
+from quartermaster.modules.terraform import provider_pins, stack_clusters
 from tests.builders import BEFORE_THE_BLOCK, make_inventory
 from tests.paths import INVENTORY
 from tests.terraform.conftest import ROOT
@@ -60,7 +60,7 @@ def test_synth_is_deterministic(inventory: Inventory, outdir: Path, tmp_path: Pa
 def test_providers_are_pinned_and_state_is_local_next_to_the_output(stacks: dict[str, Any], cluster: str) -> None:
     terraform = stacks[cluster]["terraform"]
     assert terraform["required_providers"] == {
-        name: {"source": PROVIDERS[name].source, "version": PROVIDERS[name].version}
+        name: {"source": provider_pins()[name].source, "version": provider_pins()[name].version}
         for name in stacks[cluster]["provider"]
     }
     assert terraform["backend"] == {"local": {"path": f"../../../terraform.{cluster}.tfstate"}}
@@ -129,7 +129,9 @@ def test_kueue_objects_are_manifests_that_wait_for_the_node_pools(
         for t in ("google_container_node_pool", "aws_eks_node_group", "azurerm_kubernetes_cluster_node_pool")
         for n in resources.get(t, {})
     )
-    assert len(pools) == len(spec.gke_node_pools) + len(spec.eks_node_groups) + len(spec.aks_agent_pools)
+    module = cloud_module(spec.kind)
+    assert module is not None
+    assert len(pools) == len(module.pool_specs(spec.capacity))
     if pools:  # one barrier waits for every pool; every Kueue object waits for the barrier
         assert sorted(resources["terraform_data"]["node_pools"]["depends_on"]) == pools
     for body in resources["kubernetes_manifest"].values():
@@ -179,7 +181,7 @@ def test_quota_requests_read_the_grant_and_never_ask_for_less(inventory: Invento
             preference[k] for k in ("parent", "service", "quota_id")
         ]
         need = cluster_spec(inventory, "gke-gpu-us-east4", BEFORE_THE_BLOCK)
-        [spec] = [p for p in need.gcp_quota_preferences if p.name == preference["name"]]
+        [spec] = [p for p in need.capacity.gcp_quota_preferences if p.name == preference["name"]]
         asked = preference["quota_config"]["preferred_value"]
         assert asked.startswith(f"${{max({spec.preferred_value}, [for d in data.google_cloud_quotas_quota_info.{name}.")
         assert preference["contact_email"] == inventory.policy.quota_contact_email
