@@ -148,8 +148,11 @@ def pricing_model_of_commitment(kind: str) -> PricingModel:
 
 
 def pricing_model_of(provisioning: str, provider: str) -> PricingModel:
-    """The price-book model of a pool's node-hours beyond its commitment (on-prem sites: `onprem`)."""
-    if provider == "onprem":
+    """The price-book model of a pool's node-hours beyond its commitment (sites of owned hardware, on-prem: `onprem`;
+    `provider` is the site's)."""
+    from quartermaster.providers import providers  # the providers import this module: imported on use
+
+    if any(p.owned for p in providers() if p.cloud == provider):
         return PricingModel.ONPREM
     return PRICING_MODEL_OF_PROVISIONING[Provisioning(provisioning)]
 

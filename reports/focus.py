@@ -39,6 +39,7 @@ from typing import TYPE_CHECKING, Any
 from quartermaster.errors import ProblemsFound
 from quartermaster.model import Inventory
 from quartermaster.pricing import FOCUS_PRICING_CATEGORY, FocusPricingCategory, allocate_cents, split_cents
+from quartermaster.providers import provider_of_cloud
 from quartermaster.reports.metering.meter import ChargeLine, MeterResult
 from quartermaster.reports.metering.rates import Block
 from quartermaster.reports.planned import allocate_grid, team_costs
@@ -120,7 +121,6 @@ the metered export is that statement, a provisional invoice Quartermaster genera
 CUSTOM = ["x_Team", "x_CostCenter", "x_Accelerator", "x_Basis"]
 COLUMNS = sorted([*MANDATORY, *CONDITIONAL]) + CUSTOM
 
-PROVIDER_NAME = {"gcp": "Google Cloud", "aws": "AWS", "azure": "Microsoft", "onprem": "On-premises"}
 FORECAST_PROVIDER = "Quartermaster forecast"
 """ProviderName, PublisherName, ServiceProviderName, HostProviderName and InvoiceIssuerName of every forecast row:
 no cloud provider has sold or invoiced it, so a tool grouping spend by provider never adds it to a provider's."""
@@ -135,21 +135,9 @@ QUARTER_UNIT = "3 Months"
 """A plan line's quantity: one quarter, in FOCUS's unit format (a unit quantity and an allowed time unit, like its
 "1000 Tokens"; "Quarters" is no FOCUS time unit), written as a decimal (a CSV `1` reads as an integer:
 PricingQuantity-C-001-M)."""
-# Each ServiceName has exactly one ServiceSubcategory (FOCUS ServiceName-C-008-C), from FOCUS 1.2's list.
-SERVICE_SUBCATEGORY = {
-    "Compute Engine": "Virtual Machines",
-    "Amazon Elastic Compute Cloud": "Virtual Machines",
-    "Virtual Machines": "Virtual Machines",
-    "Cloud TPU": "Machine Learning",
-    "On-premises accelerator servers": "Other (Compute)",
-    PLANNED_SERVICE: "Other (Compute)",
-}
-SERVICE_NAME = {
-    "gcp": "Compute Engine",
-    "aws": "Amazon Elastic Compute Cloud",
-    "azure": "Virtual Machines",
-    "onprem": "On-premises accelerator servers",
-}
+PLANNED_SUBCATEGORY = "Other (Compute)"
+"""The ServiceSubcategory of `PLANNED_SERVICE` (each ServiceName has exactly one: FOCUS ServiceName-C-008-C); a
+provider's services and theirs come from the provider (`quartermaster.providers`)."""
 COMMITMENT_TYPE = {
     "cud": "Committed Use Discount",
     "reserved-instance": "Reserved Instance",
@@ -228,10 +216,10 @@ class _Rows:
 
     def base(self, block: Block, pool: str | None) -> dict[str, Any]:
         site, machine = block.site, block.machine
-        provider = PROVIDER_NAME[site.provider]
+        provider = provider_of_cloud(site.provider).focus_provider_name
         account = self.project_of_site.get(site.name, site.name)
         cluster = self.inventory.cluster_of_pool[pool].name if pool else None
-        service = "Cloud TPU" if machine.kind == "tpu" and site.provider == "gcp" else SERVICE_NAME[site.provider]
+        service, subcategory = provider_of_cloud(site.provider).focus_service_of(machine)
         zone = block.commitment.zone if block.commitment and block.commitment.zone else None
         if pool and zone is None and len(self.inventory.pool_by_name[pool].zones) == 1:
             zone = self.inventory.pool_by_name[pool].zones[0]
@@ -252,7 +240,7 @@ class _Rows:
             "HostProviderName": provider,
             "ServiceCategory": "AI and Machine Learning" if machine.kind == "tpu" else "Compute",
             "ServiceName": service,
-            "ServiceSubcategory": SERVICE_SUBCATEGORY[service],
+            "ServiceSubcategory": subcategory,
             "RegionId": site.region,
             "RegionName": site.region,
             "AvailabilityZone": zone,
@@ -440,7 +428,7 @@ def _plan_provider(inventory: Inventory, model: str) -> str:
     else:
         book = "commit" if model == "commit" else model
         providers = {inventory.site_by_name[p.site].provider for p in inventory.prices if p.pricing_model == book}
-    return PROVIDER_NAME[providers.pop()] if len(providers) == 1 else "Multiple providers"
+    return provider_of_cloud(providers.pop()).focus_provider_name if len(providers) == 1 else "Multiple providers"
 
 
 def plan_focus_rows(inventory: Inventory, plan: PlanResult, quarter: str) -> list[dict[str, Any]]:
@@ -507,7 +495,7 @@ def plan_focus_rows(inventory: Inventory, plan: PlanResult, quarter: str) -> lis
             "x_PlannedProvider": _plan_provider(inventory, model),
             "ServiceCategory": "Compute",
             "ServiceName": PLANNED_SERVICE,
-            "ServiceSubcategory": SERVICE_SUBCATEGORY[PLANNED_SERVICE],
+            "ServiceSubcategory": PLANNED_SUBCATEGORY,
             "PricingCategory": CATEGORY_OF_PLAN_MODEL.get(model, "Other"),
             "SkuId": model,
             "SkuPriceId": f"plan/{model}/{term}",

@@ -47,7 +47,7 @@ class Aks(Provider):
         "an Entra ID group object id, e.g. `3f2504e0-4f89-41d3-9a0c-0305e82c3301`",
     )
     focus_provider_name = "Microsoft"
-    focus_service_name = "Virtual Machines"
+    focus_service = ("Virtual Machines", "Virtual Machines")
     placeholder_machines: ClassVar[dict[str, str]] = {"gpu": "Standard_ND96isr_H100_v5"}
     import_settings: ClassVar[dict[str, object]] = {"aks": {"resource_group": "todo"}}
 

@@ -1,6 +1,7 @@
 """The provider interface: what every layer asks about GKE, EKS, AKS, on-prem (or any provider added later).
 
-A provider is one object per cluster kind. Its parts live on both sides of DESIGN.md's arrows:
+A provider is one object per cluster kind. Its parts live on both sides of the layer rule (the core imports
+nothing of `modules`, `planner` or `reports`):
 
 - **Core facts** (this package, `quartermaster/providers/<name>.py`, a subclass of `Provider`): the cluster model
   of its kind and its own settings, names and limits, which provisioning modes it offers, its pool and cluster
@@ -61,10 +62,11 @@ class Provider(ABC):
     """Owned hardware: every node-hour is priced `onprem` (capex amortised plus opex), whatever the pool's mode."""
     focus_provider_name: ClassVar[str]
     """FOCUS ProviderName of the capacity it supplies."""
-    focus_service_name: ClassVar[str]
-    """FOCUS ServiceName of its accelerator machines."""
-    focus_tpu_service_name: ClassVar[str | None] = None
-    """FOCUS ServiceName of its TPU machines, when the bill names them apart."""
+    focus_service: ClassVar[tuple[str, str]]
+    """FOCUS ServiceName of its accelerator machines and that service's one ServiceSubcategory (FOCUS 1.2's list;
+    ServiceName-C-008-C)."""
+    focus_tpu_service: ClassVar[tuple[str, str] | None] = None
+    """FOCUS ServiceName and ServiceSubcategory of its TPU machines, when the bill names them apart."""
     placeholder_machines: ClassVar[dict[str, str]] = {}
     """`qm import kueue`: a catalog machine per accelerator kind (`gpu`, `tpu`) for a pool whose machine the
     manifests do not name."""
@@ -111,8 +113,8 @@ class Provider(ABC):
         """`qm import kueue`: the machine, of `machines`, a flavor's node labels name; None when they name none."""
         return None
 
-    def focus_service(self, machine: Machine) -> str:
-        """FOCUS ServiceName of a machine's capacity."""
-        if machine.kind == "tpu" and self.focus_tpu_service_name:
-            return self.focus_tpu_service_name
-        return self.focus_service_name
+    def focus_service_of(self, machine: Machine) -> tuple[str, str]:
+        """FOCUS ServiceName and ServiceSubcategory of a machine's capacity."""
+        if machine.kind == "tpu" and self.focus_tpu_service:
+            return self.focus_tpu_service
+        return self.focus_service

@@ -50,7 +50,7 @@ class Eks(Provider):
     zones_named_after_region = True
     node_pool_label = "eks.amazonaws.com/nodegroup"
     focus_provider_name = "AWS"
-    focus_service_name = "Amazon Elastic Compute Cloud"
+    focus_service = ("Amazon Elastic Compute Cloud", "Virtual Machines")
     placeholder_machines: ClassVar[dict[str, str]] = {"gpu": "p5.48xlarge"}
     import_settings: ClassVar[dict[str, object]] = {"eks": {"node_role_arn": "todo", "subnets": {}}}
 

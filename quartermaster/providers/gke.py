@@ -38,8 +38,8 @@ class Gke(Provider):
     # GKE matches RBAC Group subjects against Google Groups by e-mail (Google Groups for RBAC, read 2026-11-24).
     rbac_group_pattern = (EMAIL_PATTERN, "a Google Group e-mail, e.g. `ml-team@example.com`")
     focus_provider_name = "Google Cloud"
-    focus_service_name = "Compute Engine"
-    focus_tpu_service_name = "Cloud TPU"
+    focus_service = ("Compute Engine", "Virtual Machines")
+    focus_tpu_service = ("Cloud TPU", "Machine Learning")
     placeholder_machines: ClassVar[dict[str, str]] = {"gpu": "a3-highgpu-8g", "tpu": "ct5p-hightpu-4t"}
 
     def flavor_node_labels(self, machine: Machine, pool: Pool) -> dict[str, str]:

@@ -28,7 +28,7 @@ class Onprem(Provider):
     needs_project = False
     owned = True
     focus_provider_name = "On-premises"
-    focus_service_name = "On-premises accelerator servers"
+    focus_service = ("On-premises accelerator servers", "Other (Compute)")
     placeholder_machines: ClassVar[dict[str, str]] = {"gpu": "dgx-h100"}
 
     def refusal(self, provisioning: Provisioning) -> tuple[str, str]:
