@@ -1,0 +1,278 @@
+"""A provider added in the tests alone: "Toy", a made-up cloud, written as docs/explanation/providers.md says (a core
+module of facts, a cloud module of emitters, both registered), then rendered to Kueue objects, synthesised to a
+Terraform stack by CDKTF, declared through Pulumi and planned, with no change to Quartermaster's code."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, ClassVar, Literal
+
+import pulumi
+import pytest
+from pydantic import ValidationError
+
+from quartermaster.issues import Issue
+from quartermaster.loader import load
+from quartermaster.model import Cluster, Inventory, Strict
+from quartermaster.modules.cloud import (
+    CloudModule,
+    ClusterSpec,
+    ManualQuota,
+    ProviderPin,
+    cluster_spec,
+    register_cloud,
+    unregister_cloud,
+)
+from quartermaster.modules.kueue import objects_for_cluster, validate_manifests
+from quartermaster.modules.terraform import TfResource, stack_clusters
+from quartermaster.pricing import Provisioning
+from quartermaster.providers import Provider, provider_of, register, unregister
+from quartermaster.schema import schema_dict
+from tests.builders import BEFORE_THE_BLOCK, InventoryBuilder, make_inventory
+
+# --- the toy provider: its core facts ---------------------------------------------------------------------------
+
+
+class ToySettings(Strict):
+    """What a toy node pool needs that the cluster already has."""
+
+    account: str
+    """account: the toy cloud account that owns the cluster."""
+
+
+class ToyCluster(Cluster):
+    """A cluster on the toy cloud."""
+
+    kind: Literal["toy"]
+    """kind: `toy`."""
+    toy: ToySettings | None = None
+    """toy: toy-only settings; required."""
+
+
+class Toy(Provider):
+    kind = "toy"
+    cloud = "toycloud"
+    title = "Toy"
+    cluster_model = ToyCluster
+    provisioning = frozenset({Provisioning.ON_DEMAND, Provisioning.SPOT})
+    node_pool_label = "toy.example/pool"
+    focus_provider_name = "Toy Cloud"
+    focus_service = ("Toy Compute", "Virtual Machines")
+
+    def cluster_issues(self, inventory: Inventory, cluster: Cluster) -> list[Issue]:
+        assert isinstance(cluster, ToyCluster)
+        if cluster.toy is not None:
+            return []
+        return [
+            Issue("", "a toy cluster needs `toy: {account}`", "Add the `toy` block.", ref=("clusters", cluster.name))
+        ]
+
+
+# --- the toy provider: its emitters -----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ToyPoolSpec:
+    name: str
+    pool: str
+    account: str
+    machine_type: str
+    size: int
+    labels: dict[str, str]
+
+
+@dataclass(frozen=True)
+class ToyCapacity:
+    pools: list[ToyPoolSpec] = field(default_factory=list)
+
+
+class ToyPool(pulumi.ComponentResource):
+    """One toy pool: a component without cloud children (the toy cloud has no Pulumi provider)."""
+
+    def __init__(self, spec: ToyPoolSpec, opts: pulumi.ResourceOptions) -> None:
+        super().__init__("quartermaster:toy:Pool", spec.name, None, opts)
+        self.register_outputs({"size": spec.size})
+
+
+class ToyModule(CloudModule):
+    provider = TOY = Toy()
+    terraform_pins: ClassVar[dict[str, ProviderPin]] = {"toycloud": ProviderPin("example/toycloud", "~> 1.0")}
+    terraform_pool_types = ("toycloud_node_pool",)
+
+    def capacity(self, inventory: Inventory, cluster: Cluster, now: dt.datetime) -> tuple[Any, list[ManualQuota]]:
+        assert isinstance(cluster, ToyCluster) and cluster.toy is not None
+        pools = [
+            ToyPoolSpec(p.name, p.name, cluster.toy.account, p.machine, p.nodes or 0, {**p.labels})
+            for p in cluster.pools
+        ]
+        return ToyCapacity(pools), []
+
+    def pool_specs(self, capacity: Any) -> Sequence[Any]:
+        return capacity.pools  # type: ignore[no-any-return]
+
+    def conflicts(self, pool_spec: Any) -> list[str]:
+        return ["`size` must be at least 1"] if pool_spec.size < 1 else []
+
+    def pool_title(self, pool_spec: Any) -> str:
+        return f"toy pool {pool_spec.name}"
+
+    def declare_pulumi(
+        self, parent: pulumi.ComponentResource, spec: ClusterSpec
+    ) -> dict[str, pulumi.ComponentResource]:
+        return {p.pool: ToyPool(p, pulumi.ResourceOptions(parent=parent)) for p in spec.capacity.pools}
+
+    def terraform(self, spec: ClusterSpec) -> tuple[dict[str, Any], list[TfResource]]:
+        resources = [
+            TfResource(
+                "toycloud_node_pool",
+                p.name,
+                "toycloud",
+                {"name": p.name, "account": p.account, "machine_type": p.machine_type, "size": p.size},
+            )
+            for p in spec.capacity.pools
+        ]
+        return {"toycloud": {"region": spec.region}}, resources
+
+
+@pytest.fixture(autouse=True)
+def toy_registered() -> Iterator[None]:
+    """The toy provider exists for the test only."""
+    register(ToyModule.TOY)
+    register_cloud(ToyModule())
+    yield
+    unregister_cloud("toy")
+    unregister("toy")
+
+
+MACHINE = "toy-l4x1"
+
+
+def toy_inventory() -> InventoryBuilder:
+    """The base inventory plus a toy site, a toy machine (one L4), a toy cluster with one pool of 4 nodes and a team
+    with 2 GPUs in it."""
+    return (
+        make_inventory()
+        .site("toy-west", provider="toycloud", region="west")
+        .add(
+            "machines",
+            name=MACHINE,
+            provider="toycloud",
+            accelerator="L4",
+            kind="gpu",
+            accelerators_per_node=1,
+            accelerator_label="l4",
+            accelerator_memory_gb=24,
+            source="tests/test_toy_provider.py",
+        )
+        .cluster("toy-a", kind="toy", site="toy-west", project="acct-1", toy={"account": "acct-1"})
+        .pool("l4", cluster="toy-a", machine=MACHINE, zones=["west-1"], nodes=4)
+        .team("vision", quotas={"l4": 2})
+    )
+
+
+def with_prices(b: InventoryBuilder) -> InventoryBuilder:
+    """The toy machine's on-demand and 1-year commitment prices at the toy site."""
+    for model, term, usd in (("on-demand", 0, "1.00"), ("commit", 12, "0.60")):
+        b.add(
+            "prices",
+            machine=MACHINE,
+            site="toy-west",
+            pricing_model=model,
+            term_months=term,
+            usd_per_node_hour=usd,
+            source="test",
+        )
+    return b
+
+
+def test_the_toy_inventory_loads_with_its_own_settings_and_checks(tmp_path: Path) -> None:
+    result = load(toy_inventory().write(tmp_path / "inv"))
+    assert result.ok, [i.format() for i in result.issues]
+    cluster = result.inventory.cluster_by_name["toy-a"]
+    assert isinstance(cluster, ToyCluster) and cluster.toy == ToySettings(account="acct-1")
+    # the provider's own check and its offered modes reach the loader
+    broken = load(
+        toy_inventory()
+        .edit("clusters", "toy-a", toy=None)
+        .edit_pool("l4", provisioning="flex-start")
+        .write(tmp_path / "b")
+    )
+    messages = [i.format() for i in broken.issues]
+    assert any("a toy cluster needs `toy: {account}`" in m for m in messages), messages
+    assert any("flex-start (DWS) is a GKE provisioning mode" in m and "(got 'toy')" in m for m in messages), messages
+    # the JSON Schema offers the kind and its settings
+    kinds = schema_dict()["$defs"]["ToyCluster"]["properties"]["kind"]
+    assert kinds["const"] == "toy"
+
+
+def test_the_toy_cluster_renders_kueue_objects_selecting_its_pool() -> None:
+    inventory = toy_inventory().build()
+    objects = objects_for_cluster(inventory, "toy-a")
+    [flavor] = [o for o in objects if o["kind"] == "ResourceFlavor"]
+    assert flavor["spec"]["nodeLabels"] == {"toy.example/pool": "l4"}
+    [queue] = [o for o in objects if o["kind"] == "ClusterQueue"]
+    assert queue["metadata"]["name"] == "vision"
+    assert validate_manifests(objects) == []
+
+
+@pytest.mark.node  # CDKTF synthesises through jsii, which runs Node.js
+def test_the_toy_cluster_synthesises_a_terraform_stack(tmp_path: Path) -> None:
+    from quartermaster.modules.terraform.app import synth
+
+    inventory = toy_inventory().build()
+    assert "toy-a" in stack_clusters(inventory)
+    [path] = synth(inventory, ["toy-a"], tmp_path / "out", BEFORE_THE_BLOCK)
+    stack = json.loads(path.read_text())
+    assert stack["terraform"]["required_providers"]["toycloud"] == {"source": "example/toycloud", "version": "~> 1.0"}
+    assert stack["provider"]["toycloud"] == [{"region": "west"}]
+    pool = stack["resource"]["toycloud_node_pool"]["l4"]
+    assert {k: pool[k] for k in ("account", "machine_type", "size")} == {
+        "account": "acct-1",
+        "machine_type": MACHINE,
+        "size": 4,
+    }
+    # the Kueue objects wait for the toy pool, as they wait for any provider's pools
+    assert stack["resource"]["terraform_data"]["node_pools"]["depends_on"] == ["toycloud_node_pool.l4"]
+
+
+def test_the_toy_cluster_is_declared_through_pulumi() -> None:
+    from quartermaster.modules.pulumi.cluster import ClusterCapacity
+    from tests.pulumi.harness import run_program
+
+    spec = cluster_spec(toy_inventory().build(), "toy-a", BEFORE_THE_BLOCK)
+    registered = run_program("toy-a", {}, lambda: ClusterCapacity("toy-a", spec))
+    [pool] = registered.of_type("quartermaster:toy:Pool")
+    assert pool.name == "l4"
+
+
+def test_a_plan_buys_toy_capacity_and_the_forecast_names_the_toy_cloud() -> None:
+    from quartermaster.planner import PlanOptions, plan
+    from quartermaster.reports.focus import plan_focus_rows
+    from tests.planner.planning import EXACT, curves
+
+    inventory = with_prices(toy_inventory()).build()
+    # a steady 3 L4s at the toy site every hour of 2027Q1: a 1-year commitment (0.60 < 1.00 on demand) covers all 3
+    demand = curves("vision", ["2027Q1"], level=3.0, accelerator="L4", site="toy-west")
+    result = plan(inventory, PlanOptions(start="2027Q1", horizon=1, **EXACT), demand_curves=demand)
+    bought = result.frame("purchase_schedule")
+    assert list(
+        bought[["site", "machine", "pricing_model", "term_months", "nodes"]].itertuples(index=False, name=None)
+    ) == [("toy-west", MACHINE, "commit", 12, 3)]
+    rows = plan_focus_rows(inventory, result, "2027Q1")
+    assert {r["x_PlannedProvider"] for r in rows if r["x_PlannedProvider"] != "Multiple providers"} == {"Toy Cloud"}
+    assert provider_of("toy").focus_provider_name == "Toy Cloud"
+
+
+def test_without_its_registration_the_kind_is_refused_again() -> None:
+    unregister_cloud("toy")
+    unregister("toy")
+    try:
+        with pytest.raises(ValidationError, match="expected tags: 'gke', 'eks', 'aks', 'onprem'"):
+            toy_inventory().build()
+    finally:  # the fixture unregisters it again
+        register(ToyModule.TOY)
+        register_cloud(ToyModule())
