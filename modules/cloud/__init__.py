@@ -24,6 +24,7 @@ from quartermaster.modules.cloud.azure import AksAgentPoolSpec, AksCapacity, Aks
 from quartermaster.modules.cloud.base import (
     CloudModule,
     ClusterSpec,
+    DeclaredNodes,
     ManualQuota,
     ProviderPin,
     cloud_module,
@@ -47,6 +48,7 @@ __all__ = [
     "AwsServiceQuotaSpec",
     "CloudModule",
     "ClusterSpec",
+    "DeclaredNodes",
     "EksCapacity",
     "EksNodeGroupSpec",
     "GcpQuotaPreferenceSpec",

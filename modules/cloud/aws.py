@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from quartermaster.capacity import pool_accelerators, pool_max_nodes, pool_min_nodes
 from quartermaster.model import Cluster, Commitment, Inventory, Pool
-from quartermaster.modules.cloud.base import Body, CloudModule, ClusterSpec, ManualQuota, ProviderPin
+from quartermaster.modules.cloud.base import Body, CloudModule, ClusterSpec, DeclaredNodes, ManualQuota, ProviderPin
 from quartermaster.modules.cloud.common import SpecError, TaintSpec, pool_taints, read_table, sorted_labels
 from quartermaster.pricing import Provisioning
 from quartermaster.providers.eks import EKS, EksCluster
@@ -362,6 +362,12 @@ class EksModule(CloudModule):
 
     def pool_specs(self, capacity: Any) -> Sequence[Any]:
         return capacity.eks_node_groups
+
+    def declared_nodes(self, capacity: Any) -> list[DeclaredNodes]:
+        return [
+            DeclaredNodes(g.pool, g.node_group_name, g.labels, tuple((t.key, t.value, t.effect) for t in g.taints))
+            for g in capacity.eks_node_groups
+        ]
 
     def conflicts(self, pool_spec: Any) -> list[str]:
         return conflicts(pool_spec)

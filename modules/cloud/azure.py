@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from quartermaster.capacity import pool_accelerators, pool_max_nodes, pool_min_nodes
 from quartermaster.model import Cluster, Inventory, Pool
-from quartermaster.modules.cloud.base import Body, CloudModule, ClusterSpec, ManualQuota, ProviderPin
+from quartermaster.modules.cloud.base import Body, CloudModule, ClusterSpec, DeclaredNodes, ManualQuota, ProviderPin
 from quartermaster.modules.cloud.common import SpecError, pool_taints, sorted_labels
 from quartermaster.providers.aks import AGENT_POOL_NAME, AKS, AksCluster
 
@@ -115,6 +115,13 @@ def _agent_pool(inventory: Inventory, cluster: AksCluster, pool: Pool) -> AksAge
     )
 
 
+def _parse_taint(text: str) -> tuple[str, str, str]:
+    """`key=value:Effect` (AKS's spelling) as (key, value, effect)."""
+    pair, _, effect = text.rpartition(":")
+    key, _, value = pair.partition("=")
+    return key, value, effect
+
+
 def conflicts(spec: AksAgentPoolSpec) -> list[str]:
     """Arguments of an agent pool spec that contradict each other, each naming both and the way out."""
     out: list[str] = []
@@ -138,6 +145,12 @@ class AksModule(CloudModule):
 
     def pool_specs(self, capacity: Any) -> Sequence[Any]:
         return capacity.aks_agent_pools
+
+    def declared_nodes(self, capacity: Any) -> list[DeclaredNodes]:
+        return [
+            DeclaredNodes(a.pool, a.agent_pool_name, a.node_labels, tuple(_parse_taint(t) for t in a.node_taints))
+            for a in capacity.aks_agent_pools
+        ]
 
     def conflicts(self, pool_spec: Any) -> list[str]:
         return conflicts(pool_spec)

@@ -46,6 +46,20 @@ class ProviderPin:
 
 
 @dataclass(frozen=True)
+class DeclaredNodes:
+    """The nodes of one provider node pool (a GKE node pool or TPU slice, an EKS node group, an AKS agent pool) as
+    its spec declares them: what the offline admission check (`modules.kueue.admission`) reads."""
+
+    pool: str
+    name: str
+    labels: dict[str, str]
+    taints: tuple[tuple[str, str, str], ...]
+    """(key, value, effect) in Kubernetes spelling."""
+    queued: bool = False
+    """Nodes come only through a ProvisioningRequest (GKE queued provisioning)."""
+
+
+@dataclass(frozen=True)
 class ClusterSpec:
     """Everything a cluster's cloud stack declares. The cluster itself is referenced, never created."""
 
@@ -75,6 +89,10 @@ class CloudModule(ABC):
     @abstractmethod
     def pool_specs(self, capacity: Any) -> Sequence[Any]:
         """The specs of the node pools in `capacity` (what `conflicts` checks)."""
+
+    @abstractmethod
+    def declared_nodes(self, capacity: Any) -> list[DeclaredNodes]:
+        """The labels and taints the node pools in `capacity` declare for their nodes."""
 
     @abstractmethod
     def conflicts(self, pool_spec: Any) -> list[str]:

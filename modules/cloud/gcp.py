@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from quartermaster.capacity import nodes_per_slice, pool_accelerators, pool_max_nodes, pool_min_nodes
 from quartermaster.model import Cluster, Commitment, Inventory, Machine, Pool
-from quartermaster.modules.cloud.base import Body, CloudModule, ClusterSpec, ManualQuota, ProviderPin
+from quartermaster.modules.cloud.base import Body, CloudModule, ClusterSpec, DeclaredNodes, ManualQuota, ProviderPin
 from quartermaster.modules.cloud.common import SpecError, TaintSpec, per_zone, pool_taints, read_table, sorted_labels
 from quartermaster.names import POOL_LABEL
 from quartermaster.providers.gke import GKE, TPU_ACCELERATOR_LABEL, TPU_TOPOLOGY_LABEL
@@ -438,6 +438,14 @@ class GkeModule(CloudModule):
 
     def pool_specs(self, capacity: Any) -> Sequence[Any]:
         return capacity.gke_node_pools
+
+    def declared_nodes(self, capacity: Any) -> list[DeclaredNodes]:
+        return [
+            DeclaredNodes(
+                p.pool, p.name, p.labels, tuple((t.key, t.value, t.effect) for t in p.taints), p.queued_provisioning
+            )
+            for p in capacity.gke_node_pools
+        ]
 
     def conflicts(self, pool_spec: Any) -> list[str]:
         return conflicts(pool_spec)

@@ -97,29 +97,19 @@ def pool_nodes(inventory: Inventory, cluster: Cluster, now: dt.datetime) -> dict
     """Every pool of the cluster: the labels and taints its nodes get, from the cloud specs (what the node-pool
     modules declare) plus what the platform adds, and how many exist without a request. Pools without cloud
     resources (on-prem) carry their own labels and taints and the accelerator taint."""
-    from quartermaster.modules.cloud import cluster_spec
+    from quartermaster.modules.cloud import cloud_module, cluster_spec
 
     provider = provider_of(cluster.kind)
     spec = cluster_spec(inventory, cluster.name, now)
+    module = cloud_module(cluster.kind)
     named = provider.node_pool_label
     groups: dict[str, list[NodeGroup]] = {}
     queued: set[str] = set()
-    for g in spec.gke_node_pools:
+    for g in module.declared_nodes(spec.capacity) if module else []:
         labels = {**g.labels, **({named: g.name} if named else {})}
-        groups.setdefault(g.pool, []).append(
-            NodeGroup(g.name, labels, tuple((t.key, t.value, t.effect) for t in g.taints))
-        )
-        if g.queued_provisioning:
+        groups.setdefault(g.pool, []).append(NodeGroup(g.name, labels, g.taints))
+        if g.queued:
             queued.add(g.pool)
-    for e in spec.eks_node_groups:
-        labels = {**e.labels, **({named: e.node_group_name} if named else {})}
-        taints = tuple((t.key, t.value, t.effect) for t in e.taints)
-        groups.setdefault(e.pool, []).append(NodeGroup(e.node_group_name, labels, taints))
-    for a in spec.aks_agent_pools:
-        labels = {**a.node_labels, **({named: a.agent_pool_name} if named else {})}
-        groups.setdefault(a.pool, []).append(
-            NodeGroup(a.agent_pool_name, labels, tuple(_parse_taint(t) for t in a.node_taints))
-        )
     out = {}
     for pool in cluster.pools:
         machine = inventory.machine_by_name[pool.machine]
@@ -142,13 +132,6 @@ def pool_nodes(inventory: Inventory, cluster: Cluster, now: dt.datetime) -> dict
             provisioned_by_request=pool.name in queued,
         )
     return out
-
-
-def _parse_taint(text: str) -> tuple[str, str, str]:
-    """`key=value:Effect` (AKS's spelling) as (key, value, effect)."""
-    pair, _, effect = text.rpartition(":")
-    key, _, value = pair.partition("=")
-    return key, value, effect
 
 
 class _Objects:

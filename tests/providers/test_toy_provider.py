@@ -21,6 +21,7 @@ from quartermaster.model import Cluster, Inventory, Strict
 from quartermaster.modules.cloud import (
     CloudModule,
     ClusterSpec,
+    DeclaredNodes,
     ManualQuota,
     ProviderPin,
     cluster_spec,
@@ -113,6 +114,9 @@ class ToyModule(CloudModule):
 
     def pool_specs(self, capacity: Any) -> Sequence[Any]:
         return capacity.pools  # type: ignore[no-any-return]
+
+    def declared_nodes(self, capacity: Any) -> list[DeclaredNodes]:
+        return [DeclaredNodes(p.pool, p.name, p.labels, ()) for p in capacity.pools]
 
     def conflicts(self, pool_spec: Any) -> list[str]:
         return ["`size` must be at least 1"] if pool_spec.size < 1 else []
