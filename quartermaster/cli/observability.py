@@ -13,6 +13,8 @@ import typer
 from quartermaster.cli.common import check_output, console, err_console, inventory_argument, load_or_exit
 from quartermaster.errors import UsageError
 from quartermaster.modules.observability.metrics import DEFAULT_CLUSTER_LABEL
+from quartermaster.names import DNS_LABEL_RE
+from quartermaster.textsafety import log_line, promql_label_name
 
 app = typer.Typer(help="Alerts (and dashboards) from the inventory.", no_args_is_help=True)
 
@@ -49,8 +51,15 @@ def render(
         day = dt.date.fromisoformat(at) if at else None
     except ValueError:
         raise UsageError(f"--at {at}: not a date; write YYYY-MM-DD, e.g. 2026-10-01.") from None
-    if not cluster_label.isidentifier():
-        raise UsageError(f"--cluster-label {cluster_label}: not a Prometheus label name ([a-zA-Z_][a-zA-Z0-9_]*).")
+    try:
+        promql_label_name(cluster_label)
+    except ValueError as error:
+        raise UsageError(f"--cluster-label: {error}.") from None
+    if not DNS_LABEL_RE.fullmatch(namespace) or len(namespace) > 63:
+        raise UsageError(
+            f"--namespace {log_line(namespace)}: not a Kubernetes namespace name (lower-case letters, digits and "
+            "'-', at most 63 characters)."
+        )
     result = load_or_exit(path)
     options = Options(commitment_days, pending_hours, capacity_minutes, cluster_label, day)
     model = dashboard(result, options)

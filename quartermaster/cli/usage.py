@@ -63,6 +63,9 @@ def pull(
     timeout: float = typer.Option(
         300, min=1, max=86400, help="Seconds one request may take in all (connecting, reading, retries)."
     ),
+    max_answer_mb: int = typer.Option(
+        512, min=1, max=4096, help="Largest answer read, in MB; a larger one is refused (use a smaller --chunk-hours)."
+    ),
 ) -> None:
     """Pull hourly accelerators requested (Kueue reservation) and used (Kueue admitted usage) per cluster, team and
     flavor; series that name nothing of the inventory are named in warnings, never dropped silently."""
@@ -84,7 +87,7 @@ def pull(
         promql_label_name(cluster_label)
     except ValueError as error:
         raise UsageError(f"--cluster-label: {error}.") from None
-    client = Prometheus(prometheus, deadline=timeout)
+    client = Prometheus(prometheus, deadline=timeout, max_bytes=max_answer_mb * 1024 * 1024)
     inv = load_or_exit(inventory).inventory
     if cluster is not None and cluster not in inv.cluster_by_name:
         from quartermaster.issues import did_you_mean

@@ -1214,3 +1214,160 @@ CASES += [
         issue=29,
     ),
 ]
+
+
+def served(payload: bytes) -> Callable[[Path], AbstractContextManager[str]]:
+    return prom.answering(prom.body(payload))
+
+
+ESCAPES = {**prom.LABELS, "cluster": "\x1b]0;pwned\x07\x1b[2J", "cluster_queue": "x\n::error::forged"}
+"""A series whose labels carry a window-title escape, a screen wipe and a forged workflow command."""
+
+CASES += [
+    # 9. a point before the window was written into the window's last hours
+    Case(
+        "pull-point-before-the-window",
+        9,
+        example(),
+        pull(),
+        1,
+        says=("series 1 of the answer", "point 1 is at", "outside the asked range"),
+        issue=29,
+        serve=served(prom.one_series((prom.at_hour(-5), "4"))),
+    ),
+    # 10. a server sending a byte now and then: the deadline is for the whole answer, not each read
+    Case(
+        "pull-slow-drip",
+        10,
+        example(),
+        pull("--timeout", "2"),
+        1,
+        says=("no complete answer within the deadline",),
+        issue=29,
+        serve=prom.answering(prom.drip(0.3)),
+    ),
+    # 11. a huge answer: refused past the limit, parsed as it streams (the case's 500 MB guard holds)
+    Case(
+        "pull-huge-answer",
+        11,
+        example(),
+        pull("--max-answer-mb", "8"),
+        1,
+        says=("the answer is larger than 8,388,608 bytes",),
+        issue=29,
+        serve=prom.answering(prom.endless(64)),
+    ),
+    # 19. malformed answers: each a located error, never a traceback
+    Case(
+        "pull-value-not-a-number",
+        19,
+        example(),
+        pull(),
+        1,
+        says=("point 1 has the value 'many', not a number",),
+        issue=29,
+        serve=served(prom.one_series((prom.at_hour(0), "many"))),
+    ),
+    Case(
+        "pull-no-result",
+        19,
+        example(),
+        pull(),
+        1,
+        says=("no Kueue usage series",),
+        issue=29,
+        serve=served(b'{"status":"success","data":{"resultType":"matrix"}}'),
+    ),
+    Case(
+        "pull-no-metric",
+        19,
+        example(),
+        pull(),
+        1,
+        says=("series 1 of the answer: is not an object with `metric` and `values`",),
+        issue=29,
+        serve=served(prom.matrix({"values": [[prom.at_hour(0), "1"]]})),
+    ),
+    Case(
+        "pull-values-not-pairs",
+        19,
+        example(),
+        pull(),
+        1,
+        says=("`values` is not a list of [time, value] pairs",),
+        issue=29,
+        serve=served(prom.matrix({"metric": prom.LABELS, "values": [[prom.at_hour(0)]]})),
+    ),
+    Case(
+        "pull-label-not-text",
+        19,
+        example(),
+        pull(),
+        1,
+        says=("a label value that is not text",),
+        issue=29,
+        serve=served(prom.one_series((prom.at_hour(0), "1"), labels={**prom.LABELS, "flavor": 5})),
+    ),
+    Case(
+        "pull-point-after-the-window",
+        19,
+        example(),
+        pull(),
+        1,
+        says=("outside the asked range",),
+        issue=29,
+        serve=served(prom.one_series((prom.at_hour(400), "1"))),
+    ),
+    Case(
+        "pull-nan",
+        19,
+        example(),
+        pull(),
+        1,
+        says=("the value NaN is not a finite number",),
+        issue=29,
+        serve=served(prom.one_series((prom.at_hour(0), "NaN"))),
+    ),
+    # 22. label values reach the terminal as text, never as escapes or lines of their own
+    Case(
+        "pull-escapes-in-labels",
+        22,
+        example(),
+        pull(),
+        1,
+        says=("\\x1b]0;pwned\\x07\\x1b[2J", "x\\n::error::forged"),
+        never=("\x1b", "\n::error"),
+        issue=29,
+        serve=served(prom.one_series((prom.at_hour(0), "1"), labels=ESCAPES)),
+    ),
+    # 23. options pasted into PromQL or Kubernetes, and credentials in a URL
+    Case(
+        "pull-cluster-label-injection",
+        23,
+        example(),
+        (*pull()[:-2], "--cluster-label", 'cluster"}) or vector(1'),
+        2,
+        says=("--cluster-label", "is not a Prometheus label name"),
+        issue=29,
+        serve=served(prom.matrix()),
+    ),
+    Case(
+        "pull-password-in-the-url",
+        23,
+        example(),
+        tuple(a if a != "{url}" else "http://ann:hunter2@127.0.0.1:9" for a in pull()),
+        2,
+        says=("credentials in the URL are not accepted", "QM_PROMETHEUS_PASSWORD"),
+        never=("hunter2",),
+        issue=29,
+    ),
+    Case(
+        "observability-namespace-with-a-line-feed",
+        23,
+        example(),
+        ("observability", "render", "inv", "--out", "out", "--namespace", "monitoring\nkind: Secret"),
+        2,
+        says=("--namespace monitoring\\x0akind: Secret: not a Kubernetes namespace name",),
+        issue=29,
+    ),
+]
