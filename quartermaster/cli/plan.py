@@ -113,6 +113,7 @@ def command(
         raise PlanInputError(f"{path}: {exc}") from None
     written = result.write(out)
     _print(result)
+    _print_bridge(inventory, result)
     console.print(f"Wrote {len(written)} files to {out}/" + (f"; model in {write_lp}" if write_lp else ""))
     if (spec.grid or spec.draws) and result.has_plan and result.outcome != "infeasible":
         _sweep(path, inventory, options, spec, result, backend, workers, out)
@@ -300,3 +301,25 @@ def _print(r: PlanResult) -> None:
         )
     if len(r.unmet_demand):
         console.print(f"[bold yellow]Unmet demand[/] in {len(r.unmet_demand)} team-quarters (see unmet_demand.csv).")
+
+
+def _print_bridge(inventory: Inventory, r: PlanResult) -> None:
+    """From the last metered month, scaled to a quarter, to the plan's first quarter (`reports.bridge`)."""
+    if not r.has_plan or not inventory.usage:
+        return
+    from quartermaster.reports.bridge import build_bridge
+    from quartermaster.reports.finance.tables.plan_vs_actual import usage_months
+
+    records, months = usage_months(inventory, None)
+    lines = build_bridge(inventory, r, records, months[-1]) if months else None
+    if not lines:
+        return
+    bridge = Table(title="From actuals to the plan (metered -> planned)", title_justify="left")
+    bridge.add_column("item")
+    bridge.add_column("USD", justify="right")
+    for i, line in enumerate(lines):
+        shown = (
+            format_usd(line.usd) if i in (0, len(lines) - 1) else ("+" if line.usd > 0 else "") + format_usd(line.usd)
+        )
+        bridge.add_row(line.item, shown)
+    console.print(bridge)

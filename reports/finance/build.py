@@ -24,6 +24,7 @@ from quartermaster.reports.finance.chart_data import report_charts
 from quartermaster.reports.finance.table import CENTS, ZERO, Amount, Chart, Row, Table
 from quartermaster.reports.finance.tables.approve import Commitment, approve_table
 from quartermaster.reports.finance.tables.break_even import break_even_table
+from quartermaster.reports.finance.tables.bridge import bridge_table
 from quartermaster.reports.finance.tables.budgets import budget_tables
 from quartermaster.reports.finance.tables.changes import changes_tables
 from quartermaster.reports.finance.tables.common import commitment_term, ratio
@@ -195,6 +196,7 @@ def build_report(
     )
     tables: list[Table] = [
         source_trail(inventory, plan, revision),
+        bridge_table(inventory, plan, usage),
         approve_table(approve),
         break_even_table(inventory, plan, approve_rows),
     ]

@@ -1,0 +1,160 @@
+"""The bridge from actuals to the plan: why the first planned quarter costs what it does, starting from the last
+metered month.
+
+Start S: the last month with usage, metered (`qm meter`, the plan's idle policy), scaled to the quarter's hours
+(k = hours of the quarter / hours of the month). End E: the plan's cost of its first quarter. Each side splits into
+hours and money by what the hours run on: paid capacity (commitments and capacity blocks, paid whether used or
+not: used hours Hc, their cost with idle C, of which idle I) and pay-per-use (hours Hp, cost P, average rate
+p = P / Hp); H = Hc + Hp. With the metered side's values (0) and the plan's (1):
+
+    demand change              = (H1 - H0) x p0             more (fewer) hours, at today's pay-per-use rate
+    placement change           = Hp1 x (p1 - p0) - price    the pay-per-use hours run elsewhere (spot, other sites)
+    price changes              = the plan's price what-ifs on its pay-per-use hours (0 without one)
+    hours onto paid capacity   = -(Hc1 - Hc0) x p0 - (I1 - I0)   pay-per-use avoided, less the idle they fill
+    commitments expiring       = C1 - C0                    the existing commitments' spend, as some end
+    commitments bought         = N1                         the plan's new commitments and capacity blocks
+    idle change                = I1 - I0                    paid capacity nobody uses
+
+They add up to E - S exactly ((H1 - Hp1 - Hc1) p0 = 0 and (Hc0 - H0) p0 = -P0), and are rounded to the cent so
+that they add up to the difference of the cent figures shown (`pricing.allocate_cents`). Without pay-per-use hours
+in the month, p0 is the month's average rate of all used hours. Idle of the plan (I1) is split between existing
+and new commitments in proportion to their cost (the plan does not record which idles).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from decimal import Decimal
+from typing import TYPE_CHECKING, Any
+
+from quartermaster.plan_result import EXISTING, NEW
+from quartermaster.pricing import (
+    DEFAULT_IDLE_POLICY,
+    IDLE_TEAM,
+    PricingModel,
+    accelerator_hour_price,
+    allocate_cents,
+    cents,
+)
+from quartermaster.reports.metering import MeterResult, Period, meter
+from quartermaster.reports.planned import quarter_cost
+from quartermaster.units import quarter_hours
+
+if TYPE_CHECKING:
+    from quartermaster.model import Inventory
+    from quartermaster.plan_result import PlanResult
+
+ZERO = Decimal(0)
+PAID_TIERS = (EXISTING, NEW, PricingModel.CAPACITY_BLOCK)
+"""Routing tiers whose hours run on capacity paid whether used or not."""
+NEW_MODELS = (PricingModel.COMMIT, PricingModel.ONPREM, PricingModel.CAPACITY_BLOCK)
+"""Plan cost lines of purchases the plan makes."""
+_PRICE = re.compile(r"^price:(?P<site>[^/]+)/(?P<machine>[^/=]+)(?:/(?P<model>[^=]+))?=(?P<pct>[-+]?\d+(?:\.\d+)?)%$")
+
+
+@dataclass(frozen=True)
+class BridgeLine:
+    """One line of the bridge: what it is and its USD (the first and last lines are the two ends)."""
+
+    item: str
+    usd: Decimal
+
+
+@dataclass(frozen=True)
+class _Side:
+    paid_hours: Decimal
+    paid_cost: Decimal
+    """paid_cost: commitments (and capacity blocks) with their idle."""
+    idle: Decimal
+    flexible_hours: Decimal
+    flexible_cost: Decimal
+
+
+def _metered_side(result: MeterResult, scale: Decimal) -> _Side:
+    paid = [x for x in result.lines if x.category == "Committed"]
+    flexible = [x for x in result.lines if x.category != "Committed"]
+    return _Side(
+        sum((x.accelerator_hours for x in paid), ZERO) * scale,
+        (sum((x.cost for x in paid), ZERO) + result.idle_cost) * scale,
+        result.idle_cost * scale,
+        sum((x.accelerator_hours for x in flexible), ZERO) * scale,
+        sum((x.cost for x in flexible), ZERO) * scale,
+    )
+
+
+def _price_effect(inventory: Inventory, plan: PlanResult, quarter: str) -> Decimal:
+    """What the plan's `price:` what-ifs change on its pay-per-use hours of the quarter: hours x book rate x change."""
+    out = ZERO
+    for what_if in plan.options.get("what_if") or ():
+        m = _PRICE.match(str(what_if))
+        if m is None:
+            continue
+        for r in plan.routing:
+            if r.quarter != quarter or r.tier in PAID_TIERS or (r.served_site, r.machine) != (m["site"], m["machine"]):
+                continue
+            if m["model"] and r.tier != m["model"]:
+                continue
+            rate = accelerator_hour_price(inventory, r.machine, r.served_site, r.tier)
+            if rate is not None:
+                out += Decimal(repr(r.accelerator_hours)) * rate * Decimal(m["pct"]) / 100
+    return out
+
+
+def build_bridge(
+    inventory: Inventory, plan: PlanResult, records: Any, month: Period, quarter: str | None = None
+) -> tuple[BridgeLine, ...] | None:
+    """The bridge from `month` (metered from `records`) to `quarter` (default: the plan's first), or None when the
+    month has nothing metered."""
+    quarter = quarter or plan.quarters[0]
+    result, problems = meter(inventory, records, month, plan.options.get("idle_policy", DEFAULT_IDLE_POLICY))
+    if problems or result is None:
+        return None
+    scale = Decimal(quarter_hours(quarter)) / Decimal(month.hours)
+    m = _metered_side(result, scale)
+    by_model: dict[str, Decimal] = {}
+    for row in plan.cost_by_quarter:
+        if row.quarter == quarter:
+            by_model[row.pricing_model] = by_model.get(row.pricing_model, ZERO) + row.usd
+    existing = by_model.get("existing-commitments", ZERO)
+    bought = sum((by_model.get(k, ZERO) for k in NEW_MODELS), ZERO)
+    flexible_cost = sum((v for k, v in by_model.items() if k != "existing-commitments" and k not in NEW_MODELS), ZERO)
+    paid_hours = flexible_hours = ZERO
+    for r in plan.routing:
+        if r.quarter == quarter:
+            hours = Decimal(repr(r.accelerator_hours))
+            if r.tier in PAID_TIERS:
+                paid_hours += hours
+            else:
+                flexible_hours += hours
+    idle = sum(
+        (
+            t.idle_share_usd + (t.usage_usd if t.team == IDLE_TEAM else ZERO)
+            for t in plan.cost_by_team
+            if t.quarter == quarter
+        ),
+        ZERO,
+    )
+    used0 = m.paid_hours + m.flexible_hours
+    p0 = m.flexible_cost / m.flexible_hours if m.flexible_hours else (m.paid_cost - m.idle) / used0 if used0 else ZERO
+    p1 = flexible_cost / flexible_hours if flexible_hours else p0
+    price = _price_effect(inventory, plan, quarter)
+    raw = {
+        "demand change": (paid_hours + flexible_hours - used0) * p0,
+        "placement change": flexible_hours * (p1 - p0) - price,
+        "price changes": price,
+        "hours moved onto paid capacity": -(paid_hours - m.paid_hours) * p0 - (idle - m.idle),
+        "commitments expiring": existing - m.paid_cost,
+        "commitments bought": bought,
+        "idle change": idle - m.idle,
+    }
+    start = cents(result.total_cost * scale)
+    end = quarter_cost(plan, quarter)
+    lines = allocate_cents(raw, end - start)
+    return (
+        BridgeLine(
+            f"{month.label} metered, scaled to a quarter ({quarter_hours(quarter):,} / {month.hours:,} hours)", start
+        ),
+        *(BridgeLine(item, usd) for item, usd in lines.items()),
+        BridgeLine(f"{quarter} planned", end),
+    )
