@@ -30,6 +30,8 @@ RESOURCE = "resource"
 REPLICA_ROLE = "replica_role"
 NOT_FOLLOWER = f'{REPLICA_ROLE}!="follower"'
 
+KUEUE_NAMESPACE = "kueue-system"
+"""Where Kueue's manager runs, so the namespace its metrics carry when scraped in-cluster."""
 DEFAULT_CLUSTER_LABEL = "cluster"
 """The external label that names the cluster when one Prometheus (or Thanos, Mimir) holds several clusters."""
 

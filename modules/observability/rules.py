@@ -37,6 +37,8 @@ from quartermaster.loader import LoadResult
 from quartermaster.model import Inventory
 from quartermaster.modules.observability.metrics import (
     DEFAULT_CLUSTER_LABEL,
+    KUEUE_NAMESPACE,
+    KUEUE_NOMINAL_QUOTA,
     KUEUE_PENDING_WORKLOADS,
     KUEUE_RESERVATION,
     KUEUE_RESOURCE_PENDING,
@@ -60,6 +62,7 @@ USED_BY_CLASS = "quartermaster:team_accelerators_used:sum"
 RECORDS = (UTILISATION, BREAK_EVEN, SPEND, FORECAST, USED_BY_CLASS)
 """The series the rules record (the dashboard reads them next to Kueue's own)."""
 PROMETHEUS_RULE_API = "monitoring.coreos.com/v1"  # prometheus-operator's PrometheusRule CRD
+GMP_RULES_API = "monitoring.googleapis.com/v1"  # Google Cloud Managed Service for Prometheus
 
 
 @dataclass(frozen=True)
@@ -142,12 +145,19 @@ def build_rules(result: LoadResult, options: Options | None = None) -> tuple[dic
             notes.append(f"commitment {c.name}: no break-even alert ({why})")
             continue
         capacity = c.count * inventory.machine_by_name[c.machine].accelerators_per_node
-        used = _sel(KUEUE_USAGE, flavor="|".join(sorted(pools)), resource=_resource(inventory, pools[0]))
+        flavors = "|".join(sorted(pools))
+        used = _sel(KUEUE_USAGE, flavor=flavors, resource=_resource(inventory, pools[0]))
+        # The term: the rules were rendered while it runs, and must go quiet when it ends (a capacity block ends
+        # after 91 days; its usage then drops to 0, which would read as "below break-even" forever).
+        term = f"on() (vector(time()) >= {_epoch(c.start)}) and on() (vector(time()) < {_epoch(c.end)})"
+        # Kueue exports its quota gauges only with metrics.enableClusterQueueResources; without them the usage
+        # would read as 0 through `or vector(0)`.
+        reported = f"on() (count({_sel(KUEUE_NOMINAL_QUOTA, flavor=flavors)}) > 0)"
         records.append(
             {
                 "record": UTILISATION,
                 "labels": {"commitment": c.name},
-                "expr": f"(sum({used}) or vector(0)) / {capacity}",
+                "expr": f"((sum({used}) or vector(0)) / {capacity}) and {term}",
             }
         )
         records.append({"record": BREAK_EVEN, "labels": {"commitment": c.name}, "expr": f"vector({_num(ratio)})"})
@@ -155,14 +165,15 @@ def build_rules(result: LoadResult, options: Options | None = None) -> tuple[dic
             _alert(
                 "QuartermasterCommitmentBelowBreakEven",
                 {"commitment": c.name, "severity": "warning"},
-                f'avg_over_time({UTILISATION}{{commitment="{c.name}"}}[{o.commitment_days}d]) < {_num(ratio)}',
+                f'avg_over_time({UTILISATION}{{commitment="{c.name}"}}[{o.commitment_days}d]) < {_num(ratio)}'
+                f"\nand {term}\nand {reported}",
                 "1h",
                 f"Commitment {c.name} is used below its break-even ({float(ratio):.1%}) over {o.commitment_days} days",
                 f"Mean utilisation of {c.name} ({capacity} accelerators in {', '.join(sorted(pools))}) over "
                 f"{o.commitment_days} days is {{{{ $value | humanizePercentage }}}}, below {float(ratio):.1%} = "
                 f"commit price {format_usd(even.committed_rate, 4)}/accelerator-hour "
                 f"({format_usd(c.usd_per_node_hour, 4)}/node-hour) / on-demand price ({even.on_demand_basis}: "
-                f"{format_usd(even.on_demand_rate, 4)}/accelerator-hour).",
+                f"{format_usd(even.on_demand_rate, 4)}/accelerator-hour). The term runs {c.start} to {c.end}.",
                 f"Move demand onto {', '.join(sorted(pools))}: give teams quota there in their files under "
                 f"inventory/teams/ (`quotas`), or lower the on-demand pools' quotas; at renewal, size the commitment "
                 f"down in {_where(result, 'commitments', c.name)} (`count`).",
@@ -207,11 +218,12 @@ def build_rules(result: LoadResult, options: Options | None = None) -> tuple[dic
             _alert(
                 "QuartermasterFlavorAtCapacity",
                 {"flavor": pool.name, o.cluster_label: cluster, "severity": "info"},
-                f"{reserved} >= {capacity} and {waiting} > 0",
+                # the value is the pending workloads (not admitted), the condition that the flavor is full
+                f"{waiting} > 0 and on() ({reserved} >= {capacity})",
                 f"{o.capacity_minutes}m",
                 f"Flavor {pool.name} is full and workloads are waiting",
                 f"All {capacity} accelerators of {pool.name} ({cluster}) are reserved while ClusterQueues "
-                f"{', '.join(queues)} have {{{{ $value }}}} pending workloads.",
+                f"{', '.join(queues)} have {{{{ $value }}}} pending workloads (not admitted).",
                 f"Grow the pool in {_where(result, 'pools', pool.name)} (`nodes` or `autoscaling.max_nodes`), or give "
                 "the waiting teams quota in another flavor in their files under inventory/teams/.",
             )
@@ -338,11 +350,31 @@ def _alert(
     }
 
 
-def prometheus_rule(rules: dict[str, Any], namespace: str = "monitoring") -> dict[str, Any]:
-    """The same groups as a prometheus-operator PrometheusRule object."""
+def prometheus_rule(
+    rules: dict[str, Any], namespace: str = "monitoring", labels: dict[str, str] | None = None
+) -> dict[str, Any]:
+    """The same groups as a prometheus-operator PrometheusRule object, with `labels` for the operator's
+    `ruleSelector` (kube-prometheus-stack selects `release: <its Helm release>` by default)."""
     return {
         "apiVersion": PROMETHEUS_RULE_API,
         "kind": "PrometheusRule",
+        "metadata": {
+            "name": "quartermaster",
+            "namespace": namespace,
+            "labels": {**(labels or {}), "app.kubernetes.io/managed-by": "quartermaster"},
+        },
+        "spec": rules,
+    }
+
+
+def gmp_rules(rules: dict[str, Any], namespace: str = KUEUE_NAMESPACE) -> dict[str, Any]:
+    """The same groups as a Google Cloud Managed Service for Prometheus `Rules` object. GMP scopes a Rules object's
+    queries to its project, cluster and namespace (cloud.google.com/stackdriver/docs/managed-prometheus/
+    rules-managed, read 2026-11-25), so it goes into the namespace Kueue's metrics come from, with one cluster's
+    rules (`Options.cluster`: no cluster matcher)."""
+    return {
+        "apiVersion": GMP_RULES_API,
+        "kind": "Rules",
         "metadata": {
             "name": "quartermaster",
             "namespace": namespace,

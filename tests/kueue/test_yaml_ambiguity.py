@@ -87,12 +87,17 @@ def emitted(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     (folder / "kueue-config.yaml").write_text(result.stdout)
     files["Kueue Configuration"] = folder / "kueue-config.yaml"
     result = runner.invoke(
-        app, ["observability", "render", str(inventory), "--out", str(folder / "obs"), "--namespace", "null"]
+        app,
+        [
+            *("observability", "render", str(inventory), "--out", str(folder / "obs")),
+            *("--namespace", "null", "--rule-label", "release=on", "--gmp", "gke-a"),
+        ],
     )
     assert result.exit_code == 0, result.output
     files["rules file"] = folder / "obs" / "quartermaster.rules.yaml"
     files["PrometheusRule"] = folder / "obs" / "quartermaster-prometheusrule.yaml"
     files["dashboard ConfigMap"] = folder / "obs" / "quartermaster-dashboard-configmap.yaml"
+    files["GMP Rules"] = folder / "obs" / "quartermaster-gmp-rules-gke-a.yaml"
     result = runner.invoke(
         app,
         [
@@ -112,11 +117,19 @@ WANT_STRINGS = {
     "Kueue objects": set(AMBIGUOUS),
     "Kueue Configuration": set(),
     "rules file": {"0800", "yes", "no", "on", "1e3", "null"},
-    "PrometheusRule": {"0800", "yes", "no", "on", "1e3", "null"},
+    "PrometheusRule": {"0800", "yes", "no", "on", "1e3", "null"},  # and its label release=on
+    "GMP Rules": {"0800", "yes", "no", "on", "1e3", "null"},
     "dashboard ConfigMap": {"null"},  # its namespace (--namespace null)
     "RayJob": {"1e3", "0800"},  # its team, namespace and queue; its results claim
 }
-KUBERNETES_OBJECTS = ("Kueue objects", "Kueue Configuration", "PrometheusRule", "dashboard ConfigMap", "RayJob")
+KUBERNETES_OBJECTS = (
+    "Kueue objects",
+    "Kueue Configuration",
+    "PrometheusRule",
+    "GMP Rules",
+    "dashboard ConfigMap",
+    "RayJob",
+)
 
 
 @pytest.mark.parametrize("what", sorted(WANT_STRINGS))

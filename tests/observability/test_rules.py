@@ -35,13 +35,16 @@ def loaded() -> LoadResult:
     return load(INVENTORY)
 
 
-def run_promtool(tmp_path: Path, rules: dict[str, Any], tests: list[dict[str, Any]]) -> None:
-    """`promtool test rules` on the rules without annotations (their templates are checked by `check rules`;
-    promtool compares annotations verbatim)."""
+def run_promtool(
+    tmp_path: Path, rules: dict[str, Any], tests: list[dict[str, Any]], keep_annotations: bool = False
+) -> None:
+    """`promtool test rules` on the rules, without annotations unless kept (their templates are checked by `check
+    rules`; promtool compares annotations verbatim)."""
     bare = copy.deepcopy(rules)
     for group in bare["groups"]:
         for rule in group["rules"]:
-            rule.pop("annotations", None)
+            if not keep_annotations:
+                rule.pop("annotations", None)
     (tmp_path / "rules.yaml").write_text(dump_yaml(bare), encoding="utf-8")
     (tmp_path / "tests.yaml").write_text(
         yaml.safe_dump({"rule_files": ["rules.yaml"], "evaluation_interval": "5m", "tests": tests}, sort_keys=False),
@@ -118,38 +121,64 @@ def test_a_commitment_without_on_demand_price_is_compared_with_what_it_is_worth(
     )
 
 
+def moved_to_1970(loaded: LoadResult, commitment: str, days: int) -> LoadResult:
+    """The inventory with `commitment` starting 1970-01-01 for `days` days: promtool's clock starts at the epoch."""
+    inv = loaded.inventory
+    moved = inv.commitment_by_name[commitment].model_copy(
+        update={"start": dt.date(1970, 1, 1), "term_months": 0, "term_days": days}
+    )
+    commitments = tuple(moved if c.name == commitment else c for c in inv.commitments)
+    result = LoadResult.__new__(LoadResult)
+    result.__dict__.update(loaded.__dict__)
+    result.inventory = inv.model_copy(update={"commitments": commitments})
+    return result
+
+
 @needs_promtool
 @pytest.mark.slow
-def test_commitment_below_break_even_fires_only_under_break_even(loaded: LoadResult, tmp_path: Path) -> None:
-    inv = loaded.inventory
-    rules, _ = build_rules(loaded, Options(at=AT))
+def test_commitment_below_break_even_fires_only_under_break_even_and_only_during_its_term(
+    loaded: LoadResult, tmp_path: Path
+) -> None:
+    """Issue 28: the alert had no end-of-term guard (rendered during a 91-day capacity block, it fired forever after)
+    and, without Kueue's quota gauges, read the usage as 0 through `or vector(0)`."""
     under = "gcp-east4-h100-3y"  # 16 a3-mega nodes x 8 GPUs, consumed by pool h100-mega-resv
+    moved = moved_to_1970(loaded, under, days=5)  # runs 1970-01-01 to 1970-01-06: 120 hours
+    rules, _ = build_rules(moved, Options(at=dt.date(1970, 1, 2)))
+    inv = loaded.inventory
     capacity = 16 * 8
     c = inv.commitment_by_name[under]
     break_even_share = break_even(inv, c.machine, c.site, c.usd_per_node_hour).utilisation
     assert break_even_share is not None  # 40.4867 / 92.9376 = 0.4356
     ratio = float(break_even_share)
     below, above = int(capacity * ratio) - 1, int(capacity * ratio) + 1
-    others = [
-        usage(p.name, "llm-pretrain", inv.machine_by_name[p.machine].resource_name, f"{pool_accelerators(inv, p)}x1200")
-        for p in inv.pools
-        if p.commitment and p.commitment != under
-    ]
+    quota = usage(
+        "h100-mega-resv", "inference", "nvidia.com/gpu", f"{capacity}x1800", "kueue_cluster_queue_nominal_quota"
+    )
 
-    def case(used: int, firing: bool) -> dict[str, Any]:
+    def case(used: int, at_hours: int, firing: bool, gauges: bool = True) -> dict[str, Any]:
+        series = [usage("h100-mega-resv", "inference", "nvidia.com/gpu", f"{used}x1800")]
         return {
             "interval": EVERY,
-            "input_series": [*others, usage("h100-mega-resv", "inference", "nvidia.com/gpu", f"{used}x1200")],
+            "input_series": [*series, quota] if gauges else series,
             "alert_rule_test": [
                 {
-                    "eval_time": "80h",
+                    "eval_time": f"{at_hours}h",
                     "alertname": "QuartermasterCommitmentBelowBreakEven",
                     "exp_alerts": [{"exp_labels": {"commitment": under, "severity": "warning"}}] if firing else [],
                 }
             ],
         }
 
-    run_promtool(tmp_path, rules, [case(below, True), case(above, False)])
+    run_promtool(
+        tmp_path,
+        rules,
+        [
+            case(below, 80, True),  # below break-even for 3 days of the term
+            case(above, 80, False),  # above it
+            case(below, 130, False),  # the commitment has ended (at 120 h): nothing to alert on
+            case(0, 80, False, gauges=False),  # Kueue exports no quota gauges: no usage is not idle capacity
+        ],
+    )
 
 
 @needs_promtool
@@ -204,6 +233,8 @@ def test_pending_above_quota_fires_after_the_window_and_not_while_borrowing(load
 
 @needs_promtool
 def test_flavor_at_capacity_fires_only_when_full_with_waiting_workloads(loaded: LoadResult, tmp_path: Path) -> None:
+    """Issue 28: the alert said 128 pending workloads where 2 were pending (its value was the reserved accelerators);
+    its value is now the workloads not admitted, read here from the rendered description."""
     rules, _ = build_rules(loaded, Options(at=AT, capacity_minutes=30))
     capacity = pool_accelerators(loaded.inventory, loaded.inventory.pool_by_name["p5-od"])  # 4 nodes x 8 = 32
     cluster = "eks-us-east-1"
@@ -211,8 +242,17 @@ def test_flavor_at_capacity_fires_only_when_full_with_waiting_workloads(loaded: 
         "series": f'kueue_pending_workloads{{cluster="{cluster}",cluster_queue="speech",status="active",{LEADER}}}',
         "values": "2x20",
     }
+    alert = next(
+        r
+        for g in rules["groups"]
+        for r in g["rules"]
+        if r.get("alert") == "QuartermasterFlavorAtCapacity" and r["labels"]["flavor"] == "p5-od"
+    )
+    annotations = {k: v.replace("{{ $value }}", "2") for k, v in alert["annotations"].items()}
+    assert "have 2 pending workloads (not admitted)" in annotations["description"]
 
     def case(reserved: int, firing: bool) -> dict[str, Any]:
+        labels = {"flavor": "p5-od", "cluster": cluster, "severity": "info"}
         return {
             "interval": EVERY,
             "input_series": [
@@ -230,14 +270,12 @@ def test_flavor_at_capacity_fires_only_when_full_with_waiting_workloads(loaded: 
                 {
                     "eval_time": "1h",
                     "alertname": "QuartermasterFlavorAtCapacity",
-                    "exp_alerts": [{"exp_labels": {"flavor": "p5-od", "cluster": cluster, "severity": "info"}}]
-                    if firing
-                    else [],
+                    "exp_alerts": [{"exp_labels": labels, "exp_annotations": annotations}] if firing else [],
                 }
             ],
         }
 
-    run_promtool(tmp_path, rules, [case(capacity, True), case(capacity - 1, False)])
+    run_promtool(tmp_path, rules, [case(capacity, True), case(capacity - 1, False)], keep_annotations=True)
 
 
 @needs_promtool
