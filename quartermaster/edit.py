@@ -294,6 +294,14 @@ def _apply(team_file: _TeamFile, change: QuotaChange) -> tuple[str, list[Edit]]:
         entries = [q for q in quotas or [] if isinstance(q, CommentedMap)]
         index = next((i for i, q in enumerate(entries) if q.get("flavor") == change.flavor), None)
         where = ("teams", team_index, "quotas")
+        _refuse_shared(
+            team_file.shown,
+            text,
+            team,
+            quotas,
+            None if index is None else entries[index],
+            format_path(where if index is None else (*where, index)),
+        )
         if index is None:  # a new quota entry carrying every value of the change at once
             text, line = _add_entry(text, team, change)
             path = format_path((*where, len(entries)))
@@ -301,7 +309,6 @@ def _apply(team_file: _TeamFile, change: QuotaChange) -> tuple[str, list[Edit]]:
             return text, edits
         entry = entries[index]
         path = format_path((*where, index, key))
-        _refuse_shared(team_file.shown, team, quotas, entry, format_path((*where, index)))
         own = [k for k, _ in entry.non_merged_items()]
         if not own:
             raise _CannotEdit(
@@ -326,15 +333,28 @@ def _apply(team_file: _TeamFile, change: QuotaChange) -> tuple[str, list[Edit]]:
     return text, edits
 
 
-def _refuse_shared(shown: str, team: CommentedMap, quotas: Any, entry: CommentedMap, path: str) -> None:
-    """Refuse to edit a quota that an anchor shares with other places: the edit would change them all."""
+def _refuse_shared(
+    shown: str, text: str, team: CommentedMap, quotas: Any, entry: CommentedMap | None, path: str
+) -> None:
+    """Refuse to edit a quota that an anchor shares with other places, or a team whose `quotas:` is an alias of
+    another's list (issue 29: a new entry went into both teams): the edit would change them all."""
+    if "quotas" in team:
+        token = _written_value(text, *team.lc.key("quotas"))
+        if token.startswith("*"):
+            raise _CannotEdit(
+                f"the team's `quotas` is written as `{token}`, an alias of a list another team uses too, so the edit "
+                "would change that team's quotas as well",
+                "Write this team's quotas out (drop the alias), then run again.",
+                Location(shown, team.lc.key("quotas")[0] + 1, path),
+            )
     for node, what in ((team, "the team"), (quotas, "its quotas"), (entry, "the quota entry")):
-        anchor = node.anchor.value if hasattr(node, "anchor") else None
+        anchor = node.anchor.value if node is not None and hasattr(node, "anchor") else None
         if anchor:
+            line = (entry if entry is not None else team).lc.line + 1
             raise _CannotEdit(
                 f"{what} carries the anchor `&{anchor}`, so its aliases (`*{anchor}`) would change too",
                 "Write the values out where they are reused (drop the anchor), then run again.",
-                Location(shown, entry.lc.line + 1, path),
+                Location(shown, line, path),
             )
 
 

@@ -1371,3 +1371,41 @@ CASES += [
         issue=29,
     ),
 ]
+
+SHARED_QUOTAS = """teams:
+  - name: a
+    cost_center: CC-1
+    owners: ['@a']
+    namespaces: [a]
+    groups: {gke: a@example.com}
+    quotas: &q
+      - {flavor: h100, nominal: 1}
+  - name: ml2
+    cost_center: CC-1
+    owners: ['@b']
+    namespaces: [ml2]
+    groups: {gke: b@example.com}
+    quotas: *q
+"""
+
+CASES += [
+    # 12. a team whose `quotas:` aliases another team's list: editing it would edit both
+    Case(
+        "quota-set-aliased-list",
+        12,
+        small(lambda: make_inventory().pool("h100-b", nodes=2), **{"shared.yaml": SHARED_QUOTAS}),
+        ("quota", "set", "ml2", "h100-b", "--nominal", "2", "--inventory", "inv"),
+        1,
+        says=("shared.yaml:14 teams[1].quotas: the team's `quotas` is written as `*q`",),
+        issue=29,
+    ),
+    Case(
+        "quota-set-anchored-list-new-entry",
+        12,
+        small(lambda: make_inventory().pool("h100-b", nodes=2), **{"shared.yaml": SHARED_QUOTAS}),
+        ("quota", "set", "a", "h100-b", "--nominal", "2", "--inventory", "inv"),
+        1,
+        says=("teams[0].quotas: its quotas carries the anchor `&q`",),
+        issue=29,
+    ),
+]
