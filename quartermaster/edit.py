@@ -46,6 +46,7 @@ from quartermaster.loader import YAML_SUFFIXES, display_path, inventory_files, l
 QUOTA_KEYS = ("nominal", "borrowing_limit", "lending_limit")  # the keys an edit may set, in model order
 _SCALAR_TOKEN = re.compile(r"\"(?:[^\"\\]|\\.)*\"|'(?:[^']|'')*'|[^\s,}\]#]+")
 _KEY_AND_COLON = re.compile(r"[^:]*:\s*")
+_ALIAS = re.compile(r"\*[^\s,\]}]+")
 _BOM = "\ufeff"
 
 
@@ -339,8 +340,11 @@ def _refuse_shared(
     """Refuse to edit a quota that an anchor shares with other places, or a team whose `quotas:` is an alias of
     another's list (issue 29: a new entry went into both teams): the edit would change them all."""
     if "quotas" in team:
-        token = _written_value(text, *team.lc.key("quotas"))
-        if token.startswith("*"):
+        key_line, key_col = team.lc.key("quotas")
+        after_colon = _KEY_AND_COLON.match(text, _offset(text, key_line, key_col))
+        alias = _ALIAS.match(text, after_colon.end()) if after_colon else None
+        if alias:
+            token = alias.group()
             raise _CannotEdit(
                 f"the team's `quotas` is written as `{token}`, an alias of a list another team uses too, so the edit "
                 "would change that team's quotas as well",
