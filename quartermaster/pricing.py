@@ -353,14 +353,48 @@ def missing_prices(inventory: Inventory) -> list[MissingPrice]:
     return out
 
 
-def pool_rate(inventory: Inventory, pool: str) -> Decimal | None:
-    """USD per accelerator-hour of a pool's use: its commitment's rate (`commitment_rate`, as metering prices use
-    within the commitment) when it consumes one, else its `pool_node_price` per accelerator; None when unknown."""
+@dataclass(frozen=True)
+class PricedLine:
+    """A quantity at a rate: the unit every money figure is built from, with its basis and where its rate comes
+    from, so a figure can say what it is and a view cannot price the same thing twice."""
+
+    quantity: Decimal
+    unit: str
+    """unit: what `quantity` counts and `rate` is per (`accelerator-hour`, `accelerator-month`)."""
+    rate: Decimal | None
+    """rate: USD per unit; None when unknown (a missing price: `MissingPrice`), never 0 for unknown."""
+    basis: Basis
+    source: str
+    """source: the price-book row or commitment the rate comes from, or why there is none."""
+
+    @property
+    def usd(self) -> Decimal | None:
+        """quantity x rate, exact (round with `cents` only to show or reconcile it); None when the rate is unknown."""
+        return None if self.rate is None else self.quantity * self.rate
+
+
+def pool_line(inventory: Inventory, pool: str, accelerator_hours: Decimal, basis: Basis) -> PricedLine:
+    """Accelerator-hours of a pool's use, priced: at its commitment's rate (`commitment_rate`, as metering prices
+    use within the commitment) when it consumes one, else at its `pool_node_price` per accelerator; the rate None
+    under the one missing-price rule."""
     p = inventory.pool_by_name[pool]
+    per_node = inventory.machine_by_name[p.machine].accelerators_per_node
     if p.commitment and p.commitment in inventory.commitment_by_name:
-        return commitment_rate(inventory, p.commitment)
-    price, _ = pool_node_price(inventory, p.machine, inventory.cluster_of_pool[pool].site, p.provisioning)
-    return None if price is None else per_accelerator(price, inventory.machine_by_name[p.machine].accelerators_per_node)
+        rate = commitment_rate(inventory, p.commitment)
+        return PricedLine(accelerator_hours, "accelerator-hour", rate, basis, f"commitment {p.commitment}")
+    site = inventory.cluster_of_pool[pool].site
+    price, model = pool_node_price(inventory, p.machine, site, p.provisioning)
+    if price is None:
+        why = MissingPrice(pool, p.provisioning, p.machine, site, model).message
+        return PricedLine(accelerator_hours, "accelerator-hour", None, basis, why)
+    row = inventory.price_by_key[(p.machine, site, model, 0)]
+    source = f"prices.csv {p.machine},{site},{model}: {row.source}"
+    return PricedLine(accelerator_hours, "accelerator-hour", per_accelerator(price, per_node), basis, source)
+
+
+def pool_rate(inventory: Inventory, pool: str) -> Decimal | None:
+    """USD per accelerator-hour of a pool's use (`pool_line`'s rate); None when unknown."""
+    return pool_line(inventory, pool, Decimal(1), "metered").rate
 
 
 def committed_nodes_by_pool(inventory: Inventory) -> dict[str, int]:

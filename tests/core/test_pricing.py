@@ -21,6 +21,8 @@ from quartermaster.pricing import (
     commitment_term_months,
     committed_nodes_by_pool,
     format_usd,
+    missing_prices,
+    pool_line,
     pool_node_price,
     pricing_model_of,
     pricing_model_of_commitment,
@@ -240,3 +242,22 @@ def test_the_nodes_a_commitment_covers_are_one_definition(count: int, sizes: dic
     (block,) = [b for b in blocks(inventory, start, start + dt.timedelta(days=31))[0] if b.kind == "commitment"]
     assert set(block.pools) == set(sizes)  # metering: one block of the count, shared by the same pools
     assert block.accelerators == count * 8
+
+
+def test_a_priced_line_says_its_rate_basis_and_source(inventory: Inventory) -> None:
+    """pricing.pool_line: the alert rules' pool rate (pool_rate) is this line's rate."""
+    od = pool_line(inventory, "p5-od", Decimal(10), "metered")
+    # prices.csv: p5.48xlarge,aws-us-east-1,on-demand,0,55.04 - 8 H100s a node
+    assert (od.rate, od.unit, od.basis) == (Decimal("55.04") / 8, "accelerator-hour", "metered")
+    assert od.usd == Decimal("68.80")  # 10 accelerator-hours x $6.88
+    assert od.source.startswith("prices.csv p5.48xlarge,aws-us-east-1,on-demand: https://")
+    resv = pool_line(inventory, "h100-mega-resv", Decimal(1), "exposure")
+    assert resv.source == "commitment gcp-east4-h100-3y"
+    assert resv.rate == inventory.commitment_by_name["gcp-east4-h100-3y"].usd_per_node_hour / 8
+
+
+def test_a_line_without_a_price_is_unknown_and_says_why(inventory: Inventory) -> None:
+    unpriced = inventory.model_copy(update={"prices": tuple(p for p in inventory.prices if p.pricing_model != "spot")})
+    line = pool_line(unpriced, "h100-mega-spot", Decimal(8), "metered")
+    assert line.rate is None and line.usd is None  # unknown, not $0
+    assert line.source == missing_prices(unpriced)[0].message
