@@ -26,6 +26,7 @@ from quartermaster.reports.finance.tables.approve import Commitment, approve_tab
 from quartermaster.reports.finance.tables.break_even import break_even_table
 from quartermaster.reports.finance.tables.bridge import bridge_table
 from quartermaster.reports.finance.tables.budgets import budget_tables
+from quartermaster.reports.finance.tables.capital import capital_tables, payment_schedule
 from quartermaster.reports.finance.tables.changes import changes_tables
 from quartermaster.reports.finance.tables.common import commitment_term, ratio
 from quartermaster.reports.finance.tables.coverage import coverage_table
@@ -97,6 +98,10 @@ class Summary:
     budget_centres: tuple[int, int] = (0, 0)
     """budget_centres: (cost centres with a budget this quarter, cost centres with planned cost): the headline
     budget figure covers only the first."""
+    approve_capital: Decimal = CENTS
+    """approve_capital: the capital value of the on-prem purchases to approve (table capital_purchases)."""
+    approve_depreciation: Decimal = CENTS
+    """approve_depreciation: their depreciation a month over their life."""
 
 
 @dataclass(frozen=True)
@@ -206,7 +211,8 @@ def build_report(
     tables += [centres, teams, plan_vs_actual(inventory, plan, previous, usage)]
     coverage = coverage_table(plan, quarters)
     expiry = expiry_table(inventory, spend, coverage)
-    tables += [coverage, expiry, purchase_schedule(plan, payments)]
+    capital, depreciation = capital_tables(plan)
+    tables += [coverage, expiry, purchase_schedule(plan, payments), payment_schedule(plan), capital, depreciation]
     tables += [demand_vs_capacity(inventory, plan, quarter), routing_table(inventory, plan)]
     exposure = p90_exposure(inventory, quarters)
     risk, p90_cost = risk_table(plan, quarter, exposure[quarter])
@@ -244,6 +250,8 @@ def build_report(
         budget.total["variance"] if budget.total else None,
         tuple(r for r in expiry.rows if isinstance(r, ExpiryRow) and r.warning),
         (len(budget.rows), len(centre_costs(plan, quarter))),
+        sum((r["capital"] for r in capital.rows if r["start_quarter"] == quarter), CENTS),
+        sum((r["depreciation_month"] for r in capital.rows if r["start_quarter"] == quarter), CENTS),
     )
     return ReportData(
         f"Accelerator capacity plan {quarter}",

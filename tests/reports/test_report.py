@@ -376,7 +376,7 @@ def test_purchases_are_paid_as_the_plan_says_and_totals_keep_payments_apart(
     assert head[-6:] == [
         "Payment",
         "Paid upfront",
-        "Paid monthly, a month",
+        "Paid monthly, a 730-hour month",
         "Paid over the term",
         "Total liability",
         "Of which in the plan's horizon",

@@ -61,7 +61,7 @@ def purchase_payments(plan: PlanResult) -> list[Payments]:
 PAYMENT_COLUMNS = (
     Column("payment", "Payment"),
     Column("upfront", "Paid upfront", "money"),
-    Column("monthly", "Paid monthly, a month", "money"),
+    Column("monthly", "Paid monthly, a 730-hour month", "money"),
     Column("over_term", "Paid over the term", "money"),
     Column("liability", "Total liability", "money"),
     Column("in_horizon", "Of which in the plan's horizon", "money"),

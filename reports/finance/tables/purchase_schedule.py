@@ -8,6 +8,7 @@ from decimal import Decimal
 from typing import TYPE_CHECKING
 
 from quartermaster.reports.finance.table import Column, Row, Table, column_sums
+from quartermaster.reports.finance.tables.capital import term_hours
 from quartermaster.reports.finance.tables.common import commitment_term
 from quartermaster.reports.finance.tables.payments import PAYMENT_COLUMNS, Payment, Payments
 
@@ -27,6 +28,7 @@ class PurchaseLine(Row):
     end: dt.date | None
     nodes: int | None
     accelerators: int | None
+    hours: int | None
     usd_per_node_hour: Decimal | None
     usd_per_node_hour_used: Decimal | None
     payment: Payment | str
@@ -55,6 +57,7 @@ def purchase_schedule(plan: PlanResult, payments: list[Payments]) -> Table:
             r.end,
             r.nodes,
             r.accelerators,
+            term_hours(r),
             r.usd_per_node_hour,
             r.usd_per_node_hour_used,
             paid.payment,
@@ -81,6 +84,7 @@ def purchase_schedule(plan: PlanResult, payments: list[Payments]) -> Table:
             Column("end", "Until"),
             Column("nodes", "Nodes", "int"),
             Column("accelerators", "Accelerators", "int"),
+            Column("hours", "Hours in term", "int"),
             Column("usd_per_node_hour", "USD / node-hour", "money"),
             *((Column("usd_per_node_hour_used", "Plus USD / node-hour used", "money"),) if used else ()),
             *PAYMENT_COLUMNS,
@@ -99,6 +103,7 @@ def purchase_schedule(plan: PlanResult, payments: list[Payments]) -> Table:
             None,
             None,
             None,
+            None,
             "",
             **sums,
         ),
@@ -106,7 +111,10 @@ def purchase_schedule(plan: PlanResult, payments: list[Payments]) -> Table:
         "a commitment's upfront fee), then its hourly rate every hour of its term (paid monthly; all of it: paid over "
         "the term)"
         + (", and a rate per node-hour used on top, as used (not in the liability)" if used else "")
-        + ". Totals: all upfront payments; the monthly payments added up (each runs only during its own term, From "
+        + ". Total liability = upfront + USD / node-hour x nodes x hours in term (from From to Until, leap days "
+        "included); paid monthly is a 730-hour month, so it times the term's months differs from the liability by "
+        "the calendar's extra hours (the payment schedule pays each calendar month's own hours). Totals: all upfront "
+        "payments; the monthly payments added up (each runs only during its own term, From "
         "to Until); all hourly payments; total liability (= upfront + over the term) and the part of it inside the "
         "plan's horizon (the rest is paid after the horizon); as `qm plan` prints them.",
     )
