@@ -30,8 +30,9 @@ __all__ = [
 ]
 
 FIRST_HOUR = dt.datetime.combine(FIRST_DAY, dt.time())
-LAST_HOUR = dt.datetime.combine(LAST_DAY, dt.time(23))
-"""The first and last usage hour the calendar window holds."""
+LAST_HOUR = dt.datetime.combine(LAST_DAY, dt.time())
+"""The first and last usage hour a usage row may name (the model's `UsageHour`, `check_usage` and metering's SQL
+check alike)."""
 MAX_IMPACT_DAYS = 3 * 366
 """Days of usage history `qm diff --impact-days` may replay (three years)."""
 MAX_DRAWS = 100_000

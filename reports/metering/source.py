@@ -29,6 +29,7 @@ import pyarrow.csv as pacsv
 import pyarrow.dataset as ds
 import pyarrow.fs as pafs
 
+from quartermaster.bounds import FIRST_HOUR, LAST_HOUR
 from quartermaster.issues import Issue
 from quartermaster.model import Inventory
 from quartermaster.pricing import DEFAULT_IDLE_POLICY
@@ -36,7 +37,6 @@ from quartermaster.reports.metering.meter import MeterResult, run_meter
 from quartermaster.reports.metering.query import held_sql
 from quartermaster.reports.metering.usage import NAMES, NUMERIC, Period, month_period, read_usage
 from quartermaster.textsafety import sql_string
-from quartermaster.units import FIRST_DAY, LAST_DAY
 
 REMOTE = ("s3://", "gs://", "gcs://")
 PARQUET = (".parquet", ".pq")
@@ -190,32 +190,33 @@ def meter_source(
         except duckdb.Error as err:  # e.g. a CSV value unlike its column's sniffed type: located by reading the files
             return None, _located(source, inventory, str(err).splitlines()[0])
         say("read")
-        groups = (
-            con.sql(
-                "SELECT cluster, team, pool, MIN(hour) AS first, MAX(hour) AS last, "
-                "SUM(CASE WHEN hour IS NULL THEN 1 ELSE 0 END) AS bad_hours, SUM(row_count) AS row_count, "
-                "SUM(bad_numbers) AS bad_numbers FROM held_rows GROUP BY cluster, team, pool"
-            )
-            .to_arrow_table()
-            .to_pylist()
-        )
-        if not groups:
-            return None, [Issue("usage-empty", f"{spec}: no usage records", "Give a file with at least one row.")]
         owner = (
             {t.name: t.name for t in inventory.teams}
             if who == "team"
             else {ns: t.name for t in inventory.teams for ns in t.namespaces}
         )
-        if _problems(groups, inventory, owner):
-            return None, _located(source, inventory)
         con.register("owners", pa.table({"name": list(owner), "owner": list(owner.values())}))
+        con.register(
+            "pool_clusters",
+            pa.table(
+                {
+                    "pool": [p.name for p in inventory.pools],
+                    "cluster": [inventory.cluster_of_pool[p.name].name for p in inventory.pools],
+                }
+            ),
+        )
+        rows_held, bad, first, last = con.execute(_CHECK, [FIRST_HOUR, LAST_HOUR]).fetchone() or (0, 0, None, None)
+        if not rows_held:
+            return None, [Issue("usage-empty", f"{spec}: no usage records", "Give a file with at least one row.")]
+        if bad:
+            return None, _located(source, inventory)
         con.execute(
             "CREATE TABLE held AS SELECT h.cluster, o.owner AS team, h.pool, h.hour, "
             "SUM(h.used_units) AS used_units, SUM(h.requested_units) AS requested_units, "
             "SUM(h.held_units) AS held_units FROM held_rows AS h JOIN owners AS o ON h.team = o.name "
             "GROUP BY h.cluster, o.owner, h.pool, h.hour"
         )
-        span = _months(min(g["first"] for g in groups), max(g["last"] for g in groups))
+        span = _months(first, last)
         result, issues = run_meter(con, inventory, period or span, policy, held=True)
         say("meter")
         return result, issues
@@ -223,22 +224,16 @@ def meter_source(
         con.close()
 
 
-def _problems(groups: list[dict[str, Any]], inventory: Inventory, owner: dict[str, str]) -> bool:
-    """Whether any group of rows has an unknown name, a wrong cluster, a bad or out-of-range hour or a bad
-    number."""
-    cluster_of = {p.name: inventory.cluster_of_pool[p.name].name for p in inventory.pools}
-    first, last = (dt.datetime.combine(d, dt.time()) for d in (FIRST_DAY, LAST_DAY))
-    return any(
-        g["team"] not in owner
-        or g["pool"] not in cluster_of
-        or cluster_of[g["pool"]] != g["cluster"]
-        or g["bad_hours"]
-        or g["bad_numbers"]
-        or g["first"] is None
-        or g["first"] < first
-        or g["last"] > last
-        for g in groups
-    )
+_CHECK = """
+SELECT COUNT(*),
+       COUNT(*) FILTER (WHERE o.name IS NULL OR p.pool IS NULL OR p.cluster <> h.cluster OR h.hour IS NULL
+                        OR h.bad_numbers > 0 OR h.hour < ? OR h.hour > ?),
+       MIN(h.hour), MAX(h.hour)
+FROM held_rows AS h LEFT JOIN owners AS o ON h.team = o.name LEFT JOIN pool_clusters AS p ON h.pool = p.pool
+"""
+"""Rows held, how many of their groups have a problem (an unknown team or pool, a pool of another cluster, a bad or
+out-of-range hour, a bad number), and the first and last hour: counted in DuckDB, so a million distinct unknown
+names cost no Python object each (issue 29)."""
 
 
 def _located(source: Source, inventory: Inventory, why: str = "some rows are not valid usage records") -> list[Issue]:

@@ -10,6 +10,7 @@ outside `outputs`, no stray files).
 from __future__ import annotations
 
 import csv
+import datetime as dt
 import json
 import shutil
 import subprocess
@@ -18,6 +19,8 @@ from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from pathlib import Path
 
+import pyarrow as pa
+import pyarrow.parquet as pq
 import yaml
 from typer.testing import CliRunner
 
@@ -1406,6 +1409,42 @@ CASES += [
         ("quota", "set", "a", "h100-b", "--nominal", "2", "--inventory", "inv"),
         1,
         says=("teams[0].quotas: its quotas carries the anchor `&q`",),
+        issue=29,
+    ),
+]
+
+
+def unknown_teams(count: int) -> Callable[[Path], None]:
+    """The example inventory, and `u.parquet` with `count` rows, each naming a team of its own that the inventory
+    does not know."""
+
+    def build(case: Path) -> None:
+        example()(case)
+        hour = dt.datetime(2026, 10, 1)
+        table = pa.table(
+            {
+                "hour": [hour] * count,
+                "cluster": ["eks-us-east-1"] * count,
+                "team": [f"t{i}" for i in range(count)],
+                "flavor": ["p5-od"] * count,
+                "accelerators_used": [1.0] * count,
+                "accelerators_requested": [1.0] * count,
+            }
+        )
+        pq.write_table(table, case / "u.parquet")
+
+    return build
+
+
+CASES += [
+    # 14. distinct unknown names are checked in DuckDB, not as a Python object each
+    Case(
+        "meter-200k-unknown-teams",
+        14,
+        unknown_teams(200_000),
+        ("meter", "u.parquet", "--inventory", "inv"),
+        1,
+        says=("u.parquet:2 team: team `t0` is not a team of the inventory (200000 rows; the first is shown)",),
         issue=29,
     ),
 ]
