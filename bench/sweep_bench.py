@@ -18,7 +18,8 @@ from pathlib import Path
 
 from quartermaster.loader import load
 from quartermaster.planner import PlanOptions
-from quartermaster.planner.sweep import Sweep, cost_bands, run_sweep, spec_of, usable_cores
+from quartermaster.planner.sweep import run_sweep, spec_of, usable_cores
+from quartermaster.sweep_result import Sweep, cost_bands
 
 REPO = Path(__file__).resolve().parents[1]
 TIMINGS = ["seconds", "cpu_seconds"]

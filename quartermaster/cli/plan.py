@@ -17,7 +17,7 @@ if TYPE_CHECKING:
     from quartermaster.model import Inventory
     from quartermaster.plan_result import PlanResult
     from quartermaster.planner import PlanOptions
-    from quartermaster.planner.sweep import SweepSpec
+    from quartermaster.sweep_result import SweepSpec
 
 
 def command(
@@ -86,6 +86,7 @@ def command(
     from quartermaster.planner import PlanInputError, PlanOptions, plan
     from quartermaster.planner import sweep as sweeps
     from quartermaster.planner.options import parse_horizon
+    from quartermaster.sweep_result import clear as clear_sweep
 
     inventory = load_or_exit(path).inventory
     try:
@@ -117,7 +118,7 @@ def command(
     console.print(f"Wrote {len(written)} files to {out}/" + (f"; model in {write_lp}" if write_lp else ""))
     if (spec.grid or spec.draws) and result.has_plan and result.outcome != "infeasible":
         _sweep(path, inventory, options, spec, result, backend, workers, out)
-    elif sweeps.clear(out):  # no sweep, or none run for a plan that has none
+    elif clear_sweep(out):  # no sweep, or none run for a plan that has none
         console.print(f"Removed the previous sweep from {out}/ (this plan has none).")
     if not result.has_plan or result.outcome == "infeasible":
         raise ProblemsFound(f"no plan satisfies the inventory ({result.outcome}); see above.")
@@ -169,7 +170,8 @@ def _sweep(
 ) -> None:
     """Solve the sweep's scenarios, write them beside the plan and print the spread of the planned cost."""
     from quartermaster.planner import PlanInputError
-    from quartermaster.planner.sweep import PLANNED, cost_bands, run_sweep
+    from quartermaster.planner.sweep import run_sweep
+    from quartermaster.sweep_result import PLANNED, cost_bands
 
     total = len(spec.scenarios())
     try:

@@ -1,9 +1,9 @@
 """The finance report's plan-sweep section: when the plan folder holds a sweep (`qm plan --sweep / --draws`), the
 spread of the planned cost per quarter across its scenarios and the commitments bought across them.
 
-The figures come from planner/sweep.py (`cost_bands`, `robust_commitments`); this module only lays them out as
-report Tables (`sweep_cost`, `sweep_commitments`), which every renderer shows like the others, and the HTML in its
-own partial (templates/finance_sweep.html.j2).
+The figures come from the sweep's contract, quartermaster/sweep_result.py (`cost_bands`, `robust_commitments`);
+this module only lays them out as report Tables (`sweep_cost`, `sweep_commitments`), which every renderer shows
+like the others, and the HTML in its own partial (templates/finance_sweep.html.j2).
 """
 
 from __future__ import annotations
@@ -15,11 +15,11 @@ from typing import Any
 
 from quartermaster.errors import UsageError
 from quartermaster.plan_result import PlanResult
-from quartermaster.planner.sweep import PLANNED, Sweep, cost_bands, load_sweep, robust_commitments
 from quartermaster.pricing import cents
 from quartermaster.reports.finance.build import ReportData
 from quartermaster.reports.finance.table import Column, Row, Table
 from quartermaster.reports.planned import horizon_cost, quarter_cost
+from quartermaster.sweep_result import PLANNED, Sweep, cost_bands, load_sweep, robust_commitments
 
 TABLES = ("sweep_cost", "sweep_commitments")
 

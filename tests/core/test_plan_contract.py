@@ -10,6 +10,7 @@ import subprocess
 import sys
 
 from quartermaster.plan_result import EXISTING, NEW
+from tests.paths import REPO
 from tests.planner.planning import curves, one_site, run
 
 UNIFORM = list(range(1, 101))  # 1..100 GPUs, one hour each: the plan buys commitments and pay-per-use both
@@ -42,3 +43,18 @@ def test_the_routing_tiers_are_named_by_the_contract():
     result = run(one_site(on_demand=10, commit_12=6), curves("ml", ["2027Q1"], hourly=UNIFORM))
     assert {r.tier for r in result.routing} <= {EXISTING, NEW, "on-demand"}
     assert NEW in {r.tier for r in result.routing}  # commit_12 at 6 < 10 on demand: the plan buys some
+
+
+def test_the_reports_read_the_contracts_not_the_planner():
+    """Every module under reports/ (finance and its tables, the sweep section, FOCUS, the quota diff, metering)
+    imported in a fresh interpreter: none of them pulls in the planner package or the solver."""
+    paths = (p.relative_to(REPO).with_suffix("").parts for p in (REPO / "reports").rglob("*.py"))
+    modules = sorted("quartermaster." + ".".join(part for part in parts if part != "__init__") for parts in paths)
+    script = (
+        "import importlib, sys\n"
+        f"for m in {modules!r}: importlib.import_module(m)\n"
+        "print(sorted(m for m in ('pulp', 'highspy', 'quartermaster.planner') if m in sys.modules))"
+    )
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)
+    assert len(modules) > 20  # finance/tables alone has 17
+    assert out.stdout.strip() == "[]"

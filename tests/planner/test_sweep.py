@@ -20,14 +20,8 @@ from quartermaster.errors import MissingExtra
 from quartermaster.loader import load
 from quartermaster.modules.kueue.builders import objects_for_cluster
 from quartermaster.planner import PlanInputError, PlanOptions
-from quartermaster.planner.sweep import (
-    cost_bands,
-    load_sweep,
-    percentile,
-    robust_commitments,
-    run_sweep,
-    spec_of,
-)
+from quartermaster.planner.sweep import run_sweep, spec_of
+from quartermaster.sweep_result import cost_bands, load_sweep, percentile, robust_commitments
 from quartermaster.units import quarter_hours
 from tests.paths import REPO
 from tests.planner.planning import MACHINE, SITE, one_site

@@ -10,8 +10,8 @@ from decimal import Decimal
 from typer.testing import CliRunner
 
 from quartermaster.cli import app
-from quartermaster.planner.sweep import load_sweep
 from quartermaster.pricing import cents
+from quartermaster.sweep_result import load_sweep
 from quartermaster.units import quarter_hours
 from tests.planner.test_sweep import write_inventory
 
