@@ -40,6 +40,8 @@ from quartermaster.textsafety import sql_string
 
 REMOTE = ("s3://", "gs://", "gcs://")
 PARQUET = (".parquet", ".pq")
+REMOTE_RETRY = dt.timedelta(seconds=20)
+"""How long object storage is retried before an unreachable store is reported (GCS' default is 15 minutes)."""
 PROGRESS_ROWS = 5_000_000
 """Inputs with at least this many rows report each stage on stderr, and the read's progress while it runs."""
 PROGRESS_SECONDS = 5.0
@@ -66,7 +68,9 @@ class Source:
 def open_source(spec: str) -> tuple[Source | None, list[Issue]]:
     """The dataset of a file, folder or glob, local or on object storage; an issue when it names no file."""
     try:
-        if spec.startswith(REMOTE):
+        if spec.startswith(("gs://", "gcs://")):  # from_uri would retry an unreachable store for 15 minutes
+            filesystem, path = pafs.GcsFileSystem(retry_time_limit=REMOTE_RETRY), spec.split("://", 1)[1]
+        elif spec.startswith(REMOTE):
             filesystem, path = pafs.FileSystem.from_uri(spec)
         else:
             filesystem, path = pafs.LocalFileSystem(), spec

@@ -1448,3 +1448,16 @@ CASES += [
         issue=29,
     ),
 ]
+
+CASES += [
+    # 15. an unreachable object store is reported after a bounded retry, not after 600 s and more of silence
+    Case(
+        "meter-unreachable-gcs",
+        15,
+        example(),
+        ("meter", "gs://quartermaster-no-such-bucket/usage.parquet", "--inventory", "inv"),
+        1,
+        says=("gs://quartermaster-no-such-bucket/usage.parquet: cannot read usage records",),
+        issue=29,
+    ),
+]
