@@ -101,7 +101,14 @@ def test_workflow_runs_the_quota_review_steps() -> None:
     assert "updateComment" in script and "createComment" in script
     last = steps[-1]
     assert "steps.diff.outcome == 'failure'" in last["if"] and "exit 1" in last["run"]
-    assert flow["permissions"]["pull-requests"] == "write"
+    # least privilege per job (issue 29): nothing by default, the job that only lists files reads
+    assert flow["permissions"] == {}
+    assert flow["jobs"]["changes"]["permissions"] == {"pull-requests": "read"}
+    assert flow["jobs"]["quota-diff"]["permissions"] == {
+        "contents": "read",
+        "pull-requests": "write",
+        "issues": "write",
+    }
 
 
 def test_pre_commit_hooks_validate_on_inventory_changes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
