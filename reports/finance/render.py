@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import jinja2
+import markupsafe
 from openpyxl import Workbook
 from openpyxl.styles import Alignment, Font, PatternFill
 from openpyxl.utils import get_column_letter
@@ -48,6 +49,15 @@ class RenderOptions:
     (golden files)."""
 
 
+def nobreak(text: str) -> markupsafe.Markup:
+    """Text for a table cell whose words never break inside: a word with a hyphen (`onprem-sjc`, `H100-80GB`) in a
+    `nowrap` span, so a column is never narrower than its longest word; lines break at spaces only."""
+    words = (markupsafe.escape(w) for w in str(text).split(" "))
+    return markupsafe.Markup(" ").join(
+        markupsafe.Markup('<span class="nw">{}</span>').format(w) if "-" in w else w for w in words
+    )
+
+
 def _env() -> jinja2.Environment:
     env = jinja2.Environment(
         loader=jinja2.FileSystemLoader(TEMPLATES),
@@ -55,6 +65,7 @@ def _env() -> jinja2.Environment:
         undefined=jinja2.StrictUndefined,
         keep_trailing_newline=True,
     )
+    env.filters["nobreak"] = nobreak
     return register(env)
 
 

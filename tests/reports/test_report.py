@@ -351,7 +351,9 @@ def test_a_what_if_plan_says_so_at_the_top(inventory: Inventory, tmp_path: Path)
     dom = dump_dom(html)
     assert re.search(r'<p class="whatif" id="what-if"><strong>What-if plan:</strong> demand=-10%\.', dom)
     assert dom.index('id="what-if"') < dom.index('id="summary"')  # above the executive summary
-    assert re.search(r"<td[^>]*>What-ifs</td><td[^>]*>demand=-10%</td>", dom)
+    # a word with a hyphen is kept whole in a `nowrap` span (issue 26, point 9)
+    nw = '<span class="nw">{}</span>'
+    assert f'<td class="text">{nw.format("What-ifs")}</td><td class="text">{nw.format("demand=-10%")}</td>' in dom
 
 
 @needs_chromium
@@ -1157,3 +1159,67 @@ def test_a_plan_buying_a_machine_the_inventory_no_longer_has_is_a_clear_error(in
         r"has; run `qm plan` again",
     ):
         build_report(inventory, dataclasses.replace(plan, purchase_schedule=(gone, *plan.purchase_schedule[1:])))
+
+
+PAGE_SCRIPT = """<script>
+const probe = document.createElement("span");
+probe.style.cssText = "position:absolute;visibility:hidden;white-space:nowrap;left:0;top:0";
+document.body.appendChild(probe);
+const out = {viewport: window.innerWidth, page: document.documentElement.scrollWidth, tables: []};
+for (const table of document.querySelectorAll("table.data")) {
+  const box = table.parentElement, narrow = [];
+  for (const cell of table.querySelectorAll("th, td")) {
+    const style = getComputedStyle(cell);
+    for (const p of ["fontFamily", "fontSize", "fontWeight", "fontStyle", "fontVariantNumeric", "letterSpacing"])
+      probe.style[p] = style[p];
+    let widest = 0;
+    for (const word of cell.textContent.split(/\\s+/).filter(Boolean)) {
+      probe.textContent = word;
+      widest = Math.max(widest, probe.getBoundingClientRect().width);
+    }
+    const room = cell.getBoundingClientRect().width - parseFloat(style.paddingLeft) - parseFloat(style.paddingRight);
+    if (widest > room + 0.5) narrow.push([cell.textContent, widest, room]);
+  }
+  const first = table.querySelector("tbody tr td");
+  box.scrollLeft = box.scrollWidth;  // scrolled to the far right: the first column must still show
+  const stuck = first ? first.getBoundingClientRect().left - box.getBoundingClientRect().left : 0;
+  out.tables.push({id: table.id, box: box.className, right: box.getBoundingClientRect().right,
+                   width: box.clientWidth, scroll: box.scrollWidth, stuck: stuck, narrow: narrow});
+  box.scrollLeft = 0;
+}
+document.body.insertAdjacentHTML("beforeend", "<pre id='page'>" + JSON.stringify(out) + "</pre>");
+</script>"""
+
+
+@needs_chromium
+@pytest.mark.parametrize("width", [1280, 1920])
+def test_the_page_reads_at_1280_and_1920_px(stored: ReportData, tmp_path: Path, width: int) -> None:
+    """Issue 26, point 9: at 1280 px the whole report scrolled sideways, at 1400 px the purchase schedule lost its
+    liability columns and the routing table's "Why" column wrapped to four characters a line. Chromium lays the
+    page out at each width; a script reads back the page's width, each table's box and every cell's longest word."""
+    import json
+
+    html = tmp_path / "report.html"
+    html.write_text(render_html(stored).replace("</body>", PAGE_SCRIPT + "</body>"), encoding="utf-8")
+    assert CHROMIUM is not None
+    with tempfile.TemporaryDirectory() as profile:
+        dom = subprocess.run(
+            chromium_command(CHROMIUM, Path(profile), f"--window-size={width},1000", "--dump-dom", html.as_uri()),
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=True,
+        ).stdout
+    found = re.search(r"<pre id=\"page\">(.*?)</pre>", dom, re.S)
+    assert found
+    page = json.loads(found.group(1).replace("&quot;", '"').replace("&amp;", "&").replace("&lt;", "<"))
+    assert page["viewport"] == width
+    assert page["page"] <= page["viewport"], "the page scrolls sideways"
+    assert len(page["tables"]) == sum(1 for _ in re.finditer(r'<table class="data"', render_html(stored)))
+    for table in page["tables"]:
+        assert table["box"] == "table-box" and table["right"] <= width, table["id"]
+        assert table["narrow"] == [], (table["id"], table["narrow"][:3])  # no column narrower than its longest word
+        assert abs(table["stuck"]) < 1, (table["id"], table["stuck"])  # the first column stays in view
+    wide = [t["id"] for t in page["tables"] if t["scroll"] > t["width"] + 1]
+    if width == 1280:  # the widest tables scroll inside their box (the page does not)
+        assert "table-routing" in wide and "table-purchase_schedule" in wide
