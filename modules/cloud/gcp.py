@@ -324,6 +324,22 @@ def _reservation(inventory: Inventory, project: str, commitment: Commitment, poo
     )
 
 
+UNLIMITED_QUOTA = -1
+"""What Cloud Quotas reports, and accepts as a preferred value, for a quota without a limit."""
+
+
+def quota_to_ask(need: int, granted: list[int]) -> int:
+    """The preferred value of a quota request: the need, or more when more is granted (a preference is absolute, so
+    asking for less than the grant would be a decrease request), or unlimited when the grant is unlimited (-1 is
+    below every need, so a plain maximum would turn an unlimited quota into a limited one). `granted`: the values of
+    the grants that apply (the request's dimensions, or the default for all); a grant without details is not one
+    (the provider returns an empty `details` list then: terraform-provider-google,
+    `data_source_google_cloud_quotas_quota_info.go`). The Pulumi and Terraform emitters encode this rule."""
+    if UNLIMITED_QUOTA in granted:
+        return UNLIMITED_QUOTA
+    return max([need, *granted])
+
+
 def quota_class(pool: Pool, machine: Machine) -> str | None:
     """Which regional quota a pool draws on: `on-demand`, `preemptible`, or None (needs no quota).
 

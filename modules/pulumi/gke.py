@@ -16,7 +16,7 @@ from quartermaster.modules.cloud import (
     GkeNodePoolSpec,
     upper_snake_effect,
 )
-from quartermaster.modules.cloud.gcp import conflicts
+from quartermaster.modules.cloud.gcp import conflicts, quota_to_ask
 from quartermaster.modules.pulumi.errors import ResourceError
 
 
@@ -160,9 +160,9 @@ class GcpQuotaRequest(pulumi.ComponentResource):
             granted = [
                 int(i.details[0].value)
                 for i in infos or []
-                if not i.dimensions or dict(i.dimensions) == spec.dimensions
+                if i.details and (not i.dimensions or dict(i.dimensions) == spec.dimensions)
             ]
-            return str(max([int(spec.preferred_value), *granted]))
+            return str(quota_to_ask(int(spec.preferred_value), granted))
 
         preferred = info.dimensions_infos.apply(ask)
         self.preference = gcp.cloudquota.SQuotaPreference(

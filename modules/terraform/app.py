@@ -112,6 +112,8 @@ class RawResource(TerraformResource):
             lifecycle=lifecycle,
         )
         self.override_logical_id(resource.name)
+        if resource.count is not None:
+            self.add_override("count", resource.count)
         self._body = resource.body
 
     @jsii.member(jsii_name="synthesizeAttributes")
@@ -132,11 +134,16 @@ class RawDataSource(TerraformDataSource):
         return self._body
 
 
+REQUIRED_TERRAFORM = ">= 1.5"
+"""`plantimestamp()` (Terraform 1.5) keeps capacity-block actions from being declared once their start has passed."""
+
+
 class ClusterStack(TerraformStack):
     """One cluster's Terraform stack (`stacks/<cluster>/cdk.tf.json`)."""
 
     def __init__(self, scope: Construct, spec: TfStackSpec, backend: Backend) -> None:
         super().__init__(scope, spec.cluster)
+        self.add_override("terraform.required_version", REQUIRED_TERRAFORM)
         if backend.kind == "gcs":
             GcsBackend(self, bucket=backend.bucket or "", prefix=f"quartermaster/{spec.cluster}")
         elif backend.kind == "s3":

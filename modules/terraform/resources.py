@@ -34,6 +34,7 @@ from quartermaster.modules.cloud import (
     upper_snake_effect,
 )
 from quartermaster.modules.cloud.base import Body
+from quartermaster.modules.cloud.gcp import UNLIMITED_QUOTA
 
 Manifest = dict[str, Any]
 
@@ -63,6 +64,8 @@ class TfResource:
     ignore_changes: tuple[str, ...] = ()
     data: bool = False
     """A data source (read, never created): addressed `data.<type>.<name>`."""
+    count: str | None = None
+    """The `count` meta-argument, a Terraform expression (`${...}`); None: one instance."""
 
     @property
     def address(self) -> str:
@@ -276,10 +279,12 @@ def gcp_quota_preference(spec: GcpQuotaPreferenceSpec) -> list[TfResource]:
         data=True,
     )
     dimensions = ", ".join(f'"{k}" = "{v}"' for k, v in sorted(spec.dimensions.items()))
+    # modules.cloud.gcp.quota_to_ask: grants without details are none; an unlimited grant (-1) stays unlimited
     granted = (
         f"[for d in {info.address}.dimensions_infos : tonumber(d.details[0].value) "
-        f"if length(d.dimensions) == 0 || d.dimensions == tomap({{{dimensions}}})]"
+        f"if length(d.details) > 0 && (length(d.dimensions) == 0 || d.dimensions == tomap({{{dimensions}}}))]"
     )
+    unlimited = UNLIMITED_QUOTA
     body = {
         "name": spec.name,
         "parent": spec.parent,
@@ -288,7 +293,11 @@ def gcp_quota_preference(spec: GcpQuotaPreferenceSpec) -> list[TfResource]:
         "dimensions": spec.dimensions,
         "justification": spec.justification,
         "contact_email": spec.contact_email,
-        "quota_config": {"preferred_value": Ref(f"${{max({spec.preferred_value}, {granted}...)}}")},
+        "quota_config": {
+            "preferred_value": Ref(
+                f"${{contains({granted}, {unlimited}) ? {unlimited} : max({spec.preferred_value}, {granted}...)}}"
+            )
+        },
     }
     return [info, TfResource("google_cloud_quotas_quota_preference", tf_name(spec.name), "google-beta", compact(body))]
 
@@ -400,6 +409,9 @@ def eks_node_group(spec: EksNodeGroupSpec, reservation: TfResource | None = None
                 "max_size": action.max_size,
                 "desired_capacity": action.desired_capacity,
             },
+            # Declared only while its start is ahead when Terraform plans: AWS refuses a past start time and
+            # deletes an action once it has run, so JSON synthesised before and applied after would recreate it.
+            count=f'${{timecmp(plantimestamp(), "{action.start_time}") < 0 ? 1 : 0}}',
         )
         for action in spec.scheduled_scaling
     ]

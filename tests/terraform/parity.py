@@ -86,9 +86,10 @@ class Kind:
 
 
 def _floor(expression: Any) -> float:
-    """The need a quota request asks for at least: Terraform writes `${max(<need>, <granted read at plan>)}`;
-    under mocks Pulumi reads no grant, so it asks for the need itself."""
-    match = re.fullmatch(r"\$\{max\(([0-9.]+), .*\)\}", str(expression), re.DOTALL)
+    """The need a quota request asks for at least: Terraform writes `${max(<need>, <granted read at plan>)}` (GCP:
+    behind `contains(<grants>, -1) ? -1 :`, an unlimited grant kept); under mocks Pulumi reads no grant, so it asks
+    for the need itself."""
+    match = re.fullmatch(r"\$\{(?:contains\(.*\) \? -1 : )?max\(([0-9.]+), .*\)\}", str(expression), re.DOTALL)
     return float(match.group(1) if match else expression)
 
 
