@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 
 import typer
 
+from quartermaster.bounds import MAX_IMPACT_DAYS
 from quartermaster.cli.common import err_console
 from quartermaster.errors import ProblemsFound, UsageError
 from quartermaster.loader import LoadResult
@@ -59,6 +60,7 @@ def command(
         30,
         "--impact-days",
         min=0,
+        max=MAX_IMPACT_DAYS,
         help="Days of usage history to replay through the "
         "old and the new quotas (who would have waited); 0 = no replay.",
     ),

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections import Counter
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -9,6 +10,7 @@ from typing import TYPE_CHECKING
 import typer
 from rich.table import Table
 
+from quartermaster.bounds import MAX_DRAWS, MAX_SWEEP_POINTS
 from quartermaster.cli.common import check_output, console, err_console, inventory_argument, load_or_exit
 from quartermaster.errors import ProblemsFound, UsageError
 from quartermaster.pricing import DEFAULT_IDLE_POLICY, format_usd
@@ -53,7 +55,9 @@ def command(
         help="Also plan a what-if grid: a what-if target and its values, "
         "e.g. 'demand=-10%,0,+10%' (repeatable: the cartesian product).",
     ),
-    draws: int = typer.Option(0, help="Also plan this many demand draws from the forecast's quantiles (x the grid)."),
+    draws: int = typer.Option(
+        0, max=MAX_DRAWS, help="Also plan this many demand draws from the forecast's quantiles (x the grid)."
+    ),
     seed: int = typer.Option(0, help="Seed of the demand draws: the same seed, the same draws."),
     backend: str = typer.Option(
         "processes",
@@ -91,6 +95,12 @@ def command(
     inventory = load_or_exit(path).inventory
     try:
         spec = sweeps.spec_of(sweep, draws, seed)
+        scenarios = math.prod(len(values) for _, values in spec.grid) * max(1, spec.draws)
+        if scenarios > MAX_SWEEP_POINTS:
+            raise UsageError(
+                f"--sweep and --draws make {scenarios:,} scenarios, each one solve; at most {MAX_SWEEP_POINTS:,} "
+                "are planned at once. Sweep fewer values or draws."
+            )
         options = PlanOptions(
             horizon=parse_horizon(horizon),
             start=start,

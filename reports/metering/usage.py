@@ -22,7 +22,7 @@ import pyarrow.compute as pc
 import pyarrow.csv as pacsv
 import pyarrow.parquet as pq
 
-from quartermaster.bounds import MAX_ACCELERATORS
+from quartermaster.bounds import MAX_ACCELERATORS, calendar_problem
 from quartermaster.issues import Issue, Location, did_you_mean
 from quartermaster.model import Inventory
 from quartermaster.units import FIRST_DAY, LAST_DAY, quarter_bounds
@@ -64,11 +64,16 @@ def month_period(year: int, month: int) -> Period:
 
 def parse_period(text: str) -> Period:
     """`2026-10` (a month) or `2026Q4` (a quarter); ValueError with the accepted forms otherwise."""
+    years = f"years {FIRST_DAY.year} to {LAST_DAY.year}"
     if m := re.fullmatch(r"(\d{4})-(\d{2})", text):
         year, month = int(m[1]), int(m[2])
+        if 1 <= month <= 12 and calendar_problem(dt.date(year, month, 1)):
+            raise ValueError(f"`{text}` is outside the calendar the inventory may name ({years})")
         if 1 <= month <= 12:
             return month_period(year, month)
     if re.fullmatch(r"\d{4}[Qq][1-4]", text):
+        if calendar_problem(dt.date(int(text[:4]), 1, 1)):
+            raise ValueError(f"`{text}` is outside the calendar the inventory may name ({years})")
         start, end = quarter_bounds(text.upper())
         return Period(text.upper(), dt.datetime.combine(start, dt.time()), dt.datetime.combine(end, dt.time()))
     raise ValueError(f"`{text}` is not a period; write a month like 2026-10 or a quarter like 2026Q4")

@@ -1461,3 +1461,92 @@ CASES += [
         issue=29,
     ),
 ]
+
+OUTSIDE = "is outside the calendar the inventory may name (years 2000 to 2100)"
+
+CASES += [
+    # 20. options at their edges: a located usage error, never a traceback or a runaway
+    Case(
+        "meter-period-9999",
+        20,
+        usage_file("1"),
+        ("meter", "u.csv", "--inventory", "inv", "--period", "9999-12"),
+        2,
+        says=(f"--period `9999-12` {OUTSIDE}",),
+        issue=29,
+    ),
+    Case(
+        "export-period-9999",
+        20,
+        example(),
+        ("export", "focus", "inv", "--period", "9999-12", "--out", "out/f.csv"),
+        2,
+        says=(f"--period `9999-12` {OUTSIDE}",),
+        issue=29,
+    ),
+    Case(
+        "pull-until-9999",
+        20,
+        example(),
+        (*pull()[:6], "--until", "9999-12-31T23:00", *pull()[8:]),
+        2,
+        says=("--until 9999-12-31T23:00: is outside 2000-2100",),
+        issue=29,
+    ),
+    Case(
+        "pull-since-year-1",
+        20,
+        example(),
+        (*pull()[:4], "--since", "0001-01-01", *pull()[6:]),
+        2,
+        says=("--since 0001-01-01: is outside 2000-2100",),
+        issue=29,
+    ),
+    Case(
+        "diff-impact-days-huge",
+        20,
+        git_repo(),
+        ("diff", "HEAD", "--inventory", "inv", "--impact-days", "100000000"),
+        2,
+        says=("--impact-days",),
+        issue=29,
+    ),
+    Case(
+        "plan-draws-huge",
+        20,
+        example(),
+        ("plan", "inv", "--out", "out/p", "--draws", "1000000000000"),
+        2,
+        says=("--draws",),
+        issue=29,
+    ),
+    Case(
+        "plan-sweep-grid-huge",
+        20,
+        example(),
+        ("plan", "inv", "--out", "out/p", *(a for i in range(8) for a in ("--sweep", f"demand{i}=1,2,3,4,5,6,7,8"))),
+        2,
+        says=("scenarios, each one solve; at most 10,000",),
+        issue=29,
+    ),
+    # 27. a period outside the calendar is refused, not billed as a year of idle capacity
+    Case(
+        "meter-period-1900",
+        27,
+        usage_file("1"),
+        ("meter", "u.csv", "--inventory", "inv", "--period", "1900-01"),
+        2,
+        says=(f"--period `1900-01` {OUTSIDE}",),
+        never=("$1,551,032.87",),
+        issue=29,
+    ),
+    Case(
+        "meter-period-2101",
+        27,
+        usage_file("1"),
+        ("meter", "u.csv", "--inventory", "inv", "--period", "2101-01"),
+        2,
+        says=(f"--period `2101-01` {OUTSIDE}",),
+        issue=29,
+    ),
+]
