@@ -24,112 +24,31 @@ of the window; every GPU-hour above them runs on demand. Each term is evaluated 
 - Hindsight: the level that costs least over the costing window itself (knowing it).
 
 Share of the gap: (recommender's cost - planner's) / (recommender's - hindsight's), summed over the rows.
+
+The method's pieces (split points, window cost, hindsight optimum, the planner's input and choice) are in
+tests/planner/backtest.py, where the tests check each one; this script runs them over the trace and prints the rows.
 """
 
 from __future__ import annotations
 
-import csv
 import math
 from dataclasses import dataclass
 from decimal import Decimal
-from pathlib import Path
 
 import pandas as pd
 
-from quartermaster.model import Inventory
-from quartermaster.planner import PlanOptions, plan
-from quartermaster.planner.curves import curves_frame
-from quartermaster.planner.options import BANDS
-from quartermaster.planner.usage_forecast import fit_trend, forecast_levels, without_outages
+from tests.planner.backtest import (
+    TRACE,
+    WINDOW,
+    best_level,
+    origins,
+    planner_curve,
+    planner_level,
+    read_prices,
+    window_cost,
+)
 
-ROOT = Path(__file__).resolve().parent.parent
-TRACE = ROOT / "data" / "helios" / "earth_vc_hourly.csv"
-GPUS_PER_NODE = 8
-SITE, MACHINE = "gcp-us-east4", "a3-highgpu-8g"
 TERMS = (12, 36)
-FIRST_ORIGIN = pd.Timedelta(days=7)
-ORIGIN_STEP = pd.Timedelta(days=2)
-WINDOW = pd.Timedelta(days=7)
-
-
-def read_prices(path: Path = ROOT / "inventory" / "prices.csv") -> dict[int, Decimal]:
-    """USD per node-hour of MACHINE at SITE: on-demand under 0, each commit term under its months."""
-    with path.open(newline="") as f:
-        return {
-            0 if r["pricing_model"] == "on-demand" else int(r["term_months"]): Decimal(r["usd_per_node_hour"])
-            for r in csv.DictReader(f)
-            if (r["machine"], r["site"]) == (MACHINE, SITE) and r["pricing_model"] in ("on-demand", "commit")
-        }
-
-
-def window_cost(hourly: pd.Series, nodes: int, commit_price: Decimal, on_demand: Decimal) -> Decimal:
-    """Cost of `nodes` committed over the hours of `hourly` (GPUs), every GPU-hour above them on demand."""
-    overflow = float((hourly - nodes * GPUS_PER_NODE).clip(lower=0).sum()) / GPUS_PER_NODE
-    return nodes * commit_price * len(hourly) + Decimal(f"{overflow:.6f}") * on_demand
-
-
-def best_level(hourly: pd.Series, commit_price: Decimal, on_demand: Decimal) -> int:
-    """The whole-node commitment that costs least over `hourly` (the fewest nodes among equals)."""
-    levels = range(math.ceil(float(hourly.max()) / GPUS_PER_NODE) + 1)
-    return min(levels, key=lambda n: (window_cost(hourly, n, commit_price, on_demand), n))
-
-
-def origins(hourly: pd.Series) -> list[pd.Timestamp]:
-    """The split points: every ORIGIN_STEP from FIRST_ORIGIN after the start while a whole WINDOW fits."""
-    start, end = hourly.index[0], hourly.index[-1] + pd.Timedelta(hours=1)
-    return list(pd.date_range(start + FIRST_ORIGIN, end - WINDOW, freq=ORIGIN_STEP))
-
-
-def planner_curve(hourly: pd.Series, origin: pd.Timestamp) -> pd.DataFrame:
-    """The planner's demand for the window after `origin`, from the hours before it only (as --from-usage)."""
-    matrix, _ = without_outages(hourly[hourly.index < origin].to_frame("helios"))
-    middle = origin + WINDOW / 2
-    levels = forecast_levels(matrix, {"helios": fit_trend(matrix["helios"])}, middle, BANDS)["helios"]
-    return curves_frame(
-        [
-            {
-                "team": "helios",
-                "accelerator": "H100-80GB",
-                "site": "",
-                "quarter": "2020Q2",
-                "scenario": "",
-                "weight": hi - lo,
-                "level": level,
-                "preemptible_share": 0.0,
-                "bucket": b,
-            }
-            for b, ((lo, hi), level) in enumerate(zip(BANDS, levels, strict=True))
-        ]
-    )
-
-
-def planner_level(curve: pd.DataFrame, term: int, prices: dict[int, Decimal]) -> int:
-    """Nodes of `term` months the planner commits for `curve`, offered on-demand and that term only."""
-    inventory = Inventory.model_validate(
-        {
-            "sites": [{"name": SITE, "provider": "gcp", "region": "us-east4"}],
-            "teams": [{"name": "helios", "cost_center": "CC-1", "owners": ["@helios"], "namespaces": ["helios"]}],
-            "prices": [
-                {
-                    "machine": MACHINE,
-                    "site": SITE,
-                    "pricing_model": "on-demand",
-                    "usd_per_node_hour": str(prices[0]),
-                    "source": "inventory/prices.csv",
-                },
-                {
-                    "machine": MACHINE,
-                    "site": SITE,
-                    "pricing_model": "commit",
-                    "term_months": term,
-                    "usd_per_node_hour": str(prices[term]),
-                    "source": "inventory/prices.csv",
-                },
-            ],
-        }
-    )
-    result = plan(inventory, PlanOptions(start="2020Q2", horizon=1, gap_rel=1e-9), demand_curves=curve)
-    return int(result.frame("purchase_schedule")["nodes"].sum()) if result.purchase_schedule else 0
 
 
 @dataclass(frozen=True)

@@ -1,6 +1,6 @@
 """Time `qm meter` on 10 M usage records (goal: under 10 s on 2 cores).
 
-    .venv/bin/python bench/meter_bench.py [--rows 10000000] [--formats memory,parquet,csv]
+    .venv/bin/python -m bench.meter_bench [--rows 10000000] [--formats memory,parquet,csv]
 
 Records are per workload and hour for October 2026 on the example inventory (its commitments, spot, on-demand,
 flex-start and on-prem pools and their prices): random team and flavor, requests that fill about 85 % of the
@@ -17,43 +17,17 @@ import tempfile
 import time
 from pathlib import Path
 
-import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.csv as pacsv
 
-from quartermaster.capacity import flavor_capacity
 from quartermaster.loader import load
 from quartermaster.reports.metering import check_usage, meter, parse_period
 from quartermaster.reports.metering.source import meter_source
+from tests.reports.records import records
 
 REPO = Path(__file__).resolve().parents[1]
-
-
-def records(rows: int, seed: int = 7) -> pd.DataFrame:
-    """`rows` synthetic usage records on the example inventory's pools in October 2026."""
-    inventory = load(REPO / "inventory").inventory
-    rng = np.random.default_rng(seed)
-    pools = [p.name for p in inventory.pools]
-    cluster_of = np.array([inventory.cluster_of_pool[p].name for p in pools], dtype=object)
-    teams = sorted(inventory.team_by_name)
-    pool = rng.integers(0, len(pools), rows)
-    # Mean request sized so that the records fill about 85 % of the fleet's accelerator-hours.
-    capacity = sum(flavor_capacity(inventory).values())
-    top = max(1, round(2 * 0.85 * capacity * 744 / rows * 100))
-    requested = rng.integers(0, top + 1, rows) / 100
-    hours = pd.Timestamp("2026-10-01") + pd.to_timedelta(rng.integers(0, 744, rows), unit="h")
-    return pd.DataFrame(
-        {
-            "hour": hours,
-            "cluster": pd.array(cluster_of[pool], dtype="str"),
-            "team": pd.array(np.array(teams, dtype=object)[rng.integers(0, len(teams), rows)], dtype="str"),
-            "flavor": pd.array(np.array(pools, dtype=object)[pool], dtype="str"),
-            "accelerators_used": np.round(requested * rng.random(rows), 2),
-            "accelerators_requested": requested,
-        }
-    )
 
 
 def write_csv(frame: pd.DataFrame, path: Path) -> None:

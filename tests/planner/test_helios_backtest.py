@@ -8,7 +8,8 @@ from decimal import Decimal
 import pandas as pd
 import pytest
 
-from bench.helios_backtest import (
+from quartermaster.planner.curves import curves_frame
+from tests.planner.backtest import (
     TRACE,
     best_level,
     origins,
@@ -17,7 +18,6 @@ from bench.helios_backtest import (
     read_prices,
     window_cost,
 )
-from quartermaster.planner.curves import curves_frame
 
 
 def series(gpus: list[float], start: str = "2020-05-01") -> pd.Series:

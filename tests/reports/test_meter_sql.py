@@ -13,7 +13,6 @@ import pytest
 import sqlglot
 from sqlglot import exp
 
-from bench.meter_bench import records
 from quartermaster.loader import load
 from quartermaster.pricing import allocate_cents
 from quartermaster.reports.metering import check_usage, meter, parse_period, source
@@ -21,6 +20,7 @@ from quartermaster.reports.metering.query import DIALECTS, UNITS_PER_HOUR, emit,
 from quartermaster.reports.metering.rates import blocks
 from quartermaster.reports.metering.source import meter_source
 from tests.reports.fixtures import FEBRUARY, small_fleet, usage
+from tests.reports.records import records
 
 FEB = parse_period("2026-02")
 OCT = parse_period("2026-10")
