@@ -266,22 +266,32 @@ def _months(first: dt.datetime, last: dt.datetime) -> Period:
 
 
 @contextmanager
-def _read_progress(con: Any, on: bool, spec: str, rows: int | None) -> Iterator[None]:
+def _read_progress(
+    con: Any,
+    on: bool,
+    spec: str,
+    rows: int | None,
+    next_poll: Callable[[threading.Event], bool] | None = None,
+    clock: Callable[[], float] = time.perf_counter,
+) -> Iterator[None]:
     """While the one pass over the rows runs, `qm meter: read NN % of N rows of SPEC, S s` on stderr every
-    PROGRESS_SECONDS (DuckDB's own query progress, read from a second thread; DuckDB prints nothing itself)."""
+    PROGRESS_SECONDS (DuckDB's own query progress, read from a second thread; DuckDB prints nothing itself).
+    `next_poll(done)` waits for the next line and says whether the read still runs (by default: PROGRESS_SECONDS,
+    or until `done` is set); `clock` gives the seconds shown."""
     if not on:
         yield
         return
     con.execute("SET enable_progress_bar = true")
     con.execute("SET enable_progress_bar_print = false")
-    done, start = threading.Event(), time.perf_counter()
+    done, start = threading.Event(), clock()
+    poll = next_poll or (lambda finished: not finished.wait(PROGRESS_SECONDS))
 
     def report() -> None:
-        while not done.wait(PROGRESS_SECONDS):
+        while poll(done):
             share = con.query_progress()
             if share >= 0:
                 print(
-                    f"qm meter: read {share:.0f} % of {rows:,} rows of {spec}, {time.perf_counter() - start:.0f} s",
+                    f"qm meter: read {share:.0f} % of {rows:,} rows of {spec}, {clock() - start:.0f} s",
                     file=sys.stderr,
                     flush=True,
                 )

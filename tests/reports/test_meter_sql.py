@@ -4,6 +4,7 @@ per-minute rows) and its cent allocation against the pricing home."""
 from __future__ import annotations
 
 import re
+import threading
 from decimal import Decimal
 from pathlib import Path
 
@@ -293,18 +294,37 @@ def test_emit_sql_prints_the_query_for_the_period() -> None:
     assert "7680000" in result.output and "744" in result.output
 
 
-def test_a_long_read_reports_duckdbs_progress_while_it_runs(
-    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
-) -> None:
-    """A query of a few seconds, polled every 0.2 s: at least one line, with a share between 0 and 100 %."""
-    monkeypatch.setattr(source, "PROGRESS_SECONDS", 0.2)
+def test_a_long_read_reports_duckdbs_progress_while_it_runs(capsys: pytest.CaptureFixture[str]) -> None:
+    """DuckDB's progress read while a query is halfway: a function in the query holds it at row 50,000 of 100,000
+    until the reporter has read the progress once, so exactly one line is printed whatever the machine's speed;
+    the clock says 7 s have passed."""
+    halfway, polled = threading.Event(), threading.Event()
+    calls: list[bool] = []
+
+    def hold(i: int) -> int:
+        if i == 50_000:
+            halfway.set()
+            polled.wait(60)
+        return i
+
+    def next_poll(done: threading.Event) -> bool:
+        """First call: wait until the query is halfway, then let the reporter read the progress. Second call
+        (the progress has been read): release the query and wait for it to end."""
+        if not calls:
+            calls.append(halfway.wait(60))
+            return True
+        polled.set()
+        done.wait()
+        return False
+
     con = duckdb.connect()
-    with source._read_progress(con, True, "usage/", 10**9):
-        con.execute("CREATE TABLE t AS SELECT i % 1000 AS k, SUM(i) AS s FROM range(200000000) AS r(i) GROUP BY 1")
-    shares = [
-        float(m) for m in re.findall(r"qm meter: read (\d+) % of 1,000,000,000 rows of usage/", capsys.readouterr().err)
-    ]
-    assert shares and all(0 <= s <= 100 for s in shares)
+    con.create_function("hold", hold, ["BIGINT"], "BIGINT", side_effects=True)
+    clock = iter([100.0, 107.0])
+    with source._read_progress(con, True, "usage/", 10**9, next_poll, lambda: next(clock)):
+        con.execute("SELECT SUM(hold(i)) FROM range(100000) AS r(i)").fetchall()
+    [line] = capsys.readouterr().err.splitlines()
+    share = re.fullmatch(r"qm meter: read (\d+) % of 1,000,000,000 rows of usage/, 7 s", line)
+    assert share and 0 <= int(share[1]) <= 100, line
     with source._read_progress(con, False, "usage/", 10**9):  # small inputs: nothing
-        con.execute("SELECT COUNT(*) FROM t").fetchall()
+        con.execute("SELECT COUNT(*) FROM range(10)").fetchall()
     assert capsys.readouterr().err == ""
