@@ -141,6 +141,7 @@ class _Objects:
         self.by_kind: dict[str, dict[str, dict[str, Any]]] = {}
         for obj in objects:
             self.by_kind.setdefault(obj["kind"], {})[obj["metadata"]["name"]] = obj
+        self._lent: dict[tuple[str | None, str, str], Decimal] | None = None
 
     def get(self, kind: str, name: str) -> dict[str, Any] | None:
         return self.by_kind.get(kind, {}).get(name)
@@ -156,39 +157,51 @@ class _Objects:
         return cohort
 
     @staticmethod
-    def _quota(spec: dict[str, Any], flavor: str, resource: str) -> dict[str, Any] | None:
-        for group in spec.get("resourceGroups") or []:
-            for f in group["flavors"]:
-                if f["name"] == flavor:
-                    return next((r for r in f["resources"] if r["name"] == resource), None)
-        return None
+    def _quotas(spec: dict[str, Any]) -> dict[tuple[str, str], dict[str, Any]]:
+        """(flavor, resource) -> the quota entry of a ClusterQueue's or Cohort's spec."""
+        return {
+            (f["name"], r["name"]): r
+            for group in spec.get("resourceGroups") or []
+            for f in group["flavors"]
+            for r in f["resources"]
+        }
+
+    @staticmethod
+    def _lends(entry: dict[str, Any]) -> Decimal:
+        return parse_quantity(entry.get("lendingLimit", entry["nominalQuota"])) or Decimal(0)
+
+    def _lent_in_tree(self) -> dict[tuple[str | None, str, str], Decimal]:
+        """(cohort tree root, flavor, resource) -> what its ClusterQueues lend (lending limits, else nominal quota)
+        plus the cohorts' own quota, computed once."""
+        if self._lent is None:
+            self._lent = {}
+            for queue in self.by_kind.get("ClusterQueue", {}).values():
+                cohort = queue["spec"].get("cohortName") or queue["spec"].get("cohort")
+                if cohort is not None:
+                    root = self.root(cohort)
+                    for (flavor, resource), entry in self._quotas(queue["spec"]).items():
+                        key = (root, flavor, resource)
+                        self._lent[key] = self._lent.get(key, Decimal(0)) + self._lends(entry)
+            for name, c in self.by_kind.get("Cohort", {}).items():
+                root = self.root(name)
+                for (flavor, resource), entry in self._quotas(c.get("spec") or {}).items():
+                    key = (root, flavor, resource)
+                    self._lent[key] = self._lent.get(key, Decimal(0)) + (parse_quantity(entry["nominalQuota"]) or 0)
+        return self._lent
 
     def available(self, queue: dict[str, Any], flavor: str, resource: str) -> Decimal:
         """What the queue can hold in (flavor, resource): its nominal quota plus what it may borrow (its borrowing
         limit, and no more than the rest of its cohort tree lends: the other queues' lending limits or nominal
         quotas, and the cohorts' own quotas)."""
         spec = queue["spec"]
-        own = self._quota(spec, flavor, resource)
+        own = self._quotas(spec).get((flavor, resource))
         if own is None:
             return Decimal(0)
         nominal = parse_quantity(own["nominalQuota"]) or Decimal(0)
         cohort = spec.get("cohortName") or spec.get("cohort")
         if cohort is None:
             return nominal
-        root = self.root(cohort)
-        lent = Decimal(0)
-        for name, other in self.by_kind.get("ClusterQueue", {}).items():
-            o_spec = other["spec"]
-            o_cohort = o_spec.get("cohortName") or o_spec.get("cohort")
-            if name == queue["metadata"]["name"] or o_cohort is None or self.root(o_cohort) != root:
-                continue
-            entry = self._quota(o_spec, flavor, resource)
-            if entry is not None:
-                lent += parse_quantity(entry.get("lendingLimit", entry["nominalQuota"])) or Decimal(0)
-        for name, c in self.by_kind.get("Cohort", {}).items():
-            entry = self._quota(c.get("spec") or {}, flavor, resource)
-            if entry is not None and self.root(name) == root:
-                lent += parse_quantity(entry["nominalQuota"]) or Decimal(0)
+        lent = self._lent_in_tree().get((self.root(cohort), flavor, resource), Decimal(0)) - self._lends(own)
         limit = own.get("borrowingLimit")
         borrow = lent if limit is None else min(lent, parse_quantity(limit) or Decimal(0))
         return nominal + borrow
