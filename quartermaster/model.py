@@ -151,6 +151,10 @@ class ObservabilitySettings(Strict):
     namespace: K8sName = "monitoring"
     """namespace: existing namespace of the PrometheusRule and the ConfigMap, one that prometheus-operator's rule
     selector and the Grafana sidecar watch; default `monitoring`."""
+    rule_labels: dict[LabelKey, LabelValue] = {}
+    """rule_labels: labels on the PrometheusRule for prometheus-operator's `ruleSelector` (kube-prometheus-stack
+    loads only rules labelled `release: <its Helm release>`), e.g. `{release: kube-prometheus-stack}`; default
+    none."""
 
 
 class Cluster(Strict):

@@ -39,7 +39,10 @@ def cluster_manifests(
     options = Options(at=at, cluster=cluster)
     model = dashboard(result, options)
     rules, _ = build_rules(result, options)
-    return [prometheus_rule(rules, settings.namespace), dashboard_configmap(model, settings.namespace)]
+    return [
+        prometheus_rule(rules, settings.namespace, dict(settings.rule_labels)),
+        dashboard_configmap(model, settings.namespace),
+    ]
 
 
 def kubernetes_objects(

@@ -72,6 +72,21 @@ def test_an_enabled_cluster_gets_its_own_rules_and_dashboard(loaded: LoadResult)
     assert kubernetes_objects(inventory, CLUSTER, BEFORE_THE_BLOCK.date())[: len(other)] == other
 
 
+def test_an_enabled_clusters_rule_carries_the_labels_its_operator_selects(loaded: LoadResult) -> None:
+    """Issue 28: kube-prometheus-stack loads only PrometheusRules labelled with its release; the cluster's
+    `observability.rule_labels` put it on the rule its stack declares (Pulumi and `qm synth` alike)."""
+    settings = ObservabilitySettings(enabled=True, rule_labels={"release": "kube-prometheus-stack"})
+    clusters = tuple(
+        c.model_copy(update={"observability": settings}) if c.name == CLUSTER else c for c in loaded.inventory.clusters
+    )
+    inventory = loaded.inventory.model_copy(update={"clusters": clusters})
+    rule = kinds(kubernetes_objects(inventory, CLUSTER, BEFORE_THE_BLOCK.date()))["PrometheusRule"]
+    assert rule["metadata"]["labels"] == {
+        "app.kubernetes.io/managed-by": "quartermaster",
+        "release": "kube-prometheus-stack",
+    }
+
+
 @needs_promtool
 def test_the_clusters_rules_pass_promtool_check(loaded: LoadResult, tmp_path: Path) -> None:
     rule = kinds(kubernetes_objects(enabled(loaded.inventory), CLUSTER, BEFORE_THE_BLOCK.date()))["PrometheusRule"]
