@@ -181,7 +181,8 @@ def _sweep(
     """Solve the sweep's scenarios, write them beside the plan and print the spread of the planned cost."""
     from quartermaster.planner import PlanInputError
     from quartermaster.planner.sweep import run_sweep
-    from quartermaster.sweep_result import PLANNED, cost_bands
+    from quartermaster.reports.finance.sweep import spread
+    from quartermaster.sweep_result import PLANNED
 
     total = len(spec.scenarios())
     try:
@@ -199,7 +200,7 @@ def _sweep(
         raise PlanInputError(f"{path}: {exc}") from None
     written = done.write(out)
     outcomes = Counter({r["scenario"]: r["outcome"] for r in done.costs.to_pylist()}.values())
-    bands = cost_bands(done)
+    bands, (low, mid, high) = spread(done)
     console.print(
         f"[bold]Sweep[/]: {total} scenarios ({', '.join(f'{n} {o}' for o, n in sorted(outcomes.items()))})"
         f" on {done.meta['backend']} x {done.meta['workers']} in {done.meta['wall_seconds']:.1f} s."
@@ -208,7 +209,9 @@ def _sweep(
         b = bands[-1]
         console.print(
             f"Expected cost over the horizon (planned), across the {b.scenarios} scenarios with a plan: "
-            f"p10 {format_usd(b.p10_usd)}, p50 {format_usd(b.p50_usd)}, p90 {format_usd(b.p90_usd)}."
+            f"{low} {format_usd(b.low)}"
+            + ("" if mid is None or b.mid is None else f", {mid} {format_usd(b.mid)}")
+            + f", {high} {format_usd(b.high)}."
         )
     if sum(n for o, n in outcomes.items() if o not in PLANNED):
         console.print("Scenarios without a plan are left out of the distribution (outcome in sweep.csv).")

@@ -11,7 +11,6 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from decimal import Decimal
 from pathlib import Path
-from typing import Any
 
 from quartermaster.errors import UsageError
 from quartermaster.plan_result import PlanResult
@@ -26,12 +25,45 @@ TABLES = ("sweep_cost", "sweep_commitments")
 
 @dataclass(frozen=True)
 class SweepCostRow(Row):
+    """A quarter's (or the horizon's) planned cost across the sweep: with demand draws its percentiles (`low`,
+    `mid`, `high` = 10th, 50th, 90th), over a grid of what-ifs alone its lowest and highest (`mid` unused)."""
+
     quarter: str
     scenarios: int
-    p10: Decimal
-    p50: Decimal
-    p90: Decimal
+    low: Decimal
+    mid: Decimal | None
+    high: Decimal
     plan: Decimal | None
+
+
+@dataclass(frozen=True)
+class Spread:
+    """How a sweep's spread is told: percentiles of draws, or a grid's range."""
+
+    quarter: str
+    scenarios: int
+    low: Decimal
+    mid: Decimal | None
+    high: Decimal
+
+
+def spread(sweep: Sweep) -> tuple[list[Spread], tuple[str, str | None, str]]:
+    """Per quarter, then the horizon (quarter `total`): the planned cost across the scenarios with a plan, and the
+    labels of its three figures. "p90" is kept for demand's 90th percentile: a sweep with demand draws gives the
+    10th, 50th and 90th percentile "of N draws"; a grid of what-ifs alone, whose values are no sample, gives its
+    lowest and highest."""
+    bands = cost_bands(sweep)
+    if sweep.spec.draws:
+        n = bands[0].scenarios if bands else 0
+        labels = (f"10th percentile of {n} draws", f"median of {n} draws", f"90th percentile of {n} draws")
+        return [Spread(b.quarter, b.scenarios, b.p10_usd, b.p50_usd, b.p90_usd) for b in bands], labels
+    rows = [r for r in sweep.costs.to_pylist() if r["outcome"] in PLANNED]
+    by_quarter: dict[str, list[Decimal]] = {}
+    for r in rows:
+        by_quarter.setdefault(r["quarter"], []).append(Decimal(r["cost_usd"]))
+    totals = [Decimal(v) for v in {r["scenario"]: r["expected_cost_usd"] for r in rows}.values()]
+    groups = [*sorted(by_quarter.items()), *([("total", totals)] if totals else [])]
+    return [Spread(q, len(v), min(v), None, max(v)) for q, v in groups], ("lowest", None, "highest")
 
 
 @dataclass(frozen=True)
@@ -65,41 +97,47 @@ def with_sweep(data: ReportData, plan_dir: Path, plan: PlanResult) -> ReportData
 
 def sweep_tables(sweep: Sweep, plan: PlanResult) -> tuple[Table, Table]:
     """The cost spread per quarter (with the horizon's as the total row) and the purchases across scenarios."""
-    bands = cost_bands(sweep)
+    bands, (low, mid, high) = spread(sweep)
     outcomes = {r["scenario"]: r["outcome"] for r in sweep.costs.select(["scenario", "outcome"]).to_pylist()}
     left_out = sum(o not in PLANNED for o in outcomes.values())
     what = _described(sweep, len(outcomes))
 
-    def row(band: Any, plan_usd: Decimal | None, label: str | None = None) -> SweepCostRow:
+    def row(band: Spread, plan_usd: Decimal | None, label: str | None = None) -> SweepCostRow:
         return SweepCostRow(
             label or band.quarter,
             band.scenarios,
-            cents(band.p10_usd),
-            cents(band.p50_usd),
-            cents(band.p90_usd),
+            cents(band.low),
+            None if band.mid is None else cents(band.mid),
+            cents(band.high),
             plan_usd,
         )
 
     quarters = [b for b in bands if b.quarter != "total"]
     total = next((b for b in bands if b.quarter == "total"), None)
-    plan_total = horizon_cost(plan)
     cost = Table(
         name="sweep_cost",
         title="Planned cost across the sweep's scenarios (basis: planned)",
         columns=(
             Column("quarter", "Quarter"),
             Column("scenarios", "Scenarios", "int"),
-            Column("p10", "p10", "money"),
-            Column("p50", "p50", "money"),
-            Column("p90", "p90", "money"),
+            Column("low", low[0].upper() + low[1:], "money"),
+            *((Column("mid", mid[0].upper() + mid[1:], "money"),) if mid else ()),
+            Column("high", high[0].upper() + high[1:], "money"),
             Column("plan", "This plan", "money"),
         ),
         rows=tuple(row(b, quarter_cost(plan, b.quarter)) for b in quarters),
-        total=None if total is None else row(total, plan_total, "Horizon"),
+        total=None if total is None else row(total, horizon_cost(plan), "Horizon"),
         note=(
-            f"{what}. Each scenario is planned on its own; p10/p50/p90 are quantiles across the scenarios with a "
-            "plan, interpolated between them, per quarter and for the horizon (whose quantiles are not the sums of "
-            "the quarters'). This plan: the forecast as written (the spend table's figures)."
+            f"{what}. Each scenario is planned on its own; "
+            + (
+                "the percentiles are across the scenarios with a plan, interpolated between them, per quarter and "
+                "for the horizon (whose percentiles are not the sums of the quarters'). "
+                if mid
+                else "a grid of what-ifs is no sample, so it shows the lowest and highest planned cost, per quarter "
+                "and for the horizon. "
+            )
+            + "This plan: the forecast as written (the spend table's figures). The risk section's \"at p90 demand\" "
+            "is another figure: every team at its 90th-percentile demand all quarter, bought on demand."
             + (
                 f" {left_out} scenario(s) without a plan are left out (sweep.csv has their outcome)."
                 if left_out

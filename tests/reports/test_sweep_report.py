@@ -4,7 +4,6 @@ scenarios, shown when the plan folder holds a sweep of that plan, in every forma
 from __future__ import annotations
 
 import json
-import statistics
 from decimal import Decimal
 
 from typer.testing import CliRunner
@@ -36,16 +35,13 @@ def test_the_report_shows_the_sweeps_cost_spread_and_the_commitments_bought_acro
     )
     assert result.exit_code == 0, result.output
     costs = [Decimal(n * 6 * H1) for n in (5, 10)]
-    deciles = statistics.quantiles(costs, n=10, method="inclusive")
     doc = json.loads((out / "report.json").read_text())
     tables = {t["name"]: t for t in doc["tables"]}
     [row] = tables["sweep_cost"]["rows"]
     assert row["quarter"] == "2027Q1" and row["scenarios"] == 2
-    assert [Decimal(row[k]) for k in ("p10", "p50", "p90")] == [
-        cents(deciles[0]),
-        cents(statistics.median(costs)),
-        cents(deciles[8]),
-    ]
+    # issue 26: a two-value what-if grid is no sample: its lowest and highest, not p10 / p50 / p90
+    assert (Decimal(row["low"]), Decimal(row["high"])) == (min(costs), max(costs))
+    assert [c["label"] for c in tables["sweep_cost"]["columns"]][2:4] == ["Lowest", "Highest"]
     assert Decimal(row["plan"]) == costs[1]  # this plan is the forecast as written: 10 nodes
     assert tables["sweep_cost"]["total"]["quarter"] == "Horizon"
     assert "2 scenarios: demand -50%, 0" in tables["sweep_cost"]["note"]
@@ -60,8 +56,8 @@ def test_the_report_shows_the_sweeps_cost_spread_and_the_commitments_bought_acro
     ) == ("commit", 12, 2, 5, 10, 10)
     html = (out / "report.html").read_text()
     assert '<section id="sweep">' in html and 'id="table-sweep_commitments"' in html
-    assert "basis: planned" in html and f"${cents(deciles[0]):,}" in html
-    assert (out / "sweep_cost.csv").read_text().splitlines()[0] == "quarter,scenarios,p10,p50,p90,plan"
+    assert "basis: planned" in html and f"${cents(min(costs)):,}" in html
+    assert (out / "sweep_cost.csv").read_text().splitlines()[0] == "quarter,scenarios,low,high,plan"
 
 
 def test_without_a_sweep_the_report_has_no_sweep_section(tmp_path):
