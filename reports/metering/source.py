@@ -35,7 +35,7 @@ from quartermaster.model import Inventory
 from quartermaster.pricing import DEFAULT_IDLE_POLICY
 from quartermaster.reports.metering.meter import MeterResult, run_meter
 from quartermaster.reports.metering.query import held_sql
-from quartermaster.reports.metering.usage import NAMES, NUMERIC, Period, month_period, read_usage
+from quartermaster.reports.metering.usage import NAMES, NUMERIC, Period, month_period, read_usage, wide_header
 from quartermaster.textsafety import sql_string
 
 REMOTE = ("s3://", "gs://", "gcs://")
@@ -77,6 +77,10 @@ def open_source(spec: str) -> tuple[Source | None, list[Issue]]:
         files = _files(filesystem, path)
         if not files:
             return None, [Issue("usage-file", f"{spec}: no usage files there", FIX)]
+        if isinstance(filesystem, pafs.LocalFileSystem):
+            wide = [issue for f in files if (issue := wide_header(Path(f), f)) is not None]
+            if wide:
+                return None, wide
         kind = "parquet" if files[0].lower().endswith(PARQUET) else "csv"
         other = [f for f in files if f.lower().endswith(PARQUET) != (kind == "parquet")]
         if other:
@@ -93,6 +97,7 @@ def open_source(spec: str) -> tuple[Source | None, list[Issue]]:
         )
         base = path if filesystem.get_file_info(path).type == pafs.FileType.Directory else None
         dataset = ds.dataset(files, format=fmt, filesystem=filesystem, partitioning="hive", partition_base_dir=base)
+        dataset.schema.names  # noqa: B018  (reads the header: compressed data named .csv fails here, located)
     except (OSError, ValueError, pa.ArrowException) as err:
         return None, [Issue("usage-file", f"{spec}: cannot read usage records: {err}", FIX)]
     return Source(spec, files, filesystem, dataset), []
@@ -137,7 +142,14 @@ def _usage_view(types: dict[str, str], scan: str) -> str:
     moment = {"TIMESTAMP": when, "TIMESTAMP WITH TIME ZONE": f"CAST({when} AS TIMESTAMP)"}.get(
         types[when], f"CAST(TRY_CAST({when} AS TIMESTAMPTZ) AS TIMESTAMP)"
     )  # text, with or without an offset
-    numbers = [c if types[c] in ("DOUBLE", "FLOAT") else f"TRY_CAST({c} AS DOUBLE)" for c in NUMERIC]
+    numbers = [
+        c
+        if types[c] in ("DOUBLE", "FLOAT")
+        else "CAST(NULL AS DOUBLE)"  # a boolean is no number of accelerators (true would count 1)
+        if types[c] == "BOOLEAN"
+        else f"TRY_CAST({c} AS DOUBLE)"
+        for c in NUMERIC
+    ]
     who = "team" if "team" in types else "namespace"
     return (
         f"SELECT CAST(cluster AS VARCHAR) AS cluster, CAST({who} AS VARCHAR) AS team, "

@@ -22,7 +22,7 @@ import pyarrow.compute as pc
 import pyarrow.csv as pacsv
 import pyarrow.parquet as pq
 
-from quartermaster.bounds import MAX_ACCELERATORS, calendar_problem
+from quartermaster.bounds import MAX_ACCELERATORS, MAX_CSV_COLUMNS, calendar_problem
 from quartermaster.issues import Issue, Location, did_you_mean
 from quartermaster.model import Inventory
 from quartermaster.units import FIRST_DAY, LAST_DAY, quarter_bounds
@@ -90,6 +90,9 @@ def read_usage(path: Path, inventory: Inventory, shown: str | None = None) -> tu
     """Records as a frame with columns hour, team, flavor, used, requested, minutes; and every problem found
     (located in `shown`, default the path)."""
     shown = shown or str(path)
+    wide = wide_header(path, shown)
+    if wide is not None:
+        return pd.DataFrame(), [wide]
     try:
         raw = _read_parquet(path) if path.suffix.lower() in (".parquet", ".pq") else _read_csv(path)
     except (OSError, ValueError, pa.ArrowException) as err:
@@ -101,6 +104,24 @@ def read_usage(path: Path, inventory: Inventory, shown: str | None = None) -> tu
             )
         ]
     return check_usage(raw, inventory, shown)
+
+
+def wide_header(path: Path, shown: str) -> Issue | None:
+    """A located issue when a CSV file's header has more than MAX_CSV_COLUMNS columns (read from its first
+    megabyte only: a header of tens of thousands of columns took seconds and gigabytes to read), else None."""
+    if path.suffix.lower() != ".csv":
+        return None
+    with open(path, "rb") as file:
+        first = file.read(1 << 20).split(b"\n", 1)[0]
+    columns = first.count(b",") + 1
+    if columns <= MAX_CSV_COLUMNS:
+        return None
+    return Issue(
+        "usage-columns",
+        f"{shown}: the header has {columns:,} or more columns; a usage file has 6 (at most {MAX_CSV_COLUMNS} are read)",
+        f"The header must have {', '.join(REQUIRED)} (or `minute` for `hour`) and `team` or `namespace`.",
+        location=Location(shown, 1, "header"),
+    )
 
 
 def _read_parquet(path: Path) -> pd.DataFrame:
@@ -191,6 +212,8 @@ def check_usage(raw: pd.DataFrame, inventory: Inventory, shown: str = "<usage>")
         values = (
             raw[column].to_numpy(dtype="float64")
             if pd.api.types.is_float_dtype(raw[column])
+            else np.full(len(raw), np.nan)  # a boolean is no number of accelerators (true would count 1)
+            if pd.api.types.is_bool_dtype(raw[column])
             else pd.to_numeric(raw[column], errors="coerce").to_numpy(dtype="float64")
         )
         _flag(
@@ -275,7 +298,10 @@ def _factorize(values: pd.Series) -> tuple[np.ndarray, list[str]]:
             encoded.indices.fill_null(-1).to_numpy(zero_copy_only=False).astype(np.int64, copy=False),
             [str(u) for u in encoded.dictionary.to_pylist()],
         )
-    codes, uniques = pd.factorize(values)
+    try:
+        codes, uniques = pd.factorize(values)
+    except TypeError:  # values that are no text (a struct column read as dicts): named by their text
+        codes, uniques = pd.factorize(values.astype(str))
     return codes, [str(u) for u in uniques]
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import csv
 import datetime as dt
+import gzip
 import json
 import shutil
 import subprocess
@@ -1547,6 +1548,111 @@ CASES += [
         ("meter", "u.csv", "--inventory", "inv", "--period", "2101-01"),
         2,
         says=(f"--period `2101-01` {OUTSIDE}",),
+        issue=29,
+    ),
+]
+
+
+def usage_parquet(name: str = "u.parquet", **columns: object) -> Callable[[Path], None]:
+    """The example inventory, and a one-row Parquet usage file of `inference` in `p5-od` with `columns` replaced
+    (each an Arrow array of one value)."""
+
+    def build(case: Path) -> None:
+        example()(case)
+        row: dict[str, object] = {
+            "hour": pa.array([dt.datetime(2026, 10, 1)], pa.timestamp("us")),
+            "cluster": ["eks-us-east-1"],
+            "team": ["inference"],
+            "flavor": ["p5-od"],
+            "accelerators_used": [1.0],
+            "accelerators_requested": [1.0],
+        }
+        (case / name).parent.mkdir(parents=True, exist_ok=True)
+        pq.write_table(pa.table({k: v for k, v in {**row, **columns}.items() if v is not None}), case / name)
+
+    return build
+
+
+def gzip_named_csv(case: Path) -> None:
+    example()(case)
+    (case / "u.csv").write_bytes(gzip.compress((HEADER + EKS_ROW.format(used="1")).encode()))
+
+
+CASES += [
+    # 18. usage files that made qm meter trace back
+    Case(
+        "meter-hour-infinity",
+        18,
+        example(lambda inv: (inv.parent / "u.csv").write_text(HEADER + "infinity,eks-us-east-1,inference,p5-od,1,1\n")),
+        ("meter", "u.csv", "--inventory", "inv"),
+        1,
+        says=("u.csv:2 hour: hour is not an ISO 8601 time (got 'infinity')",),
+        issue=29,
+    ),
+    Case(
+        "meter-timestamp-beyond-python",
+        18,
+        usage_parquet(hour=pa.array([300_000_000_000_000_000], pa.timestamp("us"))),  # the year 11476
+        ("meter", "u.parquet", "--inventory", "inv"),
+        1,
+        says=("u.parquet:2 hour: hour is outside 2000-2100",),
+        issue=29,
+    ),
+    Case(
+        "meter-column-only-in-a-folder-name",
+        18,
+        usage_parquet("d/team=inference/u.parquet", team=None),
+        ("meter", "d", "--inventory", "inv"),
+        1,
+        says=("u.parquet:1 header", "missing column(s)"),
+        issue=29,
+    ),
+    Case(
+        "meter-struct-team",
+        18,
+        usage_parquet(team=pa.array([{"a": "inference"}])),
+        ("meter", "u.parquet", "--inventory", "inv"),
+        1,
+        says=("u.parquet:2 team: team `{'a': 'inference'}` is not a team of the inventory",),
+        issue=29,
+    ),
+    Case(
+        "meter-gzip-named-csv",
+        18,
+        gzip_named_csv,
+        ("meter", "u.csv", "--inventory", "inv"),
+        1,
+        says=("u.csv: cannot read usage records",),
+        issue=29,
+    ),
+    # 25. a number too large for metering's integers is located like any other
+    Case(
+        "meter-1e308",
+        25,
+        usage_file("1e308"),
+        ("meter", "u.csv", "--inventory", "inv"),
+        1,
+        says=("u.csv:2 accelerators_used", BOUND),
+        issue=29,
+    ),
+    # 26. a boolean is no number of accelerators
+    Case(
+        "meter-boolean-accelerators",
+        26,
+        usage_parquet(accelerators_used=[True]),
+        ("meter", "u.parquet", "--inventory", "inv"),
+        1,
+        says=("u.parquet:2 accelerators_used", "(got True)"),
+        issue=29,
+    ),
+    # 28. a header of tens of thousands of columns is refused from its first line
+    Case(
+        "meter-20000-columns",
+        28,
+        example(lambda inv: (inv.parent / "u.csv").write_text(",".join(f"c{i}" for i in range(20_000)) + "\n")),
+        ("meter", "u.csv", "--inventory", "inv"),
+        1,
+        says=("u.csv:1 header: u.csv: the header has 20,000 or more columns; a usage file has 6",),
         issue=29,
     ),
 ]
