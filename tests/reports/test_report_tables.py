@@ -121,3 +121,26 @@ def test_qm_plan_prints_a_horizon_total_equal_to_its_quarters(tmp_path: Path) ->
     spend = data.table("spend_by_quarter")
     assert spend.total is not None and spend.total["total"] == usd(headline.group(1))
     assert [r["total"] for r in spend.rows] == [usd(cost) for _, cost, _ in quarters]
+
+
+def test_every_total_row_is_the_sum_of_the_rows_shown(inventory: Inventory, plan: PlanResult) -> None:
+    # issue 26: every displayed total equals the sum of its displayed parts, to the cent
+    previous = load_result(DATA / "previous-plan")
+    data = build_report(inventory, plan, "2027Q1", previous)
+    checked = 0
+    for table in data.tables:
+        if table.total is None:
+            continue
+        both = set(plan.quarters) & set(previous.quarters)
+        rows = [r for r in table.rows if table.name != "changes_cost" or r["quarter"] in both]
+        for column in table.columns:
+            if column.kind in ("money", "delta") and table.total[column.key] is not None:
+                shown = sum((r[column.key] for r in rows if r[column.key] is not None), Decimal(0))
+                assert table.total[column.key] == shown, (table.name, column.key)
+                checked += 1
+    assert checked > 30
+    # and the cost-centre rows are the sums of their teams' rows
+    teams = data.table("teams")
+    for centre in data.table("cost_centers").rows:
+        mine = [t for t in teams.rows if t["cost_center"] == centre["cost_center"]]
+        assert centre["current"] == sum(t["current"] for t in mine), centre["cost_center"]
