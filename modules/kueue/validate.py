@@ -169,8 +169,10 @@ def validate(manifests: Iterable[Manifest]) -> list[Issue]:
             continue
         issues += _metadata(m, kind, c.namespaced)
         full = apply_defaults(c.schema, obj)
-        for error in schema_errors(c, full):
-            issues.append(_schema_issue(m, kind, version, error))
+        refused = [_schema_issue(m, kind, version, error) for error in schema_errors(c, full)]
+        issues += refused
+        if refused:  # the webhook and runtime checks read an object of the schema's shape (issue 29)
+            continue
         for finding in webhooks.check(kind, full):
             issues.append(
                 _finding_issue(m, finding, "webhook" if finding.rule not in (4, 5, 6, 63, 65) else "practical limit")

@@ -31,9 +31,11 @@ def kueue(
     """Turn ResourceFlavors, ClusterQueues, Cohorts, LocalQueues and priority classes into inventory YAML."""
     # imported when run, so that `qm --help` stays fast
     from quartermaster.modules.kueue.importer import import_kueue
-    from quartermaster.modules.kueue.validate import load_manifests
+    from quartermaster.modules.kueue.validate import load_manifests, validate
 
     manifests, issues = load_manifests(path)
+    if not issues:  # objects Kueue's CRD schemas refuse are never imported (a list where a map goes, issue 29)
+        issues = [i for i in validate(manifests) if i.severity == "error"]
     for issue in issues:
         print_issue(issue)
     errors = sum(1 for i in issues if i.severity == "error")

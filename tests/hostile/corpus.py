@@ -1656,3 +1656,58 @@ CASES += [
         issue=29,
     ),
 ]
+
+
+def corrupt_plan(case: Path) -> None:
+    example()(case)
+    (case / "plan").mkdir()
+    (case / "plan" / "plan.json").write_text('{"not": "a plan"\n')
+
+
+CASES += [
+    # 21. a corrupt plan folder and Kueue objects of the wrong shape: located, never a traceback
+    Case(
+        "report-corrupt-plan-json",
+        21,
+        corrupt_plan,
+        ("report", "inv", "--plan", "plan", "--out", "out"),
+        2,
+        says=("--plan plan: the plan in it cannot be read (Expecting ',' delimiter",),
+        issue=29,
+    ),
+    Case(
+        "import-node-labels-a-list",
+        21,
+        lambda case: (case / "rf.yaml").write_text(
+            "apiVersion: kueue.x-k8s.io/v1beta2\nkind: ResourceFlavor\nmetadata:\n  name: a\nspec:\n  nodeLabels: [x]\n"
+        ),
+        ("import", "kueue", "rf.yaml"),
+        1,
+        says=("rf.yaml:6 ResourceFlavor/a spec.nodeLabels: ['x'] is not of type 'object'",),
+        issue=29,
+    ),
+    Case(
+        "import-resource-groups-a-string",
+        21,
+        lambda case: (case / "cq.yaml").write_text(
+            kueue_manifest("").replace("spec: {}", 'spec:\n  resourceGroups: "x"')
+        ),
+        ("import", "kueue", "cq.yaml"),
+        1,
+        says=("cq.yaml:", "nothing was imported"),
+        issue=29,
+    ),
+    Case(
+        "import-flavors-a-number",
+        21,
+        lambda case: (case / "cq.yaml").write_text(
+            kueue_manifest("").replace(
+                "spec: {}", "spec:\n  resourceGroups:\n  - coveredResources: [nvidia.com/gpu]\n    flavors: 5"
+            )
+        ),
+        ("import", "kueue", "cq.yaml"),
+        1,
+        says=("cq.yaml:7 ClusterQueue/a spec.resourceGroups[0]",),
+        issue=29,
+    ),
+]
