@@ -375,19 +375,25 @@ class PricedLine:
 
 def pool_line(inventory: Inventory, pool: str, accelerator_hours: Decimal, basis: Basis) -> PricedLine:
     """Accelerator-hours of a pool's use, priced: at its commitment's rate (`commitment_rate`, as metering prices
-    use within the commitment) when it consumes one, else at its `pool_node_price` per accelerator; the rate None
-    under the one missing-price rule."""
+    use within the commitment) when it consumes one, else as `beyond_commitment_line`."""
     p = inventory.pool_by_name[pool]
-    per_node = inventory.machine_by_name[p.machine].accelerators_per_node
     if p.commitment and p.commitment in inventory.commitment_by_name:
         rate = commitment_rate(inventory, p.commitment)
         return PricedLine(accelerator_hours, "accelerator-hour", rate, basis, f"commitment {p.commitment}")
+    return beyond_commitment_line(inventory, pool, accelerator_hours, basis)
+
+
+def beyond_commitment_line(inventory: Inventory, pool: str, accelerator_hours: Decimal, basis: Basis) -> PricedLine:
+    """Accelerator-hours of a pool beyond its commitment, priced at its `pool_node_price` per accelerator (metering's
+    pool blocks, the quota diff's marginal rate); the rate None under the one missing-price rule."""
+    p = inventory.pool_by_name[pool]
     site = inventory.cluster_of_pool[pool].site
     price, model = pool_node_price(inventory, p.machine, site, p.provisioning)
     if price is None:
         why = MissingPrice(pool, p.provisioning, p.machine, site, model).message
         return PricedLine(accelerator_hours, "accelerator-hour", None, basis, why)
     row = inventory.price_by_key[(p.machine, site, model, 0)]
+    per_node = inventory.machine_by_name[p.machine].accelerators_per_node
     source = f"prices.csv {p.machine},{site},{model}: {row.source}"
     return PricedLine(accelerator_hours, "accelerator-hour", per_accelerator(price, per_node), basis, source)
 

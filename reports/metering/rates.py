@@ -22,6 +22,7 @@ from quartermaster.pricing import (
     PricingModel,
     Provisioning,
     accelerator_hour_price,
+    beyond_commitment_line,
     commitment_rate,
     missing_prices,
     node_hour_price,
@@ -137,8 +138,9 @@ def blocks(inventory: Inventory, start: dt.datetime, end: dt.datetime) -> tuple[
         cluster = inventory.cluster_of_pool[pool.name]
         machine = inventory.machine_by_name[pool.machine]
         site = inventory.site_by_name[cluster.site]
-        price, model = pool_node_price(inventory, pool.machine, site.name, pool.provisioning)
-        rate = Decimal(0) if price is None else per_accelerator(price, machine.accelerators_per_node)
+        model = pool_node_price(inventory, pool.machine, site.name, pool.provisioning)[1]
+        # an unpriced pool is refused above (issues): its 0 is never metered
+        rate = beyond_commitment_line(inventory, pool.name, Decimal(1), "metered").rate or Decimal(0)
         paid: tuple[tuple[dt.datetime, dt.datetime], ...] = ((start, end),)
         consumed = inventory.commitment_by_name.get(pool.commitment or "")
         if consumed is not None:

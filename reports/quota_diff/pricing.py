@@ -25,7 +25,7 @@ from decimal import Decimal
 
 from quartermaster.capacity import pool_accelerators, pool_min_nodes
 from quartermaster.model import Inventory
-from quartermaster.pricing import HOURS_PER_MONTH, committed_nodes_by_pool, per_accelerator, pool_node_price
+from quartermaster.pricing import HOURS_PER_MONTH, beyond_commitment_line, committed_nodes_by_pool, pool_node_price
 
 MONTH = Decimal(HOURS_PER_MONTH)
 
@@ -90,7 +90,7 @@ def flavor_economics(inventory: Inventory) -> dict[str, FlavorEconomics]:
             else:
                 commit_usd = committed_nodes * commitment.usd_per_node_hour if commitment else Decimal(0)
                 fixed = (commit_usd + on_demand_nodes * (price or Decimal(0))) * MONTH
-            rate = None if price is None else per_accelerator(price, machine.accelerators_per_node) * MONTH
+            rate = beyond_commitment_line(inventory, pool.name, MONTH, "exposure").usd  # an accelerator-month
             out[pool.name] = FlavorEconomics(
                 flavor=pool.name,
                 cluster=cluster.name,
