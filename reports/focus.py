@@ -448,7 +448,17 @@ def plan_focus_rows(inventory: Inventory, plan: PlanResult, quarter: str) -> lis
     kpi = plan.kpi(quarter)
     if kpi is None:
         raise ProblemsFound(f"the plan has no quarter {quarter}; it covers {', '.join(plan.quarters)}")
-    lines = allocate_cents({(m.pricing_model, m.term_months): m.usd for m in by_model}, kpi.cost_usd)
+    # a pricing model's lines add up to its column of the report's spend table: the quarter's cost split by model,
+    # then each model's cents split by term (`planned`: one rounding rule)
+    models: dict[str, Decimal] = {}
+    for m in by_model:
+        models[m.pricing_model] = models.get(m.pricing_model, Decimal(0)) + m.usd
+    lines: dict[tuple[str, int], Decimal] = {}
+    for model, usd in allocate_cents(models, kpi.cost_usd).items():
+        terms: dict[tuple[str, int], Decimal] = {}
+        for m in (m for m in by_model if m.pricing_model == model):
+            terms[(model, m.term_months)] = terms.get((model, m.term_months), Decimal(0)) + m.usd
+        lines.update(allocate_cents(terms, usd))
     # ListCost: what the same capacity would cost on demand (the plan's on-demand equivalent, shared like the cost),
     # so the export's savings (1 - EffectiveCost / ListCost) are the report's, not 0 %
     total = sum(lines.values(), Decimal(0))

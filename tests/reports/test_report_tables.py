@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import random
 import re
 from dataclasses import dataclass
@@ -18,6 +19,7 @@ from quartermaster.plan_result import PlanResult, load_result
 from quartermaster.pricing import allocate_cents
 from quartermaster.reports.finance import build_report
 from quartermaster.reports.finance.table import Column, Row, Table
+from quartermaster.reports.finance.tables.spend import spend_by_quarter
 from quartermaster.reports.focus import plan_focus_rows
 from quartermaster.reports.planned import allocate_grid, team_costs
 from quartermaster.reports.planned import quarter_cost as plan_quarter_cost
@@ -92,6 +94,7 @@ def test_the_forecast_focus_export_charges_each_team_what_the_report_does(
     inventory: Inventory, plan: PlanResult
 ) -> None:
     # issue 26: four teams differed by a cent between the forecast FOCUS export and the report
+    spend_table = spend_by_quarter(plan, list(plan.quarters))
     for quarter in plan.quarters:
         rows = plan_focus_rows(inventory, plan, quarter)
         by_team: dict[str, Decimal] = {}
@@ -101,6 +104,13 @@ def test_the_forecast_focus_export_charges_each_team_what_the_report_does(
         report = {team: usd for team, (_, usd) in team_costs(plan, quarter).items() if usd or team in by_team}
         assert by_team == report, quarter
         assert sum(by_team.values()) == plan_quarter_cost(plan, quarter)
+        # and a pricing model's lines add up to its column of the spend table
+        by_model: dict[str, Decimal] = {}
+        for r in rows:
+            model = json.loads(r["SkuPriceDetails"])["PricingModel"]
+            by_model[model] = by_model.get(model, Decimal(0)) + r["EffectiveCost"]
+        spend = next(r for r in spend_table.rows if r["quarter"] == quarter)
+        assert by_model == {m: usd for m, usd in spend.by_model.items() if m in by_model}, quarter
 
 
 def test_qm_plan_prints_a_horizon_total_equal_to_its_quarters(tmp_path: Path) -> None:
