@@ -114,6 +114,8 @@ def render_xlsx(data: ReportData, options: RenderOptions | None = None) -> bytes
         ("Of which paid upfront, when bought", s.approve_upfront, "money"),
         ("Then paid monthly, a month", s.approve_monthly, "money"),
         ("Their liability in the plan's horizon", s.approve_in_horizon, "money"),
+        ("Of which capital (on-prem purchases)", s.approve_capital, "money"),
+        ("Its depreciation a month", s.approve_depreciation, "money"),
         ("All new purchases: total liability", s.purchases.liability, "money"),
         ("All new purchases: in the plan's horizon", s.purchases.in_horizon, "money"),
         ("All new purchases: post-horizon credit", "not recorded", "text")
