@@ -70,6 +70,10 @@ def _issue(
     return Issue(rule="", message=message, fix=fix, ref=ref, about=tuple(about), severity=severity, **kwargs)  # type: ignore[arg-type]
 
 
+ANY_TEAM = ("teams", "*")
+"""`about` of an issue that any team may answer: dropped when a team failed to load (its error says enough)."""
+
+
 def _unknown(kind: str, name: str, known: Iterable[str], ref: Ref, section: str) -> Issue:
     hint = did_you_mean(name, known)
     fix = hint or f"Define {kind} `{name}` or use an existing one."
@@ -307,6 +311,7 @@ def check_references(inv: Inventory) -> list[Issue]:
                     f"cost centre `{code}` is not the cost centre of any team or budget",
                     did_you_mean(code, centres) or "Name a cost centre a team or budget uses, or remove it.",
                     ("policy", "cost_center_names", code),
+                    about=[ANY_TEAM],  # a team that failed to load may be the one using it
                 )
             )
     scenarios = {s.name for s in inv.policy.scenarios}

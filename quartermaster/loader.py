@@ -186,8 +186,9 @@ def load(
             )
         )
     elif run_checks:
+        teams_broken = any(section == "teams" for section, _ in broken)
         for issue in run_all_checks(inventory):
-            if any(about in broken for about in issue.about):
+            if any(about in broken or (about == ("teams", "*") and teams_broken) for about in issue.about):
                 continue  # the object it refers to already failed to load; that error says enough
             issues.append(issue if issue.location else _located(issue, sources))
     return LoadResult(inventory, issues, sources, [display_path(f) for f in files])
@@ -755,7 +756,7 @@ def _validate_one(
     try:
         return cluster_adapter().validate_python(data) if model is Cluster else model.model_validate(data)
     except ValidationError as exc:
-        for err in exc.errors():
+        for err in _first_causes(exc.errors()):
             err, within = _as_cluster_error(err) if model is Cluster else (err, model)
             issues.append(_schema_issue(err, within, file, ypath, sources))
         return None
@@ -776,6 +777,17 @@ def _as_cluster_error(err: Any) -> tuple[Any, type[BaseModel]]:
     return err, Cluster
 
 
+def _first_causes(errors: list[Any]) -> list[Any]:
+    """The errors without the follow-ons of others: a list "too short" only because its one item was refused."""
+    paths = [tuple(e["loc"]) for e in errors]
+    return [
+        e
+        for e in errors
+        if e["type"] != "too_short"
+        or not any(p[: len(e["loc"])] == tuple(e["loc"]) and p != tuple(e["loc"]) for p in paths)
+    ]
+
+
 def _schema_issue(
     err: Any, model: type[BaseModel], file: str, prefix: YamlPath, sources: SourceMap, csv_row: bool = False
 ) -> Issue:
@@ -787,7 +799,7 @@ def _schema_issue(
     where_model = _model_at(model, loc[:-1]) if loc else model
     doc = f"See {REFERENCE_DOC}#{(where_model or model).__name__.lower()}."
     location = sources.at(file, prefix + loc)
-    field_name = loc[-1] if loc else ""
+    field_name = _field_of(loc)
     if kind == "extra_forbidden":
         fields = list(where_model.model_fields) if where_model else []
         return Issue("schema", f"unknown key `{field_name}`", _did_you_mean(str(field_name), fields), location=location)
@@ -837,6 +849,12 @@ def _schema_issue(
     message = err["msg"][:1].lower() + err["msg"][1:]
     subject = f"`{field_name}`: " if field_name != "" else ""
     return Issue("schema", f"{subject}{message}", doc, got=value, location=location)
+
+
+def _field_of(loc: tuple[str | int, ...]) -> str:
+    """What a message names: the last key with the list indexes after it (`namespaces[1]`), not a bare index."""
+    named = next((i for i in range(len(loc) - 1, -1, -1) if isinstance(loc[i], str)), None)
+    return format_path(loc[named:]) if named is not None else format_path(loc)
 
 
 def _model_at(model: type[BaseModel], loc: Iterable[str | int]) -> type[BaseModel] | None:

@@ -1711,3 +1711,18 @@ CASES += [
         issue=29,
     ),
 ]
+
+CASES += [
+    # 24. a message names the value's path, not a bare list index, and adds no follow-on errors
+    Case(
+        "message-names-the-value",
+        24,
+        example(replace(SPEECH, "namespaces: [speech]", "namespaces: [Bad_NS]")),
+        ("validate", "inv"),
+        1,
+        says=("teams[0].namespaces[0]: `namespaces[0]` is not a valid name (got 'Bad_NS')",),
+        never=("`0` is not", "tuple should have at least 1 item", "is not the cost centre of any team"),
+        max_lines=2,
+        issue=29,
+    ),
+]
