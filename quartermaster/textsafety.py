@@ -8,10 +8,9 @@ string, or add a line to CODEOWNERS. The sinks and their functions:
 | sink | function |
 | --- | --- |
 | spreadsheet cells (CSV exports) | `spreadsheet_cell` |
-| the terminal (messages that may span lines) | `terminal_text` |
-| one log line (located messages; CI logs, where `::cmd::` runs a workflow command) | `log_line` |
+| the terminal and CI logs, one line each (located messages; `::cmd::` would run a workflow command) | `log_line` |
 | Markdown code blocks | `code_block` |
-| PromQL label names and string literals | `promql_label_name`, `promql_string` |
+| PromQL label names (options pasted into queries) | `promql_label_name` |
 | SQL string literals | `sql_string` |
 | Prometheus alert annotations (Go templates) | `prometheus_template_text` |
 | CODEOWNERS paths and owners | `codeowners_path`, `codeowners_owner` |
@@ -22,7 +21,6 @@ refused with ValueError; the caller turns it into a located error.
 
 from __future__ import annotations
 
-import json
 import re
 from typing import TypeVar
 
@@ -32,7 +30,6 @@ T = TypeVar("T")
 
 FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
 """What makes a spreadsheet read a cell as a formula (OWASP "CSV Injection", read 2026-11-23)."""
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029]")
 _LINE_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
 _BACKTICKS = re.compile(r"`+")
 WORKFLOW_COMMAND_START = ("::", "##[")
@@ -60,12 +57,6 @@ def _hex(match: re.Match[str]) -> str:
     return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
 
 
-def terminal_text(text: str) -> str:
-    """Control characters (ANSI escapes, DEL, C1, line separators) shown as `\\xNN` instead of acting on the
-    terminal; the text's own line feeds and tabs stay."""
-    return _CONTROL.sub(_hex, text)
-
-
 def log_line(text: str) -> str:
     """One line of a log: every control character shown as `\\xNN` (a line feed in a YAML key or a label value
     cannot start a line of its own), and a line that would start a GitHub workflow command gets its first
@@ -90,11 +81,6 @@ def promql_label_name(name: str) -> str:
     if not PROMQL_LABEL_NAME.fullmatch(name):
         raise ValueError(f"`{log_line(name)}` is not a Prometheus label name ([a-zA-Z_][a-zA-Z0-9_]*)")
     return name
-
-
-def promql_string(value: str) -> str:
-    """A PromQL string literal of `value`: double-quoted with Go's escapes (a JSON string is one)."""
-    return json.dumps(value)
 
 
 def sql_string(value: str) -> str:
