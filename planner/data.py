@@ -31,6 +31,7 @@ from quartermaster.model import DemandRow, Inventory
 from quartermaster.planner import whatif
 from quartermaster.planner.curves import curves_frame
 from quartermaster.planner.options import PlanInputError, PlanOptions
+from quartermaster.planner.placement import allowed_offers, offer_key, quota_offers
 from quartermaster.planner.tables import Curve, Offer, RecoursePrice, check_tables
 from quartermaster.planner.tables import rows as rows_of
 from quartermaster.planner.usage_forecast import demand_from_usage
@@ -75,6 +76,12 @@ class PlanData:
     lost_sites: tuple[str, ...] = ()
     notes: tuple[str, ...] = ()
     """What the reader of the plan should know about its inputs (e.g. usage hours left out as outages)."""
+    placement: str = "quota"
+    """The placement the routes follow (policy.placement, or a what-if's)."""
+    quota_offers: dict[str, frozenset[str]] = field(default_factory=dict)
+    """team -> the offers where it holds quota today (placement.quota_offers): a route elsewhere is a move."""
+    metered_utilisation: dict[str, tuple[float | None, int]] = field(default_factory=dict)
+    """commitment -> (its utilisation in the usage history or None, the hours it covers): metered_utilisation()."""
     tail_ratio: pd.DataFrame | None = None
     """offer, quarter, ratio: expected demand (over scenarios and hours) of the keys an offer may serve in a
     quarter after the horizon over that in the horizon's last quarter (the forecast's own quarters, then its
@@ -102,10 +109,6 @@ DEMAND_COLUMNS = [
     "level",
     "preemptible_share",
 ]
-
-
-def offer_key(site: str, machine: str) -> str:
-    return f"{site}/{machine}"
 
 
 def build_data(
@@ -156,7 +159,8 @@ def build_data(
     )
     demand = _merge_buckets(curves, scenarios)
     demand = whatif.apply_demand_overrides(demand, overrides)
-    routes = _routes(inventory, demand, offers)
+    placement = overrides.placement or inventory.policy.placement
+    routes = _routes(inventory, demand, offers, allowed_offers(inventory, placement))
     tail_ratio = _tail_ratio(whatif.apply_demand_overrides(tail_curves, overrides), routes, quarters[-1], scenarios)
     hours = {q: quarter_hours(q) for q in quarters}
     budgets = (
@@ -190,6 +194,9 @@ def build_data(
         options=options,
         lost_sites=overrides.lost_sites,
         notes=notes,
+        placement=placement,
+        metered_utilisation=metered_utilisation(inventory),
+        quota_offers={t.name: frozenset(quota_offers(inventory, t)) for t in inventory.teams},
         tail_ratio=tail_ratio,
     )
     check_tables(data)
@@ -515,16 +522,23 @@ def _caps(inventory: Inventory, offers: pd.DataFrame) -> pd.DataFrame:
     )
 
 
-def _routes(inventory: Inventory, demand: pd.DataFrame, offers: pd.DataFrame) -> pd.DataFrame:
+def _routes(
+    inventory: Inventory, demand: pd.DataFrame, offers: pd.DataFrame, placed: dict[str, frozenset[str] | None]
+) -> pd.DataFrame:
+    """Which offers may serve each demand key: its pinned site, the team's residency, its placement (`placed`,
+    placement.allowed_offers: None = any offer) and equivalence."""
     rows = []
     keys = demand[["demand_key", "team", "accelerator", "site"]].drop_duplicates()
     for k in keys.itertuples():
         team = inventory.team_by_name.get(str(k.team))
         allowed_sites = set(team.sites) if team is not None and team.sites else None
+        allowed = placed.get(str(k.team))
         for o in rows_of(offers, Offer):
             if k.site and o.site != k.site:
                 continue
             if allowed_sites is not None and o.site not in allowed_sites:
+                continue
+            if allowed is not None and o.offer not in allowed:
                 continue
             ratio = equivalence_ratio(inventory.policy.equivalence, str(k.accelerator), o.accelerator)
             if ratio is not None:
@@ -534,6 +548,44 @@ def _routes(inventory: Inventory, demand: pd.DataFrame, offers: pd.DataFrame) ->
         .sort_values(["demand_key", "offer"])
         .reset_index(drop=True)
     )
+
+
+def metered_utilisation(inventory: Inventory) -> dict[str, tuple[float | None, int]]:
+    """commitment -> (utilisation in the usage history, hours): at its site and machine, each hour of the history
+    in which it is active, the accelerators held (the larger of used and requested, summed over the pools there),
+    at most the accelerators all commitments there hold that hour, over those committed accelerators (commitments at
+    one site and machine are one block, as `qm meter` meters them); (None, 0) when the history has none of its
+    hours. The history's hours run from its first to its last row; an hour with no row held nothing."""
+    if not inventory.usage:
+        return {c.name: (None, 0) for c in inventory.commitments}
+    held: dict[tuple[str, pd.Timestamp], float] = {}
+    for u in inventory.usage:
+        pool = inventory.pool_by_name.get(u.flavor)
+        if pool is None:
+            continue
+        key = (offer_key(inventory.cluster_of_pool[u.flavor].site, pool.machine), pd.Timestamp(u.hour))
+        held[key] = held.get(key, 0.0) + max(u.accelerators_used, u.accelerators_requested)
+    first = min(pd.Timestamp(u.hour) for u in inventory.usage)
+    last = max(pd.Timestamp(u.hour) for u in inventory.usage)
+    hours = pd.date_range(first, last, freq="h")
+    per_node = {c.name: inventory.machine_by_name[c.machine].accelerators_per_node for c in inventory.commitments}
+    out: dict[str, tuple[float | None, int]] = {}
+    for c in inventory.commitments:
+        j = offer_key(c.site, c.machine)
+        block = [o for o in inventory.commitments if offer_key(o.site, o.machine) == j]
+        used = committed = 0.0
+        n = 0
+        for hour in hours:
+            if not (pd.Timestamp(c.start) <= hour < pd.Timestamp(c.end)):
+                continue
+            whole = sum(
+                o.count * per_node[o.name] for o in block if pd.Timestamp(o.start) <= hour < pd.Timestamp(o.end)
+            )
+            used += min(held.get((j, hour), 0.0), whole)
+            committed += whole
+            n += 1
+        out[c.name] = (used / committed if committed else None, n)
+    return out
 
 
 def _pools(inventory: Inventory) -> pd.DataFrame:

@@ -4,17 +4,19 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import replace
+from decimal import Decimal
 from pathlib import Path
 
 import pandas as pd
 
 from quartermaster.model import Inventory
-from quartermaster.plan_result import Outcome, PlanResult
-from quartermaster.planner.data import build_data
+from quartermaster.plan_result import MoveRow, Outcome, PlanResult
+from quartermaster.planner.data import PlanData, build_data
 from quartermaster.planner.model import build_model
 from quartermaster.planner.options import PlanOptions
 from quartermaster.planner.results import collect
 from quartermaster.planner.solve import fix_integers_and_resolve, solve
+from quartermaster.pricing import usd
 
 
 def plan(
@@ -53,4 +55,46 @@ def plan(
     progress("Pricing the marginal accelerator (shadow prices)")
     duals = fix_integers_and_resolve(model)
     result = collect(model, report, duals, relaxed=options.explain_infeasible)
-    return replace(result, relaxed=bool(result.relaxed_rules))
+    result = replace(result, relaxed=bool(result.relaxed_rules))
+    if result.moves:
+        progress(f"Pricing {len(result.moves)} move(s) of teams beyond their quota's pools")
+        result = price_moves(data, result)
+    return result
+
+
+def _relaxed_objective(data: PlanData, dropped: pd.Series | None = None) -> Decimal | None:
+    """The objective of the plan's LP relaxation, with the routes `dropped` (a mask over data.routes) taken away."""
+    if dropped is not None:
+        data = replace(data, routes=data.routes[~dropped].reset_index(drop=True))
+    report = solve(build_model(data), relax=True)
+    return usd(report.objective) if report.outcome.has_plan and report.objective is not None else None
+
+
+def price_moves(data: PlanData, result: PlanResult) -> PlanResult:
+    """Each move's saving (the plan re-solved without that team's route to that offer) and the whole placement's
+    (re-solved with every team that holds quota kept to its quota's pools).
+
+    Both are differences of the LP relaxation's objective (whole nodes aside): taking a route away can only raise
+    it, so a saving is never negative, and it does not carry the rounding of two separate whole-node plans (up to
+    gap_rel of the objective each, more than many single moves save)."""
+    team = data.routes["demand_key"].map(data.demand.drop_duplicates("demand_key").set_index("demand_key")["team"])
+    own = pd.Series(
+        [j in data.quota_offers.get(t, frozenset()) for t, j in zip(team, data.routes["offer"], strict=True)]
+    )
+    held = team.map(lambda t: bool(data.quota_offers.get(t)))
+    base = _relaxed_objective(data)
+    if base is None:
+        return result
+    priced = []
+    for move in result.moves:
+        saving = None
+        if data.quota_offers.get(move.team):
+            without = _relaxed_objective(data, (team == move.team) & (data.routes["offer"] == _offer_of(move)))
+            saving = None if without is None else without - base
+        priced.append(replace(move, saving_usd=saving))
+    kept = _relaxed_objective(data, held & ~own) if (held & ~own).any() else None
+    return replace(result, moves=tuple(priced), placement_saving_usd=None if kept is None else kept - base)
+
+
+def _offer_of(move: MoveRow) -> str:
+    return f"{move.served_site}/{move.machine}"

@@ -105,6 +105,9 @@ def collect(
         budgets=_typed("budgets", budget_table(m, team_costs)),
         relaxed_rules=_typed("relaxed_rules", relaxed_rules(m)),
         routing=_typed("routing", routing(m)),
+        moves=_typed("moves", moves(m)),
+        commitment_utilisation=_typed("commitment_utilisation", commitment_utilisation(m)),
+        placement=d.placement,
     )
 
 
@@ -418,6 +421,99 @@ def routing(m: PlanModel) -> pd.DataFrame:
     frame = pd.DataFrame(rows, columns=ROUTING_COLUMNS)
     frame["_q"] = frame["quarter"].map(m.data.quarters.index)
     return frame.sort_values(["_q", *ROUTING_COLUMNS[1:8]]).drop(columns="_q").reset_index(drop=True)
+
+
+MOVE_COLUMNS = [
+    "team",
+    "served_site",
+    "machine",
+    "served_accelerator",
+    "flavor",
+    "accelerator_hours",
+    "quota_needed_accelerators",
+    "saving_usd",
+]
+
+
+def moves(m: PlanModel) -> pd.DataFrame:
+    """Each team served at an offer where it holds no quota today (PlanData.quota_offers): its expected
+    accelerator-hours there over the horizon and the most accelerators it runs there at once, in whole nodes (the
+    quota it needs). saving_usd is left empty here: pipeline.py re-solves without the move to find it."""
+    hours: dict[tuple[str, str], float] = defaultdict(float)
+    peak: dict[tuple[str, str], dict[tuple[str, str, int], float]] = defaultdict(lambda: defaultdict(float))
+    for (k, j, _t, q, s, b), var in m.use.items():
+        team = m.key_parts[k][0]
+        if j in m.data.quota_offers.get(team, frozenset()):
+            continue
+        x = _v(var)
+        if x > TINY:
+            hours[(team, j)] += _expected_hours(m, q, s, b) * x * m.offers[j]["accelerators_per_node"]
+            peak[(team, j)][(q, s, b)] += x
+    pools = {}
+    for r in m.data.pools.itertuples():
+        pools.setdefault(f"{r.site}/{r.machine}", str(r.pool))
+    rows = []
+    for (team, j), h in sorted(hours.items()):
+        o = m.offers[j]
+        rows.append(
+            {
+                "team": team,
+                "served_site": o["site"],
+                "machine": o["machine"],
+                "served_accelerator": o["accelerator"],
+                "flavor": pools.get(j, f"new:{j}"),
+                "accelerator_hours": round(h, 3),
+                "quota_needed_accelerators": math.ceil(max(peak[(team, j)].values()) - TINY)
+                * o["accelerators_per_node"],
+                "saving_usd": None,
+            }
+        )
+    return pd.DataFrame(rows, columns=MOVE_COLUMNS)
+
+
+UTILISATION_COLUMNS = [
+    "commitment",
+    "site",
+    "machine",
+    "quarter",
+    "assumed_utilisation",
+    "metered_utilisation",
+    "metered_hours",
+    "expected_utilisation",
+    "basis",
+]
+
+
+def commitment_utilisation(m: PlanModel) -> pd.DataFrame:
+    """Each existing commitment's utilisation as the plan assumes it (the expected use of the existing tier at its
+    site and machine over their node-hours, in the first quarter of the plan it is active in) beside the usage
+    history's (PlanData.metered_utilisation); the expected figure is the metered one where there is history."""
+    d = m.data
+    used: dict[tuple[str, str], float] = defaultdict(float)
+    for (j, t, q, s, b), vars_ in use_by_tier(m).items():
+        if t == EXISTING:
+            used[(j, q)] += d.scenarios[s] * m.weight[(q, s, b)] * sum(_v(v) for v in vars_)
+    rows = []
+    for r in d.existing.drop_duplicates("commitment").itertuples():
+        o = m.offers.get(r.offer)
+        if o is None:  # at a lost site
+            continue
+        assumed = _share(used[(r.offer, r.quarter)], m.existing_nodes[(r.offer, r.quarter)])
+        metered, hours = d.metered_utilisation.get(r.commitment, (None, 0))
+        rows.append(
+            {
+                "commitment": r.commitment,
+                "site": o["site"],
+                "machine": o["machine"],
+                "quarter": r.quarter,
+                "assumed_utilisation": assumed,
+                "metered_utilisation": None if metered is None else round(metered, 6),
+                "metered_hours": hours,
+                "expected_utilisation": assumed if metered is None else round(metered, 6),
+                "basis": "assumed" if metered is None else "metered",
+            }
+        )
+    return pd.DataFrame(rows, columns=UTILISATION_COLUMNS).sort_values("commitment").reset_index(drop=True)
 
 
 SHADOW_COLUMNS = ["site", "machine", "accelerator", "quarter", "usd_per_accelerator_hour"]

@@ -5,6 +5,8 @@ demand:<team>=-10%                       one team's demand x 0.9
 price:<site>/<machine>=-10%              every price of a machine at a site x 0.9
 price:<site>/<machine>/<model>=+5%       one pricing model only (on-demand, spot, commit, ...)
 lose-site=<site>                         the site can no longer be used (its commitments are still paid)
+placement=anywhere                       serve teams beyond their quota's pools (`quota`, `cohort`, `anywhere`;
+                                         policy.placement); the plan lists each move
 """
 
 from __future__ import annotations
@@ -20,9 +22,13 @@ import pandas as pd
 from quartermaster.issues import did_you_mean
 from quartermaster.model import Inventory
 from quartermaster.planner.options import PlanInputError
+from quartermaster.planner.placement import PLACEMENTS
 
 PERCENT = re.compile(r"^([+-]?\d+(?:\.\d+)?)%$")
-FORMS = "demand=+20%, demand:<team>=+20%, price:<site>/<machine>[/<pricing-model>]=-10%, lose-site=<site>"
+FORMS = (
+    "demand=+20%, demand:<team>=+20%, price:<site>/<machine>[/<pricing-model>]=-10%, lose-site=<site>, "
+    "placement=quota|cohort|anywhere"
+)
 
 
 @dataclass(frozen=True)
@@ -33,11 +39,13 @@ class Overrides:
     team_demand_factor: dict[str, float] = field(default_factory=dict)
     price_factor: dict[tuple[str, str, str | None], Decimal] = field(default_factory=dict)
     lost_sites: tuple[str, ...] = ()
+    placement: str | None = None
+    """placement: overrides policy.placement (placement.PLACEMENTS); None = the policy's."""
 
 
 def parse(specs: tuple[str, ...], inventory: Inventory) -> Overrides:
     """Parse `--what-if` strings; a bad one raises PlanInputError naming the accepted forms."""
-    demand, lost = 1.0, list[str]()
+    demand, lost, placement = 1.0, list[str](), None
     team_demand: dict[str, float] = {}
     prices: dict[tuple[str, str, str | None], Decimal] = {}
     for spec in specs:
@@ -48,6 +56,11 @@ def parse(specs: tuple[str, ...], inventory: Inventory) -> Overrides:
         if target == "lose-site":
             _known(value, inventory.site_by_name, "site", spec)
             lost.append(value)
+            continue
+        if target == "placement":
+            if value not in PLACEMENTS:
+                raise PlanInputError(f"what-if `{spec}`: placement is one of {', '.join(PLACEMENTS)}, not `{value}`")
+            placement = value
             continue
         match = PERCENT.match(value)
         if not match:
@@ -71,7 +84,7 @@ def parse(specs: tuple[str, ...], inventory: Inventory) -> Overrides:
             prices[key] = prices.get(key, Decimal(1)) * Decimal(str(factor))
         else:
             raise PlanInputError(f"what-if `{spec}`: unknown target `{target}`; write one of: {FORMS}")
-    return Overrides(demand, team_demand, prices, tuple(sorted(set(lost))))
+    return Overrides(demand, team_demand, prices, tuple(sorted(set(lost))), placement)
 
 
 def _known(name: str, table: dict, kind: str, spec: str) -> None:

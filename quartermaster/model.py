@@ -478,6 +478,11 @@ class Policy(Strict):
     quota_contact_email: Email | None = None
     """quota_contact_email: who Google Cloud contacts about the GPU/TPU quota requests the stacks file (Cloud Quotas
     `contact_email`, required for increases); needed when a GKE cluster's pools need quota."""
+    placement: Literal["quota", "cohort", "anywhere"] = "quota"
+    """placement: where the planner may serve a team's demand; default `quota`: only the pools (site and machine)
+    where the team holds quota today; `cohort`: also where its cohort tree holds quota it may lend; `anywhere`: any
+    site and machine the price book offers (moves are listed with the quota they need). A team that holds no quota
+    anywhere may run anywhere. Residency (`teams[].sites`) and pinned demand apply in every case."""
     system_namespaces: tuple[Annotated[str, Field(min_length=1, max_length=63)], ...] = ()
     """system_namespaces: more namespaces no team may use (glob patterns such as `monitoring-*`), on top of the
     built-in ones (`quartermaster/catalog/reserved_namespaces.csv`: Kubernetes', Kueue's, the observability

@@ -210,6 +210,53 @@ class RoutingRow:
     """demand_accelerator_hours: the same in the asked class: accelerator_hours / the equivalence ratio."""
 
 
+@dataclass(frozen=True)
+class MoveRow:
+    """Demand the plan serves at an offer where the team holds no quota today (policy.placement `cohort` or
+    `anywhere`, or a team with no quota anywhere): what moves, the quota it needs and what it saves."""
+
+    team: str
+    served_site: str
+    machine: str
+    served_accelerator: str
+    flavor: str
+    """flavor: the pool at that site and machine the team would run in (the first by name), or `new:<site>/<machine>`
+    when there is none yet."""
+    accelerator_hours: float
+    """accelerator_hours: expected, over the horizon, of the machine's accelerators."""
+    quota_needed_accelerators: int
+    """quota_needed_accelerators: the most accelerators the plan runs the team there at once, in whole nodes: the
+    nominal quota (or, in a cohort's pool, the borrowing limit) the team needs in the flavor; it holds none today."""
+    saving_usd: Decimal | None
+    """saving_usd: how much more the plan's objective (objective_usd) is when the team may not make this one move,
+    the rest unchanged (re-solved); None for a team with no quota anywhere (it has nowhere else to run). Moves
+    interact, so the savings need not add up to placement_saving_usd."""
+
+
+@dataclass(frozen=True)
+class CommitmentUtilisationRow:
+    """An existing commitment's utilisation as the plan assumes it and as the usage history meters it."""
+
+    commitment: str
+    site: str
+    machine: str
+    quarter: str
+    """quarter: the plan's first quarter in which the commitment is active (assumed_utilisation's)."""
+    assumed_utilisation: float
+    """assumed_utilisation: the plan's expected use of the commitments at its site and machine in that quarter over
+    their node-hours (commitments at one site and machine are used as one block, as `qm meter` does)."""
+    metered_utilisation: float | None
+    """metered_utilisation: from the usage history: accelerator-hours held at the site and machine (the larger of used
+    and requested), at most the committed accelerators each hour, over the committed accelerator-hours, in the hours
+    of the history the commitment was active; None when the history has none of its hours."""
+    metered_hours: int
+    """metered_hours: the hours of usage history that metered_utilisation covers."""
+    expected_utilisation: float
+    """expected_utilisation: metered_utilisation where there is history, else assumed_utilisation."""
+    basis: str
+    """basis: `metered` or `assumed`: which of the two expected_utilisation is."""
+
+
 ROWS: dict[str, type] = {
     "purchase_schedule": PurchaseRow,
     "cost_by_quarter": QuarterCostRow,
@@ -221,9 +268,11 @@ ROWS: dict[str, type] = {
     "budgets": BudgetRow,
     "relaxed_rules": RelaxedRuleRow,
     "routing": RoutingRow,
+    "moves": MoveRow,
+    "commitment_utilisation": CommitmentUtilisationRow,
 }
 """Each table of a plan and the type of its rows, in the order they are written."""
-ADDED_LATER = ("routing",)
+ADDED_LATER = ("routing", "moves", "commitment_utilisation")
 """Tables a plan written before them lacks: read back empty."""
 
 
@@ -262,6 +311,13 @@ class PlanResult:
     budgets: tuple[BudgetRow, ...] = ()
     relaxed_rules: tuple[RelaxedRuleRow, ...] = field(default=())
     routing: tuple[RoutingRow, ...] = ()
+    moves: tuple[MoveRow, ...] = ()
+    commitment_utilisation: tuple[CommitmentUtilisationRow, ...] = ()
+    placement: str = "quota"
+    """placement: where teams' demand could be served (policy.placement or a what-if; placement.py)."""
+    placement_saving_usd: Decimal | None = None
+    """placement_saving_usd: the objective of the same plan with every team kept to its quota's pools, less this
+    plan's (re-solved); None when the plan makes no move it could avoid."""
     post_horizon_credit_usd: Decimal | None = None
     """Expected on-demand cost that new committed capacity left after the horizon avoids, as far as demand uses
     it and at most what the cheapest new commitment would cost for it (model.py, horizon end)."""
@@ -352,6 +408,11 @@ def _values(row: Any) -> tuple[Any, ...]:
 
 
 def _cast(kind: Any, value: Any) -> Any:
+    args = typing.get_args(kind)
+    if type(None) in args:  # `X | None`: None (an empty CSV cell) or X
+        if value is None or (isinstance(value, float) and value != value) or value == "":
+            return None
+        kind = next(a for a in args if a is not type(None))
     if kind is Decimal:
         return value if isinstance(value, Decimal) else Decimal(str(value))
     if kind is bool:

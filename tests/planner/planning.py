@@ -28,8 +28,9 @@ def price(machine: str, model: str, usd: str | float, term: int = 0, site: str =
 
 
 def one_site(**prices: float) -> InventoryBuilder:
-    """An inventory whose one site sells MACHINE at the given prices: on_demand, spot, commit_12, commit_36."""
-    b = make_inventory()
+    """An inventory whose one site sells MACHINE at the given prices: on_demand, spot, commit_12, commit_36.
+    Its team holds quota only in the builder's H100 pool, so it may run on MACHINE under placement `anywhere`."""
+    b = make_inventory().policy(placement="anywhere")
     names = {
         "on_demand": ("on-demand", 0),
         "spot": ("spot", 0),

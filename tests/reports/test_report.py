@@ -898,7 +898,7 @@ def test_where_demand_was_routed_on_a_hand_worked_fleet(tmp_path: Path) -> None:
     site = "gcp-us-central1"
     inventory = (
         make_inventory()
-        .policy(equivalence={"H100-80GB": 1.0, "B200": 2.0})
+        .policy(equivalence={"H100-80GB": 1.0, "B200": 2.0}, placement="anywhere")  # ml holds quota only in H100s
         .add("prices", **price("a3-megagpu-8g", "on-demand", 80, site=site))
         .add("prices", **price("a4-highgpu-8g", "on-demand", 96, site=site))
         .build()
