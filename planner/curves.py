@@ -4,20 +4,24 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+import numpy as np
 import pandas as pd
 
 
-def band_means(values: Sequence[float], bands: tuple[tuple[float, float], ...]) -> list[float]:
+def band_means(
+    values: Sequence[float], bands: tuple[tuple[float, float], ...], weights: Sequence[float] | None = None
+) -> list[float]:
     """Mean of `values` (hours in load order, quietest first) over each band of shares (lo, hi): each value holds
-    1/n of the hours, and one a band's edge cuts counts for its part inside, so any n >= 1 gives every band a level."""
-    n = len(values)
-    out = []
-    for lo, hi in bands:
-        total = sum(
-            v * (min(hi * n, i + 1) - max(lo * n, i)) for i, v in enumerate(values) if i + 1 > lo * n and i < hi * n
-        )
-        out.append(total / ((hi - lo) * n))
-    return out
+    its weight's share of the hours (1/n each without `weights`), and one a band's edge cuts counts for its part
+    inside, so any n >= 1 gives every band a level."""
+    v = np.asarray(values, dtype=float)
+    w = np.full(len(v), 1.0 / len(v)) if weights is None else np.asarray(weights, dtype=float) / sum(weights)
+    ends = np.cumsum(w)
+    starts = ends - w
+    return [
+        float(np.sum(v * np.clip(np.minimum(hi, ends) - np.maximum(lo, starts), 0.0, None)) / (hi - lo))
+        for lo, hi in bands
+    ]
 
 
 def load_duration_curve(

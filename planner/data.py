@@ -34,15 +34,17 @@ from quartermaster.planner.options import PlanInputError, PlanOptions
 from quartermaster.planner.placement import allowed_offers, offer_key, quota_offers
 from quartermaster.planner.tables import Curve, Offer, RecoursePrice, check_tables
 from quartermaster.planner.tables import rows as rows_of
-from quartermaster.planner.usage_forecast import demand_from_usage
+from quartermaster.planner.usage_forecast import actuals_until, demand_from_usage, with_actuals
 from quartermaster.pricing import (
     COMMITTED_MODELS,
     PAY_PER_USE_MODELS,
+    PricingModel,
     check_idle_policy,
     commitment_term_months,
+    format_usd,
     per_accelerator,
 )
-from quartermaster.units import next_quarters, overlap_hours, parse_quarter, quarter_hours
+from quartermaster.units import next_quarters, overlap_hours, parse_quarter, quarter_bounds, quarter_hours, quarter_of
 
 RECOURSE_MODELS = PAY_PER_USE_MODELS
 COMMIT_MODELS = COMMITTED_MODELS
@@ -76,12 +78,22 @@ class PlanData:
     lost_sites: tuple[str, ...] = ()
     notes: tuple[str, ...] = ()
     """What the reader of the plan should know about its inputs (e.g. usage hours left out as outages)."""
+    begun: tuple[str, ...] = ()
+    """Quarters of the horizon that began before the usage history's end: no new commitment can start in them."""
+    actuals_until: str | None = None
+    """The end of the usage history (ISO): the plan's demand before it is the metered usage."""
     placement: str = "quota"
     """The placement the routes follow (policy.placement, or a what-if's)."""
     quota_offers: dict[str, frozenset[str]] = field(default_factory=dict)
     """team -> the offers where it holds quota today (placement.quota_offers): a route elsewhere is a move."""
     metered_utilisation: dict[str, tuple[float | None, int]] = field(default_factory=dict)
     """commitment -> (its utilisation in the usage history or None, the hours it covers): metered_utilisation()."""
+    baseline_rate: dict[str, float] = field(default_factory=dict)
+    """demand key -> USD per accelerator-hour of its class on demand (baseline_rates): the all-on-demand baseline."""
+    baseline_stand_ins: tuple[str, ...] = ()
+    """For each demand key with no on-demand price where it may run: which price stands in for it."""
+    credit_share: float = 1.0
+    """The share of the post-horizon credit the objective counts (1: all; the sensitivity re-solves use less)."""
     tail_ratio: pd.DataFrame | None = None
     """offer, quarter, ratio: expected demand (over scenarios and hours) of the keys an offer may serve in a
     quarter after the horizon over that in the horizon's last quarter (the forecast's own quarters, then its
@@ -126,13 +138,20 @@ def build_data(
     overrides = whatif.parse(options.what_if, inventory)
     scenarios = _scenarios(inventory, options)
     notes: tuple[str, ...] = ()
+    as_of = actuals_until(inventory)
+    start = options.start
+    if start is None and demand_curves is None and as_of is not None:
+        start = quarter_of(as_of.date())  # the quarter in progress where the metered usage ends
     if demand_curves is not None:
         curves = demand_curves
     elif options.from_usage:
-        curves, notes = demand_from_usage(inventory, options)
+        curves, notes = demand_from_usage(inventory, replace(options, start=start))
     else:
         curves = curves_from_quantiles(inventory, options.bands)
-    quarters = _horizon(curves, options)
+    quarters = _horizon(curves, options.horizon, start)
+    if demand_curves is None and not options.from_usage:
+        curves, notes = with_actuals(inventory, curves, quarters, options.bands)
+    begun = tuple(q for q in quarters if as_of is not None and pd.Timestamp(quarter_bounds(q)[0]) < as_of)
     offers = _offers(inventory, overrides.lost_sites)
     prices = _prices(inventory, offers)
     prices = whatif.apply_price_overrides(prices, overrides)
@@ -161,6 +180,7 @@ def build_data(
     demand = whatif.apply_demand_overrides(demand, overrides)
     placement = overrides.placement or inventory.policy.placement
     routes = _routes(inventory, demand, offers, allowed_offers(inventory, placement))
+    baseline_rate, baseline_stand_ins = baseline_rates(inventory, demand)
     tail_ratio = _tail_ratio(whatif.apply_demand_overrides(tail_curves, overrides), routes, quarters[-1], scenarios)
     hours = {q: quarter_hours(q) for q in quarters}
     budgets = (
@@ -195,7 +215,11 @@ def build_data(
         lost_sites=overrides.lost_sites,
         notes=notes,
         placement=placement,
+        begun=begun,
+        actuals_until=None if as_of is None else as_of.isoformat(),
         metered_utilisation=metered_utilisation(inventory),
+        baseline_rate=baseline_rate,
+        baseline_stand_ins=baseline_stand_ins,
         quota_offers={t.name: frozenset(quota_offers(inventory, t)) for t in inventory.teams},
         tail_ratio=tail_ratio,
     )
@@ -206,15 +230,15 @@ def build_data(
 # --- horizon and scenarios -------------------------------------------------------------------------
 
 
-def _horizon(curves: pd.DataFrame, options: PlanOptions) -> list[str]:
-    if options.horizon < 1 or options.horizon > 40:
-        raise PlanInputError(f"horizon of {options.horizon} quarters is outside 1..40; use e.g. --horizon 8q")
-    start = options.start
+def _horizon(curves: pd.DataFrame, horizon: int, start: str | None) -> list[str]:
+    """The plan's quarters: `horizon` from `start`, else from the earliest quarter with demand."""
+    if horizon < 1 or horizon > 40:
+        raise PlanInputError(f"horizon of {horizon} quarters is outside 1..40; use e.g. --horizon 8q")
     if start is None:
         if curves.empty:
             raise PlanInputError("the inventory has no demand; add demand.csv rows or use --from-usage")
         start = min(curves["quarter"], key=parse_quarter)
-    return next_quarters(start, options.horizon)
+    return next_quarters(start, horizon)
 
 
 def _scenarios(inventory: Inventory, options: PlanOptions) -> dict[str, float]:
@@ -548,6 +572,63 @@ def _routes(
         .sort_values(["demand_key", "offer"])
         .reset_index(drop=True)
     )
+
+
+def baseline_rates(inventory: Inventory, demand: pd.DataFrame) -> tuple[dict[str, float], tuple[str, ...]]:
+    """demand key -> USD per accelerator-hour of its class bought on demand, and the stand-in notes.
+
+    The cheapest on-demand price, per accelerator of the key's class (equivalence), where the team runs today: the
+    offers of its quota's pools (placement `quota`); where none has an on-demand price, the cheapest anywhere it may
+    run by residency and pinned site; else the cheapest on-demand price of its class (or an equivalent) anywhere in
+    the price book (a note says which); where there is none at all (on-prem B200), its offers' own dearest price,
+    which claims no savings. Never the plan's placement, lost sites or price what-ifs: a quarter's
+    baseline is its demand at the price book's on-demand prices whatever the horizon, placement or what-ifs, and
+    a plan that moves teams shows the moves' saving in its savings."""
+    offers = _offers(inventory, ())
+    per_node = dict(zip(offers["offer"], offers["accelerators_per_node"], strict=True))
+    prices = _prices(inventory, offers)
+    on_demand = {
+        str(j): float(x) / per_node[j]
+        for j, x in zip(
+            prices.loc[prices["pricing_model"] == PricingModel.ON_DEMAND, "offer"],
+            prices.loc[prices["pricing_model"] == PricingModel.ON_DEMAND, "usd_per_node_hour"],
+            strict=True,
+        )
+    }
+    dearest = {j: float(x) / per_node[j] for j, x in prices.groupby("offer")["usd_per_node_hour"].max().items()}
+
+    def routes_under(placed: dict[str, frozenset[str] | None]) -> dict[str, list[tuple[str, float]]]:
+        out: dict[str, list[tuple[str, float]]] = {}
+        routes = _routes(inventory, demand, offers, placed)
+        for k, j, rho in zip(routes["demand_key"], routes["offer"], routes["ratio"], strict=True):
+            out.setdefault(str(k), []).append((str(j), float(rho)))
+        return out
+
+    today, anywhere = routes_under(allowed_offers(inventory, "quota")), routes_under({})
+    accelerator = dict(zip(offers["offer"], offers["accelerator"], strict=True))
+    keys = demand.drop_duplicates("demand_key").set_index("demand_key")["accelerator"]
+    rates, stand_ins = {}, []
+    for key in sorted(anywhere):
+        held = [on_demand[j] * rho for j, rho in today.get(key, []) if j in on_demand]
+        near = [on_demand[j] * rho for j, rho in anywhere[key] if j in on_demand]
+        ratios = {j: equivalence_ratio(inventory.policy.equivalence, keys[key], accelerator[j]) for j in on_demand}
+        far = [on_demand[j] * rho for j, rho in ratios.items() if rho is not None]
+        own = [dearest[j] * rho for j, rho in anywhere[key] if j in dearest]
+        rates[key] = min(held or near or far or own or [0.0])
+        if not held:
+            where = (
+                "the cheapest on-demand price where it may run"
+                if near
+                else f"the cheapest on-demand {keys[key]} (or equivalent) anywhere"
+                if far
+                else "its offers' own dearest price"
+            )
+            stand_ins.append(
+                f"{key}: no on-demand price in the pools it holds quota in; {where}, "
+                f"{format_usd(rates[key], 4)} per accelerator-hour, stands in"
+                + ("" if near or far else ", so it claims no savings")
+            )
+    return rates, tuple(stand_ins)
 
 
 def metered_utilisation(inventory: Inventory) -> dict[str, tuple[float | None, int]]:

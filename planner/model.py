@@ -49,7 +49,8 @@ Parameters
     lambda          penalty per unmet accelerator-hour (10 x the dearest accelerator-hour in the price book)
 
 Variables
-    x_joq in Z+     units of option o started at j in q (g_j x_joq nodes); A^m_jq = sum_{o of model m}
+    x_joq in Z+     units of option o started at j in q (g_j x_joq nodes; 0 in a quarter already begun, whose first
+                    day is past); A^m_jq = sum_{o of model m}
                     sum_{q' <= q < q' + T_o} g_j x_joq' active new nodes, A_jq = sum_m A^m_jq
     n_jq in Z+      instances of the capacity block booked at j for quarter q: from its first day for W_q weeks
                     (its whole weeks, 12 or 13), at most min(64, cap_j,cb); f_q = 168 W_q / H_q of its hours
@@ -66,7 +67,7 @@ Objective (expected cost over the horizon, USD)
          + sum_{j,q} 168 W_q p_j,cb n_jq (paid up front)
          + sum_{q,s,b} pi_s w_qsb H_q ( sum_{k,j, m in M_j \ cb, g_j = 1} p_jm u_kjmqsb + sum_{k,j} v_j u_kjNqsb
                                         + sum_{j, m in M_j \ cb, g_j > 1} p_jm g_j y_jmqsb + lambda sum_k z_kqsb )
-         - sum_{j,l} V_jl
+         - kappa sum_{j,l} V_jl            (kappa = 1, the whole credit; 0 or 0.5 in the sensitivity re-solves)
          + slack penalties (explain mode only)
 
 Horizon end: a commitment started in the horizon is charged its whole liability, however far its term runs
@@ -382,9 +383,12 @@ def add_variables(m: PlanModel) -> None:
     d = m.data
     for j, opts in m.options.items():
         for opt in opts:
-            for q in d.quarters:
+            for q in d.quarters:  # none starts in a quarter already begun (PlanData.begun)
                 m.commit[(j, opt["option"], q)] = m.prob.add_variable(
-                    name("commit", m.offers[j]["site"], m.offers[j]["machine"], opt["option"], q), 0, cat="Integer"
+                    name("commit", m.offers[j]["site"], m.offers[j]["machine"], opt["option"], q),
+                    0,
+                    0 if q in d.begun else None,
+                    cat="Integer",
                 )
     caps = {(r.offer, r.pricing_model): int(r.max_nodes) for r in d.caps.itertuples()}
     for j in m.offers:
@@ -394,7 +398,7 @@ def add_variables(m: PlanModel) -> None:
                 m.capacity_block[(j, q)] = m.prob.add_variable(
                     name("capacity_block_instances", m.offers[j]["site"], m.offers[j]["machine"], q),
                     0,
-                    most,
+                    0 if q in d.begun else most,
                     cat="Integer",
                 )
     suffix = {cell: name(*_cell(cell)) for cell in m.cells}
@@ -745,7 +749,7 @@ def add_post_horizon_credit(m: PlanModel) -> None:
             if not starts:
                 continue
             credit = m.tail_credit[(j, q)] = m.prob.add_variable(name("post_horizon_credit", *where, q), 0)
-            m.prob.objective.addterm(credit, -1.0)
+            m.prob.objective.addterm(credit, -d.credit_share)
             hours = quarter_hours(q)
             worth = hours * max(0.0, m.avoided_price[j] - m.used_rate[j]) * ratio.get((j, q), 1.0)
             _add(

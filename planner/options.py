@@ -35,7 +35,8 @@ class PlanOptions:
     horizon: int = 8
     """Quarters to plan."""
     start: str | None = None
-    """First quarter; default: the earliest quarter with demand (or after the usage history)."""
+    """First quarter; default: the quarter in progress where the usage history ends (its metered hours kept, the
+    rest forecast), else the earliest quarter with demand."""
     scenario: str | None = None
     """Plan for one named scenario only (probability 1); default: all scenarios."""
     what_if: tuple[str, ...] = ()
@@ -54,6 +55,9 @@ class PlanOptions:
     """Least expected utilisation of new commitments per offer and quarter (0-1); default none."""
     idle_policy: str = DEFAULT_IDLE_POLICY
     """How committed hours nobody uses are shared between teams (`pricing.IDLE_POLICIES`, as `qm meter`)."""
+    credit_shares: tuple[float, ...] = ()
+    """Shares of the post-horizon credit (0-1) to re-solve the plan with, beside the plan's whole credit, so the
+    first quarter's purchases and the horizon cost show how much they rest on it (`qm plan`: 0 and 0.5)."""
     bands: tuple[tuple[float, float], ...] = BANDS
     """Load-duration bands for quantile demand and for demand derived from usage."""
 

@@ -10,7 +10,7 @@ from pathlib import Path
 import pandas as pd
 
 from quartermaster.model import Inventory
-from quartermaster.plan_result import MoveRow, Outcome, PlanResult
+from quartermaster.plan_result import CreditSensitivityPurchaseRow, CreditSensitivityRow, MoveRow, Outcome, PlanResult
 from quartermaster.planner.data import PlanData, build_data
 from quartermaster.planner.model import build_model
 from quartermaster.planner.options import PlanOptions
@@ -59,7 +59,47 @@ def plan(
     if result.moves:
         progress(f"Pricing {len(result.moves)} move(s) of teams beyond their quota's pools")
         result = price_moves(data, result)
+    if options.credit_shares:
+        progress("Re-solving with less of the post-horizon credit")
+        result = credit_sensitivity(data, result)
     return result
+
+
+def credit_sensitivity(data: PlanData, result: PlanResult) -> PlanResult:
+    """The plan and its re-solves counting only options.credit_shares of the post-horizon credit: horizon cost and
+    the first open quarter's purchases of each (a re-solve with no plan is left out)."""
+    first = result.first_open_quarter
+    if first is None:
+        return result
+    rows, purchases = [], []
+    solved = [(1.0, result)]
+    for share in sorted(set(data.options.credit_shares) - {1.0}):
+        model = build_model(replace(data, credit_share=share))
+        report = solve(model)
+        if report.outcome.has_plan:
+            solved.append((share, collect(model, report)))
+    for share, r in sorted(solved, key=lambda x: x[0]):
+        if r.expected_cost_usd is None or r.objective_usd is None or r.post_horizon_credit_usd is None:
+            continue
+        bought = [p for p in r.purchase_schedule if p.start_quarter == first]
+        rows.append(
+            CreditSensitivityRow(
+                credit_share=share,
+                expected_cost_usd=r.expected_cost_usd,
+                objective_usd=r.objective_usd,
+                post_horizon_credit_usd=usd(Decimal(str(share)) * r.post_horizon_credit_usd),
+                new_commitment_liability_usd=r.new_commitment_liability_usd,
+                first_quarter=first,
+                first_quarter_liability_usd=sum((p.total_liability_usd for p in bought), Decimal(0)),
+            )
+        )
+        purchases += [
+            CreditSensitivityPurchaseRow(
+                share, p.site, p.machine, p.pricing_model, p.term_months, p.nodes, p.node_weeks, p.total_liability_usd
+            )
+            for p in bought
+        ]
+    return replace(result, credit_sensitivity=tuple(rows), credit_sensitivity_purchases=tuple(purchases))
 
 
 def _relaxed_objective(data: PlanData, dropped: pd.Series | None = None) -> Decimal | None:

@@ -74,6 +74,7 @@ def collect(
         notes=d.notes,
         options={k: (list(v) if isinstance(v, tuple) else v) for k, v in asdict(d.options).items() if k != "bands"},
         relaxed=relaxed,
+        actuals_until=d.actuals_until,
     )
     if not report.outcome.has_plan:
         rules = _typed("relaxed_rules", relaxed_rules(m)) if relaxed else ()
@@ -81,7 +82,7 @@ def collect(
             objective_usd=None, expected_cost_usd=None, baseline_on_demand_usd=None, **base, relaxed_rules=rules
         )
     base["notes"] = d.notes + uncapped_offers(m)
-    od_price, stand_ins = on_demand_equivalent_price(m)
+    od_price, _ = on_demand_equivalent_price(m)
     kpis, cost_by_quarter, team_costs = _costs(m, od_price)
     expected = sum((Decimal(r) for r in cost_by_quarter["usd"]), Decimal(0))
     baseline = sum((Decimal(r) for r in kpis["on_demand_equivalent_usd"]), Decimal(0))
@@ -94,7 +95,7 @@ def collect(
         baseline_on_demand_usd=usd(baseline),
         **base,
         post_horizon_credit_usd=usd(credit),
-        baseline_stand_ins=tuple(stand_ins),
+        baseline_stand_ins=d.baseline_stand_ins,
         purchase_schedule=_typed("purchase_schedule", purchase_schedule(m)),
         cost_by_quarter=_typed("cost_by_quarter", cost_by_quarter),
         cost_by_team=_typed("cost_by_team", team_costs),
@@ -317,14 +318,14 @@ def _costs(m: PlanModel, od_price: dict[str, float]) -> tuple[pd.DataFrame, pd.D
         block = PricingModel.CAPACITY_BLOCK
         by_model[(q, block, 0)] += HOURS_PER_WEEK * m.price[(j, block)] * node_weeks
         available[q] += HOURS_PER_WEEK * node_weeks * m.offers[j]["accelerators_per_node"]
-    served, committed, od_equivalent = defaultdict(float), defaultdict(float), defaultdict(float)
+    served, committed, served_od = defaultdict(float), defaultdict(float), defaultdict(float)
     covered_od, commitment_used = defaultdict(float), defaultdict(float)  # USD: FinOps coverage and utilisation
     team_charge: dict[tuple[str, str], float] = defaultdict(float)
     for (k, j, t, q, s, b), x in sorted((key, x) for key, var in m.use.items() if (x := _v(var)) > 0):
         node_hours = _expected_hours(m, q, s, b) * x
         a = m.offers[j]["accelerators_per_node"]
         served[q] += node_hours * a
-        od_equivalent[q] += node_hours * od_price[j]
+        served_od[q] += node_hours * od_price[j]
         if t in (EXISTING, NEW, PricingModel.CAPACITY_BLOCK):
             committed[q] += node_hours * a
             covered_od[q] += node_hours * od_price[j]
@@ -341,6 +342,7 @@ def _costs(m: PlanModel, od_price: dict[str, float]) -> tuple[pd.DataFrame, pd.D
     unmet = defaultdict(float)
     for (_k, q, s, b), var in m.unmet.items():
         unmet[q] += _expected_hours(m, q, s, b) * _v(var)
+    od_equivalent = on_demand_baseline(m)
     cost_rows = [
         {"quarter": q, "pricing_model": pm, "term_months": tm, "usd": usd(x)}
         for (q, pm, tm), x in by_model.items()
@@ -362,7 +364,7 @@ def _costs(m: PlanModel, od_price: dict[str, float]) -> tuple[pd.DataFrame, pd.D
                 "on_demand_equivalent_usd": usd(od_equivalent[q]),
                 "savings_usd": usd(od_equivalent[q] - cost),
                 "effective_savings_rate": round(1 - cost / od_equivalent[q], 6) if od_equivalent[q] > TINY else 0.0,
-                "coverage": _share(covered_od[q], od_equivalent[q]),
+                "coverage": _share(covered_od[q], served_od[q]),
                 # amortised, as the use is charged (model.charge_rate): an upfront fee counts over its term's hours
                 "utilisation": _share(commitment_used[q], commitment_cost - upfront_paid[q] + upfront_amortised[q]),
                 "coverage_accelerator_hours": _share(committed[q], served[q]),
@@ -376,6 +378,18 @@ def _costs(m: PlanModel, od_price: dict[str, float]) -> tuple[pd.DataFrame, pd.D
     kpis = pd.DataFrame(kpi_rows)
     cost_by_team = pd.DataFrame(team_rows, columns=TEAM_COLUMNS)
     return kpis, cost_by_quarter.reset_index(drop=True), cost_by_team
+
+
+def on_demand_baseline(m: PlanModel) -> dict[str, float]:
+    """quarter -> its demand (all of it, served or not) at on-demand prices: each key's expected accelerator-hours
+    at its class's on-demand rate (PlanData.baseline_rate), the same whatever the plan buys or where it routes."""
+    d = m.data
+    out: dict[str, float] = defaultdict(float)
+    for r in d.demand[["demand_key", "quarter", "scenario", "bucket", "level"]].itertuples():
+        out[r.quarter] += (
+            _expected_hours(m, r.quarter, r.scenario, int(r.bucket)) * r.level * d.baseline_rate.get(r.demand_key, 0.0)
+        )
+    return out
 
 
 ROUTING_COLUMNS = [

@@ -23,7 +23,7 @@ from __future__ import annotations
 from collections.abc import Hashable, Mapping
 from dataclasses import dataclass
 from statistics import median
-from typing import TypeVar
+from typing import TypeVar, cast
 
 import numpy as np
 import pandas as pd
@@ -72,7 +72,7 @@ def without_outages(matrix: pd.DataFrame) -> tuple[pd.DataFrame, str | None]:
             spans.append([hour, hour])
     where = ", ".join(f"{a:%Y-%m-%d %H:%M} to {b + pd.Timedelta(hours=1):%Y-%m-%d %H:%M}" for a, b in spans)
     return matrix[~idle], (
-        f"--from-usage: {int(idle.sum())} hours in which every team's usage is zero ({where}) "
+        f"usage history: {int(idle.sum())} hours in which every team's usage is zero ({where}) "
         "are treated as missing data (a cluster outage), not as zero demand"
     )
 
@@ -140,8 +140,15 @@ def forecast_levels(
     return {column: band_means(series.loc[order].tolist(), bands) for column, series in moved.items()}
 
 
-def demand_from_usage(inventory: Inventory, options: PlanOptions) -> tuple[pd.DataFrame, tuple[str, ...]]:
-    """Demand curves per team, accelerator and quarter from the usage history, and notes on what was left out."""
+def actuals_until(inventory: Inventory) -> pd.Timestamp | None:
+    """The end of the usage history (its last hour's end), or None without usage: before it, demand is metered."""
+    if not inventory.usage:
+        return None
+    return pd.Timestamp(max(u.hour for u in inventory.usage)) + pd.Timedelta(hours=1)
+
+
+def _history(inventory: Inventory) -> tuple[pd.DataFrame, str | None]:
+    """The usage history's hours with some use (hour x (team, accelerator)), and the note on outages left out."""
     matrix, note = without_outages(hourly_demand(inventory))
     if len(matrix) < MIN_HISTORY_HOURS:
         raise PlanInputError(
@@ -150,18 +157,63 @@ def demand_from_usage(inventory: Inventory, options: PlanOptions) -> tuple[pd.Da
             + (" after leaving out hours in which every team is at zero" if note else "")
             + "; add rows to usage.csv or plan from demand.csv without --from-usage"
         )
-    first = options.start or next_quarters(quarter_of(matrix.index[-1].date()), 2)[1]
-    quarters = next_quarters(first, options.horizon)
-    share = _preemptible_share(inventory)
-    level_values = matrix.columns.get_level_values
-    columns = [(str(t), str(a)) for t, a in zip(level_values("team"), level_values("accelerator"), strict=True)]
-    trends = {column: fit_trend(matrix[column]) for column in columns}
+    return matrix, note
+
+
+def quarter_levels(
+    matrix: pd.DataFrame,
+    trends: Mapping[Hashable, Trend],
+    quarter: str,
+    as_of: pd.Timestamp,
+    bands: tuple[tuple[float, float], ...],
+) -> dict[Hashable, list[float]]:
+    """Band levels per column of the history in `quarter`: its hours before `as_of` (the end of the history) are the
+    history's own (actuals), the rest are the history carried by the trend to the middle of the rest of the
+    quarter; each part weighs its share of the quarter's hours, the buckets cut on the hours sorted by total."""
+    start, end = (pd.Timestamp(d) for d in quarter_bounds(quarter))
+    actual = matrix[(matrix.index >= start) & (matrix.index < end)]
+    rest_from = min(max(start, as_of), end)
+    rest_hours = (end - rest_from) / pd.Timedelta(hours=1)
+    parts, weights = [], []
+    if len(actual):
+        parts.append(actual)
+        weights.append(np.ones(len(actual)))
+    if rest_hours > 0:
+        middle = rest_from + (end - rest_from) / 2
+        parts.append(pd.DataFrame({c: carried(matrix[c], trends[c], middle) for c in matrix.columns}))
+        weights.append(np.full(len(matrix), rest_hours / len(matrix)))
+    hours = pd.concat(parts, ignore_index=True)
+    weight = np.concatenate(weights)
+    order = np.argsort(hours.sum(axis=1).to_numpy(), kind="stable")  # hours, quietest first
+    return {c: band_means(hours[c].to_numpy()[order].tolist(), bands, weight[order].tolist()) for c in matrix.columns}
+
+
+def usage_curves(
+    inventory: Inventory,
+    quarters: list[str],
+    bands: tuple[tuple[float, float], ...],
+    as_of: pd.Timestamp,
+    preemptible: dict | None = None,
+) -> tuple[pd.DataFrame, tuple[str, ...]]:
+    """Demand curves per team, accelerator and quarter from the usage history (quarter_levels; `as_of` its end), and
+    notes on what was left out and on the quarters whose hours are partly metered."""
+    matrix, note = _history(inventory)
+    share = preemptible if preemptible is not None else _preemptible_share(inventory)
+    trends = {column: fit_trend(series) for column, series in matrix.items()}
     rows = []
+    notes = [note] if note else []
     for q in quarters:
-        start, end = quarter_bounds(q)
-        mid = pd.Timestamp(start) + (pd.Timestamp(end) - pd.Timestamp(start)) / 2
-        for (team, accelerator), levels in forecast_levels(matrix, trends, mid, options.bands).items():
-            for bucket, ((lo, hi), level) in enumerate(zip(options.bands, levels, strict=True)):
+        start, end = (pd.Timestamp(d) for d in quarter_bounds(q))
+        if start < as_of:
+            metered = int(((matrix.index >= start) & (matrix.index < end)).sum())
+            notes.append(
+                f"{q}: its demand to {min(as_of, end):%Y-%m-%d %H:%M} is the usage as metered "
+                f"({metered} hours with use)"
+                + (", the rest is forecast from the usage history's trend" if as_of < end else "")
+            )
+        for column, levels in quarter_levels(matrix, trends, q, as_of, bands).items():
+            team, accelerator = cast(tuple[str, str], column)  # (team, accelerator): hourly_demand's columns
+            for bucket, ((lo, hi), level) in enumerate(zip(bands, levels, strict=True)):
                 rows.append(
                     {
                         "team": team,
@@ -175,7 +227,32 @@ def demand_from_usage(inventory: Inventory, options: PlanOptions) -> tuple[pd.Da
                         "bucket": bucket,
                     }
                 )
-    return curves_frame(rows), (note,) if note else ()
+    return curves_frame(rows), tuple(notes)
+
+
+def demand_from_usage(
+    inventory: Inventory, options: PlanOptions, preemptible: dict[str, float] | None = None
+) -> tuple[pd.DataFrame, tuple[str, ...]]:
+    """Demand curves per team, accelerator and quarter from the usage history, and notes on what was left out; from
+    the quarter in progress at the history's end (its metered hours kept) unless options.start says otherwise."""
+    as_of = actuals_until(inventory)
+    if as_of is None:
+        raise PlanInputError("--from-usage: the inventory has no usage rows (usage.csv)")
+    first = options.start or quarter_of(as_of.date())
+    return usage_curves(inventory, next_quarters(first, options.horizon), options.bands, as_of, preemptible)
+
+
+def with_actuals(
+    inventory: Inventory, curves: pd.DataFrame, quarters: list[str], bands: tuple[tuple[float, float], ...]
+) -> tuple[pd.DataFrame, tuple[str, ...]]:
+    """`curves` with every quarter of `quarters` that began before the usage history's end replaced by the usage's
+    curves (its metered hours, the rest forecast from their trend), and notes; unchanged without such a quarter."""
+    as_of = actuals_until(inventory)
+    begun = [q for q in quarters if as_of is not None and pd.Timestamp(quarter_bounds(q)[0]) < as_of]
+    if as_of is None or not begun:
+        return curves, ()
+    metered, notes = usage_curves(inventory, begun, bands, as_of)
+    return pd.concat([curves[~curves["quarter"].isin(begun)], metered], ignore_index=True), notes
 
 
 def _preemptible_share(inventory: Inventory) -> dict[tuple[str, str], float]:

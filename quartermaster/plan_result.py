@@ -23,6 +23,8 @@ from decimal import Decimal
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from quartermaster.units import quarter_bounds
+
 if TYPE_CHECKING:
     import pandas as pd
 
@@ -110,6 +112,7 @@ class KpiRow:
     quarter: str
     cost_usd: Decimal
     on_demand_equivalent_usd: Decimal
+    """on_demand_equivalent_usd: the quarter's demand at on-demand prices (its part of baseline_on_demand_usd)."""
     savings_usd: Decimal
     effective_savings_rate: float
     coverage: float
@@ -257,6 +260,39 @@ class CommitmentUtilisationRow:
     """basis: `metered` or `assumed`: which of the two expected_utilisation is."""
 
 
+@dataclass(frozen=True)
+class CreditSensitivityRow:
+    """The plan re-solved counting only a share of the post-horizon credit: its horizon cost and what it buys in the
+    first quarter open to purchases (credit_share 1 is the plan itself)."""
+
+    credit_share: float
+    """credit_share: the share of the post-horizon credit the objective counts (1 = the plan)."""
+    expected_cost_usd: Decimal
+    """expected_cost_usd: the horizon cost (spend inside the horizon), as the plan's expected_cost_usd."""
+    objective_usd: Decimal
+    post_horizon_credit_usd: Decimal
+    """post_horizon_credit_usd: the credit counted: credit_share x the credit the re-solved plan earns."""
+    new_commitment_liability_usd: Decimal
+    """new_commitment_liability_usd: every new purchase's whole liability, over the horizon."""
+    first_quarter: str
+    first_quarter_liability_usd: Decimal
+    """first_quarter_liability_usd: the whole liability of the purchases that start in first_quarter."""
+
+
+@dataclass(frozen=True)
+class CreditSensitivityPurchaseRow:
+    """A purchase the plan, re-solved at a share of the post-horizon credit, starts in the first quarter open."""
+
+    credit_share: float
+    site: str
+    machine: str
+    pricing_model: str
+    term_months: int
+    nodes: int
+    node_weeks: int
+    total_liability_usd: Decimal
+
+
 ROWS: dict[str, type] = {
     "purchase_schedule": PurchaseRow,
     "cost_by_quarter": QuarterCostRow,
@@ -270,9 +306,17 @@ ROWS: dict[str, type] = {
     "routing": RoutingRow,
     "moves": MoveRow,
     "commitment_utilisation": CommitmentUtilisationRow,
+    "credit_sensitivity": CreditSensitivityRow,
+    "credit_sensitivity_purchases": CreditSensitivityPurchaseRow,
 }
 """Each table of a plan and the type of its rows, in the order they are written."""
-ADDED_LATER = ("routing", "moves", "commitment_utilisation")
+ADDED_LATER = (
+    "routing",
+    "moves",
+    "commitment_utilisation",
+    "credit_sensitivity",
+    "credit_sensitivity_purchases",
+)
 """Tables a plan written before them lacks: read back empty."""
 
 
@@ -289,7 +333,9 @@ class PlanResult:
     expected_cost_usd: Decimal | None
     """Expected spend inside the horizon: each quarter's share of every commitment, pay-per-use, existing."""
     baseline_on_demand_usd: Decimal | None
-    """The same served accelerator-hours bought all on-demand, wherever the plan routes them."""
+    """The horizon's demand, served or not, at the price book's on-demand prices (each demand key at the cheapest
+    on-demand rate of its class where it may run by residency): the same whatever the plan buys, where it routes
+    demand, and under every placement, horizon or price what-if (results.on_demand_baseline)."""
     gap: float | None
     solve_seconds: float
     quarters: tuple[str, ...]
@@ -300,7 +346,7 @@ class PlanResult:
     relaxed: bool = False
     """True when business rules had to give (see relaxed_rules)."""
     baseline_stand_ins: tuple[str, ...] = ()
-    """For each offer with no on-demand price of its own: which price stands in for it in the baseline."""
+    """For each demand key with no on-demand price where it may run: which price stands in for it in the baseline."""
     purchase_schedule: tuple[PurchaseRow, ...] = ()
     cost_by_quarter: tuple[QuarterCostRow, ...] = ()
     cost_by_team: tuple[TeamCostRow, ...] = ()
@@ -313,6 +359,12 @@ class PlanResult:
     routing: tuple[RoutingRow, ...] = ()
     moves: tuple[MoveRow, ...] = ()
     commitment_utilisation: tuple[CommitmentUtilisationRow, ...] = ()
+    credit_sensitivity: tuple[CreditSensitivityRow, ...] = ()
+    """credit_sensitivity: the plan (credit_share 1) and its re-solves at PlanOptions.credit_shares."""
+    credit_sensitivity_purchases: tuple[CreditSensitivityPurchaseRow, ...] = ()
+    actuals_until: str | None = None
+    """actuals_until: the end of the usage history (ISO date and time), None without one: the plan's demand before it
+    is the metered usage, so the quarter in progress (the first, by default) is actuals to date plus forecast."""
     placement: str = "quota"
     """placement: where teams' demand could be served (policy.placement or a what-if; placement.py)."""
     placement_saving_usd: Decimal | None = None
@@ -341,6 +393,14 @@ class PlanResult:
     def new_commitment_in_horizon_usd(self) -> Decimal:
         """The part of that liability inside the horizon (in expected_cost_usd)."""
         return sum((p.in_horizon_usd for p in self.purchase_schedule), Decimal(0))
+
+    @property
+    def first_open_quarter(self) -> str | None:
+        """The first quarter in which a purchase can start: the first that began at or after actuals_until."""
+        if self.actuals_until is None:
+            return self.quarters[0] if self.quarters else None
+        until = dt.datetime.fromisoformat(self.actuals_until)
+        return next((q for q in self.quarters if dt.datetime.combine(quarter_bounds(q)[0], dt.time()) >= until), None)
 
     def kpi(self, quarter: str) -> KpiRow | None:
         """The quarter's FinOps measures, or None outside the plan."""

@@ -25,7 +25,11 @@ if TYPE_CHECKING:
 def command(
     path: Path = inventory_argument(),
     horizon: str = typer.Option("8q", help="Quarters to plan, e.g. 8q or 2y."),
-    start: str | None = typer.Option(None, help="First quarter, e.g. 2027Q1; default: the first with demand."),
+    start: str | None = typer.Option(
+        None,
+        help="First quarter, e.g. 2027Q1; default: the quarter in progress where the usage history ends, else the "
+        "first with demand.",
+    ),
     scenario: str | None = typer.Option(None, help="Plan for one scenario of policy.scenarios only."),
     what_if: list[str] = typer.Option(
         [], "--what-if", help="demand=+20%, price:<site>/<machine>=-10%, lose-site=<site> (repeatable)."
@@ -113,6 +117,7 @@ def command(
             solver=solver,
             time_limit_s=time_limit,
             gap_rel=gap,
+            credit_shares=(0.0, 0.5),
         )
         sweeps.check(inventory, options, spec, backend, workers)  # before planning, not after
         if rayjob is not None:
@@ -261,6 +266,12 @@ def _print(r: PlanResult) -> None:
             f"terms, {format_usd(in_horizon)} of it inside the horizon (planned); "
             f"the capacity they leave after it is credited {format_usd(r.post_horizon_credit_usd or 0)} "
             "(the on-demand cost it avoids, as far as demand uses it)."
+        )
+    for share in r.credit_sensitivity:
+        console.print(
+            f"  with {share.credit_share:.0%} of the post-horizon credit: horizon cost "
+            f"{format_usd(share.expected_cost_usd)}, "
+            f"{share.first_quarter} purchases' liability {format_usd(share.first_quarter_liability_usd)} (planned)."
         )
     for note in r.notes:
         console.print(f"  note: {note}", markup=False)

@@ -50,7 +50,9 @@ def plan_or_exit(inventory: Inventory, quarter: str | None, plan_dir: Path | Non
 
 def command(
     path: Path = inventory_argument(),
-    quarter: str = typer.Option(None, help="Quarter to report on, e.g. 2027Q1; default: the plan's first."),
+    quarter: str = typer.Option(
+        None, help="Quarter to report on, e.g. 2027Q1; default: the plan's first open to purchases."
+    ),
     plan_dir: Path = typer.Option(None, "--plan", help="A plan folder written by `qm plan`; default: plan now."),
     previous: Path = typer.Option(None, help="The previous plan's folder, to show what changed."),
     out: Path = typer.Option(Path("out/report"), help="Folder for report.html, report.xlsx, report.pdf, CSVs, JSON."),

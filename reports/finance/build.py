@@ -157,13 +157,14 @@ def build_report(
     revision: str | None = None,
     usage: pd.DataFrame | None = None,
 ) -> ReportData:
-    """The report for `quarter` (default: the plan's first quarter) of a solved plan; `revision` is the
+    """The report for `quarter` (default: the plan's first quarter open to purchases, after a quarter in progress)
+    of a solved plan; `revision` is the
     inventory's git revision (`sources.inventory_revision`), None when not known; `usage`: checked usage records
     (`metering.read_usage`, e.g. pulled from Prometheus) for plan vs actual in place of the inventory's own."""
     if not plan.has_plan:
         raise ProblemsFound(f"the plan has no solution (outcome `{plan.outcome}`); fix the plan before reporting on it")
     quarters = list(plan.quarters)
-    quarter = quarter or quarters[0]
+    quarter = quarter or plan.first_open_quarter or quarters[0]
     if quarter not in quarters:
         raise ProblemsFound(f"the plan covers {quarters[0]}..{quarters[-1]}, not {quarter}; pick a quarter inside it")
     four_in = [q for q in next_quarters(quarter, 4) if q in quarters]

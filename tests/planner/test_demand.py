@@ -83,7 +83,7 @@ def test_hours_when_every_team_is_at_zero_are_missing_data_with_a_note():
     )
     assert curves.sort_values("bucket")["level"].tolist() == curve(plain)
     assert notes == (
-        "--from-usage: 5 hours in which every team's usage is zero (2026-10-03 00:00 to "
+        "usage history: 5 hours in which every team's usage is zero (2026-10-03 00:00 to "
         "2026-10-03 05:00) are treated as missing data (a cluster outage), not as zero demand",
     )
     _, notes = demand_from_usage(with_usage(day1 + [0.0] * 24 + day2).build(), PlanOptions(start="2027Q1", horizon=1))

@@ -372,13 +372,13 @@ def test_the_baseline_says_which_price_stands_in_where_there_is_no_on_demand_pri
     )
     result = run(inventory, curves("ml", Q1, level=4.0, site=SITE))
     assert result.baseline_stand_ins == (
-        f"{SITE}/{MACHINE} (L4): no on-demand price; the cheapest on-demand L4 elsewhere, $9.0000 per "
-        "accelerator-hour, stands in",
+        f"ml/L4@{SITE}: no on-demand price in the pools it holds quota in; the cheapest on-demand L4 (or equivalent) "
+        "anywhere, $9.0000 per accelerator-hour, stands in",
     )
     alone = run(one_site(commit_12=6), curves("ml", Q1, level=4.0))
     assert alone.baseline_stand_ins == (
-        f"{SITE}/{MACHINE} (L4): no on-demand L4 anywhere in the price book; its own price, $6.0000 per "
-        "node-hour, stands in, so it claims no savings",
+        "ml/L4: no on-demand price in the pools it holds quota in; its offers' own dearest price, $6.0000 per "
+        "accelerator-hour, stands in, so it claims no savings",
     )
     assert alone.savings_rate == 0.0
 
