@@ -27,6 +27,10 @@ Share of the gap: (recommender's cost - planner's) / (recommender's - hindsight'
 
 The method's pieces (split points, window cost, hindsight optimum, the planner's input and choice) are in
 tests/planner/backtest.py, where the tests check each one; this script runs them over the trace and prints the rows.
+
+Regimes (issue 26): the same backtest on the whole cluster and on three real sub-fleets of it, the teams whose own
+demand rises, holds or falls over the month (team_regimes, REGIME_TREND), so the forecast is judged on growth,
+a plateau and a decline.
 """
 
 from __future__ import annotations
@@ -37,7 +41,9 @@ from decimal import Decimal
 
 import pandas as pd
 
+from quartermaster.planner.usage_forecast import fit_trend, without_outages
 from tests.planner.backtest import (
+    ORIGIN_STEP,
     TRACE,
     WINDOW,
     best_level,
@@ -45,6 +51,8 @@ from tests.planner.backtest import (
     planner_curve,
     planner_level,
     read_prices,
+    regime_histories,
+    team_regimes,
     window_cost,
 )
 
@@ -102,23 +110,46 @@ def gap_share(rows: list[Row]) -> float:
 
 def main() -> None:
     trace = pd.read_csv(TRACE, parse_dates=["hour"])
-    hourly = trace.groupby("hour")["demand_gpus_mean"].sum()
-    rows = evaluate(hourly, read_prices())
+    prices = read_prices()
+    regimes = team_regimes(trace)
     print(
-        f"Helios Earth, {len(rows) // len(TERMS)} origins, each costing the {WINDOW.days} days after it out of "
-        "sample at list prices; per method: nodes of 8 H100s committed, saving against all on-demand in the "
-        "window, cost in the window (USD)"
+        f"Helios Earth, every {ORIGIN_STEP.days} days from a week in, each costing the {WINDOW.days} days after it out "
+        "of sample at list prices; per method: nodes of 8 H100s committed, saving against all on-demand in the window, "
+        "cost in the window (USD)"
     )
-    print(
-        f"{'origin':<10} {'term':>4} {'on-demand $':>12} | {'recommender':>18} | {'planner':>18} | "
-        f"{'hindsight':>18} | gap closed"
-    )
-    for r in rows:
-        cells = " | ".join(f"{r.nodes[m]:>3} n {r.saving(m):>6.1%} ${float(r.cost[m]) / 1e3:>5,.0f}k" for m in METHODS)
-        print(f"{r.origin:%Y-%m-%d} {r.term:>3}m {float(r.on_demand):>12,.0f} | {cells} | {gap_share([r]):>7.0%}")
-    for label, subset in [(f"{t}-month", [r for r in rows if r.term == t]) for t in TERMS] + [("all", rows)]:
-        means = "  ".join(f"{m} {sum(r.saving(m) for r in subset) / len(subset):.2%}" for m in METHODS)
-        print(f"average, {label:<8}: {means}; planner closes {gap_share(subset):.0%} of the gap")
+    summary = []
+    for name, hourly in regime_histories(trace).items():
+        members = {"all": set(regimes.values()), "falling": {"rising"}}.get(name, {name})
+        teams = sorted(t for t, r in regimes.items() if r in members)
+        matrix, _ = without_outages(hourly.to_frame("x"))
+        trend = fit_trend(matrix["x"])
+        print(
+            f"\n{name}{' (reversed)' if name == 'falling' else ''}: {len(teams)} teams ({', '.join(teams)}); "
+            f"mean {float(matrix['x'].mean()):.0f} GPUs, trend "
+            f"{trend.slope * 30 / float(matrix['x'].mean()):+.0%} a month"
+        )
+        rows = evaluate(hourly, prices)
+        print(
+            f"{'origin':<10} {'term':>4} {'on-demand $':>12} | {'recommender':>18} | {'planner':>18} | "
+            f"{'hindsight':>18} | gap closed"
+        )
+        for r in rows:
+            cells = " | ".join(
+                f"{r.nodes[m]:>3} n {r.saving(m):>6.1%} ${float(r.cost[m]) / 1e3:>5,.0f}k" for m in METHODS
+            )
+            print(f"{r.origin:%Y-%m-%d} {r.term:>3}m {float(r.on_demand):>12,.0f} | {cells} | {gap_share([r]):>7.0%}")
+        for label, subset in [(f"{t}-month", [r for r in rows if r.term == t]) for t in TERMS] + [("all", rows)]:
+            means = "  ".join(f"{m} {sum(r.saving(m) for r in subset) / len(subset):.2%}" for m in METHODS)
+            print(f"average, {label:<8}: {means}; planner closes {gap_share(subset):.0%} of the gap")
+        worse = sum(r.cost["planner"] > r.cost["recommender"] for r in rows)
+        summary.append((name, rows, worse))
+    print("\nregime    saving: recommender   planner  hindsight | gap closed | rows the planner costs more")
+    for name, rows, worse in summary:
+        means = [sum(r.saving(m) for r in rows) / len(rows) for m in METHODS]
+        print(
+            f"{name:<9} {means[0]:>19.2%} {means[1]:>9.2%} {means[2]:>10.2%} | {gap_share(rows):>10.0%} | "
+            f"{worse} of {len(rows)}"
+        )
 
 
 if __name__ == "__main__":

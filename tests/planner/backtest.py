@@ -104,3 +104,42 @@ def planner_level(curve: pd.DataFrame, term: int, prices: dict[int, Decimal]) ->
     )
     result = plan(inventory, PlanOptions(start="2020Q2", horizon=1, gap_rel=1e-9), demand_curves=curve)
     return int(result.frame("purchase_schedule")["nodes"].sum()) if result.purchase_schedule else 0
+
+
+REGIME_TREND = 0.20
+"""A team's regime: its own trend over the whole month (Theil-Sen through its daily means, outage hours left out) as
+a share of its mean demand: above +REGIME_TREND rising, below -REGIME_TREND falling, else flat. Fixed before any
+regime was costed."""
+REGIMES = ("rising", "flat", "falling")
+
+
+def team_regimes(trace: pd.DataFrame) -> dict[str, str]:
+    """Each Helios team (VC) -> its regime (REGIME_TREND)."""
+    matrix, _ = without_outages(trace.pivot_table(index="hour", columns="team", values="demand_gpus_mean"))
+    out = {}
+    for team, series in matrix.items():
+        trend, mean = fit_trend(series), float(series.mean())
+        monthly = trend.slope * 30 / mean if mean > 0 else 0.0
+        out[str(team)] = "rising" if monthly > REGIME_TREND else "falling" if monthly < -REGIME_TREND else "flat"
+    return out
+
+
+def regime_histories(trace: pd.DataFrame) -> dict[str, pd.Series]:
+    """Hourly demand per regime, all real Helios Earth hours: the whole cluster (`all`, the backtest's first
+    history); the teams whose own demand rises over the month (`rising`) and those whose demand holds (`flat`); and
+    the rising teams' hours in reverse order (`falling`: a decline as steady as their growth, with the same daily
+    and weekly swings, mirrored). The teams whose own month falls (team_regimes) fall only in its last week, after a
+    rise: no history before it shows the decline, so they are a trend reversal, not a falling history."""
+    regimes = team_regimes(trace)
+
+    def teams(regime: str) -> pd.Series:
+        chosen = [t for t, r in regimes.items() if r == regime]
+        return trace[trace["team"].isin(chosen)].groupby("hour")["demand_gpus_mean"].sum()
+
+    rising = teams("rising")
+    return {
+        "all": trace.groupby("hour")["demand_gpus_mean"].sum(),
+        "rising": rising,
+        "flat": teams("flat"),
+        "falling": pd.Series(rising.to_numpy()[::-1], index=rising.index),
+    }

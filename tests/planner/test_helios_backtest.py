@@ -16,6 +16,8 @@ from tests.planner.backtest import (
     planner_curve,
     planner_level,
     read_prices,
+    regime_histories,
+    team_regimes,
     window_cost,
 )
 
@@ -77,3 +79,23 @@ def test_the_planner_commits_to_the_critical_fractile_of_its_curve():
     for term in (12, 36):
         assert planner_level(curve, term, prices) == (10 if prices[term] > prices[0] / 2 else 20)
     assert prices[12] > prices[0] / 2 > prices[36]
+
+
+def test_regimes_are_told_by_each_teams_own_trend_and_the_falling_history_is_the_rising_one_reversed():
+    """Issue 26, point 8: over 30 days one team grows from 10 to 20 GPUs (+100 % of its mean 15 a month: rising), one
+    holds at 10 (flat), one falls from 20 to 10 (falling); REGIME_TREND is 20 % a month."""
+    hours = pd.date_range("2020-05-01", periods=30 * 24, freq="h")
+    ramp = [10 + 10 * i / len(hours) for i in range(len(hours))]
+    trace = pd.concat(
+        [
+            pd.DataFrame({"hour": hours, "team": "up", "demand_gpus_mean": ramp}),
+            pd.DataFrame({"hour": hours, "team": "even", "demand_gpus_mean": 10.0}),
+            pd.DataFrame({"hour": hours, "team": "down", "demand_gpus_mean": ramp[::-1]}),
+        ]
+    )
+    assert team_regimes(trace) == {"down": "falling", "even": "flat", "up": "rising"}
+    histories = regime_histories(trace)
+    assert histories["rising"].tolist() == pytest.approx(ramp)
+    assert histories["falling"].tolist() == pytest.approx(ramp[::-1])
+    assert list(histories["falling"].index) == list(hours)
+    assert histories["flat"].tolist() == [10.0] * len(hours)
