@@ -25,7 +25,7 @@ from tests.paths import INVENTORY
 
 QUARTER = "2027Q1"
 CASES = [("2027Q1", 8.0), ("2028Q4", 0.01)]  # (quarter, accelerators added)
-OPTIONS = PlanOptions(what_if=("placement=anywhere",))
+OPTIONS = PlanOptions(start="2027Q1", what_if=("placement=anywhere",))
 
 
 @pytest.fixture(scope="module")
