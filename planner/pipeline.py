@@ -16,7 +16,7 @@ from quartermaster.planner.model import build_model
 from quartermaster.planner.options import PlanOptions
 from quartermaster.planner.results import collect
 from quartermaster.planner.solve import fix_integers_and_resolve, solve
-from quartermaster.pricing import usd
+from quartermaster.pricing import cents, usd
 
 
 def plan(
@@ -85,12 +85,14 @@ def credit_sensitivity(data: PlanData, result: PlanResult) -> PlanResult:
         rows.append(
             CreditSensitivityRow(
                 credit_share=share,
-                expected_cost_usd=r.expected_cost_usd,
+                expected_cost_usd=sum((cents(k.cost_usd) for k in r.kpis), Decimal(0)),
                 objective_usd=r.objective_usd,
                 post_horizon_credit_usd=usd(Decimal(str(share)) * r.post_horizon_credit_usd),
-                new_commitment_liability_usd=r.new_commitment_liability_usd,
+                new_commitment_liability_usd=sum(
+                    (cents(p.total_liability_usd) for p in r.purchase_schedule), Decimal(0)
+                ),
                 first_quarter=first,
-                first_quarter_liability_usd=sum((p.total_liability_usd for p in bought), Decimal(0)),
+                first_quarter_liability_usd=sum((cents(p.total_liability_usd) for p in bought), Decimal(0)),
             )
         )
         purchases += [

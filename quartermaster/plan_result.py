@@ -268,15 +268,17 @@ class CreditSensitivityRow:
     credit_share: float
     """credit_share: the share of the post-horizon credit the objective counts (1 = the plan)."""
     expected_cost_usd: Decimal
-    """expected_cost_usd: the horizon cost (spend inside the horizon), as the plan's expected_cost_usd."""
+    """expected_cost_usd: the horizon cost (spend inside the horizon) as shown: the sum of its quarters' costs, each
+    to the cent (the one rounding rule, reports/planned.py); for share 1 the plan's own horizon cost."""
     objective_usd: Decimal
     post_horizon_credit_usd: Decimal
     """post_horizon_credit_usd: the credit counted: credit_share x the credit the re-solved plan earns."""
     new_commitment_liability_usd: Decimal
-    """new_commitment_liability_usd: every new purchase's whole liability, over the horizon."""
+    """new_commitment_liability_usd: every new purchase's whole liability, each to the cent, over the horizon."""
     first_quarter: str
     first_quarter_liability_usd: Decimal
-    """first_quarter_liability_usd: the whole liability of the purchases that start in first_quarter."""
+    """first_quarter_liability_usd: the whole liability of the purchases that start in first_quarter, each to the
+    cent."""
 
 
 @dataclass(frozen=True)
