@@ -2,6 +2,8 @@
 
     .venv/bin/python -m bench.planner_bench                      # all three sizes, HiGHS and CBC
     .venv/bin/python -m bench.planner_bench --sizes enterprise --solvers highs
+    .venv/bin/python -m bench.planner_bench --sizes enterprise --solvers highs \
+        --variants slack binding-budgets equivalence --write-mps /tmp/enterprise.mps
 
 Sizes are sites x machines x quarters x pricing options x scenarios. A generated problem has 40 sites
 (16 GCP, 16 AWS, 8 Azure) x 15 machines in 5 fungible-within-class accelerator classes, 6 pricing options
@@ -12,12 +14,27 @@ budgets. Prices are drawn around the ratios of the sourced price book (inventory
 us-east4: 1y 61.43 / 88.56 ~0.69, 3y 38.89 / 88.56 ~0.44, spot ~0.3 of on-demand). The generator is
 seeded, so every run builds the same problems.
 
+Variants of each size (`--variants`), the cases users hit:
+- `slack`: each cost centre has a budget in the first quarter that no plan reaches.
+- `binding-budgets`: each cost centre has a budget in every quarter, set to 0.9 of what serving all its expected
+  demand would be charged at the cheapest rate any of its routes offers (a lower bound on any full plan's charge),
+  so every budget row binds and the plan leaves some demand unmet.
+- `equivalence`: demand may also be served on the equivalent accelerator classes, as `policy.equivalence` allows:
+  classes A0, A1 and A2 are worth 1.0, 1.4 and 2.2 (H100, H200 and B200 in inventory/org.yaml), so H100 work
+  may run on H200 and B200 offers (and the reverse) at the site's routes, with the planner's equivalence ratio.
+
 For each size and solver it prints what a user waits for, stage by stage: data (the generated tables),
 build (the PuLP model), solve (by solver stage: LP relaxation, rounded re-solve) and result tables (shadow
 prices and every table of the plan), each in wall and CPU seconds (every thread of the process, and CBC's
 process) with the load average at its end, since the machine may be shared; then the outcome, the objective, the LP
 relaxation bound and the MILP / LP ratio (1.001 = within 0.1 % of the LP bound). `--branch-and-bound-only`
 runs the solver's own search without the relax-and-round step, for comparison.
+
+`--write-mps PATH` writes each problem as built (integer columns marked) to an MPS file (PATH itself for one size
+and variant, else PATH with `-<size>-<variant>` before its suffix), then reads it back into HiGHS alone and times
+its LP relaxation with the options the planner's HiGHS session uses: the floor, printed beside the end-to-end CPU
+as their ratio. The same file can be timed with the `highs` binary on an idle machine. Read every figure beside
+the load average printed with it: on a shared machine CPU seconds grow with the load.
 """
 
 from __future__ import annotations
@@ -27,14 +44,17 @@ import os
 import random
 import time
 from decimal import Decimal
+from pathlib import Path
 
+import highspy
 import pandas as pd
 
+from quartermaster.demand import equivalence_ratio
 from quartermaster.planner.data import OFFER_COLUMNS, POOL_COLUMNS, PlanData
-from quartermaster.planner.model import build_model
+from quartermaster.planner.model import PlanModel, build_model
 from quartermaster.planner.options import PlanOptions
 from quartermaster.planner.results import collect
-from quartermaster.planner.solve import _run, fix_integers_and_resolve, solve
+from quartermaster.planner.solve import HIGHS_LP_OPTIONS, _quiet_highs_banner, _run, fix_integers_and_resolve, solve
 from quartermaster.units import next_quarters, quarter_hours
 
 SIZES = {  # sites, machines, quarters, scenarios, cost centres
@@ -45,11 +65,18 @@ SIZES = {  # sites, machines, quarters, scenarios, cost centres
 CLASSES = 5
 BUCKETS = ((0.0, 0.5), (0.5, 0.9), (0.9, 1.0))
 PROVIDERS = ("gcp",) * 2 + ("aws",) * 2 + ("azure",)
+VARIANTS = ("slack", "binding-budgets", "equivalence")
+# The `equivalence` variant: A0, A1, A2 worth as H100, H200 and B200 are in inventory/org.yaml's policy.equivalence.
+EQUIVALENCE = {"A0": 1.0, "A1": 1.4, "A2": 2.2}
+BINDING_SHARE = 0.9  # binding-budgets: a budget is this share of a lower bound on a full plan's charge
 
 
-def generate(sites: int, machines: int, quarters: int, scenarios: int, cost_centres: int, seed: int = 7) -> PlanData:
-    """A reproducible planning problem of the given size (as PlanData tables)."""
+def generate(
+    sites: int, machines: int, quarters: int, scenarios: int, cost_centres: int, variant: str = "slack", seed: int = 7
+) -> PlanData:
+    """A reproducible planning problem of the given size and variant (as PlanData tables)."""
     rng = random.Random(seed)
+    equivalence = EQUIVALENCE if variant == "equivalence" else {}
     qs = next_quarters("2027Q1", quarters)
     site_names = [f"{PROVIDERS[i % 5]}-site-{i:02d}" for i in range(sites)]
     offers, recourse, options, existing, caps = [], [], [], [], []
@@ -135,8 +162,10 @@ def generate(sites: int, machines: int, quarters: int, scenarios: int, cost_cent
             teams.append({"team": team, "cost_center": cc, "sites": ""})
             key = f"{team}/A{a}"
             for s in sorted(set([*home, rng.choice(site_names)])):
-                for mi in range(a, machines, CLASSES):
-                    routes.append({"demand_key": key, "offer": f"{s}/m{mi:02d}", "ratio": 1.0})
+                for mi in range(machines):
+                    ratio = equivalence_ratio(equivalence, f"A{a}", f"A{mi % CLASSES}")
+                    if ratio is not None:
+                        routes.append({"demand_key": key, "offer": f"{s}/m{mi:02d}", "ratio": ratio})
             base, growth, spread = rng.uniform(200, 1500), rng.uniform(-0.02, 0.08), rng.uniform(0.1, 0.5)
             share = rng.choice((0.0, 0.1, 0.3, 0.6))
             for qi, q in enumerate(qs):
@@ -159,26 +188,58 @@ def generate(sites: int, machines: int, quarters: int, scenarios: int, cost_cent
                             }
                         )
         budgets.append({"cost_center": cc, "quarter": qs[0], "usd": Decimal(500_000_000)})
+    frames = {
+        "recourse": pd.DataFrame(recourse),
+        "options": pd.DataFrame(options),
+        "existing": pd.DataFrame(
+            existing, columns=["commitment", "offer", "kind", "quarter", "nodes", "usd", "usd_per_node_hour"]
+        ),
+        "demand": pd.DataFrame(demand),
+        "routes": pd.DataFrame(routes),
+        "teams": pd.DataFrame(teams),
+    }
+    if variant == "binding-budgets":
+        budgets = _binding_budgets(frames, scen, {q: quarter_hours(q) for q in qs})
     return PlanData(
         quarters=qs,
         hours={q: quarter_hours(q) for q in qs},
         offers=pd.DataFrame(offers, columns=OFFER_COLUMNS),
-        recourse_prices=pd.DataFrame(recourse),
-        commit_options=pd.DataFrame(options),
-        existing=pd.DataFrame(
-            existing, columns=["commitment", "offer", "kind", "quarter", "nodes", "usd", "usd_per_node_hour"]
-        ),
+        recourse_prices=frames["recourse"],
+        commit_options=frames["options"],
+        existing=frames["existing"],
         caps=pd.DataFrame(caps, columns=["offer", "pricing_model", "max_nodes"]),
-        demand=pd.DataFrame(demand),
-        routes=pd.DataFrame(routes),
+        demand=frames["demand"],
+        routes=frames["routes"],
         budgets=pd.DataFrame(budgets),
         scenarios=scen,
-        teams=pd.DataFrame(teams),
+        teams=frames["teams"],
         pools=pd.DataFrame(columns=POOL_COLUMNS),
         unmet_penalty=150.0,
         max_spot_share=0.5,
         options=PlanOptions(time_limit_s=600),
     )
+
+
+def _binding_budgets(frames: dict[str, pd.DataFrame], scenarios: dict[str, float], hours: dict[str, int]) -> list[dict]:
+    """A budget per cost centre and quarter that binds: BINDING_SHARE of its expected demand's accelerator-hours
+    at the cheapest rate (USD per demand accelerator-hour: any pricing model, commitment or existing contract of
+    any of its routes). Every plan that serves all the demand is charged at least that rate for every hour, and
+    unmet demand's penalty is above every price, so the optimal plan spends each budget to its limit."""
+    rates = pd.concat(
+        [frames[name][["offer", "usd_per_node_hour"]] for name in ("recourse", "options", "existing")]
+    ).astype({"usd_per_node_hour": float})
+    node_rate = rates.groupby("offer")["usd_per_node_hour"].min()
+    routes = frames["routes"]
+    # a node of the offer serves accelerators_per_node / ratio of the key's accelerators (8 per node here)
+    key_rate = (routes["offer"].map(node_rate) * routes["ratio"] / 8).groupby(routes["demand_key"]).min()
+    demand = frames["demand"]
+    hours_used = demand["level"] * demand["weight"] * demand["scenario"].map(scenarios) * demand["quarter"].map(hours)
+    cost_centre = demand["team"].map(dict(zip(frames["teams"]["team"], frames["teams"]["cost_center"], strict=True)))
+    usd = (hours_used * demand["demand_key"].map(key_rate)).groupby([cost_centre, demand["quarter"]]).sum()
+    return [
+        {"cost_center": cc, "quarter": q, "usd": Decimal(f"{BINDING_SHARE * value:.2f}")}
+        for (cc, q), value in usd.items()
+    ]
 
 
 def _cpu() -> float:
@@ -200,51 +261,111 @@ class Stages:
         self.rows.append((stage, time.perf_counter() - wall, _cpu() - cpu, os.getloadavg()[0]))
         return out
 
+    @property
+    def cpu(self) -> float:
+        """CPU seconds of every stage."""
+        return sum(r[2] for r in self.rows)
+
     def line(self) -> str:
         parts = [f"{stage} {wall:.1f} s ({cpu:.1f} CPU, load {load:.1f})" for stage, wall, cpu, load in self.rows]
-        wall, cpu = sum(r[1] for r in self.rows), sum(r[2] for r in self.rows)
-        return f"{' + '.join(parts)} = {wall:.1f} s wall, {cpu:.1f} s CPU"
+        return f"{' + '.join(parts)} = {sum(r[1] for r in self.rows):.1f} s wall, {self.cpu:.1f} s CPU"
 
 
-def run(size: str, solvers: list[str], time_limit: float, threads: int | None, pure: bool) -> None:
-    """Per solver: data, build, solve (by solver stage), result tables (shadow prices and every table of the plan)."""
+def mps_path(template: Path | None, size: str, variant: str, several: bool) -> Path | None:
+    """Where --write-mps writes this problem: the path given, or with several problems, `-<size>-<variant>` added."""
+    if template is None or not several:
+        return template
+    return template.with_name(f"{template.stem}-{size}-{variant}{template.suffix}")
+
+
+def highs_alone(model: PlanModel, path: Path, threads: int | None) -> tuple[float, float, float]:
+    """Write the model as MPS (PuLP's writer, integer columns marked), read it into HiGHS alone and solve its LP
+    relaxation with the planner's HiGHS LP options: (seconds to write, CPU seconds of HiGHS's solve, objective).
+    PuLP's MPS writer leaves out the objective's constant (the existing commitments' fixed cost): it is added back,
+    so the objective reads as the planner's LP bound."""
+    wall = time.perf_counter()
+    model.prob.writeMPS(str(path))
+    written = time.perf_counter() - wall
+    _quiet_highs_banner()
+    highs = highspy.Highs()
+    highs.setOptionValue("output_flag", False)
+    if threads is not None:
+        highs.setOptionValue("threads", threads)
+    for key, value in HIGHS_LP_OPTIONS.items():
+        highs.setOptionValue(key, value)
+    highs.setOptionValue("solve_relaxation", True)
+    highs.readModel(str(path))
+    cpu = _cpu()
+    highs.run()
+    seconds = _cpu() - cpu
+    status = highs.modelStatusToString(highs.getModelStatus())
+    if status != "Optimal":
+        raise SystemExit(f"{path}: HiGHS alone ended {status} on the LP relaxation")
+    return written, seconds, highs.getInfo().objective_function_value + model.prob.objective.constant
+
+
+def run(
+    size: str,
+    variant: str,
+    solvers: list[str],
+    time_limit: float,
+    threads: int | None,
+    pure: bool,
+    mps: Path | None,
+) -> dict[str, float]:
+    """Per solver: data, build, solve (by solver stage), result tables (shadow prices and every table of the plan).
+    With `mps`, first the floor: HiGHS alone on the LP relaxation of the same model, and each solver's end-to-end
+    CPU over it. Returns each solver's CPU seconds end to end."""
     dims = SIZES[size]
-    header = False
+    floor: float | None = None
+    cpu_by_solver: dict[str, float] = {}
     for solver in solvers:
         stages = Stages()
-        data = stages.time("data", generate, *dims)
+        data = stages.time("data", generate, *dims, variant=variant)
         data.options = PlanOptions(solver=solver, time_limit_s=time_limit, gap_rel=1e-3, threads=threads)
         model = stages.time("build", build_model, data)
-        if not header:
+        if not cpu_by_solver:  # the first solver: the problem's size, and the floor
             ints = len(model.integers())
             print(
-                f"\n{size}: {dims[0]} sites x {dims[1]} machines x {dims[2]} quarters x 6 pricing options x "
-                f"{dims[3]} scenarios; {len(model.variables()):,} variables ({ints:,} integer), "
-                f"{model.prob.numConstraints():,} constraints",
+                f"\n{size}, {variant}: {dims[0]} sites x {dims[1]} machines x {dims[2]} quarters x 6 pricing options "
+                f"x {dims[3]} scenarios; {len(model.variables()):,} variables ({ints:,} integer), "
+                f"{model.prob.numConstraints():,} constraints; load {os.getloadavg()[0]:.1f}",
                 flush=True,
             )
-            header = True
+            if mps is not None:
+                written, floor, objective = highs_alone(model, mps, threads)
+                print(
+                    f"  floor: HiGHS alone on the LP relaxation of {mps} (written in {written:.1f} s): "
+                    f"{floor:.1f} s CPU, objective {objective:,.0f}; load {os.getloadavg()[0]:.1f}",
+                    flush=True,
+                )
         report = stages.time("solve", _run, model, mip=True) if pure else stages.time("solve", solve, model)
         if report.outcome.has_plan:
             stages.time("result tables", lambda m, r: collect(m, r, fix_integers_and_resolve(m)), model, report)
+        cpu_by_solver[solver] = stages.cpu
         bound = report.bound
         if pure or bound is None:  # the LP relaxation of a fresh copy, for the ratio
             data.options = PlanOptions(solver="highs", time_limit_s=time_limit, threads=threads)
             bound = solve(build_model(data), relax=True).objective
         ratio = f"{report.objective / bound:.5f}" if report.objective and bound else "-"
         solver_stages = ", ".join(f"{stage} {seconds:.1f} s" for stage, seconds in report.stages)
+        budgets = [c for name, c in model.prob.constraints.items() if name.startswith("budget__")]
+        binding = sum(1 for c in budgets if report.outcome.has_plan and c.value() >= -1e-6 * abs(c.constant))
+        over_floor = f"; end to end / HiGHS alone {stages.cpu / floor:.2f}x CPU" if floor else ""
         print(
             f"  {solver:5s}: {report.outcome.value} ({solver_stages}); objective {(report.objective or 0):,.0f}, "
-            f"LP bound {(bound or 0):,.0f}, MILP/LP {ratio} "
+            f"LP bound {(bound or 0):,.0f}, MILP/LP {ratio}, {binding} of {len(budgets)} budget rows binding "
             f"({report.status}{'; ' + report.note if report.note else ''})\n"
-            f"         {stages.line()}",
+            f"         {stages.line()}{over_floor}",
             flush=True,
         )
+    return cpu_by_solver
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", nargs="+", default=list(SIZES), choices=list(SIZES))
+    parser.add_argument("--variants", nargs="+", default=["slack"], choices=VARIANTS)
     parser.add_argument("--solvers", nargs="+", default=["highs", "cbc"], choices=["highs", "cbc"])
     parser.add_argument("--time-limit", type=float, default=120.0)
     parser.add_argument(
@@ -255,9 +376,24 @@ def main() -> None:
     # HiGHS fixes its thread pool at the first solve of a process (default: all cores, 2 here); a different
     # `threads` later makes it refuse to solve, so the default leaves it unset.
     parser.add_argument("--threads", type=int, default=None)
+    parser.add_argument(
+        "--write-mps",
+        type=Path,
+        metavar="PATH",
+        help="Write each problem as MPS and time HiGHS alone on its LP relaxation (the floor).",
+    )
     args = parser.parse_args()
+    several = len(args.sizes) * len(args.variants) > 1
     for size in args.sizes:
-        run(size, args.solvers, args.time_limit, args.threads, args.branch_and_bound_only)
+        cpu = {}
+        for variant in args.variants:
+            mps = mps_path(args.write_mps, size, variant, several)
+            cpu[variant] = run(
+                size, variant, args.solvers, args.time_limit, args.threads, args.branch_and_bound_only, mps
+            )
+        if "slack" in cpu and "binding-budgets" in cpu:
+            ratios = ", ".join(f"{s} {cpu['binding-budgets'][s] / cpu['slack'][s]:.2f}x" for s in args.solvers)
+            print(f"  {size}: binding-budgets / slack, CPU end to end: {ratios}", flush=True)
 
 
 if __name__ == "__main__":
