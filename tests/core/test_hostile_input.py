@@ -103,6 +103,7 @@ def test_formula_looking_text_is_neutralised_in_every_spreadsheet_cell(value: st
     assert spreadsheet_cell(Decimal("-20.00")) == Decimal("-20.00")  # numbers stay numbers
 
 
+@pytest.mark.slow  # six qm processes
 def test_concurrent_quota_edits_of_one_file_both_land(tmp_path: Path) -> None:
     """Issue 17: two `qm quota set` runs on the same team file lost one edit in 15 of 20 races. The edits are
     serialised by a lock on the inventory folder: after each race both values are in the file."""

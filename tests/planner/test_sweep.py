@@ -108,7 +108,7 @@ def test_draws_are_seeded_the_same_for_any_number_of_draws_and_differ_between_se
     assert len(set(three.column("cost_usd").to_pylist())) == 3  # each draw its own demand
 
 
-@pytest.mark.parametrize("backend", ["processes", pytest.param("ray", marks=pytest.mark.slow)])
+@pytest.mark.parametrize("backend", [pytest.param(b, marks=pytest.mark.slow) for b in ("processes", "ray")])
 def test_every_backend_gives_the_same_tables_as_serial_for_the_same_seed(backend):
     """Ray with one local worker: its start-up (`ray.init`) is most of this test's time."""
     inv, spec = inventory(p90=15), spec_of(["demand=-50%,0"], 2, 3)
