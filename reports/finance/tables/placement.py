@@ -1,0 +1,164 @@
+"""Tables `moves`, `commitment_utilisation` and `credit_sensitivity`: where the plan runs a team where it holds no
+quota today, each commitment's assumed against metered utilisation, and the plan re-solved at a share of its
+post-horizon credit (the planner's rows on `PlanResult`)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from decimal import Decimal
+from typing import TYPE_CHECKING
+
+from quartermaster.pricing import cents
+from quartermaster.reports.finance.table import Column, Row, Table
+from quartermaster.reports.finance.tables.common import ratio
+
+if TYPE_CHECKING:
+    from quartermaster.plan_result import PlanResult
+
+
+@dataclass(frozen=True)
+class MoveLine(Row):
+    team: str
+    served_on: str
+    flavor: str
+    accelerator_hours: Decimal
+    quota_needed: int
+    saving: Decimal | None
+
+
+@dataclass(frozen=True)
+class UtilisationLine(Row):
+    commitment: str
+    site: str
+    machine: str
+    quarter: str
+    assumed: Decimal
+    metered: Decimal | None
+    metered_hours: int
+    expected: Decimal
+    basis: str
+
+
+@dataclass(frozen=True)
+class CreditLine(Row):
+    credit_share: Decimal
+    horizon_cost: Decimal
+    credit: Decimal
+    liability: Decimal
+    first_quarter: str
+    first_quarter_liability: Decimal
+    first_quarter_purchases: str
+
+
+def moves_table(plan: PlanResult) -> Table:
+    rows = tuple(
+        MoveLine(
+            m.team,
+            f"{m.served_accelerator} at {m.served_site} ({m.machine})",
+            m.flavor,
+            Decimal(repr(m.accelerator_hours)).quantize(Decimal("0.1")),
+            m.quota_needed_accelerators,
+            None if m.saving_usd is None else cents(m.saving_usd),
+        )
+        for m in plan.moves
+    )
+    saving = (
+        ""
+        if plan.placement_saving_usd is None
+        else f" Together they save {cents(plan.placement_saving_usd):,} USD (re-solved)."
+    )
+    return Table(
+        "moves",
+        f"Moves: demand served where the team holds no quota today (policy.placement {plan.placement})",
+        (
+            Column("team", "Team"),
+            Column("served_on", "Served on"),
+            Column("flavor", "Flavor"),
+            Column("accelerator_hours", "Accelerator-hours over the horizon", "number"),
+            Column("quota_needed", "Quota it needs", "int"),
+            Column("saving", "Saving if allowed", "money"),
+        ),
+        rows,
+        note="Basis: planned. Each move needs the team's quota (or, in its cohort's pool, a borrowing limit) in the "
+        "flavor; the saving is how much more the plan costs when that one move is not allowed, re-solved (moves "
+        "interact, so the savings need not add up)." + saving
+        if rows
+        else f"None: every team runs where it holds quota today (policy.placement {plan.placement}).",
+    )
+
+
+def utilisation_table(plan: PlanResult) -> Table:
+    rows = tuple(
+        UtilisationLine(
+            u.commitment,
+            u.site,
+            u.machine,
+            u.quarter,
+            ratio(u.assumed_utilisation),
+            None if u.metered_utilisation is None else ratio(u.metered_utilisation),
+            u.metered_hours,
+            ratio(u.expected_utilisation),
+            u.basis,
+        )
+        for u in plan.commitment_utilisation
+    )
+    return Table(
+        "commitment_utilisation",
+        "Commitment utilisation: assumed by the plan against metered",
+        (
+            Column("commitment", "Commitment"),
+            Column("site", "Site"),
+            Column("machine", "Machine"),
+            Column("quarter", "Quarter"),
+            Column("assumed", "Assumed by the plan", "pct"),
+            Column("metered", "Metered", "pct"),
+            Column("metered_hours", "Metered hours", "int"),
+            Column("expected", "Expected", "pct"),
+            Column("basis", "Expected from"),
+        ),
+        rows,
+        note="Assumed: the plan's use of the commitment's node-hours in the quarter (planned). Metered: the usage "
+        "history's held accelerator-hours over the committed ones while it was active (metered). Expected: metered "
+        "where there is history, else assumed."
+        if rows
+        else "Not recorded: the plan has no existing commitments, or was written before the planner recorded their "
+        "utilisation (run `qm plan` again).",
+    )
+
+
+def credit_table(plan: PlanResult) -> Table:
+    bought: dict[float, list[str]] = {}
+    for p in plan.credit_sensitivity_purchases:
+        bought.setdefault(p.credit_share, []).append(f"{p.nodes} x {p.machine} {p.pricing_model} at {p.site}")
+    rows = tuple(
+        CreditLine(
+            ratio(c.credit_share),
+            cents(c.expected_cost_usd),
+            cents(c.post_horizon_credit_usd),
+            cents(c.new_commitment_liability_usd),
+            c.first_quarter,
+            cents(c.first_quarter_liability_usd),
+            "; ".join(bought.get(c.credit_share, ())) or "none",
+        )
+        for c in sorted(plan.credit_sensitivity, key=lambda c: c.credit_share)
+    )
+    return Table(
+        "credit_sensitivity",
+        "The post-horizon credit as an assumption: the plan at 0 %, 50 % and 100 % of it",
+        (
+            Column("credit_share", "Share of the credit counted", "pct"),
+            Column("horizon_cost", "Horizon cost", "money"),
+            Column("credit", "Credit counted", "money"),
+            Column("liability", "New purchases' liability", "money"),
+            Column("first_quarter", "First quarter open"),
+            Column("first_quarter_liability", "Its purchases' liability", "money"),
+            Column("first_quarter_purchases", "What it buys then"),
+        ),
+        rows,
+        note="Basis: planned. The plan credits new capacity left after the horizon with the on-demand cost it would "
+        "avoid, assuming demand stays at the last quarter's level for the rest of each term; each row re-solves the "
+        "plan counting only that share of the credit (100 %: the plan itself)."
+        if rows
+        else "Not recorded: the plan was written before the planner re-solved it at shares of the credit (run "
+        "`qm plan` again).",
+    )
