@@ -130,9 +130,9 @@ def solve(model: PlanModel, *, relax: bool = False) -> SolveReport:
     `gap_rel` of the bound it is proven good enough and returned; otherwise the MILP solver runs for the
     remaining time and the better of the two plans is kept. On generated enterprise problems the rounded
     plan is within 0.05 % of the LP bound while HiGHS's own search was still 0.2 % away after 60 s
-    (bench/planner_bench.py). With HiGHS the problem is handed over once (`HighsLp`): the re-optimisation
-    only changes the bounds of the integer columns and starts from the relaxation's basis, and its duals
-    are kept for the shadow prices (`fix_integers_and_resolve` does not solve again).
+    (bench/planner_bench.py). With HiGHS the problem is handed over once (`HighsLp`, by independent component:
+    HighsSession): the re-optimisation only changes the bounds of the integer columns and starts from the
+    relaxation's basis, and its duals are kept for the shadow prices (`fix_integers_and_resolve` does not solve again).
     """
     model.fixed_lp = None
     start = time.perf_counter()
@@ -189,13 +189,27 @@ def _branch_and_bound(
     return _elapsed(mip, start)
 
 
+# Constraint families whose rows tie otherwise independent parts of the model together: a cost centre's budget
+# spans the keys of its teams, whatever offers serve them. Components are found without these rows, which are then
+# checked on the components' joint solution.
+LINKING_FAMILIES = ("budget",)
+
+
 class HighsSession:
-    """The LP relaxation handed to HiGHS once, in bulk, and re-solved warm after the integers are fixed.
+    """The LP relaxation handed to HiGHS in bulk, by independent component, and re-solved warm after the integers
+    are fixed.
 
     PuLP's own HiGHS bridge adds columns and rows one call at a time and starts a new solver for every
     solve (12 s per hand-over at enterprise size, then a cold solve); here the rows go over as one
     row-wise matrix and the fixed re-solve starts from the relaxation's optimal basis. Solutions, reduced
     costs, duals and slacks are written back to the PuLP variables and constraints as PuLP would.
+
+    By component: without the budget rows (LINKING_FAMILIES) the matrix falls apart into independent components
+    (demand keys and the offers their routes reach, with those offers' rows), and each is solved as its own HiGHS
+    problem, whose simplex iterations are cheaper than the whole LP's. The joint solution is optimal for the LP
+    without the budget rows, so when it keeps every budget row it is optimal for the whole LP (those rows' duals
+    0). When a budget row is violated (a budget binds), a component is not optimal, or the matrix does not fall
+    apart, the whole LP is solved as one problem (cold at that point), and the session keeps it from then on.
 
     Why not build the matrix straight from PlanData's tables in numpy and skip PuLP? It would save most of the
     build (creating the PuLP variables alone is about half of it at enterprise size), but every business rule
@@ -205,18 +219,16 @@ class HighsSession:
     """
 
     def __init__(self, model: PlanModel):
-        self.model, prob, opts = model, model.prob, model.data.options
+        self.model, prob = model, model.prob
         self.variables = model.variables()
         self.constraints = constraints = prob.constraints()
         inf = highspy.kHighsInf
         for i, var in enumerate(self.variables):
             var.index = i
-        lp = highspy.HighsLp()
-        lp.num_col_, lp.num_row_ = len(self.variables), len(constraints)
         objective = prob.objective
-        lp.col_cost_ = np.array([objective.get(v, 0.0) for v in self.variables], dtype=float)
-        lp.col_lower_ = np.array([-inf if v.lowBound is None else v.lowBound for v in self.variables], dtype=float)
-        lp.col_upper_ = np.array([inf if v.upBound is None else v.upBound for v in self.variables], dtype=float)
+        self.cost = np.array([objective.get(v, 0.0) for v in self.variables], dtype=float)
+        self.col_lower = np.array([-inf if v.lowBound is None else v.lowBound for v in self.variables], dtype=float)
+        self.col_upper = np.array([inf if v.upBound is None else v.upBound for v in self.variables], dtype=float)
         # the rows' terms in bulk (C-level extend), zero coefficients dropped afterwards in numpy
         column = operator.attrgetter("index")
         index: list[int] = []
@@ -230,23 +242,57 @@ class HighsSession:
         kept = np.concatenate(([0], np.cumsum(values != 0)))
         rhs = -np.array([row.constant for row in constraints], dtype=float)
         sense = np.array([row.sense for row in constraints])
-        lp.row_lower_ = np.where(sense == pulp.LpConstraintLE, -inf, rhs)
-        lp.row_upper_ = np.where(sense == pulp.LpConstraintGE, inf, rhs)
+        self.row_lower = np.where(sense == pulp.LpConstraintLE, -inf, rhs)
+        self.row_upper = np.where(sense == pulp.LpConstraintGE, inf, rhs)
+        self.start = kept[np.concatenate(([0], ends))].astype(np.int32)
+        self.index = np.array(index, dtype=np.int32)[values != 0]
+        self.value = values[values != 0]
+        linking = np.array([row.name.split("__")[0] in LINKING_FAMILIES for row in constraints], dtype=bool)
+        self.parts: list[tuple[np.ndarray, np.ndarray]] | None = _components(
+            self.start, self.index, linking, len(self.variables)
+        )
+        self.highs: list[highspy.Highs] = []
+        if self.parts is None:
+            self._solve_whole()
+        else:
+            self.highs = [self._highs(self._lp(cols, rows)) for cols, rows in self.parts]
+            prob.solverModel = self.highs[0]
+
+    def _lp(self, cols: np.ndarray, rows: np.ndarray) -> highspy.HighsLp:
+        """The LP of the columns `cols` and rows `rows` (each row's columns among `cols`), indexed from 0."""
+        local = np.full(len(self.variables), -1, dtype=np.int32)
+        local[cols] = np.arange(len(cols), dtype=np.int32)
+        lengths = np.diff(self.start)[rows]
+        entries = np.repeat(self.start[rows], lengths) + _ranges(lengths)
+        lp = highspy.HighsLp()
+        lp.num_col_, lp.num_row_ = len(cols), len(rows)
+        lp.col_cost_, lp.col_lower_, lp.col_upper_ = self.cost[cols], self.col_lower[cols], self.col_upper[cols]
+        lp.row_lower_, lp.row_upper_ = self.row_lower[rows], self.row_upper[rows]
         lp.a_matrix_.format_ = highspy.MatrixFormat.kRowwise
-        lp.a_matrix_.start_ = kept[np.concatenate(([0], ends))].astype(np.int32)
-        lp.a_matrix_.index_ = np.array(index, dtype=np.int32)[values != 0]
-        lp.a_matrix_.value_ = values[values != 0]
+        lp.a_matrix_.start_ = np.concatenate(([0], np.cumsum(lengths))).astype(np.int32)
+        lp.a_matrix_.index_ = local[self.index[entries]]
+        lp.a_matrix_.value_ = self.value[entries]
+        return lp
+
+    def _highs(self, lp: highspy.HighsLp) -> highspy.Highs:
+        opts = self.model.data.options
         _quiet_highs_banner()
-        self.highs = highspy.Highs()
-        self.highs.setOptionValue("output_flag", False)
+        highs = highspy.Highs()
+        highs.setOptionValue("output_flag", False)
         if opts.threads is not None:
-            self.highs.setOptionValue("threads", opts.threads)
-        self.highs.setOptionValue("time_limit", float(opts.time_limit_s))
+            highs.setOptionValue("threads", opts.threads)
+        highs.setOptionValue("time_limit", float(opts.time_limit_s))
         for key, val in HIGHS_LP_OPTIONS.items():
-            self.highs.setOptionValue(key, val)
-        self.highs.passModel(lp)
-        prob.solverModel = self.highs
-        self._np = np
+            highs.setOptionValue(key, val)
+        highs.passModel(lp)
+        return highs
+
+    def _solve_whole(self) -> None:
+        """From now on, the whole LP as one HiGHS problem (its column bounds as they stand)."""
+        self.parts = None
+        everything = np.arange(len(self.variables))
+        self.highs = [self._highs(self._lp(everything, np.arange(len(self.constraints))))]
+        self.model.prob.solverModel = self.highs[0]
 
     def run(self, stage: str, only: list[pulp.LpVariable] | None = None) -> SolveReport:
         """Solve the LP as it stands; the outcome from HiGHS's statuses, values and duals written back to PuLP
@@ -256,42 +302,143 @@ class HighsSession:
         1.4 s per solve at enterprise size; the session keeps both lists in HiGHS's order.
         """
         start = time.perf_counter()
-        self.highs.run()
-        status, info = self.highs.getModelStatus(), self.highs.getInfo()
-        feasible = info.primal_solution_status == highspy.SolutionStatus.kSolutionStatusFeasible
-        outcome = _FROM_HIGHS_STATUS.get(status.name, Outcome.FEASIBLE if feasible else Outcome.NO_SOLUTION)
+        solution = self._run_parts() if self.parts is not None else None
+        if solution is None:  # one problem, or a budget binds or a component is not optimal: the whole LP decides
+            if self.parts is not None:
+                self._solve_whole()
+            solution = self._run_whole()
+        outcome, status, objective, col_value, col_dual, row_value, row_dual = solution
         if outcome.has_plan and only is not None:
-            values = self.highs.getSolution().col_value
             for var in only:
-                var.varValue = values[var.index]
+                var.varValue = col_value[var.index]
         elif outcome.has_plan:
-            solution = self.highs.getSolution()
-            for var, value, dj in zip(self.variables, solution.col_value, solution.col_dual, strict=True):
+            for var, value, dj in zip(self.variables, col_value, col_dual, strict=True):
                 var.varValue, var.dj = value, dj
-            for row, activity, pi in zip(self.constraints, solution.row_value, solution.row_dual, strict=True):
+            for row, activity, pi in zip(self.constraints, row_value, row_dual, strict=True):
                 slack = row.constant + activity  # PuLP's convention: the constant is on the left
                 row.slack, row.pi = (-slack if row.sense == pulp.LpConstraintLE else slack), pi
         seconds = time.perf_counter() - start
-        objective = info.objective_function_value + self.model.prob.objective.constant if outcome.has_plan else None
+        parts = f" ({len(self.parts)} components)" if self.parts is not None else ""
         return SolveReport(
             outcome,
             "highs",
-            self.highs.modelStatusToString(status),
-            objective,
+            status,
+            objective + self.model.prob.objective.constant if outcome.has_plan else None,
             None,
             None,
             seconds,
-            stages=((stage, seconds),),
+            stages=((stage + parts, seconds),),
         )
+
+    def _run_whole(self) -> tuple:
+        """(outcome, status text, objective without the constant, column values and duals, row values and duals)."""
+        highs = self.highs[0]
+        highs.run()
+        status, info = highs.getModelStatus(), highs.getInfo()
+        feasible = info.primal_solution_status == highspy.SolutionStatus.kSolutionStatusFeasible
+        outcome = _FROM_HIGHS_STATUS.get(status.name, Outcome.FEASIBLE if feasible else Outcome.NO_SOLUTION)
+        solution = highs.getSolution()
+        return (
+            outcome,
+            highs.modelStatusToString(status),
+            info.objective_function_value,
+            solution.col_value,
+            solution.col_dual,
+            solution.row_value,
+            solution.row_dual,
+        )
+
+    def _run_parts(self) -> tuple | None:
+        """Each component solved; their joint solution if every one is optimal and the rows outside them (budget
+        rows) hold on it, else None."""
+        n_col, n_row = len(self.variables), len(self.constraints)
+        col_value, col_dual = np.zeros(n_col), np.zeros(n_col)
+        row_value, row_dual = np.zeros(n_row), np.zeros(n_row)
+        objective = 0.0
+        for highs, (cols, rows) in zip(self.highs, self.parts or [], strict=True):
+            highs.run()
+            if highs.getModelStatus().name != "kOptimal":
+                return None
+            solution = highs.getSolution()
+            col_value[cols], col_dual[cols] = solution.col_value, solution.col_dual
+            row_value[rows], row_dual[rows] = solution.row_value, solution.row_dual
+            objective += highs.getInfo().objective_function_value
+        outside = np.ones(n_row, dtype=bool)
+        for _, rows in self.parts or []:
+            outside[rows] = False
+        rows = np.flatnonzero(outside)
+        lengths = np.diff(self.start)[rows]
+        entries = np.repeat(self.start[rows], lengths) + _ranges(lengths)
+        products = self.value[entries] * col_value[self.index[entries]]
+        activity = np.bincount(np.repeat(np.arange(len(rows)), lengths), weights=products, minlength=len(rows))
+        tolerance = 1e-7 * np.maximum(1.0, np.abs(np.where(np.isinf(self.row_upper[rows]), 0, self.row_upper[rows])))
+        if np.any(activity > self.row_upper[rows] + tolerance) or np.any(activity < self.row_lower[rows] - tolerance):
+            return None
+        row_value[rows] = activity
+        # plain Python floats, as HiGHS's own solution gives them to PuLP
+        joint = (col_value.tolist(), col_dual.tolist(), row_value.tolist(), row_dual.tolist())
+        return (Outcome.OPTIMAL, "Optimal", objective, *joint)
 
     def fix(self, integers: list[pulp.LpVariable], values: dict[str, int]) -> SolveReport:
         """Fix the integer columns at `values` and re-solve from the current basis (dual simplex)."""
-        np = self._np
         cols = np.array([v.index for v in integers], dtype=np.int32)
         fixed = np.array([values[v.name] for v in integers], dtype=float)
-        self.highs.changeColsBounds(len(cols), cols, fixed, fixed)
-        self.highs.setOptionValue("solver", "simplex")
+        self.col_lower[cols] = self.col_upper[cols] = fixed
+        for highs, part_cols in zip(self.highs, [c for c, _ in self.parts] if self.parts else [None], strict=True):
+            if part_cols is None:
+                here, at = cols, fixed
+            else:
+                local = np.searchsorted(part_cols, cols)
+                inside = (local < len(part_cols)) & (part_cols[np.minimum(local, len(part_cols) - 1)] == cols)
+                here, at = local[inside].astype(np.int32), fixed[inside]
+            highs.changeColsBounds(len(here), here, at, at)
+            highs.setOptionValue("solver", "simplex")
         return self.run("rounded re-solve")
+
+
+def _ranges(lengths: np.ndarray) -> np.ndarray:
+    """0 .. n-1 for each n of `lengths`, concatenated."""
+    ends = np.cumsum(lengths)
+    return np.arange(ends[-1] if len(ends) else 0) - np.repeat(ends - lengths, lengths)
+
+
+def _components(
+    start: np.ndarray, index: np.ndarray, linking: np.ndarray, n_col: int
+) -> list[tuple[np.ndarray, np.ndarray]] | None:
+    """The independent components of a row-wise matrix, leaving out the `linking` rows: (columns, rows) of each,
+    both sorted (columns in no row are gathered in one component); None when there are fewer than two.
+
+    Labels propagate along the rows: each column takes the least label of the rows it is in, then its label's
+    label, until nothing changes; columns that share a row then share a label."""
+    lengths = np.diff(start)
+    rows = np.flatnonzero(~linking & (lengths > 0))
+    row_lengths = lengths[rows]
+    entries = np.repeat(start[rows], row_lengths) + _ranges(row_lengths)
+    cols = index[entries]
+    firsts = np.concatenate(([0], np.cumsum(row_lengths)[:-1])).astype(np.int64)
+    label = np.arange(n_col)
+    while len(rows):
+        row_least = np.minimum.reduceat(label[cols], firsts)
+        new = label.copy()
+        np.minimum.at(new, cols, np.repeat(row_least, row_lengths))
+        new = new[new]
+        if np.array_equal(new, label):
+            break
+        label = new
+    in_rows = np.zeros(n_col, dtype=bool)
+    in_rows[cols] = True
+    rowless = np.flatnonzero(~in_rows)
+    if len(rowless):  # one component for the columns no row reaches: only their bounds hold them
+        label[rowless] = rowless[0]
+    names, part_of_col = np.unique(label, return_inverse=True)
+    if len(names) < 2:
+        return None
+    part_of_row = part_of_col[cols[firsts]] if len(rows) else np.zeros(0, dtype=np.int64)
+    col_order = np.argsort(part_of_col, kind="stable")
+    col_splits = np.cumsum(np.bincount(part_of_col, minlength=len(names)))[:-1]
+    row_order = np.argsort(part_of_row, kind="stable")
+    row_splits = np.cumsum(np.bincount(part_of_row, minlength=len(names)))[:-1]
+    return list(zip(np.split(col_order, col_splits), np.split(rows[row_order], row_splits), strict=True))
 
 
 def _with_integers(
