@@ -515,8 +515,10 @@ def value_budget(text: str) -> list[int]:
 
 def too_deep(text: str) -> int | None:
     """The first line nested deeper than MAX_DEPTH (by indentation or by flow brackets), or None."""
-    flow = _DEEP_FLOW.search(text)
+    flow = _DEEP_FLOW.search(text) if text.count("[") + text.count("{") > MAX_DEPTH else None
     first = text.count("\n", 0, flow.start()) + 1 if flow else None
+    if " " * (2 * MAX_DEPTH + 1) not in text:  # no line is indented that deep
+        return first
     for number, line in enumerate(text.splitlines(), start=1):
         if first is not None and number >= first:
             break
