@@ -527,6 +527,9 @@ def too_deep(text: str) -> int | None:
     return first
 
 
+ALIAS_BOMB = "YAML anchors and aliases expand to more values than the file could hold (an alias bomb)"
+
+
 def plain_data(
     node: yaml.Node, path: YamlPath, lines: dict[YamlPath, int], shown: str, issues: list[Issue], budget: list[int]
 ) -> Any:
@@ -534,7 +537,7 @@ def plain_data(
     more values the file may expand to."""
     budget[0] -= 1
     if budget[0] < 0:
-        raise YamlTooLarge("YAML anchors and aliases expand to more values than the file could hold (an alias bomb)")
+        raise YamlTooLarge(ALIAS_BOMB)
     if len(path) > MAX_DEPTH:
         raise YamlTooLarge(f"YAML nested deeper than {MAX_DEPTH} levels")
     lines.setdefault(path, node.start_mark.line + 1)
@@ -554,7 +557,13 @@ def plain_data(
                     )
                 )
                 continue
-            key = plain_data(key_node, path, lines, shown, issues, budget)
+            if key_node.tag == _STR:  # a plain key, as plain_data gives it, inline (one value of the budget)
+                budget[0] -= 1
+                if budget[0] < 0:
+                    raise YamlTooLarge(ALIAS_BOMB)
+                key = key_node.value
+            else:
+                key = plain_data(key_node, path, lines, shown, issues, budget)
             if not isinstance(key, (str, int)) or isinstance(key, bool):
                 key = str(key)
             if key in out:
@@ -567,9 +576,16 @@ def plain_data(
                     )
                 )
                 continue
-            lines[(*path, key)] = key_node.start_mark.line + 1
-            out[key] = plain_data(value_node, (*path, key), lines, shown, issues, budget)
-        return {**{k: v for k, v in merged.items() if k not in out}, **out}
+            child = (*path, key)
+            lines[child] = key_node.start_mark.line + 1
+            if value_node.tag == _STR and isinstance(value_node, yaml.ScalarNode) and len(child) <= MAX_DEPTH:
+                budget[0] -= 1  # a plain string value, as plain_data gives it, inline
+                if budget[0] < 0:
+                    raise YamlTooLarge(ALIAS_BOMB)
+                out[key] = value_node.value
+            else:
+                out[key] = plain_data(value_node, child, lines, shown, issues, budget)
+        return {**{k: v for k, v in merged.items() if k not in out}, **out} if merged else out
     if isinstance(node, yaml.SequenceNode):
         return [plain_data(item, (*path, i), lines, shown, issues, budget) for i, item in enumerate(node.value)]
     if node.tag == _STR:  # fast path for the common scalars; the constructor handles the rest
