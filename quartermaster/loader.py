@@ -385,7 +385,7 @@ def _read_yaml(
         issues.append(deep)
         return
     try:
-        node = yaml.compose(text, Loader=yaml.CSafeLoader)
+        node = yaml.compose(text, Loader=_SafeComposer)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
         problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
@@ -467,6 +467,30 @@ def _read_yaml(
         else:
             raw[key].extend((shown, (key, i), item) for i, item in enumerate(value))
 
+
+class _SafeComposer(yaml.CSafeLoader):
+    """libyaml's safe loader, composing only, that resolves the tag of each distinct scalar once per file (keys and
+    values repeat from object to object) and skips the path resolvers, which the safe loader has none of."""
+
+    def __init__(self, stream: str) -> None:
+        super().__init__(stream)
+        self._tags: dict[tuple[Any, Any, Any], str] = {}
+
+    def descend_resolver(self, current_node: Any, current_index: Any) -> None:
+        pass
+
+    def ascend_resolver(self) -> None:
+        pass
+
+    def resolve(self, kind: Any, value: Any, implicit: Any) -> str:
+        key = (kind, value, implicit)
+        tag = self._tags.get(key)
+        if tag is None:
+            tag = self._tags[key] = super().resolve(kind, value, implicit)
+        return tag
+
+
+assert not _SafeComposer.yaml_path_resolvers  # what skipping them relies on
 
 _SCALARS = yaml.constructor.SafeConstructor()
 _STR, _INT, _MERGE = "tag:yaml.org,2002:str", "tag:yaml.org,2002:int", "tag:yaml.org,2002:merge"
