@@ -469,10 +469,16 @@ def idle_weights(
 MICRO_USD = Decimal("0.000001")
 
 
+def decimal_of(value: float | Decimal) -> Decimal:
+    """A number as solved or metered, as Decimal: a float from its shortest repr, never through binary rounding; a
+    Decimal as it is."""
+    return value if isinstance(value, Decimal) else Decimal(repr(value))
+
+
 def usd(amount: float | Decimal) -> Decimal:
     """An amount as Decimal USD with 6 decimals (half up), as solved or metered (no negative zero). A Decimal is
     quantised as it is; a float (a solver's value) from its shortest repr, never through binary rounding."""
-    exact = amount if isinstance(amount, Decimal) else Decimal(str(float(amount)))
+    exact = amount if isinstance(amount, Decimal) else decimal_of(float(amount))
     value = exact.quantize(MICRO_USD, rounding=ROUND_HALF_UP)
     return value if value != 0 else abs(value)
 

@@ -36,6 +36,7 @@ from quartermaster.pricing import (
     accelerator_hour_price,
     allocate_cents,
     cents,
+    decimal_of,
 )
 from quartermaster.reports.metering import MeterResult, Period, meter
 from quartermaster.reports.planned import quarter_cost
@@ -97,7 +98,7 @@ def _price_effect(inventory: Inventory, plan: PlanResult, quarter: str) -> Decim
                 continue
             rate = accelerator_hour_price(inventory, r.machine, r.served_site, r.tier)
             if rate is not None:
-                out += Decimal(repr(r.accelerator_hours)) * rate * Decimal(m["pct"]) / 100
+                out += decimal_of(r.accelerator_hours) * rate * Decimal(m["pct"]) / 100
     return out
 
 
@@ -122,7 +123,7 @@ def build_bridge(
     paid_hours = flexible_hours = ZERO
     for r in plan.routing:
         if r.quarter == quarter:
-            hours = Decimal(repr(r.accelerator_hours))
+            hours = decimal_of(r.accelerator_hours)
             if r.tier in PAID_TIERS:
                 paid_hours += hours
             else:

@@ -19,7 +19,7 @@ from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
 from quartermaster.errors import ProblemsFound
-from quartermaster.pricing import cents
+from quartermaster.pricing import cents, decimal_of
 from quartermaster.reports.finance.chart_data import report_charts
 from quartermaster.reports.finance.table import CENTS, ZERO, Amount, Chart, Row, Table
 from quartermaster.reports.finance.tables.approve import Commitment, approve_table
@@ -248,7 +248,7 @@ def build_report(
             None if plan.post_horizon_credit_usd is None else cents(plan.post_horizon_credit_usd),
         ),
         p90_cost,
-        Decimal(repr(kpi.unmet_accelerator_hours if kpi else 0.0)).quantize(Decimal("0.1")),
+        decimal_of(kpi.unmet_accelerator_hours if kpi else 0.0).quantize(Decimal("0.1")),
         budget.total["budget"] if budget.total else None,
         budget.total["variance"] if budget.total else None,
         tuple(r for r in expiry.rows if isinstance(r, ExpiryRow) and r.warning),

@@ -7,7 +7,7 @@ from decimal import Decimal
 from typing import TYPE_CHECKING
 
 from quartermaster.errors import ProblemsFound
-from quartermaster.pricing import break_even
+from quartermaster.pricing import break_even, decimal_of
 from quartermaster.reports.finance.table import ZERO, Column, Row, Table
 from quartermaster.reports.finance.tables.common import PCT, active_quarters
 
@@ -52,7 +52,7 @@ def break_even_table(inventory: Inventory, plan: PlanResult, approve_rows: list[
             r.usd_per_node_hour_used,
         )
         active = active_quarters(order, r)
-        utilisation = [Decimal(repr(k.utilisation_accelerator_hours)) for k in plan.kpis if k.quarter in active]
+        utilisation = [decimal_of(k.utilisation_accelerator_hours) for k in plan.kpis if k.quarter in active]
         expected = (sum(utilisation, ZERO) / len(utilisation)).quantize(PCT) if utilisation else None
         ratio = None if even.utilisation is None else even.utilisation.quantize(PCT)
         rows.append(

@@ -5,6 +5,8 @@ from __future__ import annotations
 from decimal import Decimal
 from typing import TYPE_CHECKING
 
+from quartermaster.pricing import decimal_of
+
 if TYPE_CHECKING:
     from quartermaster.model import Inventory
     from quartermaster.plan_result import PurchaseRow
@@ -15,7 +17,7 @@ PCT = Decimal("0.0001")
 
 def ratio(value: float | Decimal) -> Decimal:
     """A plan ratio (a float as solved) as Decimal to 6 places, from its shortest repr (no float rounding)."""
-    return (value if isinstance(value, Decimal) else Decimal(repr(value))).quantize(RATIO)
+    return decimal_of(value).quantize(RATIO)
 
 
 def centre_name(inventory: Inventory, code: str) -> str:

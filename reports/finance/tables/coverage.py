@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import TYPE_CHECKING
 
+from quartermaster.pricing import decimal_of
 from quartermaster.reports.finance.table import Column, Row, Table
 from quartermaster.reports.finance.tables.common import ratio
 from quartermaster.reports.planned import quarter_cost, quarter_on_demand
@@ -46,7 +47,7 @@ def coverage_table(plan: PlanResult, quarters: list[str]) -> Table:
                 ratio(k.utilisation),
                 ratio(k.coverage_accelerator_hours),
                 ratio(k.utilisation_accelerator_hours),
-                Decimal(repr(k.served_accelerator_hours)).quantize(Decimal(1)),
+                decimal_of(k.served_accelerator_hours).quantize(Decimal(1)),
             )
         )
     return Table(

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import TYPE_CHECKING
 
-from quartermaster.pricing import cents
+from quartermaster.pricing import cents, decimal_of
 from quartermaster.reports.finance.table import Column, Row, Table
 from quartermaster.reports.finance.tables.common import ratio
 
@@ -56,7 +56,7 @@ def moves_table(plan: PlanResult) -> Table:
             m.team,
             f"{m.served_accelerator} at {m.served_site} ({m.machine})",
             m.flavor,
-            Decimal(repr(m.accelerator_hours)).quantize(Decimal("0.1")),
+            decimal_of(m.accelerator_hours).quantize(Decimal("0.1")),
             m.quota_needed_accelerators,
             None if m.saving_usd is None else cents(m.saving_usd),
         )

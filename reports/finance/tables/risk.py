@@ -8,7 +8,13 @@ from decimal import Decimal
 from typing import TYPE_CHECKING
 
 from quartermaster.demand import quantile_at
-from quartermaster.pricing import PAY_PER_USE_MODELS, PricingModel, cents, cheapest_on_demand_per_accelerator
+from quartermaster.pricing import (
+    PAY_PER_USE_MODELS,
+    PricingModel,
+    cents,
+    cheapest_on_demand_per_accelerator,
+    decimal_of,
+)
 from quartermaster.reports.finance.table import ZERO, Column, Row, Table, column_sums
 from quartermaster.reports.planned import quarter_cost
 from quartermaster.units import quarter_hours
@@ -96,7 +102,7 @@ def cost_band(
     below = dict.fromkeys(quarters, ZERO)
     for d in inventory.demand:
         if d.period in below and not d.scenario and d.accelerator in rates:
-            p10 = Decimal(repr(quantile_at(d.quantiles, 0.1)))
+            p10 = decimal_of(quantile_at(d.quantiles, 0.1))
             below[d.period] += (Decimal(str(d.p50)) - p10) * quarter_hours(d.period) * rates[d.accelerator]
     flexible = dict.fromkeys(quarters, ZERO)
     for r in plan.cost_by_quarter:

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 from quartermaster.demand import equivalence_ratio
 from quartermaster.plan_result import EXISTING, NEW
-from quartermaster.pricing import COMMITTED_MODELS, PricingModel, cheapest_accelerator_hour
+from quartermaster.pricing import COMMITTED_MODELS, PricingModel, cheapest_accelerator_hour, decimal_of
 from quartermaster.reports.finance.table import ZERO, Column, Row, Table
 from quartermaster.reports.finance.tables.common import PCT
 
@@ -67,7 +67,7 @@ def _routing_line(inventory: Inventory, g: _Group) -> RoutingLine:
     alternative = cheapest_accelerator_hour(
         inventory, models, accelerator=asked, sites=sites
     ) or cheapest_accelerator_hour(inventory, (PricingModel.ON_DEMAND,), accelerator=asked, sites=sites)
-    per_asked = None if served_rate is None else served_rate * Decimal(repr(ratio))
+    per_asked = None if served_rate is None else served_rate * decimal_of(ratio)
     if tier == EXISTING:
         reason = f"spare hours of existing {served} commitments, already paid"
     elif alternative is None:
@@ -107,8 +107,8 @@ def routing_table(inventory: Inventory, plan: PlanResult) -> Table:
         key = (r.quarter, r.accelerator, r.site, r.served_accelerator, r.served_site, r.machine, r.tier)
         g = groups.setdefault(key, _Group(*key))
         g.teams.add(r.team)
-        g.demand_hours += Decimal(repr(r.demand_accelerator_hours))
-        g.served_hours += Decimal(repr(r.accelerator_hours))
+        g.demand_hours += decimal_of(r.demand_accelerator_hours)
+        g.served_hours += decimal_of(r.accelerator_hours)
     order = list(plan.quarters)
     rows = tuple(
         _routing_line(inventory, g)

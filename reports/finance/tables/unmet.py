@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import TYPE_CHECKING
 
+from quartermaster.pricing import decimal_of
 from quartermaster.reports.finance.table import Column, Row, Table
 
 if TYPE_CHECKING:
@@ -29,8 +30,8 @@ def unmet_table(plan: PlanResult) -> Table:
             r.team,
             r.accelerator,
             r.site or "any",
-            Decimal(repr(r.expected_accelerator_hours)),
-            Decimal(repr(r.peak_accelerators)),
+            decimal_of(r.expected_accelerator_hours),
+            decimal_of(r.peak_accelerators),
         )
         for r in plan.unmet_demand
     )
