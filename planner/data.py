@@ -18,6 +18,7 @@ or change them directly:
 
 from __future__ import annotations
 
+import functools
 import itertools
 import math
 from dataclasses import dataclass, field, replace
@@ -32,7 +33,7 @@ from quartermaster.planner import whatif
 from quartermaster.planner.curves import curves_frame
 from quartermaster.planner.options import PlanInputError, PlanOptions
 from quartermaster.planner.placement import allowed_offers, offer_key, quota_offers
-from quartermaster.planner.tables import Curve, Offer, RecoursePrice, check_tables
+from quartermaster.planner.tables import CommitOption, Curve, Offer, RecoursePrice, check_tables
 from quartermaster.planner.tables import rows as rows_of
 from quartermaster.planner.usage_forecast import actuals_until, demand_from_usage, with_actuals
 from quartermaster.pricing import (
@@ -105,6 +106,19 @@ class PlanData:
 
     def with_options(self, options: PlanOptions) -> PlanData:
         return replace(self, options=options)
+
+    @functools.cached_property
+    def offer_by_name(self) -> dict[str, Offer]:
+        """offer -> its row of `offers`, typed."""
+        return {o.offer: o for o in rows_of(self.offers, Offer)}
+
+    @functools.cached_property
+    def commit_options_by_offer(self) -> dict[str, list[CommitOption]]:
+        """offer -> its rows of `commit_options`, typed, in the table's order (offers without any left out)."""
+        out: dict[str, list[CommitOption]] = {}
+        for o in rows_of(self.commit_options, CommitOption):
+            out.setdefault(o.offer, []).append(o)
+        return out
 
 
 OFFER_COLUMNS = ["offer", "site", "machine", "accelerator", "accelerators_per_node", "nodes_per_unit"]

@@ -18,13 +18,31 @@ from __future__ import annotations
 import datetime as dt
 import math
 from collections import defaultdict
-from dataclasses import asdict
+from dataclasses import asdict, replace
 from decimal import Decimal
-from typing import Any
+from typing import TypeVar
 
 import pandas as pd
+import pulp
 
-from quartermaster.plan_result import EXISTING, NEW, ROWS, PlanResult, rows_of
+from quartermaster.plan_result import (
+    EXISTING,
+    NEW,
+    BudgetRow,
+    CommitmentUtilisationRow,
+    KpiRow,
+    MoveRow,
+    PlanResult,
+    ProposedQuotaRow,
+    PurchaseRow,
+    QuarterCostRow,
+    RelaxedRuleRow,
+    RoutingRow,
+    ShadowPriceRow,
+    TeamCostRow,
+    UnmetRow,
+    rows_of,
+)
 from quartermaster.planner.model import (
     PAY_PER_USE,
     PlanModel,
@@ -35,6 +53,8 @@ from quartermaster.planner.model import (
     weeks_in,
 )
 from quartermaster.planner.solve import SolveReport
+from quartermaster.planner.tables import Budget, Cap, CommitOption, Demand, Existing, Pool, Team
+from quartermaster.planner.tables import rows as table_rows
 from quartermaster.pricing import (
     HOURS_PER_MONTH,
     HOURS_PER_WEEK,
@@ -54,7 +74,7 @@ TINY = 1e-6
 # --- collecting the tables -------------------------------------------------------------------------
 
 
-def _v(var) -> float:
+def _v(var: pulp.LpVariable) -> float:
     return float(var.varValue or 0.0)
 
 
@@ -63,10 +83,13 @@ def collect(
 ) -> PlanResult:
     """Build a PlanResult from a solved model (values of the fixed-integer LP when duals were solved)."""
     d = m.data
-    base = dict(
+    header = PlanResult(
         outcome=report.outcome,
         solver=report.solver,
         status=report.status,
+        objective_usd=None,
+        expected_cost_usd=None,
+        baseline_on_demand_usd=None,
         gap=report.gap,
         solve_seconds=round(report.seconds, 3),
         quarters=tuple(d.quarters),
@@ -77,49 +100,44 @@ def collect(
         actuals_until=d.actuals_until,
     )
     if not report.outcome.has_plan:
-        rules = _typed("relaxed_rules", relaxed_rules(m)) if relaxed else ()
-        return PlanResult(
-            objective_usd=None, expected_cost_usd=None, baseline_on_demand_usd=None, **base, relaxed_rules=rules
-        )
-    base["notes"] = d.notes + uncapped_offers(m)
+        return replace(header, relaxed_rules=_typed(RelaxedRuleRow, relaxed_rules(m)) if relaxed else ())
     od_price, _ = on_demand_equivalent_price(m)
     kpis, cost_by_quarter, team_costs = _costs(m, od_price)
     expected = sum((Decimal(r) for r in cost_by_quarter["usd"]), Decimal(0))
     baseline = sum((Decimal(r) for r in kpis["on_demand_equivalent_usd"]), Decimal(0))
-    objective = duals_report.objective if duals_report and duals_report.objective is not None else report.objective
+    objective = duals_report.cost if duals_report and duals_report.objective is not None else report.cost
     shadow = shadow_prices(m) if duals_report and duals_report.outcome.has_plan else pd.DataFrame()
     credit = sum(_v(v) for v in m.tail_credit.values())
-    return PlanResult(
+    return replace(
+        header,
         objective_usd=usd(objective),
         expected_cost_usd=usd(expected),
         baseline_on_demand_usd=usd(baseline),
-        **base,
+        notes=d.notes + uncapped_offers(m),
         post_horizon_credit_usd=usd(credit),
         baseline_stand_ins=d.baseline_stand_ins,
-        purchase_schedule=_typed("purchase_schedule", purchase_schedule(m)),
-        cost_by_quarter=_typed("cost_by_quarter", cost_by_quarter),
-        cost_by_team=_typed("cost_by_team", team_costs),
-        kpis=_typed("kpis", kpis),
-        shadow_prices=_typed("shadow_prices", shadow),
-        unmet_demand=_typed("unmet_demand", unmet_demand(m)),
-        proposed_quotas=_typed("proposed_quotas", proposed_quotas(m)),
-        budgets=_typed("budgets", budget_table(m, team_costs)),
-        relaxed_rules=_typed("relaxed_rules", relaxed_rules(m)),
-        routing=_typed("routing", routing(m)),
-        moves=_typed("moves", moves(m)),
-        commitment_utilisation=_typed("commitment_utilisation", commitment_utilisation(m)),
+        purchase_schedule=_typed(PurchaseRow, purchase_schedule(m)),
+        cost_by_quarter=_typed(QuarterCostRow, cost_by_quarter),
+        cost_by_team=_typed(TeamCostRow, team_costs),
+        kpis=_typed(KpiRow, kpis),
+        shadow_prices=_typed(ShadowPriceRow, shadow),
+        unmet_demand=_typed(UnmetRow, unmet_demand(m)),
+        proposed_quotas=_typed(ProposedQuotaRow, proposed_quotas(m)),
+        budgets=_typed(BudgetRow, budget_table(m, team_costs)),
+        relaxed_rules=_typed(RelaxedRuleRow, relaxed_rules(m)),
+        routing=_typed(RoutingRow, routing(m)),
+        moves=_typed(MoveRow, moves(m)),
+        commitment_utilisation=_typed(CommitmentUtilisationRow, commitment_utilisation(m)),
         placement=d.placement,
     )
 
 
 def uncapped_offers(m: PlanModel) -> tuple[str, ...]:
     """One sentence per offer and pricing model the plan buys from with no supply cap in the inventory."""
-    capped = {(r.offer, r.pricing_model) for r in m.data.caps.itertuples()}
+    capped = {(c.offer, c.pricing_model) for c in table_rows(m.data.caps, Cap)}
     used = {(j, t) for (_k, j, t, *_), var in m.use.items() if t in PAY_PER_USE and _v(var) > TINY}
     used |= {
-        (j, next(o["pricing_model"] for o in m.options[j] if o["option"] == option))
-        for (j, option, _q), var in m.commit.items()
-        if round(_v(var)) > 0
+        (j, _option(m, j, option).pricing_model) for (j, option, _q), var in m.commit.items() if round(_v(var)) > 0
     }
     return tuple(
         f"{j} {t}: no supply cap in the inventory (sites.yaml supply_caps); the plan assumes any amount can be had"
@@ -127,8 +145,17 @@ def uncapped_offers(m: PlanModel) -> tuple[str, ...]:
     )
 
 
-def _typed(table: str, frame: pd.DataFrame) -> tuple[Any, ...]:
-    return rows_of(ROWS[table], frame.to_dict("records"))
+def _option(m: PlanModel, j: str, option: str) -> CommitOption:
+    """Commitment option `option` at offer j."""
+    return next(o for o in m.data.commit_options_by_offer[j] if o.option == option)
+
+
+PlanRow = TypeVar("PlanRow")
+
+
+def _typed(row_type: type[PlanRow], frame: pd.DataFrame) -> tuple[PlanRow, ...]:
+    """A built table as the plan's typed rows."""
+    return rows_of(row_type, frame.to_dict("records"))
 
 
 PURCHASE_COLUMNS = [
@@ -154,42 +181,43 @@ PURCHASE_COLUMNS = [
 
 def purchase_schedule(m: PlanModel) -> pd.DataFrame:
     """What to commit to, where, when, for how long, and what it binds us to."""
-    rows = []
+    offers = m.data.offer_by_name
+    rows: list[dict[str, object]] = []
     for (j, option, q), var in m.commit.items():
         units = round(_v(var))
         if units <= 0:
             continue
-        o = m.offers[j]
-        opt = next(x for x in m.options[j] if x["option"] == option)
-        nodes = units * o["nodes_per_unit"]
-        price, upfront = Decimal(opt["usd_per_node_hour"]), Decimal(opt["upfront_usd_per_node"]) * nodes
-        start, end = quarter_bounds(q)[0], term_end(q, opt["term_months"])
+        o = offers[j]
+        opt = _option(m, j, option)
+        nodes = units * o.nodes_per_unit
+        price, upfront = opt.usd_per_node_hour, opt.upfront_usd_per_node * nodes
+        start, end = quarter_bounds(q)[0], term_end(q, opt.term_months)
         in_horizon = float(price) * nodes * sum(
             d for qq, d in m.data.hours.items() if start <= quarter_bounds(qq)[0] < end
         ) + float(upfront)
         rows.append(
             {
-                "site": o["site"],
-                "machine": o["machine"],
-                "accelerator": o["accelerator"],
-                "pricing_model": opt["pricing_model"],
-                "term_months": opt["term_months"],
+                "site": o.site,
+                "machine": o.machine,
+                "accelerator": o.accelerator,
+                "pricing_model": opt.pricing_model,
+                "term_months": opt.term_months,
                 "start_quarter": q,
                 "start": start.isoformat(),
                 "end": end.isoformat(),
                 "nodes": nodes,
                 "node_weeks": 0,
-                "accelerators": nodes * o["accelerators_per_node"],
+                "accelerators": nodes * o.accelerators_per_node,
                 "usd_per_node_hour": price,
                 "monthly_usd": usd(price * nodes * HOURS_PER_MONTH),
-                "total_liability_usd": usd(price * nodes * term_hours(q, opt["term_months"]) + upfront),
+                "total_liability_usd": usd(price * nodes * term_hours(q, opt.term_months) + upfront),
                 "in_horizon_usd": usd(in_horizon),
                 "upfront_usd": usd(upfront),
-                "usd_per_node_hour_used": Decimal(opt["usd_per_node_hour_used"]),
+                "usd_per_node_hour_used": opt.usd_per_node_hour_used,
             }
         )
     for (j, q), var in m.capacity_block.items():  # one dated block per offer and quarter, paid up front (model.py)
-        o = m.offers[j]
+        o = offers[j]
         price = Decimal(str(m.price[(j, PricingModel.CAPACITY_BLOCK)]))
         instances, weeks = round(_v(var)), weeks_in(q)
         start = quarter_bounds(q)[0]
@@ -198,9 +226,9 @@ def purchase_schedule(m: PlanModel) -> pd.DataFrame:
         if instances > 0:
             rows.append(
                 {
-                    "site": o["site"],
-                    "machine": o["machine"],
-                    "accelerator": o["accelerator"],
+                    "site": o.site,
+                    "machine": o.machine,
+                    "accelerator": o.accelerator,
                     "pricing_model": PricingModel.CAPACITY_BLOCK,
                     "term_months": 0,
                     "start_quarter": q,
@@ -208,7 +236,7 @@ def purchase_schedule(m: PlanModel) -> pd.DataFrame:
                     "end": end.isoformat(),
                     "nodes": instances,
                     "node_weeks": weeks * instances,
-                    "accelerators": instances * o["accelerators_per_node"],
+                    "accelerators": instances * o.accelerators_per_node,
                     "usd_per_node_hour": price,
                     "monthly_usd": usd(0),
                     "total_liability_usd": total,
@@ -235,9 +263,9 @@ def _active_new_nodes(m: PlanModel) -> dict[tuple[str, str, str], float]:
         units = round(_v(var))
         if units <= 0:
             continue
-        term = next(o["term_quarters"] for o in m.options[j] if o["option"] == option)
+        term = _option(m, j, option).term_quarters
         for q in qs[qs.index(start) : qs.index(start) + term]:
-            out[(j, option, q)] += units * m.offers[j]["nodes_per_unit"]
+            out[(j, option, q)] += units * m.data.offer_by_name[j].nodes_per_unit
     return out
 
 
@@ -289,41 +317,44 @@ def _team_rows(
 def _costs(m: PlanModel, od_price: dict[str, float]) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
     """(kpis, cost_by_quarter, cost_by_team); `od_price` is each offer's on-demand-equivalent node-hour price."""
     d = m.data
+    offers = d.offer_by_name
     by_model: dict[tuple[str, str, int], float] = defaultdict(float)
-    for r in d.existing.itertuples():
-        by_model[(r.quarter, "existing-commitments", 0)] += float(r.usd)
+    for e in table_rows(d.existing, Existing):
+        by_model[(e.quarter, "existing-commitments", 0)] += float(e.usd)
     active = _active_new_nodes(m)
     available: dict[str, float] = defaultdict(float)  # committed accelerator-hours per quarter
     upfront_paid: dict[str, float] = defaultdict(float)  # upfront fees, in the quarter they are paid
     upfront_amortised: dict[str, float] = defaultdict(float)  # the same fees spread over their terms' hours
     for (j, option, q), nodes in active.items():
-        opt = next(o for o in m.options[j] if o["option"] == option)
-        by_model[(q, opt["pricing_model"], opt["term_months"])] += float(opt["usd_per_node_hour"]) * nodes * d.hours[q]
+        opt = _option(m, j, option)
+        by_model[(q, opt.pricing_model, opt.term_months)] += float(opt.usd_per_node_hour) * nodes * d.hours[q]
         upfront_amortised[q] += (
-            amortised_usd_per_node_hour(0.0, float(opt["upfront_usd_per_node"]), opt["term_months"])
-            * nodes
-            * d.hours[q]
+            amortised_usd_per_node_hour(0.0, float(opt.upfront_usd_per_node), opt.term_months) * nodes * d.hours[q]
         )
-        available[q] += nodes * d.hours[q] * m.offers[j]["accelerators_per_node"]
+        available[q] += nodes * d.hours[q] * offers[j].accelerators_per_node
     for (j, option, q), var in m.commit.items():  # an upfront fee is spent in the quarter its term starts
-        opt = next(o for o in m.options[j] if o["option"] == option)
-        upfront = float(opt["upfront_usd_per_node"]) * round(_v(var)) * m.offers[j]["nodes_per_unit"]
+        opt = _option(m, j, option)
+        upfront = float(opt.upfront_usd_per_node) * round(_v(var)) * offers[j].nodes_per_unit
         if upfront:
-            by_model[(q, opt["pricing_model"], opt["term_months"])] += upfront
+            by_model[(q, opt.pricing_model, opt.term_months)] += upfront
             upfront_paid[q] += upfront
     for (j, q), nodes in m.existing_nodes.items():
-        available[q] += nodes * d.hours[q] * m.offers[j]["accelerators_per_node"]
+        available[q] += nodes * d.hours[q] * offers[j].accelerators_per_node
     for (j, q), var in m.capacity_block.items():
         node_weeks = round(_v(var)) * weeks_in(q)
         block = PricingModel.CAPACITY_BLOCK
         by_model[(q, block, 0)] += HOURS_PER_WEEK * m.price[(j, block)] * node_weeks
-        available[q] += HOURS_PER_WEEK * node_weeks * m.offers[j]["accelerators_per_node"]
-    served, committed, served_od = defaultdict(float), defaultdict(float), defaultdict(float)
-    covered_od, commitment_used = defaultdict(float), defaultdict(float)  # USD: FinOps coverage and utilisation
+        available[q] += HOURS_PER_WEEK * node_weeks * offers[j].accelerators_per_node
+    # accelerator-hours, and USD at on-demand-equivalent prices (FinOps coverage) and at charge rates (utilisation)
+    served: dict[str, float] = defaultdict(float)
+    committed: dict[str, float] = defaultdict(float)
+    served_od: dict[str, float] = defaultdict(float)
+    covered_od: dict[str, float] = defaultdict(float)
+    commitment_used: dict[str, float] = defaultdict(float)
     team_charge: dict[tuple[str, str], float] = defaultdict(float)
     for (k, j, t, q, s, b), x in sorted((key, x) for key, var in m.use.items() if (x := _v(var)) > 0):
         node_hours = _expected_hours(m, q, s, b) * x
-        a = m.offers[j]["accelerators_per_node"]
+        a = offers[j].accelerators_per_node
         served[q] += node_hours * a
         served_od[q] += node_hours * od_price[j]
         if t in (EXISTING, NEW, PricingModel.CAPACITY_BLOCK):
@@ -333,13 +364,11 @@ def _costs(m: PlanModel, od_price: dict[str, float]) -> tuple[pd.DataFrame, pd.D
         if t in PAY_PER_USE and t != PricingModel.CAPACITY_BLOCK and not m.sliced(j, t):
             by_model[(q, t, 0)] += node_hours * m.price[(j, t)]
         elif t == NEW and m.used_rate[j]:  # the rate per hour used, on its commitments' line (term 0)
-            by_model[(q, m.options[j][0]["pricing_model"], 0)] += node_hours * m.used_rate[j]
+            by_model[(q, d.commit_options_by_offer[j][0].pricing_model, 0)] += node_hours * m.used_rate[j]
         team_charge[(q, m.key_parts[k][0])] += node_hours * m.charge_per_node_hour(j, t, q)
     for (j, t, q, s, b), var in m.slices.items():  # whole TPU slices: paid whole, used or not
-        by_model[(q, t, 0)] += (
-            _expected_hours(m, q, s, b) * round(_v(var)) * m.offers[j]["nodes_per_unit"] * m.price[(j, t)]
-        )
-    unmet = defaultdict(float)
+        by_model[(q, t, 0)] += _expected_hours(m, q, s, b) * round(_v(var)) * offers[j].nodes_per_unit * m.price[(j, t)]
+    unmet: dict[str, float] = defaultdict(float)
     for (_k, q, s, b), var in m.unmet.items():
         unmet[q] += _expected_hours(m, q, s, b) * _v(var)
     od_equivalent = on_demand_baseline(m)
@@ -352,7 +381,7 @@ def _costs(m: PlanModel, od_price: dict[str, float]) -> tuple[pd.DataFrame, pd.D
     cost_by_quarter["_q"] = cost_by_quarter["quarter"].map(d.quarters.index)
     cost_by_quarter = cost_by_quarter.sort_values(["_q", "pricing_model", "term_months"]).drop(columns="_q")
     kpi_rows = []
-    cc_of = dict(zip(d.teams["team"], d.teams["cost_center"], strict=True))
+    cc_of = {t.team: t.cost_center for t in table_rows(d.teams, Team)}
     team_rows = []
     for q in d.quarters:
         cost = sum(x for (qq, _, _), x in by_model.items() if qq == q)
@@ -385,9 +414,9 @@ def on_demand_baseline(m: PlanModel) -> dict[str, float]:
     at its class's on-demand rate (PlanData.baseline_rate), the same whatever the plan buys or where it routes."""
     d = m.data
     out: dict[str, float] = defaultdict(float)
-    for r in d.demand[["demand_key", "quarter", "scenario", "bucket", "level"]].itertuples():
+    for r in table_rows(d.demand, Demand):
         out[r.quarter] += (
-            _expected_hours(m, r.quarter, r.scenario, int(r.bucket)) * r.level * d.baseline_rate.get(r.demand_key, 0.0)
+            _expected_hours(m, r.quarter, r.scenario, r.bucket) * r.level * d.baseline_rate.get(r.demand_key, 0.0)
         )
     return out
 
@@ -409,24 +438,25 @@ ROUTING_COLUMNS = [
 def routing(m: PlanModel) -> pd.DataFrame:
     """Expected accelerator-hours each demand key is served on each offer and tier per quarter (read-only: the
     solved use u, as in _costs), in the offer's accelerators and in the asked class (divided by the route's ratio)."""
+    offers = m.data.offer_by_name
     ratio = {(k, j): rho for k, routes in m.routes.items() for j, rho in routes}
     hours: dict[tuple[str, str, str, str], float] = defaultdict(float)
     for (k, j, t, q, s, b), var in m.use.items():
         x = _v(var)
         if x > TINY:
-            hours[(q, k, j, t)] += _expected_hours(m, q, s, b) * x * m.offers[j]["accelerators_per_node"]
+            hours[(q, k, j, t)] += _expected_hours(m, q, s, b) * x * offers[j].accelerators_per_node
     rows = []
     for (q, k, j, t), h in hours.items():
-        parts, o = m.key_parts[k], m.offers[j]
+        parts, o = m.key_parts[k], offers[j]
         rows.append(
             {
                 "quarter": q,
                 "team": parts[0],
                 "accelerator": parts[1],
                 "site": parts[2] if len(parts) > 2 else "",
-                "served_site": o["site"],
-                "machine": o["machine"],
-                "served_accelerator": o["accelerator"],
+                "served_site": o.site,
+                "machine": o.machine,
+                "served_accelerator": o.accelerator,
                 "tier": t,
                 "accelerator_hours": round(h, 3),
                 "demand_accelerator_hours": round(h / ratio[(k, j)], 3),
@@ -453,6 +483,7 @@ def moves(m: PlanModel) -> pd.DataFrame:
     """Each team served at an offer where it holds no quota today (PlanData.quota_offers): its expected
     accelerator-hours there over the horizon and the most accelerators it runs there at once, in whole nodes (the
     quota it needs). saving_usd is left empty here: pipeline.py re-solves without the move to find it."""
+    offers = m.data.offer_by_name
     hours: dict[tuple[str, str], float] = defaultdict(float)
     peak: dict[tuple[str, str], dict[tuple[str, str, int], float]] = defaultdict(lambda: defaultdict(float))
     for (k, j, _t, q, s, b), var in m.use.items():
@@ -461,24 +492,23 @@ def moves(m: PlanModel) -> pd.DataFrame:
             continue
         x = _v(var)
         if x > TINY:
-            hours[(team, j)] += _expected_hours(m, q, s, b) * x * m.offers[j]["accelerators_per_node"]
+            hours[(team, j)] += _expected_hours(m, q, s, b) * x * offers[j].accelerators_per_node
             peak[(team, j)][(q, s, b)] += x
-    pools = {}
-    for r in m.data.pools.itertuples():
-        pools.setdefault(f"{r.site}/{r.machine}", str(r.pool))
+    pools: dict[str, str] = {}
+    for p in table_rows(m.data.pools, Pool):
+        pools.setdefault(f"{p.site}/{p.machine}", p.pool)
     rows = []
     for (team, j), h in sorted(hours.items()):
-        o = m.offers[j]
+        o = offers[j]
         rows.append(
             {
                 "team": team,
-                "served_site": o["site"],
-                "machine": o["machine"],
-                "served_accelerator": o["accelerator"],
+                "served_site": o.site,
+                "machine": o.machine,
+                "served_accelerator": o.accelerator,
                 "flavor": pools.get(j, f"new:{j}"),
                 "accelerator_hours": round(h, 3),
-                "quota_needed_accelerators": math.ceil(max(peak[(team, j)].values()) - TINY)
-                * o["accelerators_per_node"],
+                "quota_needed_accelerators": math.ceil(max(peak[(team, j)].values()) - TINY) * o.accelerators_per_node,
                 "saving_usd": None,
             }
         )
@@ -508,18 +538,18 @@ def commitment_utilisation(m: PlanModel) -> pd.DataFrame:
         if t == EXISTING:
             used[(j, q)] += d.scenarios[s] * m.weight[(q, s, b)] * sum(_v(v) for v in vars_)
     rows = []
-    for r in d.existing.drop_duplicates("commitment").itertuples():
-        o = m.offers.get(r.offer)
+    for e in table_rows(d.existing.drop_duplicates("commitment"), Existing):
+        o = d.offer_by_name.get(e.offer)
         if o is None:  # at a lost site
             continue
-        assumed = _share(used[(r.offer, r.quarter)], m.existing_nodes[(r.offer, r.quarter)])
-        metered, hours = d.metered_utilisation.get(r.commitment, (None, 0))
+        assumed = _share(used[(e.offer, e.quarter)], m.existing_nodes[(e.offer, e.quarter)])
+        metered, hours = d.metered_utilisation.get(e.commitment, (None, 0))
         rows.append(
             {
-                "commitment": r.commitment,
-                "site": o["site"],
-                "machine": o["machine"],
-                "quarter": r.quarter,
+                "commitment": e.commitment,
+                "site": o.site,
+                "machine": o.machine,
+                "quarter": e.quarter,
                 "assumed_utilisation": assumed,
                 "metered_utilisation": None if metered is None else round(metered, 6),
                 "metered_hours": hours,
@@ -591,24 +621,25 @@ def shadow_prices(m: PlanModel) -> pd.DataFrame:
             cost = min(cost, _expected_hours(m, q, s, b) * m.price[(j, t)])
         cell = (j, q, s, b)
         cheapest[cell] = min(cheapest.get(cell, cost), cost)
-    capped = {(r.offer, r.pricing_model) for r in m.data.caps.itertuples() if r.max_nodes <= 0}
+    capped = {(c.offer, c.pricing_model) for c in table_rows(m.data.caps, Cap) if c.max_nodes <= 0}
     for (j, t), price in m.price.items():  # pay-per-use tiers pruned for every key (idle): their price
         if t not in ("spot", PricingModel.CAPACITY_BLOCK) and (j, t) not in capped:
             for q, s, b in m.cells:
                 if (j, t, q, s, b) not in by_tier:
                     cost = _expected_hours(m, q, s, b) * price
                     cheapest[(j, q, s, b)] = min(cheapest.get((j, q, s, b), cost), cost)
+    offers = m.data.offer_by_name
     total: dict[tuple[str, str], float] = defaultdict(float)
     for (j, q, _s, _b), cost in cheapest.items():
-        total[(j, q)] += per_accelerator(cost, m.offers[j]["accelerators_per_node"])
+        total[(j, q)] += per_accelerator(cost, offers[j].accelerators_per_node)
     rows = []
     for (j, q), cost in total.items():
-        o = m.offers[j]
+        o = offers[j]
         rows.append(
             {
-                "site": o["site"],
-                "machine": o["machine"],
-                "accelerator": o["accelerator"],
+                "site": o.site,
+                "machine": o.machine,
+                "accelerator": o.accelerator,
                 "quarter": q,
                 "usd_per_accelerator_hour": usd(cost / m.data.hours[q]),
             }
@@ -653,17 +684,17 @@ GUARANTEED_PROVISIONING = (Provisioning.RESERVATION, Provisioning.CAPACITY_BLOCK
 def _flavor(m: PlanModel, pools: dict[tuple[str, str, str], str], j: str, provisioning: tuple[str, ...]) -> str:
     """The first pool at j's site and machine with the first of `provisioning` that has one; else a new flavor.
     `pools`: (site, machine, provisioning) -> the first such pool (_first_pools)."""
-    o = m.offers[j]
+    o = m.data.offer_by_name[j]
     for p in provisioning:
-        if (o["site"], o["machine"], p) in pools:
-            return pools[(o["site"], o["machine"], p)]
-    return f"new:{o['site']}/{o['machine']}"
+        if (o.site, o.machine, p) in pools:
+            return pools[(o.site, o.machine, p)]
+    return f"new:{o.site}/{o.machine}"
 
 
 def _first_pools(pools: pd.DataFrame) -> dict[tuple[str, str, str], str]:
     out: dict[tuple[str, str, str], str] = {}
-    for r in pools.itertuples():
-        out.setdefault((r.site, r.machine, r.provisioning), str(r.pool))
+    for p in table_rows(pools, Pool):
+        out.setdefault((p.site, p.machine, p.provisioning), p.pool)
     return out
 
 
@@ -682,28 +713,29 @@ def proposed_quotas(m: PlanModel) -> pd.DataFrame:
     pool_accelerators and fits_pool: the flavor's pool today, and whether the flavor's nominals fit in it.
     """
     d = m.data
+    offers = d.offer_by_name
     q0 = d.quarters[0]
     tier_load: dict[tuple[str, str, str], dict[tuple[str, int], float]] = defaultdict(lambda: defaultdict(float))
     for (k, j, t, q, s, b), var in m.use.items():
         if q == q0 and t in PAY_PER_USE:
-            tier_load[(m.key_parts[k][0], j, t)][(s, b)] += _v(var) * m.offers[j]["accelerators_per_node"]
+            tier_load[(m.key_parts[k][0], j, t)][(s, b)] += _v(var) * offers[j].accelerators_per_node
     demand: dict[tuple[str, str], dict[tuple[str, int], float]] = defaultdict(lambda: defaultdict(float))
-    for r in d.demand[d.demand["quarter"] == q0].itertuples():
+    for r in table_rows(d.demand[d.demand["quarter"] == q0], Demand):
         for j, rho in m.routes.get(r.demand_key, []):
-            demand[(r.team, j)][(r.scenario, int(r.bucket))] += float(r.level) * rho
+            demand[(r.team, j)][(r.scenario, r.bucket)] += float(r.level) * rho
     active = _active_new_nodes(m)
     pools = _first_pools(d.pools)
     rows: dict[tuple[str, str], dict] = {}
 
     def add(team: str, j: str, flavor: str, nominal: int, borrowing: int) -> None:
-        o = m.offers[j]
+        o = offers[j]
         row = rows.setdefault(
             (team, flavor),
             {
                 "team": team,
                 "flavor": flavor,
-                "site": o["site"],
-                "machine": o["machine"],
+                "site": o.site,
+                "machine": o.machine,
                 "quarter": q0,
                 "nominal": 0,
                 "borrowing_limit": 0,
@@ -713,10 +745,10 @@ def proposed_quotas(m: PlanModel) -> pd.DataFrame:
         row["borrowing_limit"] += borrowing
 
     for j in sorted({j for _, j in demand} | {j for _, j, _ in tier_load}):
-        o = m.offers[j]
-        unit = o["accelerators_per_node"] * o["nodes_per_unit"]  # accelerators of a node, or of a TPU slice
+        o = offers[j]
+        unit = o.accelerators_per_node * o.nodes_per_unit  # accelerators of a node, or of a TPU slice
         nodes = m.existing_nodes.get((j, q0), 0.0) + sum(n for (jj, _, q), n in active.items() if jj == j and q == q0)
-        units = math.floor(nodes / o["nodes_per_unit"] + TINY)
+        units = math.floor(nodes / o.nodes_per_unit + TINY)
         mean = {
             t: sum(d.scenarios[s] * m.weight[(q0, s, b)] * x for (s, b), x in cells.items())
             for (t, jj), cells in demand.items()
@@ -740,7 +772,7 @@ def proposed_quotas(m: PlanModel) -> pd.DataFrame:
     frame = pd.DataFrame(
         list(rows.values()), columns=["team", "flavor", "site", "machine", "quarter", "nominal", "borrowing_limit"]
     )
-    size = dict(zip(d.pools["pool"], d.pools["accelerators"], strict=True))
+    size = {p.pool: p.accelerators for p in table_rows(d.pools, Pool)}
     total = frame.groupby("flavor")["nominal"].transform("sum")
     frame["pool_accelerators"] = [int(size.get(f, 0)) for f in frame["flavor"]]
     frame["fits_pool"] = [f in size and n <= size[f] for f, n in zip(frame["flavor"], total, strict=True)]
@@ -771,14 +803,14 @@ def budget_table(m: PlanModel, cost_by_team: pd.DataFrame) -> pd.DataFrame:
     The model's budget rule caps the charge for use only: idle shares depend on the solution. A budget the
     model kept can therefore show as over here, which is what finance will see."""
     rows = []
-    for r in m.data.budgets.itertuples():
-        hit = cost_by_team[(cost_by_team["cost_center"] == r.cost_center) & (cost_by_team["quarter"] == r.quarter)]
+    for b in table_rows(m.data.budgets, Budget):
+        hit = cost_by_team[(cost_by_team["cost_center"] == b.cost_center) & (cost_by_team["quarter"] == b.quarter)]
         charged = sum((Decimal(x) for x in hit["usd"]), Decimal(0))
-        budget = Decimal(r.usd)
+        budget = b.usd
         rows.append(
             {
-                "cost_center": r.cost_center,
-                "quarter": r.quarter,
+                "cost_center": b.cost_center,
+                "quarter": b.quarter,
                 "budget_usd": usd(budget),
                 "charged_usd": usd(charged),
                 "headroom_usd": usd(budget - charged),

@@ -10,6 +10,7 @@ the duals of several full capacity rows are degenerate and read up to a third be
 
 from __future__ import annotations
 
+from dataclasses import replace
 from decimal import Decimal
 
 import pandas as pd
@@ -67,7 +68,7 @@ def with_probe(data: PlanData, offer: pd.Series, quarter: str, extra: float) -> 
         [data.routes, pd.DataFrame([{"demand_key": "probe/x", "offer": offer["offer"], "ratio": 1.0}])],
         ignore_index=True,
     )
-    return PlanData(**{**data.__dict__, "demand": demand, "routes": routes})
+    return replace(data, demand=demand, routes=routes)
 
 
 EXAMPLE_OFFERS = sorted(build_data(load(INVENTORY, run_checks=False).inventory, OPTIONS).offers["offer"])
