@@ -1,8 +1,9 @@
 """Budget status: one answer to "how does cost centre C stand against its budget for quarter Q?", for every view.
 
 `budget_status` is the one function the finance report (its budget tables and `report.json`), the quota-PR check
-(`qm diff`, markdown, text and `--format json`) and the alert rules' budget figures use. It pairs each budget of
-`policy.budgets` with the cost centre's charge for that quarter on one basis (`pricing.BASES`):
+(`qm diff`, markdown, text and `--format json`) and the alert rules' budget annotations and plan thresholds
+(`qm observability render --plan`) use. It pairs each budget of `policy.budgets` with the cost centre's charge for
+that quarter on one basis (`pricing.BASES`):
 
 - **planned**: the plan's charge of the cost centre's teams in the quarter (use plus idle share), to the cent as the
   finance report shows it (`reports.planned.centre_costs`);

@@ -15,6 +15,14 @@ in its `runbook` annotation the inventory file (and YAML path) to change. Alerts
   the last 7 days (admitted accelerators x the rate of the pool: its commitment's price, else the price of its
   provisioning, via `quartermaster.pricing`; idle commitment capacity not shared) times the quarter's hours
   exceeds the budget.
+- `QuartermasterSpendAbovePlan` (per budget, with a plan): the same projection exceeds the cost centre's planned
+  charge for the quarter.
+
+Budget thresholds come from `budgets.budget_status`, the function the finance report and `qm diff` use: given the
+plan's rows (`planned`, basis planned: the finance report's `budget_status` table), each budget alert states its
+budget and the planned charge, with their bases, in its annotations (`threshold`, `planned`), and the planned
+charge is the threshold of `QuartermasterSpendAbovePlan`. Without a plan the annotation says there is none; no
+figure stands in for it.
 
 Kueue's gauges used here need `metrics.enableClusterQueueResources: true` (see `metrics`). Series are matched to a
 cluster by the `cluster_label` (an external label) because a ClusterQueue has the same name in every cluster;
@@ -31,6 +39,7 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
 
+from quartermaster.budgets import BudgetStatus
 from quartermaster.capacity import pool_accelerators
 from quartermaster.issues import format_path
 from quartermaster.loader import LoadResult
@@ -46,7 +55,9 @@ from quartermaster.modules.observability.metrics import (
     NOT_FOLLOWER,
 )
 from quartermaster.pricing import (
+    BASES,
     break_even,
+    cents,
     format_usd,
     missing_prices,
     pool_rate,
@@ -106,9 +117,21 @@ def _resource(inventory: Inventory, pool: str) -> str:
     return inventory.machine_by_name[inventory.pool_by_name[pool].machine].resource_name
 
 
-def build_rules(result: LoadResult, options: Options | None = None) -> tuple[dict[str, Any], list[str]]:
+@dataclass(frozen=True)
+class PlannedBudgets:
+    """A plan's budget status (`budgets.budget_status`, basis planned), as the finance report shows it, and where
+    the plan was read from."""
+
+    rows: tuple[BudgetStatus, ...]
+    plan: str
+    """plan: the plan folder, named in the alerts' annotations."""
+
+
+def build_rules(
+    result: LoadResult, options: Options | None = None, planned: PlannedBudgets | None = None
+) -> tuple[dict[str, Any], list[str]]:
     """The rules file (`groups:`) as a plain dict, deterministic for a given inventory and options, and a note for
-    each object that gets no alert and why."""
+    each object that gets no alert and why. With `planned`, the budget alerts carry the plan's figures."""
     o = options or Options()
     inventory = result.inventory
     at = o.at or dt.datetime.now(dt.UTC).date()
@@ -235,6 +258,12 @@ def build_rules(result: LoadResult, options: Options | None = None) -> tuple[dic
             "series; render them with `qm observability render` for a Prometheus that sees all clusters)"
         )
     unpriced = {m.pool: m for m in missing_prices(inventory)}
+    plan_rows = {} if planned is None else {(r.cost_center, r.quarter): r for r in planned.rows}
+    if planned is None and inventory.policy.budgets and not o.cluster:
+        notes.append(
+            "budget alerts: no plan given (--plan DIR), so they show no planned charge and no "
+            "QuartermasterSpendAbovePlan alert is written"
+        )
     for budget in () if o.cluster else inventory.policy.budgets:
         terms = []
         teams = sorted(t.name for t in inventory.teams if t.cost_center == budget.cost_center)
@@ -255,23 +284,54 @@ def build_rules(result: LoadResult, options: Options | None = None) -> tuple[dic
         start, end = quarter_bounds(budget.quarter)
         hours = quarter_hours(budget.quarter)
         first, last = _epoch(start), _epoch(end)
+        row = plan_rows.get((budget.cost_center, budget.quarter))
+        budget_usd = cents(budget.usd) if row is None else row.budget_usd
+        if planned is not None and row is None:
+            notes.append(
+                f"budget {budget.cost_center} {budget.quarter}: the plan in {planned.plan} does not cover "
+                f"{budget.quarter}; no planned charge and no QuartermasterSpendAbovePlan alert"
+            )
+        projected = f'avg_over_time({SPEND}{{cost_center="{budget.cost_center}"}}[7d]) * {hours}'
+        during = f"on() (vector(time()) >= {first}) and on() (vector(time()) < {last})"
+        value = (
+            f"At the last 7 days' rate, {budget.cost_center} spends {{{{ $value | humanize }}}} USD in "
+            f"{budget.quarter} ({hours} hours; basis: metered usage at the pools' rates, idle capacity not shared)"
+        )
+        annotations = {
+            "threshold": f"budget {format_usd(budget_usd)} (policy.budgets, {budget.cost_center} {budget.quarter})",
+            "planned": _planned_text(planned, row),
+        }
         records.append({"record": SPEND, "labels": {"cost_center": budget.cost_center}, "expr": "\n+ ".join(terms)})
         alerts.append(
             _alert(
                 "QuartermasterBudgetOnTrack",
                 {"cost_center": budget.cost_center, "quarter": budget.quarter, "severity": "warning"},
-                f'avg_over_time({SPEND}{{cost_center="{budget.cost_center}"}}[7d]) * {hours} > {_num(budget.usd)}'
-                f" and on() (vector(time()) >= {first}) and on() (vector(time()) < {last})",
+                f"{projected} > {_num(budget_usd)} and {during}",
                 "1h",
                 f"Cost centre {budget.cost_center} is on track to exceed its {budget.quarter} budget",
-                f"At the last 7 days' rate, {budget.cost_center} spends {{{{ $value | humanize }}}} USD in "
-                f"{budget.quarter} ({hours} hours; basis: metered usage at the pools' rates, idle capacity not "
-                f"shared), above its budget of {format_usd(budget.usd, 0)}.",
+                f"{value}, above its budget of {format_usd(budget_usd)}.",
                 f"Lower the quotas of {', '.join(teams)} in their files under inventory/teams/, or raise the budget in "
                 f"{_where(result, 'policy')} (`policy.budgets`, cost_center {budget.cost_center}) with finance's "
                 "approval.",
+                annotations,
             )
         )
+        if row is not None:
+            alerts.append(
+                _alert(
+                    "QuartermasterSpendAbovePlan",
+                    {"cost_center": budget.cost_center, "quarter": budget.quarter, "severity": "info"},
+                    f"{projected} > {_num(row.usd)} and {during}",
+                    "1h",
+                    f"Cost centre {budget.cost_center} spends above its {budget.quarter} plan",
+                    f"{value}, above its planned charge of {format_usd(row.usd)} (basis planned: its teams' planned "
+                    f"use plus their share of idle) against a budget of {format_usd(row.budget_usd)}: the plan's "
+                    "figure no longer holds.",
+                    f"Compare the teams' use with the plan's forecast (demand.csv) and re-plan (`qm plan`), or lower "
+                    f"the quotas of {', '.join(teams)} in their files under inventory/teams/.",
+                    {**annotations, "threshold": f"planned charge {format_usd(row.usd)} (basis planned, see planned)"},
+                )
+            )
     if not o.cluster:
         records.extend(forecast_records(inventory, notes))
     groups = []
@@ -337,16 +397,45 @@ def forecast_records(inventory: Inventory, notes: list[str]) -> list[dict[str, A
     return out
 
 
+def _planned_text(planned: PlannedBudgets | None, row: BudgetStatus | None) -> str:
+    """What the plan says of a budget, with its basis, as an annotation: literal text (the plan folder is a path)."""
+    if planned is None:
+        return (
+            "no plan given: rendered without --plan, so no planned charge is shown (`qm observability render --plan "
+            "DIR` adds the plan's figure, the one the finance report and `qm diff --plan` show)"
+        )
+    if row is None:
+        return prometheus_template_text(f"none: the plan in {planned.plan} does not cover this quarter")
+    used = "" if row.used is None else f", {row.used:.1%} of the budget"
+    return prometheus_template_text(
+        f"{format_usd(row.usd)}{used} (basis planned: {BASES['planned']}; budget_status of the plan in "
+        f"{planned.plan}, the finance report's figure)"
+    )
+
+
 def _alert(
-    name: str, labels: dict[str, str], expr: str, for_: str, summary: str, description: str, runbook: str
+    name: str,
+    labels: dict[str, str],
+    expr: str,
+    for_: str,
+    summary: str,
+    description: str,
+    runbook: str,
+    more: dict[str, str] | None = None,
 ) -> dict[str, Any]:
+    """An alerting rule; `more` adds annotations (literal text, already escaped)."""
     return {
         "alert": name,
         "expr": expr,
         "for": for_,
         "labels": labels,
         # the runbook names an inventory file: literal text, never a template Prometheus runs (issue 29)
-        "annotations": {"summary": summary, "description": description, "runbook": prometheus_template_text(runbook)},
+        "annotations": {
+            "summary": summary,
+            "description": description,
+            "runbook": prometheus_template_text(runbook),
+            **(more or {}),
+        },
     }
 
 

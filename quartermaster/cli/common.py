@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
 from rich.console import Console
@@ -13,6 +14,9 @@ from quartermaster.errors import ProblemsFound, UsageError
 from quartermaster.issues import Issue
 from quartermaster.loader import LoadResult, load
 from quartermaster.textsafety import log_line
+
+if TYPE_CHECKING:
+    from quartermaster.plan_result import PlanResult
 
 # No emoji codes (`research:x:` is a cohort path, not an emoji) and no markup from inventory text.
 console = Console(highlight=False, soft_wrap=True, emoji=False, width=None if sys.stdout.isatty() else 160)
@@ -84,3 +88,29 @@ def check_output(out: Path, option: str, inventory: Path, *, folder: bool, input
             f"{option} {out}: cannot be created ({base} is "
             f"{'a file' if not base.is_dir() else 'not writable'}); choose another path."
         )
+
+
+UNREADABLE = (ValueError, KeyError, TypeError, AttributeError, IndexError, OSError)
+"""What reading a plan folder raises when a file in it is not what `qm plan` wrote (JSON that does not parse or
+lacks a field, a CSV or Parquet file that is cut or corrupt: pyarrow's errors are ValueError or OSError)."""
+
+
+def unreadable_plan(what: str, plan_dir: Path, error: Exception) -> UsageError:
+    reason = log_line(str(error).splitlines()[0] if str(error) else type(error).__name__)[:200]
+    return UsageError(
+        f"{what} {plan_dir}: the plan in it cannot be read ({reason}); write it again with "
+        f"`qm plan --out {plan_dir}`, or give another folder."
+    )
+
+
+def read_plan_or_exit(plan_dir: Path, what: str = "--plan") -> PlanResult:
+    """The plan `qm plan` wrote in `plan_dir`; a usage error (`what` names the option) when there is none or it
+    cannot be read."""
+    from quartermaster.plan_result import load_result  # imported when run, so that `qm --help` stays fast
+
+    if not (plan_dir / "plan.json").is_file():
+        raise UsageError(f"{what} {plan_dir}: no plan.json there; run `qm plan --out {plan_dir}` first.")
+    try:
+        return load_result(plan_dir)
+    except UNREADABLE as error:
+        raise unreadable_plan(what, plan_dir, error) from None

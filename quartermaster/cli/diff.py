@@ -13,18 +13,14 @@ import tempfile
 import time
 from enum import StrEnum
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import typer
 
 from quartermaster.bounds import MAX_IMPACT_DAYS
-from quartermaster.cli.common import err_console
-from quartermaster.errors import ProblemsFound, UsageError
+from quartermaster.cli.common import err_console, read_plan_or_exit
+from quartermaster.errors import ProblemsFound
 from quartermaster.loader import LoadResult
 from quartermaster.textsafety import log_line
-
-if TYPE_CHECKING:
-    from quartermaster.plan_result import PlanResult
 
 
 def team_files(result: LoadResult) -> dict[str, str]:
@@ -76,7 +72,7 @@ def command(
     from quartermaster.modules.kueue.render import rendered_documents
     from quartermaster.reports.quota_diff import RENDERERS, RenderOptions, build_quota_diff, open_side, render_invalid
 
-    plan = _plan_or_exit(plan_dir)
+    plan = read_plan_or_exit(plan_dir) if plan_dir is not None else None
     start = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="qm-diff-") as scratch:
         sides = [open_side(base, inventory, Path(scratch)), open_side(head, inventory, Path(scratch))]
@@ -110,14 +106,3 @@ def command(
     if data.blocking:
         failed = ", ".join(sorted({v.check for v in data.verdicts if v.status == "fail"}))
         raise ProblemsFound(f"blocking: {failed} failed.")
-
-
-def _plan_or_exit(plan_dir: Path | None) -> PlanResult | None:
-    """The plan written by `qm plan` in `plan_dir`, or None without one."""
-    if plan_dir is None:
-        return None
-    from quartermaster.plan_result import load_result
-
-    if not (plan_dir / "plan.json").is_file():
-        raise UsageError(f"--plan {plan_dir}: no plan.json there; run `qm plan --out {plan_dir}` first.")
-    return load_result(plan_dir)

@@ -13,7 +13,14 @@ from pathlib import Path
 
 import typer
 
-from quartermaster.cli.common import check_output, console, err_console, inventory_argument, load_or_exit
+from quartermaster.cli.common import (
+    check_output,
+    console,
+    err_console,
+    inventory_argument,
+    load_or_exit,
+    read_plan_or_exit,
+)
 from quartermaster.errors import UsageError
 from quartermaster.modules.observability.metrics import DEFAULT_CLUSTER_LABEL, KUEUE_NAMESPACE
 from quartermaster.names import DNS_LABEL_RE
@@ -59,13 +66,28 @@ def render(
         KUEUE_NAMESPACE, help="Namespace of the GMP Rules: where Kueue runs (GMP scopes rules to their namespace)."
     ),
     at: str = typer.Option(None, help="Day whose active commitments get alerts (YYYY-MM-DD); default: today (UTC)."),
+    plan_dir: Path = typer.Option(
+        None,
+        "--plan",
+        help="A plan folder written by `qm plan`: each budget alert states the plan's planned charge (the finance "
+        "report's budget status) and an alert fires when spend runs above it. Without it, the budget alerts say "
+        "there is no plan.",
+    ),
 ) -> None:
-    """Write alert rules whose thresholds come from the inventory (each alert's runbook names the file to change)
-    and a Grafana dashboard of usage vs quota, commitments vs break-even, pending demand and forecast vs actual."""
+    """Write alert rules whose thresholds come from the inventory and, with --plan, the plan's budget status (each
+    alert's runbook names the file to change) and a Grafana dashboard of usage vs quota, commitments vs break-even,
+    pending demand and forecast vs actual."""
     # imported when run, so that `qm --help` stays fast
     from quartermaster.modules.kueue.k8s import is_dns_label, is_label_value, is_qualified_name
     from quartermaster.modules.observability.emit import dashboard
-    from quartermaster.modules.observability.rules import Options, build_rules, gmp_rules, prometheus_rule
+    from quartermaster.modules.observability.rules import (
+        Options,
+        PlannedBudgets,
+        build_rules,
+        gmp_rules,
+        prometheus_rule,
+    )
+    from quartermaster.reports.finance.tables.budgets import planned_status
     from quartermaster.yamlwriter import dump_yaml
 
     labels: dict[str, str] = {}
@@ -98,6 +120,8 @@ def render(
             "'-', at most 63 characters)."
         )
     result = load_or_exit(path)
+    plan = read_plan_or_exit(plan_dir) if plan_dir is not None else None
+    planned = None if plan is None else PlannedBudgets(planned_status(result.inventory, plan), str(plan_dir))
     known = [c.name for c in result.inventory.clusters]
     for name in gmp or []:
         if name not in known:
@@ -107,7 +131,7 @@ def render(
     # after dashboard(), which names the extra to install when grafana-foundation-sdk (imported here) is missing
     from quartermaster.modules.observability.dashboard import dashboard_configmap, to_json
 
-    rules, notes = build_rules(result, options)
+    rules, notes = build_rules(result, options, planned)
     out.mkdir(parents=True, exist_ok=True)
     texts = {
         RULES_FILE: dump_yaml(rules),

@@ -8,10 +8,18 @@ from typing import TYPE_CHECKING
 
 import typer
 
-from quartermaster.cli.common import check_output, console, err_console, inventory_argument, load_or_exit
+from quartermaster.cli.common import (
+    UNREADABLE,
+    check_output,
+    console,
+    err_console,
+    inventory_argument,
+    load_or_exit,
+    read_plan_or_exit,
+    unreadable_plan,
+)
 from quartermaster.errors import UsageError
 from quartermaster.model import Inventory
-from quartermaster.textsafety import log_line
 
 if TYPE_CHECKING:
     from quartermaster.plan_result import PlanResult
@@ -19,31 +27,13 @@ if TYPE_CHECKING:
 FORMATS = ("html", "json", "csv", "xlsx", "pdf")
 
 
-UNREADABLE = (ValueError, KeyError, TypeError, AttributeError, IndexError, OSError)
-"""What reading a plan folder raises when a file in it is not what `qm plan` wrote (JSON that does not parse or
-lacks a field, a CSV or Parquet file that is cut or corrupt: pyarrow's errors are ValueError or OSError)."""
-
-
-def _unreadable_plan(what: str, plan_dir: Path, error: Exception) -> UsageError:
-    reason = log_line(str(error).splitlines()[0] if str(error) else type(error).__name__)[:200]
-    return UsageError(
-        f"{what} {plan_dir}: the plan in it cannot be read ({reason}); write it again with "
-        f"`qm plan --out {plan_dir}`, or give another folder."
-    )
-
-
 def plan_or_exit(inventory: Inventory, quarter: str | None, plan_dir: Path | None, what: str = "--plan") -> PlanResult:
     """A plan read from a folder written by `qm plan`, or planned now from `quarter` on."""
     # imported when run, so that `qm --help` stays fast
-    from quartermaster.planner import PlanOptions, load_result, plan
+    from quartermaster.planner import PlanOptions, plan
 
     if plan_dir is not None:
-        if not (plan_dir / "plan.json").is_file():
-            raise UsageError(f"{what} {plan_dir}: no plan.json there; run `qm plan --out {plan_dir}` first.")
-        try:
-            return load_result(plan_dir)
-        except UNREADABLE as error:
-            raise _unreadable_plan(what, plan_dir, error) from None
+        return read_plan_or_exit(plan_dir, what)
     with err_console.status("Planning") as status:
         return plan(inventory, PlanOptions(start=quarter), progress=lambda msg: status.update(msg))
 
@@ -91,7 +81,7 @@ def command(
         try:
             data = with_sweep(data, plan_dir, result)
         except UNREADABLE as error:
-            raise _unreadable_plan("--plan", plan_dir, error) from None
+            raise unreadable_plan("--plan", plan_dir, error) from None
     written, messages = write_report(data, out, RenderOptions(formats=chosen, generated=dt.datetime.now(dt.UTC).date()))
     s = data.summary
     console.print(

@@ -6,6 +6,7 @@ from __future__ import annotations
 import copy
 import dataclasses
 import datetime as dt
+import json
 import subprocess
 from decimal import Decimal
 from pathlib import Path
@@ -15,14 +16,18 @@ import pytest
 import yaml
 from typer.testing import CliRunner
 
+from quartermaster.budgets import BudgetStatus
 from quartermaster.capacity import pool_accelerators
 from quartermaster.cli import app
 from quartermaster.loader import LoadResult, load
-from quartermaster.modules.observability.rules import BREAK_EVEN, Options, build_rules
-from quartermaster.pricing import break_even, pool_rate
+from quartermaster.modules.observability.rules import BREAK_EVEN, Options, PlannedBudgets, build_rules
+from quartermaster.plan_result import load_result
+from quartermaster.pricing import break_even, cents, pool_rate
+from quartermaster.reports.finance import build_report
+from quartermaster.reports.finance.tables.budgets import planned_status
 from quartermaster.yamlwriter import dump_yaml
 from tests.observability.promserver import PROMTOOL, needs_promtool
-from tests.paths import INVENTORY
+from tests.paths import DATA, INVENTORY
 
 AT = dt.date(2026, 11, 1)
 # Samples every 5 minutes, as often as Prometheus' default lookback (5m) needs for an instant value at any time.
@@ -311,6 +316,96 @@ def test_budget_on_track_fires_when_the_week_rate_times_the_quarter_exceeds_it(
         }
 
     run_promtool(tmp_path, rules, [case(int(break_even_gpus) + 1, True), case(int(break_even_gpus), False)])
+
+
+def _budget_alerts(rules: dict[str, Any]) -> dict[tuple[str, str, str], dict[str, Any]]:
+    return {
+        (r["alert"], r["labels"]["cost_center"], r["labels"]["quarter"]): r
+        for g in rules["groups"]
+        for r in g["rules"]
+        if r.get("alert") in ("QuartermasterBudgetOnTrack", "QuartermasterSpendAbovePlan")
+    }
+
+
+def test_budget_alerts_carry_the_finance_reports_budget_status_and_say_when_there_is_no_plan(
+    loaded: LoadResult,
+) -> None:
+    """Issue 26, point 4: the alerts' budget and planned figures are the report's `budget_status` rows, to the cent,
+    with their basis; without a plan they say so and no planned figure is written."""
+    plan_dir = DATA / "reports" / "plan"
+    plan = load_result(plan_dir)
+    report = json.loads(build_report(loaded.inventory, plan).to_json())
+    table = next(t for t in report["tables"] if t["name"] == "budget_status")
+    assert table["rows"], "the example plan has budgets"
+    rules, notes = build_rules(loaded, Options(at=AT), PlannedBudgets(planned_status(loaded.inventory, plan), "p/"))
+    alerts = _budget_alerts(rules)
+    for row in table["rows"]:
+        key = (row["cost_center"], row["quarter"])
+        on_track, above_plan = (
+            alerts[("QuartermasterBudgetOnTrack", *key)],
+            alerts[("QuartermasterSpendAbovePlan", *key)],
+        )
+        # the thresholds in PromQL are the report's figures (the budget, then the planned charge) to the cent
+        assert Decimal(on_track["expr"].split(" > ")[1].split(" ")[0]) == Decimal(row["budget_usd"])
+        assert Decimal(above_plan["expr"].split(" > ")[1].split(" ")[0]) == Decimal(row["usd"])
+        planned = f"${Decimal(row['usd']):,.2f}"
+        for alert in (on_track, above_plan):
+            assert alert["annotations"]["planned"].startswith(f"{planned}, ")
+            assert "basis planned" in alert["annotations"]["planned"] and "p/" in alert["annotations"]["planned"]
+        assert on_track["annotations"]["threshold"].startswith(f"budget ${Decimal(row['budget_usd']):,.2f}")
+        assert above_plan["annotations"]["threshold"].startswith(f"planned charge {planned}")
+    assert not [n for n in notes if n.startswith("budget alerts: no plan")]
+
+    bare, notes = build_rules(loaded, Options(at=AT))
+    alerts = _budget_alerts(bare)
+    assert alerts and {name for name, _, _ in alerts} == {"QuartermasterBudgetOnTrack"}
+    for alert in alerts.values():
+        assert alert["annotations"]["planned"].startswith("no plan given")
+        assert "$" not in alert["annotations"]["planned"]
+    assert any(n.startswith("budget alerts: no plan given") for n in notes)
+
+
+@needs_promtool
+@pytest.mark.slow  # promtool evaluates every rule of the example every 5 minutes over 200 hours
+def test_spend_above_plan_fires_above_the_planned_charge_before_the_budget_alert(
+    loaded: LoadResult, tmp_path: Path
+) -> None:
+    # promtool's clock starts at the epoch: CC-2001's budget moved to 1970Q1 (2160 hours), planned at 40 % of it
+    inv = loaded.inventory
+    budget = next(b for b in inv.policy.budgets if b.cost_center == "CC-2001").model_copy(update={"quarter": "1970Q1"})
+    moved = LoadResult.__new__(LoadResult)
+    moved.__dict__.update(loaded.__dict__)
+    moved.inventory = inv.model_copy(update={"policy": inv.policy.model_copy(update={"budgets": (budget,)})})
+    planned_usd = cents(budget.usd * Decimal("0.4"))
+    row = BudgetStatus("CC-2001", "1970Q1", "planned", planned_usd, cents(budget.usd))
+    rules, _ = build_rules(moved, Options(at=AT), PlannedBudgets((row,), "plan/"))
+    rate = pool_rate(inv, "p5-od") or Decimal(0)  # inference's on-demand p5 pool, the only CC-2001 use here
+    at_plan = int(planned_usd / (rate * 2160))  # GPUs used all quarter that spend no more than the plan
+    at_budget = int(cents(budget.usd) / (rate * 2160))
+    assert at_plan + 1 < at_budget  # room between the two thresholds
+
+    def case(gpus: int, above_plan: bool, over_budget: bool) -> dict[str, Any]:
+        labels = {"cost_center": "CC-2001", "quarter": "1970Q1"}
+        return {
+            "interval": EVERY,
+            "input_series": [usage("p5-od", "inference", "nvidia.com/gpu", f"{gpus}x2500")],
+            "alert_rule_test": [
+                {
+                    "eval_time": "200h",
+                    "alertname": "QuartermasterSpendAbovePlan",
+                    "exp_alerts": [{"exp_labels": {**labels, "severity": "info"}}] if above_plan else [],
+                },
+                {
+                    "eval_time": "200h",
+                    "alertname": "QuartermasterBudgetOnTrack",
+                    "exp_alerts": [{"exp_labels": {**labels, "severity": "warning"}}] if over_budget else [],
+                },
+            ],
+        }
+
+    run_promtool(
+        tmp_path, rules, [case(at_plan, False, False), case(at_plan + 1, True, False), case(at_budget + 1, True, True)]
+    )
 
 
 def test_a_pools_alert_rate_is_the_rate_metering_charges_its_use_at(loaded: LoadResult) -> None:
