@@ -3,10 +3,12 @@ hooks and the generated CODEOWNERS."""
 
 from __future__ import annotations
 
+import json
 import re
 import shlex
 import subprocess
 import sys
+from decimal import Decimal
 from pathlib import Path
 
 import pytest
@@ -95,7 +97,15 @@ def test_workflow_runs_the_quota_review_steps() -> None:
             assert ".venv" not in step["run"].replace("../tool/.venv/bin/qm", ""), step["run"]
     assert "../tool/.venv/bin/qm validate inventory/" in runs
     assert "../tool/.venv/bin/qm codeowners inventory/ --check" in runs
-    assert '../tool/.venv/bin/qm diff "origin/${BASE_REF}" --format markdown > "${RUNNER_TEMP}/comment.md"' in runs
+    # issue 26: the pull request's inventory is planned first, so the comment carries the planned budget rows
+    assert "../tool/.venv/bin/qm plan inventory/ --out out/plan" in runs
+    plan_step, diff_step = _step(flow, "plan"), _step(flow, "diff")
+    assert plan_step["continue-on-error"] is True and steps.index(plan_step) < steps.index(diff_step)
+    assert diff_step["env"]["PLAN"] == "${{ steps.plan.outcome == 'success' && 'out/plan' || '' }}"
+    assert diff_step["run"] == (
+        '../tool/.venv/bin/qm diff "origin/${BASE_REF}" ${PLAN:+--plan "$PLAN"} --format markdown '
+        '> "${RUNNER_TEMP}/comment.md"'
+    )
     script = next(s for s in steps if s.get("uses", "").startswith("actions/github-script@"))["with"]["script"]
     assert f"const marker = '{MARKER}';" in script and "process.env.RUNNER_TEMP" in script
     assert "updateComment" in script and "createComment" in script
@@ -109,6 +119,56 @@ def test_workflow_runs_the_quota_review_steps() -> None:
         "pull-requests": "write",
         "issues": "write",
     }
+
+
+def _step(flow: dict, step_id: str) -> dict:  # type: ignore[type-arg]
+    return next(s for s in flow["jobs"]["quota-diff"]["steps"] if s.get("id") == step_id)  # type: ignore[no-any-return]
+
+
+@pytest.mark.slow  # plans the example (seconds) and diffs it, as the workflow does
+def test_the_workflows_comment_carries_the_planned_budget_rows_of_the_finance_report(tmp_path: Path) -> None:
+    """Issue 26, point 4: the workflow's own plan and diff steps, run as written (bash, in the pull request's
+    checkout, with the base branch's `qm` at ../tool/.venv/bin/qm), give a comment whose planned budget rows are
+    the finance report's `budget_status` rows of the same plan, to the cent."""
+    from quartermaster.plan_result import load_result
+    from quartermaster.pricing import format_usd
+    from quartermaster.reports.finance import build_report
+
+    flow = yaml12(WORKFLOW)
+    repo = QuotaRepo.create(tmp_path)
+    repo.git("update-ref", "refs/remotes/origin/main", "HEAD")  # the base branch, as the checkout fetches it
+    repo.quota("llm-pretrain", "h100-flex", nominal=16)  # the pull request of the first quota PR tutorial
+    tool = tmp_path / "tool" / ".venv" / "bin"
+    tool.mkdir(parents=True)
+    (tool / "qm").symlink_to(Path(sys.executable).parent / "qm")
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "RUNNER_TEMP": str(tmp_path), "BASE_REF": "main"}
+
+    def run(step: dict, **more: str) -> subprocess.CompletedProcess[str]:  # type: ignore[type-arg]
+        return subprocess.run(
+            ["bash", "-c", step["run"]], cwd=repo.root, env={**env, **more}, capture_output=True, text=True
+        )
+
+    planned = run(_step(flow, "plan"))
+    assert planned.returncode == 0, planned.stderr
+    diffed = run(_step(flow, "diff"), PLAN="out/plan")  # the expression's value when the plan step succeeded
+    assert diffed.returncode == 0, diffed.stderr
+    comment = (tmp_path / "comment.md").read_text(encoding="utf-8")
+    assert "(plan `out/plan`)" in comment
+
+    report = json.loads(build_report(repo.load(), load_result(repo.root / "out" / "plan")).to_json())
+    rows = next(t for t in report["tables"] if t["name"] == "budget_status")["rows"]
+    centre = next(t.cost_center for t in repo.load().teams if t.name == "llm-pretrain")
+    mine = [r for r in rows if r["cost_center"] == centre]
+    assert mine, "the example budgets the cost centre of llm-pretrain"
+    for row in mine:
+        usd, budget = Decimal(row["usd"]), Decimal(row["budget_usd"])
+        line = f"| {row['cost_center']} | {row['quarter']} | planned | {format_usd(usd)} | {format_usd(budget)} |"
+        assert line in comment, comment
+
+    without = run(_step(flow, "diff"), PLAN="")  # the plan step failed: no --plan, and the comment says so
+    assert without.returncode == 0, without.stderr
+    comment = (tmp_path / "comment.md").read_text(encoding="utf-8")
+    assert "| planned |" not in comment and "none shown" in comment
 
 
 def test_pre_commit_hooks_validate_on_inventory_changes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
