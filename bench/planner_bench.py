@@ -24,7 +24,7 @@ Variants of each size (`--variants`), the cases users hit:
   may run on H200 and B200 offers (and the reverse) at the site's routes, with the planner's equivalence ratio.
 
 For each size and solver it prints what a user waits for, stage by stage: data (the generated tables),
-build (the PuLP model), solve (by solver stage: LP relaxation, rounded re-solve) and result tables (shadow
+build (the model as arrays), solve (by solver stage: LP relaxation, rounded re-solve) and result tables (shadow
 prices and every table of the plan), each in wall and CPU seconds (every thread of the process, and CBC's
 process) with the load average at its end, since the machine may be shared; then the outcome, the objective, the LP
 relaxation bound and the MILP / LP ratio (1.001 = within 0.1 % of the LP bound). `--branch-and-bound-only`
@@ -47,6 +47,7 @@ from decimal import Decimal
 from pathlib import Path
 
 import highspy
+import numpy as np
 import pandas as pd
 
 from quartermaster.demand import equivalence_ratio
@@ -279,14 +280,26 @@ def mps_path(template: Path | None, size: str, variant: str, several: bool) -> P
 
 
 def highs_alone(model: PlanModel, path: Path, threads: int | None) -> tuple[float, float, float]:
-    """Write the model as MPS (PuLP's writer, integer columns marked), read it into HiGHS alone and solve its LP
-    relaxation with the planner's HiGHS LP options: (seconds to write, CPU seconds of HiGHS's solve, objective).
-    PuLP's MPS writer leaves out the objective's constant (the existing commitments' fixed cost): it is added back,
-    so the objective reads as the planner's LP bound."""
+    """Write the model as MPS (HiGHS's writer, from the arrays the planner builds: names, integer columns marked and
+    the objective's constant), read it into HiGHS alone and solve its LP relaxation with the planner's HiGHS LP
+    options: (seconds to write, CPU seconds of HiGHS's solve, objective)."""
     wall = time.perf_counter()
-    model.prob.writeMPS(str(path))
-    written = time.perf_counter() - wall
+    lp = model.lp
+    whole = highspy.HighsLp()
+    whole.num_col_, whole.num_row_ = lp.num_cols, lp.num_rows
+    whole.col_cost_, whole.col_lower_, whole.col_upper_ = lp.cost, lp.col_lower, lp.col_upper
+    whole.row_lower_, whole.row_upper_ = lp.row_lower, lp.row_upper
+    whole.a_matrix_.format_ = highspy.MatrixFormat.kRowwise
+    whole.a_matrix_.start_, whole.a_matrix_.index_, whole.a_matrix_.value_ = lp.start, lp.index, lp.value
+    whole.integrality_ = [highspy.HighsVarType.kInteger if i else highspy.HighsVarType.kContinuous for i in lp.integer]
+    whole.offset_ = lp.constant
+    whole.col_names_, whole.row_names_ = lp.col_names, lp.row_names
     _quiet_highs_banner()
+    writer = highspy.Highs()
+    writer.setOptionValue("output_flag", False)
+    writer.passModel(whole)
+    writer.writeModel(str(path))
+    written = time.perf_counter() - wall
     highs = highspy.Highs()
     highs.setOptionValue("output_flag", False)
     if threads is not None:
@@ -301,7 +314,7 @@ def highs_alone(model: PlanModel, path: Path, threads: int | None) -> tuple[floa
     status = highs.modelStatusToString(highs.getModelStatus())
     if status != "Optimal":
         raise SystemExit(f"{path}: HiGHS alone ended {status} on the LP relaxation")
-    return written, seconds, highs.getInfo().objective_function_value + model.prob.objective.constant
+    return written, seconds, highs.getInfo().objective_function_value
 
 
 def run(
@@ -328,8 +341,8 @@ def run(
             ints = len(model.integers())
             print(
                 f"\n{size}, {variant}: {dims[0]} sites x {dims[1]} machines x {dims[2]} quarters x 6 pricing options "
-                f"x {dims[3]} scenarios; {len(model.variables()):,} variables ({ints:,} integer), "
-                f"{model.prob.numConstraints():,} constraints; load {os.getloadavg()[0]:.1f}",
+                f"x {dims[3]} scenarios; {model.lp.num_cols:,} variables ({ints:,} integer), "
+                f"{model.lp.num_rows:,} constraints; load {os.getloadavg()[0]:.1f}",
                 flush=True,
             )
             if mps is not None:
@@ -349,8 +362,10 @@ def run(
             bound = solve(build_model(data), relax=True).objective
         ratio = f"{report.objective / bound:.5f}" if report.objective and bound else "-"
         solver_stages = ", ".join(f"{stage} {seconds:.1f} s" for stage, seconds in report.stages)
-        budgets = [c for name, c in model.prob.constraints.items() if name.startswith("budget__")]
-        binding = sum(1 for c in budgets if report.outcome.has_plan and c.value() >= -1e-6 * abs(c.constant))
+        budgets = np.flatnonzero(model.lp.rows_of("budget"))
+        limit = model.lp.row_upper[budgets]
+        activity = model.lp.activity(model.x)[budgets]
+        binding = int(np.sum(activity >= limit - 1e-6 * np.abs(limit))) if report.outcome.has_plan else 0
         over_floor = f"; end to end / HiGHS alone {stages.cpu / floor:.2f}x CPU" if floor else ""
         print(
             f"  {solver:5s}: {report.outcome.value} ({solver_stages}); objective {(report.objective or 0):,.0f}, "

@@ -1,4 +1,5 @@
-r"""Step 2 of the planner: the PuLP problem, one `add_<business_rule>()` per constraint family.
+r"""Step 2 of the planner: the problem as arrays (HiGHS takes them as they are; PuLP's problem is derived from them),
+one `add_<business_rule>()` per constraint family.
 
 A two-stage stochastic program (Chaisiri, Lee and Niyato 2012) written as its deterministic equivalent,
 with load-duration buckets inside each quarter (the cloud recommenders' simulate-each-commitment-level method,
@@ -132,13 +133,18 @@ import functools
 import math
 import re
 from collections import defaultdict
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import Any, Literal
 
+import numpy as np
+import numpy.typing as npt
+import pandas as pd
 import pulp
 
 from quartermaster.plan_result import EXISTING, NEW
 from quartermaster.planner.data import PlanData, tail_quarters
+from quartermaster.planner.tables import Budget, Cap, Demand, Existing, Route, rows
 from quartermaster.pricing import (
     CAPACITY_BLOCK_MAX_INSTANCES,
     HOURS_PER_WEEK,
@@ -152,10 +158,19 @@ from quartermaster.pricing import (
 from quartermaster.units import add_months, quarter_bounds, quarter_hours
 
 PAY_PER_USE = PAY_PER_USE_MODELS
+# Every tier, in the order the rows of a family over (offer, tier, cell) come out: by name.
+TIERS = tuple(sorted((EXISTING, NEW, *PAY_PER_USE)))
 # Penalties of the explain-infeasible slacks: far above any price, so a rule gives only when it must.
 OVERRUN_PENALTY = 1_000.0  # per USD of budget overrun
 CAP_EXCESS_PENALTY_HOURS = 1_000.0  # x lambda per node of cap excess per hour
 SHORTFALL_PENALTY = 1_000.0  # x lambda per accelerator-hour of utilisation shortfall
+
+Floats = npt.NDArray[np.float64]
+Ints = npt.NDArray[np.int64]
+Bools = npt.NDArray[np.bool_]
+Sense = Literal["<=", ">=", "="]
+Terms = tuple[Ints, Ints, "Floats | float"]
+"""Terms of a block of rows: (row of the block, column, coefficient) of each; the coefficient may be one number."""
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9_]")
 
@@ -187,24 +202,144 @@ def _safe(part: str) -> str:
     return _UNSAFE.sub("_", part)
 
 
+def ranges(lengths: Ints) -> Ints:
+    """0 .. n-1 for each n of `lengths`, concatenated."""
+    ends = np.cumsum(lengths)
+    return np.arange(ends[-1] if len(ends) else 0) - np.repeat(ends - lengths, lengths)
+
+
+@dataclass
+class LinearProgram:
+    """The built problem as arrays, as HiGHS takes it: a column per variable and a row per constraint, each named.
+    The rows are stored row-wise: row i's terms are columns `index` with coefficients `value` over
+    start[i]:start[i+1] (no zero among them). PuLP's problem is derived from it (`to_pulp`)."""
+
+    col_names: list[str]
+    col_lower: Floats
+    col_upper: Floats
+    cost: Floats
+    integer: Bools
+    constant: float  # the objective's constant (existing commitments' cost)
+    row_names: list[str]
+    row_family: Ints  # index of the row's family in FAMILY_NAMES
+    row_lower: Floats
+    row_upper: Floats
+    start: Ints
+    index: Ints
+    value: Floats
+
+    @property
+    def num_cols(self) -> int:
+        return len(self.col_names)
+
+    @property
+    def num_rows(self) -> int:
+        return len(self.row_names)
+
+    def rows_of(self, *families: str) -> Bools:
+        """Which rows belong to one of `families`."""
+        return np.isin(self.row_family, [FAMILY_NAMES.index(f) for f in families])
+
+    def activity(self, x: Floats) -> Floats:
+        """Each row's value at column values x."""
+        row = np.repeat(np.arange(self.num_rows), np.diff(self.start))
+        return np.asarray(np.bincount(row, weights=self.value * x[self.index], minlength=self.num_rows), dtype=float)
+
+    def transposed_times(self, y: Floats) -> Floats:
+        """sum_i a_ij y_i for each column j (y a value per row: duals give the rows' part of reduced costs)."""
+        weights = self.value * np.repeat(y, np.diff(self.start))
+        return np.asarray(np.bincount(self.index, weights=weights, minlength=self.num_cols), dtype=float)
+
+    def to_pulp(self) -> tuple[pulp.LpProblem, list[pulp.LpVariable]]:
+        """The same problem as a PuLP problem (for CBC, `--write-lp` and the golden LP files) and its variables, in
+        column order."""
+        prob = pulp.LpProblem("reservation_plan", pulp.LpMinimize)
+        cat = {True: pulp.const.LpInteger, False: pulp.const.LpContinuous}
+        columns = [
+            prob.add_variable(n, None if lo == -math.inf else lo, None if up == math.inf else up, cat=cat[i])
+            for n, lo, up, i in zip(
+                self.col_names, self.col_lower.tolist(), self.col_upper.tolist(), self.integer.tolist(), strict=True
+            )
+        ]
+        priced = np.flatnonzero(self.cost)
+        prob.setObjective(
+            pulp.LpAffineExpression(
+                [(columns[j], c) for j, c in zip(priced.tolist(), self.cost[priced].tolist(), strict=True)],
+                constant=self.constant,
+            )
+        )
+        index, value, start = self.index.tolist(), self.value.tolist(), self.start.tolist()
+        bounds = zip(self.row_names, self.row_lower.tolist(), self.row_upper.tolist(), strict=True)
+        for i, (row_name, lo, up) in enumerate(bounds):
+            terms = [
+                (columns[j], v)
+                for j, v in zip(index[start[i] : start[i + 1]], value[start[i] : start[i + 1]], strict=True)
+            ]
+            if lo == up:
+                sense, rhs = pulp.LpConstraintEQ, lo
+            elif lo == -math.inf:
+                sense, rhs = pulp.LpConstraintLE, up
+            else:
+                sense, rhs = pulp.LpConstraintGE, lo
+            prob.addConstraint(pulp.LpConstraint(pulp.LpAffineExpression(terms), sense, row_name, rhs))
+        return prob, columns
+
+
+@dataclass
+class UseColumns:
+    """The u columns, one entry per column in column order (demand rows', each by the tiers that may serve it), and
+    the same columns grouped by (offer, tier, cell): the groups sorted by offer, tier and cell as names sort, each
+    group's columns in column order. Offers, tiers and cells are positions in PlanModel.offer_names, TIERS and
+    PlanModel.cells."""
+
+    column: Ints
+    demand_row: Ints  # the row of the demand table (PlanModel.demand) the column serves
+    offer: Ints
+    tier: Ints
+    cell: Ints
+    per_node: Floats  # a_j / rho_kj: accelerators of the key's class one node serves
+    group: Ints  # the column's group
+    by_group: Ints  # the entries ordered by group (column order within each)
+    group_start: Ints
+    group_offer: Ints
+    group_tier: Ints
+    group_cell: Ints
+
+    def group_terms(self, groups: Ints) -> tuple[Ints, Ints]:
+        """(i, column) for the u columns of groups[i], each group's in column order."""
+        lengths = np.diff(self.group_start)[groups]
+        entries = self.by_group[np.repeat(self.group_start[groups], lengths) + ranges(lengths)]
+        return np.repeat(np.arange(len(groups)), lengths), self.column[entries]
+
+
+@dataclass
+class DemandRows:
+    """The demand table's rows (D_kqsb), in its order: key, cell, level, spot share and the unmet column z of each."""
+
+    key: list[str]
+    cell: Ints
+    level: Floats
+    spot_share: Floats
+    unmet: Ints
+
+
 @dataclass
 class PlanModel:
-    """The built problem and its variables, keyed by their index tuples."""
+    """The built problem (`lp`, arrays) and its columns keyed by their index tuples, with the index facts the
+    constraint families and results.py share, and the solution once solved (`x`, row duals `pi`)."""
 
-    prob: pulp.LpProblem
     data: PlanData
-    commit: dict[tuple[str, str, str], pulp.LpVariable] = field(default_factory=dict)
-    capacity_block: dict[tuple[str, str], pulp.LpVariable] = field(default_factory=dict)
-    slices: dict[tuple[str, str, str, str, int], pulp.LpVariable] = field(default_factory=dict)  # (j, m, q, s, b)
-    use: dict[tuple[str, str, str, str, str, int], pulp.LpVariable] = field(default_factory=dict)  # (k, j, t, q, s, b)
-    # (k, q, s, b) -> [(u_kjt, a_j / rho_kj, t)]: k's u in a cell, by route and tier, made with them (add_variables)
-    served: dict[tuple[str, str, str, int], list[tuple[pulp.LpVariable, float, str]]] = field(default_factory=dict)
-    unmet: dict[tuple[str, str, str, int], pulp.LpVariable] = field(default_factory=dict)
-    slack: dict[tuple[str, ...], pulp.LpVariable] = field(default_factory=dict)
+    commit: dict[tuple[str, str, str], int] = field(default_factory=dict)
+    capacity_block: dict[tuple[str, str], int] = field(default_factory=dict)
+    slices: dict[tuple[str, str, str, str, int], int] = field(default_factory=dict)  # (j, m, q, s, b)
+    unmet: dict[tuple[str, str, str, int], int] = field(default_factory=dict)
+    slack: dict[tuple[str, ...], int] = field(default_factory=dict)
     # index facts shared by the add_* functions and results.py
     cells: list[tuple[str, str, int]] = field(default_factory=list)  # (q, s, b)
     weight: dict[tuple[str, str, int], float] = field(default_factory=dict)
-    offers: dict[str, dict] = field(default_factory=dict)
+    offers: dict[str, dict[str, Any]] = field(default_factory=dict)
+    offer_names: list[str] = field(default_factory=list)  # sorted
+    offer_code: dict[str, int] = field(default_factory=dict)  # j -> its position in offer_names
     tiers: dict[tuple[str, str], list[str]] = field(default_factory=dict)  # (j, q) -> tiers
     routes: dict[str, list[tuple[str, float]]] = field(default_factory=dict)  # k -> [(j, rho)]
     cost_center: dict[str, str] = field(default_factory=dict)  # k -> c
@@ -214,46 +349,181 @@ class PlanModel:
     existing_nodes: dict[tuple[str, str], float] = field(default_factory=dict)  # (j, q)
     existing_nodes_by_model: dict[tuple[str, str, str], float] = field(default_factory=dict)  # (j, m, q)
     price: dict[tuple[str, str], float] = field(default_factory=dict)  # (j, m) pay-per-use
-    options: dict[str, list[dict]] = field(default_factory=dict)  # j -> commitment options
+    options: dict[str, list[dict[str, Any]]] = field(default_factory=dict)  # j -> commitment options
     used_rate: dict[str, float] = field(default_factory=dict)  # j -> v_j
     charge_rate: dict[tuple[str, str, str], float] = field(default_factory=dict)  # (j, tier, q) for budgets
-    # u grouped by (j, t, q, s, b) over demand keys, made once for the constraint families that read it
-    use_by_tier: dict[tuple[str, str, str, str, int], list[pulp.LpVariable]] = field(default_factory=dict)
     # horizon end: U (j) and V (j, Q+l); see the module docstring
-    last_use: dict[str, pulp.LpVariable] = field(default_factory=dict)
-    tail_credit: dict[tuple[str, str], pulp.LpVariable] = field(default_factory=dict)
+    last_use: dict[str, int] = field(default_factory=dict)
+    tail_credit: dict[tuple[str, str], int] = field(default_factory=dict)
     tail_quarters: list[str] = field(default_factory=list)
     avoided_price: dict[str, float] = field(default_factory=dict)  # j -> p^OD_j
+    slice_group: Ints = field(default_factory=lambda: np.zeros(0, dtype=np.int64))  # the u group of each slice y
     fixed_lp: object = None  # planner.solve: the report of the fixed-integer LP whose duals are loaded, if any
+    # the solution: column values and row duals (zero until solved)
+    x: Floats = field(default_factory=lambda: np.zeros(0))
+    pi: Floats = field(default_factory=lambda: np.zeros(0))
+    # the problem as it is built, then as arrays (finish)
+    _columns: list[tuple[list[str], Floats, Floats, bool]] = field(default_factory=list)
+    _costs: list[tuple[Ints, Floats]] = field(default_factory=list)
+    _rows: list[tuple[int, list[str], Floats, Floats, Ints, Ints, Floats]] = field(default_factory=list)
+    _num_cols: int = 0
+    _num_rows: int = 0
+    _lp: LinearProgram | None = None
+    _u: UseColumns | None = None
+    _demand: DemandRows | None = None
+    _active: tuple[Ints, Ints, Floats, list[str]] | None = None  # active_terms: start by (j, q); column, g, model
 
-    def variables(self) -> list[pulp.LpVariable]:
-        """Every variable of the problem, from the model's own dicts (PuLP's `variables()` re-walks every row)."""
-        return [
-            *self.commit.values(),
-            *self.capacity_block.values(),
-            *self.slices.values(),
-            *self.use.values(),
-            *self.unmet.values(),
-            *self.slack.values(),
-            *self.last_use.values(),
-            *self.tail_credit.values(),
-        ]
+    # --- building -------------------------------------------------------------------------------------------------
 
-    def integers(self) -> list[pulp.LpVariable]:
-        """The integer decisions: commitment starts x, capacity-block node-weeks n, pay-per-use TPU slices y."""
-        return [*self.commit.values(), *self.capacity_block.values(), *self.slices.values()]
+    def new_columns(
+        self, names: list[str], lower: Floats | float, upper: Floats | float, integer: bool = False
+    ) -> Ints:
+        """Columns with these names and bounds; their positions."""
+        n = len(names)
+        self._columns.append(
+            (
+                names,
+                np.broadcast_to(np.asarray(lower, dtype=float), n),
+                np.broadcast_to(np.asarray(upper, float), n),
+                integer,
+            )
+        )
+        self._num_cols += n
+        return np.arange(self._num_cols - n, self._num_cols)
 
-    def whole(self, var: pulp.LpVariable) -> int:
-        """Relax-and-round's whole value of an integer decision: slices y rounded up (a slice short would leave
-        load unserved), commitments and node-weeks to the nearest unit."""
-        x = var.varValue or 0.0
-        if var.name in self.slice_names:
-            return max(0, math.ceil(x - 1e-6))
-        return max(0, round(x))
+    def new_column(self, column_name: str, upper: float = math.inf) -> int:
+        """One continuous column >= 0."""
+        return int(self.new_columns([column_name], 0.0, upper)[0])
+
+    def add_cost(self, columns: Ints, coefficients: Floats | float) -> None:
+        """Objective coefficients of columns (each column once over the whole build)."""
+        self._costs.append((columns, np.broadcast_to(np.asarray(coefficients, dtype=float), len(columns))))
+
+    def add_rows(
+        self, family: str, names: list[str], sense: Sense, rhs: Floats | float, terms: Sequence[Terms]
+    ) -> None:
+        """A block of rows of `family`, their terms in the order given (then in each Terms' own order)."""
+        n = len(names)
+        rhs_ = np.broadcast_to(np.asarray(rhs, dtype=float), n)
+        lower = rhs_ if sense != "<=" else np.full(n, -math.inf)
+        upper = rhs_ if sense != ">=" else np.full(n, math.inf)
+        row = np.concatenate([t[0] for t in terms]).astype(np.int64)
+        col = np.concatenate([t[1] for t in terms]).astype(np.int64)
+        value = np.concatenate([np.broadcast_to(np.asarray(t[2], dtype=float), len(t[0])) for t in terms])
+        order = np.argsort(row, kind="stable")
+        self._rows.append(
+            (FAMILY_NAMES.index(family), names, lower, upper, row[order] + self._num_rows, col[order], value[order])
+        )
+        self._num_rows += n
+
+    def add_row(
+        self, family: str, row_name: str, sense: Sense, rhs: float, columns: list[int], coefficients: list[float]
+    ) -> None:
+        """One row of `family`."""
+        cols = np.array(columns, dtype=np.int64)
+        self.add_rows(
+            family,
+            [row_name],
+            sense,
+            rhs,
+            [(np.zeros(len(cols), dtype=np.int64), cols, np.array(coefficients, dtype=float))],
+        )
+
+    def finish(self, constant: float) -> None:
+        """The problem as built, as arrays (`lp`)."""
+        integer = np.concatenate([np.full(len(names), i) for names, _, _, i in self._columns])
+        cost = np.zeros(self._num_cols)
+        for columns, coefficients in self._costs:
+            cost[columns] += coefficients
+        rows = np.concatenate([r[4] for r in self._rows]) if self._rows else np.zeros(0, dtype=np.int64)
+        value = np.concatenate([r[6] for r in self._rows]) if self._rows else np.zeros(0)
+        kept = value != 0
+        self._lp = LinearProgram(
+            col_names=[n for names, _, _, _ in self._columns for n in names],
+            col_lower=np.concatenate([c[1] for c in self._columns]),
+            col_upper=np.concatenate([c[2] for c in self._columns]),
+            cost=cost,
+            integer=integer.astype(bool),
+            constant=constant,
+            row_names=[n for r in self._rows for n in r[1]],
+            row_family=np.concatenate([np.full(len(r[1]), r[0], dtype=np.int64) for r in self._rows]),
+            row_lower=np.concatenate([r[2] for r in self._rows]),
+            row_upper=np.concatenate([r[3] for r in self._rows]),
+            start=np.concatenate(([0], np.cumsum(np.bincount(rows[kept], minlength=self._num_rows)))),
+            index=(np.concatenate([r[5] for r in self._rows]) if self._rows else np.zeros(0, dtype=np.int64))[kept],
+            value=value[kept],
+        )
+        self._columns, self._costs, self._rows = [], [], []
+        self.x, self.pi = np.zeros(self._lp.num_cols), np.zeros(self._lp.num_rows)
+
+    # --- the built problem ----------------------------------------------------------------------------------------
+
+    @property
+    def lp(self) -> LinearProgram:
+        if self._lp is None:
+            raise ValueError("the model is not built yet (build_model)")
+        return self._lp
+
+    @property
+    def u(self) -> UseColumns:
+        if self._u is None:
+            raise ValueError("the model has no u columns yet (add_variables)")
+        return self._u
+
+    @property
+    def demand(self) -> DemandRows:
+        if self._demand is None:
+            raise ValueError("the model has no demand rows yet (add_variables)")
+        return self._demand
 
     @functools.cached_property
-    def slice_names(self) -> frozenset[str]:
-        return frozenset(v.name for v in self.slices.values())
+    def _pulp(self) -> tuple[pulp.LpProblem, list[pulp.LpVariable]]:
+        return self.lp.to_pulp()
+
+    @property
+    def prob(self) -> pulp.LpProblem:
+        """The problem as PuLP's (derived from `lp` when first asked: CBC, --write-lp)."""
+        return self._pulp[0]
+
+    def pulp_columns(self, columns: Ints) -> list[pulp.LpVariable]:
+        """PuLP's variables of these columns."""
+        return [self._pulp[1][j] for j in columns.tolist()]
+
+    def load_pulp_solution(self) -> None:
+        """The values and row duals PuLP holds after a solve through it (CBC), as the model's solution."""
+        self.x = np.array([v.varValue or 0.0 for v in self._pulp[1]])
+        self.pi = np.array([c.pi or 0.0 for c in self.prob.constraints()])
+
+    @functools.cached_property
+    def use(self) -> dict[tuple[str, str, str, str, str, int], int]:
+        """(k, j, t, q, s, b) -> the column of u_kjtqsb."""
+        u, d = self.u, self.demand
+        return {
+            (d.key[r], self.offer_names[j], TIERS[t], *self.cells[c]): col
+            for col, r, j, t, c in zip(
+                u.column.tolist(),
+                u.demand_row.tolist(),
+                u.offer.tolist(),
+                u.tier.tolist(),
+                u.cell.tolist(),
+                strict=True,
+            )
+        }
+
+    def value(self, column: int) -> float:
+        """A column's value in the solution."""
+        return float(self.x[column])
+
+    def integers(self) -> Ints:
+        """The integer decisions' columns: commitment starts x, capacity-block instances n, pay-per-use TPU slices y."""
+        return np.flatnonzero(self.lp.integer)
+
+    def whole(self, columns: Ints) -> Floats:
+        """Relax-and-round's whole values of integer decisions: slices y rounded up (a slice short would leave
+        load unserved), commitments and capacity-block instances to the nearest unit."""
+        x = self.x[columns]
+        up = np.isin(columns, list(self.slices.values()))
+        return np.maximum(0.0, np.where(up, np.ceil(x - 1e-6), np.round(x)))
 
     def sliced(self, j: str, tier: str) -> bool:
         """Whether pay-per-use tier `tier` at j is bought in whole slices of g_j > 1 nodes (TPU)."""
@@ -263,64 +533,85 @@ class PlanModel:
         """What a cost centre is charged per node-hour of tier t at j in q (r^E, r^N, or the pay-per-use price)."""
         return self.price[(j, tier)] if tier in PAY_PER_USE else self.charge_rate[(j, tier, q)]
 
-    def active_new(
-        self, j: str, q: str, model: str | None = None, times: float = 1.0
-    ) -> list[tuple[pulp.LpVariable, float]]:
-        """The terms of `times` x A^m_jq: new committed nodes active at j in q (all models if `model` is None)."""
-        qs = self.data.quarters
-        terms = []
-        for opt in self.options.get(j, []):
-            if model is not None and opt["pricing_model"] != model:
-                continue
-            for start in qs[max(0, qs.index(q) - opt["term_quarters"] + 1) : qs.index(q) + 1]:
-                terms.append((self.commit[(j, opt["option"], start)], times * self.offers[j]["nodes_per_unit"]))
-        return terms
+    def expected_hours(self, cell: tuple[str, str, int]) -> float:
+        """pi_s w_qsb H_q: the expected hours of a cell."""
+        q, s, _ = cell
+        return self.data.scenarios[s] * self.weight[cell] * self.data.hours[q]
+
+    def active_terms(self, offer: Ints, quarter: Ints, model: str | None = None, times: float = 1.0) -> Terms:
+        """(i, column, coefficient) of `times` x A^m_jq for j = offer_names[offer[i]], q = quarters[quarter[i]]: the
+        new committed nodes active at j in q (all models if `model` is None), each option's starts in order."""
+        if self._active is None:
+            raise ValueError("the model has no commitment columns yet (add_variables)")
+        start, column, nodes, models = self._active
+        at = offer * len(self.data.quarters) + quarter
+        lengths = np.diff(start)[at]
+        entries = np.repeat(start[at], lengths) + ranges(lengths)
+        row = np.repeat(np.arange(len(at)), lengths)
+        if model is not None:
+            keep = np.array([models[e] == model for e in entries.tolist()], dtype=bool)
+            entries, row = entries[keep], row[keep]
+        return row, column[entries], times * nodes[entries]
+
+    def active_new(self, j: str, q: str, model: str | None = None, times: float = 1.0) -> tuple[list[int], list[float]]:
+        """The columns and coefficients of `times` x A^m_jq (active_terms) for one offer and quarter."""
+        _, columns, coefficients = self.active_terms(
+            np.array([self.offer_code[j]]), np.array([self.data.quarters.index(q)]), model, times
+        )
+        return columns.tolist(), np.asarray(coefficients).tolist()
 
 
 def build_model(data: PlanData) -> PlanModel:
-    """Build the whole problem: variables, objective and every constraint family."""
-    m = PlanModel(prob=pulp.LpProblem("reservation_plan", pulp.LpMinimize), data=data)
+    """Build the whole problem: variables, objective and every constraint family, as arrays (PlanModel.lp)."""
+    m = PlanModel(data=data)
     _index(m)
     add_variables(m)
     add_objective(m)
     for add in dict.fromkeys(FAMILIES.values()):
         add(m)
+    m.finish(float(sum(data.existing["usd"])) if not data.existing.empty else 0.0)
     return m
+
+
+def _records(frame: pd.DataFrame) -> list[dict[str, Any]]:
+    """A table's rows as dicts by column name."""
+    return [{str(c): v for c, v in r.items()} for r in frame.to_dict("records")]
 
 
 def _index(m: PlanModel) -> None:
     d = m.data
-    m.offers = {r["offer"]: r for r in d.offers.to_dict("records")}
+    m.offers = {o["offer"]: o for o in _records(d.offers)}
+    m.offer_names = sorted(m.offers)
+    m.offer_code = {j: i for i, j in enumerate(m.offer_names)}
     cc_of_team = dict(zip(d.teams["team"], d.teams["cost_center"], strict=True))
-    for r in d.demand[["demand_key", "team", "accelerator", "site"]].drop_duplicates().itertuples():
-        m.cost_center[r.demand_key] = cc_of_team.get(r.team, r.team)
-        m.key_parts[r.demand_key] = (r.team, r.accelerator) + ((r.site,) if r.site else ())
-    for r in d.routes.itertuples():
-        if r.offer in m.offers:
-            m.routes.setdefault(r.demand_key, []).append((r.offer, float(r.ratio)))
-    shares = d.demand[["demand_key", "quarter", "scenario", "preemptible_share"]].drop_duplicates(
-        ["demand_key", "quarter", "scenario"]
-    )
-    for r in shares.itertuples():
-        m.spot_share[(r.demand_key, r.quarter, r.scenario)] = min(float(r.preemptible_share), d.max_spot_share)
-    cells = d.demand[["quarter", "scenario", "bucket", "weight"]].drop_duplicates(["quarter", "scenario", "bucket"])
-    for r in cells.itertuples():
-        m.cells.append((r.quarter, r.scenario, int(r.bucket)))
-        m.weight[(r.quarter, r.scenario, int(r.bucket))] = float(r.weight)
+    for r in rows(d.demand, Demand):
+        if r.demand_key not in m.key_parts:
+            m.cost_center[r.demand_key] = cc_of_team.get(r.team, r.team)
+            m.key_parts[r.demand_key] = (r.team, r.accelerator) + ((r.site,) if r.site else ())
+        m.spot_share.setdefault(
+            (r.demand_key, r.quarter, r.scenario), min(float(r.preemptible_share), d.max_spot_share)
+        )
+        cell = (r.quarter, r.scenario, int(r.bucket))
+        if cell not in m.weight:
+            m.cells.append(cell)
+            m.weight[cell] = float(r.weight)
+    for route in rows(d.routes, Route):
+        if route.offer in m.offers:
+            m.routes.setdefault(route.demand_key, []).append((route.offer, float(route.ratio)))
     m.cells.sort(key=lambda c: (d.quarters.index(c[0]), c[1], c[2]))
     existing_usd: dict[tuple[str, str], float] = defaultdict(float)
-    for r in d.existing.itertuples():
-        if r.offer in m.offers:
-            m.existing_nodes[(r.offer, r.quarter)] = m.existing_nodes.get((r.offer, r.quarter), 0.0) + r.nodes
-            existing_usd[(r.offer, r.quarter)] += float(r.usd)
-            model = pricing_model_of_commitment(r.kind)
-            key = (r.offer, model, r.quarter)
-            m.existing_nodes_by_model[key] = m.existing_nodes_by_model.get(key, 0.0) + r.nodes
-    for r in d.recourse_prices.itertuples():
-        m.price[(r.offer, r.pricing_model)] = float(r.usd_per_node_hour)
-    for r in d.commit_options.to_dict("records"):
-        m.options.setdefault(r["offer"], []).append(r)
-        m.used_rate[r["offer"]] = float(r["usd_per_node_hour_used"])  # one per offer (data._commit_options)
+    for e in rows(d.existing, Existing):
+        if e.offer in m.offers:
+            m.existing_nodes[(e.offer, e.quarter)] = m.existing_nodes.get((e.offer, e.quarter), 0.0) + e.nodes
+            existing_usd[(e.offer, e.quarter)] += float(e.usd)
+            key = (e.offer, pricing_model_of_commitment(e.kind), e.quarter)
+            m.existing_nodes_by_model[key] = m.existing_nodes_by_model.get(key, 0.0) + e.nodes
+    prices = d.recourse_prices
+    for j, t, usd in zip(prices["offer"], prices["pricing_model"], prices["usd_per_node_hour"], strict=True):
+        m.price[(j, t)] = float(usd)
+    for option in _records(d.commit_options):
+        m.options.setdefault(option["offer"], []).append(option)
+        m.used_rate[option["offer"]] = float(option["usd_per_node_hour_used"])  # one per offer (data._commit_options)
     m.dominated = _dominated_pay_per_use(m)
     for j in m.offers:
         for q in d.quarters:
@@ -356,9 +647,9 @@ def _dominated_pay_per_use(m: PlanModel) -> dict[str, set[tuple[str, str]]]:
     to the first offer by name): any use of a dearer pair is beaten by moving it there, and the move is
     cheaper in the budget too. Kept: that pair and capped pairs cheaper than it (useful up to their cap).
     At enterprise size this leaves out 230,400 of 562,350 columns (the objective and LP bound unchanged
-    to the dollar), which HiGHS's presolve would otherwise remove after PuLP had spent 10 s building them.
+    to the dollar), which HiGHS's presolve would otherwise remove after they had been built.
     """
-    capped = {(r.offer, r.pricing_model) for r in m.data.caps.itertuples()}
+    capped = {(c.offer, c.pricing_model) for c in rows(m.data.caps, Cap)}
     out: dict[str, set[tuple[str, str]]] = defaultdict(set)
     for k, routes in m.routes.items():
         for group in SUBSTITUTES:
@@ -379,72 +670,163 @@ def _dominated_pay_per_use(m: PlanModel) -> dict[str, set[tuple[str, str]]]:
 
 
 def add_variables(m: PlanModel) -> None:
-    """x (integer starts), n (integer node-weeks), u (used per key, offer and tier), z (unmet), y (TPU slices)."""
+    """x (integer starts), n (integer instances), y (TPU slices), u (used per key, offer and tier), z (unmet), in
+    that column order."""
     d = m.data
-    for j, opts in m.options.items():
-        for opt in opts:
-            for q in d.quarters:  # none starts in a quarter already begun (PlanData.begun)
-                m.commit[(j, opt["option"], q)] = m.prob.add_variable(
-                    name("commit", m.offers[j]["site"], m.offers[j]["machine"], opt["option"], q),
-                    0,
-                    0 if q in d.begun else None,
-                    cat="Integer",
-                )
-    caps = {(r.offer, r.pricing_model): int(r.max_nodes) for r in d.caps.itertuples()}
-    for j in m.offers:
-        if (j, PricingModel.CAPACITY_BLOCK) in m.price:
-            most = block_instances(caps.get((j, PricingModel.CAPACITY_BLOCK)))
-            for q in d.quarters:
-                m.capacity_block[(j, q)] = m.prob.add_variable(
-                    name("capacity_block_instances", m.offers[j]["site"], m.offers[j]["machine"], q),
-                    0,
-                    0 if q in d.begun else most,
-                    cat="Integer",
-                )
-    suffix = {cell: name(*_cell(cell)) for cell in m.cells}
-    # (k, q, spot allowed) -> [(j, t, the name's first parts, rho_kj, a_j)]: the tiers that may serve k, found once
-    # per key and quarter rather than per cell
-    candidates: dict[tuple[str, str, bool], list[tuple[str, str, str, float, int]]] = {}
-    for r in d.demand[["demand_key", "quarter", "scenario", "bucket", "level"]].itertuples():
-        k, cell = r.demand_key, (r.quarter, r.scenario, int(r.bucket))
-        m.unmet[(k, *cell)] = m.prob.add_variable(cell_name(("unmet", *m.key_parts[k]), *cell), 0)
-        spot_allowed = m.spot_share[(k, r.quarter, r.scenario)] > 0
-        tiers = candidates.get((k, r.quarter, spot_allowed))
-        if tiers is None:
-            tiers = candidates[(k, r.quarter, spot_allowed)] = [
-                (
-                    j,
-                    t,
-                    name("use", *m.key_parts[k], m.offers[j]["site"], m.offers[j]["machine"], t),
-                    rho,
-                    m.offers[j]["accelerators_per_node"],
-                )
-                for j, rho in m.routes.get(k, [])
-                for t in m.tiers[(j, r.quarter)]
-                if (t != "spot" or spot_allowed) and (j, t) not in m.dominated.get(k, ())
+    commits = [(j, opt, q) for j, opts in m.options.items() for opt in opts for q in d.quarters]
+    columns = m.new_columns(
+        [name("commit", m.offers[j]["site"], m.offers[j]["machine"], opt["option"], q) for j, opt, q in commits],
+        0.0,
+        np.array([0.0 if q in d.begun else math.inf for _, _, q in commits]),  # none starts in a begun quarter
+        integer=True,
+    )
+    m.commit = {(j, opt["option"], q): c for (j, opt, q), c in zip(commits, columns.tolist(), strict=True)}
+    _index_active(m, commits, columns)
+    caps = {(c.offer, c.pricing_model): int(c.max_nodes) for c in rows(d.caps, Cap)}
+    blocks = [(j, q) for j in m.offers if (j, PricingModel.CAPACITY_BLOCK) in m.price for q in d.quarters]
+    columns = m.new_columns(
+        [name("capacity_block_instances", m.offers[j]["site"], m.offers[j]["machine"], q) for j, q in blocks],
+        0.0,
+        np.array(
+            [0.0 if q in d.begun else block_instances(caps.get((j, PricingModel.CAPACITY_BLOCK))) for j, q in blocks]
+        ),
+        integer=True,
+    )
+    m.capacity_block = dict(zip(blocks, columns.tolist(), strict=True))
+    u, use_names, use_upper = _use_columns(m)
+    sliced_tier = np.array([[m.sliced(j, t) for t in TIERS] for j in m.offer_names], dtype=bool)
+    sliced = np.flatnonzero(sliced_tier[u.group_offer, u.group_tier]).tolist()
+    keys = [(m.offer_names[u.group_offer[g]], TIERS[u.group_tier[g]], *m.cells[u.group_cell[g]]) for g in sliced]
+    columns = m.new_columns(
+        [name("slices", m.offers[j]["site"], m.offers[j]["machine"], t, q, s, f"b{b}") for j, t, q, s, b in keys],
+        0.0,
+        np.array(
+            [
+                math.inf if (cap := caps.get((j, t))) is None else float(cap // m.offers[j]["nodes_per_unit"])
+                for j, t, _, _, _ in keys
             ]
-        served = m.served[(k, *cell)] = []
-        for j, t, stem, rho, a in tiers:
-            var = m.use[(k, j, t, *cell)] = m.prob.add_variable(
-                f"{stem}__{suffix[cell]}",
-                0,
-                None if t != PricingModel.CAPACITY_BLOCK else block_share(m, r.quarter) * r.level * rho / a,
-            )
-            served.append((var, a / rho, t))
-    for j, t, q, s, b in use_by_tier(m):
-        if m.sliced(j, t):
-            g, cap = m.offers[j]["nodes_per_unit"], caps.get((j, t))
-            m.slices[(j, t, q, s, b)] = m.prob.add_variable(
-                name("slices", m.offers[j]["site"], m.offers[j]["machine"], t, q, s, f"b{b}"),
-                0,
-                None if cap is None else cap // g,
-                cat="Integer",
-            )
+        ),
+        integer=True,
+    )
+    m.slices = dict(zip(keys, columns.tolist(), strict=True))
+    m.slice_group = np.array(sliced, dtype=np.int64)
+    u.column = m.new_columns(use_names, 0.0, use_upper)
+    m._u = u
+    demand = m.demand
+    demand.unmet = m.new_columns(
+        [
+            cell_name(("unmet", *m.key_parts[k]), *m.cells[c])
+            for k, c in zip(demand.key, demand.cell.tolist(), strict=True)
+        ],
+        0.0,
+        math.inf,
+    )
+    m.unmet = {
+        (k, *m.cells[c]): z for k, c, z in zip(demand.key, demand.cell.tolist(), demand.unmet.tolist(), strict=True)
+    }
 
 
-def _cell(cell: tuple[str, str, int]) -> tuple[str, str, str]:
-    q, s, b = cell
-    return q, s, f"b{b}"
+def _index_active(m: PlanModel, commits: list[tuple[str, dict[str, Any], str]], columns: Ints) -> None:
+    """The terms of A^m_jq (PlanModel.active_terms): for each offer and quarter, the starts of each option whose term
+    covers the quarter, g_j nodes each."""
+    qs = m.data.quarters
+    at, column, nodes, models = [], [], [], []
+    for (j, opt, start), c in zip(commits, columns.tolist(), strict=True):
+        first = qs.index(start)
+        for q in range(first, min(len(qs), first + opt["term_quarters"])):
+            at.append(m.offer_code[j] * len(qs) + q)
+            column.append(c)
+            nodes.append(float(m.offers[j]["nodes_per_unit"]))
+            models.append(str(opt["pricing_model"]))
+    order = np.argsort(np.array(at, dtype=np.int64), kind="stable")
+    starts = np.concatenate(
+        ([0], np.cumsum(np.bincount(np.array(at, dtype=np.int64), minlength=len(m.offers) * len(qs))))
+    )
+    m._active = (
+        starts,
+        np.array(column, dtype=np.int64)[order],
+        np.array(nodes)[order],
+        [models[i] for i in order.tolist()],
+    )
+
+
+def _use_columns(m: PlanModel) -> tuple[UseColumns, list[str], Floats]:
+    """The u columns (without their positions yet), their names and upper bounds, and the demand rows.
+
+    For each demand row (k, q, s, b): the tiers of the offers on k's routes that may serve it (spot only where its
+    spot share is above 0, no dominated pay-per-use pair), found once per key, quarter and whether spot may serve."""
+    d = m.data
+    key, cell, level, sigma = [], [], [], []
+    cell_of = {c: i for i, c in enumerate(m.cells)}
+    combos: dict[tuple[str, str, bool], int] = {}
+    combo_of_row = []
+    # candidates, flat: offer, tier, rho, a, the name's stem; combo_start[i]: where combo i's start
+    c_offer, c_tier, c_rho, c_a, c_stem = [], [], [], [], []
+    combo_start = [0]
+    for r in rows(d.demand, Demand):
+        k = r.demand_key
+        share = m.spot_share[(k, r.quarter, r.scenario)]
+        key.append(k)
+        cell.append(cell_of[(r.quarter, r.scenario, int(r.bucket))])
+        level.append(float(r.level))
+        sigma.append(share)
+        combo = (k, r.quarter, share > 0)
+        if combo not in combos:
+            combos[combo] = len(combos)
+            for j, rho in m.routes.get(k, []):
+                for t in m.tiers[(j, r.quarter)]:
+                    if (t != "spot" or share > 0) and (j, t) not in m.dominated.get(k, ()):
+                        c_offer.append(m.offer_code[j])
+                        c_tier.append(TIERS.index(t))
+                        c_rho.append(rho)
+                        c_a.append(m.offers[j]["accelerators_per_node"])
+                        c_stem.append(_stem("use", *m.key_parts[k], m.offers[j]["site"], m.offers[j]["machine"], t))
+            combo_start.append(len(c_offer))
+        combo_of_row.append(combos[combo])
+    m._demand = DemandRows(
+        key=key,
+        cell=np.array(cell, dtype=np.int64),
+        level=np.array(level),
+        spot_share=np.array(sigma),
+        unmet=np.zeros(0, dtype=np.int64),
+    )
+    starts = np.array(combo_start, dtype=np.int64)
+    of_row = np.array(combo_of_row, dtype=np.int64)
+    lengths = np.diff(starts)[of_row]
+    candidate = np.repeat(starts[of_row], lengths) + ranges(lengths)
+    demand_row = np.repeat(np.arange(len(of_row)), lengths)
+    offer = np.array(c_offer, dtype=np.int64)[candidate]
+    tier = np.array(c_tier, dtype=np.int64)[candidate]
+    rho, a = np.array(c_rho)[candidate], np.array(c_a, dtype=float)[candidate]
+    use_cell = m._demand.cell[demand_row]
+    # groups (j, t, q, s, b), sorted as their names' parts sort
+    rank = np.empty(len(m.cells), dtype=np.int64)
+    rank[sorted(range(len(m.cells)), key=m.cells.__getitem__)] = np.arange(len(m.cells))
+    keys = (offer * len(TIERS) + tier) * len(m.cells) + rank[use_cell]
+    group_keys, group = np.unique(keys, return_inverse=True)
+    by_rank = np.argsort(rank)
+    cell_part = [_cell_part(*c) for c in m.cells]
+    stem = np.array(c_stem, dtype=object)[candidate]
+    names = [f"{s}__{cell_part[c]}" for s, c in zip(stem.tolist(), use_cell.tolist(), strict=True)]
+    upper = np.full(len(names), math.inf)
+    block = tier == TIERS.index(PricingModel.CAPACITY_BLOCK)
+    share_of_cell = np.array([block_share(m, q) for q, _, _ in m.cells])
+    upper[block] = share_of_cell[use_cell[block]] * m._demand.level[demand_row[block]] * rho[block] / a[block]
+    u = UseColumns(
+        column=np.zeros(0, dtype=np.int64),
+        demand_row=demand_row,
+        offer=offer,
+        tier=tier,
+        cell=use_cell,
+        per_node=a / rho,
+        group=group,
+        by_group=np.argsort(group, kind="stable"),
+        group_start=np.concatenate(([0], np.cumsum(np.bincount(group, minlength=len(group_keys))))),
+        group_offer=group_keys // (len(TIERS) * len(m.cells)),
+        group_tier=(group_keys // len(m.cells)) % len(TIERS),
+        group_cell=by_rank[group_keys % len(m.cells)],
+    )
+    return u, names, upper
 
 
 @functools.cache
@@ -459,95 +841,118 @@ def term_hours(start: str, months: int) -> int:
     return (term_end(start, months) - quarter_bounds(start)[0]).days * 24
 
 
+def _cell_hours(m: PlanModel) -> Floats:
+    """pi_s w_qsb H_q of each cell (PlanModel.cells)."""
+    return np.array([m.expected_hours(c) for c in m.cells])
+
+
 def add_objective(m: PlanModel) -> None:
-    """Expected cost: existing commitments, new commitments' whole liability, capacity blocks, pay-per-use, unmet
-    demand, less the credit for new capacity after the horizon (its terms join in add_post_horizon_credit)."""
-    d = m.data
-    terms: list[tuple[pulp.LpVariable, float]] = []
-    for (j, option, q), var in m.commit.items():
+    """Expected cost: existing commitments (the constant), new commitments' whole liability, capacity blocks,
+    pay-per-use, unmet demand, less the credit for new capacity after the horizon (its terms join in
+    add_post_horizon_credit)."""
+    d, u = m.data, m.u
+    liability = []
+    for (j, option, q), _ in m.commit.items():
         opt = next(o for o in m.options[j] if o["option"] == option)
-        terms.append(
-            (
-                var,
-                m.offers[j]["nodes_per_unit"]
-                * (
-                    float(opt["usd_per_node_hour"]) * term_hours(q, opt["term_months"])
-                    + float(opt["upfront_usd_per_node"])
-                ),
-            )
+        liability.append(
+            m.offers[j]["nodes_per_unit"]
+            * (float(opt["usd_per_node_hour"]) * term_hours(q, opt["term_months"]) + float(opt["upfront_usd_per_node"]))
         )
-    for (j, q), var in m.capacity_block.items():
-        terms.append((var, HOURS_PER_WEEK * weeks_in(q) * m.price[(j, PricingModel.CAPACITY_BLOCK)]))
-    for (_k, j, t, q, s, b), var in m.use.items():
-        if t in PAY_PER_USE and t != PricingModel.CAPACITY_BLOCK and not m.sliced(j, t):
-            terms.append((var, d.scenarios[s] * m.weight[(q, s, b)] * d.hours[q] * m.price[(j, t)]))
-        elif t == NEW and m.used_rate[j]:
-            terms.append((var, d.scenarios[s] * m.weight[(q, s, b)] * d.hours[q] * m.used_rate[j]))
-    for (j, t, q, s, b), var in m.slices.items():
-        terms.append(
-            (var, d.scenarios[s] * m.weight[(q, s, b)] * d.hours[q] * m.price[(j, t)] * m.offers[j]["nodes_per_unit"])
-        )
-    for (_k, q, s, b), var in m.unmet.items():
-        terms.append((var, d.scenarios[s] * m.weight[(q, s, b)] * d.hours[q] * d.unmet_penalty))
-    fixed = float(sum(d.existing["usd"])) if not d.existing.empty else 0.0
-    m.prob.setObjective(pulp.LpAffineExpression(terms, constant=fixed))
+    m.add_cost(np.array(list(m.commit.values()), dtype=np.int64), np.array(liability))
+    m.add_cost(
+        np.array(list(m.capacity_block.values()), dtype=np.int64),
+        np.array(
+            [HOURS_PER_WEEK * weeks_in(q) * m.price[(j, PricingModel.CAPACITY_BLOCK)] for j, q in m.capacity_block]
+        ),
+    )
+    hours = _cell_hours(m)
+    # u: the price of a pay-per-use tier bought by the node (not in slices), or the rate per hour used of new
+    # commitments
+    rate_of = np.zeros((len(m.offer_names), len(TIERS)))
+    for at, offer in enumerate(m.offer_names):
+        for t, tier in enumerate(TIERS):
+            if tier in PAY_PER_USE and tier != PricingModel.CAPACITY_BLOCK and not m.sliced(offer, tier):
+                rate_of[at, t] = m.price.get((offer, tier), 0.0)
+            elif tier == NEW:
+                rate_of[at, t] = m.used_rate.get(offer, 0.0)
+    rate = rate_of[u.offer, u.tier]
+    priced = rate != 0
+    m.add_cost(u.column[priced], hours[u.cell[priced]] * rate[priced])
+    slice_cost = [
+        m.expected_hours((q, s, b)) * m.price[(j, t)] * m.offers[j]["nodes_per_unit"] for j, t, q, s, b in m.slices
+    ]
+    m.add_cost(np.array(list(m.slices.values()), dtype=np.int64), np.array(slice_cost))
+    m.add_cost(m.demand.unmet, hours[m.demand.cell] * d.unmet_penalty)
 
 
-def _add(m: PlanModel, expr: pulp.LpAffineExpression, sense: int, rhs: float, cname: str) -> None:
-    m.prob.addConstraint(pulp.LpConstraint(expr, sense, cname, rhs))
+def _slack(m: PlanModel, key: tuple[str, ...], cost: float) -> int:
+    """A named, penalised slack column (explain-infeasible mode); its cost joins the objective."""
+    column = m.slack[key] = m.new_column(name(*key))
+    m.add_cost(np.array([column]), cost)
+    return column
 
 
-def _slack(m: PlanModel, key: tuple[str, ...], cost: float) -> pulp.LpVariable:
-    """A named, penalised slack variable (explain-infeasible mode); its cost joins the objective."""
-    var = m.prob.add_variable(name(*key), 0)
-    m.slack[key] = var
-    m.prob.objective.addterm(var, cost)
-    return var
+def _groups(m: PlanModel, tier: str) -> Ints:
+    """The groups of u columns (j, t, q, s, b) of one tier, sorted."""
+    return np.flatnonzero(m.u.group_tier == TIERS.index(tier))
 
 
-def _served_terms(
-    m: PlanModel, k: str, cell: tuple[str, str, int], tier: str | None = None
-) -> list[tuple[pulp.LpVariable, float]]:
-    """(u_kjt, a_j / rho_kj) for the tiers (all if None) that serve k in `cell`: accelerators of k's class."""
-    return [(var, per_node) for var, per_node, t in m.served.get((k, *cell), ()) if tier is None or t == tier]
+def _group_names(m: PlanModel, family: str, groups: Ints) -> list[str]:
+    """`<family>__<site>__<machine>__<q>__<s>__b<b>` for each group."""
+    u = m.u
+    stems = [_stem(family, m.offers[j]["site"], m.offers[j]["machine"]) for j in m.offer_names]
+    cells = [_cell_part(*c) for c in m.cells]
+    offers, cell = u.group_offer[groups].tolist(), u.group_cell[groups].tolist()
+    return [f"{stems[j]}__{cells[c]}" for j, c in zip(offers, cell, strict=True)]
 
 
 def add_demand_met(m: PlanModel) -> None:
     """demand_met: every bucket of every key's demand is served somewhere it may run, or reported unmet."""
-    for r in m.data.demand[["demand_key", "quarter", "scenario", "bucket", "level"]].itertuples():
-        k, cell = r.demand_key, (r.quarter, r.scenario, int(r.bucket))
-        terms = [*_served_terms(m, k, cell), (m.unmet[k, *cell], 1.0)]
-        _add(
-            m,
-            pulp.LpAffineExpression(terms),
-            pulp.LpConstraintEQ,
-            float(r.level),
-            cell_name(("demand_met", *m.key_parts[k]), *cell),
+    u, demand = m.u, m.demand
+    names = [
+        cell_name(("demand_met", *m.key_parts[k]), *m.cells[c])
+        for k, c in zip(demand.key, demand.cell.tolist(), strict=True)
+    ]
+    every = np.arange(len(names))
+    m.add_rows(
+        "demand_met", names, "=", demand.level, [(u.demand_row, u.column, u.per_node), (every, demand.unmet, 1.0)]
+    )
+
+
+def use_by_tier(m: PlanModel) -> dict[tuple[str, str, str, str, int], list[int]]:
+    """(j, t, q, s, b) -> [u_kjt] over demand keys, in column order (sorted by key)."""
+    u = m.u
+    return {
+        (m.offer_names[j], TIERS[t], *m.cells[c]): u.column[
+            u.by_group[u.group_start[g] : u.group_start[g + 1]]
+        ].tolist()
+        for g, (j, t, c) in enumerate(
+            zip(u.group_offer.tolist(), u.group_tier.tolist(), u.group_cell.tolist(), strict=True)
         )
-
-
-def use_by_tier(m: PlanModel) -> dict[tuple[str, str, str, str, int], list[pulp.LpVariable]]:
-    """(j, t, q, s, b) -> [u_kjt] over demand keys, in key order (so the rows come out sorted)."""
-    if not m.use_by_tier:
-        out: dict[tuple, list] = defaultdict(list)
-        for (_k, j, t, q, s, b), var in m.use.items():
-            out[(j, t, q, s, b)].append(var)
-        m.use_by_tier = dict(sorted(out.items()))
-    return m.use_by_tier
+    }
 
 
 def add_existing_commitments_cover(m: PlanModel) -> None:
     """existing_commitments_cover: existing commitments serve at most their (average active) nodes."""
-    for (j, t, q, s, b), vars_ in use_by_tier(m).items():
-        if t == EXISTING:
-            o = m.offers[j]
-            _add(
-                m,
-                pulp.LpAffineExpression([(v, 1.0) for v in vars_]),
-                pulp.LpConstraintLE,
-                m.existing_nodes[(j, q)],
-                cell_name(("existing_commitments_cover", o["site"], o["machine"]), q, s, b),
-            )
+    groups = _groups(m, EXISTING)
+    u = m.u
+    nodes = [
+        m.existing_nodes[(m.offer_names[j], m.cells[c][0])]
+        for j, c in zip(u.group_offer[groups].tolist(), u.group_cell[groups].tolist(), strict=True)
+    ]
+    row, column = u.group_terms(groups)
+    m.add_rows(
+        "existing_commitments_cover",
+        _group_names(m, "existing_commitments_cover", groups),
+        "<=",
+        np.array(nodes),
+        [(row, column, 1.0)],
+    )
+
+
+def _quarter_index(m: PlanModel, cells: Ints) -> Ints:
+    index = {q: i for i, q in enumerate(m.data.quarters)}
+    return np.array([index[q] for q, _, _ in m.cells], dtype=np.int64)[cells]
 
 
 def add_new_commitments_cover(m: PlanModel) -> None:
@@ -557,32 +962,38 @@ def add_new_commitments_cover(m: PlanModel) -> None:
     row per quarter has fewer nonzeros but made the LP relaxation slower at enterprise size (31 s against
     21 s, bench/planner_bench.py).
     """
-    active = {}
-    for (j, t, q, s, b), vars_ in use_by_tier(m).items():
-        if t == NEW:
-            if (j, q) not in active:
-                active[(j, q)] = m.active_new(j, q, times=-1.0)
-            o = m.offers[j]
-            expr = pulp.LpAffineExpression([(v, 1.0) for v in vars_] + active[(j, q)])
-            rule = cell_name(("new_commitments_cover", o["site"], o["machine"]), q, s, b)
-            _add(m, expr, pulp.LpConstraintLE, 0.0, rule)
+    groups = _groups(m, NEW)
+    u = m.u
+    row, column = u.group_terms(groups)
+    active = m.active_terms(u.group_offer[groups], _quarter_index(m, u.group_cell[groups]), times=-1.0)
+    m.add_rows(
+        "new_commitments_cover",
+        _group_names(m, "new_commitments_cover", groups),
+        "<=",
+        0.0,
+        [(row, column, 1.0), active],
+    )
 
 
 def add_capacity_block_window(m: PlanModel) -> None:
     """capacity_block_window: a capacity block's instances serve each bucket only in the share of its hours that
     their window covers (the quarter has no calendar: the window's hours look like the quarter's); each key's part
     is bounded the same way, on its column (add_variables)."""
-    for (j, t, q, s, b), vars_ in use_by_tier(m).items():
-        if t == PricingModel.CAPACITY_BLOCK:
-            o = m.offers[j]
-            expr = pulp.LpAffineExpression([(v, 1.0) for v in vars_] + [(m.capacity_block[(j, q)], -block_share(m, q))])
-            _add(
-                m,
-                expr,
-                pulp.LpConstraintLE,
-                0.0,
-                cell_name(("capacity_block_window", o["site"], o["machine"]), q, s, b),
-            )
+    groups = _groups(m, PricingModel.CAPACITY_BLOCK)
+    u = m.u
+    row, column = u.group_terms(groups)
+    blocks, shares = [], []
+    for j, c in zip(u.group_offer[groups].tolist(), u.group_cell[groups].tolist(), strict=True):
+        q = m.cells[c][0]
+        blocks.append(m.capacity_block[(m.offer_names[j], q)])
+        shares.append(-block_share(m, q))
+    m.add_rows(
+        "capacity_block_window",
+        _group_names(m, "capacity_block_window", groups),
+        "<=",
+        0.0,
+        [(row, column, 1.0), (np.arange(len(groups)), np.array(blocks, dtype=np.int64), np.array(shares))],
+    )
 
 
 @functools.cache
@@ -603,11 +1014,16 @@ def block_instances(cap: int | None) -> int:
 
 def add_whole_slices_cover(m: PlanModel) -> None:
     """whole_slices_cover: pay-per-use TPU nodes come in whole slices; the keys served there share them."""
-    by_tier = use_by_tier(m)
-    for (j, t, q, s, b), y in m.slices.items():
+    row, column = m.u.group_terms(m.slice_group)
+    names, nodes = [], []
+    for j, t, q, s, b in m.slices:
         o = m.offers[j]
-        expr = pulp.LpAffineExpression([(v, 1.0) for v in by_tier[(j, t, q, s, b)]] + [(y, -o["nodes_per_unit"])])
-        _add(m, expr, pulp.LpConstraintLE, 0.0, name("whole_slices_cover", o["site"], o["machine"], t, q, s, f"b{b}"))
+        names.append(name("whole_slices_cover", o["site"], o["machine"], t, q, s, f"b{b}"))
+        nodes.append(-float(o["nodes_per_unit"]))
+    slices = np.array(list(m.slices.values()), dtype=np.int64)
+    m.add_rows(
+        "whole_slices_cover", names, "<=", 0.0, [(row, column, 1.0), (np.arange(len(names)), slices, np.array(nodes))]
+    )
 
 
 def add_spot_within_preemptible_share(m: PlanModel) -> None:
@@ -616,99 +1032,153 @@ def add_spot_within_preemptible_share(m: PlanModel) -> None:
     Served = D - z, so the row reads spot + sigma z <= sigma D. Keys with sigma = 0 have no spot variables
     (a domain, not a row); with sigma = 1 the rule cannot bind and no row is written.
     """
-    for r in m.data.demand[["demand_key", "quarter", "scenario", "bucket", "level"]].itertuples():
-        k, cell = r.demand_key, (r.quarter, r.scenario, int(r.bucket))
-        sigma = m.spot_share[(k, r.quarter, r.scenario)]
-        spot = _served_terms(m, k, cell, "spot")
-        if spot and sigma < 1:
-            _add(
-                m,
-                pulp.LpAffineExpression([*spot, (m.unmet[k, *cell], sigma)]),
-                pulp.LpConstraintLE,
-                sigma * float(r.level),
-                cell_name(("spot_within_preemptible_share", *m.key_parts[k]), *cell),
-            )
+    u, demand = m.u, m.demand
+    spot = u.tier == TIERS.index(PricingModel.SPOT)
+    has_spot = np.zeros(len(demand.key), dtype=bool)
+    has_spot[u.demand_row[spot]] = True
+    ruled = np.flatnonzero(has_spot & (demand.spot_share < 1))
+    row_of = np.full(len(demand.key), -1, dtype=np.int64)
+    row_of[ruled] = np.arange(len(ruled))
+    spot &= row_of[u.demand_row] >= 0
+    sigma = demand.spot_share[ruled]
+    names = [
+        cell_name(("spot_within_preemptible_share", *m.key_parts[demand.key[r]]), *m.cells[demand.cell[r]])
+        for r in ruled.tolist()
+    ]
+    m.add_rows(
+        "spot_within_preemptible_share",
+        names,
+        "<=",
+        sigma * demand.level[ruled],
+        [
+            (row_of[u.demand_row[spot]], u.column[spot], u.per_node[spot]),
+            (np.arange(len(ruled)), demand.unmet[ruled], sigma),
+        ],
+    )
 
 
 def add_supply_caps(m: PlanModel) -> None:
     """supply_cap: the most nodes obtainable per offer and pricing model (Site.supply_caps)."""
-    d = m.data
-    by_tier = use_by_tier(m)
+    d, u = m.data, m.u
     explain = d.options.explain_infeasible
-    for cap in d.caps.itertuples():
+    for cap in rows(d.caps, Cap):
         j, model = cap.offer, cap.pricing_model
         o = m.offers[j]
         if model in PAY_PER_USE:
             if m.sliced(j, model):  # a bound on the whole slices y
                 continue
-            for q, s, b in m.cells:
-                vars_ = by_tier.get((j, model, q, s, b))
-                if vars_:
-                    _add(
-                        m,
-                        pulp.LpAffineExpression([(v, 1.0) for v in vars_]),
-                        pulp.LpConstraintLE,
-                        float(cap.max_nodes),
-                        name("supply_cap", o["site"], o["machine"], model, q, s, f"b{b}"),
-                    )
+            groups = np.flatnonzero((u.group_offer == m.offer_code[j]) & (u.group_tier == TIERS.index(model)))
+            groups = groups[np.argsort(u.group_cell[groups], kind="stable")]  # in the order of the cells
+            if len(groups):
+                row, column = u.group_terms(groups)
+                names = [
+                    name("supply_cap", o["site"], o["machine"], model, *_cell(m.cells[c]))
+                    for c in u.group_cell[groups].tolist()
+                ]
+                m.add_rows("supply_cap", names, "<=", float(cap.max_nodes), [(row, column, 1.0)])
             continue
         for q in d.quarters:
             fixed = m.existing_nodes_by_model.get((j, model, q), 0.0)
-            expr = pulp.LpAffineExpression(m.active_new(j, q, model))
-            if not expr and fixed == 0:
+            columns, coefficients = m.active_new(j, q, model)
+            if not columns and fixed == 0:
                 continue
             if explain:
-                expr = expr - _slack(
-                    m,
-                    ("supply_cap_excess", o["site"], o["machine"], model, q),
-                    CAP_EXCESS_PENALTY_HOURS * d.unmet_penalty * d.hours[q],
+                columns.append(
+                    _slack(
+                        m,
+                        ("supply_cap_excess", o["site"], o["machine"], model, q),
+                        CAP_EXCESS_PENALTY_HOURS * d.unmet_penalty * d.hours[q],
+                    )
                 )
-            _add(
-                m,
-                expr,
-                pulp.LpConstraintLE,
-                float(cap.max_nodes) - fixed,
+                coefficients.append(-1.0)
+            m.add_row(
+                "supply_cap",
                 name("supply_cap", o["site"], o["machine"], model, q),
+                "<=",
+                float(cap.max_nodes) - fixed,
+                columns,
+                coefficients,
             )
+
+
+def _cell(cell: tuple[str, str, int]) -> tuple[str, str, str]:
+    q, s, b = cell
+    return q, s, f"b{b}"
 
 
 def add_budgets(m: PlanModel) -> None:
     """budget: a cost centre's expected charge in a quarter stays within its budget."""
-    d = m.data
-    budgeted = set(zip(d.budgets["cost_center"], d.budgets["quarter"], strict=True))
-    charge: dict[tuple[str, str], list] = defaultdict(list)
-    for (k, j, t, q, s, b), var in m.use.items():
-        if (m.cost_center[k], q) not in budgeted:
-            continue
-        rate = m.charge_per_node_hour(j, t, q)
-        charge[(m.cost_center[k], q)].append((var, d.scenarios[s] * m.weight[(q, s, b)] * d.hours[q] * rate))
-    for r in d.budgets.itertuples():
-        expr = pulp.LpAffineExpression(charge.get((r.cost_center, r.quarter), []))
-        if d.options.explain_infeasible:
-            expr = expr - _slack(m, ("budget_overrun", r.cost_center, r.quarter), OVERRUN_PENALTY)
-        _add(m, expr, pulp.LpConstraintLE, float(r.usd), name("budget", r.cost_center, r.quarter))
+    d, u, demand = m.data, m.u, m.demand
+    budgets = list(rows(d.budgets, Budget))
+    row_of = {(b.cost_center, b.quarter): i for i, b in enumerate(budgets)}
+    quarter = _quarter_index(m, np.arange(len(m.cells)))
+    row_of_demand = np.array(
+        [
+            row_of.get((m.cost_center[k], d.quarters[quarter[c]]), -1)
+            for k, c in zip(demand.key, demand.cell.tolist(), strict=True)
+        ],
+        dtype=np.int64,
+    )
+    in_row = row_of_demand[u.demand_row]
+    charged = np.flatnonzero(in_row >= 0)
+    nq = len(d.quarters)
+    combos, at = np.unique(
+        (u.offer[charged] * len(TIERS) + u.tier[charged]) * nq + _quarter_index(m, u.cell[charged]), return_inverse=True
+    )
+    rate = np.array(
+        [
+            m.charge_per_node_hour(
+                m.offer_names[c // (len(TIERS) * nq)], TIERS[(c // nq) % len(TIERS)], d.quarters[c % nq]
+            )
+            for c in combos.tolist()
+        ]
+    )[at]
+    terms: list[Terms] = [(in_row[charged], u.column[charged], _cell_hours(m)[u.cell[charged]] * rate)]
+    if d.options.explain_infeasible:
+        slacks = [_slack(m, ("budget_overrun", b.cost_center, b.quarter), OVERRUN_PENALTY) for b in budgets]
+        terms.append((np.arange(len(budgets)), np.array(slacks, dtype=np.int64), -1.0))
+    m.add_rows(
+        "budget",
+        [name("budget", b.cost_center, b.quarter) for b in budgets],
+        "<=",
+        np.array([float(b.usd) for b in budgets]),
+        terms,
+    )
 
 
 def add_min_utilisation(m: PlanModel) -> None:
     """min_utilisation: new commitments are expected to be busy at least theta of their hours."""
-    d = m.data
+    d, u = m.data, m.u
     theta = d.options.min_utilisation
     if not theta:
         return
-    used: dict[tuple[str, str], list] = defaultdict(list)
-    for (_k, j, t, q, s, b), var in m.use.items():
-        if t == NEW:
-            used[(j, q)].append((var, d.scenarios[s] * m.weight[(q, s, b)]))
-    for (j, q), terms in sorted(used.items()):
-        o = m.offers[j]
-        expr = pulp.LpAffineExpression(terms + m.active_new(j, q, times=-theta))
-        if d.options.explain_infeasible:
-            expr = expr + _slack(
+    new = np.flatnonzero(u.tier == TIERS.index(NEW))
+    quarter = _quarter_index(m, u.cell[new])
+    rank = np.argsort(np.argsort(np.array(d.quarters), kind="stable"))  # the quarters as their names sort
+    pairs, row = np.unique(u.offer[new] * len(d.quarters) + rank[quarter], return_inverse=True)
+    by_rank = np.argsort(rank)
+    offers = [m.offer_names[p // len(d.quarters)] for p in pairs.tolist()]
+    quarters = [d.quarters[by_rank[p % len(d.quarters)]] for p in pairs.tolist()]
+    weight = np.array([d.scenarios[s] * m.weight[(q, s, b)] for q, s, b in m.cells])
+    terms: list[Terms] = [
+        (row, u.column[new], weight[u.cell[new]]),
+        m.active_terms(pairs // len(d.quarters), by_rank[pairs % len(d.quarters)], times=-theta),
+    ]
+    if d.options.explain_infeasible:
+        slacks = [
+            _slack(
                 m,
-                ("utilisation_shortfall", o["site"], o["machine"], q),
+                ("utilisation_shortfall", m.offers[j]["site"], m.offers[j]["machine"], q),
                 SHORTFALL_PENALTY * d.unmet_penalty * d.hours[q],
             )
-        _add(m, expr, pulp.LpConstraintGE, 0.0, name("min_utilisation", o["site"], o["machine"], q))
+            for j, q in zip(offers, quarters, strict=True)
+        ]
+        terms.append((np.arange(len(slacks)), np.array(slacks, dtype=np.int64), 1.0))
+    names = [
+        name("min_utilisation", m.offers[j]["site"], m.offers[j]["machine"], q)
+        for j, q in zip(offers, quarters, strict=True)
+    ]
+    m.add_rows("min_utilisation", names, ">=", 0.0, terms)
 
 
 def add_post_horizon_credit(m: PlanModel) -> None:
@@ -718,26 +1188,39 @@ def add_post_horizon_credit(m: PlanModel) -> None:
     One credit per offer and later quarter, bounded by two rows, rather than one per scenario and bucket: at
     medium size (bench/planner_bench.py) that was 33,000 columns and 66,000 rows more, and four times the time.
     """
-    d = m.data
+    d, u = m.data, m.u
     last = d.quarters[-1]
-    ratio = {} if d.tail_ratio is None else {(r.offer, r.quarter): float(r.ratio) for r in d.tail_ratio.itertuples()}
-    by_tier = use_by_tier(m)
+    ratio = (
+        {}
+        if d.tail_ratio is None
+        else dict(
+            zip(
+                zip(d.tail_ratio["offer"], d.tail_ratio["quarter"], strict=True),
+                map(float, d.tail_ratio["ratio"]),
+                strict=True,
+            )
+        )
+    )
+    for j in m.options:
+        m.last_use[j] = m.new_column(name("last_quarter_new_use", m.offers[j]["site"], m.offers[j]["machine"]))
+    # the u of new commitments in the last quarter, by offer, then cell (in the order of the cells), then key
+    weight = np.array([d.scenarios[s] * m.weight[(q, s, b)] for q, s, b in m.cells])
+    in_last = np.array([q == last for q, _, _ in m.cells])
+    used = np.flatnonzero((u.tier == TIERS.index(NEW)) & in_last[u.cell])
+    used = used[np.lexsort((u.cell[used], u.offer[used]))]
+    bounds = np.searchsorted(u.offer[used], np.arange(len(m.offer_names) + 1))
     for j, opts in m.options.items():
         o = m.offers[j]
         where = (o["site"], o["machine"])
-        use = m.last_use[j] = m.prob.add_variable(name("last_quarter_new_use", *where), 0)
-        terms = [
-            (v, -d.scenarios[s] * m.weight[(q, s, b)])
-            for q, s, b in m.cells
-            if q == last
-            for v in by_tier.get((j, NEW, q, s, b), [])
-        ]
-        _add(
-            m,
-            pulp.LpAffineExpression([(use, 1.0), *terms]),
-            pulp.LpConstraintLE,
-            0.0,
+        use = m.last_use[j]
+        mine = used[bounds[m.offer_code[j]] : bounds[m.offer_code[j] + 1]]
+        m.add_row(
+            "last_quarter_new_use",
             name("last_quarter_new_use", *where),
+            "<=",
+            0.0,
+            [use, *u.column[mine].tolist()],
+            [1.0, *(-weight[u.cell[mine]]).tolist()],
         )
         for ahead, q in enumerate(m.tail_quarters, start=1):
             starts = [
@@ -748,24 +1231,26 @@ def add_post_horizon_credit(m: PlanModel) -> None:
             ]
             if not starts:
                 continue
-            credit = m.tail_credit[(j, q)] = m.prob.add_variable(name("post_horizon_credit", *where, q), 0)
-            m.prob.objective.addterm(credit, -d.credit_share)
+            credit = m.tail_credit[(j, q)] = m.new_column(name("post_horizon_credit", *where, q))
+            m.add_cost(np.array([credit]), -d.credit_share)
             hours = quarter_hours(q)
             worth = hours * max(0.0, m.avoided_price[j] - m.used_rate[j]) * ratio.get((j, q), 1.0)
-            _add(
-                m,
-                pulp.LpAffineExpression([(credit, 1.0), (use, -worth)]),
-                pulp.LpConstraintLE,
-                0.0,
+            m.add_row(
+                "post_horizon_credit_within_demand",
                 name("post_horizon_credit_within_demand", *where, q),
+                "<=",
+                0.0,
+                [credit, use],
+                [1.0, -worth],
             )
             renewal = -hours * (m.charge_rate[(j, NEW, last)] - m.used_rate[j])
-            _add(
-                m,
-                pulp.LpAffineExpression([(credit, 1.0), *((x, renewal * g) for x, g in starts)]),
-                pulp.LpConstraintLE,
-                0.0,
+            m.add_row(
+                "post_horizon_credit_within_renewal",
                 name("post_horizon_credit_within_renewal", *where, q),
+                "<=",
+                0.0,
+                [credit, *(x for x, _ in starts)],
+                [1.0, *(renewal * g for _, g in starts)],
             )
 
 
@@ -786,6 +1271,8 @@ FAMILIES: dict[str, Callable[[PlanModel], None]] = {
 """The constraint families, in build order: each row's name starts with its family, and the function that adds it.
 build_model runs each function once; the golden LP files, --explain-infeasible and the maths page
 (planner/maths.py, docs/explanation/planner-maths.md) read this table."""
+FAMILY_NAMES = tuple(FAMILIES)
+"""The families by position (LinearProgram.row_family)."""
 
 
 def on_demand_equivalent_price(m: PlanModel) -> tuple[dict[str, float], list[str]]:

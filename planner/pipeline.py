@@ -40,7 +40,7 @@ def plan(
     model = build_model(data)
     if write_lp is not None:
         model.prob.writeLP(str(write_lp))
-    progress(f"Solving ({len(model.prob.variables()):,} variables, {model.prob.numConstraints():,} constraints)")
+    progress(f"Solving ({model.lp.num_cols:,} variables, {model.lp.num_rows:,} constraints)")
     report = solve(model)
     if report.outcome in (Outcome.INFEASIBLE, Outcome.UNBOUNDED) and not options.explain_infeasible:
         progress("No plan satisfies every rule; finding which rules have to give")

@@ -22,8 +22,8 @@ from dataclasses import asdict, replace
 from decimal import Decimal
 from typing import TypeVar
 
+import numpy as np
 import pandas as pd
-import pulp
 
 from quartermaster.plan_result import (
     EXISTING,
@@ -74,10 +74,6 @@ TINY = 1e-6
 # --- collecting the tables -------------------------------------------------------------------------
 
 
-def _v(var: pulp.LpVariable) -> float:
-    return float(var.varValue or 0.0)
-
-
 def collect(
     m: PlanModel, report: SolveReport, duals_report: SolveReport | None = None, relaxed: bool = False
 ) -> PlanResult:
@@ -107,7 +103,7 @@ def collect(
     baseline = sum((Decimal(r) for r in kpis["on_demand_equivalent_usd"]), Decimal(0))
     objective = duals_report.cost if duals_report and duals_report.objective is not None else report.cost
     shadow = shadow_prices(m) if duals_report and duals_report.outcome.has_plan else pd.DataFrame()
-    credit = sum(_v(v) for v in m.tail_credit.values())
+    credit = sum(m.value(v) for v in m.tail_credit.values())
     return replace(
         header,
         objective_usd=usd(objective),
@@ -135,9 +131,9 @@ def collect(
 def uncapped_offers(m: PlanModel) -> tuple[str, ...]:
     """One sentence per offer and pricing model the plan buys from with no supply cap in the inventory."""
     capped = {(c.offer, c.pricing_model) for c in table_rows(m.data.caps, Cap)}
-    used = {(j, t) for (_k, j, t, *_), var in m.use.items() if t in PAY_PER_USE and _v(var) > TINY}
+    used = {(j, t) for (_k, j, t, *_), var in m.use.items() if t in PAY_PER_USE and m.value(var) > TINY}
     used |= {
-        (j, _option(m, j, option).pricing_model) for (j, option, _q), var in m.commit.items() if round(_v(var)) > 0
+        (j, _option(m, j, option).pricing_model) for (j, option, _q), var in m.commit.items() if round(m.value(var)) > 0
     }
     return tuple(
         f"{j} {t}: no supply cap in the inventory (sites.yaml supply_caps); the plan assumes any amount can be had"
@@ -184,7 +180,7 @@ def purchase_schedule(m: PlanModel) -> pd.DataFrame:
     offers = m.data.offer_by_name
     rows: list[dict[str, object]] = []
     for (j, option, q), var in m.commit.items():
-        units = round(_v(var))
+        units = round(m.value(var))
         if units <= 0:
             continue
         o = offers[j]
@@ -219,7 +215,7 @@ def purchase_schedule(m: PlanModel) -> pd.DataFrame:
     for (j, q), var in m.capacity_block.items():  # one dated block per offer and quarter, paid up front (model.py)
         o = offers[j]
         price = Decimal(str(m.price[(j, PricingModel.CAPACITY_BLOCK)]))
-        instances, weeks = round(_v(var)), weeks_in(q)
+        instances, weeks = round(m.value(var)), weeks_in(q)
         start = quarter_bounds(q)[0]
         end = start + dt.timedelta(weeks=weeks)
         total = usd(price * HOURS_PER_WEEK * weeks * instances)
@@ -260,7 +256,7 @@ def _active_new_nodes(m: PlanModel) -> dict[tuple[str, str, str], float]:
     qs = m.data.quarters
     out: dict[tuple[str, str, str], float] = defaultdict(float)
     for (j, option, start), var in m.commit.items():
-        units = round(_v(var))
+        units = round(m.value(var))
         if units <= 0:
             continue
         term = _option(m, j, option).term_quarters
@@ -334,14 +330,14 @@ def _costs(m: PlanModel, od_price: dict[str, float]) -> tuple[pd.DataFrame, pd.D
         available[q] += nodes * d.hours[q] * offers[j].accelerators_per_node
     for (j, option, q), var in m.commit.items():  # an upfront fee is spent in the quarter its term starts
         opt = _option(m, j, option)
-        upfront = float(opt.upfront_usd_per_node) * round(_v(var)) * offers[j].nodes_per_unit
+        upfront = float(opt.upfront_usd_per_node) * round(m.value(var)) * offers[j].nodes_per_unit
         if upfront:
             by_model[(q, opt.pricing_model, opt.term_months)] += upfront
             upfront_paid[q] += upfront
     for (j, q), nodes in m.existing_nodes.items():
         available[q] += nodes * d.hours[q] * offers[j].accelerators_per_node
     for (j, q), var in m.capacity_block.items():
-        node_weeks = round(_v(var)) * weeks_in(q)
+        node_weeks = round(m.value(var)) * weeks_in(q)
         block = PricingModel.CAPACITY_BLOCK
         by_model[(q, block, 0)] += HOURS_PER_WEEK * m.price[(j, block)] * node_weeks
         available[q] += HOURS_PER_WEEK * node_weeks * offers[j].accelerators_per_node
@@ -352,7 +348,7 @@ def _costs(m: PlanModel, od_price: dict[str, float]) -> tuple[pd.DataFrame, pd.D
     covered_od: dict[str, float] = defaultdict(float)
     commitment_used: dict[str, float] = defaultdict(float)
     team_charge: dict[tuple[str, str], float] = defaultdict(float)
-    for (k, j, t, q, s, b), x in sorted((key, x) for key, var in m.use.items() if (x := _v(var)) > 0):
+    for (k, j, t, q, s, b), x in sorted((key, x) for key, var in m.use.items() if (x := m.value(var)) > 0):
         node_hours = _expected_hours(m, q, s, b) * x
         a = offers[j].accelerators_per_node
         served[q] += node_hours * a
@@ -367,10 +363,12 @@ def _costs(m: PlanModel, od_price: dict[str, float]) -> tuple[pd.DataFrame, pd.D
             by_model[(q, d.commit_options_by_offer[j][0].pricing_model, 0)] += node_hours * m.used_rate[j]
         team_charge[(q, m.key_parts[k][0])] += node_hours * m.charge_per_node_hour(j, t, q)
     for (j, t, q, s, b), var in m.slices.items():  # whole TPU slices: paid whole, used or not
-        by_model[(q, t, 0)] += _expected_hours(m, q, s, b) * round(_v(var)) * offers[j].nodes_per_unit * m.price[(j, t)]
+        by_model[(q, t, 0)] += (
+            _expected_hours(m, q, s, b) * round(m.value(var)) * offers[j].nodes_per_unit * m.price[(j, t)]
+        )
     unmet: dict[str, float] = defaultdict(float)
     for (_k, q, s, b), var in m.unmet.items():
-        unmet[q] += _expected_hours(m, q, s, b) * _v(var)
+        unmet[q] += _expected_hours(m, q, s, b) * m.value(var)
     od_equivalent = on_demand_baseline(m)
     cost_rows = [
         {"quarter": q, "pricing_model": pm, "term_months": tm, "usd": usd(x)}
@@ -442,7 +440,7 @@ def routing(m: PlanModel) -> pd.DataFrame:
     ratio = {(k, j): rho for k, routes in m.routes.items() for j, rho in routes}
     hours: dict[tuple[str, str, str, str], float] = defaultdict(float)
     for (k, j, t, q, s, b), var in m.use.items():
-        x = _v(var)
+        x = m.value(var)
         if x > TINY:
             hours[(q, k, j, t)] += _expected_hours(m, q, s, b) * x * offers[j].accelerators_per_node
     rows = []
@@ -490,7 +488,7 @@ def moves(m: PlanModel) -> pd.DataFrame:
         team = m.key_parts[k][0]
         if j in m.data.quota_offers.get(team, frozenset()):
             continue
-        x = _v(var)
+        x = m.value(var)
         if x > TINY:
             hours[(team, j)] += _expected_hours(m, q, s, b) * x * offers[j].accelerators_per_node
             peak[(team, j)][(q, s, b)] += x
@@ -536,7 +534,7 @@ def commitment_utilisation(m: PlanModel) -> pd.DataFrame:
     used: dict[tuple[str, str], float] = defaultdict(float)
     for (j, t, q, s, b), vars_ in use_by_tier(m).items():
         if t == EXISTING:
-            used[(j, q)] += d.scenarios[s] * m.weight[(q, s, b)] * sum(_v(v) for v in vars_)
+            used[(j, q)] += d.scenarios[s] * m.weight[(q, s, b)] * sum(m.value(v) for v in vars_)
     rows = []
     for e in table_rows(d.existing.drop_duplicates("commitment"), Existing):
         o = d.offer_by_name.get(e.offer)
@@ -595,7 +593,7 @@ def shadow_prices(m: PlanModel) -> pd.DataFrame:
     serve it, at its price.
     """
     new_active = {(j, q) for (j, _, q), nodes in _active_new_nodes(m).items() if nodes > 0}
-    blocks = {key for key, var in m.capacity_block.items() if round(_v(var)) > 0}
+    blocks = {key for key, var in m.capacity_block.items() if round(m.value(var)) > 0}
     by_tier = use_by_tier(m)
     # every key's u of a tier meets the same capacity rows, so the first stands for the tier
     first = {
@@ -607,16 +605,11 @@ def shadow_prices(m: PlanModel) -> pd.DataFrame:
             or (t == PricingModel.CAPACITY_BLOCK and (j, q) not in blocks)
         )
     }
-    priced = dict.fromkeys(first.values(), 0.0)  # u -> sum of coefficient x dual over its capacity rows
-    for row in m.prob.constraints():
-        if row.pi and row.name.split("__", 1)[0] in CAPACITY_FAMILIES:
-            pi = row.pi
-            for var, coef in row.items():
-                if var in priced:
-                    priced[var] += coef * pi
+    # each u's part of its reduced cost from the capacity rows: sum of coefficient x dual over them
+    priced = m.lp.transposed_times(np.where(m.lp.rows_of(*CAPACITY_FAMILIES), m.pi, 0.0))
     cheapest: dict[tuple[str, str, str, int], float] = {}
     for (j, t, q, s, b), var in first.items():
-        cost = m.prob.objective.get(var, 0.0) - priced[var]
+        cost = float(m.lp.cost[var] - priced[var])
         if m.sliced(j, t):  # room in the slices bought (made by moving load), or a node of one more at its price
             cost = min(cost, _expected_hours(m, q, s, b) * m.price[(j, t)])
         cell = (j, q, s, b)
@@ -654,7 +647,7 @@ def unmet_demand(m: PlanModel) -> pd.DataFrame:
     hours: dict[tuple[str, str], float] = defaultdict(float)
     peak: dict[tuple[str, str], float] = defaultdict(float)
     for (k, q, s, b), var in m.unmet.items():
-        x = _v(var)
+        x = m.value(var)
         if x > TINY:
             hours[(k, q)] += _expected_hours(m, q, s, b) * x
             peak[(k, q)] = max(peak[(k, q)], x)
@@ -718,7 +711,7 @@ def proposed_quotas(m: PlanModel) -> pd.DataFrame:
     tier_load: dict[tuple[str, str, str], dict[tuple[str, int], float]] = defaultdict(lambda: defaultdict(float))
     for (k, j, t, q, s, b), var in m.use.items():
         if q == q0 and t in PAY_PER_USE:
-            tier_load[(m.key_parts[k][0], j, t)][(s, b)] += _v(var) * offers[j].accelerators_per_node
+            tier_load[(m.key_parts[k][0], j, t)][(s, b)] += m.value(var) * offers[j].accelerators_per_node
     demand: dict[tuple[str, str], dict[tuple[str, int], float]] = defaultdict(lambda: defaultdict(float))
     for r in table_rows(d.demand[d.demand["quarter"] == q0], Demand):
         for j, rho in m.routes.get(r.demand_key, []):
@@ -827,7 +820,7 @@ def relaxed_rules(m: PlanModel) -> pd.DataFrame:
     """The business rules that had to give (explain-infeasible slacks above zero)."""
     rows = []
     for key, var in sorted(m.slack.items()):
-        x = _v(var)
+        x = m.value(var)
         if x > TINY:
             rows.append(
                 {
@@ -835,7 +828,7 @@ def relaxed_rules(m: PlanModel) -> pd.DataFrame:
                     "where": "/".join(key[1:]),
                     "amount": round(x, 6),
                     "unit": RULE_UNITS[key[0]],
-                    "variable": var.name,
+                    "variable": m.lp.col_names[var],
                 }
             )
     return pd.DataFrame(rows, columns=["rule", "where", "amount", "unit", "variable"])

@@ -10,7 +10,6 @@ the LP with the integer decisions fixed.
 from __future__ import annotations
 
 import functools
-import operator
 import os
 import sys
 import time
@@ -22,7 +21,7 @@ import numpy as np
 import pulp
 
 from quartermaster.plan_result import Outcome
-from quartermaster.planner.model import PlanModel
+from quartermaster.planner.model import Floats, Ints, PlanModel, ranges
 
 # HiGHS model statuses that say what happened; any other (time or iteration limit, interrupt) leaves a
 # plan only if HiGHS holds a primal feasible solution.
@@ -137,12 +136,12 @@ def solve(model: PlanModel, *, relax: bool = False) -> SolveReport:
     model.fixed_lp = None
     start = time.perf_counter()
     integers = model.integers()
-    if model.data.options.solver == "highs" and pulp.HiGHS(msg=False).available() and (relax or integers):
+    if model.data.options.solver == "highs" and pulp.HiGHS(msg=False).available() and (relax or len(integers)):
         session = HighsSession(model)
-        lp = session.run("relaxation", None if relax else integers)
+        lp = session.run("relaxation")
         if relax or not lp.outcome.has_plan:
             return _elapsed(lp, start)
-        rounded = {v.name: model.whole(v) for v in integers}
+        rounded = model.whole(integers)
         fixed = session.fix(integers, rounded)
         fixed = replace(fixed, stages=lp.stages + fixed.stages)
         if fixed.outcome.has_plan and fixed.cost - lp.cost <= model.data.options.gap_rel * abs(fixed.cost):
@@ -151,13 +150,13 @@ def solve(model: PlanModel, *, relax: bool = False) -> SolveReport:
         return _branch_and_bound(model, integers, lp, fixed, rounded, start)
     if relax:
         return _run(model, mip=False)
-    if not integers:
+    if not len(integers):
         return _run(model, mip=True)
-    lp = _with_integers(integers, None, lambda: _run(model, mip=False))
+    lp = _with_integers(model, integers, None, lambda: _run(model, mip=False))
     if not lp.outcome.has_plan:
         return _elapsed(lp, start)
-    rounded = {v.name: model.whole(v) for v in integers}
-    fixed = _with_integers(integers, rounded, lambda: _run(model, mip=False))
+    rounded = model.whole(integers)
+    fixed = _with_integers(model, integers, rounded, lambda: _run(model, mip=False))
     fixed = replace(fixed, stages=(("relaxation", lp.seconds), ("rounded re-solve", fixed.seconds)))
     gap_rel = model.data.options.gap_rel
     if fixed.outcome.has_plan and fixed.cost - lp.cost <= gap_rel * abs(fixed.cost):
@@ -167,10 +166,10 @@ def solve(model: PlanModel, *, relax: bool = False) -> SolveReport:
 
 def _branch_and_bound(
     model: PlanModel,
-    integers: list[pulp.LpVariable],
+    integers: Ints,
     lp: SolveReport,
     fixed: SolveReport,
-    rounded: dict[str, int],
+    rounded: Floats,
     start: float,
 ) -> SolveReport:
     """The MILP solver for the remaining time; the better of its plan and the rounded one is kept."""
@@ -182,8 +181,7 @@ def _branch_and_bound(
         outcome = Outcome.OPTIMAL if mip.outcome == Outcome.OPTIMAL else Outcome.FEASIBLE
         return _report(mip, outcome, mip.cost, bound, start, "branch-and-bound")
     if fixed.outcome.has_plan:  # the rounded plan beat what the solver found in its time
-        for v in integers:
-            v.varValue = rounded[v.name]
+        model.x[integers] = rounded
         outcome = Outcome.OPTIMAL if fixed.cost - bound <= gap_rel * abs(fixed.cost) else Outcome.FEASIBLE
         return _report(fixed, outcome, fixed.cost, bound, start, "relax-and-round")
     return _elapsed(mip, start)
@@ -199,10 +197,10 @@ class HighsSession:
     """The LP relaxation handed to HiGHS in bulk, by independent component, and re-solved warm after the integers
     are fixed.
 
-    PuLP's own HiGHS bridge adds columns and rows one call at a time and starts a new solver for every
-    solve (12 s per hand-over at enterprise size, then a cold solve); here the rows go over as one
-    row-wise matrix and the fixed re-solve starts from the relaxation's optimal basis. Solutions, reduced
-    costs, duals and slacks are written back to the PuLP variables and constraints as PuLP would.
+    The model is built as arrays (PlanModel.lp, the one place its rules are written) and handed over as they are:
+    the rows as one row-wise matrix, the fixed re-solve from the relaxation's optimal basis. PuLP's own HiGHS bridge
+    adds columns and rows one call at a time and starts a new solver for every solve (12 s per hand-over at
+    enterprise size, then a cold solve). Values and row duals are written to the model's solution (PlanModel.x, pi).
 
     By component: without the budget rows (LINKING_FAMILIES) the matrix falls apart into independent components
     (demand keys and the offers their routes reach, with those offers' rows), and each is solved as its own HiGHS
@@ -210,60 +208,30 @@ class HighsSession:
     without the budget rows, so when it keeps every budget row it is optimal for the whole LP (those rows' duals
     0). When a budget row is violated (a budget binds), a component is not optimal, or the matrix does not fall
     apart, the whole LP is solved as one problem (cold at that point), and the session keeps it from then on.
-
-    Why not build the matrix straight from PlanData's tables in numpy and skip PuLP? It would save most of the
-    build (creating the PuLP variables alone is about half of it at enterprise size), but every business rule
-    would then be written twice, once as PuLP rows for CBC, `--write-lp`, the golden LP files and the names that
-    --explain-infeasible and the shadow prices read, and once as index arithmetic for HiGHS, and the two would have
-    to be kept equal by hand. PuLP stays the one place a rule is written; HiGHS gets its rows in bulk from it.
     """
 
     def __init__(self, model: PlanModel):
-        self.model, prob = model, model.prob
-        self.variables = model.variables()
-        self.constraints = constraints = prob.constraints()
-        inf = highspy.kHighsInf
-        for i, var in enumerate(self.variables):
-            var.index = i
-        objective = prob.objective
-        self.cost = np.array([objective.get(v, 0.0) for v in self.variables], dtype=float)
-        self.col_lower = np.array([-inf if v.lowBound is None else v.lowBound for v in self.variables], dtype=float)
-        self.col_upper = np.array([inf if v.upBound is None else v.upBound for v in self.variables], dtype=float)
-        # the rows' terms in bulk (C-level extend), zero coefficients dropped afterwards in numpy
-        column = operator.attrgetter("index")
-        index: list[int] = []
-        value: list[float] = []
-        ends = np.empty(len(constraints), dtype=np.int64)
-        for i, row in enumerate(constraints):
-            index.extend(map(column, row.keys()))
-            value.extend(row.values())
-            ends[i] = len(index)
-        values = np.array(value, dtype=float)
-        kept = np.concatenate(([0], np.cumsum(values != 0)))
-        rhs = -np.array([row.constant for row in constraints], dtype=float)
-        sense = np.array([row.sense for row in constraints])
-        self.row_lower = np.where(sense == pulp.LpConstraintLE, -inf, rhs)
-        self.row_upper = np.where(sense == pulp.LpConstraintGE, inf, rhs)
-        self.start = kept[np.concatenate(([0], ends))].astype(np.int32)
-        self.index = np.array(index, dtype=np.int32)[values != 0]
-        self.value = values[values != 0]
-        linking = np.array([row.name.split("__")[0] in LINKING_FAMILIES for row in constraints], dtype=bool)
+        self.model, lp = model, model.lp
+        self.n_col, self.n_row = lp.num_cols, lp.num_rows
+        self.cost = lp.cost
+        self.col_lower, self.col_upper = lp.col_lower.copy(), lp.col_upper.copy()  # fix() changes them
+        self.row_lower, self.row_upper = lp.row_lower, lp.row_upper
+        self.start, self.index, self.value = lp.start, lp.index, lp.value
         self.parts: list[tuple[np.ndarray, np.ndarray]] | None = _components(
-            self.start, self.index, linking, len(self.variables)
+            self.start, self.index, lp.rows_of(*LINKING_FAMILIES), self.n_col
         )
         self.highs: list[highspy.Highs] = []
         if self.parts is None:
             self._solve_whole()
         else:
             self.highs = [self._highs(self._lp(cols, rows)) for cols, rows in self.parts]
-            prob.solverModel = self.highs[0]
 
     def _lp(self, cols: np.ndarray, rows: np.ndarray) -> highspy.HighsLp:
         """The LP of the columns `cols` and rows `rows` (each row's columns among `cols`), indexed from 0."""
-        local = np.full(len(self.variables), -1, dtype=np.int32)
+        local = np.full(self.n_col, -1, dtype=np.int32)
         local[cols] = np.arange(len(cols), dtype=np.int32)
         lengths = np.diff(self.start)[rows]
-        entries = np.repeat(self.start[rows], lengths) + _ranges(lengths)
+        entries = np.repeat(self.start[rows], lengths) + ranges(lengths)
         lp = highspy.HighsLp()
         lp.num_col_, lp.num_row_ = len(cols), len(rows)
         lp.col_cost_, lp.col_lower_, lp.col_upper_ = self.cost[cols], self.col_lower[cols], self.col_upper[cols]
@@ -290,40 +258,26 @@ class HighsSession:
     def _solve_whole(self) -> None:
         """From now on, the whole LP as one HiGHS problem (its column bounds as they stand)."""
         self.parts = None
-        everything = np.arange(len(self.variables))
-        self.highs = [self._highs(self._lp(everything, np.arange(len(self.constraints))))]
-        self.model.prob.solverModel = self.highs[0]
+        self.highs = [self._highs(self._lp(np.arange(self.n_col), np.arange(self.n_row)))]
 
-    def run(self, stage: str, only: list[pulp.LpVariable] | None = None) -> SolveReport:
-        """Solve the LP as it stands; the outcome from HiGHS's statuses, values and duals written back to PuLP
-        (with `only`, just those columns' values: what rounding needs from the relaxation).
-
-        PuLP's own reader (`findSolutionValues`) would walk every constraint to list the variables again,
-        1.4 s per solve at enterprise size; the session keeps both lists in HiGHS's order.
-        """
+    def run(self, stage: str) -> SolveReport:
+        """Solve the LP as it stands; the outcome from HiGHS's statuses, values and row duals written to the model."""
         start = time.perf_counter()
         solution = self._run_parts() if self.parts is not None else None
         if solution is None:  # one problem, or a budget binds or a component is not optimal: the whole LP decides
             if self.parts is not None:
                 self._solve_whole()
             solution = self._run_whole()
-        outcome, status, objective, col_value, col_dual, row_value, row_dual = solution
-        if outcome.has_plan and only is not None:
-            for var in only:
-                var.varValue = col_value[var.index]
-        elif outcome.has_plan:
-            for var, value, dj in zip(self.variables, col_value, col_dual, strict=True):
-                var.varValue, var.dj = value, dj
-            for row, activity, pi in zip(self.constraints, row_value, row_dual, strict=True):
-                slack = row.constant + activity  # PuLP's convention: the constant is on the left
-                row.slack, row.pi = (-slack if row.sense == pulp.LpConstraintLE else slack), pi
+        outcome, status, objective, col_value, _, _, row_dual = solution
+        if outcome.has_plan:
+            self.model.x, self.model.pi = np.asarray(col_value, dtype=float), np.asarray(row_dual, dtype=float)
         seconds = time.perf_counter() - start
         parts = f" ({len(self.parts)} components)" if self.parts is not None else ""
         return SolveReport(
             outcome,
             "highs",
             status,
-            objective + self.model.prob.objective.constant if outcome.has_plan else None,
+            objective + self.model.lp.constant if outcome.has_plan else None,
             None,
             None,
             seconds,
@@ -351,7 +305,7 @@ class HighsSession:
     def _run_parts(self) -> tuple | None:
         """Each component solved; their joint solution if every one is optimal and the rows outside them (budget
         rows) hold on it, else None."""
-        n_col, n_row = len(self.variables), len(self.constraints)
+        n_col, n_row = self.n_col, self.n_row
         col_value, col_dual = np.zeros(n_col), np.zeros(n_col)
         row_value, row_dual = np.zeros(n_row), np.zeros(n_row)
         objective = 0.0
@@ -368,21 +322,17 @@ class HighsSession:
             outside[rows] = False
         rows = np.flatnonzero(outside)
         lengths = np.diff(self.start)[rows]
-        entries = np.repeat(self.start[rows], lengths) + _ranges(lengths)
+        entries = np.repeat(self.start[rows], lengths) + ranges(lengths)
         products = self.value[entries] * col_value[self.index[entries]]
         activity = np.bincount(np.repeat(np.arange(len(rows)), lengths), weights=products, minlength=len(rows))
         tolerance = 1e-7 * np.maximum(1.0, np.abs(np.where(np.isinf(self.row_upper[rows]), 0, self.row_upper[rows])))
         if np.any(activity > self.row_upper[rows] + tolerance) or np.any(activity < self.row_lower[rows] - tolerance):
             return None
         row_value[rows] = activity
-        # plain Python floats, as HiGHS's own solution gives them to PuLP
-        joint = (col_value.tolist(), col_dual.tolist(), row_value.tolist(), row_dual.tolist())
-        return (Outcome.OPTIMAL, "Optimal", objective, *joint)
+        return (Outcome.OPTIMAL, "Optimal", objective, col_value, col_dual, row_value, row_dual)
 
-    def fix(self, integers: list[pulp.LpVariable], values: dict[str, int]) -> SolveReport:
-        """Fix the integer columns at `values` and re-solve from the current basis (dual simplex)."""
-        cols = np.array([v.index for v in integers], dtype=np.int32)
-        fixed = np.array([values[v.name] for v in integers], dtype=float)
+    def fix(self, cols: Ints, fixed: Floats) -> SolveReport:
+        """Fix the integer columns `cols` at `fixed` and re-solve from the current basis (dual simplex)."""
         self.col_lower[cols] = self.col_upper[cols] = fixed
         for highs, part_cols in zip(self.highs, [c for c, _ in self.parts] if self.parts else [None], strict=True):
             if part_cols is None:
@@ -396,12 +346,6 @@ class HighsSession:
         return self.run("rounded re-solve")
 
 
-def _ranges(lengths: np.ndarray) -> np.ndarray:
-    """0 .. n-1 for each n of `lengths`, concatenated."""
-    ends = np.cumsum(lengths)
-    return np.arange(ends[-1] if len(ends) else 0) - np.repeat(ends - lengths, lengths)
-
-
 def _components(
     start: np.ndarray, index: np.ndarray, linking: np.ndarray, n_col: int
 ) -> list[tuple[np.ndarray, np.ndarray]] | None:
@@ -413,7 +357,7 @@ def _components(
     lengths = np.diff(start)
     rows = np.flatnonzero(~linking & (lengths > 0))
     row_lengths = lengths[rows]
-    entries = np.repeat(start[rows], row_lengths) + _ranges(row_lengths)
+    entries = np.repeat(start[rows], row_lengths) + ranges(row_lengths)
     cols = index[entries]
     firsts = np.concatenate(([0], np.cumsum(row_lengths)[:-1])).astype(np.int64)
     label = np.arange(n_col)
@@ -442,18 +386,20 @@ def _components(
 
 
 def _with_integers(
-    integers: list[pulp.LpVariable], fixed: dict[str, int] | None, run: Callable[[], SolveReport]
+    model: PlanModel, integers: Ints, fixed: Floats | None, run: Callable[[], SolveReport]
 ) -> SolveReport:
-    """Run with the integer decisions continuous (fixed at `fixed` values if given), then restore them."""
-    saved = [(v.lowBound, v.upBound) for v in integers]
-    for v in integers:
+    """Run (through PuLP) with the integer decisions continuous (fixed at `fixed` values if given), then restore
+    them."""
+    variables = model.pulp_columns(integers)
+    saved = [(v.lowBound, v.upBound) for v in variables]
+    for i, v in enumerate(variables):
         v.cat = pulp.constants.LpContinuous
         if fixed is not None:
-            v.lowBound = v.upBound = fixed[v.name]
+            v.lowBound = v.upBound = float(fixed[i])
     try:
         return run()
     finally:
-        for v, (lo, up) in zip(integers, saved, strict=True):
+        for v, (lo, up) in zip(variables, saved, strict=True):
             v.cat, v.lowBound, v.upBound = pulp.constants.LpInteger, lo, up
 
 
@@ -482,7 +428,7 @@ def _elapsed(report: SolveReport, start: float) -> SolveReport:
 def _run(model: PlanModel, *, mip: bool, time_limit_s: float | None = None) -> SolveReport:
     """One solver run; the outcome read from `sol_status`, the objective only when there is a plan."""
     opts = model.data.options
-    fixed_cost = model.prob.objective.constant
+    fixed_cost = model.lp.constant
     solver_name, solver = make_solver(
         opts.solver,
         time_limit_s=time_limit_s or opts.time_limit_s,
@@ -515,6 +461,8 @@ def _run(model: PlanModel, *, mip: bool, time_limit_s: float | None = None) -> S
     seconds = time.perf_counter() - start
     outcome = _FROM_SOL_STATUS.get(model.prob.sol_status, Outcome.NO_SOLUTION)
     objective = pulp.value(model.prob.objective) if outcome.has_plan else None
+    if outcome.has_plan:
+        model.load_pulp_solution()
     bound = gap = None
     if solver_name == "highs" and outcome.has_plan and mip:
         info = model.prob.solverModel.getInfo()
@@ -539,10 +487,10 @@ def fix_integers_and_resolve(model: PlanModel) -> SolveReport:
     When the plan came from relax-and-round with HiGHS, that fixed LP was the last solve and its duals
     are already on the constraints: it is not solved again.
     """
-    for var in model.integers():
-        value = model.whole(var)
-        var.lowBound = var.upBound = value
-        var.cat = pulp.constants.LpContinuous
     if isinstance(model.fixed_lp, SolveReport):
         return model.fixed_lp
+    integers = model.integers()
+    for var, value in zip(model.pulp_columns(integers), model.whole(integers).tolist(), strict=True):
+        var.lowBound = var.upBound = value
+        var.cat = pulp.constants.LpContinuous
     return _run(model, mip=False)

@@ -55,7 +55,8 @@ def relaxation(
         model = build_model(data)
         report = solve(model, relax=True)
     assert report.objective is not None
-    return report.objective, {v.name: v.varValue or 0.0 for v in model.integers()}, [s for s, _ in report.stages]
+    purchases = {model.lp.col_names[j]: model.value(j) for j in model.integers().tolist()}
+    return report.objective, purchases, [s for s, _ in report.stages]
 
 
 def test_the_example_relaxes_to_the_same_decisions_by_component_as_by_the_whole_lp(example, monkeypatch):

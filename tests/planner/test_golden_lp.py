@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pulp
 import pytest
@@ -84,8 +85,26 @@ def test_each_constraint_family_matches_its_golden_lp_file(family, golden, tmp_p
     golden(GOLDEN / f"{family}.lp", path.read_text())
 
 
-def test_the_model_lists_every_variable_the_problem_has():
-    """HighsSession hands HiGHS `PlanModel.variables()`; a variable missing there would be lost."""
+def test_the_pulp_problem_is_the_arrays_problem():
+    """PuLP's problem (CBC, --write-lp, the golden files above) is derived from the arrays HiGHS is handed: the same
+    columns, bounds, integrality and objective, and the same rows term by term."""
     model = tiny_model()
-    assert sorted(v.name for v in model.variables()) == [v.name for v in model.prob.variables()]
-    assert model.slack and model.capacity_block and model.commit  # every family is present in the fixture
+    lp, prob = model.lp, model.prob
+    assert model.slack and model.capacity_block and model.commit  # every kind of column is present in the fixture
+    variables = {v.name: v for v in prob.variables()}
+    assert sorted(variables) == sorted(lp.col_names)
+    for j, column in enumerate(lp.col_names):
+        var = variables[column]
+        assert (var.lowBound, var.upBound) == (lp.col_lower[j], None if np.isinf(lp.col_upper[j]) else lp.col_upper[j])
+        assert var.cat == ("Integer" if lp.integer[j] else "Continuous")
+        assert prob.objective.get(var, 0.0) == lp.cost[j]
+    assert prob.objective.constant == lp.constant
+    assert [c.name for c in prob.constraints()] == lp.row_names
+    for i, row in enumerate(prob.constraints()):
+        terms = slice(lp.start[i], lp.start[i + 1])
+        assert {v.name: c for v, c in row.items()} == dict(
+            zip([lp.col_names[j] for j in lp.index[terms]], lp.value[terms], strict=True)
+        )
+        lower = -np.inf if row.sense == pulp.LpConstraintLE else -row.constant
+        upper = np.inf if row.sense == pulp.LpConstraintGE else -row.constant
+        assert (lp.row_lower[i], lp.row_upper[i]) == (lower, upper)

@@ -10,6 +10,7 @@ the duals of several full capacity rows are degenerate and read up to a third be
 
 from __future__ import annotations
 
+import math
 from dataclasses import replace
 from decimal import Decimal
 
@@ -38,7 +39,7 @@ def example():
     report = solve(model)
     duals = fix_integers_and_resolve(model)
     result = collect(model, report, duals)
-    purchases = {v.name: round(v.varValue or 0.0) for v in model.integers()}
+    purchases = {model.lp.col_names[j]: round(model.value(j)) for j in model.integers().tolist()}
     return inventory, data, purchases, re_solve(data, purchases), result
 
 
@@ -46,8 +47,10 @@ def re_solve(data: PlanData, purchases: dict[str, int]) -> float:
     """The cost of `data` with every purchase fixed and pay-per-use slices as bought or more, as needed (so a
     fraction of a TPU chip the plan leaves unmet rather than buy a slice for it is bought here, probe or not)."""
     model = build_model(data)
-    for var in model.integers():
-        var.lowBound, var.upBound = purchases[var.name], None if var.name in model.slice_names else purchases[var.name]
+    lp, slices = model.lp, set(model.slices.values())
+    for j in model.integers().tolist():
+        bought = purchases[lp.col_names[j]]
+        lp.col_lower[j], lp.col_upper[j] = bought, math.inf if j in slices else bought
     return solve(model, relax=True).objective
 
 
