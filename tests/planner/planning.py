@@ -45,6 +45,22 @@ def one_site(**prices: float) -> InventoryBuilder:
     return b
 
 
+def with_cud(b: InventoryBuilder, count: int, usd_per_node_hour: str, start: str = "2027-01-01") -> InventoryBuilder:
+    """`b` with an existing commitment, `old-cud`: a 12-month committed use discount on `count` MACHINE nodes at
+    SITE from `start`."""
+    return b.add(
+        "commitments",
+        name="old-cud",
+        kind="cud",
+        machine=MACHINE,
+        site=SITE,
+        count=count,
+        term_months=12,
+        start=start,
+        usd_per_node_hour=usd_per_node_hour,
+    )
+
+
 def curves(
     team: str,
     quarters: list[str],

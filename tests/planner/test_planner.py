@@ -13,7 +13,7 @@ from pydantic import ValidationError
 from quartermaster.model import PriceRow
 from quartermaster.planner import Outcome, PlanInputError, load_result
 from quartermaster.units import quarter_hours
-from tests.planner.planning import MACHINE, SITE, curves, one_site, price, run, usd_of
+from tests.planner.planning import MACHINE, SITE, curves, one_site, price, run, usd_of, with_cud
 
 Q1 = ["2027Q1"]
 H1 = quarter_hours("2027Q1")  # 2,160 hours
@@ -138,17 +138,7 @@ def test_a_budget_caps_a_cost_centre_and_the_rest_is_reported_unmet():
 
 
 def test_existing_commitments_are_used_first_and_only_the_rest_is_bought():
-    inventory = one_site(on_demand=10, commit_12=6).add(
-        "commitments",
-        name="old-cud",
-        kind="cud",
-        machine=MACHINE,
-        site=SITE,
-        count=8,
-        term_months=12,
-        start="2026-07-01",
-        usd_per_node_hour="4",
-    )
+    inventory = with_cud(one_site(on_demand=10, commit_12=6), count=8, usd_per_node_hour="4", start="2026-07-01")
     result = run(inventory, curves("ml", Q1, level=10.0))
     assert result.frame("purchase_schedule")["nodes"].tolist() == [2]
     assert usd_of(result.cost_by_quarter, pricing_model="existing-commitments") == Decimal(8 * 4 * H1)
@@ -200,17 +190,7 @@ def test_shadow_price_is_the_on_demand_price_per_accelerator_when_nothing_else_i
 
 def test_shadow_price_is_zero_where_an_existing_commitment_has_idle_nodes_and_on_demand_where_it_is_full():
     """20 committed nodes: idle under a load of 10 (the next accelerator is free), full under 30 (on-demand)."""
-    inventory = one_site(on_demand=10).add(
-        "commitments",
-        name="old-cud",
-        kind="cud",
-        machine=MACHINE,
-        site=SITE,
-        count=20,
-        term_months=12,
-        start="2027-01-01",
-        usd_per_node_hour="6",
-    )
+    inventory = with_cud(one_site(on_demand=10), count=20, usd_per_node_hour="6")
     idle = run(inventory, curves("ml", Q1, level=10.0))
     full = run(inventory, curves("ml", Q1, level=30.0))
     assert idle.frame("shadow_prices")["usd_per_accelerator_hour"].tolist() == [Decimal("0.000000")]
@@ -218,20 +198,8 @@ def test_shadow_price_is_zero_where_an_existing_commitment_has_idle_nodes_and_on
 
 
 def test_a_supply_cap_below_existing_commitments_is_infeasible_and_says_which_rule_gave():
-    inventory = (
-        one_site(on_demand=10, commit_12=6)
-        .add(
-            "commitments",
-            name="big-cud",
-            kind="cud",
-            machine=MACHINE,
-            site=SITE,
-            count=10,
-            term_months=12,
-            start="2027-01-01",
-            usd_per_node_hour="6",
-        )
-        .edit("sites", SITE, supply_caps=[{"machine": MACHINE, "pricing_model": "commit", "max_nodes": 6}])
+    inventory = with_cud(one_site(on_demand=10, commit_12=6), count=10, usd_per_node_hour="6").edit(
+        "sites", SITE, supply_caps=[{"machine": MACHINE, "pricing_model": "commit", "max_nodes": 6}]
     )
     result = run(inventory, curves("ml", Q1, level=10.0))
     assert result.outcome == Outcome.INFEASIBLE
@@ -300,17 +268,7 @@ def test_commitment_coverage_and_utilisation_are_measured_in_dollars(level, want
     """FinOps Foundation definitions (issue 14): coverage = on-demand-equivalent spend covered by commitments /
     all on-demand-equivalent spend; utilisation = commitment spend used / commitment spend. One machine, so the
     accelerator-hour versions agree here."""
-    inventory = one_site(on_demand=10).add(
-        "commitments",
-        name="old-cud",
-        kind="cud",
-        machine=MACHINE,
-        site=SITE,
-        count=20,
-        term_months=12,
-        start="2027-01-01",
-        usd_per_node_hour="6",
-    )
+    inventory = with_cud(one_site(on_demand=10), count=20, usd_per_node_hour="6")
     kpi = run(inventory, curves("ml", Q1, level=level)).frame("kpis").iloc[0]
     assert (kpi["coverage"], kpi["utilisation"]) == (want_coverage, want_utilisation)
     assert (kpi["coverage_accelerator_hours"], kpi["utilisation_accelerator_hours"]) == (
@@ -330,21 +288,7 @@ def test_commitment_coverage_and_utilisation_are_measured_in_dollars(level, want
 )
 def test_idle_commitment_hours_belong_to_teams_by_the_idle_policy(policy, want_idle_share):
     """Issue 14: the plan shares idle by the same policy as `qm meter`; nothing is left on a shared line."""
-    inventory = (
-        one_site(on_demand=10)
-        .team("cv")
-        .add(
-            "commitments",
-            name="old-cud",
-            kind="cud",
-            machine=MACHINE,
-            site=SITE,
-            count=20,
-            term_months=12,
-            start="2027-01-01",
-            usd_per_node_hour="6",
-        )
-    )
+    inventory = with_cud(one_site(on_demand=10).team("cv"), count=20, usd_per_node_hour="6")
     demand = pd.concat([curves("ml", Q1, level=6.0), curves("cv", Q1, level=2.0)], ignore_index=True)
     result = run(inventory, demand, idle_policy=policy)
     teams = result.frame("cost_by_team").set_index("team")
