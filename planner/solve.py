@@ -82,6 +82,11 @@ HIGHS_OPTIONS = {"mip_allow_restart": False}
 HIGHS_LP_OPTIONS = {"parallel": "on"}
 
 
+def time_limit_note(seconds: float) -> str:
+    """What a user reads when the solver stopped at its time limit without a plan, and what to do."""
+    return f"the solver stopped at its time limit ({seconds:g} s) before it had a plan; raise --time-limit"
+
+
 @functools.cache
 def _quiet_highs_banner() -> None:
     """Construct HiGHS once with stdout closed: highspy >= 1.16 prints a licence banner (from C++, so not
@@ -269,6 +274,8 @@ class HighsSession:
                 self._solve_whole()
             solution = self._run_whole()
         outcome, status, objective, col_value, _, _, row_dual = solution
+        timed_out = self.highs[0].getModelStatus() == highspy.HighsModelStatus.kTimeLimit
+        note = time_limit_note(self.model.data.options.time_limit_s) if timed_out and not outcome.has_plan else ""
         if outcome.has_plan:
             self.model.x, self.model.pi = np.asarray(col_value, dtype=float), np.asarray(row_dual, dtype=float)
         seconds = time.perf_counter() - start
@@ -281,6 +288,7 @@ class HighsSession:
             None,
             None,
             seconds,
+            note,
             stages=((stage + parts, seconds),),
         )
 
@@ -460,6 +468,9 @@ def _run(model: PlanModel, *, mip: bool, time_limit_s: float | None = None) -> S
         model.prob.solve(solver)
     seconds = time.perf_counter() - start
     outcome = _FROM_SOL_STATUS.get(model.prob.sol_status, Outcome.NO_SOLUTION)
+    limit = time_limit_s or opts.time_limit_s
+    if outcome == Outcome.NO_SOLUTION and seconds >= limit:  # CBC's status does not say why it stopped
+        note = "; ".join(x for x in (note, time_limit_note(limit)) if x)
     objective = pulp.value(model.prob.objective) if outcome.has_plan else None
     if outcome.has_plan:
         model.load_pulp_solution()

@@ -136,6 +136,8 @@ def command(
     elif clear_sweep(out):  # no sweep, or none run for a plan that has none
         console.print(f"Removed the previous sweep from {out}/ (this plan has none).")
     if not result.has_plan or result.outcome == "infeasible":
+        if result.outcome == "no-solution":
+            raise ProblemsFound(f"the solver ended without a plan ({result.status}); see above.")
         raise ProblemsFound(f"no plan satisfies the inventory ({result.outcome}); see above.")
     if propose:
         _propose(path, inventory, result, force)
@@ -247,10 +249,10 @@ def _print(r: PlanResult) -> None:
         for x in r.relaxed_rules:
             console.print(f"  {x.rule} at {x.where}: {x.amount:,.2f} {x.unit} ({x.variable})", markup=False)
     if r.objective_usd is None:
-        console.print(
-            f"[bold red]No plan[/]: the solver ended `{r.outcome}` ({r.solver}, {r.status}). "
-            "Rerun with --explain-infeasible to see which rules cannot hold together."
-        )
+        advice = "Rerun with --explain-infeasible to see which rules cannot hold together."
+        if r.outcome == "no-solution":  # the solver stopped (time limit, solver error): no rule was shown to fail
+            advice = f"{r.note[0].upper()}{r.note[1:]}." if r.note else "No rule was shown to fail."
+        console.print(f"[bold red]No plan[/]: the solver ended `{r.outcome}` ({r.solver}, {r.status}). {advice}")
         return
     gap = f", gap {r.gap:.3%}" if r.gap is not None else ""
     console.print(

@@ -82,3 +82,16 @@ def test_trend_is_clamped_so_one_month_cannot_explode():
     ramp = pd.Series(range(len(hours)), index=hours, dtype=float)
     assert fit_trend(ramp).growth == 0.25
     assert fit_trend(pd.Series(5.0, index=hours)).growth == 0.0
+
+
+def test_a_solver_stopped_by_its_time_limit_says_so_and_what_to_do(tmp_path):
+    # a time limit of 0 s stops HiGHS before its first iteration: no plan, and no rule was shown to fail
+    result = CliRunner().invoke(
+        app, ["plan", str(ROOT / "inventory"), "--start", "2027Q1", "--time-limit", "0", "--out", str(tmp_path)]
+    )
+    assert result.exit_code == 1, result.output
+    flat = " ".join(result.output.split())
+    assert "No plan: the solver ended `no-solution` (highs, Time limit reached)" in flat
+    assert "The solver stopped at its time limit (0 s) before it had a plan; raise --time-limit." in flat
+    assert "--explain-infeasible" not in flat
+    assert "no plan satisfies" not in flat
