@@ -371,7 +371,10 @@ class PlanModel:
     _lp: LinearProgram | None = None
     _u: UseColumns | None = None
     _demand: DemandRows | None = None
-    _active: tuple[Ints, Ints, Floats, list[str]] | None = None  # active_terms: start by (j, q); column, g, model
+    _active: tuple[Ints, Ints, Floats, list[str]] | None = None
+    _used: tuple[Floats, list[tuple[tuple[str, str, str, str, str, int], float]]] | None = (
+        None  # active_terms: start by (j, q); column, g, model
+    )
 
     # --- building -------------------------------------------------------------------------------------------------
 
@@ -494,21 +497,46 @@ class PlanModel:
         self.x = np.array([v.varValue or 0.0 for v in self._pulp[1]])
         self.pi = np.array([c.pi or 0.0 for c in self.prob.constraints()])
 
+    def _use_keys(self, entries: Ints) -> list[tuple[str, str, str, str, str, int]]:
+        """(k, j, t, q, s, b) of these entries of the u columns."""
+        u = self.u
+        cell = u.cell[entries]
+        return list(
+            zip(
+                np.array(self.demand.key, dtype=object)[u.demand_row[entries]].tolist(),
+                np.array(self.offer_names, dtype=object)[u.offer[entries]].tolist(),
+                np.array(TIERS, dtype=object)[u.tier[entries]].tolist(),
+                *(np.array([c[i] for c in self.cells], dtype=object)[cell].tolist() for i in range(3)),
+                strict=True,
+            )
+        )
+
     @functools.cached_property
     def use(self) -> dict[tuple[str, str, str, str, str, int], int]:
         """(k, j, t, q, s, b) -> the column of u_kjtqsb."""
-        u, d = self.u, self.demand
-        return {
-            (d.key[r], self.offer_names[j], TIERS[t], *self.cells[c]): col
-            for col, r, j, t, c in zip(
-                u.column.tolist(),
-                u.demand_row.tolist(),
-                u.offer.tolist(),
-                u.tier.tolist(),
-                u.cell.tolist(),
-                strict=True,
-            )
-        }
+        return dict(zip(self._use_keys(np.arange(len(self.u.column))), self.u.column.tolist(), strict=True))
+
+    def used(self) -> list[tuple[tuple[str, str, str, str, str, int], float]]:
+        """(k, j, t, q, s, b) and the value of each u column above 0 in the solution, in column order (kept until
+        the solution changes)."""
+        if self._used is None or self._used[0] is not self.x:
+            entries = np.flatnonzero(self.x[self.u.column] > 0)
+            values = self.x[self.u.column[entries]].tolist()
+            self._used = (self.x, list(zip(self._use_keys(entries), values, strict=True)))
+        return self._used[1]
+
+    @functools.cached_property
+    def by_tier(self) -> dict[tuple[str, str, str, str, int], list[int]]:
+        """(j, t, q, s, b) -> [u_kjt] over demand keys, in column order (sorted by key)."""
+        u = self.u
+        columns, starts = u.column[u.by_group].tolist(), u.group_start.tolist()
+        keys = zip(
+            np.array(self.offer_names, dtype=object)[u.group_offer].tolist(),
+            np.array(TIERS, dtype=object)[u.group_tier].tolist(),
+            *(np.array([c[i] for c in self.cells], dtype=object)[u.group_cell].tolist() for i in range(3)),
+            strict=True,
+        )
+        return {key: columns[a:b] for key, a, b in zip(keys, starts[:-1], starts[1:], strict=True)}
 
     def value(self, column: int) -> float:
         """A column's value in the solution."""
@@ -921,15 +949,7 @@ def add_demand_met(m: PlanModel) -> None:
 
 def use_by_tier(m: PlanModel) -> dict[tuple[str, str, str, str, int], list[int]]:
     """(j, t, q, s, b) -> [u_kjt] over demand keys, in column order (sorted by key)."""
-    u = m.u
-    return {
-        (m.offer_names[j], TIERS[t], *m.cells[c]): u.column[
-            u.by_group[u.group_start[g] : u.group_start[g + 1]]
-        ].tolist()
-        for g, (j, t, c) in enumerate(
-            zip(u.group_offer.tolist(), u.group_tier.tolist(), u.group_cell.tolist(), strict=True)
-        )
-    }
+    return m.by_tier
 
 
 def add_existing_commitments_cover(m: PlanModel) -> None:

@@ -131,7 +131,7 @@ def collect(
 def uncapped_offers(m: PlanModel) -> tuple[str, ...]:
     """One sentence per offer and pricing model the plan buys from with no supply cap in the inventory."""
     capped = {(c.offer, c.pricing_model) for c in table_rows(m.data.caps, Cap)}
-    used = {(j, t) for (_k, j, t, *_), var in m.use.items() if t in PAY_PER_USE and m.value(var) > TINY}
+    used = {(j, t) for (_k, j, t, *_), x in m.used() if t in PAY_PER_USE and x > TINY}
     used |= {
         (j, _option(m, j, option).pricing_model) for (j, option, _q), var in m.commit.items() if round(m.value(var)) > 0
     }
@@ -348,7 +348,7 @@ def _costs(m: PlanModel, od_price: dict[str, float]) -> tuple[pd.DataFrame, pd.D
     covered_od: dict[str, float] = defaultdict(float)
     commitment_used: dict[str, float] = defaultdict(float)
     team_charge: dict[tuple[str, str], float] = defaultdict(float)
-    for (k, j, t, q, s, b), x in sorted((key, x) for key, var in m.use.items() if (x := m.value(var)) > 0):
+    for (k, j, t, q, s, b), x in sorted(m.used()):
         node_hours = _expected_hours(m, q, s, b) * x
         a = offers[j].accelerators_per_node
         served[q] += node_hours * a
@@ -439,8 +439,7 @@ def routing(m: PlanModel) -> pd.DataFrame:
     offers = m.data.offer_by_name
     ratio = {(k, j): rho for k, routes in m.routes.items() for j, rho in routes}
     hours: dict[tuple[str, str, str, str], float] = defaultdict(float)
-    for (k, j, t, q, s, b), var in m.use.items():
-        x = m.value(var)
+    for (k, j, t, q, s, b), x in m.used():
         if x > TINY:
             hours[(q, k, j, t)] += _expected_hours(m, q, s, b) * x * offers[j].accelerators_per_node
     rows = []
@@ -484,11 +483,10 @@ def moves(m: PlanModel) -> pd.DataFrame:
     offers = m.data.offer_by_name
     hours: dict[tuple[str, str], float] = defaultdict(float)
     peak: dict[tuple[str, str], dict[tuple[str, str, int], float]] = defaultdict(lambda: defaultdict(float))
-    for (k, j, _t, q, s, b), var in m.use.items():
+    for (k, j, _t, q, s, b), x in m.used():
         team = m.key_parts[k][0]
         if j in m.data.quota_offers.get(team, frozenset()):
             continue
-        x = m.value(var)
         if x > TINY:
             hours[(team, j)] += _expected_hours(m, q, s, b) * x * offers[j].accelerators_per_node
             peak[(team, j)][(q, s, b)] += x

@@ -186,7 +186,9 @@ def _branch_and_bound(
         outcome = Outcome.OPTIMAL if mip.outcome == Outcome.OPTIMAL else Outcome.FEASIBLE
         return _report(mip, outcome, mip.cost, bound, start, "branch-and-bound")
     if fixed.outcome.has_plan:  # the rounded plan beat what the solver found in its time
-        model.x[integers] = rounded
+        x = model.x.copy()
+        x[integers] = rounded
+        model.x = x
         outcome = Outcome.OPTIMAL if fixed.cost - bound <= gap_rel * abs(fixed.cost) else Outcome.FEASIBLE
         return _report(fixed, outcome, fixed.cost, bound, start, "relax-and-round")
     return _elapsed(mip, start)
