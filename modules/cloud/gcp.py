@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from quartermaster.capacity import nodes_per_slice, pool_accelerators, pool_max_nodes, pool_min_nodes
@@ -169,21 +169,12 @@ def _gpu_pool(
     if flex:
         labels["cloud.google.com/gke-queued"] = "true"  # GoogleCloudPlatform/cluster-toolkit's label for queued pools
     networks, strategy = _gpudirect(cluster, pool) if pool.gpudirect else ((), None)
-    return GkeNodePoolSpec(
-        name=pool.name,
-        pool=pool.name,
-        cluster=cluster.name,
-        project=project,
-        location=region,
-        node_locations=pool.zones,
-        machine_type=pool.machine,
+    return replace(
+        _node_pool(inventory, cluster, project, region, pool, machine),
         node_count=node_count,
         autoscaling=autoscaling,
         guest_accelerator=GkeGuestAccelerator(machine.accelerator_label, machine.accelerators_per_node),
         labels=sorted_labels(labels),
-        taints=pool_taints(pool, machine, GKE),
-        reservation_affinity=_reservation_affinity(inventory, pool),
-        spot=pool.provisioning == "spot",
         flex_start=flex,
         max_run_duration=_max_run_duration(pool),
         queued_provisioning=flex,
@@ -210,28 +201,42 @@ def _tpu_slices(
             POOL_LABEL: pool.name,  # GKE names each slice's nodes `<pool>-<i>`; the Kueue flavor selects this label
         }
     )
+    shared = _node_pool(inventory, cluster, project, region, pool, machine)
     return [
-        GkeNodePoolSpec(
+        replace(
+            shared,
             name=f"{pool.name}-{i}",
-            pool=pool.name,
-            cluster=cluster.name,
-            project=project,
-            location=region,
-            node_locations=pool.zones,
-            machine_type=pool.machine,
             node_count=hosts,
-            autoscaling=None,
-            guest_accelerator=None,
             labels=labels,
-            taints=pool_taints(pool, machine, GKE),
-            reservation_affinity=_reservation_affinity(inventory, pool),
-            spot=pool.provisioning == "spot",
             placement_type="COMPACT",
             tpu_topology=pool.tpu.topology,
             accelerators=hosts * machine.accelerators_per_node,
         )
         for i in range(pool.tpu.slices)
     ]
+
+
+def _node_pool(
+    inventory: Inventory, cluster: Cluster, project: str, region: str, pool: Pool, machine: Machine
+) -> GkeNodePoolSpec:
+    """The fields a GPU pool and each slice of a TPU pool share, the rest at their defaults and no size, accelerator
+    or labels yet: `_gpu_pool` and `_tpu_slices` fill in their own."""
+    return GkeNodePoolSpec(
+        name=pool.name,
+        pool=pool.name,
+        cluster=cluster.name,
+        project=project,
+        location=region,
+        node_locations=pool.zones,
+        machine_type=pool.machine,
+        node_count=None,
+        autoscaling=None,
+        guest_accelerator=None,
+        labels={},
+        taints=pool_taints(pool, machine, GKE),
+        reservation_affinity=_reservation_affinity(inventory, pool),
+        spot=pool.provisioning == "spot",
+    )
 
 
 def _autoscaling(pool: Pool, machine: Machine) -> GkeAutoscaling:
