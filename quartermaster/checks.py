@@ -66,8 +66,8 @@ def _issue(
     severity: Severity = "error",
 ) -> Issue:
     """An issue of the running rule (run_checks fills in the rule name)."""
-    kwargs: dict[str, object] = {} if got is None else {"got": got}
-    return Issue(rule="", message=message, fix=fix, ref=ref, about=tuple(about), severity=severity, **kwargs)  # type: ignore[arg-type]
+    issue = Issue(rule="", message=message, fix=fix, ref=ref, about=tuple(about), severity=severity)
+    return issue if got is None else replace(issue, got=got)
 
 
 ANY_TEAM = ("teams", "*")

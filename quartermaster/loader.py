@@ -737,7 +737,7 @@ def _read_csv(
         )
         return
     valid: list[Any] = [None] * len(records)
-    try:
+    try:  # `model` is the section's, chosen at run time (mypy takes a type only from an annotation: the ignore)
         valid = list(TypeAdapter(list[model]).validate_python(records))  # type: ignore[valid-type]
     except ValidationError as exc:
         failed = {err["loc"][0] for err in exc.errors()}

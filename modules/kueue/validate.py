@@ -18,7 +18,7 @@ from typing import Any
 
 import yaml
 
-from quartermaster.issues import Issue, Location
+from quartermaster.issues import Issue, Location, Severity
 from quartermaster.loader import YamlTooLarge, nesting_issue, plain_data, value_budget
 from quartermaster.modules.kueue import runtime, webhooks
 from quartermaster.modules.kueue.crds import (
@@ -307,7 +307,7 @@ def _issue(
     got: Any = _MISSING,
     layer: str = "",
     rule_name: str | None = None,
-    severity: str = "error",
+    severity: Severity = "error",
 ) -> Issue:
     obj = m.obj if isinstance(m.obj, dict) else {}
     meta = obj.get("metadata")
@@ -322,7 +322,7 @@ def _issue(
         rule_name or f"kueue-{rule}",
         f"{what} [{tag}]" if tag else what,
         fix,
-        severity,  # type: ignore[arg-type]
+        severity,
         location=Location(m.file, m.locate(path), f"{where} {dotted}".rstrip()),
         **kwargs,
     )

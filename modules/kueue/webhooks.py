@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
 
+from quartermaster.issues import Severity
 from quartermaster.modules.kueue.k8s import (
     is_dns_label,
     is_label_value,
@@ -38,7 +39,7 @@ class Finding:
     rule: int
     fix: str
     got: Any = None
-    severity: str = "error"
+    severity: Severity = "error"
 
 
 def check(kind: str, obj: dict[str, Any]) -> list[Finding]:

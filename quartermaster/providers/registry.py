@@ -71,6 +71,7 @@ def cluster_adapter() -> TypeAdapter[Any]:
 
 def _rebuild_models() -> None:
     _ADAPTER.clear()
+    # These field types are made at run time from the registered providers, which mypy cannot follow: the ignores.
     kinds = Literal[tuple(_REGISTRY)]  # type: ignore[valid-type]
     clouds = Literal[tuple(dict.fromkeys(p.cloud for p in _REGISTRY.values()))]  # type: ignore[valid-type]
     group = Annotated[str, StringConstraints(min_length=1, max_length=256)]

@@ -188,7 +188,7 @@ def _flavor_changes(b: _Side, h: _Side, quota_flavors: set[str]) -> tuple[Flavor
         past, current = b.monthly(flavor), h.monthly(flavor)
         v_h, v_b = econ.variable_usd(n_h), econ.variable_usd(n_b)
         quota_usd = None if v_h is None or v_b is None else v_h - v_b
-        other = None if None in (past, current, quota_usd) else current - past - quota_usd  # type: ignore[operator]
+        other = None if past is None or current is None or quota_usd is None else current - past - quota_usd
 
         def size(side: _Side, attr: str, flavor: str = flavor) -> int:
             e = side.economics.get(flavor)

@@ -91,16 +91,23 @@ def by_team(inventory: Inventory, plan: PlanResult, previous: PlanResult | None,
     if not before:
         money_cols = (money_cols[0], money_cols[1], money_cols[4])
 
-    def summed(rows: list[TeamRow]) -> dict[str, Decimal | None]:
-        sums = column_sums(rows, ("current", "idle_share", "previous", "delta", "next_four"))
-        return {k: (v if before or k not in ("previous", "delta") else None) for k, v in sums.items()}
+    def summed(rows: list[TeamRow]) -> tuple[Decimal, Decimal, Decimal | None, Decimal | None, Decimal]:
+        """The money columns added up, in their order; previous and change None without a previous plan."""
+        s = column_sums(rows, ("current", "idle_share", "previous", "delta", "next_four"))
+        return (
+            s["current"],
+            s["idle_share"],
+            s["previous"] if before else None,
+            s["delta"] if before else None,
+            s["next_four"],
+        )
 
     teams = Table(
         "teams",
         f"Cost by team, {quarter}",
         (Column("team", "Team"), Column("cost_center", "Cost centre"), NAME_COLUMN, *money_cols),
         tuple(team_rows),
-        total=TeamRow("Total", "", "", **summed(team_rows)),  # type: ignore[arg-type]
+        total=TeamRow("Total", "", "", *summed(team_rows)),
         note="Basis: planned. Teams pay for the accelerator-hours they are planned to use at the rate of what "
         f"serves them, plus a share of the committed hours nobody uses (idle policy: {policy}, the rule of "
         "`qm meter`).",
@@ -109,7 +116,7 @@ def by_team(inventory: Inventory, plan: PlanResult, previous: PlanResult | None,
     for r in team_rows:
         centres.setdefault(r.cost_center, []).append(r)
     centre_rows = [
-        CentreRow(code, rows[0].cost_center_name, **summed(rows))  # type: ignore[arg-type]
+        CentreRow(code, rows[0].cost_center_name, *summed(rows))
         for code, rows in sorted(centres.items(), key=lambda kv: (kv[0] == SHARED, kv[0]))
     ]
     return teams, Table(
@@ -117,5 +124,5 @@ def by_team(inventory: Inventory, plan: PlanResult, previous: PlanResult | None,
         f"Cost by cost centre, {quarter}",
         (Column("cost_center", "Cost centre"), NAME_COLUMN, *money_cols),
         tuple(centre_rows),
-        total=CentreRow("Total", "", **summed(team_rows)),  # type: ignore[arg-type]
+        total=CentreRow("Total", "", *summed(team_rows)),
     )
