@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import replace
 from decimal import Decimal
 
+import highspy
 import numpy as np
 import pandas as pd
 import pytest
@@ -13,7 +14,7 @@ import pytest
 from quartermaster.loader import load
 from quartermaster.planner import PlanOptions
 from quartermaster.planner import solve as solve_module
-from quartermaster.planner.data import PlanData, build_data
+from quartermaster.planner.data import OFFER_COLUMNS, POOL_COLUMNS, PlanData, build_data
 from quartermaster.planner.model import build_model
 from quartermaster.planner.solve import solve
 from tests.paths import INVENTORY
@@ -78,3 +79,131 @@ def test_a_binding_budget_sends_the_solve_to_the_whole_lp(example, monkeypatch):
     want_objective, want_purchases, _ = relaxation(data, monkeypatch, whole=True)
     assert objective == pytest.approx(want_objective, rel=1e-9)
     assert purchases == pytest.approx(want_purchases, abs=1e-9)
+
+
+HOURS = 2160  # hours in 2027Q1 (90 days), and in each quarter of the two-team model below
+
+
+def two_teams(budget_usd: float, quarters: int = 1, commit_usd: tuple[float, float] = (100.0, 100.0)) -> PlanData:
+    """Two teams of one cost centre, team-0 on class A0 (on demand 2 USD/node-hour) and team-1 on A1 (4 USD), one
+    accelerator per node, each with its own offer: two independent components, linked only by the cost centre's
+    budget of `budget_usd` in each quarter. Demand 10 accelerators in every quarter (with `quarters` > 1 a second
+    bucket at 6 for half the hours); unmet demand costs 10 USD per accelerator-hour; 1-year commitments at
+    `commit_usd` per node-hour (by default too dear to buy)."""
+    qs = [f"2027Q{i + 1}" for i in range(quarters)]
+    buckets = [(0, 1.0, 10.0)] if quarters == 1 else [(0, 0.5, 10.0), (1, 0.5, 6.0)]
+    offer = {a: f"site-a/m{a}" for a in (0, 1)}
+    return PlanData(
+        quarters=qs,
+        hours=dict.fromkeys(qs, HOURS),
+        offers=pd.DataFrame(
+            [
+                {
+                    "offer": offer[a],
+                    "site": "site-a",
+                    "machine": f"m{a}",
+                    "accelerator": f"A{a}",
+                    "accelerators_per_node": 1,
+                    "nodes_per_unit": 1,
+                }
+                for a in (0, 1)
+            ],
+            columns=OFFER_COLUMNS,
+        ),
+        recourse_prices=pd.DataFrame(
+            [
+                {"offer": offer[a], "pricing_model": "on-demand", "term_months": 0, "usd_per_node_hour": usd}
+                for a, usd in ((0, 2.0), (1, 4.0))
+            ]
+        ),
+        commit_options=pd.DataFrame(
+            [
+                {
+                    "offer": offer[a],
+                    "option": "commit_12m",
+                    "pricing_model": "commit",
+                    "term_months": 12,
+                    "term_quarters": 4,
+                    "usd_per_node_hour": Decimal(str(commit_usd[a])),
+                    "upfront_usd_per_node": Decimal(0),
+                    "usd_per_node_hour_used": Decimal(0),
+                }
+                for a in (0, 1)
+            ]
+        ),
+        existing=pd.DataFrame(columns=["commitment", "offer", "kind", "quarter", "nodes", "usd", "usd_per_node_hour"]),
+        caps=pd.DataFrame(columns=["offer", "pricing_model", "max_nodes"]),
+        demand=pd.DataFrame(
+            [
+                {
+                    "demand_key": f"team-{a}/A{a}",
+                    "team": f"team-{a}",
+                    "accelerator": f"A{a}",
+                    "site": "",
+                    "quarter": q,
+                    "scenario": "s",
+                    "bucket": b,
+                    "weight": weight,
+                    "level": level,
+                    "preemptible_share": 0.0,
+                }
+                for a in (0, 1)
+                for q in qs
+                for b, weight, level in buckets
+            ]
+        ),
+        routes=pd.DataFrame([{"demand_key": f"team-{a}/A{a}", "offer": offer[a], "ratio": 1.0} for a in (0, 1)]),
+        budgets=pd.DataFrame([{"cost_center": "CC", "quarter": q, "usd": Decimal(str(budget_usd))} for q in qs]),
+        scenarios={"s": 1.0},
+        teams=pd.DataFrame([{"team": f"team-{a}", "cost_center": "CC", "sites": ""} for a in (0, 1)]),
+        pools=pd.DataFrame(columns=POOL_COLUMNS),
+        unmet_penalty=10.0,
+        max_spot_share=0.5,
+        options=PlanOptions(time_limit_s=60, gap_rel=1e-9),
+    )
+
+
+def column(model, name: str) -> float:
+    return float(model.x[model.lp.col_names.index(name)])
+
+
+def test_a_budget_binding_across_two_components_gives_the_optimum_worked_by_hand():
+    # Serving team-0 saves 10 - 2 = 8 USD of unmet penalty per accelerator-hour for 2 USD of budget (4 per USD),
+    # team-1 saves 10 - 4 = 6 for 4 USD (1.5 per USD). A budget of 40 USD an hour (86,400 USD) serves team-0's 10
+    # (20 USD an hour) and buys team-1 the (40 - 20) / 4 = 5 accelerators it leaves; team-1's other 5 are unmet.
+    # The components alone would serve both (60 USD an hour), so their joint solution breaks the budget.
+    model = build_model(two_teams(budget_usd=40 * HOURS))
+    report = solve(model)
+    assert report.objective == pytest.approx(HOURS * (2 * 10 + 4 * 5 + 10 * 5), rel=1e-9)
+    assert column(model, "use__team_0__A0__site_a__m0__on_demand__2027Q1__s__b0") == pytest.approx(10)
+    assert column(model, "use__team_1__A1__site_a__m1__on_demand__2027Q1__s__b0") == pytest.approx(5)
+    assert column(model, "unmet__team_1__A1__2027Q1__s__b0") == pytest.approx(5)
+    assert column(model, "unmet__team_0__A0__2027Q1__s__b0") == pytest.approx(0)
+    # the budget's shadow price: one more USD buys team-1 a quarter of an accelerator-hour, saving 6 / 4 = 1.5 USD
+    assert float(model.pi[model.lp.row_names.index("budget__CC__2027Q1")]) == pytest.approx(-1.5)
+
+
+def test_a_budget_binding_across_two_components_gives_what_highs_gives_on_the_whole_lp():
+    # four quarters, commitments worth buying (1.2 and 2.6 USD/node-hour against 2 and 4 on demand) and a budget
+    # of 30 USD an hour each quarter, below what serving both teams is charged: the planner's relaxation, whatever
+    # way it takes, must equal HiGHS alone on the whole LP of the same arrays (objective and every purchase)
+    model = build_model(two_teams(budget_usd=30 * HOURS, quarters=4, commit_usd=(1.2, 2.6)))
+    report = solve(model, relax=True)
+    lp = model.lp
+    highs = highspy.Highs()
+    highs.setOptionValue("output_flag", False)
+    whole = highspy.HighsLp()
+    whole.num_col_, whole.num_row_ = lp.num_cols, lp.num_rows
+    whole.col_cost_, whole.col_lower_, whole.col_upper_ = lp.cost, lp.col_lower, lp.col_upper
+    whole.row_lower_, whole.row_upper_ = lp.row_lower, lp.row_upper
+    whole.a_matrix_.format_ = highspy.MatrixFormat.kRowwise
+    whole.a_matrix_.start_, whole.a_matrix_.index_, whole.a_matrix_.value_ = lp.start, lp.index, lp.value
+    highs.passModel(whole)
+    highs.run()
+    assert highs.getModelStatus() == highspy.HighsModelStatus.kOptimal
+    budgets = lp.rows_of("budget")
+    assert np.all(np.asarray(highs.getSolution().row_dual)[budgets] < 0)  # every quarter's budget binds
+    assert report.objective == pytest.approx(highs.getInfo().objective_function_value + lp.constant, rel=1e-9)
+    purchases = np.flatnonzero(lp.integer)
+    assert np.asarray(highs.getSolution().col_value)[purchases].sum() > 0  # commitments are bought
+    assert model.x[purchases] == pytest.approx(np.asarray(highs.getSolution().col_value)[purchases], abs=1e-7)
