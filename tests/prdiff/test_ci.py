@@ -35,9 +35,9 @@ def check_workflow(path: Path) -> subprocess.CompletedProcess[str]:
     )
 
 
-def yaml12(path: Path) -> dict:  # type: ignore[type-arg]
+def yaml12(path: Path) -> dict:
     """YAML 1.2, as GitHub reads it (`on:` stays a string key)."""
-    return YAML(typ="safe").load(path.read_text(encoding="utf-8"))  # type: ignore[no-any-return]
+    return YAML(typ="safe").load(path.read_text(encoding="utf-8"))
 
 
 def test_workflow_is_valid_against_the_github_workflow_schema() -> None:
@@ -121,8 +121,8 @@ def test_workflow_runs_the_quota_review_steps() -> None:
     }
 
 
-def _step(flow: dict, step_id: str) -> dict:  # type: ignore[type-arg]
-    return next(s for s in flow["jobs"]["quota-diff"]["steps"] if s.get("id") == step_id)  # type: ignore[no-any-return]
+def _step(flow: dict, step_id: str) -> dict:
+    return next(s for s in flow["jobs"]["quota-diff"]["steps"] if s.get("id") == step_id)
 
 
 @pytest.mark.slow  # plans the example (seconds) and diffs it, as the workflow does
@@ -143,7 +143,7 @@ def test_the_workflows_comment_carries_the_planned_budget_rows_of_the_finance_re
     (tool / "qm").symlink_to(Path(sys.executable).parent / "qm")
     env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "RUNNER_TEMP": str(tmp_path), "BASE_REF": "main"}
 
-    def run(step: dict, **more: str) -> subprocess.CompletedProcess[str]:  # type: ignore[type-arg]
+    def run(step: dict, **more: str) -> subprocess.CompletedProcess[str]:
         return subprocess.run(
             ["bash", "-c", step["run"]], cwd=repo.root, env={**env, **more}, capture_output=True, text=True
         )

@@ -44,7 +44,7 @@ def test_documented_examples_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
     assert "CODEOWNERS is up to date" in outputs[2]
 
 
-def over_capacity_diff(tmp_path: Path):  # type: ignore[no-untyped-def]
+def over_capacity_diff(tmp_path: Path):
     repo = QuotaRepo.create(tmp_path)
     base = load(repo.inventory).inventory
     repo.quota("multimodal", "h100-mega-spot", nominal=8, borrowing_limit=24)

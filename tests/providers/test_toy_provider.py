@@ -113,7 +113,7 @@ class ToyModule(CloudModule):
         return ToyCapacity(pools), []
 
     def pool_specs(self, capacity: Any) -> Sequence[Any]:
-        return capacity.pools  # type: ignore[no-any-return]
+        return capacity.pools
 
     def declared_nodes(self, capacity: Any) -> list[DeclaredNodes]:
         return [DeclaredNodes(p.pool, p.name, p.labels, ()) for p in capacity.pools]

@@ -152,7 +152,7 @@ def test_spark_runs_the_emitted_query_to_the_same_cents(tmp_path: Path) -> None:
     assert sum(r[8] for r in got if r[0] in ("usage", "idle")) == 1080400
 
 
-def frame_result(inventory, frame, period, policy="proportional"):  # type: ignore[no-untyped-def]
+def frame_result(inventory, frame, period, policy="proportional"):
     normalised, issues = check_usage(frame, inventory)
     assert issues == []
     result, _ = meter(inventory, normalised, period, policy)

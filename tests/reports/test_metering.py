@@ -13,7 +13,7 @@ from tests.reports.fixtures import FEBRUARY, small_fleet, usage
 FEB = parse_period("2026-02")  # 28 days = 672 hours
 
 
-def run(rows=FEBRUARY, policy: str = "proportional"):  # type: ignore[no-untyped-def]
+def run(rows=FEBRUARY, policy: str = "proportional"):
     inventory = small_fleet()
     frame, issues = check_usage(usage(rows), inventory)
     assert issues == []
