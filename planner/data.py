@@ -22,6 +22,7 @@ import functools
 import itertools
 import math
 from dataclasses import dataclass, field, replace
+from decimal import Decimal
 
 import pandas as pd
 
@@ -39,10 +40,12 @@ from quartermaster.planner.usage_forecast import actuals_until, demand_from_usag
 from quartermaster.pricing import (
     COMMITTED_MODELS,
     PAY_PER_USE_MODELS,
+    PricedLine,
     PricingModel,
     check_idle_policy,
     commitment_term_months,
     format_usd,
+    known_usd,
     per_accelerator,
 )
 from quartermaster.units import next_quarters, overlap_hours, parse_quarter, quarter_bounds, quarter_hours, quarter_of
@@ -534,7 +537,15 @@ def _existing(inventory: Inventory, quarters: list[str], hours: dict[str, int]) 
                         "kind": c.kind,
                         "quarter": q,
                         "nodes": c.count * h / hours[q],
-                        "usd": c.usd_per_node_hour * c.count * h,
+                        "usd": known_usd(
+                            PricedLine(
+                                Decimal(c.count * h),
+                                "node-hour",
+                                c.usd_per_node_hour,
+                                "planned",
+                                f"commitment {c.name}",
+                            )
+                        ),
                         "usd_per_node_hour": c.usd_per_node_hour,
                     }
                 )

@@ -53,17 +53,20 @@ from quartermaster.planner.model import (
     weeks_in,
 )
 from quartermaster.planner.solve import SolveReport
-from quartermaster.planner.tables import Budget, Cap, CommitOption, Demand, Existing, Pool, Team
+from quartermaster.planner.tables import Budget, Cap, CommitOption, Demand, Existing, Offer, Pool, Team
 from quartermaster.planner.tables import rows as table_rows
 from quartermaster.pricing import (
     HOURS_PER_MONTH,
     HOURS_PER_WEEK,
     IDLE_COST_CENTER,
     IDLE_TEAM,
+    PricedLine,
     PricingModel,
     Provisioning,
     amortised_usd_per_node_hour,
+    decimal_of,
     idle_weights,
+    known_usd,
     per_accelerator,
     usd,
 )
@@ -176,7 +179,8 @@ PURCHASE_COLUMNS = [
 
 
 def purchase_schedule(m: PlanModel) -> pd.DataFrame:
-    """What to commit to, where, when, for how long, and what it binds us to."""
+    """What to commit to, where, when, for how long, and what it binds us to: each figure a priced line (node-hours
+    at the option's rate, nodes at its upfront fee), as the cost lines of `_costs` are."""
     offers = m.data.offer_by_name
     rows: list[dict[str, object]] = []
     for (j, option, q), var in m.commit.items():
@@ -186,11 +190,9 @@ def purchase_schedule(m: PlanModel) -> pd.DataFrame:
         o = offers[j]
         opt = _option(m, j, option)
         nodes = units * o.nodes_per_unit
-        price, upfront = opt.usd_per_node_hour, opt.upfront_usd_per_node * nodes
         start, end = quarter_bounds(q)[0], term_end(q, opt.term_months)
-        in_horizon = float(price) * nodes * sum(
-            d for qq, d in m.data.hours.items() if start <= quarter_bounds(qq)[0] < end
-        ) + float(upfront)
+        in_horizon = sum(d for qq, d in m.data.hours.items() if start <= quarter_bounds(qq)[0] < end)
+        fee = _upfront_line(o, opt, nodes)
         rows.append(
             {
                 "site": o.site,
@@ -204,21 +206,23 @@ def purchase_schedule(m: PlanModel) -> pd.DataFrame:
                 "nodes": nodes,
                 "node_weeks": 0,
                 "accelerators": nodes * o.accelerators_per_node,
-                "usd_per_node_hour": price,
-                "monthly_usd": usd(price * nodes * HOURS_PER_MONTH),
-                "total_liability_usd": usd(price * nodes * term_hours(q, opt.term_months) + upfront),
-                "in_horizon_usd": usd(in_horizon),
-                "upfront_usd": usd(upfront),
+                "usd_per_node_hour": opt.usd_per_node_hour,
+                "monthly_usd": usd(known_usd(_commitment_line(o, opt, nodes * HOURS_PER_MONTH))),
+                "total_liability_usd": usd(
+                    known_usd(_commitment_line(o, opt, nodes * term_hours(q, opt.term_months)), fee)
+                ),
+                "in_horizon_usd": usd(known_usd(_commitment_line(o, opt, nodes * in_horizon), fee)),
+                "upfront_usd": usd(known_usd(fee)),
                 "usd_per_node_hour_used": opt.usd_per_node_hour_used,
             }
         )
     for (j, q), var in m.capacity_block.items():  # one dated block per offer and quarter, paid up front (model.py)
         o = offers[j]
-        price = Decimal(str(m.price[(j, PricingModel.CAPACITY_BLOCK)]))
+        block = _capacity_block_line(m, j, round(m.value(var)) * weeks_in(q))
         instances, weeks = round(m.value(var)), weeks_in(q)
         start = quarter_bounds(q)[0]
         end = start + dt.timedelta(weeks=weeks)
-        total = usd(price * HOURS_PER_WEEK * weeks * instances)
+        total = usd(known_usd(block))
         if instances > 0:
             rows.append(
                 {
@@ -233,7 +237,7 @@ def purchase_schedule(m: PlanModel) -> pd.DataFrame:
                     "nodes": instances,
                     "node_weeks": weeks * instances,
                     "accelerators": instances * o.accelerators_per_node,
-                    "usd_per_node_hour": price,
+                    "usd_per_node_hour": block.rate,
                     "monthly_usd": usd(0),
                     "total_liability_usd": total,
                     "in_horizon_usd": total,
@@ -245,6 +249,35 @@ def purchase_schedule(m: PlanModel) -> pd.DataFrame:
     return frame.sort_values(["start_quarter", "site", "machine", "pricing_model", "term_months", "start"]).reset_index(
         drop=True
     )
+
+
+def _price_source(o: Offer, model: str, term_months: int = 0) -> str:
+    return f"prices.csv {o.machine},{o.site},{model},{term_months}"
+
+
+def _commitment_line(o: Offer, opt: CommitOption, node_hours: float) -> PricedLine:
+    """Node-hours of a new commitment at its hourly rate (planned)."""
+    source = _price_source(o, opt.pricing_model, opt.term_months)
+    return PricedLine(decimal_of(node_hours), "node-hour", opt.usd_per_node_hour, "planned", source)
+
+
+def _upfront_line(o: Offer, opt: CommitOption, nodes: float) -> PricedLine:
+    """A new commitment's upfront fee: nodes at its fee per node (planned)."""
+    source = f"{_price_source(o, opt.pricing_model, opt.term_months)} upfront"
+    return PricedLine(decimal_of(nodes), "node", opt.upfront_usd_per_node, "planned", source)
+
+
+def _pay_per_use_line(m: PlanModel, j: str, model: str, node_hours: float) -> PricedLine:
+    """Node-hours served pay-per-use at the plan's price of that model (planned; a price what-if's where given)."""
+    source = _price_source(m.data.offer_by_name[j], model)
+    return PricedLine(decimal_of(node_hours), "node-hour", decimal_of(m.price[(j, model)]), "planned", source)
+
+
+def _capacity_block_line(m: PlanModel, j: str, node_weeks: int) -> PricedLine:
+    """A capacity block's node-hours (weeks of HOURS_PER_WEEK) at its price (planned)."""
+    rate = decimal_of(m.price[(j, PricingModel.CAPACITY_BLOCK)])
+    source = _price_source(m.data.offer_by_name[j], PricingModel.CAPACITY_BLOCK)
+    return PricedLine(Decimal(HOURS_PER_WEEK * node_weeks), "node-hour", rate, "planned", source)
 
 
 def _expected_hours(m: PlanModel, q: str, s: str, b: int) -> float:
@@ -323,14 +356,15 @@ def _costs(m: PlanModel, od_price: dict[str, float]) -> tuple[pd.DataFrame, pd.D
     upfront_amortised: dict[str, float] = defaultdict(float)  # the same fees spread over their terms' hours
     for (j, option, q), nodes in active.items():
         opt = _option(m, j, option)
-        by_model[(q, opt.pricing_model, opt.term_months)] += float(opt.usd_per_node_hour) * nodes * d.hours[q]
+        line = _commitment_line(offers[j], opt, nodes * d.hours[q])
+        by_model[(q, opt.pricing_model, opt.term_months)] += float(known_usd(line))
         upfront_amortised[q] += (
             amortised_usd_per_node_hour(0.0, float(opt.upfront_usd_per_node), opt.term_months) * nodes * d.hours[q]
         )
         available[q] += nodes * d.hours[q] * offers[j].accelerators_per_node
     for (j, option, q), var in m.commit.items():  # an upfront fee is spent in the quarter its term starts
         opt = _option(m, j, option)
-        upfront = float(opt.upfront_usd_per_node) * round(m.value(var)) * offers[j].nodes_per_unit
+        upfront = float(known_usd(_upfront_line(offers[j], opt, round(m.value(var)) * offers[j].nodes_per_unit)))
         if upfront:
             by_model[(q, opt.pricing_model, opt.term_months)] += upfront
             upfront_paid[q] += upfront
@@ -339,7 +373,7 @@ def _costs(m: PlanModel, od_price: dict[str, float]) -> tuple[pd.DataFrame, pd.D
     for (j, q), var in m.capacity_block.items():
         node_weeks = round(m.value(var)) * weeks_in(q)
         block = PricingModel.CAPACITY_BLOCK
-        by_model[(q, block, 0)] += HOURS_PER_WEEK * m.price[(j, block)] * node_weeks
+        by_model[(q, block, 0)] += float(known_usd(_capacity_block_line(m, j, node_weeks)))
         available[q] += HOURS_PER_WEEK * node_weeks * offers[j].accelerators_per_node
     # accelerator-hours, and USD at on-demand-equivalent prices (FinOps coverage) and at charge rates (utilisation)
     served: dict[str, float] = defaultdict(float)
@@ -348,6 +382,8 @@ def _costs(m: PlanModel, od_price: dict[str, float]) -> tuple[pd.DataFrame, pd.D
     covered_od: dict[str, float] = defaultdict(float)
     commitment_used: dict[str, float] = defaultdict(float)
     team_charge: dict[tuple[str, str], float] = defaultdict(float)
+    pay_per_use: dict[tuple[str, str, str], float] = defaultdict(float)  # node-hours per quarter, offer and model
+    used_hours: dict[tuple[str, str], float] = defaultdict(float)  # new commitments' hours used, per quarter and offer
     for (k, j, t, q, s, b), x in sorted(m.used()):
         node_hours = _expected_hours(m, q, s, b) * x
         a = offers[j].accelerators_per_node
@@ -358,14 +394,24 @@ def _costs(m: PlanModel, od_price: dict[str, float]) -> tuple[pd.DataFrame, pd.D
             covered_od[q] += node_hours * od_price[j]
             commitment_used[q] += node_hours * m.charge_per_node_hour(j, t, q)
         if t in PAY_PER_USE and t != PricingModel.CAPACITY_BLOCK and not m.sliced(j, t):
-            by_model[(q, t, 0)] += node_hours * m.price[(j, t)]
+            pay_per_use[(q, j, t)] += node_hours
         elif t == NEW and m.used_rate[j]:  # the rate per hour used, on its commitments' line (term 0)
-            by_model[(q, d.commit_options_by_offer[j][0].pricing_model, 0)] += node_hours * m.used_rate[j]
+            used_hours[(q, j)] += node_hours
         team_charge[(q, m.key_parts[k][0])] += node_hours * m.charge_per_node_hour(j, t, q)
     for (j, t, q, s, b), var in m.slices.items():  # whole TPU slices: paid whole, used or not
-        by_model[(q, t, 0)] += (
-            _expected_hours(m, q, s, b) * round(m.value(var)) * offers[j].nodes_per_unit * m.price[(j, t)]
+        pay_per_use[(q, j, t)] += _expected_hours(m, q, s, b) * round(m.value(var)) * offers[j].nodes_per_unit
+    for (q, j, t), node_hours in pay_per_use.items():  # each offer's pay-per-use hours, priced once
+        by_model[(q, t, 0)] += float(known_usd(_pay_per_use_line(m, j, t, node_hours)))
+    for (q, j), node_hours in used_hours.items():
+        terms = d.commit_options_by_offer[j][0]
+        line = PricedLine(
+            decimal_of(node_hours),
+            "node-hour",
+            decimal_of(m.used_rate[j]),
+            "planned",
+            f"{_price_source(offers[j], terms.pricing_model, terms.term_months)} per hour used",
         )
+        by_model[(q, terms.pricing_model, 0)] += float(known_usd(line))
     unmet: dict[str, float] = defaultdict(float)
     for (_k, q, s, b), var in m.unmet.items():
         unmet[q] += _expected_hours(m, q, s, b) * m.value(var)

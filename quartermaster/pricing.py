@@ -360,7 +360,8 @@ class PricedLine:
 
     quantity: Decimal
     unit: str
-    """unit: what `quantity` counts and `rate` is per (`accelerator-hour`, `accelerator-month`)."""
+    """unit: what `quantity` counts and `rate` is per (`accelerator-hour`, `accelerator-month`, the plan's
+    `node-hour` and `node`, FOCUS's PricingUnit)."""
     rate: Decimal | None
     """rate: USD per unit; None when unknown (a missing price: `MissingPrice`), never 0 for unknown."""
     basis: Basis
@@ -371,6 +372,17 @@ class PricedLine:
     def usd(self) -> Decimal | None:
         """quantity x rate, exact (round with `cents` only to show or reconcile it); None when the rate is unknown."""
         return None if self.rate is None else self.quantity * self.rate
+
+
+def known_usd(*lines: PricedLine) -> Decimal:
+    """The lines' amounts added up, for lines priced from rows the caller holds (a plan's purchase, a FOCUS row): a
+    line without a rate is a ValueError naming its source, never $0."""
+    total = Decimal(0)
+    for line in lines:
+        if line.usd is None:
+            raise ValueError(f"no rate for {line.quantity} {line.unit}: {line.source}")
+        total += line.usd
+    return total
 
 
 def pool_line(inventory: Inventory, pool: str, accelerator_hours: Decimal, basis: Basis) -> PricedLine:

@@ -15,8 +15,8 @@ Columns and rules: the FOCUS 1.3 column pages (github.com/FinOps-Open-Cost-and-U
   Unused EffectiveCost, EffectiveCost 0 (no double counting);
 * on-demand, flex-start and overflow beyond a commitment: PricingCategory `Standard`; spot: `Dynamic`;
   BilledCost = EffectiveCost;
-* ListCost = ListUnitPrice x PricingQuantity (the on-demand list price; the own rate where there is none, e.g.
-  on-prem); no negotiated discounts are recorded, so ContractedUnitPrice = ListUnitPrice;
+* ListCost = ListUnitPrice x PricingQuantity, a `pricing.PricedLine` (the on-demand list price; the own rate where
+  there is none, e.g. on-prem); no negotiated discounts are recorded, so ContractedUnitPrice = ListUnitPrice;
 * custom columns `x_Team`, `x_CostCenter`, `x_Accelerator`, and `x_Basis` (`metered` or `planned`,
   `pricing.BASES`).
 
@@ -38,7 +38,15 @@ from typing import TYPE_CHECKING, Any
 
 from quartermaster.errors import ProblemsFound
 from quartermaster.model import Inventory
-from quartermaster.pricing import FOCUS_PRICING_CATEGORY, FocusPricingCategory, allocate_cents, split_cents
+from quartermaster.pricing import (
+    FOCUS_PRICING_CATEGORY,
+    Basis,
+    FocusPricingCategory,
+    PricedLine,
+    allocate_cents,
+    known_usd,
+    split_cents,
+)
 from quartermaster.providers import provider_of_cloud
 from quartermaster.reports.metering.meter import ChargeLine, MeterResult
 from quartermaster.reports.metering.rates import Block
@@ -161,15 +169,22 @@ Share = tuple[str | None, str | None, Decimal]
 SUMMABLE = ("PricingQuantity", "ConsumedQuantity", "CommitmentDiscountQuantity")
 
 
-def split_charge(origin: dict[str, Any], shares: list[Share], method: str, details: str) -> list[dict[str, Any]]:
+def _priced(row: dict[str, Any], price: str, basis: Basis) -> Decimal:
+    """A row's PricingQuantity at its unit price `price` (ListUnitPrice or ContractedUnitPrice): a priced line."""
+    return known_usd(PricedLine(row["PricingQuantity"], row["PricingUnit"], row[price], basis, row["SkuPriceId"]))
+
+
+def split_charge(
+    origin: dict[str, Any], shares: list[Share], method: str, details: str, basis: Basis
+) -> list[dict[str, Any]]:
     """FOCUS 1.3 data generator-calculated split cost allocation (FOCUS_Spec `specification/attributes/
     data_generator_calculated_split_cost_allocation_handling.md`): the origin charge as one allocated charge per
     share, or unsplit without shares.
 
     Every dimension (ChargeDescription, ResourceId, Tags...) and unit price is the origin's. The quantities are
     split in proportion to the shares' EffectiveCost (evenly if all are 0) to the millionth, and ListCost and
-    ContractedCost are the unit price times that quantity, so each summable metric adds up to the origin's
-    exactly; BilledCost is shared like EffectiveCost. A share's team is in AllocatedResourceId (`team/<team>`),
+    ContractedCost are that quantity priced at the unit price (`_priced`), so each summable metric adds up to the
+    origin's exactly; BilledCost is shared like EffectiveCost. A share's team is in AllocatedResourceId (`team/<team>`),
     AllocatedResourceName and AllocatedTags (the origin's tags with team and cost centre); a share without a
     team is the unallocated portion (AllocatedResourceId null)."""
     if not shares:
@@ -188,8 +203,8 @@ def split_charge(origin: dict[str, Any], shares: list[Share], method: str, detai
             {
                 "EffectiveCost": cost,
                 "BilledCost": billed.get(i, Decimal(0)),
-                "ListCost": row["ListUnitPrice"] * row["PricingQuantity"],
-                "ContractedCost": row["ContractedUnitPrice"] * row["PricingQuantity"],
+                "ListCost": _priced(row, "ListUnitPrice", basis),
+                "ContractedCost": _priced(row, "ContractedUnitPrice", basis),
                 "AllocatedMethodId": method,
                 "AllocatedMethodDetails": details,
                 "AllocatedResourceId": f"team/{team}" if team else None,
@@ -257,15 +272,17 @@ class _Rows:
 
     def priced(self, row: dict[str, Any], block: Block, quantity: Decimal, list_price: Decimal, model: str) -> None:
         quantity = quantity.quantize(Q6)
+        sku = f"{block.machine.name}/{block.site.name}/{model}"
+        cost = known_usd(PricedLine(quantity, _unit(block), list_price, "metered", sku))
         row.update(
             {
                 "PricingQuantity": quantity,
                 "ConsumedQuantity": quantity,
                 "ListUnitPrice": list_price,
                 "ContractedUnitPrice": list_price,
-                "ListCost": quantity * list_price,
-                "ContractedCost": quantity * list_price,
-                "SkuPriceId": f"{block.machine.name}/{block.site.name}/{model}",
+                "ListCost": cost,
+                "ContractedCost": cost,
+                "SkuPriceId": sku,
                 "SkuMeter": f"{block.machine.accelerator} {_unit(block)}",
                 "SkuPriceDetails": json.dumps(
                     {
@@ -350,7 +367,7 @@ class _Rows:
         self.tags(row, None, None)
         details = json.dumps({"policy": self.result.policy, "idle_cost": str(idle.cost)})
         return split_charge(
-            row, [(s.team, s.cost_center, s.cost) for s in shares], f"idle-{self.result.policy}", details
+            row, [(s.team, s.cost_center, s.cost) for s in shares], f"idle-{self.result.policy}", details, "metered"
         )
 
     def purchase(self, block: Block, billed: Decimal) -> dict[str, Any]:
@@ -520,5 +537,5 @@ def plan_focus_rows(inventory: Inventory, plan: PlanResult, quarter: str) -> lis
             else (team, t.cost_center, grid[((model, term), team)])
             for team, t in charged.items()
         ]
-        rows.extend(split_charge(line, shares, "plan-team-share", json.dumps({"line_usd": str(cost)})))
+        rows.extend(split_charge(line, shares, "plan-team-share", json.dumps({"line_usd": str(cost)}), "planned"))
     return rows

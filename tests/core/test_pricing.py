@@ -13,6 +13,7 @@ from quartermaster.model import Inventory
 from quartermaster.pricing import (
     HOURS_PER_MONTH,
     PRICING_MODEL_OF_PROVISIONING,
+    PricedLine,
     PricingModel,
     Provisioning,
     accelerator_hour_price,
@@ -21,6 +22,7 @@ from quartermaster.pricing import (
     commitment_term_months,
     committed_nodes_by_pool,
     format_usd,
+    known_usd,
     missing_prices,
     pool_line,
     pool_node_price,
@@ -261,3 +263,14 @@ def test_a_line_without_a_price_is_unknown_and_says_why(inventory: Inventory) ->
     line = pool_line(unpriced, "h100-mega-spot", Decimal(8), "metered")
     assert line.rate is None and line.usd is None  # unknown, not $0
     assert line.source == missing_prices(unpriced)[0].message
+
+
+def test_lines_add_up_and_a_line_without_a_rate_is_refused_not_counted_as_zero(inventory: Inventory) -> None:
+    """pricing.known_usd: how the plan and the FOCUS export add priced lines (issue 26, point 7)."""
+    month = PricedLine(Decimal(730), "node-hour", Decimal("24.50"), "planned", "a DGX B200 node for a month")
+    fee = PricedLine(Decimal(2), "node", Decimal("1000"), "planned", "an upfront fee per node")
+    assert known_usd(month, fee) == Decimal("17885.00") + Decimal("2000")  # 730 h x $24.50 = $17,885, + 2 x $1,000
+    unpriced = inventory.model_copy(update={"prices": tuple(p for p in inventory.prices if p.pricing_model != "spot")})
+    line = pool_line(unpriced, "h100-mega-spot", Decimal(8), "metered")
+    with pytest.raises(ValueError, match="has no price"):
+        known_usd(month, line)
