@@ -511,10 +511,11 @@ class PlanModel:
             )
         )
 
-    @functools.cached_property
-    def use(self) -> dict[tuple[str, str, str, str, str, int], int]:
-        """(k, j, t, q, s, b) -> the column of u_kjtqsb."""
-        return dict(zip(self._use_keys(np.arange(len(self.u.column))), self.u.column.tolist(), strict=True))
+    def use_in(self, quarter: str) -> list[tuple[tuple[str, str, str, str, str, int], float]]:
+        """(k, j, t, q, s, b) and the value of each u column of `quarter` in the solution, in column order."""
+        in_quarter = np.array([q == quarter for q, _, _ in self.cells])
+        entries = np.flatnonzero(in_quarter[self.u.cell])
+        return list(zip(self._use_keys(entries), self.x[self.u.column[entries]].tolist(), strict=True))
 
     def used(self) -> list[tuple[tuple[str, str, str, str, str, int], float]]:
         """(k, j, t, q, s, b) and the value of each u column above 0 in the solution, in column order (kept until
@@ -565,6 +566,11 @@ class PlanModel:
         """pi_s w_qsb H_q: the expected hours of a cell."""
         q, s, _ = cell
         return self.data.scenarios[s] * self.weight[cell] * self.data.hours[q]
+
+    @functools.cached_property
+    def cell_hours(self) -> dict[tuple[str, str, int], float]:
+        """expected_hours of every cell."""
+        return {c: self.expected_hours(c) for c in self.cells}
 
     def active_terms(self, offer: Ints, quarter: Ints, model: str | None = None, times: float = 1.0) -> Terms:
         """(i, column, coefficient) of `times` x A^m_jq for j = offer_names[offer[i]], q = quarters[quarter[i]]: the

@@ -45,6 +45,7 @@ from quartermaster.plan_result import (
 )
 from quartermaster.planner.model import (
     PAY_PER_USE,
+    TIERS,
     PlanModel,
     on_demand_equivalent_price,
     term_end,
@@ -281,7 +282,7 @@ def _capacity_block_line(m: PlanModel, j: str, node_weeks: int) -> PricedLine:
 
 
 def _expected_hours(m: PlanModel, q: str, s: str, b: int) -> float:
-    return m.data.scenarios[s] * m.weight[(q, s, b)] * m.data.hours[q]
+    return m.cell_hours[(q, s, b)]
 
 
 def _active_new_nodes(m: PlanModel) -> dict[tuple[str, str, str], float]:
@@ -636,39 +637,53 @@ def shadow_prices(m: PlanModel) -> pd.DataFrame:
     pay-per-use tier no key needs (pruned, see model._dominated_pay_per_use) has no column but can still
     serve it, at its price.
     """
+    lp, u, d = m.lp, m.u, m.data
     new_active = {(j, q) for (j, _, q), nodes in _active_new_nodes(m).items() if nodes > 0}
     blocks = {key for key, var in m.capacity_block.items() if round(m.value(var)) > 0}
-    by_tier = use_by_tier(m)
+    # per group of u columns (j, t, q, s, b): its offer, tier, cell and (offer, quarter)
+    j_of, t_of, c_of = u.group_offer, u.group_tier, u.group_cell
+    n_cells = len(m.cells)
+    quarter_of_cell = [q for q, _, _ in m.cells]
+    offer_quarter = [(m.offer_names[j], quarter_of_cell[c]) for j, c in zip(j_of.tolist(), c_of.tolist(), strict=True)]
+    tier = np.array(TIERS, dtype=object)[t_of]
     # every key's u of a tier meets the same capacity rows, so the first stands for the tier
-    first = {
-        (j, t, q, s, b): vars_[0]
-        for (j, t, q, s, b), vars_ in by_tier.items()
-        if not (
-            t == "spot"
-            or (t == NEW and (j, q) not in new_active)
-            or (t == PricingModel.CAPACITY_BLOCK and (j, q) not in blocks)
-        )
-    }
+    first = u.column[u.by_group[u.group_start[:-1]]]
+    idle = np.array(
+        [
+            (t == NEW and jq not in new_active) or (t == PricingModel.CAPACITY_BLOCK and jq not in blocks)
+            for t, jq in zip(tier.tolist(), offer_quarter, strict=True)
+        ],
+        dtype=bool,
+    )
+    counted = np.flatnonzero((tier != "spot") & ~idle)
     # each u's part of its reduced cost from the capacity rows: sum of coefficient x dual over them
-    priced = m.lp.transposed_times(np.where(m.lp.rows_of(*CAPACITY_FAMILIES), m.pi, 0.0))
-    cheapest: dict[tuple[str, str, str, int], float] = {}
-    for (j, t, q, s, b), var in first.items():
-        cost = float(m.lp.cost[var] - priced[var])
-        if m.sliced(j, t):  # room in the slices bought (made by moving load), or a node of one more at its price
-            cost = min(cost, _expected_hours(m, q, s, b) * m.price[(j, t)])
-        cell = (j, q, s, b)
-        cheapest[cell] = min(cheapest.get(cell, cost), cost)
-    capped = {(c.offer, c.pricing_model) for c in table_rows(m.data.caps, Cap) if c.max_nodes <= 0}
-    for (j, t), price in m.price.items():  # pay-per-use tiers pruned for every key (idle): their price
+    priced = lp.transposed_times(np.where(lp.rows_of(*CAPACITY_FAMILIES), m.pi, 0.0))
+    reduced = lp.cost[first[counted]] - priced[first[counted]]
+    hours = np.array([m.cell_hours[c] for c in m.cells])
+    price = np.array([[m.price.get((j, t), 0.0) for t in TIERS] for j in m.offer_names])
+    sliced = np.array([[m.sliced(j, t) for t in TIERS] for j in m.offer_names], dtype=bool)
+    # a sliced tier: room in the slices bought (made by moving load), or a node of one more at its price
+    in_slices = sliced[j_of[counted], t_of[counted]]
+    slice_cost = hours[c_of[counted]] * price[j_of[counted], t_of[counted]]
+    reduced[in_slices] = np.minimum(reduced[in_slices], slice_cost[in_slices])
+    cheapest = np.full(len(m.offer_names) * n_cells, np.inf)  # by (offer, cell)
+    np.minimum.at(cheapest, j_of[counted] * n_cells + c_of[counted], reduced)
+    capped = {(c.offer, c.pricing_model) for c in table_rows(d.caps, Cap) if c.max_nodes <= 0}
+    has_group = np.zeros((len(m.offer_names), len(TIERS), n_cells), dtype=bool)
+    has_group[j_of, t_of, c_of] = True
+    for (j, t), p in m.price.items():  # pay-per-use tiers pruned for every key (idle): their price
         if t not in ("spot", PricingModel.CAPACITY_BLOCK) and (j, t) not in capped:
-            for q, s, b in m.cells:
-                if (j, t, q, s, b) not in by_tier:
-                    cost = _expected_hours(m, q, s, b) * price
-                    cheapest[(j, q, s, b)] = min(cheapest.get((j, q, s, b), cost), cost)
-    offers = m.data.offer_by_name
+            at = m.offer_code[j]
+            pruned = np.flatnonzero(~has_group[at, TIERS.index(t)])
+            where = at * n_cells + pruned
+            cheapest[where] = np.minimum(cheapest[where], hours[pruned] * p)
+    offers = d.offer_by_name
     total: dict[tuple[str, str], float] = defaultdict(float)
-    for (j, q, _s, _b), cost in cheapest.items():
-        total[(j, q)] += per_accelerator(cost, offers[j].accelerators_per_node)
+    for at in np.flatnonzero(np.isfinite(cheapest)).tolist():
+        j = m.offer_names[at // n_cells]
+        total[(j, quarter_of_cell[at % n_cells])] += per_accelerator(
+            float(cheapest[at]), offers[j].accelerators_per_node
+        )
     rows = []
     for (j, q), cost in total.items():
         o = offers[j]
@@ -753,9 +768,9 @@ def proposed_quotas(m: PlanModel) -> pd.DataFrame:
     offers = d.offer_by_name
     q0 = d.quarters[0]
     tier_load: dict[tuple[str, str, str], dict[tuple[str, int], float]] = defaultdict(lambda: defaultdict(float))
-    for (k, j, t, q, s, b), var in m.use.items():
-        if q == q0 and t in PAY_PER_USE:
-            tier_load[(m.key_parts[k][0], j, t)][(s, b)] += m.value(var) * offers[j].accelerators_per_node
+    for (k, j, t, _q, s, b), x in m.use_in(q0):
+        if t in PAY_PER_USE:
+            tier_load[(m.key_parts[k][0], j, t)][(s, b)] += x * offers[j].accelerators_per_node
     demand: dict[tuple[str, str], dict[tuple[str, int], float]] = defaultdict(lambda: defaultdict(float))
     for r in table_rows(d.demand[d.demand["quarter"] == q0], Demand):
         for j, rho in m.routes.get(r.demand_key, []):
@@ -781,22 +796,34 @@ def proposed_quotas(m: PlanModel) -> pd.DataFrame:
         row["nominal"] += nominal
         row["borrowing_limit"] += borrowing
 
+    # the same tables by offer (and team), each in its own order
+    active_by_offer: dict[str, list[float]] = defaultdict(list)
+    for (jj, _, q), n in active.items():
+        if q == q0:
+            active_by_offer[jj].append(n)
+    demand_by_offer: dict[str, list[tuple[str, dict[tuple[str, int], float]]]] = defaultdict(list)
+    for (t, jj), cells in demand.items():
+        demand_by_offer[jj].append((t, cells))
+    load_by_team: dict[tuple[str, str], list[tuple[str, dict[tuple[str, int], float]]]] = defaultdict(list)
+    teams_by_offer: dict[str, set[str]] = defaultdict(set)
+    for (tt, jj, t), cells in tier_load.items():
+        load_by_team[(tt, jj)].append((t, cells))
+        teams_by_offer[jj].add(tt)
     for j in sorted({j for _, j in demand} | {j for _, j, _ in tier_load}):
         o = offers[j]
         unit = o.accelerators_per_node * o.nodes_per_unit  # accelerators of a node, or of a TPU slice
-        nodes = m.existing_nodes.get((j, q0), 0.0) + sum(n for (jj, _, q), n in active.items() if jj == j and q == q0)
+        nodes = m.existing_nodes.get((j, q0), 0.0) + sum(active_by_offer.get(j, []))
         units = math.floor(nodes / o.nodes_per_unit + TINY)
         mean = {
             t: sum(d.scenarios[s] * m.weight[(q0, s, b)] * x for (s, b), x in cells.items())
-            for (t, jj), cells in demand.items()
-            if jj == j
+            for t, cells in demand_by_offer.get(j, [])
         }
         share = largest_remainder(units, {t: x for t, x in mean.items() if x > TINY})
-        for team in sorted(set(mean) | {t for t, jj, _ in tier_load if jj == j}):
+        for team in sorted(set(mean) | teams_by_offer.get(j, set())):
             tiers = {
                 t: _whole(max(cells.values()), unit)
-                for (tt, jj, t), cells in tier_load.items()
-                if (tt, jj) == (team, j) and max(cells.values()) > TINY
+                for t, cells in load_by_team.get((team, j), [])
+                if max(cells.values()) > TINY
             }
             nominal = share.get(team, 0) * unit
             peak = max(demand[(team, j)].values(), default=0.0)
