@@ -58,6 +58,9 @@ class PlanOptions:
     credit_shares: tuple[float, ...] = ()
     """Shares of the post-horizon credit (0-1) to re-solve the plan with, beside the plan's whole credit, so the
     first quarter's purchases and the horizon cost show how much they rest on it (`qm plan`: 0 and 0.5)."""
+    resolve_shadow_prices: bool = True
+    """Re-solve the shadow prices the duals give only a lower bound of (`planner/marginal.py`); a sweep, which reads
+    no shadow prices, leaves it off."""
     bands: tuple[tuple[float, float], ...] = BANDS
     """Load-duration bands for quantile demand and for demand derived from usage."""
 

@@ -11,9 +11,11 @@ import pandas as pd
 
 from quartermaster.model import Inventory
 from quartermaster.plan_result import CreditSensitivityPurchaseRow, CreditSensitivityRow, MoveRow, Outcome, PlanResult
+from quartermaster.planner import marginal
 from quartermaster.planner.data import PlanData, build_data
-from quartermaster.planner.model import build_model
+from quartermaster.planner.model import PlanModel, build_model
 from quartermaster.planner.options import PlanOptions
+from quartermaster.planner.placement import offer_key
 from quartermaster.planner.results import collect
 from quartermaster.planner.solve import fix_integers_and_resolve, solve
 from quartermaster.pricing import cents, usd
@@ -56,6 +58,10 @@ def plan(
     duals = fix_integers_and_resolve(model)
     result = collect(model, report, duals, relaxed=options.explain_infeasible)
     result = replace(result, relaxed=bool(result.relaxed_rules))
+    needs = any(r.method == "lower bound" for r in result.shadow_prices)
+    if needs and options.resolve_shadow_prices and not result.relaxed:
+        progress("Re-solving the marginal accelerator where the duals give only a lower bound")
+        result = resolve_shadow_prices(data, model, result)
     if result.moves:
         progress(f"Pricing {len(result.moves)} move(s) of teams beyond their quota's pools")
         result = price_moves(data, result)
@@ -110,6 +116,29 @@ def _relaxed_objective(data: PlanData, dropped: pd.Series | None = None) -> Deci
         data = replace(data, routes=data.routes[~dropped].reset_index(drop=True))
     report = solve(build_model(data), relax=True)
     return usd(report.objective) if report.outcome.has_plan and report.objective is not None else None
+
+
+def resolve_shadow_prices(data: PlanData, model: PlanModel, result: PlanResult) -> PlanResult:
+    """The shadow prices the duals give only a lower bound of, re-solved (`marginal`), the plan's first open quarter
+    first, then quarter by quarter, while the re-solves' columns stay within `marginal.RESOLVE_BUDGET_COLUMNS`; the
+    rest keep their lower bound and say so."""
+    bought = marginal.purchases(model)
+    base = marginal.fixed_cost(data, bought)
+    if base is None:
+        return result
+    first = result.first_open_quarter
+    order = sorted(
+        (i for i, r in enumerate(result.shadow_prices) if r.method == "lower bound"),
+        key=lambda i: (result.shadow_prices[i].quarter != first, data.quarters.index(result.shadow_prices[i].quarter)),
+    )
+    rows = list(result.shadow_prices)
+    room = marginal.RESOLVE_BUDGET_COLUMNS // max(model.lp.num_cols, 1)
+    for i in order[:room]:
+        r = rows[i]
+        cost = marginal.marginal_usd_per_accelerator_hour(data, bought, base, offer_key(r.site, r.machine), r.quarter)
+        if cost is not None:
+            rows[i] = replace(r, usd_per_accelerator_hour=usd(cost), method="re-solve")
+    return replace(result, shadow_prices=tuple(rows))
 
 
 def price_moves(data: PlanData, result: PlanResult) -> PlanResult:

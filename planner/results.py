@@ -603,7 +603,7 @@ def commitment_utilisation(m: PlanModel) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=UTILISATION_COLUMNS).sort_values("commitment").reset_index(drop=True)
 
 
-SHADOW_COLUMNS = ["site", "machine", "accelerator", "quarter", "usd_per_accelerator_hour"]
+SHADOW_COLUMNS = ["site", "machine", "accelerator", "quarter", "usd_per_accelerator_hour", "method"]
 
 
 # Rows that bound what an offer supplies; a unit of load that belongs to no demand key meets only these.
@@ -629,6 +629,11 @@ def shadow_prices(m: PlanModel) -> pd.DataFrame:
     A pay-per-use TPU tier is bought in whole slices, fixed in that LP: the accelerator costs what making room in
     them costs (the dual of whole_slices_cover: 0 where they have room), at most the tier's price (pay-per-use is
     bought as it is needed, so one more slice is not ruled out).
+
+    `method` says how far the figure holds: `dual` where, in every scenario and bucket, the cheapest tier is a
+    pay-per-use tier with no supply cap (one more accelerator is bought there at its price: exact); `lower bound`
+    elsewhere, since the LP is degenerate where capacity rows are full and any optimal dual is only a lower bound of
+    what one more unit costs (`marginal`: the pipeline re-solves those).
 
     A tier with no capacity in the quarter (no new commitment active, no capacity-block week booked)
     cannot serve the extra accelerator and is left out: the dual of its full, empty row is degenerate
@@ -668,22 +673,32 @@ def shadow_prices(m: PlanModel) -> pd.DataFrame:
     reduced[in_slices] = np.minimum(reduced[in_slices], slice_cost[in_slices])
     cheapest = np.full(len(m.offer_names) * n_cells, np.inf)  # by (offer, cell)
     np.minimum.at(cheapest, j_of[counted] * n_cells + c_of[counted], reduced)
-    capped = {(c.offer, c.pricing_model) for c in table_rows(d.caps, Cap) if c.max_nodes <= 0}
+    caps = table_rows(d.caps, Cap)
+    capped = {(c.offer, c.pricing_model) for c in caps if c.max_nodes <= 0}
+    any_cap = {(c.offer, c.pricing_model) for c in caps}
     has_group = np.zeros((len(m.offer_names), len(TIERS), n_cells), dtype=bool)
     has_group[j_of, t_of, c_of] = True
-    for (j, t), p in m.price.items():  # pay-per-use tiers pruned for every key (idle): their price
-        if t not in ("spot", PricingModel.CAPACITY_BLOCK) and (j, t) not in capped:
-            at = m.offer_code[j]
+    open_price = np.full(len(m.offer_names) * n_cells, np.inf)  # the cheapest pay-per-use tier with no supply cap
+    for (j, t), p in m.price.items():
+        if t in ("spot", PricingModel.CAPACITY_BLOCK):
+            continue
+        at = m.offer_code[j]
+        if (j, t) not in capped:  # pay-per-use tiers pruned for every key (idle): their price
             pruned = np.flatnonzero(~has_group[at, TIERS.index(t)])
             where = at * n_cells + pruned
             cheapest[where] = np.minimum(cheapest[where], hours[pruned] * p)
+        if (j, t) not in any_cap and not m.sliced(j, t):
+            span = slice(at * n_cells, (at + 1) * n_cells)
+            open_price[span] = np.minimum(open_price[span], hours * p)
     offers = d.offer_by_name
     total: dict[tuple[str, str], float] = defaultdict(float)
+    exact: dict[tuple[str, str], bool] = {}
     for at in np.flatnonzero(np.isfinite(cheapest)).tolist():
         j = m.offer_names[at // n_cells]
-        total[(j, quarter_of_cell[at % n_cells])] += per_accelerator(
-            float(cheapest[at]), offers[j].accelerators_per_node
-        )
+        jq = (j, quarter_of_cell[at % n_cells])
+        total[jq] += per_accelerator(float(cheapest[at]), offers[j].accelerators_per_node)
+        bought_open = math.isclose(float(cheapest[at]), float(open_price[at]), rel_tol=1e-9, abs_tol=1e-9)
+        exact[jq] = exact.get(jq, True) and bought_open
     rows = []
     for (j, q), cost in total.items():
         o = offers[j]
@@ -694,6 +709,7 @@ def shadow_prices(m: PlanModel) -> pd.DataFrame:
                 "accelerator": o.accelerator,
                 "quarter": q,
                 "usd_per_accelerator_hour": usd(cost / m.data.hours[q]),
+                "method": "dual" if exact[(j, q)] else "lower bound",
             }
         )
     frame = pd.DataFrame(rows, columns=SHADOW_COLUMNS)

@@ -113,7 +113,13 @@ def solve_scenario(job: Job, scenario: Scenario) -> ScenarioResult:
     # HiGHS keeps one thread pool per process, sized by the first solve; a solve asking for another size fails
     # (no solution) until the pool is reset, as in `serial` after the plan itself was solved on every core.
     highspy.Highs.resetGlobalScheduler(True)
-    options = replace(job.options, what_if=job.options.what_if + scenario.what_if, threads=1, credit_shares=())
+    options = replace(
+        job.options,
+        what_if=job.options.what_if + scenario.what_if,
+        threads=1,
+        credit_shares=(),
+        resolve_shadow_prices=False,
+    )
     curves = None
     if scenario.draw is not None:
         curves = curves_from_quantiles(
