@@ -365,7 +365,7 @@ class PlanModel:
     # the problem as it is built, then as arrays (finish)
     _columns: list[tuple[list[str], Floats, Floats, bool]] = field(default_factory=list)
     _costs: list[tuple[Ints, Floats]] = field(default_factory=list)
-    _rows: list[tuple[int, list[str], Floats, Floats, Ints, Ints, Floats]] = field(default_factory=list)
+    _rows: list[tuple[Ints, list[str], Floats, Floats, Ints, Ints, Floats]] = field(default_factory=list)
     _num_cols: int = 0
     _num_rows: int = 0
     _lp: LinearProgram | None = None
@@ -403,10 +403,15 @@ class PlanModel:
         self._costs.append((columns, np.broadcast_to(np.asarray(coefficients, dtype=float), len(columns))))
 
     def add_rows(
-        self, family: str, names: list[str], sense: Sense, rhs: Floats | float, terms: Sequence[Terms]
+        self, family: str | list[str], names: list[str], sense: Sense, rhs: Floats | float, terms: Sequence[Terms]
     ) -> None:
-        """A block of rows of `family`, their terms in the order given (then in each Terms' own order)."""
+        """A block of rows of `family` (or of each row's family), their terms in the order given (then in each Terms'
+        own order)."""
         n = len(names)
+        if isinstance(family, str):
+            codes = np.full(n, FAMILY_NAMES.index(family), dtype=np.int64)
+        else:
+            codes = np.array([FAMILY_NAMES.index(f) for f in family], dtype=np.int64)
         rhs_ = np.broadcast_to(np.asarray(rhs, dtype=float), n)
         lower = rhs_ if sense != "<=" else np.full(n, -math.inf)
         upper = rhs_ if sense != ">=" else np.full(n, math.inf)
@@ -415,7 +420,15 @@ class PlanModel:
         value = np.concatenate([np.broadcast_to(np.asarray(t[2], dtype=float), len(t[0])) for t in terms])
         order = np.argsort(row, kind="stable")
         self._rows.append(
-            (FAMILY_NAMES.index(family), names, lower, upper, row[order] + self._num_rows, col[order], value[order])
+            (
+                codes,
+                names,
+                lower,
+                upper,
+                row[order] + self._num_rows,
+                col[order],
+                value[order],
+            )
         )
         self._num_rows += n
 
@@ -449,7 +462,7 @@ class PlanModel:
             integer=integer.astype(bool),
             constant=constant,
             row_names=[n for r in self._rows for n in r[1]],
-            row_family=np.concatenate([np.full(len(r[1]), r[0], dtype=np.int64) for r in self._rows]),
+            row_family=np.concatenate([r[0] for r in self._rows]),
             row_lower=np.concatenate([r[2] for r in self._rows]),
             row_upper=np.concatenate([r[3] for r in self._rows]),
             start=np.concatenate(([0], np.cumsum(np.bincount(rows[kept], minlength=self._num_rows)))),
@@ -1235,16 +1248,28 @@ def add_post_horizon_credit(m: PlanModel) -> None:
     used = np.flatnonzero((u.tier == TIERS.index(NEW)) & in_last[u.cell])
     used = used[np.lexsort((u.cell[used], u.offer[used]))]
     bounds = np.searchsorted(u.offer[used], np.arange(len(m.offer_names) + 1))
+    # the rows, in order: each offer's last_quarter_new_use, then its two credit rows per later quarter
+    families: list[str] = []
+    names: list[str] = []
+    row: list[int] = []
+    column: list[int] = []
+    coefficient: list[float] = []
+
+    def add(family: str, row_name: str, columns: list[int], coefficients: list[float]) -> None:
+        row.extend([len(names)] * len(columns))
+        families.append(family)
+        names.append(row_name)
+        column.extend(columns)
+        coefficient.extend(coefficients)
+
     for j, opts in m.options.items():
         o = m.offers[j]
         where = (o["site"], o["machine"])
         use = m.last_use[j]
         mine = used[bounds[m.offer_code[j]] : bounds[m.offer_code[j] + 1]]
-        m.add_row(
+        add(
             "last_quarter_new_use",
             name("last_quarter_new_use", *where),
-            "<=",
-            0.0,
             [use, *u.column[mine].tolist()],
             [1.0, *(-weight[u.cell[mine]]).tolist()],
         )
@@ -1261,23 +1286,21 @@ def add_post_horizon_credit(m: PlanModel) -> None:
             m.add_cost(np.array([credit]), -d.credit_share)
             hours = quarter_hours(q)
             worth = hours * max(0.0, m.avoided_price[j] - m.used_rate[j]) * ratio.get((j, q), 1.0)
-            m.add_row(
+            add(
                 "post_horizon_credit_within_demand",
                 name("post_horizon_credit_within_demand", *where, q),
-                "<=",
-                0.0,
                 [credit, use],
                 [1.0, -worth],
             )
             renewal = -hours * (m.charge_rate[(j, NEW, last)] - m.used_rate[j])
-            m.add_row(
+            add(
                 "post_horizon_credit_within_renewal",
                 name("post_horizon_credit_within_renewal", *where, q),
-                "<=",
-                0.0,
                 [credit, *(x for x, _ in starts)],
                 [1.0, *(renewal * g for _, g in starts)],
             )
+    terms = (np.array(row, dtype=np.int64), np.array(column, dtype=np.int64), np.array(coefficient))
+    m.add_rows(families, names, "<=", 0.0, [terms])
 
 
 FAMILIES: dict[str, Callable[[PlanModel], None]] = {
