@@ -219,8 +219,8 @@ def purchase_schedule(m: PlanModel) -> pd.DataFrame:
         )
     for (j, q), var in m.capacity_block.items():  # one dated block per offer and quarter, paid up front (model.py)
         o = offers[j]
-        block = _capacity_block_line(m, j, round(m.value(var)) * weeks_in(q))
         instances, weeks = round(m.value(var)), weeks_in(q)
+        block = _capacity_block_line(m, j, instances * weeks)
         start = quarter_bounds(q)[0]
         end = start + dt.timedelta(weeks=weeks)
         total = usd(known_usd(block))
