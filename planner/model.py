@@ -298,7 +298,6 @@ class UseColumns:
     tier: Ints
     cell: Ints
     per_node: Floats  # a_j / rho_kj: accelerators of the key's class one node serves
-    group: Ints  # the column's group
     by_group: Ints  # the entries ordered by group (column order within each)
     group_start: Ints
     group_offer: Ints
@@ -866,7 +865,6 @@ def _use_columns(m: PlanModel) -> tuple[UseColumns, list[str], Floats]:
         tier=tier,
         cell=use_cell,
         per_node=a / rho,
-        group=group,
         by_group=np.argsort(group, kind="stable"),
         group_start=np.concatenate(([0], np.cumsum(np.bincount(group, minlength=len(group_keys))))),
         group_offer=group_keys // (len(TIERS) * len(m.cells)),
@@ -890,7 +888,7 @@ def term_hours(start: str, months: int) -> int:
 
 def _cell_hours(m: PlanModel) -> Floats:
     """pi_s w_qsb H_q of each cell (PlanModel.cells)."""
-    return np.array([m.expected_hours(c) for c in m.cells])
+    return np.array([m.cell_hours[c] for c in m.cells])
 
 
 def add_objective(m: PlanModel) -> None:
