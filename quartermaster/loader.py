@@ -1,6 +1,7 @@
 """Load an inventory directory (YAML + CSV) into one typed Inventory and every problem found.
 
-YAML is composed with libyaml into nodes that carry their start marks, so each value keeps its line;
+YAML is composed with libyaml into nodes that carry their start marks; a file's map from YAML path to line is
+made from them again when a problem in that file is first located (a file without problems never needs it);
 sections from all files are merged; each object is validated on its own so one bad object does not
 hide the others; then the cross-object checks run. Nothing raises for a user mistake: problems come
 back as `Issue`s with file, line, YAML path, what is wrong and how to fix it.
@@ -9,6 +10,7 @@ back as `Issue`s with file, line, YAML path, what is wrong and how to fix it.
 from __future__ import annotations
 
 import csv
+import functools
 import gc
 import io
 import os
@@ -85,11 +87,22 @@ class SourceMap:
     """Where every loaded object and value came from, to turn references into file:line."""
 
     lines: dict[str, dict[YamlPath, int]] = field(default_factory=dict)
+    """File -> YAML path -> line, for the files located so far."""
     objects: dict[Ref, tuple[str, YamlPath]] = field(default_factory=dict)
+    texts: dict[str, str] = field(default_factory=dict)
+    """File -> the YAML text it was loaded from, until its lines are first asked for."""
+
+    def lines_of(self, file: str) -> dict[YamlPath, int]:
+        """The map from YAML path to line of a file, made from its text when first asked for."""
+        lines = self.lines.get(file)
+        if lines is None:
+            text = self.texts.pop(file, None)
+            lines = self.lines[file] = {} if text is None else yaml_lines(text)
+        return lines
 
     def at(self, file: str, path: YamlPath) -> Location:
         """The location of a YAML path in a file: the line of the deepest part of the path that exists."""
-        lines = self.lines.get(file, {})
+        lines = self.lines_of(file)
         shown = format_path(path)
         if file.endswith(".csv"):  # rows are lines; show the column, not the row index
             shown = ".".join(str(p) for p in path[1:]) or f"row {lines.get(path[:1], '?')}"
@@ -158,8 +171,8 @@ def _load(root: Path, run_checks: bool, edited: Mapping[Path, str] | None) -> Lo
         )
     raw: dict[str, list[tuple[str, YamlPath, Any]]] = {s: [] for s in [*LIST_SECTIONS, *SINGLE_SECTIONS]}
     rows: dict[str, list[tuple[str, int, Any]]] = {s: [] for s in CSV_SECTIONS}
-    for path in files:
-        shown = display_path(path)
+    shown_files = display_paths(root, files)
+    for path, shown in zip(files, shown_files, strict=True):
         if path.suffix in YAML_SUFFIXES:
             _read_yaml(path, shown, sources, issues, raw, edited or {})
         else:
@@ -211,7 +224,7 @@ def _load(root: Path, run_checks: bool, edited: Mapping[Path, str] | None) -> Lo
             if any(about in broken or (about == ("teams", "*") and teams_broken) for about in issue.about):
                 continue  # the object it refers to already failed to load; that error says enough
             issues.append(issue if issue.location else _located(issue, sources))
-    return LoadResult(inventory, issues, sources, [display_path(f) for f in files])
+    return LoadResult(inventory, issues, sources, shown_files)
 
 
 # --- files -----------------------------------------------------------------------------------------
@@ -300,6 +313,15 @@ def display_path(path: Path) -> str:
     except ValueError:
         return str(path)
     return str(path) if rel.startswith("..") else rel
+
+
+def display_paths(root: Path, files: list[Path]) -> list[str]:
+    """`display_path` of each file found under the folder `root`, from root's (one relpath, not one a file)."""
+    if not root.is_dir():
+        return [display_path(f) for f in files]
+    base = display_path(root)
+    inside = [f.relative_to(root).as_posix() for f in files]
+    return inside if base == "." else [f"{base}/{rel}" for rel in inside]
 
 
 def read_text(path: Path, shown: str, issues: list[Issue], edited: Mapping[Path, str]) -> str | None:
@@ -398,8 +420,6 @@ def _read_yaml(
             )
         )
         return
-    lines: dict[YamlPath, int] = {}
-    sources.lines[shown] = lines
     if node is None:
         issues.append(
             Issue(
@@ -412,7 +432,14 @@ def _read_yaml(
         return
     before = len(issues)
     try:
-        data = plain_data(node, (), lines, shown, issues, value_budget(text))
+        try:
+            data = plain_data(node, (), None, shown, issues, value_budget(text))
+            sources.texts[shown] = text
+        except _DuplicateKey:  # converted again recording lines, to say where the first of the two keys is
+            del issues[before:]
+            lines: dict[YamlPath, int] = {}
+            sources.lines[shown] = lines
+            data = plain_data(node, (), lines, shown, issues, value_budget(text))
     except YamlTooLarge as exc:
         issues.append(exc.issue(shown, None))
         return
@@ -470,24 +497,23 @@ def _read_yaml(
 
 class _SafeComposer(yaml.CSafeLoader):
     """libyaml's safe loader, composing only, that resolves the tag of each distinct scalar once per file (keys and
-    values repeat from object to object) and skips the path resolvers, which the safe loader has none of."""
+    values repeat from object to object; the cache is functools' C one) and skips the path resolvers, which the
+    safe loader has none of."""
 
     def __init__(self, stream: str) -> None:
         super().__init__(stream)
-        self._tags: dict[tuple[Any, Any, Any], str] = {}
+        self.resolve = functools.cache(super().resolve)  # type: ignore[method-assign]
+
+    def dispose(self) -> None:
+        """Drop the cache, which holds this loader (a cycle, freed at once only without it)."""
+        del self.resolve
+        super().dispose()
 
     def descend_resolver(self, current_node: Any, current_index: Any) -> None:
         pass
 
     def ascend_resolver(self) -> None:
         pass
-
-    def resolve(self, kind: Any, value: Any, implicit: Any) -> str:
-        key = (kind, value, implicit)
-        tag = self._tags.get(key)
-        if tag is None:
-            tag = self._tags[key] = super().resolve(kind, value, implicit)
-        return tag
 
 
 assert not _SafeComposer.yaml_path_resolvers  # what skipping them relies on
@@ -554,17 +580,37 @@ def too_deep(text: str) -> int | None:
 ALIAS_BOMB = "YAML anchors and aliases expand to more values than the file could hold (an alias bomb)"
 
 
+class _DuplicateKey(Exception):
+    """A mapping repeats a key while lines are not recorded: its message needs the line of the first one."""
+
+
+def yaml_lines(text: str) -> dict[YamlPath, int]:
+    """The line of every YAML path of a file that loaded without a problem (composed and converted again)."""
+    lines: dict[YamlPath, int] = {}
+    node = yaml.compose(text, Loader=_SafeComposer)
+    if node is not None:
+        plain_data(node, (), lines, "", [], value_budget(text))
+    return lines
+
+
 def plain_data(
-    node: yaml.Node, path: YamlPath, lines: dict[YamlPath, int], shown: str, issues: list[Issue], budget: list[int]
+    node: yaml.Node,
+    path: YamlPath,
+    lines: dict[YamlPath, int] | None,
+    shown: str,
+    issues: list[Issue],
+    budget: list[int],
 ) -> Any:
-    """Turn a composed node into plain Python data, recording the line of every path; `budget` holds how many
-    more values the file may expand to."""
+    """Turn a composed node into plain Python data, recording the line of every path in `lines` (unless it is
+    None: then a duplicate key raises _DuplicateKey); `budget` holds how many more values the file may expand
+    to."""
     budget[0] -= 1
     if budget[0] < 0:
         raise YamlTooLarge(ALIAS_BOMB)
     if len(path) > MAX_DEPTH:
         raise YamlTooLarge(f"YAML nested deeper than {MAX_DEPTH} levels")
-    lines.setdefault(path, node.start_mark.line + 1)
+    if lines is not None:
+        lines.setdefault(path, node.start_mark.line + 1)
     if isinstance(node, yaml.MappingNode):
         merged = _merged(node, path, lines, shown, issues, budget)
         out: dict[Any, Any] = {}
@@ -591,6 +637,8 @@ def plain_data(
             if not isinstance(key, (str, int)) or isinstance(key, bool):
                 key = str(key)
             if key in out:
+                if lines is None:
+                    raise _DuplicateKey
                 issues.append(
                     Issue(
                         "yaml",
@@ -600,15 +648,20 @@ def plain_data(
                     )
                 )
                 continue
-            child = (*path, key)
-            lines[child] = key_node.start_mark.line + 1
-            if value_node.tag == _STR and isinstance(value_node, yaml.ScalarNode) and len(child) <= MAX_DEPTH:
-                budget[0] -= 1  # a plain string value, as plain_data gives it, inline
+            if lines is not None:
+                lines[(*path, key)] = key_node.start_mark.line + 1
+            tag = value_node.tag
+            if (
+                isinstance(value_node, yaml.ScalarNode)
+                and (tag == _STR or (tag == _INT and value_node.value.isdigit()))
+                and len(path) < MAX_DEPTH
+            ):  # a plain string or whole number, as plain_data gives it, inline
+                budget[0] -= 1
                 if budget[0] < 0:
                     raise YamlTooLarge(ALIAS_BOMB)
-                out[key] = value_node.value
+                out[key] = value_node.value if tag == _STR else int(value_node.value)
             else:
-                out[key] = plain_data(value_node, child, lines, shown, issues, budget)
+                out[key] = plain_data(value_node, (*path, key), lines, shown, issues, budget)
         return {**{k: v for k, v in merged.items() if k not in out}, **out} if merged else out
     if isinstance(node, yaml.SequenceNode):
         return [plain_data(item, (*path, i), lines, shown, issues, budget) for i, item in enumerate(node.value)]
@@ -633,7 +686,7 @@ def plain_data(
 def _merged(
     node: yaml.MappingNode,
     path: YamlPath,
-    lines: dict[YamlPath, int],
+    lines: dict[YamlPath, int] | None,
     shown: str,
     issues: list[Issue],
     budget: list[int],

@@ -192,3 +192,24 @@ def test_yaml_and_csv_rows_keep_their_lines(tmp_path: Path) -> None:
     )
     [line] = formatted(root)
     assert "demand.csv:4 team: no such team `nobody`" in line
+
+
+def test_a_clean_file_is_located_from_its_text_when_first_asked(tmp_path: Path) -> None:
+    # issue 30, point 4: a file without problems keeps its text, not a line for every value; asking for a
+    # location then gives the line the value is written on
+    root = make_inventory().write(tmp_path)
+    result = load(root)
+    assert result.issues == []
+    shown = next(f for f in result.files if f.endswith("teams.yaml"))
+    assert shown not in result.sources.lines
+    text = (root / "teams.yaml").read_text().splitlines()
+    want = next(n for n, line in enumerate(text, start=1) if line.strip().startswith("cohort:"))
+    assert result.sources.at(shown, ("teams", 0, "cohort")).line == want
+
+
+def test_a_duplicate_key_names_the_line_of_the_first(tmp_path: Path) -> None:
+    # the loader converts without lines first; a repeated key is converted again with them to say where
+    (tmp_path / "sites.yaml").write_text("sites:\n  - name: a\n    provider: gcp\n    name: b\n")
+    [issue] = [i for i in load(tmp_path).issues if "duplicate" in i.message]
+    assert issue.format().startswith(f"{tmp_path / 'sites.yaml'}:4 sites[0].name: duplicate key `name`")
+    assert "the first is on line 2" in issue.format()
