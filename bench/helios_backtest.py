@@ -8,8 +8,9 @@ data/helios/README.md). Hourly demand = sum over teams of `demand_gpus_mean` (ru
 Split points (origins): every ORIGIN_STEP from a week after the trace's start (a week being the shortest
 lookback the recommenders offer) while a whole costing window of WINDOW still fits: 8, 10, ..., 24 May. Each
 method sees only the hours before the origin and is costed on the WINDOW after it, out of sample. These
-constants and the forecast's (planner/usage_forecast.py) were fixed before any costing window was looked at,
-and are the same for every origin.
+constants are the same for every origin. The forecast's method (planner/usage_forecast.py, choose_method) is
+chosen at each origin from the hours before it only; the set of methods and the holdout that chooses were
+settled after variants were run on this backtest (docs/benchmarks.md lists them and their figures).
 
 Prices: a3-highgpu-8g in gcp-us-east4 from inventory/prices.csv (on-demand, 1-year and 3-year commit, per node-hour
 of 8 H100s; the rows cite Cyclenerd pricing.yml fd66b26, 2026-07-30). Commitments are whole nodes, paid every hour
@@ -20,7 +21,8 @@ of the window; every GPU-hour above them runs on demand. Each term is evaluated 
   reserved-instance-purchase-recommendations, cloud.google.com/docs/cuds-recommender): the level that would have
   cost least over the lookback (every hour before the origin, as billed: outage hours count as zero use).
 - Planner: `planner.plan` on the usage forecast a user gets from `qm plan --from-usage` (outage hours left out,
-  the hours carried to the costing window's middle by the robust trend, cut into the planner's default bands).
+  read by the method that forecast the history's own days best, carried to the costing window's middle, cut into
+  the planner's default bands).
 - Hindsight: the level that costs least over the costing window itself (knowing it).
 
 Share of the gap: (recommender's cost - planner's) / (recommender's - hindsight's), summed over the rows.
@@ -28,9 +30,10 @@ Share of the gap: (recommender's cost - planner's) / (recommender's - hindsight'
 The method's pieces (split points, window cost, hindsight optimum, the planner's input and choice) are in
 tests/planner/backtest.py, where the tests check each one; this script runs them over the trace and prints the rows.
 
-Regimes (issue 26): the same backtest on the whole cluster and on three real sub-fleets of it, the teams whose own
-demand rises, holds or falls over the month (team_regimes, REGIME_TREND), so the forecast is judged on growth,
-a plateau and a decline.
+Regimes (issue 26): the same backtest on the whole cluster, on two real sub-fleets of it (the teams whose own
+demand rises or holds over the month: team_regimes, REGIME_TREND) and on the rising teams' hours reversed (a
+decline), so the forecast is judged on growth, a plateau and a decline. Each row names the method the plan's
+forecast chose; each history ends with where each method's cost went (committed hours left idle, on demand).
 """
 
 from __future__ import annotations
@@ -49,11 +52,13 @@ from tests.planner.backtest import (
     best_level,
     origins,
     planner_curve,
+    planner_forecast,
     planner_level,
     read_prices,
     regime_histories,
     team_regimes,
     window_cost,
+    window_split,
 )
 
 TERMS = (12, 36)
@@ -68,6 +73,10 @@ class Row:
     on_demand: Decimal
     nodes: dict[str, int]
     cost: dict[str, Decimal]
+    split: dict[str, tuple[Decimal, Decimal, Decimal]]
+    """Per method: committed node-hours used, committed left idle, on demand (window_split)."""
+    method: str
+    """The forecast method the plan from usage chose from the hours before the origin."""
 
     def saving(self, method: str) -> float:
         return float(1 - self.cost[method] / self.on_demand)
@@ -82,7 +91,8 @@ def evaluate(hourly: pd.Series, prices: dict[int, Decimal]) -> list[Row]:
     for origin in origins(hourly):
         train = hourly[hourly.index < origin]
         test = hourly[(hourly.index >= origin) & (hourly.index < origin + WINDOW)]
-        curve = planner_curve(hourly, origin)
+        forecast = planner_forecast(hourly, origin)
+        curve = planner_curve(hourly, origin, forecast)
         for term in TERMS:
             nodes = {
                 "recommender": best_level(train, prices[term], prices[0]),
@@ -96,6 +106,8 @@ def evaluate(hourly: pd.Series, prices: dict[int, Decimal]) -> list[Row]:
                     window_cost(test, 0, prices[term], prices[0]),
                     nodes,
                     {m: window_cost(test, n, prices[term], prices[0]) for m, n in nodes.items()},
+                    {m: window_split(test, n, prices[term], prices[0]) for m, n in nodes.items()},
+                    forecast.method.name,
                 )
             )
     return rows
@@ -131,23 +143,32 @@ def main() -> None:
         rows = evaluate(hourly, prices)
         print(
             f"{'origin':<10} {'term':>4} {'on-demand $':>12} | {'recommender':>18} | {'planner':>18} | "
-            f"{'hindsight':>18} | gap closed"
+            f"{'hindsight':>18} | gap closed | the plan's forecast method"
         )
         for r in rows:
             cells = " | ".join(
                 f"{r.nodes[m]:>3} n {r.saving(m):>6.1%} ${float(r.cost[m]) / 1e3:>5,.0f}k" for m in METHODS
             )
-            print(f"{r.origin:%Y-%m-%d} {r.term:>3}m {float(r.on_demand):>12,.0f} | {cells} | {gap_share([r]):>7.0%}")
+            print(
+                f"{r.origin:%Y-%m-%d} {r.term:>3}m {float(r.on_demand):>12,.0f} | {cells} | {gap_share([r]):>10.0%} | "
+                f"{r.method}"
+            )
         for label, subset in [(f"{t}-month", [r for r in rows if r.term == t]) for t in TERMS] + [("all", rows)]:
             means = "  ".join(f"{m} {sum(r.saving(m) for r in subset) / len(subset):.2%}" for m in METHODS)
-            print(f"average, {label:<8}: {means}; planner closes {gap_share(subset):.0%} of the gap")
+            print(f"average, {label:<8}: {means}; planner closes {gap_share(subset):.1%} of the gap")
+        parts = "; ".join(
+            f"{m} ${sum(float(r.split[m][1]) for r in rows) / 1e3:,.0f}k idle, "
+            f"${sum(float(r.split[m][2]) for r in rows) / 1e3:,.0f}k on demand"
+            for m in METHODS
+        )
+        print(f"where the cost goes, over the rows: {parts}")
         worse = sum(r.cost["planner"] > r.cost["recommender"] for r in rows)
         summary.append((name, rows, worse))
     print("\nregime    saving: recommender   planner  hindsight | gap closed | rows the planner costs more")
     for name, rows, worse in summary:
         means = [sum(r.saving(m) for r in rows) / len(rows) for m in METHODS]
         print(
-            f"{name:<9} {means[0]:>19.2%} {means[1]:>9.2%} {means[2]:>10.2%} | {gap_share(rows):>10.0%} | "
+            f"{name:<9} {means[0]:>19.2%} {means[1]:>9.2%} {means[2]:>10.2%} | {gap_share(rows):>10.1%} | "
             f"{worse} of {len(rows)}"
         )
 

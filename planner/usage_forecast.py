@@ -1,17 +1,24 @@
-"""`--from-usage`: quarterly demand curves derived from the hourly usage history, with a robust trend.
+"""`--from-usage`: quarterly demand curves derived from the hourly usage history, read by the method that forecast
+the history's own days best.
 
 For each team and accelerator class (the accelerator of the pool that served the work), the hourly
-accelerators requested form a series. Its trend is a line through the daily means (Theil-Sen: the slope
+accelerators requested form a series. A trend is a line through the daily means (Theil-Sen: the slope
 is the median of the slopes between every two days, the intercept the median of what is left), so an odd
-day moves it little. Every hour of the history is carried to the time forecast by the ratio of the trend
-there to the trend at that hour: inside the history the line as fitted (it describes what happened), after
-its end the level at the end grown by the slope as a share of that level per quarter, clamped to
-+-MAX_TREND (a month must not extrapolate without bound). The carried hours' load-duration curve is cut into
-the same bands as quantile demand, with the buckets taken on the hours sorted by *total* demand so that
-teams that peak at different hours are not all assumed to peak together.
+day moves it little. Hours are carried to the time forecast by the ratio of the trend there to the trend at
+that hour: inside the history the line as fitted (it describes what happened), after its end the level at the
+end grown by the slope as a share of that level per quarter, clamped to +-MAX_TREND (a month must not
+extrapolate without bound). The carried hours' load-duration curve is cut into the same bands as quantile
+demand, with the buckets taken on the hours sorted by *total* demand so that teams that peak at different
+hours are not all assumed to peak together.
 
-These choices were made before the rolling-origin backtest on the Helios trace (bench/helios_backtest.py)
-was run, and it uses them unchanged for every split point.
+Which hours, and whether they follow a trend, is chosen among METHODS by a rolling-origin holdout on the
+history itself (choose_method): each method forecasts every day of the history from the days before it, and
+the one whose forecasts of those days cost least (CRPS, the commitment regret averaged over every price ratio)
+reads the history; with too short a history for any such day, the lookback (the history as it was: the cloud
+recommenders' method). So a trend is followed where following it would have paid on the history, up or down,
+and a history whose ups and downs are noise is read at its level. The choice looks only at the history: the
+rolling-origin backtest on the Helios trace (bench/helios_backtest.py) makes it afresh at every split point
+from the hours before it.
 
 Hours in which every team's usage is zero are cluster outages, not a lack of demand (the Helios trace has
 all of 2020-05-10 and two hours of 2020-05-12 at zero): they are left out as missing data, and a note says
@@ -36,6 +43,7 @@ from quartermaster.units import next_quarters, quarter_bounds, quarter_of
 MAX_TREND = 0.25  # a month of history must not extrapolate to more than +-25 % a quarter
 DAYS_PER_QUARTER = 365.25 / 4
 MIN_HISTORY_HOURS = 24  # one daily cycle: fewer hours would miss the day's peak or its quiet night
+HOLDOUT_FIRST_DAY = 3  # a method is tried on the history's days from its third on: a trend needs two days before
 K = TypeVar("K", bound=Hashable)
 
 
@@ -130,6 +138,105 @@ def carried(series: pd.Series, trend: Trend, when: pd.Timestamp) -> pd.Series:
     return series * np.divide(trend.at(when), level, out=np.ones_like(level), where=level > 0)
 
 
+@dataclass(frozen=True)
+class Method:
+    """How a forecast reads the history: the hours of its last `window_days` days (None: all of it), carried by
+    their own trend (`trend`) or kept as they are."""
+
+    name: str
+    window_days: int | None
+    trend: bool
+
+
+METHODS = (
+    Method("lookback", None, False),
+    Method("level of the last 3 days", 3, False),
+    Method("trend", None, True),
+    Method("trend of the last 7 days", 7, True),
+)
+"""The lookback first: it is kept unless another method forecast the history's days strictly better."""
+
+
+def flat_trend(series: pd.Series) -> Trend:
+    """No trend: a level line (the series' mean) that carries every hour as it is."""
+    index = pd.DatetimeIndex(series.index)
+    return Trend(end=index[-1] + pd.Timedelta(hours=1), level=float(series.mean()), slope=0.0)
+
+
+def method_hours(matrix: pd.DataFrame, method: Method) -> pd.DataFrame:
+    """The history's hours `method` reads: those of its last `window_days` days before the history's end."""
+    if method.window_days is None:
+        return matrix
+    end = matrix.index[-1] + pd.Timedelta(hours=1)
+    return matrix[matrix.index >= end - pd.Timedelta(days=method.window_days)]
+
+
+@dataclass(frozen=True)
+class Forecast:
+    """The history read by `method`: the hours it carries and, per column, the trend that carries them."""
+
+    method: Method
+    hours: pd.DataFrame
+    trends: dict[Hashable, Trend]
+
+
+def forecast_by(matrix: pd.DataFrame, method: Method) -> Forecast:
+    """The history (hour x column) read by `method`, a trend fitted per column on its hours (or none)."""
+    hours = method_hours(matrix, method)
+    fit = fit_trend if method.trend else flat_trend
+    return Forecast(method, hours, {column: fit(series) for column, series in hours.items()})
+
+
+def crps(sample: np.ndarray, actual: np.ndarray) -> float:
+    """Mean over `actual` of the continuous ranked probability score of the empirical distribution `sample`:
+    E|X - y| - E|X - X'| / 2, the pinball loss integrated over every quantile, that is the regret of a commitment
+    sized on `sample` averaged over every ratio of commitment to on-demand price."""
+    x = np.sort(sample)
+    n = len(x)
+    spread = float(np.sum((2 * np.arange(1, n + 1) - n - 1) * x)) / n**2  # E|X - X'| / 2
+    return float(np.mean(np.abs(x[None, :] - actual[:, None]).mean(axis=1))) - spread
+
+
+def holdout_loss(total: pd.Series, method: Method) -> float | None:
+    """Mean CRPS of `method`'s forecasts of each day of `total` (from HOLDOUT_FIRST_DAY days after its start) made
+    from the hours before that day and carried to its middle; None without such a day."""
+    days = pd.DatetimeIndex(total.index).normalize()
+    first = total.index[0] + pd.Timedelta(days=HOLDOUT_FIRST_DAY)
+    losses = []
+    for day in days.unique():
+        before = total[total.index < day]
+        if day < first or len(before) < MIN_HISTORY_HOURS:
+            continue
+        forecast = forecast_by(before.to_frame("total"), method)
+        sample = carried(forecast.hours["total"], forecast.trends["total"], day + pd.Timedelta(hours=12))
+        losses.append(crps(sample.to_numpy(), total[days == day].to_numpy()))
+    return float(np.mean(losses)) if losses else None
+
+
+def choose_method(matrix: pd.DataFrame) -> tuple[Method, dict[str, float]]:
+    """The method (of METHODS) whose forecasts of the history's own days, on its total over the columns, had the
+    least mean CRPS (the first among equals; the lookback with no day to try), and each method's loss."""
+    total = matrix.sum(axis=1)
+    losses = {m.name: loss for m in METHODS if (loss := holdout_loss(total, m)) is not None}
+    if not losses:
+        return METHODS[0], losses
+    return min(METHODS, key=lambda m: losses[m.name]), losses
+
+
+def method_note(method: Method, losses: Mapping[str, float]) -> str:
+    """What the forecast read the history by, and why (choose_method's losses)."""
+    if not losses:
+        return (
+            f"forecast method: {method.name} (the usage history is too short to try the methods on its own days: "
+            f"each needs {HOLDOUT_FIRST_DAY} days before it)"
+        )
+    tried = ", ".join(f"{name} {loss:.2f}" for name, loss in losses.items())
+    return (
+        f"forecast method: {method.name}, the best at forecasting each day of the usage history from the days "
+        f"before it (mean CRPS in accelerators: {tried})"
+    )
+
+
 def forecast_levels(
     matrix: pd.DataFrame, trends: Mapping[K, Trend], when: pd.Timestamp, bands: tuple[tuple[float, float], ...]
 ) -> dict[K, list[float]]:
@@ -162,14 +269,14 @@ def _history(inventory: Inventory) -> tuple[pd.DataFrame, str | None]:
 
 def quarter_levels(
     matrix: pd.DataFrame,
-    trends: Mapping[Hashable, Trend],
+    forecast: Forecast,
     quarter: str,
     as_of: pd.Timestamp,
     bands: tuple[tuple[float, float], ...],
 ) -> dict[Hashable, list[float]]:
     """Band levels per column of the history in `quarter`: its hours before `as_of` (the end of the history) are the
-    history's own (actuals), the rest are the history carried by the trend to the middle of the rest of the
-    quarter; each part weighs its share of the quarter's hours, the buckets cut on the hours sorted by total."""
+    history's own (actuals), the rest are the forecast's hours carried by their trends to the middle of the rest of
+    the quarter; each part weighs its share of the quarter's hours, the buckets cut on the hours sorted by total."""
     start, end = (pd.Timestamp(d) for d in quarter_bounds(quarter))
     actual = matrix[(matrix.index >= start) & (matrix.index < end)]
     rest_from = min(max(start, as_of), end)
@@ -180,8 +287,9 @@ def quarter_levels(
         weights.append(np.ones(len(actual)))
     if rest_hours > 0:
         middle = rest_from + (end - rest_from) / 2
-        parts.append(pd.DataFrame({c: carried(matrix[c], trends[c], middle) for c in matrix.columns}))
-        weights.append(np.full(len(matrix), rest_hours / len(matrix)))
+        source = forecast.hours
+        parts.append(pd.DataFrame({c: carried(source[c], forecast.trends[c], middle) for c in matrix.columns}))
+        weights.append(np.full(len(source), rest_hours / len(source)))
     hours = pd.concat(parts, ignore_index=True)
     weight = np.concatenate(weights)
     order = np.argsort(hours.sum(axis=1).to_numpy(), kind="stable")  # hours, quietest first
@@ -199,9 +307,11 @@ def usage_curves(
     notes on what was left out and on the quarters whose hours are partly metered."""
     matrix, note = _history(inventory)
     share = preemptible if preemptible is not None else _preemptible_share(inventory)
-    trends = {column: fit_trend(series) for column, series in matrix.items()}
+    method, losses = choose_method(matrix)
+    forecast = forecast_by(matrix, method)
     rows = []
     notes = [note] if note else []
+    notes.append(method_note(method, losses))
     for q in quarters:
         start, end = (pd.Timestamp(d) for d in quarter_bounds(q))
         if start < as_of:
@@ -209,9 +319,9 @@ def usage_curves(
             notes.append(
                 f"{q}: its demand to {min(as_of, end):%Y-%m-%d %H:%M} is the usage as metered "
                 f"({metered} hours with use)"
-                + (", the rest is forecast from the usage history's trend" if as_of < end else "")
+                + (f", the rest is forecast from the usage history ({method.name})" if as_of < end else "")
             )
-        for column, levels in quarter_levels(matrix, trends, q, as_of, bands).items():
+        for column, levels in quarter_levels(matrix, forecast, q, as_of, bands).items():
             team, accelerator = cast(tuple[str, str], column)  # (team, accelerator): hourly_demand's columns
             for bucket, ((lo, hi), level) in enumerate(zip(bands, levels, strict=True)):
                 rows.append(

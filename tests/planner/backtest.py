@@ -15,7 +15,14 @@ from quartermaster.model import Inventory
 from quartermaster.planner import PlanOptions, plan
 from quartermaster.planner.curves import curves_frame
 from quartermaster.planner.options import BANDS
-from quartermaster.planner.usage_forecast import fit_trend, forecast_levels, without_outages
+from quartermaster.planner.usage_forecast import (
+    Forecast,
+    choose_method,
+    fit_trend,
+    forecast_by,
+    forecast_levels,
+    without_outages,
+)
 from tests.paths import REPO
 
 TRACE = REPO / "data" / "helios" / "earth_vc_hourly.csv"
@@ -38,8 +45,18 @@ def read_prices(path: Path = REPO / "inventory" / "prices.csv") -> dict[int, Dec
 
 def window_cost(hourly: pd.Series, nodes: int, commit_price: Decimal, on_demand: Decimal) -> Decimal:
     """Cost of `nodes` committed over the hours of `hourly` (GPUs), every GPU-hour above them on demand."""
+    return sum(window_split(hourly, nodes, commit_price, on_demand), Decimal(0))
+
+
+def window_split(
+    hourly: pd.Series, nodes: int, commit_price: Decimal, on_demand: Decimal
+) -> tuple[Decimal, Decimal, Decimal]:
+    """window_cost in three parts: the committed node-hours used, those left idle (both at the commit price), and
+    the GPU-hours above the commitment on demand: where a method's cost goes."""
     overflow = float((hourly - nodes * GPUS_PER_NODE).clip(lower=0).sum()) / GPUS_PER_NODE
-    return nodes * commit_price * len(hourly) + Decimal(f"{overflow:.6f}") * on_demand
+    idle = float((nodes * GPUS_PER_NODE - hourly).clip(lower=0).sum()) / GPUS_PER_NODE
+    idle_usd = Decimal(f"{idle:.6f}") * commit_price
+    return nodes * commit_price * len(hourly) - idle_usd, idle_usd, Decimal(f"{overflow:.6f}") * on_demand
 
 
 def best_level(hourly: pd.Series, commit_price: Decimal, on_demand: Decimal) -> int:
@@ -54,11 +71,17 @@ def origins(hourly: pd.Series) -> list[pd.Timestamp]:
     return list(pd.date_range(start + FIRST_ORIGIN, end - WINDOW, freq=ORIGIN_STEP))
 
 
-def planner_curve(hourly: pd.Series, origin: pd.Timestamp) -> pd.DataFrame:
-    """The planner's demand for the window after `origin`, from the hours before it only (as --from-usage)."""
+def planner_forecast(hourly: pd.Series, origin: pd.Timestamp) -> Forecast:
+    """The usage forecast from the hours before `origin` only, read by the method it chooses (as --from-usage)."""
     matrix, _ = without_outages(hourly[hourly.index < origin].to_frame("helios"))
-    middle = origin + WINDOW / 2
-    levels = forecast_levels(matrix, {"helios": fit_trend(matrix["helios"])}, middle, BANDS)["helios"]
+    return forecast_by(matrix, choose_method(matrix)[0])
+
+
+def planner_curve(hourly: pd.Series, origin: pd.Timestamp, forecast: Forecast | None = None) -> pd.DataFrame:
+    """The planner's demand for the window after `origin`, from the hours before it only (planner_forecast, unless
+    given), carried to the window's middle and cut into the default bands."""
+    forecast = forecast or planner_forecast(hourly, origin)
+    levels = forecast_levels(forecast.hours, forecast.trends, origin + WINDOW / 2, BANDS)["helios"]
     return curves_frame(
         [
             {

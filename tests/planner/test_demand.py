@@ -6,6 +6,7 @@ from __future__ import annotations
 import math
 from statistics import NormalDist
 
+import numpy as np
 import pandas as pd
 import pytest
 from typer.testing import CliRunner
@@ -18,9 +19,13 @@ from quartermaster.planner.options import BANDS
 from quartermaster.planner.usage_forecast import (
     DAYS_PER_QUARTER,
     MAX_TREND,
+    METHODS,
     MIN_HISTORY_HOURS,
+    choose_method,
+    crps,
     demand_from_usage,
     fit_trend,
+    forecast_by,
     forecast_levels,
 )
 from quartermaster.units import quarter_hours
@@ -85,6 +90,9 @@ def test_hours_when_every_team_is_at_zero_are_missing_data_with_a_note():
     assert notes == (
         "usage history: 5 hours in which every team's usage is zero (2026-10-03 00:00 to "
         "2026-10-03 05:00) are treated as missing data (a cluster outage), not as zero demand",
+        # two days of use: no day has HOLDOUT_FIRST_DAY (3) days before it to try a method on
+        "forecast method: lookback (the usage history is too short to try the methods on its own days: each needs "
+        "3 days before it)",
     )
     _, notes = demand_from_usage(with_usage(day1 + [0.0] * 24 + day2).build(), PlanOptions(start="2027Q1", horizon=1))
     assert "24 hours" in notes[0] and "(2026-10-02 00:00 to 2026-10-03 00:00)" in notes[0]
@@ -135,6 +143,47 @@ def test_the_buckets_keep_each_hours_shape_around_the_trend():
     week = hours_of(lambda t: 8.0 if int(t * 24) % 2 == 0 else 12.0, 7).to_frame("ml")
     levels = forecast_levels(week, {"ml": fit_trend(week["ml"])}, week.index[-1] + pd.Timedelta(days=60), BANDS)
     assert levels["ml"] == pytest.approx([8.0] * 3 + [12.0] * 4)  # bands below half the hours at 8, above it 12
+
+
+def test_crps_is_the_mean_distance_to_the_actual_less_half_the_samples_spread():
+    """Sample {0, 2} against 1: E|X - 1| = 1, E|X - X'| = (0 + 2 + 2 + 0) / 4 = 1, so 1 - 1/2; a point at 3 against
+    1 and 5 is 2 away from each."""
+    assert crps(np.array([0.0, 2.0]), np.array([1.0])) == pytest.approx(0.5)
+    assert crps(np.array([3.0]), np.array([1.0, 5.0])) == pytest.approx(2.0)
+
+
+def test_a_history_whose_days_are_noise_around_a_level_is_read_at_its_level():
+    """Issue 26, point 8: days alternating 90 and 110 (each flat within the day), starting low, so the line through
+    them rises a little: carried by a trend the next days would be forecast higher than they come; the lookback
+    forecasts every day as the same 90/110 mix and does best."""
+    week = hours_of(lambda t: 90.0 if int(t) % 2 == 0 else 110.0, 14).to_frame("ml")
+    method, losses = choose_method(week)
+    assert method == METHODS[0] and method.name == "lookback"
+    assert losses["lookback"] == min(losses.values())
+
+
+def test_a_steady_ramp_is_followed_by_its_trend():
+    """A ramp of 10 a day from 100: the trend carries every earlier hour onto the line at the forecast's time, so
+    its forecasts of each day are the closest (the lookback and the last days' level lag by days)."""
+    ramp = hours_of(lambda t: 100 + 10 * t, 10).to_frame("ml")
+    method, losses = choose_method(ramp)
+    assert method.trend
+    assert losses["lookback"] > losses["level of the last 3 days"] > losses[method.name]
+
+
+def test_a_decline_after_a_rise_is_followed_down_by_the_recent_trend():
+    """Issue 26, point 8 (a forecast that knew only growth): 12 days rising 10 a day from 100, then 8 days falling 10
+    a day. The whole history's line still rises; the last 7 days' line falls, forecasts the falling days best, and
+    the week after the history is forecast below its last day (where a rising line would put it above)."""
+    days = [100 + 10 * d for d in range(12)] + [210 - 10 * d for d in range(1, 9)]
+    history = hours_of(lambda t: days[int(t)], len(days)).to_frame("ml")
+    method, _ = choose_method(history)
+    assert method.name == "trend of the last 7 days"
+    forecast = forecast_by(history, method)
+    end = history.index[-1] + pd.Timedelta(hours=1)
+    levels = forecast_levels(forecast.hours, forecast.trends, end + pd.Timedelta(days=7), BANDS)["ml"]
+    assert max(levels) < days[-1]
+    assert fit_trend(history["ml"]).slope > 0
 
 
 P = NormalDist()

@@ -9,7 +9,9 @@ import pandas as pd
 import pytest
 
 from quartermaster.planner.curves import curves_frame
+from quartermaster.planner.usage_forecast import fit_trend, without_outages
 from tests.planner.backtest import (
+    REGIME_TREND,
     TRACE,
     best_level,
     origins,
@@ -19,6 +21,7 @@ from tests.planner.backtest import (
     regime_histories,
     team_regimes,
     window_cost,
+    window_split,
 )
 
 
@@ -30,6 +33,15 @@ def test_window_cost_is_the_commitment_every_hour_plus_the_overflow_on_demand():
     """8, 16 and 24 GPUs against one node of 8: 3 hours x $2 committed, 0 + 1 + 2 node-hours on demand x $5."""
     assert window_cost(series([8, 16, 24]), 1, Decimal(2), Decimal(5)) == 3 * 2 + 3 * 5
     assert window_cost(series([8, 16, 24]), 0, Decimal(2), Decimal(5)) == 6 * 5
+
+
+def test_window_split_is_used_and_idle_commitment_and_the_overflow_on_demand():
+    """8, 16 and 24 GPUs against two nodes of 8 at $2 and $5 on demand: 1 + 2 + 2 node-hours used, 1 idle (the first
+    hour), 1 on demand (the last): $10 + $2 + $5, window_cost's $17."""
+    assert window_split(series([8, 16, 24]), 2, Decimal(2), Decimal(5)) == (10, 2, 5)
+    assert sum(window_split(series([8, 16, 24]), 2, Decimal(2), Decimal(5))) == window_cost(
+        series([8, 16, 24]), 2, Decimal(2), Decimal(5)
+    )
 
 
 @pytest.mark.parametrize(("commit", "nodes"), [(6, 1), (4, 2), (11, 0)])
@@ -99,3 +111,18 @@ def test_regimes_are_told_by_each_teams_own_trend_and_the_falling_history_is_the
     assert histories["falling"].tolist() == pytest.approx(ramp[::-1])
     assert list(histories["falling"].index) == list(hours)
     assert histories["flat"].tolist() == [10.0] * len(hours)
+
+
+def test_each_regimes_history_is_in_its_regime_by_the_same_measure_on_the_real_trace():
+    """Issue 26, point 8: the histories are judged as their teams are (Theil-Sen through the daily means, outage
+    hours left out, as a share of the mean a month): rising above +REGIME_TREND, flat within it, falling below
+    -REGIME_TREND (the falling history is the rising one reversed, so its trend is the rising one's negated)."""
+    histories = regime_histories(pd.read_csv(TRACE, parse_dates=["hour"]))
+
+    def monthly(history: pd.Series) -> float:
+        hours, _ = without_outages(history.to_frame("x"))
+        return fit_trend(hours["x"]).slope * 30 / float(hours["x"].mean())
+
+    assert monthly(histories["rising"]) > REGIME_TREND
+    assert -REGIME_TREND <= monthly(histories["flat"]) <= REGIME_TREND
+    assert monthly(histories["falling"]) < -REGIME_TREND
