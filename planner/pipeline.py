@@ -11,6 +11,7 @@ import pandas as pd
 
 from quartermaster.model import Inventory
 from quartermaster.plan_result import CreditSensitivityPurchaseRow, CreditSensitivityRow, MoveRow, Outcome, PlanResult
+from quartermaster.planned import horizon_cost, purchase_liability
 from quartermaster.planner import marginal
 from quartermaster.planner.data import PlanData, build_data
 from quartermaster.planner.model import PlanModel, build_model
@@ -91,12 +92,10 @@ def credit_sensitivity(data: PlanData, result: PlanResult) -> PlanResult:
         rows.append(
             CreditSensitivityRow(
                 credit_share=share,
-                expected_cost_usd=sum((cents(k.cost_usd) for k in r.kpis), Decimal(0)),
+                expected_cost_usd=horizon_cost(r),
                 objective_usd=r.objective_usd,
                 post_horizon_credit_usd=usd(Decimal(str(share)) * r.post_horizon_credit_usd),
-                new_commitment_liability_usd=sum(
-                    (cents(p.total_liability_usd) for p in r.purchase_schedule), Decimal(0)
-                ),
+                new_commitment_liability_usd=purchase_liability(r)[0],
                 first_quarter=first,
                 first_quarter_liability_usd=sum((cents(p.total_liability_usd) for p in bought), Decimal(0)),
             )

@@ -11,6 +11,11 @@ the difference between those rates and what the commitments cost (the quarter's 
 the teams by the idle policy (`PlanOptions.idle_policy`, the rules `qm meter` uses: proportional to use by
 default); only idle no team can take stays on the `pricing.IDLE_TEAM` line. `usage_usd + idle_share_usd = usd`
 per team, and the teams' `usd` add up to the quarter's cost.
+
+Budget status (`budget_status`): `budgets.budget_status` on the cost centres' charges to the cent
+(`planned.planned_charges`), the rows the finance report, `qm diff --plan` and the alert rules show. The model's
+budget rule caps the charge for use only (idle shares depend on the solution), so a budget the model kept can show
+as over here, which is what finance will see.
 """
 
 from __future__ import annotations
@@ -25,10 +30,10 @@ from typing import TypeVar
 import numpy as np
 import pandas as pd
 
+from quartermaster.budgets import budget_status
 from quartermaster.plan_result import (
     EXISTING,
     NEW,
-    BudgetRow,
     CommitmentUtilisationRow,
     KpiRow,
     MoveRow,
@@ -43,6 +48,7 @@ from quartermaster.plan_result import (
     UnmetRow,
     rows_of,
 )
+from quartermaster.planned import planned_charges
 from quartermaster.planner.model import (
     PAY_PER_USE,
     TIERS,
@@ -108,7 +114,7 @@ def collect(
     objective = duals_report.cost if duals_report and duals_report.objective is not None else report.cost
     shadow = shadow_prices(m) if duals_report and duals_report.outcome.has_plan else pd.DataFrame()
     credit = sum(m.value(v) for v in m.tail_credit.values())
-    return replace(
+    result = replace(
         header,
         objective_usd=usd(objective),
         expected_cost_usd=usd(expected),
@@ -123,13 +129,14 @@ def collect(
         shadow_prices=_typed(ShadowPriceRow, shadow),
         unmet_demand=_typed(UnmetRow, unmet_demand(m)),
         proposed_quotas=_typed(ProposedQuotaRow, proposed_quotas(m)),
-        budgets=_typed(BudgetRow, budget_table(m, team_costs)),
         relaxed_rules=_typed(RelaxedRuleRow, relaxed_rules(m)),
         routing=_typed(RoutingRow, routing(m)),
         moves=_typed(MoveRow, moves(m)),
         commitment_utilisation=_typed(CommitmentUtilisationRow, commitment_utilisation(m)),
         placement=d.placement,
     )
+    charges = planned_charges(result)
+    return replace(result, budget_status=budget_status(table_rows(d.budgets, Budget), charges, "planned", d.quarters))
 
 
 def uncapped_offers(m: PlanModel) -> tuple[str, ...]:
@@ -875,29 +882,6 @@ def largest_remainder(units: int, weights: dict[str, float]) -> dict[str, int]:
     for k in sorted(exact, key=lambda k: (-(exact[k] - out[k]), k))[: units - sum(out.values())]:
         out[k] += 1
     return out
-
-
-def budget_table(m: PlanModel, cost_by_team: pd.DataFrame) -> pd.DataFrame:
-    """Budget, planned charge (use plus idle share, as cost_by_team) and headroom per cost centre and quarter.
-
-    The model's budget rule caps the charge for use only: idle shares depend on the solution. A budget the
-    model kept can therefore show as over here, which is what finance will see."""
-    rows = []
-    for b in table_rows(m.data.budgets, Budget):
-        hit = cost_by_team[(cost_by_team["cost_center"] == b.cost_center) & (cost_by_team["quarter"] == b.quarter)]
-        charged = sum((Decimal(x) for x in hit["usd"]), Decimal(0))
-        budget = b.usd
-        rows.append(
-            {
-                "cost_center": b.cost_center,
-                "quarter": b.quarter,
-                "budget_usd": usd(budget),
-                "charged_usd": usd(charged),
-                "headroom_usd": usd(budget - charged),
-                "within": bool(charged <= budget + Decimal("0.01")),
-            }
-        )
-    return pd.DataFrame(rows, columns=["cost_center", "quarter", "budget_usd", "charged_usd", "headroom_usd", "within"])
 
 
 RULE_UNITS = {"budget_overrun": "usd", "supply_cap_excess": "nodes", "utilisation_shortfall": "nodes"}

@@ -1,12 +1,12 @@
 """Budget status: one answer to "how does cost centre C stand against its budget for quarter Q?", for every view.
 
-`budget_status` is the one function the finance report (its budget tables and `report.json`), the quota-PR check
-(`qm diff`, markdown, text and `--format json`) and the alert rules' budget annotations and plan thresholds
-(`qm observability render --plan`) use. It pairs each budget of `policy.budgets` with the cost centre's charge for
-that quarter on one basis (`pricing.BASES`):
+`budget_status` is the one function the plan (its `budget_status` table and `qm plan`'s summary), the finance report
+(its budget tables and `report.json`), the quota-PR check (`qm diff`, markdown, text and `--format json`) and the
+alert rules' budget annotations and plan thresholds (`qm observability render --plan`) use. It pairs each budget of
+`policy.budgets` with the cost centre's charge for that quarter on one basis (`pricing.BASES`):
 
 - **planned**: the plan's charge of the cost centre's teams in the quarter (use plus idle share), to the cent as the
-  finance report shows it (`reports.planned.centre_costs`);
+  finance report shows it (`planned.centre_costs`);
 - **exposure**: the quota diff's monthly chargeback of the cost centre's teams (their quotas used in full at the
   flavors' marginal rates) times the quarter's months;
 - **metered**: what `qm meter` charged the cost centre in the quarter.
@@ -17,14 +17,25 @@ under one heading, each labelled with its basis.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass
 from decimal import Decimal
+from typing import Protocol
 
-from quartermaster.model import Budget
 from quartermaster.pricing import Basis, cents
 
 PCT = Decimal("0.0001")
+
+
+class Budget(Protocol):
+    """A budget of `policy.budgets` as the inventory (`model.Budget`) or the planner's tables hold it."""
+
+    @property
+    def cost_center(self) -> str: ...
+    @property
+    def quarter(self) -> str: ...
+    @property
+    def usd(self) -> Decimal: ...
 
 
 @dataclass(frozen=True)
@@ -55,7 +66,7 @@ class BudgetStatus:
 
 
 def budget_status(
-    budgets: Sequence[Budget], charges: Mapping[tuple[str, str], Decimal], basis: Basis, quarters: Collection[str]
+    budgets: Iterable[Budget], charges: Mapping[tuple[str, str], Decimal], basis: Basis, quarters: Collection[str]
 ) -> tuple[BudgetStatus, ...]:
     """A row per budget of one of `quarters`, sorted by quarter then cost centre: the cost centre's charge in the
     quarter on `basis` (`charges`, keyed by (cost centre, quarter); none is 0) against the budget, both to the cent."""

@@ -23,6 +23,7 @@ from decimal import Decimal
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from quartermaster.budgets import BudgetStatus
 from quartermaster.units import quarter_bounds
 
 if TYPE_CHECKING:
@@ -172,18 +173,6 @@ class ProposedQuotaRow:
 
 
 @dataclass(frozen=True)
-class BudgetRow:
-    """A cost centre's budget against its planned charge (use plus idle share) in a quarter."""
-
-    cost_center: str
-    quarter: str
-    budget_usd: Decimal
-    charged_usd: Decimal
-    headroom_usd: Decimal
-    within: bool
-
-
-@dataclass(frozen=True)
 class RelaxedRuleRow:
     """A business rule that had to give (explain-infeasible mode)."""
 
@@ -273,7 +262,7 @@ class CreditSensitivityRow:
     """credit_share: the share of the post-horizon credit the objective counts (1 = the plan)."""
     expected_cost_usd: Decimal
     """expected_cost_usd: the horizon cost (spend inside the horizon) as shown: the sum of its quarters' costs, each
-    to the cent (the one rounding rule, reports/planned.py); for share 1 the plan's own horizon cost."""
+    to the cent (the one rounding rule, quartermaster/planned.py); for share 1 the plan's own horizon cost."""
     objective_usd: Decimal
     post_horizon_credit_usd: Decimal
     """post_horizon_credit_usd: the credit counted: credit_share x the credit the re-solved plan earns."""
@@ -307,7 +296,7 @@ ROWS: dict[str, type] = {
     "shadow_prices": ShadowPriceRow,
     "unmet_demand": UnmetRow,
     "proposed_quotas": ProposedQuotaRow,
-    "budgets": BudgetRow,
+    "budget_status": BudgetStatus,
     "relaxed_rules": RelaxedRuleRow,
     "routing": RoutingRow,
     "moves": MoveRow,
@@ -317,6 +306,7 @@ ROWS: dict[str, type] = {
 }
 """Each table of a plan and the type of its rows, in the order they are written."""
 ADDED_LATER = (
+    "budget_status",
     "routing",
     "moves",
     "commitment_utilisation",
@@ -324,6 +314,9 @@ ADDED_LATER = (
     "credit_sensitivity_purchases",
 )
 """Tables a plan written before them lacks: read back empty."""
+RETIRED = ("budgets",)
+"""Tables a plan no longer has (`budgets`: the planner's own budget table, replaced by `budget_status`): `write`
+removes them from the folder, so that it holds one answer; a plan written with them reads back without them."""
 
 
 @dataclass(frozen=True)
@@ -360,7 +353,9 @@ class PlanResult:
     shadow_prices: tuple[ShadowPriceRow, ...] = ()
     unmet_demand: tuple[UnmetRow, ...] = ()
     proposed_quotas: tuple[ProposedQuotaRow, ...] = ()
-    budgets: tuple[BudgetRow, ...] = ()
+    budget_status: tuple[BudgetStatus, ...] = ()
+    """budget_status: every budget of the plan's quarters against its cost centre's planned charge
+    (`budgets.budget_status`, basis planned: `planned.planned_charges`), the rows the finance report shows."""
     relaxed_rules: tuple[RelaxedRuleRow, ...] = field(default=())
     routing: tuple[RoutingRow, ...] = ()
     moves: tuple[MoveRow, ...] = ()
@@ -436,6 +431,8 @@ class PlanResult:
                 writer.writerow(f.name for f in fields(ROWS[table]))
                 writer.writerows(_values(r) for r in getattr(self, table))
             paths.append(path)
+        for table in RETIRED:
+            (out / f"{table}.csv").unlink(missing_ok=True)
         (out / "plan.json").write_text(json.dumps(doc, indent=2, sort_keys=True, default=str) + "\n")
         return [out / "plan.json", *paths]
 

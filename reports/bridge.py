@@ -29,6 +29,7 @@ from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
 from quartermaster.plan_result import EXISTING, NEW
+from quartermaster.planned import quarter_cost
 from quartermaster.pricing import (
     DEFAULT_IDLE_POLICY,
     IDLE_TEAM,
@@ -39,7 +40,6 @@ from quartermaster.pricing import (
     decimal_of,
 )
 from quartermaster.reports.metering import MeterResult, Period, meter
-from quartermaster.reports.planned import quarter_cost
 from quartermaster.units import quarter_hours
 
 if TYPE_CHECKING:

@@ -38,6 +38,7 @@ from typing import TYPE_CHECKING, Any
 
 from quartermaster.errors import ProblemsFound
 from quartermaster.model import Inventory
+from quartermaster.planned import allocate_grid, team_costs
 from quartermaster.pricing import (
     FOCUS_PRICING_CATEGORY,
     Basis,
@@ -50,7 +51,6 @@ from quartermaster.pricing import (
 from quartermaster.providers import provider_of_cloud
 from quartermaster.reports.metering.meter import ChargeLine, MeterResult
 from quartermaster.reports.metering.rates import Block
-from quartermaster.reports.planned import allocate_grid, team_costs
 from quartermaster.textsafety import spreadsheet_cell
 from quartermaster.units import quarter_bounds
 

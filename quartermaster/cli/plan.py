@@ -241,7 +241,7 @@ def _propose(path: Path, inventory: Inventory, result: PlanResult, force: bool) 
 
 
 def _print(r: PlanResult) -> None:
-    from quartermaster.reports.planned import horizon_cost, horizon_on_demand, purchase_liability
+    from quartermaster.planned import horizon_cost, horizon_on_demand, purchase_liability
 
     if r.relaxed_rules:
         head = "No plan satisfies every business rule" if r.outcome == "infeasible" else "Business rules gave"
@@ -312,12 +312,8 @@ def _print(r: PlanResult) -> None:
             f"{k.unmet_accelerator_hours:,.0f}",
         )
     console.print(kpis)
-    if r.budgets:
-        over = [b for b in r.budgets if not b.within]
-        console.print(
-            f"Budgets: {len(r.budgets) - len(over)} of {len(r.budgets)} within."
-            + "".join(f" {b.cost_center} {b.quarter} over by {format_usd(-b.headroom_usd)}." for b in over)
-        )
+    if r.budget_status:
+        _print_budget_status(r)
     above = sorted({(q.flavor, q.pool_accelerators) for q in r.proposed_quotas if not q.fits_pool})
     if above:
         need = {f: sum(q.nominal for q in r.proposed_quotas if q.flavor == f) for f, _ in above}
@@ -329,6 +325,30 @@ def _print(r: PlanResult) -> None:
         )
     if len(r.unmet_demand):
         console.print(f"[bold yellow]Unmet demand[/] in {len(r.unmet_demand)} team-quarters (see unmet_demand.csv).")
+
+
+def _print_budget_status(r: PlanResult) -> None:
+    """The plan's budget status (`budgets.budget_status`, basis planned): the rows the finance report shows."""
+    from quartermaster.reports.filters import pct
+
+    table = Table(title="Budget status by cost centre and quarter (basis: planned)", title_justify="left")
+    for c in ("cost centre", "quarter", "charge", "budget", "of budget"):
+        table.add_column(c, justify="left" if c in ("cost centre", "quarter") else "right")
+    for b in r.budget_status:
+        table.add_row(
+            b.cost_center,
+            b.quarter,
+            format_usd(b.usd),
+            format_usd(b.budget_usd),
+            pct(b.used),
+        )
+    console.print(table)
+    over = [b for b in r.budget_status if b.over]
+    console.print(
+        f"Budgets (planned: each cost centre's teams' use plus idle share): {len(r.budget_status) - len(over)} of "
+        f"{len(r.budget_status)} within."
+        + "".join(f" {b.cost_center} {b.quarter} over by {format_usd(b.variance)}." for b in over)
+    )
 
 
 def _print_bridge(inventory: Inventory, r: PlanResult) -> None:

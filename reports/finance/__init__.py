@@ -1,5 +1,6 @@
 """The quarterly finance report: ReportData from a plan, then renderers (HTML, XLSX, CSV, JSON, PDF)."""
 
+from quartermaster.planned import quarter_cost
 from quartermaster.reports.finance.build import ReportData, build_report
 from quartermaster.reports.finance.render import (
     RenderOptions,
@@ -10,7 +11,6 @@ from quartermaster.reports.finance.render import (
     write_report,
 )
 from quartermaster.reports.finance.table import Amount, Table
-from quartermaster.reports.planned import quarter_cost
 
 __all__ = [
     "Amount",

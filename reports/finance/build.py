@@ -1,6 +1,6 @@
 """The quarterly planning report as data: every figure computed once, as Decimal money with past / current / delta;
 renderers only format (STYLE habit 13). Each table is built by its own module under `tables/`; money is rounded by
-the one rule of `reports.planned`.
+the one rule of `quartermaster.planned`.
 
 Sources: the planner's result (`PlanResult`), the inventory (demand forecast, pools, prices, budgets), optionally a
 previous plan and usage records. FinOps measures: savings vs all on-demand = on-demand equivalent - cost; effective
@@ -19,6 +19,13 @@ from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
 from quartermaster.errors import ProblemsFound
+from quartermaster.planned import (
+    centre_costs,
+    purchase_liability,
+    quarter_cost,
+    quarters_cost,
+    quarters_on_demand,
+)
 from quartermaster.pricing import cents, decimal_of
 from quartermaster.reports.finance.chart_data import report_charts
 from quartermaster.reports.finance.table import CENTS, ZERO, Amount, Chart, Row, Table
@@ -42,13 +49,6 @@ from quartermaster.reports.finance.tables.source_trail import source_trail
 from quartermaster.reports.finance.tables.spend import spend_by_quarter
 from quartermaster.reports.finance.tables.teams import by_team
 from quartermaster.reports.finance.tables.unmet import unmet_table
-from quartermaster.reports.planned import (
-    centre_costs,
-    purchase_liability,
-    quarter_cost,
-    quarters_cost,
-    quarters_on_demand,
-)
 from quartermaster.units import next_quarters
 
 if TYPE_CHECKING:

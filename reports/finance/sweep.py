@@ -14,10 +14,10 @@ from pathlib import Path
 
 from quartermaster.errors import UsageError
 from quartermaster.plan_result import PlanResult
+from quartermaster.planned import horizon_cost, quarter_cost
 from quartermaster.pricing import cents
 from quartermaster.reports.finance.build import ReportData
 from quartermaster.reports.finance.table import Column, Row, Table
-from quartermaster.reports.planned import horizon_cost, quarter_cost
 from quartermaster.sweep_result import PLANNED, Sweep, cost_bands, load_sweep, robust_commitments
 
 TABLES = ("sweep_cost", "sweep_commitments")

@@ -31,8 +31,8 @@ from quartermaster.budgets import BudgetStatus, budget_status
 from quartermaster.capacity import nominal_by_flavor
 from quartermaster.model import Inventory, Quota, Team
 from quartermaster.plan_result import PlanResult
+from quartermaster.planned import planned_charges
 from quartermaster.pricing import CENT, DEFAULT_IDLE_POLICY, HOURS_PER_MONTH, idle_weights
-from quartermaster.reports.planned import planned_charges
 from quartermaster.reports.quota_diff.impact import IMPACT_DAYS, TeamImpact, flavor_tree, recent_demand, replay
 from quartermaster.reports.quota_diff.policy import approvals, centre_monthly, verdicts
 from quartermaster.reports.quota_diff.pricing import FlavorEconomics, flavor_economics

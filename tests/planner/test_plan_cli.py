@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 import shlex
 from decimal import Decimal
@@ -14,6 +15,7 @@ from quartermaster.loader import load
 from quartermaster.planner import load_result
 from quartermaster.planner.options import PlanOptions
 from quartermaster.planner.usage_forecast import demand_from_usage, fit_trend
+from quartermaster.reports.filters import pct
 from tests.paths import REPO as ROOT
 
 TUTORIAL = ROOT / "docs" / "tutorials" / "first-plan.md"
@@ -95,3 +97,42 @@ def test_a_solver_stopped_by_its_time_limit_says_so_and_what_to_do(tmp_path):
     assert "The solver stopped at its time limit (0 s) before it had a plan; raise --time-limit." in flat
     assert "--explain-infeasible" not in flat
     assert "no plan satisfies" not in flat
+
+
+def printed_table(output: str, title: str) -> list[list[str]]:
+    """The cells of each body row of the rich table printed under `title`."""
+    lines = output.split(title, 1)[1].splitlines()
+    end = next(i for i, line in enumerate(lines) if line.startswith("└"))
+    return [[cell.strip() for cell in line.strip("│").split("│")] for line in lines[:end] if line.startswith("│")]
+
+
+def dollars(shown: str) -> Decimal:
+    return Decimal(shown.replace("$", "").replace(",", ""))
+
+
+@pytest.mark.slow  # a whole plan of the example inventory, then its finance report
+def test_qm_plan_prints_the_budget_status_the_finance_report_shows(tmp_path):
+    """Issue 26, point 4: one answer to "how does a cost centre stand against its budget?": `qm plan`'s budget table
+    and the plan's `budget_status` rows are the finance report's `budget_status` rows, to the cent."""
+    inventory, plan_dir, report_dir = str(ROOT / "inventory"), tmp_path / "plan", tmp_path / "report"
+    planned = CliRunner().invoke(app, ["plan", inventory, "--out", str(plan_dir)])
+    assert planned.exit_code == 0, planned.output
+    reported = CliRunner().invoke(
+        app, ["report", inventory, "--plan", str(plan_dir), "--formats", "json", "--out", str(report_dir)]
+    )
+    assert reported.exit_code == 0, reported.output
+    report = json.loads((report_dir / "report.json").read_text())
+    rows = next(t for t in report["tables"] if t["name"] == "budget_status")["rows"]
+    assert rows and {r["basis"] for r in rows} == {"planned"}
+    want = [
+        [r["cost_center"], r["quarter"], Decimal(r["usd"]), Decimal(r["budget_usd"]), pct(Decimal(r["used"]))]
+        for r in rows
+    ]
+    shown = printed_table(planned.output, "Budget status by cost centre and quarter (basis: planned)")
+    assert [[c, q, dollars(usd), dollars(budget), used] for c, q, usd, budget, used in shown] == want
+    within = sum(Decimal(r["usd"]) <= Decimal(r["budget_usd"]) for r in rows)
+    assert f"{within} of {len(rows)} within." in " ".join(planned.output.split())
+    # the plan folder holds the same rows, and no second budget table
+    stored = load_result(plan_dir).budget_status
+    assert [[b.cost_center, b.quarter, b.usd, b.budget_usd, pct(b.used)] for b in stored] == want
+    assert not (plan_dir / "budgets.csv").exists()

@@ -16,13 +16,13 @@ from quartermaster.cli import app
 from quartermaster.loader import load
 from quartermaster.model import Inventory
 from quartermaster.plan_result import PlanResult, load_result
+from quartermaster.planned import allocate_grid, team_costs
+from quartermaster.planned import quarter_cost as plan_quarter_cost
 from quartermaster.pricing import allocate_cents
 from quartermaster.reports.finance import build_report
 from quartermaster.reports.finance.table import Column, Row, Table
 from quartermaster.reports.finance.tables.spend import spend_by_quarter
 from quartermaster.reports.focus import plan_focus_rows
-from quartermaster.reports.planned import allocate_grid, team_costs
-from quartermaster.reports.planned import quarter_cost as plan_quarter_cost
 from tests.paths import DATA as TEST_DATA
 from tests.paths import INVENTORY
 
@@ -119,7 +119,7 @@ def test_qm_plan_prints_a_horizon_total_equal_to_its_quarters(tmp_path: Path) ->
     assert done.exit_code == 0, done.output
     headline = re.search(r"Expected cost \(planned\) (\$[\d,.]+) vs (\$[\d,.]+) all on-demand", done.output)
     assert headline is not None
-    quarters = re.findall(r"│ (\d{4}Q\d) +│ +(\$[\d,.]+) │ +(\$[\d,.]+) │", done.output)
+    quarters = re.findall(r"^│ (\d{4}Q\d) +│ +(\$[\d,.]+) │ +(\$[\d,.]+) │", done.output, flags=re.M)
     assert len(quarters) == 2
 
     def usd(text: str) -> Decimal:

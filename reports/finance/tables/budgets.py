@@ -8,9 +8,9 @@ from decimal import Decimal
 from typing import TYPE_CHECKING
 
 from quartermaster.budgets import BudgetStatus, budget_status
+from quartermaster.planned import planned_charges
 from quartermaster.reports.finance.table import NAME_COLUMN, Column, Row, Table, column_sums
 from quartermaster.reports.finance.tables.common import PCT, centre_name
-from quartermaster.reports.planned import planned_charges
 
 if TYPE_CHECKING:
     from quartermaster.model import Inventory

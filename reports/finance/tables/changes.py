@@ -6,9 +6,9 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import TYPE_CHECKING
 
+from quartermaster.planned import quarter_cost
 from quartermaster.pricing import cents
 from quartermaster.reports.finance.table import ZERO, Column, Row, Table, column_sums
-from quartermaster.reports.planned import quarter_cost
 
 if TYPE_CHECKING:
     from quartermaster.plan_result import PlanResult, PurchaseRow

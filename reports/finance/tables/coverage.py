@@ -6,10 +6,10 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import TYPE_CHECKING
 
+from quartermaster.planned import quarter_cost, quarter_on_demand
 from quartermaster.pricing import decimal_of
 from quartermaster.reports.finance.table import Column, Row, Table
 from quartermaster.reports.finance.tables.common import ratio
-from quartermaster.reports.planned import quarter_cost, quarter_on_demand
 
 if TYPE_CHECKING:
     from quartermaster.plan_result import PlanResult

@@ -28,7 +28,7 @@ def payment_of(row: PurchaseRow) -> Payment:
 class Payments:
     """A purchase's payments to the cent: `upfront` when bought (None: none), `monthly` a month over its term (None:
     none), `over_term` all of its hourly payments (liability - upfront), `liability` and the part `in_horizon`
-    (each rounded to the cent, `reports.planned`: the plan's totals are their sums)."""
+    (each rounded to the cent, `quartermaster.planned`: the plan's totals are their sums)."""
 
     payment: Payment
     upfront: Decimal | None

@@ -9,11 +9,11 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from quartermaster.errors import ProblemsFound
+from quartermaster.planned import team_costs
 from quartermaster.pricing import DEFAULT_IDLE_POLICY, cents
 from quartermaster.reports.finance.table import NAME_COLUMN, ZERO, Column, Row, Table, column_sums
 from quartermaster.reports.finance.tables.common import PCT, centre_name
 from quartermaster.reports.metering import Period, check_usage, inventory_records, meter, parse_period
-from quartermaster.reports.planned import team_costs
 from quartermaster.units import quarter_hours, quarter_of
 
 if TYPE_CHECKING:

@@ -8,6 +8,7 @@ from decimal import Decimal
 from typing import TYPE_CHECKING
 
 from quartermaster.demand import quantile_at
+from quartermaster.planned import quarter_cost
 from quartermaster.pricing import (
     PAY_PER_USE_MODELS,
     PricingModel,
@@ -16,7 +17,6 @@ from quartermaster.pricing import (
     decimal_of,
 )
 from quartermaster.reports.finance.table import ZERO, Column, Row, Table, column_sums
-from quartermaster.reports.planned import quarter_cost
 from quartermaster.units import quarter_hours
 
 if TYPE_CHECKING:

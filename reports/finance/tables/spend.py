@@ -7,9 +7,9 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import TYPE_CHECKING, ClassVar
 
+from quartermaster.planned import quarter_cost
 from quartermaster.pricing import COMMITTED_MODELS, PAY_PER_USE_MODELS, PricingModel, allocate_cents
 from quartermaster.reports.finance.table import ZERO, Column, Row, Table, column_sums
-from quartermaster.reports.planned import quarter_cost
 
 if TYPE_CHECKING:
     from quartermaster.plan_result import PlanResult

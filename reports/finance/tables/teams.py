@@ -7,10 +7,10 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import TYPE_CHECKING
 
+from quartermaster.planned import team_costs
 from quartermaster.pricing import DEFAULT_IDLE_POLICY, IDLE_TEAM, cents
 from quartermaster.reports.finance.table import NAME_COLUMN, ZERO, Column, Row, Table, column_sums
 from quartermaster.reports.finance.tables.common import centre_name
-from quartermaster.reports.planned import team_costs
 from quartermaster.units import next_quarters
 
 if TYPE_CHECKING:
