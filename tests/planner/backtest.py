@@ -31,6 +31,9 @@ SITE, MACHINE = "gcp-us-east4", "a3-highgpu-8g"
 FIRST_ORIGIN = pd.Timedelta(days=7)
 ORIGIN_STEP = pd.Timedelta(days=2)
 WINDOW = pd.Timedelta(days=7)
+ORIGIN_SETS = {"even days": FIRST_ORIGIN, "odd days": FIRST_ORIGIN + pd.Timedelta(days=1)}
+"""The two sets of split points, every ORIGIN_STEP from a week in and from a day later (8, 10, ... and 9, 11, ...
+May on the Helios trace): a figure is read on both, so a rule cannot be fitted to one set of dates."""
 
 
 def read_prices(path: Path = REPO / "inventory" / "prices.csv") -> dict[int, Decimal]:
@@ -65,10 +68,10 @@ def best_level(hourly: pd.Series, commit_price: Decimal, on_demand: Decimal) -> 
     return min(levels, key=lambda n: (window_cost(hourly, n, commit_price, on_demand), n))
 
 
-def origins(hourly: pd.Series) -> list[pd.Timestamp]:
-    """The split points: every ORIGIN_STEP from FIRST_ORIGIN after the start while a whole WINDOW fits."""
+def origins(hourly: pd.Series, first: pd.Timedelta = FIRST_ORIGIN) -> list[pd.Timestamp]:
+    """The split points: every ORIGIN_STEP from `first` after the start while a whole WINDOW fits."""
     start, end = hourly.index[0], hourly.index[-1] + pd.Timedelta(hours=1)
-    return list(pd.date_range(start + FIRST_ORIGIN, end - WINDOW, freq=ORIGIN_STEP))
+    return list(pd.date_range(start + first, end - WINDOW, freq=ORIGIN_STEP))
 
 
 def planner_forecast(hourly: pd.Series, origin: pd.Timestamp) -> Forecast:

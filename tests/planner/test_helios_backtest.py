@@ -11,6 +11,8 @@ import pytest
 from quartermaster.planner.curves import curves_frame
 from quartermaster.planner.usage_forecast import fit_trend, without_outages
 from tests.planner.backtest import (
+    FIRST_ORIGIN,
+    ORIGIN_SETS,
     REGIME_TREND,
     TRACE,
     best_level,
@@ -53,10 +55,14 @@ def test_hindsight_optimum_on_a_hand_worked_series(commit, nodes):
 
 
 def test_origins_a_week_in_every_two_days_while_a_whole_window_fits():
-    """20 days from 1 May: the first origin a week in (8 May), the last with a WINDOW of 7 days after it (14 May)."""
-    assert origins(series([1.0] * 24 * 20)) == list(
-        pd.to_datetime(["2020-05-08", "2020-05-10", "2020-05-12", "2020-05-14"])
+    """20 days from 1 May (to 21 May): the first origin a week in (8 May), the last with a WINDOW of 7 days after it
+    (14 May); the odd days' set starts a day later (9 May) and ends at 13 May (15 + 7 days is past 21 May)."""
+    twenty_days = series([1.0] * 24 * 20)
+    assert origins(twenty_days) == list(pd.to_datetime(["2020-05-08", "2020-05-10", "2020-05-12", "2020-05-14"]))
+    assert origins(twenty_days, ORIGIN_SETS["odd days"]) == list(
+        pd.to_datetime(["2020-05-09", "2020-05-11", "2020-05-13"])
     )
+    assert ORIGIN_SETS["even days"] == FIRST_ORIGIN
 
 
 def test_the_planners_input_for_an_origin_ignores_every_later_hour():
