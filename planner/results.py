@@ -288,6 +288,23 @@ def _capacity_block_line(m: PlanModel, j: str, node_weeks: int) -> PricedLine:
     return PricedLine(Decimal(HOURS_PER_WEEK * node_weeks), "node-hour", rate, "planned", source)
 
 
+def _charge_line(m: PlanModel, j: str, tier: str, q: str, node_hours: float) -> PricedLine:
+    """A team's node-hours of one tier at offer j in quarter q at the rate its cost centre is charged
+    (`PlanModel.charge_per_node_hour`, the rate its budget row caps): the price of a pay-per-use tier, existing
+    commitments' cost over their node-hours, the cheapest new term's amortised rate plus its rate per hour used."""
+    o = m.data.offer_by_name[j]
+    if tier in PAY_PER_USE:
+        source = _price_source(o, tier)
+    elif tier == EXISTING:
+        source = f"existing commitments at {o.site}/{o.machine}: their {q} cost over their node-hours"
+    else:
+        source = (
+            f"cheapest new commitment at {o.site}/{o.machine}, upfront fee over its term, plus its rate per hour used"
+        )
+    rate = decimal_of(m.charge_per_node_hour(j, tier, q))
+    return PricedLine(decimal_of(node_hours), "node-hour", rate, "planned", source)
+
+
 def _expected_hours(m: PlanModel, q: str, s: str, b: int) -> float:
     return m.cell_hours[(q, s, b)]
 
@@ -389,7 +406,7 @@ def _costs(m: PlanModel, od_price: dict[str, float]) -> tuple[pd.DataFrame, pd.D
     served_od: dict[str, float] = defaultdict(float)
     covered_od: dict[str, float] = defaultdict(float)
     commitment_used: dict[str, float] = defaultdict(float)
-    team_charge: dict[tuple[str, str], float] = defaultdict(float)
+    team_hours: dict[tuple[str, str, str, str], float] = defaultdict(float)  # node-hours per quarter, team, offer, tier
     pay_per_use: dict[tuple[str, str, str], float] = defaultdict(float)  # node-hours per quarter, offer and model
     used_hours: dict[tuple[str, str], float] = defaultdict(float)  # new commitments' hours used, per quarter and offer
     for (k, j, t, q, s, b), x in sorted(m.used()):
@@ -405,7 +422,7 @@ def _costs(m: PlanModel, od_price: dict[str, float]) -> tuple[pd.DataFrame, pd.D
             pay_per_use[(q, j, t)] += node_hours
         elif t == NEW and m.used_rate[j]:  # the rate per hour used, on its commitments' line (term 0)
             used_hours[(q, j)] += node_hours
-        team_charge[(q, m.key_parts[k][0])] += node_hours * m.charge_per_node_hour(j, t, q)
+        team_hours[(q, m.key_parts[k][0], j, t)] += node_hours
     for (j, t, q, s, b), var in m.slices.items():  # whole TPU slices: paid whole, used or not
         pay_per_use[(q, j, t)] += _expected_hours(m, q, s, b) * round(m.value(var)) * offers[j].nodes_per_unit
     for (q, j, t), node_hours in pay_per_use.items():  # each offer's pay-per-use hours, priced once
@@ -420,6 +437,9 @@ def _costs(m: PlanModel, od_price: dict[str, float]) -> tuple[pd.DataFrame, pd.D
             f"{_price_source(offers[j], terms.pricing_model, terms.term_months)} per hour used",
         )
         by_model[(q, terms.pricing_model, 0)] += float(known_usd(line))
+    team_charge: dict[tuple[str, str], float] = defaultdict(float)
+    for (q, team, j, t), node_hours in team_hours.items():  # each team's hours per offer and tier, priced once
+        team_charge[(q, team)] += float(known_usd(_charge_line(m, j, t, q, node_hours)))
     unmet: dict[str, float] = defaultdict(float)
     for (_k, q, s, b), var in m.unmet.items():
         unmet[q] += _expected_hours(m, q, s, b) * m.value(var)

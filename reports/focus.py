@@ -45,6 +45,7 @@ from quartermaster.pricing import (
     FocusPricingCategory,
     PricedLine,
     allocate_cents,
+    cents,
     known_usd,
     split_cents,
 )
@@ -496,8 +497,6 @@ def plan_focus_rows(inventory: Inventory, plan: PlanResult, quarter: str) -> lis
         line = {c: None for c in FORECAST_COLUMNS} | {
             "BilledCost": NOT_BILLED,
             "EffectiveCost": cost,
-            "ListCost": listed[(model, term)],
-            "ContractedCost": cost,
             "ListUnitPrice": listed[(model, term)],
             "ContractedUnitPrice": cost,
             "PricingQuantity": ONE_QUARTER,
@@ -530,6 +529,10 @@ def plan_focus_rows(inventory: Inventory, plan: PlanResult, quarter: str) -> lis
             "SkuPriceDetails": json.dumps({"PricingModel": model, "TermMonths": term}, sort_keys=True),
             "x_Basis": "planned",
         }
+        # one quarter at the line's unit prices (cent figures): ListCost and ContractedCost are those priced lines,
+        # as each team's split of the line is its share of the quarter at the same prices (`split_charge`)
+        line["ListCost"] = cents(_priced(line, "ListUnitPrice", "planned"))
+        line["ContractedCost"] = cents(_priced(line, "ContractedUnitPrice", "planned"))
         # the plan's shared line of unused commitments (a team named `_...`) is the unallocated portion
         shares: list[Share] = [
             (None, None, grid[((model, term), team)])

@@ -4,6 +4,7 @@ EffectiveCost and BilledCost reconcile to the metered total to the cent."""
 from __future__ import annotations
 
 import csv
+import dataclasses
 import json
 from collections.abc import Callable
 from decimal import Decimal
@@ -241,6 +242,25 @@ def test_plan_lines_are_focus_13_splits_to_teams(forecast_rows: list[dict]) -> N
         assert sum(r["EffectiveCost"] for r in splits) == sum(r["ContractedCost"] for r in splits) == unit_contracted
         assert abs(unit_contracted - lines[key]) < Decimal("0.01")  # the plan's line, rounded to the cent
         assert len({r["x_Team"] for r in splits}) == len(splits) > 1
+
+
+def test_a_plan_line_no_team_is_charged_for_is_one_quarter_at_its_unit_prices() -> None:
+    """Issue 26, point 7: a line with no team to split it to is priced like its splits, one quarter (PricingQuantity)
+    at its unit prices, to the cent: ListCost the line's share of the quarter's on-demand equivalent, ContractedCost
+    its EffectiveCost."""
+    plan = planner.load_result(PLAN)
+    kpi = plan.kpi("2027Q1")
+    assert kpi is not None
+    nobody = dataclasses.replace(plan, cost_by_team=tuple(t for t in plan.cost_by_team if t.quarter != "2027Q1"))
+    rows = plan_focus_rows(load(INVENTORY).inventory, nobody, "2027Q1")
+    assert rows and all(r["x_Team"] is None and r["AllocatedMethodId"] is None for r in rows)  # none split
+    for row in rows:
+        assert row["PricingQuantity"] == 1
+        assert row["ListCost"] == row["ListUnitPrice"] and row["ContractedCost"] == row["ContractedUnitPrice"]
+        assert row["ContractedCost"] == row["EffectiveCost"]
+        assert row["ListCost"].as_tuple().exponent == row["ContractedCost"].as_tuple().exponent == -2  # cents
+    assert sum(r["ListCost"] for r in rows) == kpi.on_demand_equivalent_usd.quantize(Decimal("0.01"))
+    assert sum(r["EffectiveCost"] for r in rows) == kpi.cost_usd.quantize(Decimal("0.01"))
 
 
 PLAN = DATA / "reports" / "plan"  # a plan the planner wrote for the example inventory
