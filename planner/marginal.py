@@ -14,6 +14,11 @@ only, its LP with every purchase fixed (pay-per-use TPU slices as bought or more
 The cost bends as load grows (the next accelerator displaces a team with a dearer alternative, or needs a new TPU
 slice), so a shadow price is the cost of one accelerator, not of a node: a whole node (8 accelerators) more at
 a3-megagpu-8g in 2027Q1 costs $1.59 an accelerator-hour where the first accelerator costs $1.27.
+
+In the quarter in progress the probe is in every hour of the quarter, its metered hours too: the plan's buckets of
+that quarter mix metered and forecast hours, and the plan serves both. Its existing commitments cost the same used
+or not, so the figure is the paid overflow one more accelerator causes where every pool the teams can reach is full
+($0.00 on the example's H100 offers in 2026Q4; docs/reference/qm-plan.md works it).
 """
 
 from __future__ import annotations

@@ -23,6 +23,7 @@ from quartermaster.planner.data import PlanData, build_data
 from quartermaster.planner.model import build_model
 from quartermaster.planner.results import collect
 from quartermaster.planner.solve import fix_integers_and_resolve, solve
+from quartermaster.units import quarter_bounds
 from tests.paths import INVENTORY
 
 QUARTER = "2027Q1"
@@ -124,3 +125,31 @@ def test_an_offer_with_no_new_commitment_is_priced_at_its_cheapest_pay_per_use_t
         r.usd_per_accelerator_hour for r in result.shadow_prices if (r.machine, r.quarter) == ("a3-highgpu-8g", QUARTER)
     )
     assert reported == pytest.approx(min(prices), abs=Decimal("0.000001"))
+
+
+@pytest.fixture(scope="module")
+def in_progress():
+    """The example planned as `qm plan` plans it by default: from the quarter in progress where the usage ends."""
+    inventory = load(INVENTORY, run_checks=False).inventory
+    data = build_data(inventory, PlanOptions())
+    model = build_model(data)
+    solve(model)
+    purchases = {model.lp.col_names[j]: round(model.value(j)) for j in model.integers().tolist()}
+    return data, purchases, re_solve(data, purchases), plan(inventory, PlanOptions())
+
+
+@pytest.mark.parametrize("offer", EXAMPLE_OFFERS)
+def test_in_the_quarter_in_progress_a_shadow_price_is_one_more_accelerator_in_all_its_hours(in_progress, offer):
+    """Issue 26, point 7: the quarter in progress (2026Q4, metered to 1 November) is planned whole, its metered and
+    forecast hours in the same buckets, so its figure is one more accelerator in every hour of it, the metered ones
+    too, with its existing commitments free to absorb it (docs/reference/qm-plan.md): its own re-solve."""
+    data, purchases, cost, result = in_progress
+    quarter = result.quarters[0]
+    start, end = (pd.Timestamp(d) for d in quarter_bounds(quarter))
+    assert result.actuals_until is not None and start < pd.Timestamp(result.actuals_until) < end  # in progress
+    row = data.offers.set_index("offer").loc[offer]
+    again = re_solve(with_probe(data, data.offers[data.offers["offer"] == offer].iloc[0], quarter, 1.0), purchases)
+    shown = next(
+        r for r in result.shadow_prices if (r.site, r.machine, r.quarter) == (row["site"], row["machine"], quarter)
+    )
+    assert float(shown.usd_per_accelerator_hour) == pytest.approx((again - cost) / data.hours[quarter], abs=1e-4)
