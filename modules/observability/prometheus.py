@@ -12,6 +12,10 @@ overall deadline (connect, every read and every retry together, so a server send
 hold it) and a limit on the answer's size; the answer is parsed as it streams (one series at a time, never the
 whole body in memory), and each series is checked (labels are text, points are pairs of a time inside the asked
 range and a number of accelerators within `bounds`) before it is used.
+
+Speed: the answer's head (`status`, `data.resultType`, which Prometheus writes before `data.result`) is read
+event by event; each series of the result is then built by ijson's C backend and its points checked as arrays
+(point by point only to name the first bad one).
 """
 
 from __future__ import annotations
@@ -19,19 +23,20 @@ from __future__ import annotations
 import base64
 import datetime as dt
 import http.client
+import io
 import json
 import os
 import ssl
 import time
 import urllib.parse
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 import ijson
 import numpy as np
 
-from quartermaster.bounds import accelerators_problem
+from quartermaster.bounds import MAX_ACCELERATORS, accelerators_problem
 from quartermaster.errors import ProblemsFound, UsageError
 from quartermaster.textsafety import log_line
 
@@ -52,8 +57,23 @@ DEADLINE_SECONDS = 300.0
 MAX_ANSWER_BYTES = 512 * 1024 * 1024
 """Default limit on one answer's size: a week of hourly points for 20,000 series is about 60 MB."""
 READ_BYTES = 1 << 16
+HEAD_BYTES = 1 << 16
+"""How much of an answer may come before its `data.result`: Prometheus writes about 60 bytes there."""
 ERROR_BODY_BYTES = 1 << 16
 """How much of an error answer is read for its message."""
+
+
+RANGE_PATH = "/api/v1/query_range"
+
+
+def range_params(query: str, start: dt.datetime, end: dt.datetime, step_seconds: int) -> dict[str, str]:
+    """The form of a range query: `query` evaluated at start, start + step, ... <= end."""
+    return {
+        "query": query,
+        "start": f"{start.timestamp():.3f}",
+        "end": f"{end.timestamp():.3f}",
+        "step": str(step_seconds),
+    }
 
 
 class AuthError(UsageError):
@@ -143,16 +163,11 @@ class Prometheus:
 
     def query_range(self, query: str, start: dt.datetime, end: dt.datetime, step_seconds: int) -> list[Series]:
         """Evaluate `query` at start, start + step, ... <= end (UTC); the matrix as `Series`, each checked."""
-        params = {
-            "query": query,
-            "start": f"{start.timestamp():.3f}",
-            "end": f"{end.timestamp():.3f}",
-            "step": str(step_seconds),
-        }
         window = (start.timestamp() - 0.001, end.timestamp() + 0.001)
-        return self._post("/api/v1/query_range", params, lambda events: self._matrix(events, window))
+        params = range_params(query, start, end, step_seconds)
+        return self._post(RANGE_PATH, params, lambda body: self._matrix(body, window))
 
-    def _post(self, path: str, params: dict[str, str], parse: Callable[[Iterator[Any]], list[Series]]) -> list[Series]:
+    def _post(self, path: str, params: dict[str, str], parse: Callable[[_Body], list[Series]]) -> list[Series]:
         """POST a form to the API, retrying transient failures, all within the deadline; the parsed answer."""
         where = f"{self.url}{path}"
         ends = time.monotonic() + self.deadline
@@ -182,7 +197,7 @@ class Prometheus:
         return http.client.HTTPConnection(host, port, timeout=seconds)
 
     def _once(
-        self, path: str, params: dict[str, str], parse: Callable[[Iterator[Any]], list[Series]], ends: float
+        self, path: str, params: dict[str, str], parse: Callable[[_Body], list[Series]], ends: float
     ) -> list[Series]:
         """One request to the configured host only (http.client follows no redirect)."""
         where = f"{self.url}{path}"
@@ -223,7 +238,7 @@ class Prometheus:
             if response.status != 200:
                 raise PrometheusError(f"{where}: HTTP {response.status}: {body.error_text()}")
             try:
-                return parse(ijson.parse(body, use_float=True))
+                return parse(body)
             except ijson.JSONError:
                 raise PrometheusError(
                     f"{where}: the answer is not JSON; is --prometheus the server's base URL?"
@@ -235,30 +250,33 @@ class Prometheus:
                 response.close()
             connection.close()
 
-    def _matrix(self, events: Iterator[Any], window: tuple[float, float]) -> list[Series]:
-        """The series of a `query_range` answer, built one at a time from the parser's events."""
-        where = f"{self.url}/api/v1/query_range"
+    def _matrix(self, body: _Body, window: tuple[float, float]) -> list[Series]:
+        """The series of a `query_range` answer: its head read event by event up to `data.result`, then each series
+        built by ijson's C backend and checked."""
+        where = f"{self.url}{RANGE_PATH}"
+        head = body.head(HEAD_BYTES)
         status = result_type = error = None
-        series: list[Series] = []
-        builder: ijson.ObjectBuilder | None = None
-        for prefix, event, value in events:
-            if builder is not None:
-                builder.event(event, value)
-                if prefix == "data.result.item" and event in ("end_map", "end_array"):
-                    series.append(_series(builder.value, len(series), window, where))
-                    builder = None
-            elif prefix == "data.result.item":
-                builder = ijson.ObjectBuilder()
-                builder.event(event, value)
-                if event not in ("start_map", "start_array"):
-                    series.append(_series(builder.value, len(series), window, where))
-                    builder = None
-            elif prefix == "status":
-                status = value
-            elif prefix == "error":
-                error = value
-            elif prefix == "data.resultType":
-                result_type = value
+        reaches_result = False
+        try:
+            for prefix, event, value in ijson.parse(io.BytesIO(head), use_float=True):
+                if prefix == "data.result" and event == "start_array":
+                    reaches_result = True
+                    break
+                if prefix == "status":
+                    status = value
+                elif prefix == "error":
+                    error = value
+                elif prefix == "data.resultType":
+                    result_type = value
+        except ijson.IncompleteJSONError:
+            if body.ended:  # the whole answer was read: it is not JSON
+                raise
+        if not (reaches_result or body.ended):
+            raise PrometheusError(
+                f"{where}: the answer does not start as Prometheus answers do (`status` and `data.resultType` "
+                f"before `data.result`, within its first {HEAD_BYTES:,} bytes); is --prometheus the server's base "
+                "URL?"
+            )
         if status != "success":
             raise PrometheusError(f"{where}: {log_line(str(error if error is not None else status))[:300]}")
         if result_type != "matrix":
@@ -266,6 +284,12 @@ class Prometheus:
                 f"{where}: query_range answered a {log_line(repr(result_type))[:80]}, not a matrix; is this a "
                 "Prometheus-compatible API?"
             )
+        if not reaches_result:
+            return []
+        body.unread(head)
+        series: list[Series] = []
+        for item in ijson.items(body, "data.result.item", use_float=True):
+            series.append(_series(item, len(series), window, where))
         return series
 
     def _auth_message(self, code: int) -> str:
@@ -297,10 +321,29 @@ class _Body:
     ) -> None:
         self.response, self.connection, self.ends, self.limit, self.where = response, connection, ends, limit, where
         self.read_bytes = 0
+        self.ended = False
+        """Whether the last byte of the body has been read."""
+        self._again = b""
+
+    def head(self, size: int) -> bytes:
+        """The first `size` bytes of the body (all of it when shorter)."""
+        parts: list[bytes] = []
+        got = 0
+        while got < size and (chunk := self.read()):
+            parts.append(chunk)
+            got += len(chunk)
+        return b"".join(parts)
+
+    def unread(self, data: bytes) -> None:
+        """Give `data` (bytes read already) to the next reads again."""
+        self._again = data + self._again
 
     def read(self, size: int = READ_BYTES) -> bytes:
         if size == 0:  # the parser's probe for bytes or text
             return b""
+        if self._again:
+            chunk, self._again = self._again[:READ_BYTES], self._again[READ_BYTES:]
+            return chunk
         left = self.ends - time.monotonic()
         if left <= 0:
             raise PrometheusError(
@@ -317,6 +360,7 @@ class _Body:
                 "is too slow or stalled. Try again later, raise --timeout, or pull a shorter range."
             ) from None
         self.read_bytes += len(chunk)
+        self.ended = not chunk
         if self.read_bytes > self.limit:
             raise PrometheusError(
                 f"{self.where}: the answer is larger than {self.limit:,} bytes; pull a shorter range with "
@@ -339,7 +383,8 @@ class _Body:
 
 def _series(item: Any, index: int, window: tuple[float, float], where: str) -> Series:
     """One series of a matrix, checked: labels are text, points are [time in the asked window, number of
-    accelerators within the bounds]."""
+    accelerators within the bounds]. The points are checked as arrays; when a check fails, point by point, to name
+    the first bad one."""
 
     def refuse(what: str) -> PrometheusError:
         return PrometheusError(f"{where}: series {index + 1} of the answer: {what}; the answer is not used.")
@@ -349,10 +394,41 @@ def _series(item: Any, index: int, window: tuple[float, float], where: str) -> S
     labels = item["metric"]
     if not all(isinstance(k, str) and isinstance(v, str) for k, v in labels.items()):
         raise refuse("a label value that is not text")
-    named = log_line(", ".join(f"{k}={v!r}" for k, v in sorted(labels.items())))[:300]
     points = item["values"]
-    if not isinstance(points, list) or not all(isinstance(p, list) and len(p) == 2 for p in points):
-        raise refuse(f"({named}) `values` is not a list of [time, value] pairs")
+    if not isinstance(points, list) or set(map(type, points)) - {list} or set(map(len, points)) - {2}:
+        raise refuse(f"({_named(labels)}) `values` is not a list of [time, value] pairs")
+    moments, texts = zip(*points, strict=True) if points else ((), ())
+    try:
+        if set(map(type, moments)) - {int, float} or set(map(type, texts)) - {str}:
+            raise ValueError("not [unix time, text]")
+        times = np.array(moments, dtype=float)
+        values = np.fromiter(map(float, texts), dtype=float, count=len(texts))
+    except (ValueError, OverflowError):
+        return _series_point_by_point(labels, points, window, refuse)
+    low, high = window
+    if (
+        (times < low).any()
+        or (times > high).any()
+        or not np.isfinite(values).all()
+        or (values < 0).any()
+        or (values > MAX_ACCELERATORS).any()
+    ):
+        return _series_point_by_point(labels, points, window, refuse)
+    return Series(dict(labels), times, values)
+
+
+def _named(labels: dict[str, str]) -> str:
+    return log_line(", ".join(f"{k}={v!r}" for k, v in sorted(labels.items())))[:300]
+
+
+def _series_point_by_point(
+    labels: dict[str, str],
+    points: list[list[Any]],
+    window: tuple[float, float],
+    refuse: Callable[[str], PrometheusError],
+) -> Series:
+    """The series with each point checked in turn; the first bad one is refused with what is wrong with it."""
+    named = _named(labels)
     times = np.empty(len(points))
     values = np.empty(len(points))
     for i, (moment, text) in enumerate(points):

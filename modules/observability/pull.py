@@ -15,9 +15,11 @@ nothing of the inventory is left out of the records and named in a warning with 
 from __future__ import annotations
 
 import datetime as dt
-from collections import defaultdict
-from collections.abc import Callable
+from collections import defaultdict, deque
+from collections.abc import Callable, Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
+from typing import TypeVar
 
 import numpy as np
 import pandas as pd
@@ -35,6 +37,8 @@ from quartermaster.modules.observability.metrics import (
 )
 from quartermaster.modules.observability.prometheus import Prometheus
 
+T = TypeVar("T")
+R = TypeVar("R")
 HOUR = dt.timedelta(hours=1)
 EPSILON = dt.timedelta(milliseconds=1)
 COLUMNS = ("hour", "cluster", "team", "flavor", "accelerators_used", "accelerators_requested")
@@ -61,11 +65,71 @@ class Unmapped:
         )
 
 
+class Hourly:
+    """The pulled values: per (cluster, team, flavor) and column, one array of the hours from `since`, NaN where
+    Prometheus gave no value (a checked value is never NaN). 8 bytes an hour, key and column, about what the
+    records take anyway; the records are made a slab of hours at a time."""
+
+    def __init__(self, since: dt.datetime, n_hours: int) -> None:
+        self.since, self.n_hours = since, n_hours
+        self.codes: dict[tuple[str, str, str], int] = {}
+        """(cluster, team, flavor) -> its index in each column's list of arrays, in the order they came."""
+        self.columns: dict[str, list[np.ndarray]] = {column: [] for column in QUERIES}
+
+    def put(self, column: str, key: tuple[str, str, str], hours: np.ndarray, values: np.ndarray) -> None:
+        """Values of one column for one key at `hours` (indexes from `since`)."""
+        if not len(hours):
+            return
+        code = self.codes.get(key)
+        if code is None:
+            code = self.codes[key] = len(self.codes)
+            for arrays in self.columns.values():
+                arrays.append(np.full(self.n_hours, np.nan))
+        self.columns[column][code][hours] = values
+
+    @property
+    def empty(self) -> bool:
+        return not self.codes
+
+    def total(self, column: str) -> float:
+        """Accelerator-hours of a column, as the records sum them (each value rounded to 6 decimals)."""
+        return float(sum(np.nansum(a.round(6)) for a in self.columns[column]))
+
+    def slabs(self, rows: int = 1_000_000) -> Iterator[pd.DataFrame]:
+        """The records, about `rows` at a time (whole hours): one row per hour and key that Prometheus answered
+        for (a missing column is 0), by hour, cluster, team and flavor, values rounded to 6 decimals."""
+        names = sorted(self.codes)
+        order = [self.codes[k] for k in names]
+        categories = {}
+        for i, column in enumerate(("cluster", "team", "flavor")):
+            values = sorted({k[i] for k in names})
+            code_of = {v: c for c, v in enumerate(values)}
+            categories[column] = (np.array([code_of[k[i]] for k in names], dtype=np.int64), pd.Index(values))
+        step = max(1, rows // max(1, len(names)))
+        for first in range(0, self.n_hours, step):
+            last = min(first + step, self.n_hours)
+            block = {c: np.stack([self.columns[c][code][first:last] for code in order], axis=1) for c in self.columns}
+            hour, key = np.nonzero(~np.logical_and.reduce([np.isnan(b) for b in block.values()]))
+            if hour.size == 0:
+                continue
+            yield pd.DataFrame(
+                {
+                    "hour": np.datetime64(self.since, "s") + (first + hour).astype("timedelta64[h]"),
+                    **{
+                        c: pd.Categorical.from_codes(codes[key], categories=index)
+                        for c, (codes, index) in categories.items()
+                    },
+                    **{c: np.nan_to_num(b[hour, key], nan=0.0).round(6) for c, b in block.items()},
+                },
+                columns=list(COLUMNS),
+            )
+
+
 @dataclass
 class PullResult:
-    """The records (the usage format of `qm meter`) and what could not be mapped."""
+    """The pulled values (made into records in the usage format of `qm meter`) and what could not be mapped."""
 
-    records: pd.DataFrame
+    usage: Hourly
     unmapped: list[Unmapped]
     queries: int
 
@@ -87,6 +151,37 @@ def chunks(since: dt.datetime, until: dt.datetime, hours: int) -> list[tuple[dt.
     return out
 
 
+@dataclass(frozen=True)
+class RangeQuery:
+    """One request of a pull: the hourly means of one column's gauge, evaluated from `first` to `last` (step 1 h)."""
+
+    column: str
+    metric: str
+    promql: str
+    first: dt.datetime
+    last: dt.datetime
+
+
+def range_queries(
+    inventory: Inventory,
+    since: dt.datetime,
+    until: dt.datetime,
+    *,
+    cluster: str | None,
+    cluster_label: str,
+    chunk_hours: int,
+) -> list[RangeQuery]:
+    """The requests that pull [since, until): per chunk, one per column. Each hour is evaluated 1 ms before its
+    end, so the hour [h, h + 1 h) is the mean of the samples scraped in it."""
+    group_by = [CLUSTER_QUEUE, FLAVOR, RESOURCE] + ([] if cluster else [cluster_label])
+    promql = {column: hourly_query(metric, inventory, group_by) for column, metric in QUERIES.items()}
+    return [
+        RangeQuery(column, metric, promql[column], start + HOUR - EPSILON, end - EPSILON)
+        for start, end in chunks(since, until, chunk_hours)
+        for column, metric in QUERIES.items()
+    ]
+
+
 def pull_usage(
     inventory: Inventory,
     client: Prometheus,
@@ -96,82 +191,66 @@ def pull_usage(
     cluster: str | None,
     cluster_label: str,
     chunk_hours: int,
+    parallel: int = 1,
     progress: Callable[[], None] = lambda: None,
 ) -> PullResult:
-    """Query both gauges chunk by chunk (step 1 h) and map every series to the inventory's names.
+    """Query both gauges chunk by chunk (step 1 h), up to `parallel` requests at a time (the server answers the
+    next while this process reads an answer), and map every series to the inventory's names.
 
     `cluster` names the one cluster all series come from; without it, each series' `cluster_label` names it.
     """
-    group_by = [CLUSTER_QUEUE, FLAVOR, RESOURCE] + ([] if cluster else [cluster_label])
-    keys: dict[tuple[str, str, str], int] = {}
-    """(cluster, team, flavor) -> a small code; the points are kept as arrays per column, never one object each."""
-    parts: dict[str, list[tuple[int, np.ndarray, np.ndarray]]] = {column: [] for column in QUERIES}
-    """Per column, each mapped series as (key code, hour indexes from `since`, values)."""
+    usage = Hourly(since, (until - since) // HOUR)
     lost: dict[tuple[str, str, str, str, str], float] = defaultdict(float)
+    reasons: dict[tuple[str, str, str, str], str] = {}
+    """why_unmapped of each (cluster, ClusterQueue, flavor, resource) seen: each comes once a request."""
     queries = 0
     first = int(since.replace(tzinfo=dt.UTC).timestamp())
-    promql = {column: hourly_query(metric, inventory, group_by) for column, metric in QUERIES.items()}
-    for start, end in chunks(since, until, chunk_hours):
-        for column, metric in QUERIES.items():
-            series = client.query_range(promql[column], start + HOUR - EPSILON, end - EPSILON, 3600)
-            queries += 1
-            progress()
-            for s in series:
-                where = cluster or s.labels.get(cluster_label)
-                if where is None:
-                    raise UsageError(
-                        f"--prometheus: the series of {metric} carry no `{cluster_label}` label; name "
-                        "the cluster they come from with --cluster NAME, or the label that names it "
-                        "with --cluster-label."
-                    )
-                queue, flavor, resource = (s.labels.get(k, "") for k in (CLUSTER_QUEUE, FLAVOR, RESOURCE))
-                reason = why_unmapped(inventory, where, queue, flavor, resource)
-                if reason:
-                    if column == "accelerators_requested":
-                        lost[(where, queue, flavor, resource, reason)] += float(s.values.sum())
-                    continue
-                code = keys.setdefault((where, queue, flavor), len(keys))
-                # evaluated 1 ms before the end of the hour: the hour starts one hour before the rounded time
-                hours = (np.rint(s.times).astype(np.int64) - 3600 - first) // 3600
-                parts[column].append((code, hours, s.values))
-    records = _records(since, (until - since) // HOUR, keys, parts)
+    plan = range_queries(inventory, since, until, cluster=cluster, cluster_label=cluster_label, chunk_hours=chunk_hours)
+    answers = in_order(lambda r: client.query_range(r.promql, r.first, r.last, 3600), plan, parallel)
+    for request, series in zip(plan, answers, strict=True):
+        queries += 1
+        progress()
+        for s in series:
+            where = cluster or s.labels.get(cluster_label)
+            if where is None:
+                raise UsageError(
+                    f"--prometheus: the series of {request.metric} carry no `{cluster_label}` label; name "
+                    "the cluster they come from with --cluster NAME, or the label that names it "
+                    "with --cluster-label."
+                )
+            queue, flavor, resource = (s.labels.get(k, "") for k in (CLUSTER_QUEUE, FLAVOR, RESOURCE))
+            named = (where, queue, flavor, resource)
+            reason = reasons.get(named)
+            if reason is None:
+                reason = reasons[named] = why_unmapped(inventory, *named)
+            if reason:
+                if request.column == "accelerators_requested":
+                    lost[(where, queue, flavor, resource, reason)] += float(s.values.sum())
+                continue
+            # evaluated 1 ms before the end of the hour: the hour starts one hour before the rounded time
+            hours = (np.rint(s.times).astype(np.int64) - 3600 - first) // 3600
+            usage.put(request.column, (where, queue, flavor), hours, s.values)
     unmapped = [Unmapped(*key, round(hours, 6)) for key, hours in sorted(lost.items())]
-    return PullResult(records, unmapped, queries)
+    return PullResult(usage, unmapped, queries)
 
 
-def _records(
-    since: dt.datetime,
-    n_hours: int,
-    keys: dict[tuple[str, str, str], int],
-    parts: dict[str, list[tuple[int, np.ndarray, np.ndarray]]],
-) -> pd.DataFrame:
-    """One row per hour and (cluster, team, flavor) that Prometheus answered for (a missing column is 0), sorted
-    by hour, cluster, team and flavor, values rounded to 6 decimals. Values go into one dense hour x key array per
-    column (8 bytes a cell: the records are about that many cells anyway)."""
-    names = sorted(keys)
-    rank = np.empty(len(keys), dtype=np.int64)
-    rank[[keys[k] for k in names]] = np.arange(len(names))
-    grids, answered = {}, np.zeros((n_hours, len(names)), dtype=bool)
-    for column, pieces in parts.items():
-        grid = np.zeros((n_hours, len(names)))
-        for code, hours, values in pieces:
-            grid[hours, rank[code]] = values
-            answered[hours, rank[code]] = True
-        grids[column] = grid
-    hour, key = np.nonzero(answered)  # row-major: by hour, then by key in sorted order
-    named = {}
-    for i, column in enumerate(("cluster", "team", "flavor")):
-        categories = sorted({k[i] for k in names})
-        code_of_key = np.array([categories.index(k[i]) for k in names], dtype=np.int64)
-        named[column] = pd.Categorical.from_codes(code_of_key[key], categories=pd.Index(categories))
-    return pd.DataFrame(
-        {
-            "hour": np.datetime64(since, "s") + hour.astype("timedelta64[h]"),
-            **named,
-            **{c: grids[c][hour, key].round(6) for c in grids},
-        },
-        columns=list(COLUMNS),
-    )
+def in_order(work: Callable[[T], R], items: list[T], at_once: int) -> Iterator[R]:
+    """`work(item)` of each item, in order, with up to `at_once` running at a time in threads (and no more than
+    that many answers held); the first error is raised and nothing more is started."""
+    if at_once <= 1:
+        yield from map(work, items)
+        return
+    pool = ThreadPoolExecutor(max_workers=at_once, thread_name_prefix="qm-pull")
+    try:
+        running: deque[Future[R]] = deque()
+        for item in items:
+            running.append(pool.submit(work, item))
+            if len(running) >= at_once:
+                yield running.popleft().result()
+        while running:
+            yield running.popleft().result()
+    finally:
+        pool.shutdown(wait=False, cancel_futures=True)
 
 
 def why_unmapped(inventory: Inventory, cluster: str, queue: str, flavor: str, resource: str) -> str:

@@ -4,16 +4,25 @@ the usage format that `qm meter`, `qm plan --from-usage`, `qm report` and the qu
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
 
 from quartermaster.bounds import FIRST_DAY, LAST_DAY, calendar_problem
 from quartermaster.cli.common import check_output, console, err_console, load_or_exit
 from quartermaster.errors import ProblemsFound, UsageError
+from quartermaster.issues import Issue
 from quartermaster.modules.observability.metrics import DEFAULT_CLUSTER_LABEL
 from quartermaster.textsafety import log_line, promql_label_name
 from quartermaster.units import utc_hour
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from quartermaster.model import Inventory
 
 app = typer.Typer(help="Actual usage from monitoring.", no_args_is_help=True)
 
@@ -60,6 +69,9 @@ def pull(
     ),
     cluster_label: str = typer.Option(DEFAULT_CLUSTER_LABEL, help="The label naming a series' cluster."),
     chunk_hours: int = typer.Option(168, min=1, max=11000, help="Hours per query_range request (step 1 h)."),
+    parallel: int = typer.Option(
+        2, min=1, max=8, help="Requests at a time: Prometheus answers the next while the last is read."
+    ),
     timeout: float = typer.Option(
         300, min=1, max=86400, help="Seconds one request may take in all (connecting, reading, retries)."
     ),
@@ -72,10 +84,8 @@ def pull(
     # imported when run, so that `qm --help` stays fast
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-    from quartermaster.cli.meter import exit_on
     from quartermaster.modules.observability.prometheus import Prometheus
     from quartermaster.modules.observability.pull import chunks, pull_usage
-    from quartermaster.reports.metering.usage import check_usage
 
     if out.suffix.lower() not in SUFFIXES:
         raise UsageError(f"--out {out}: write .csv or .parquet (the formats `qm meter` reads).")
@@ -112,28 +122,22 @@ def pull(
             cluster=cluster,
             cluster_label=cluster_label,
             chunk_hours=chunk_hours,
+            parallel=parallel,
             progress=lambda: bar.advance(task),
         )
     for lost in result.unmapped:
         err_console.print(log_line(f"warning: {lost.format()}"), markup=False)
-    if result.records.empty:
+    usage = result.usage
+    if usage.empty:
         raise ProblemsFound(
             f"no Kueue usage series in [{start.isoformat()}, {end.isoformat()}) that map to the "
             f"inventory; nothing was written. Check that Kueue exports its ClusterQueue resource "
             "metrics (metrics.enableClusterQueueResources: true) and the range."
         )
-    _, issues = check_usage(result.records, inv, str(out))
-    exit_on(issues, "written")
-    out.parent.mkdir(parents=True, exist_ok=True)
-    frame = result.records
-    if out.suffix.lower() == ".csv":
-        frame.to_csv(out, index=False, date_format="%Y-%m-%dT%H:%M:%S")
-    else:  # hours as a timestamp column, names dictionary-encoded
-        frame.to_parquet(out, index=False)
-    hours = result.records[["accelerators_requested", "accelerators_used"]].sum()
+    records = write_records(usage.slabs(), out, inv)
     console.print(
-        f"wrote {out}: {len(frame):,} records, {hours['accelerators_requested']:,.1f} accelerator-hours "
-        f"requested, {hours['accelerators_used']:,.1f} used ({result.queries} queries, "
+        f"wrote {out}: {records:,} records, {usage.total('accelerators_requested'):,.1f} accelerator-hours "
+        f"requested, {usage.total('accelerators_used'):,.1f} used ({result.queries} queries, "
         f"{client.retries} retries)"
     )
     if result.unmapped:
@@ -142,3 +146,47 @@ def pull(
             f"{sum(u.accelerator_hours for u in result.unmapped):,.1f} accelerator-hours are not in "
             f"{out}."
         )
+
+
+def write_records(slabs: Iterator[pd.DataFrame], out: Path, inventory: Inventory) -> int:
+    """Check each slab of records as `qm meter` reads them and write it to `out` (CSV or Parquet), through a
+    partial file beside it that replaces `out` only when every slab passed; the number of records. A slab with
+    problems stops it: they are printed (rows counted from the file's start) and nothing is written."""
+    # imported when run, so that `qm --help` stays fast
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from quartermaster.cli.meter import exit_on
+    from quartermaster.reports.metering.usage import check_usage
+
+    out.parent.mkdir(parents=True, exist_ok=True)
+    partial = out.with_name(f".{out.name}.partial")
+    written = 0
+    try:
+        with partial.open("wb") as file:
+            parquet: pq.ParquetWriter | None = None
+            for slab in slabs:
+                _, issues = check_usage(slab, inventory, str(out))
+                exit_on([_rows_on(issue, written) for issue in issues], "written")
+                if out.suffix.lower() == ".csv":
+                    slab.to_csv(file, index=False, header=not written, date_format="%Y-%m-%dT%H:%M:%S")
+                else:  # hours as a timestamp column, names dictionary-encoded
+                    table = pa.Table.from_pandas(slab, preserve_index=False)
+                    if parquet is None:
+                        parquet = pq.ParquetWriter(file, table.schema)
+                    parquet.write_table(table)
+                written += len(slab)
+            if parquet is not None:
+                parquet.close()
+        partial.replace(out)
+    finally:
+        partial.unlink(missing_ok=True)
+    return written
+
+
+def _rows_on(issue: Issue, rows_before: int) -> Issue:
+    """An issue of one slab located in the whole file (its rows come after `rows_before` others)."""
+    where = issue.location
+    if where is None or where.line is None:
+        return issue
+    return replace(issue, location=replace(where, line=where.line + rows_before))

@@ -12,12 +12,15 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+import pandas as pd
 import pytest
 from typer.testing import CliRunner
 
 from quartermaster.cli import app
 from quartermaster.errors import UsageError
 from quartermaster.modules.observability.prometheus import AuthError, Prometheus, PrometheusError, auth_header
+from quartermaster.modules.observability.pull import Hourly, in_order
 from tests.paths import INVENTORY
 
 HOUR0 = 1790812800  # 2026-10-01T00:00:00Z (date -u -d @1790812800)
@@ -172,8 +175,9 @@ def test_pull_maps_queues_and_flavors_and_names_what_it_cannot(
         "`no-such-pool` is no pool of cluster `eks-us-east-1`" in result.output
     )
     assert "ClusterQueue `scratch` is no team of the inventory" in result.output
-    # two queries (reservation, usage), each asking for the hour's mean of the accelerator resources, no follower
-    queries = [form["query"] for _, form in holder[0].requests]
+    # two queries (reservation, usage; sent at the same time), each asking for the hour's mean of the accelerator
+    # resources, no follower
+    queries = sorted(form["query"] for _, form in holder[0].requests)
     assert queries == [
         f'sum by (cluster_queue, flavor, resource) (avg_over_time({metric}{{resource=~"google\\\\.com/tpu|'
         f'nvidia\\\\.com/gpu",replica_role!="follower"}}[1h]))'
@@ -266,3 +270,52 @@ def test_a_bad_query_answer_is_shown_with_prometheus_own_words(
     )
     assert result.exit_code == 1, result.output
     assert "HTTP 400: parse error at char 3" in result.output
+
+
+def test_an_answer_must_say_its_status_before_its_result(server: tuple[str, list[Script]]) -> None:
+    # issue 30, point 3: the head of an answer is read event by event up to `data.result`, the series after it in
+    # ijson's C backend; an answer with 64 KiB of something else first is refused, not read to its end
+    url, holder = server
+    holder[0] = Script([(200, {"data": {"padding": "x" * 300_000, "resultType": "matrix", "result": []}})])
+    with pytest.raises(PrometheusError, match="does not start as Prometheus answers do"):
+        Prometheus(url, environ={}).query_range("up", *DAY, 3600)
+
+
+def test_slabs_of_records_are_the_records_cut_by_hours() -> None:
+    # the records are made a slab of hours at a time; any slab size gives the same rows, by hour then key, and a
+    # key that only one column answered for has 0 in the other
+    since = dt.datetime(2026, 10, 1)
+    usage = Hourly(since, 5)
+    usage.put("accelerators_requested", ("c", "t2", "f"), np.array([0, 1, 4]), np.array([1.0, 2.0, 3.0]))
+    usage.put("accelerators_used", ("c", "t2", "f"), np.array([0, 1]), np.array([0.5, 1.0]))
+    usage.put("accelerators_used", ("c", "t1", "f"), np.array([3]), np.array([7.0]))
+    whole = pd.concat(usage.slabs(rows=1_000), ignore_index=True)
+    for rows in (1, 2, 3):
+        assert pd.concat(usage.slabs(rows=rows), ignore_index=True).equals(whole)
+    assert [
+        (str(h)[11:16], t, u, r)
+        for h, t, u, r in whole[["hour", "team", "accelerators_used", "accelerators_requested"]].itertuples(index=False)
+    ] == [
+        ("00:00", "t2", 0.5, 1.0),
+        ("01:00", "t2", 1.0, 2.0),
+        ("03:00", "t1", 7.0, 0.0),
+        ("04:00", "t2", 0.0, 3.0),
+    ]
+    assert usage.total("accelerators_requested") == 6.0
+
+
+def test_requests_run_a_few_at_a_time_and_answer_in_order() -> None:
+    running, most, lock = [0], [0], threading.Lock()
+
+    def work(item: int) -> int:
+        with lock:
+            running[0] += 1
+            most[0] = max(most[0], running[0])
+        threading.Event().wait(0.01)
+        with lock:
+            running[0] -= 1
+        return item * item
+
+    assert list(in_order(work, list(range(10)), 3)) == [i * i for i in range(10)]
+    assert 1 <= most[0] <= 3
+    assert list(in_order(work, [2, 3], 1)) == [4, 9]
