@@ -6,7 +6,8 @@ The example is planned as `qm plan` plans it, each team kept to its quota's pool
 There the fixed LP is degenerate (several capacity rows full at once, teams with alternatives of equal cost) and its
 duals read below the re-solve (p5.48xlarge in 2027Q1: $3.88 against $4.45 for one more accelerator); those figures
 are re-solved by the planner (`planner/marginal.py`, method `re-solve`), the rest are the duals' (method `dual`). The
-re-solve here is the test's own (the probe and the fixed LP written again), so it checks the planner's."""
+re-solve here is the test's own (the probe and the fixed LP written again), so it checks the planner's wiring; the
+last test checks the method itself against a figure worked by hand."""
 
 from __future__ import annotations
 
@@ -18,13 +19,14 @@ import pandas as pd
 import pytest
 
 from quartermaster.loader import load
-from quartermaster.planner import PlanOptions, plan
+from quartermaster.planner import PlanOptions, marginal, plan
 from quartermaster.planner.data import PlanData, build_data
 from quartermaster.planner.model import build_model
 from quartermaster.planner.results import collect
 from quartermaster.planner.solve import fix_integers_and_resolve, solve
 from quartermaster.units import quarter_bounds
 from tests.paths import INVENTORY
+from tests.planner.planning import EXACT, MACHINE, curves, one_site, with_cud
 
 QUARTER = "2027Q1"
 QUARTERS = ["2027Q1", "2028Q4"]
@@ -153,3 +155,24 @@ def test_in_the_quarter_in_progress_a_shadow_price_is_one_more_accelerator_in_al
         r for r in result.shadow_prices if (r.site, r.machine, r.quarter) == (row["site"], row["machine"], quarter)
     )
     assert float(shown.usd_per_accelerator_hour) == pytest.approx((again - cost) / data.hours[quarter], abs=1e-4)
+
+
+def test_one_more_accelerator_costs_on_demand_in_the_hours_a_full_commitment_overflows():
+    """Hand-worked (one L4 per node, so nodes = accelerators): 5 committed nodes (paid whether used or not), on demand
+    at $10 a node-hour, no other offer; demand 3 accelerators in half the quarter's hours and 8 in the other half. One
+    more accelerator fits the commitment's idle nodes in the quiet half (3 + 1 <= 5: $0) and goes on demand in the busy
+    half (8 > 5: $10), so it costs 0.5 x $0 + 0.5 x $10 = $5.00 an accelerator-hour. planner/marginal.py's re-solve
+    and the plan's reported figure both say so."""
+    inventory = with_cud(one_site(on_demand=10), count=5, usd_per_node_hour="6").build()
+    demand = curves("ml", [QUARTER], hourly=[3.0, 8.0])  # two buckets of weight 0.5
+    options = PlanOptions(start=QUARTER, horizon=1, **EXACT)
+    data = build_data(inventory, options, demand_curves=demand)
+    model = build_model(data)
+    solve(model)
+    bought = marginal.purchases(model)
+    base = marginal.fixed_cost(data, bought)
+    assert base is not None
+    [offer] = data.offers[data.offers["machine"] == MACHINE]["offer"]
+    assert marginal.marginal_usd_per_accelerator_hour(data, bought, base, offer, QUARTER) == pytest.approx(5.0)
+    [shown] = plan(inventory, options, demand_curves=demand).shadow_prices
+    assert (shown.machine, shown.quarter, shown.usd_per_accelerator_hour) == (MACHINE, QUARTER, Decimal("5.000000"))
