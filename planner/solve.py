@@ -154,7 +154,7 @@ def solve(model: PlanModel, *, relax: bool = False) -> SolveReport:
         rounded = model.whole(integers)
         fixed = session.fix(integers, rounded)
         fixed = replace(fixed, stages=lp.stages + fixed.stages)
-        if fixed.outcome.has_plan and fixed.cost - lp.cost <= model.data.options.gap_rel * abs(fixed.cost):
+        if _proven(fixed, relaxation_bound(lp), model.data.options.gap_rel):
             model.fixed_lp = fixed
             return _report(fixed, Outcome.OPTIMAL, fixed.cost, lp.cost, start, "relax-and-round")
         return _branch_and_bound(model, integers, lp, fixed, rounded, start)
@@ -168,8 +168,7 @@ def solve(model: PlanModel, *, relax: bool = False) -> SolveReport:
     rounded = model.whole(integers)
     fixed = _with_integers(model, integers, rounded, lambda: _run(model, mip=False))
     fixed = replace(fixed, stages=(("relaxation", lp.seconds), ("rounded re-solve", fixed.seconds)))
-    gap_rel = model.data.options.gap_rel
-    if fixed.outcome.has_plan and fixed.cost - lp.cost <= gap_rel * abs(fixed.cost):
+    if _proven(fixed, relaxation_bound(lp), model.data.options.gap_rel):
         return _report(fixed, Outcome.OPTIMAL, fixed.cost, lp.cost, start, "relax-and-round")
     return _branch_and_bound(model, integers, lp, fixed, rounded, start)
 
@@ -186,7 +185,7 @@ def _branch_and_bound(
     gap_rel = model.data.options.gap_rel
     remaining = max(1.0, model.data.options.time_limit_s - (time.perf_counter() - start))
     mip = _run(model, mip=True, time_limit_s=remaining)
-    bound = max(b for b in (lp.objective, mip.bound) if b is not None)
+    bound = max((b for b in (relaxation_bound(lp), mip.bound) if b is not None), default=None)
     if mip.outcome.has_plan and (not fixed.outcome.has_plan or mip.cost <= fixed.cost):
         outcome = Outcome.OPTIMAL if mip.outcome == Outcome.OPTIMAL else Outcome.FEASIBLE
         return _report(mip, outcome, mip.cost, bound, start, "branch-and-bound")
@@ -194,9 +193,20 @@ def _branch_and_bound(
         x = model.x.copy()
         x[integers] = rounded
         model.x = x
-        outcome = Outcome.OPTIMAL if fixed.cost - bound <= gap_rel * abs(fixed.cost) else Outcome.FEASIBLE
+        outcome = Outcome.OPTIMAL if _proven(fixed, bound, gap_rel) else Outcome.FEASIBLE
         return _report(fixed, outcome, fixed.cost, bound, start, "relax-and-round")
     return _elapsed(mip, start)
+
+
+def relaxation_bound(lp: SolveReport) -> float | None:
+    """The LP relaxation's objective as a lower bound on the MILP: only when the relaxation was solved to
+    optimality. A relaxation stopped early (a time limit holding a feasible point) bounds nothing."""
+    return lp.cost if lp.outcome == Outcome.OPTIMAL else None
+
+
+def _proven(plan: SolveReport, bound: float | None, gap_rel: float) -> bool:
+    """Whether `plan` is within `gap_rel` of a proven lower `bound` (never without one)."""
+    return plan.outcome.has_plan and bound is not None and plan.cost - bound <= gap_rel * abs(plan.cost)
 
 
 # Constraint families whose rows tie otherwise independent parts of the model together: a cost centre's budget
@@ -419,8 +429,11 @@ def _with_integers(
             v.cat, v.lowBound, v.upBound = pulp.constants.LpInteger, lo, up
 
 
-def _report(base: SolveReport, outcome: Outcome, objective: float, bound: float, start: float, how: str) -> SolveReport:
-    gap = max(0.0, (objective - bound) / abs(objective)) if objective else 0.0
+def _report(
+    base: SolveReport, outcome: Outcome, objective: float, bound: float | None, start: float, how: str
+) -> SolveReport:
+    """The report of a plan found by `how`; with no proven bound, no gap."""
+    gap = None if bound is None else (max(0.0, (objective - bound) / abs(objective)) if objective else 0.0)
     note = "; ".join(x for x in (base.note, f"plan by {how}") if x)
     return SolveReport(
         outcome, base.solver, base.status, objective, bound, gap, time.perf_counter() - start, note, base.stages

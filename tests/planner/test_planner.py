@@ -12,6 +12,7 @@ from pydantic import ValidationError
 
 from quartermaster.model import PriceRow
 from quartermaster.planner import Outcome, PlanInputError, load_result
+from quartermaster.planner.solve import SolveReport, relaxation_bound
 from quartermaster.units import quarter_hours
 from tests.planner.planning import MACHINE, SITE, curves, one_site, price, run, usd_of, with_cud
 
@@ -413,3 +414,15 @@ def test_a_rate_per_hour_used_differing_between_commitments_of_one_offer_is_refu
 def test_an_upfront_fee_on_a_pay_per_use_price_row_is_refused():
     with pytest.raises(ValidationError, match="apply to `commit` and `onprem` rows only"):
         PriceRow(**{**price(MACHINE, "on-demand", "10"), "upfront_usd_per_node": "100"})
+
+
+@pytest.mark.parametrize(
+    ("outcome", "want"),
+    [
+        (Outcome.OPTIMAL, 100.0),  # solved to optimality: no plan costs less than the relaxation
+        (Outcome.FEASIBLE, None),  # stopped at its time limit on a feasible point: that point's cost bounds nothing
+    ],
+)
+def test_only_an_optimal_lp_relaxation_is_a_lower_bound(outcome, want):
+    lp = SolveReport(outcome, "highs", "", 100.0, None, None, 1.0)
+    assert relaxation_bound(lp) == want
