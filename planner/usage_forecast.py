@@ -30,7 +30,7 @@ from __future__ import annotations
 from collections.abc import Hashable, Mapping
 from dataclasses import dataclass
 from statistics import median
-from typing import TypeVar, cast
+from typing import cast
 
 import numpy as np
 import pandas as pd
@@ -44,7 +44,6 @@ MAX_TREND = 0.25  # a month of history must not extrapolate to more than +-25 % 
 DAYS_PER_QUARTER = 365.25 / 4
 MIN_HISTORY_HOURS = 24  # one daily cycle: fewer hours would miss the day's peak or its quiet night
 HOLDOUT_FIRST_DAY = 3  # a method is tried on the history's days from its third on: a trend needs two days before
-K = TypeVar("K", bound=Hashable)
 
 
 def hourly_demand(inventory: Inventory) -> pd.DataFrame:
@@ -237,16 +236,6 @@ def method_note(method: Method, losses: Mapping[str, float]) -> str:
     )
 
 
-def forecast_levels(
-    matrix: pd.DataFrame, trends: Mapping[K, Trend], when: pd.Timestamp, bands: tuple[tuple[float, float], ...]
-) -> dict[K, list[float]]:
-    """Band levels per column of an hour x series matrix at `when` (one trend per column): its hours carried by
-    each column's trend, the buckets taken on the hours sorted by the carried total."""
-    moved = {column: carried(matrix[column], trend, when) for column, trend in trends.items()}
-    order = pd.DataFrame(moved).sum(axis=1).sort_values(kind="stable").index  # hours, quietest first
-    return {column: band_means(series.loc[order].tolist(), bands) for column, series in moved.items()}
-
-
 def actuals_until(inventory: Inventory) -> pd.Timestamp | None:
     """The end of the usage history (its last hour's end), or None without usage: before it, demand is metered."""
     if not inventory.usage:
@@ -267,18 +256,19 @@ def _history(inventory: Inventory) -> tuple[pd.DataFrame, str | None]:
     return matrix, note
 
 
-def quarter_levels(
+def window_levels(
     matrix: pd.DataFrame,
     forecast: Forecast,
-    quarter: str,
+    start: pd.Timestamp,
+    end: pd.Timestamp,
     as_of: pd.Timestamp,
     bands: tuple[tuple[float, float], ...],
 ) -> dict[Hashable, list[float]]:
-    """Band levels per column of the history in `quarter`: its hours before `as_of` (the end of the history) are the
-    history's own (actuals), the rest are the forecast's hours carried by their trends to the middle of the rest of
-    the quarter; each part weighs its share of the quarter's hours, the buckets cut on the hours sorted by total."""
-    start, end = (pd.Timestamp(d) for d in quarter_bounds(quarter))
-    actual = matrix[(matrix.index >= start) & (matrix.index < end)]
+    """Band levels per column of the history over [start, end): its hours there before `as_of` are the history's own
+    (actuals), the rest are the forecast's hours carried by their trends to the middle of the rest of the window;
+    each part weighs its share of the window's hours, the buckets cut on the hours sorted by total. `qm plan
+    --from-usage` reads each quarter so (quarter_levels), the Helios backtest each window after a split point."""
+    actual = matrix[(matrix.index >= start) & (matrix.index < min(as_of, end))]
     rest_from = min(max(start, as_of), end)
     rest_hours = (end - rest_from) / pd.Timedelta(hours=1)
     parts, weights = [], []
@@ -294,6 +284,18 @@ def quarter_levels(
     weight = np.concatenate(weights)
     order = np.argsort(hours.sum(axis=1).to_numpy(), kind="stable")  # hours, quietest first
     return {c: band_means(hours[c].to_numpy()[order].tolist(), bands, weight[order].tolist()) for c in matrix.columns}
+
+
+def quarter_levels(
+    matrix: pd.DataFrame,
+    forecast: Forecast,
+    quarter: str,
+    as_of: pd.Timestamp,
+    bands: tuple[tuple[float, float], ...],
+) -> dict[Hashable, list[float]]:
+    """Band levels per column of the history in `quarter` (window_levels over its hours; `as_of` the history's end)."""
+    start, end = (pd.Timestamp(d) for d in quarter_bounds(quarter))
+    return window_levels(matrix, forecast, start, end, as_of, bands)
 
 
 def usage_curves(

@@ -20,7 +20,7 @@ from quartermaster.planner.usage_forecast import (
     choose_method,
     fit_trend,
     forecast_by,
-    forecast_levels,
+    window_levels,
     without_outages,
 )
 from tests.paths import REPO
@@ -82,9 +82,11 @@ def planner_forecast(hourly: pd.Series, origin: pd.Timestamp) -> Forecast:
 
 def planner_curve(hourly: pd.Series, origin: pd.Timestamp, forecast: Forecast | None = None) -> pd.DataFrame:
     """The planner's demand for the window after `origin`, from the hours before it only (planner_forecast, unless
-    given), carried to the window's middle and cut into the default bands."""
+    given), read as `qm plan --from-usage` reads a quarter (window_levels: carried to the window's middle and cut into
+    the default bands)."""
     forecast = forecast or planner_forecast(hourly, origin)
-    levels = forecast_levels(forecast.hours, forecast.trends, origin + WINDOW / 2, BANDS)["helios"]
+    history = hourly[hourly.index < origin].to_frame("helios")
+    levels = window_levels(history, forecast, origin, origin + WINDOW, origin, BANDS)["helios"]
     return curves_frame(
         [
             {

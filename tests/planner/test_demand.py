@@ -21,16 +21,29 @@ from quartermaster.planner.usage_forecast import (
     MAX_TREND,
     METHODS,
     MIN_HISTORY_HOURS,
+    Forecast,
     choose_method,
     crps,
     demand_from_usage,
     fit_trend,
     forecast_by,
-    forecast_levels,
+    window_levels,
 )
 from quartermaster.units import quarter_hours
 from tests.builders import make_inventory
 from tests.planner.planning import EXACT, one_site
+
+
+def levels_at(forecast: Forecast, when: pd.Timestamp) -> dict:
+    """Band levels of `forecast`'s hours carried to `when`: window_levels over the two hours around it, none metered
+    (the way --from-usage reads the forecast part of a quarter)."""
+    start = when - pd.Timedelta(hours=1)
+    return window_levels(forecast.hours, forecast, start, when + pd.Timedelta(hours=1), start, BANDS)
+
+
+def trend_forecast(history: pd.DataFrame) -> Forecast:
+    """`history` read by the whole history's trend (METHODS' "trend")."""
+    return forecast_by(history, next(m for m in METHODS if m.trend and m.window_days is None))
 
 
 def with_usage(hourly: list[float], start: str = "2026-10-01T00:00:00"):
@@ -125,23 +138,22 @@ def test_history_carried_by_its_trend_inside_and_past_the_history():
     band has that level. 30 days past the end the growth (0.1 x 91.3125 / 101 a quarter, under MAX_TREND) continues
     the line; a ramp of 10 a day is held to MAX_TREND a quarter past the end."""
     slow = hours_of(lambda t: 100 + 0.1 * t, 10).to_frame("ml")
-    trends = {"ml": fit_trend(slow["ml"])}
     end = slow.index[-1] + pd.Timedelta(hours=1)  # the line is 100 + 0.1 x 10 = 101 there
     for when, level in (
         (slow.index[0] + pd.Timedelta(days=5), 100.5),
         (end, 101.0),
         (end + pd.Timedelta(days=30), 101 + 0.1 * 30),
     ):
-        assert forecast_levels(slow, trends, when, BANDS)["ml"] == pytest.approx([level] * len(BANDS))
+        assert levels_at(trend_forecast(slow), when)["ml"] == pytest.approx([level] * len(BANDS))
     fast = hours_of(lambda t: 100 + 10 * t, 10).to_frame("ml")
-    later = forecast_levels(fast, {"ml": fit_trend(fast["ml"])}, end + pd.Timedelta(days=DAYS_PER_QUARTER), BANDS)
+    later = levels_at(trend_forecast(fast), end + pd.Timedelta(days=DAYS_PER_QUARTER))
     assert later["ml"] == pytest.approx([(100 + 10 * 10) * (1 + MAX_TREND)] * len(BANDS))
 
 
 def test_the_buckets_keep_each_hours_shape_around_the_trend():
     """A flat week alternating 8 and 12 by the hour has no trend: its bands are the hours as they were."""
     week = hours_of(lambda t: 8.0 if int(t * 24) % 2 == 0 else 12.0, 7).to_frame("ml")
-    levels = forecast_levels(week, {"ml": fit_trend(week["ml"])}, week.index[-1] + pd.Timedelta(days=60), BANDS)
+    levels = levels_at(trend_forecast(week), week.index[-1] + pd.Timedelta(days=60))
     assert levels["ml"] == pytest.approx([8.0] * 3 + [12.0] * 4)  # bands below half the hours at 8, above it 12
 
 
@@ -181,7 +193,7 @@ def test_a_decline_after_a_rise_is_followed_down_by_the_recent_trend():
     assert method.name == "trend of the last 7 days"
     forecast = forecast_by(history, method)
     end = history.index[-1] + pd.Timedelta(hours=1)
-    levels = forecast_levels(forecast.hours, forecast.trends, end + pd.Timedelta(days=7), BANDS)["ml"]
+    levels = levels_at(forecast, end + pd.Timedelta(days=7))["ml"]
     assert max(levels) < days[-1]
     assert fit_trend(history["ml"]).slope > 0
 
