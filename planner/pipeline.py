@@ -121,17 +121,19 @@ def resolve_shadow_prices(data: PlanData, model: PlanModel, result: PlanResult) 
     """The shadow prices the duals give only a lower bound of, re-solved (`marginal`), the plan's first open quarter
     first, then quarter by quarter, while the re-solves' columns stay within `marginal.RESOLVE_BUDGET_COLUMNS`; the
     rest keep their lower bound and say so."""
-    bought = marginal.purchases(model)
-    base = marginal.fixed_cost(data, bought)
-    if base is None:
-        return result
     first = result.first_open_quarter
     order = sorted(
         (i for i, r in enumerate(result.shadow_prices) if r.method == "lower bound"),
         key=lambda i: (result.shadow_prices[i].quarter != first, data.quarters.index(result.shadow_prices[i].quarter)),
     )
-    rows = list(result.shadow_prices)
     room = marginal.RESOLVE_BUDGET_COLUMNS // max(model.lp.num_cols, 1)
+    if not order[:room]:  # nothing to re-solve, or no room for one: the base plan's own solve is not worth paying
+        return result
+    bought = marginal.purchases(model)
+    base = marginal.fixed_cost(data, bought)
+    if base is None:
+        return result
+    rows = list(result.shadow_prices)
     for i in order[:room]:
         r = rows[i]
         cost = marginal.marginal_usd_per_accelerator_hour(data, bought, base, offer_key(r.site, r.machine), r.quarter)

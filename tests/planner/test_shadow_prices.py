@@ -22,6 +22,7 @@ from quartermaster.loader import load
 from quartermaster.planner import PlanOptions, marginal, plan
 from quartermaster.planner.data import PlanData, build_data
 from quartermaster.planner.model import build_model
+from quartermaster.planner.pipeline import resolve_shadow_prices
 from quartermaster.planner.results import collect
 from quartermaster.planner.solve import fix_integers_and_resolve, solve
 from quartermaster.units import quarter_bounds
@@ -176,3 +177,16 @@ def test_one_more_accelerator_costs_on_demand_in_the_hours_a_full_commitment_ove
     assert marginal.marginal_usd_per_accelerator_hour(data, bought, base, offer, QUARTER) == pytest.approx(5.0)
     [shown] = plan(inventory, options, demand_curves=demand).shadow_prices
     assert (shown.machine, shown.quarter, shown.usd_per_accelerator_hour) == (MACHINE, QUARTER, Decimal("5.000000"))
+
+
+def test_with_no_room_for_a_re_solve_the_base_plan_is_not_solved_either(example, monkeypatch):
+    """At enterprise size the re-solve budget holds no re-solve: the lower bounds stay, and the fixed plan's own
+    LP (marginal.fixed_cost, a whole build and solve) is not paid for nothing."""
+    _, data, _, _, _, read = example
+    model = build_model(data)
+    assert any(r.method == "lower bound" for r in read.shadow_prices)
+    monkeypatch.setattr(marginal, "RESOLVE_BUDGET_COLUMNS", model.lp.num_cols - 1)  # room for 0 re-solves
+    solved = []
+    monkeypatch.setattr(marginal, "fixed_cost", lambda *args: solved.append(args))
+    assert resolve_shadow_prices(data, model, read) is read
+    assert solved == []
