@@ -43,7 +43,9 @@ from quartermaster.units import next_quarters, quarter_bounds, quarter_of
 MAX_TREND = 0.25  # a month of history must not extrapolate to more than +-25 % a quarter
 DAYS_PER_QUARTER = 365.25 / 4
 MIN_HISTORY_HOURS = 24  # one daily cycle: fewer hours would miss the day's peak or its quiet night
-HOLDOUT_FIRST_DAY = 3  # a method is tried on the history's days from its third on: a trend needs two days before
+HOLDOUT_FIRST_DAY = 3
+"""A method is tried on each calendar day of the history from its fourth on: three days before it (the first one
+partial when the history starts within a day), so a trend is a line through at least three daily means."""
 
 
 def hourly_demand(inventory: Inventory) -> pd.DataFrame:
@@ -197,10 +199,10 @@ def crps(sample: np.ndarray, actual: np.ndarray) -> float:
 
 
 def holdout_loss(total: pd.Series, method: Method) -> float | None:
-    """Mean CRPS of `method`'s forecasts of each day of `total` (from HOLDOUT_FIRST_DAY days after its start) made
-    from the hours before that day and carried to its middle; None without such a day."""
+    """Mean CRPS of `method`'s forecasts of each calendar day of `total` from HOLDOUT_FIRST_DAY days after its first
+    day's midnight, made from the hours before that day and carried to its middle; None without such a day."""
     days = pd.DatetimeIndex(total.index).normalize()
-    first = total.index[0] + pd.Timedelta(days=HOLDOUT_FIRST_DAY)
+    first = days[0] + pd.Timedelta(days=HOLDOUT_FIRST_DAY)
     losses = []
     for day in days.unique():
         before = total[total.index < day]
@@ -227,7 +229,7 @@ def method_note(method: Method, losses: Mapping[str, float]) -> str:
     if not losses:
         return (
             f"forecast method: {method.name} (the usage history is too short to try the methods on its own days: "
-            f"each needs {HOLDOUT_FIRST_DAY} days before it)"
+            f"each needs {HOLDOUT_FIRST_DAY} calendar days before it)"
         )
     tried = ", ".join(f"{name} {loss:.2f}" for name, loss in losses.items())
     return (

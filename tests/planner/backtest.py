@@ -47,7 +47,7 @@ def read_prices(path: Path = REPO / "inventory" / "prices.csv") -> dict[int, Dec
 
 
 def window_cost(hourly: pd.Series, nodes: int, commit_price: Decimal, on_demand: Decimal) -> Decimal:
-    """Cost of `nodes` committed over the hours of `hourly` (GPUs), every GPU-hour above them on demand."""
+    """Cost of `nodes` committed over the hours of `hourly` (GPUs), every node-hour above them on demand."""
     return sum(window_split(hourly, nodes, commit_price, on_demand), Decimal(0))
 
 
@@ -55,7 +55,7 @@ def window_split(
     hourly: pd.Series, nodes: int, commit_price: Decimal, on_demand: Decimal
 ) -> tuple[Decimal, Decimal, Decimal]:
     """window_cost in three parts: the committed node-hours used, those left idle (both at the commit price), and
-    the GPU-hours above the commitment on demand: where a method's cost goes."""
+    the node-hours above the commitment on demand: where a method's cost goes."""
     overflow = float((hourly - nodes * GPUS_PER_NODE).clip(lower=0).sum()) / GPUS_PER_NODE
     idle = float((nodes * GPUS_PER_NODE - hourly).clip(lower=0).sum()) / GPUS_PER_NODE
     idle_usd = Decimal(f"{idle:.6f}") * commit_price

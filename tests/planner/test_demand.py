@@ -105,7 +105,7 @@ def test_hours_when_every_team_is_at_zero_are_missing_data_with_a_note():
         "2026-10-03 05:00) are treated as missing data (a cluster outage), not as zero demand",
         # two days of use: no day has HOLDOUT_FIRST_DAY (3) days before it to try a method on
         "forecast method: lookback (the usage history is too short to try the methods on its own days: each needs "
-        "3 days before it)",
+        "3 calendar days before it)",
     )
     _, notes = demand_from_usage(with_usage(day1 + [0.0] * 24 + day2).build(), PlanOptions(start="2027Q1", horizon=1))
     assert "24 hours" in notes[0] and "(2026-10-02 00:00 to 2026-10-03 00:00)" in notes[0]
@@ -172,6 +172,16 @@ def test_a_history_whose_days_are_noise_around_a_level_is_read_at_its_level():
     method, losses = choose_method(week)
     assert method == METHODS[0] and method.name == "lookback"
     assert losses["lookback"] == min(losses.values())
+
+
+def test_methods_are_tried_from_the_fourth_calendar_day_even_when_the_history_starts_within_a_day():
+    """Review of issue 26: three whole days give no day to try a method on; an hour of a fourth day gives one. A
+    history from noon of its first day is tried on its fourth calendar day too (two and a half days before it)."""
+    ramp = hours_of(lambda t: 100 + 10 * t, 4)
+    assert choose_method(ramp.iloc[:72].to_frame("ml"))[1] == {}
+    assert len(choose_method(ramp.iloc[:73].to_frame("ml"))[1]) == len(METHODS)
+    from_noon = ramp.iloc[12:].to_frame("ml")  # 1 October 12:00 to the end of 4 October
+    assert len(choose_method(from_noon)[1]) == len(METHODS)
 
 
 def test_a_steady_ramp_is_followed_by_its_trend():
