@@ -103,14 +103,27 @@ def unreadable_plan(what: str, plan_dir: Path, error: Exception) -> UsageError:
     )
 
 
-def read_plan_or_exit(plan_dir: Path, what: str = "--plan") -> PlanResult:
-    """The plan `qm plan` wrote in `plan_dir`; a usage error (`what` names the option) when there is none or it
-    cannot be read."""
+def read_plan_or_exit(plan_dir: Path, what: str = "--plan", relaxed_ok: bool = False) -> PlanResult:
+    """The plan `qm plan` wrote in `plan_dir`; a usage error (`what` names the option) when there is none, it cannot
+    be read, the solve found no plan, or (unless `relaxed_ok`: a reader that labels it) business rules had to give
+    (`--explain-infeasible`), so that no view shows a plan's figures that are not a plan."""
     from quartermaster.plan_result import load_result  # imported when run, so that `qm --help` stays fast
 
     if not (plan_dir / "plan.json").is_file():
         raise UsageError(f"{what} {plan_dir}: no plan.json there; run `qm plan --out {plan_dir}` first.")
     try:
-        return load_result(plan_dir)
+        result = load_result(plan_dir)
     except UNREADABLE as error:
         raise unreadable_plan(what, plan_dir, error) from None
+    if not result.has_plan:
+        raise UsageError(
+            f"{what} {plan_dir}: the solve that wrote it found no plan (outcome `{result.outcome}`); fix what "
+            f"`qm plan` reported and write it again with `qm plan --out {plan_dir}`, or give another folder."
+        )
+    if result.relaxed and not relaxed_ok:
+        raise UsageError(
+            f"{what} {plan_dir}: a plan written with --explain-infeasible ({len(result.relaxed_rules)} business "
+            "rule(s) had to give), so its figures are not a plan to hold spend to; fix the rules and write it again "
+            f"with `qm plan --out {plan_dir}` (without --explain-infeasible), or give another folder."
+        )
+    return result

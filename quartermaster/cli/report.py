@@ -33,7 +33,7 @@ def plan_or_exit(inventory: Inventory, quarter: str | None, plan_dir: Path | Non
     from quartermaster.planner import PlanOptions, plan
 
     if plan_dir is not None:
-        return read_plan_or_exit(plan_dir, what)
+        return read_plan_or_exit(plan_dir, what, relaxed_ok=True)  # the report's source trail labels it
     with err_console.status("Planning") as status:
         return plan(inventory, PlanOptions(start=quarter), progress=lambda msg: status.update(msg))
 
