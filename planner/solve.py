@@ -491,7 +491,7 @@ def _run(model: PlanModel, *, mip: bool, time_limit_s: float | None = None) -> S
     outcome = _FROM_SOL_STATUS.get(model.prob.sol_status, Outcome.NO_SOLUTION)
     limit = time_limit_s or opts.time_limit_s
     if outcome == Outcome.NO_SOLUTION and seconds >= limit:  # CBC's status does not say why it stopped
-        note = "; ".join(x for x in (note, time_limit_note(limit)) if x)
+        note = "; ".join(x for x in (note, time_limit_note(opts.time_limit_s)) if x)  # the user's limit, not the rest
     objective = pulp.value(model.prob.objective) if outcome.has_plan else None
     if outcome.has_plan:
         model.load_pulp_solution()

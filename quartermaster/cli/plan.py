@@ -43,7 +43,12 @@ def command(
         "proportional, even, or owner:TEAM (as qm meter).",
     ),
     solver: str = typer.Option("highs", help="highs (default) or cbc."),
-    time_limit: float = typer.Option(120.0, help="Solver time limit in seconds."),
+    time_limit: float = typer.Option(
+        120.0,
+        min=0,
+        help="Time limit in seconds of each solver run: the LP relaxation and the rounded re-solve each get all of "
+        "it, branch-and-bound (when needed) what is left of it, at least 1 s.",
+    ),
     gap: float = typer.Option(1e-3, help="Relative optimality gap at which to stop."),
     write_lp: Path | None = typer.Option(None, help="Also write the model as an LP file."),
     out: Path = typer.Option(Path("out/plan"), help="Folder for the plan (JSON + CSV)."),
@@ -251,8 +256,9 @@ def _print(r: PlanResult) -> None:
     if r.objective_usd is None:
         advice = "Rerun with --explain-infeasible to see which rules cannot hold together."
         if r.outcome == "no-solution":  # the solver stopped (time limit, solver error): no rule was shown to fail
-            advice = f"{r.note[0].upper()}{r.note[1:]}." if r.note else "No rule was shown to fail."
-        console.print(f"[bold red]No plan[/]: the solver ended `{r.outcome}` ({r.solver}, {r.status}). {advice}")
+            advice = "No rule was shown to fail."
+        note = f"{r.note[0].upper()}{r.note[1:]}. " if r.note else ""
+        console.print(f"[bold red]No plan[/]: the solver ended `{r.outcome}` ({r.solver}, {r.status}). {note}{advice}")
         return
     gap = f", gap {r.gap:.3%}" if r.gap is not None else ""
     console.print(

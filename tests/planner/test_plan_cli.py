@@ -95,8 +95,19 @@ def test_a_solver_stopped_by_its_time_limit_says_so_and_what_to_do(tmp_path):
     flat = " ".join(result.output.split())
     assert "No plan: the solver ended `no-solution` (highs, Time limit reached)" in flat
     assert "The solver stopped at its time limit (0 s) before it had a plan; raise --time-limit." in flat
+    assert "No rule was shown to fail." in flat  # the note and the advice, both
     assert "--explain-infeasible" not in flat
     assert "no plan satisfies" not in flat
+
+
+def test_a_negative_time_limit_is_a_usage_error(tmp_path):
+    result = CliRunner().invoke(
+        app, ["plan", str(ROOT / "inventory"), "--start", "2027Q1", "--time-limit", "-1", "--out", str(tmp_path)]
+    )
+    assert result.exit_code == 2, result.output
+    flat = " ".join(result.output.split())
+    assert "Invalid value for '--time-limit': Input should be greater than or equal to 0" in flat
+    assert not (tmp_path / "plan.json").exists()
 
 
 def printed_table(output: str, title: str) -> list[list[str]]:
