@@ -73,6 +73,24 @@ def centre_costs(plan: PlanResult, quarter: str) -> dict[str, Decimal]:
     return out
 
 
+def centre_use(plan: PlanResult, quarter: str) -> dict[str, Decimal]:
+    """cost centre -> its teams' planned use in the quarter without their share of idle, to the cent: each team's
+    charge (`team_costs`) split into use and idle share (`allocate_cents`), the use parts added up."""
+    charge = team_costs(plan, quarter)
+    out: dict[str, Decimal] = {}
+    for r in plan.cost_by_team:
+        if r.quarter == quarter:
+            use = allocate_cents({"use": r.usage_usd, "idle": r.idle_share_usd}, charge[r.team][1])["use"]
+            out[r.cost_center] = out.get(r.cost_center, ZERO) + use
+    return out
+
+
+def planned_use(plan: PlanResult) -> dict[tuple[str, str], Decimal]:
+    """(cost centre, quarter) -> the cost centre's planned use without idle share (`centre_use`) in every quarter of
+    the plan: what metered use at the pools' rates, which shares no idle, is held to."""
+    return {(centre, q): usd for q in plan.quarters for centre, usd in centre_use(plan, q).items()}
+
+
 def planned_charges(plan: PlanResult) -> dict[tuple[str, str], Decimal]:
     """(cost centre, quarter) -> the cost centre's planned charge (`centre_costs`) in every quarter of the plan: the
     `planned` basis of `budgets.budget_status`."""

@@ -16,13 +16,14 @@ in its `runbook` annotation the inventory file (and YAML path) to change. Alerts
   provisioning, via `quartermaster.pricing`; idle commitment capacity not shared) times the quarter's hours
   exceeds the budget.
 - `QuartermasterSpendAbovePlan` (per budget, with a plan): the same projection exceeds the cost centre's planned
-  charge for the quarter.
+  use for the quarter without its share of idle (`planned.planned_use`), the projection's own basis.
 
 Budget thresholds come from `budgets.budget_status`, the function the finance report and `qm diff` use: given the
 plan's rows (`planned`, basis planned: the finance report's `budget_status` table), each budget alert states its
-budget and the planned charge, with their bases, in its annotations (`threshold`, `planned`), and the planned
-charge is the threshold of `QuartermasterSpendAbovePlan`. Without a plan the annotation says there is none; no
-figure stands in for it.
+budget and the planned charge, with their bases, in its annotations (`threshold`, `planned`). The threshold of
+`QuartermasterSpendAbovePlan` is the planned use alone (`PlannedBudgets.use`): the projection shares no idle, so
+holding it to the planned charge (use plus idle share) would fire late by the idle share. Without a plan the
+annotation says there is none; no figure stands in for it.
 
 Kueue's gauges used here need `metrics.enableClusterQueueResources: true` (see `metrics`). Series are matched to a
 cluster by the `cluster_label` (an external label) because a ClusterQueue has the same name in every cluster;
@@ -35,6 +36,7 @@ and the forecast records, which need every cluster's series, are left out with a
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Mapping
 from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
@@ -123,6 +125,9 @@ class PlannedBudgets:
     the plan was read from."""
 
     rows: tuple[BudgetStatus, ...]
+    use: Mapping[tuple[str, str], Decimal]
+    """use: (cost centre, quarter) -> its planned use without idle share (`planned.planned_use`), the basis of the
+    metered spend the alerts project, so QuartermasterSpendAbovePlan compares like with like."""
     plan: str
     """plan: the plan folder, named in the alerts' annotations."""
 
@@ -316,20 +321,29 @@ def build_rules(
                 annotations,
             )
         )
-        if row is not None:
+        use = (
+            None
+            if planned is None or row is None
+            else planned.use.get((budget.cost_center, budget.quarter), Decimal(0))
+        )
+        if row is not None and use is not None:
+            basis = (
+                "basis planned use: its teams' planned use at the plan's prices, idle capacity not shared, as the "
+                "projection"
+            )
             alerts.append(
                 _alert(
                     "QuartermasterSpendAbovePlan",
                     {"cost_center": budget.cost_center, "quarter": budget.quarter, "severity": "info"},
-                    f"{projected} > {_num(row.usd)} and {during}",
+                    f"{projected} > {_num(use)} and {during}",
                     "1h",
                     f"Cost centre {budget.cost_center} spends above its {budget.quarter} plan",
-                    f"{value}, above its planned charge of {format_usd(row.usd)} (basis planned: its teams' planned "
-                    f"use plus their share of idle) against a budget of {format_usd(row.budget_usd)}: the plan's "
-                    "figure no longer holds.",
+                    f"{value}, above its planned use of {format_usd(use)} ({basis}; with their share of idle its "
+                    f"planned charge is {format_usd(row.usd)}) against a budget of {format_usd(row.budget_usd)}: the "
+                    "plan's figure no longer holds.",
                     f"Compare the teams' use with the plan's forecast (demand.csv) and re-plan (`qm plan`), or lower "
                     f"the quotas of {', '.join(teams)} in their files under inventory/teams/.",
-                    {**annotations, "threshold": f"planned charge {format_usd(row.usd)} (basis planned, see planned)"},
+                    {**annotations, "threshold": f"planned use {format_usd(use)} ({basis})"},
                 )
             )
     if not o.cluster:

@@ -70,8 +70,8 @@ def render(
         None,
         "--plan",
         help="A plan folder written by `qm plan`: each budget alert states the plan's planned charge (the finance "
-        "report's budget status) and an alert fires when spend runs above it. Without it, the budget alerts say "
-        "there is no plan.",
+        "report's budget status) and an alert fires when spend runs above its use part (the charge less the idle "
+        "share). Without it, the budget alerts say there is no plan.",
     ),
 ) -> None:
     """Write alert rules whose thresholds come from the inventory and, with --plan, the plan's budget status (each
@@ -87,6 +87,7 @@ def render(
         gmp_rules,
         prometheus_rule,
     )
+    from quartermaster.planned import planned_use
     from quartermaster.reports.finance.tables.budgets import planned_status
     from quartermaster.yamlwriter import dump_yaml
 
@@ -121,7 +122,11 @@ def render(
         )
     result = load_or_exit(path)
     plan = read_plan_or_exit(plan_dir) if plan_dir is not None else None
-    planned = None if plan is None else PlannedBudgets(planned_status(result.inventory, plan), str(plan_dir))
+    planned = (
+        None
+        if plan is None
+        else PlannedBudgets(planned_status(result.inventory, plan), planned_use(plan), str(plan_dir))
+    )
     known = [c.name for c in result.inventory.clusters]
     for name in gmp or []:
         if name not in known:

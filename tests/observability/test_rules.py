@@ -22,6 +22,7 @@ from quartermaster.cli import app
 from quartermaster.loader import LoadResult, load
 from quartermaster.modules.observability.rules import BREAK_EVEN, Options, PlannedBudgets, build_rules
 from quartermaster.plan_result import load_result
+from quartermaster.planned import planned_use
 from quartermaster.pricing import break_even, cents, pool_rate
 from quartermaster.reports.finance import build_report
 from quartermaster.reports.finance.tables.budgets import planned_status
@@ -337,7 +338,10 @@ def test_budget_alerts_carry_the_finance_reports_budget_status_and_say_when_ther
     report = json.loads(build_report(loaded.inventory, plan).to_json())
     table = next(t for t in report["tables"] if t["name"] == "budget_status")
     assert table["rows"], "the example plan has budgets"
-    rules, notes = build_rules(loaded, Options(at=AT), PlannedBudgets(planned_status(loaded.inventory, plan), "p/"))
+    use = planned_use(plan)
+    rules, notes = build_rules(
+        loaded, Options(at=AT), PlannedBudgets(planned_status(loaded.inventory, plan), use, "p/")
+    )
     alerts = _budget_alerts(rules)
     for row in table["rows"]:
         key = (row["cost_center"], row["quarter"])
@@ -345,15 +349,23 @@ def test_budget_alerts_carry_the_finance_reports_budget_status_and_say_when_ther
             alerts[("QuartermasterBudgetOnTrack", *key)],
             alerts[("QuartermasterSpendAbovePlan", *key)],
         )
-        # the thresholds in PromQL are the report's figures (the budget, then the planned charge) to the cent
+        # the budget alert's threshold is the report's budget to the cent; the plan alert's is the cost centre's
+        # planned use without idle share, the basis of the metered projection (review of issue 26): the plan's
+        # cost_by_team usage of its teams, within a cent a team, and below the planned charge by the idle share
         assert Decimal(on_track["expr"].split(" > ")[1].split(" ")[0]) == Decimal(row["budget_usd"])
-        assert Decimal(above_plan["expr"].split(" > ")[1].split(" ")[0]) == Decimal(row["usd"])
+        threshold = Decimal(above_plan["expr"].split(" > ")[1].split(" ")[0])
+        teams = [r for r in plan.cost_by_team if (r.cost_center, r.quarter) == key]
+        assert abs(threshold - sum(r.usage_usd for r in teams)) <= Decimal("0.01") * len(teams)
+        idle = sum(r.idle_share_usd for r in teams)
+        assert abs(Decimal(row["usd"]) - threshold - idle) <= Decimal("0.01") * len(teams)
+        assert threshold == use[key]
         planned = f"${Decimal(row['usd']):,.2f}"
         for alert in (on_track, above_plan):
             assert alert["annotations"]["planned"].startswith(f"{planned}, ")
             assert "basis planned" in alert["annotations"]["planned"] and "p/" in alert["annotations"]["planned"]
         assert on_track["annotations"]["threshold"].startswith(f"budget ${Decimal(row['budget_usd']):,.2f}")
-        assert above_plan["annotations"]["threshold"].startswith(f"planned charge {planned}")
+        assert above_plan["annotations"]["threshold"].startswith(f"planned use ${threshold:,.2f} (basis planned use")
+        assert "idle capacity not shared" in above_plan["annotations"]["threshold"]
     assert not [n for n in notes if n.startswith("budget alerts: no plan")]
 
     bare, notes = build_rules(loaded, Options(at=AT))
@@ -370,19 +382,21 @@ def test_budget_alerts_carry_the_finance_reports_budget_status_and_say_when_ther
 def test_spend_above_plan_fires_above_the_planned_charge_before_the_budget_alert(
     loaded: LoadResult, tmp_path: Path
 ) -> None:
-    # promtool's clock starts at the epoch: CC-2001's budget moved to 1970Q1 (2160 hours), planned at 40 % of it
+    # promtool's clock starts at the epoch: CC-2001's budget moved to 1970Q1 (2160 hours), its planned use at 40 % of
+    # it and its planned charge (use plus idle share) at 50 %
     inv = loaded.inventory
     budget = next(b for b in inv.policy.budgets if b.cost_center == "CC-2001").model_copy(update={"quarter": "1970Q1"})
     moved = LoadResult.__new__(LoadResult)
     moved.__dict__.update(loaded.__dict__)
     moved.inventory = inv.model_copy(update={"policy": inv.policy.model_copy(update={"budgets": (budget,)})})
     planned_usd = cents(budget.usd * Decimal("0.4"))
-    row = BudgetStatus("CC-2001", "1970Q1", "planned", planned_usd, cents(budget.usd))
-    rules, _ = build_rules(moved, Options(at=AT), PlannedBudgets((row,), "plan/"))
+    row = BudgetStatus("CC-2001", "1970Q1", "planned", cents(budget.usd * Decimal("0.5")), cents(budget.usd))
+    rules, _ = build_rules(moved, Options(at=AT), PlannedBudgets((row,), {("CC-2001", "1970Q1"): planned_usd}, "plan/"))
     rate = pool_rate(inv, "p5-od") or Decimal(0)  # inference's on-demand p5 pool, the only CC-2001 use here
-    at_plan = int(planned_usd / (rate * 2160))  # GPUs used all quarter that spend no more than the plan
+    at_plan = int(planned_usd / (rate * 2160))  # GPUs used all quarter that spend no more than the planned use
     at_budget = int(cents(budget.usd) / (rate * 2160))
     assert at_plan + 1 < at_budget  # room between the two thresholds
+    assert (at_plan + 1) * rate * 2160 < row.usd  # above the planned use, still below the planned charge: it fires
 
     def case(gpus: int, above_plan: bool, over_budget: bool) -> dict[str, Any]:
         labels = {"cost_center": "CC-2001", "quarter": "1970Q1"}
