@@ -290,7 +290,7 @@ def build_rules(
         hours = quarter_hours(budget.quarter)
         first, last = _epoch(start), _epoch(end)
         row = plan_rows.get((budget.cost_center, budget.quarter))
-        budget_usd = cents(budget.usd) if row is None else row.budget_usd
+        budget_usd = cents(budget.usd)  # the budget_status rows' budget_usd, to the cent
         if planned is not None and row is None:
             notes.append(
                 f"budget {budget.cost_center} {budget.quarter}: the plan in {planned.plan} does not cover "
@@ -339,7 +339,7 @@ def build_rules(
                     "1h",
                     f"Cost centre {budget.cost_center} spends above its {budget.quarter} plan",
                     f"{value}, above its planned use of {format_usd(use)} ({basis}; with their share of idle its "
-                    f"planned charge is {format_usd(row.usd)}) against a budget of {format_usd(row.budget_usd)}: the "
+                    f"planned charge is {format_usd(row.usd)}) against a budget of {format_usd(budget_usd)}: the "
                     "plan's figure no longer holds.",
                     f"Compare the teams' use with the plan's forecast (demand.csv) and re-plan (`qm plan`), or lower "
                     f"the quotas of {', '.join(teams)} in their files under inventory/teams/.",
