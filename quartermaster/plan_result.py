@@ -136,10 +136,11 @@ class ShadowPriceRow:
     accelerator: str
     quarter: str
     usd_per_accelerator_hour: Decimal
-    method: str = "dual"
+    method: str = "unknown"
     """method: how the figure was found: `dual` (the fixed LP's duals, exact there: one more accelerator is bought
-    pay-per-use at its price), `re-solve` (the plan re-solved with one more accelerator, purchases fixed) or
-    `lower bound` (the duals of a degenerate LP, not re-solved: one more costs at least this)."""
+    pay-per-use at its price), `re-solve` (the plan re-solved with one more accelerator, purchases fixed),
+    `lower bound` (the duals of a degenerate LP, not re-solved: one more costs at least this) or `unknown` (a plan
+    written before this column, whose figures may be any of these)."""
 
 
 @dataclass(frozen=True)

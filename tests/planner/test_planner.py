@@ -254,6 +254,10 @@ def test_a_written_plan_reads_back_the_same(tmp_path):
     assert sum(r.accelerator_hours for r in again.routing) == pytest.approx(again.kpis[0].served_accelerator_hours)
     (tmp_path / "routing.csv").unlink()  # a plan written before the planner recorded routing
     assert load_result(tmp_path) == replace(result, routing=())
+    # a plan written before shadow prices said how each was found: not read as exact duals
+    shadow = pd.read_csv(tmp_path / "shadow_prices.csv", dtype=str)
+    shadow.drop(columns="method").to_csv(tmp_path / "shadow_prices.csv", index=False)
+    assert {r.method for r in load_result(tmp_path).shadow_prices} == {"unknown"}
 
 
 @pytest.mark.parametrize(
