@@ -245,6 +245,15 @@ def _propose(path: Path, inventory: Inventory, result: PlanResult, force: bool) 
         console.print("Proposed quotas: nothing to change.")
 
 
+def solve_summary(r: PlanResult) -> str:
+    """The outcome, solver, time and gap of a plan. CBC gives no MIP bound, so its gap is to the LP relaxation
+    (an optimal CBC plan may sit a few percent above it) and is named so."""
+    gap = ""
+    if r.gap is not None:
+        gap = f", gap to the LP bound {r.gap:.3%}" if r.solver == "cbc" else f", gap {r.gap:.3%}"
+    return f"{r.outcome} ({r.solver}, {r.solve_seconds:.1f} s{gap})"
+
+
 def _print(r: PlanResult) -> None:
     from quartermaster.planned import horizon_cost, horizon_on_demand, purchase_liability
 
@@ -260,10 +269,9 @@ def _print(r: PlanResult) -> None:
         note = f"{r.note[0].upper()}{r.note[1:]}. " if r.note else ""
         console.print(f"[bold red]No plan[/]: the solver ended `{r.outcome}` ({r.solver}, {r.status}). {note}{advice}")
         return
-    gap = f", gap {r.gap:.3%}" if r.gap is not None else ""
     console.print(
-        f"[bold]Plan {r.quarters[0]}..{r.quarters[-1]}[/]: {r.outcome} ({r.solver}, "
-        f"{r.solve_seconds:.1f} s{gap}). Expected cost (planned) {format_usd(horizon_cost(r))} vs "
+        f"[bold]Plan {r.quarters[0]}..{r.quarters[-1]}[/]: {solve_summary(r)}. "
+        f"Expected cost (planned) {format_usd(horizon_cost(r))} vs "
         f"{format_usd(horizon_on_demand(r))} all on-demand (savings rate "
         f"{(r.savings_rate or 0):.1%})."
     )
