@@ -12,10 +12,10 @@ the teams by the idle policy (`PlanOptions.idle_policy`, the rules `qm meter` us
 default); only idle no team can take stays on the `pricing.IDLE_TEAM` line. `usage_usd + idle_share_usd = usd`
 per team, and the teams' `usd` add up to the quarter's cost.
 
-Budget status (`budget_status`): `budgets.budget_status` on the cost centres' charges to the cent
-(`planned.planned_charges`), the rows the finance report, `qm diff --plan` and the alert rules show. The model's
-budget rule caps the charge for use only (idle shares depend on the solution), so a budget the model kept can show
-as over here, which is what finance will see.
+Budget status (`budget_status`): `planned.planned_status`, `budgets.budget_status` on the cost centres' charges to
+the cent (`planned.planned_charges`), the rows the finance report, `qm diff --plan` and the alert rules show. The
+model's budget rule caps the charge for use only (idle shares depend on the solution), so a budget the model kept can
+show as over here, which is what finance will see.
 """
 
 from __future__ import annotations
@@ -30,7 +30,6 @@ from typing import TypeVar
 import numpy as np
 import pandas as pd
 
-from quartermaster.budgets import budget_status
 from quartermaster.plan_result import (
     EXISTING,
     NEW,
@@ -48,7 +47,7 @@ from quartermaster.plan_result import (
     UnmetRow,
     rows_of,
 )
-from quartermaster.planned import planned_charges
+from quartermaster.planned import planned_status
 from quartermaster.planner.model import (
     PAY_PER_USE,
     TIERS,
@@ -135,8 +134,7 @@ def collect(
         commitment_utilisation=_typed(CommitmentUtilisationRow, commitment_utilisation(m)),
         placement=d.placement,
     )
-    charges = planned_charges(result)
-    return replace(result, budget_status=budget_status(table_rows(d.budgets, Budget), charges, "planned", d.quarters))
+    return replace(result, budget_status=planned_status(table_rows(d.budgets, Budget), result))
 
 
 def uncapped_offers(m: PlanModel) -> tuple[str, ...]:

@@ -2,8 +2,9 @@
 
 `budget_status` is the one function the plan (its `budget_status` table and `qm plan`'s summary), the finance report
 (its budget tables and `report.json`), the quota-PR check (`qm diff`, markdown, text and `--format json`) and the
-alert rules' budget annotations and plan thresholds (`qm observability render --plan`) use. It pairs each budget of
-`policy.budgets` with the cost centre's charge for that quarter on one basis (`pricing.BASES`):
+alert rules' budget annotations (`qm observability render --plan`) use; on the planned basis through
+`planned.planned_status`. It pairs each budget of `policy.budgets` with the cost centre's charge for that quarter
+on one basis (`pricing.BASES`):
 
 - **planned**: the plan's charge of the cost centre's teams in the quarter (use plus idle share), to the cent as the
   finance report shows it (`planned.centre_costs`);
@@ -27,7 +28,7 @@ from quartermaster.pricing import Basis, cents
 PCT = Decimal("0.0001")
 
 
-class Budget(Protocol):
+class QuarterBudget(Protocol):
     """A budget of `policy.budgets` as the inventory (`model.Budget`) or the planner's tables hold it."""
 
     @property
@@ -66,7 +67,10 @@ class BudgetStatus:
 
 
 def budget_status(
-    budgets: Iterable[Budget], charges: Mapping[tuple[str, str], Decimal], basis: Basis, quarters: Collection[str]
+    budgets: Iterable[QuarterBudget],
+    charges: Mapping[tuple[str, str], Decimal],
+    basis: Basis,
+    quarters: Collection[str],
 ) -> tuple[BudgetStatus, ...]:
     """A row per budget of one of `quarters`, sorted by quarter then cost centre: the cost centre's charge in the
     quarter on `basis` (`charges`, keyed by (cost centre, quarter); none is 0) against the budget, both to the cent."""

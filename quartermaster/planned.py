@@ -18,6 +18,7 @@ from collections.abc import Hashable, Iterable, Mapping
 from decimal import ROUND_FLOOR, Decimal
 from typing import TYPE_CHECKING, TypeVar
 
+from quartermaster.budgets import BudgetStatus, QuarterBudget, budget_status
 from quartermaster.pricing import CENT, allocate_cents, cents
 
 if TYPE_CHECKING:
@@ -95,6 +96,12 @@ def planned_charges(plan: PlanResult) -> dict[tuple[str, str], Decimal]:
     """(cost centre, quarter) -> the cost centre's planned charge (`centre_costs`) in every quarter of the plan: the
     `planned` basis of `budgets.budget_status`."""
     return {(centre, q): usd for q in plan.quarters for centre, usd in centre_costs(plan, q).items()}
+
+
+def planned_status(budgets: Iterable[QuarterBudget], plan: PlanResult) -> tuple[BudgetStatus, ...]:
+    """Every budget of the plan's quarters against the cost centre's planned charge (`planned_charges`): the plan's
+    `budget_status` table, the finance report's, `qm diff --plan`'s planned rows and the alert rules' figures."""
+    return budget_status(budgets, planned_charges(plan), "planned", plan.quarters)
 
 
 def purchase_liability(plan: PlanResult) -> tuple[Decimal, Decimal]:

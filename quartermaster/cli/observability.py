@@ -87,8 +87,7 @@ def render(
         gmp_rules,
         prometheus_rule,
     )
-    from quartermaster.planned import planned_use
-    from quartermaster.reports.finance.tables.budgets import planned_status
+    from quartermaster.planned import planned_status, planned_use
     from quartermaster.yamlwriter import dump_yaml
 
     labels: dict[str, str] = {}
@@ -125,7 +124,7 @@ def render(
     planned = (
         None
         if plan is None
-        else PlannedBudgets(planned_status(result.inventory, plan), planned_use(plan), str(plan_dir))
+        else PlannedBudgets(planned_status(result.inventory.policy.budgets, plan), planned_use(plan), str(plan_dir))
     )
     known = [c.name for c in result.inventory.clusters]
     for name in gmp or []:

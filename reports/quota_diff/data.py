@@ -31,7 +31,7 @@ from quartermaster.budgets import BudgetStatus, budget_status
 from quartermaster.capacity import nominal_by_flavor
 from quartermaster.model import Inventory, Quota, Team
 from quartermaster.plan_result import PlanResult
-from quartermaster.planned import planned_charges
+from quartermaster.planned import planned_status
 from quartermaster.pricing import CENT, DEFAULT_IDLE_POLICY, HOURS_PER_MONTH, idle_weights
 from quartermaster.reports.quota_diff.impact import IMPACT_DAYS, TeamImpact, flavor_tree, recent_demand, replay
 from quartermaster.reports.quota_diff.policy import approvals, centre_monthly, verdicts
@@ -163,7 +163,7 @@ def _budget_status(
     priced = {cc for cc, _ in exposure}
     rows = [*budget_status(head.policy.budgets, exposure, "exposure", quarters)]
     if plan is not None:
-        rows += budget_status(head.policy.budgets, planned_charges(plan), "planned", plan.quarters)
+        rows += planned_status(head.policy.budgets, plan)
     order = {"exposure": 0, "planned": 1}
     return tuple(
         sorted(

@@ -22,10 +22,9 @@ from quartermaster.cli import app
 from quartermaster.loader import LoadResult, load
 from quartermaster.modules.observability.rules import BREAK_EVEN, Options, PlannedBudgets, build_rules
 from quartermaster.plan_result import load_result
-from quartermaster.planned import planned_use
+from quartermaster.planned import planned_status, planned_use
 from quartermaster.pricing import break_even, cents, pool_rate
 from quartermaster.reports.finance import build_report
-from quartermaster.reports.finance.tables.budgets import planned_status
 from quartermaster.yamlwriter import dump_yaml
 from tests.observability.promserver import PROMTOOL, needs_promtool
 from tests.paths import DATA, INVENTORY
@@ -340,7 +339,7 @@ def test_budget_alerts_carry_the_finance_reports_budget_status_and_say_when_ther
     assert table["rows"], "the example plan has budgets"
     use = planned_use(plan)
     rules, notes = build_rules(
-        loaded, Options(at=AT), PlannedBudgets(planned_status(loaded.inventory, plan), use, "p/")
+        loaded, Options(at=AT), PlannedBudgets(planned_status(loaded.inventory.policy.budgets, plan), use, "p/")
     )
     alerts = _budget_alerts(rules)
     for row in table["rows"]:

@@ -7,8 +7,7 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import TYPE_CHECKING
 
-from quartermaster.budgets import BudgetStatus, budget_status
-from quartermaster.planned import planned_charges
+from quartermaster.planned import planned_status
 from quartermaster.reports.finance.table import NAME_COLUMN, Column, Row, Table, column_sums
 from quartermaster.reports.finance.tables.common import PCT, centre_name
 
@@ -38,14 +37,9 @@ class BudgetLine(Row):
     used: Decimal | None
 
 
-def planned_status(inventory: Inventory, plan: PlanResult) -> tuple[BudgetStatus, ...]:
-    """Every budget of the plan's quarters against the cost centre's planned charge."""
-    return budget_status(inventory.policy.budgets, planned_charges(plan), "planned", plan.quarters)
-
-
 def budget_tables(inventory: Inventory, plan: PlanResult, quarter: str) -> tuple[Table, Table]:
     """(budget_status, budget_variance)."""
-    status = planned_status(inventory, plan)
+    status = planned_status(inventory.policy.budgets, plan)
     lines = tuple(
         StatusLine(
             s.cost_center,
