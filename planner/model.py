@@ -202,6 +202,11 @@ def _safe(part: str) -> str:
     return _UNSAFE.sub("_", part)
 
 
+def _joined(parts: Sequence[np.ndarray], dtype: type) -> np.ndarray:
+    """The arrays `parts` end to end; an empty array of `dtype` when there are none."""
+    return np.concatenate(parts) if len(parts) else np.zeros(0, dtype=dtype)
+
+
 def ranges(lengths: Ints) -> Ints:
     """0 .. n-1 for each n of `lengths`, concatenated."""
     ends = np.cumsum(lengths)
@@ -370,10 +375,9 @@ class PlanModel:
     _lp: LinearProgram | None = None
     _u: UseColumns | None = None
     _demand: DemandRows | None = None
-    _active: tuple[Ints, Ints, Floats, list[str]] | None = None
-    _used: tuple[Floats, list[tuple[tuple[str, str, str, str, str, int], float]]] | None = (
-        None  # active_terms: start by (j, q); column, g, model
-    )
+    _active: tuple[Ints, Ints, Floats, list[str]] | None = None  # active_terms: start by (j, q); column, g, model
+    # used(): the solution it was read from (PlanModel.x) and its u columns above 0
+    _used: tuple[Floats, list[tuple[tuple[str, str, str, str, str, int], float]]] | None = None
 
     # --- building -------------------------------------------------------------------------------------------------
 
@@ -450,8 +454,10 @@ class PlanModel:
         cost = np.zeros(self._num_cols)
         for columns, coefficients in self._costs:
             cost[columns] += coefficients
-        rows = np.concatenate([r[4] for r in self._rows]) if self._rows else np.zeros(0, dtype=np.int64)
-        value = np.concatenate([r[6] for r in self._rows]) if self._rows else np.zeros(0)
+        # every array from the rows concatenated the same way, empty (of its type) when there are no rows
+        row_parts: list[tuple[Any, ...]] = list(zip(*self._rows, strict=True)) if self._rows else [()] * 7
+        rows = _joined(row_parts[4], np.int64)
+        value = _joined(row_parts[6], float)
         kept = value != 0
         self._lp = LinearProgram(
             col_names=[n for names, _, _, _ in self._columns for n in names],
@@ -460,12 +466,12 @@ class PlanModel:
             cost=cost,
             integer=integer.astype(bool),
             constant=constant,
-            row_names=[n for r in self._rows for n in r[1]],
-            row_family=np.concatenate([r[0] for r in self._rows]),
-            row_lower=np.concatenate([r[2] for r in self._rows]),
-            row_upper=np.concatenate([r[3] for r in self._rows]),
+            row_names=[n for names in row_parts[1] for n in names],
+            row_family=_joined(row_parts[0], np.int64),
+            row_lower=_joined(row_parts[2], float),
+            row_upper=_joined(row_parts[3], float),
             start=np.concatenate(([0], np.cumsum(np.bincount(rows[kept], minlength=self._num_rows)))),
-            index=(np.concatenate([r[5] for r in self._rows]) if self._rows else np.zeros(0, dtype=np.int64))[kept],
+            index=_joined(row_parts[5], np.int64)[kept],
             value=value[kept],
         )
         self._columns, self._costs, self._rows = [], [], []
@@ -962,11 +968,6 @@ def add_demand_met(m: PlanModel) -> None:
     m.add_rows(
         "demand_met", names, "=", demand.level, [(u.demand_row, u.column, u.per_node), (every, demand.unmet, 1.0)]
     )
-
-
-def use_by_tier(m: PlanModel) -> dict[tuple[str, str, str, str, int], list[int]]:
-    """(j, t, q, s, b) -> [u_kjt] over demand keys, in column order (sorted by key)."""
-    return m.by_tier
 
 
 def add_existing_commitments_cover(m: PlanModel) -> None:

@@ -55,7 +55,6 @@ from quartermaster.planner.model import (
     on_demand_equivalent_price,
     term_end,
     term_hours,
-    use_by_tier,
     weeks_in,
 )
 from quartermaster.planner.solve import SolveReport
@@ -303,10 +302,6 @@ def _charge_line(m: PlanModel, j: str, tier: str, q: str, node_hours: float) -> 
     return PricedLine(decimal_of(node_hours), "node-hour", rate, "planned", source)
 
 
-def _expected_hours(m: PlanModel, q: str, s: str, b: int) -> float:
-    return m.cell_hours[(q, s, b)]
-
-
 def _active_new_nodes(m: PlanModel) -> dict[tuple[str, str, str], float]:
     """(j, option, q) -> new nodes of that option active in q."""
     qs = m.data.quarters
@@ -408,7 +403,7 @@ def _costs(m: PlanModel, od_price: dict[str, float]) -> tuple[pd.DataFrame, pd.D
     pay_per_use: dict[tuple[str, str, str], float] = defaultdict(float)  # node-hours per quarter, offer and model
     used_hours: dict[tuple[str, str], float] = defaultdict(float)  # new commitments' hours used, per quarter and offer
     for (k, j, t, q, s, b), x in sorted(m.used()):
-        node_hours = _expected_hours(m, q, s, b) * x
+        node_hours = m.cell_hours[(q, s, b)] * x
         a = offers[j].accelerators_per_node
         served[q] += node_hours * a
         served_od[q] += node_hours * od_price[j]
@@ -422,7 +417,7 @@ def _costs(m: PlanModel, od_price: dict[str, float]) -> tuple[pd.DataFrame, pd.D
             used_hours[(q, j)] += node_hours
         team_hours[(q, m.key_parts[k][0], j, t)] += node_hours
     for (j, t, q, s, b), var in m.slices.items():  # whole TPU slices: paid whole, used or not
-        pay_per_use[(q, j, t)] += _expected_hours(m, q, s, b) * round(m.value(var)) * offers[j].nodes_per_unit
+        pay_per_use[(q, j, t)] += m.cell_hours[(q, s, b)] * round(m.value(var)) * offers[j].nodes_per_unit
     for (q, j, t), node_hours in pay_per_use.items():  # each offer's pay-per-use hours, priced once
         by_model[(q, t, 0)] += float(known_usd(_pay_per_use_line(m, j, t, node_hours)))
     for (q, j), node_hours in used_hours.items():
@@ -440,7 +435,7 @@ def _costs(m: PlanModel, od_price: dict[str, float]) -> tuple[pd.DataFrame, pd.D
         team_charge[(q, team)] += float(known_usd(_charge_line(m, j, t, q, node_hours)))
     unmet: dict[str, float] = defaultdict(float)
     for (_k, q, s, b), var in m.unmet.items():
-        unmet[q] += _expected_hours(m, q, s, b) * m.value(var)
+        unmet[q] += m.cell_hours[(q, s, b)] * m.value(var)
     od_equivalent = on_demand_baseline(m)
     cost_rows = [
         {"quarter": q, "pricing_model": pm, "term_months": tm, "usd": usd(x)}
@@ -486,7 +481,7 @@ def on_demand_baseline(m: PlanModel) -> dict[str, float]:
     out: dict[str, float] = defaultdict(float)
     for r in table_rows(d.demand, Demand):
         out[r.quarter] += (
-            _expected_hours(m, r.quarter, r.scenario, r.bucket) * r.level * d.baseline_rate.get(r.demand_key, 0.0)
+            m.cell_hours[(r.quarter, r.scenario, r.bucket)] * r.level * d.baseline_rate.get(r.demand_key, 0.0)
         )
     return out
 
@@ -513,7 +508,7 @@ def routing(m: PlanModel) -> pd.DataFrame:
     hours: dict[tuple[str, str, str, str], float] = defaultdict(float)
     for (k, j, t, q, s, b), x in m.used():
         if x > TINY:
-            hours[(q, k, j, t)] += _expected_hours(m, q, s, b) * x * offers[j].accelerators_per_node
+            hours[(q, k, j, t)] += m.cell_hours[(q, s, b)] * x * offers[j].accelerators_per_node
     rows = []
     for (q, k, j, t), h in hours.items():
         parts, o = m.key_parts[k], offers[j]
@@ -560,7 +555,7 @@ def moves(m: PlanModel) -> pd.DataFrame:
         if j in m.data.quota_offers.get(team, frozenset()):
             continue
         if x > TINY:
-            hours[(team, j)] += _expected_hours(m, q, s, b) * x * offers[j].accelerators_per_node
+            hours[(team, j)] += m.cell_hours[(q, s, b)] * x * offers[j].accelerators_per_node
             peak[(team, j)][(q, s, b)] += x
     pools: dict[str, str] = {}
     for p in table_rows(m.data.pools, Pool):
@@ -602,7 +597,7 @@ def commitment_utilisation(m: PlanModel) -> pd.DataFrame:
     history's (PlanData.metered_utilisation); the expected figure is the metered one where there is history."""
     d = m.data
     used: dict[tuple[str, str], float] = defaultdict(float)
-    for (j, t, q, s, b), vars_ in use_by_tier(m).items():
+    for (j, t, q, s, b), vars_ in m.by_tier.items():
         if t == EXISTING:
             used[(j, q)] += d.scenarios[s] * m.weight[(q, s, b)] * sum(m.value(v) for v in vars_)
     rows = []
@@ -749,7 +744,7 @@ def unmet_demand(m: PlanModel) -> pd.DataFrame:
     for (k, q, s, b), var in m.unmet.items():
         x = m.value(var)
         if x > TINY:
-            hours[(k, q)] += _expected_hours(m, q, s, b) * x
+            hours[(k, q)] += m.cell_hours[(q, s, b)] * x
             peak[(k, q)] = max(peak[(k, q)], x)
     rows = []
     for (k, q), h in hours.items():
