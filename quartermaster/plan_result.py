@@ -12,12 +12,13 @@ those who want one (pandas is imported then).
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import datetime as dt
 import enum
 import json
 import typing
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import asdict, dataclass, field, fields
 from decimal import Decimal
 from pathlib import Path
@@ -442,16 +443,32 @@ def load_result(out_dir: str | Path) -> PlanResult:
     """Read a plan written by `PlanResult.write`: every field and row back with its type, equal to what was
     written."""
     out = Path(out_dir)
-    doc = json.loads((out / "plan.json").read_text())
+    with not_what_was_written("plan.json"):
+        doc = json.loads((out / "plan.json").read_text())
+        if not isinstance(doc, dict):
+            raise ValueError(f"a JSON {type(doc).__name__}, not an object")
     kwargs: dict[str, Any] = {}
     for f in fields(PlanResult):
         if f.name in ROWS:
             path = out / f"{f.name}.csv"
             if path.exists() or f.name not in ADDED_LATER:
-                kwargs[f.name] = read_rows(path, ROWS[f.name])
+                with not_what_was_written(path.name):
+                    kwargs[f.name] = read_rows(path, ROWS[f.name])
         elif f.name in doc:
-            kwargs[f.name] = _summary_value(f.name, doc[f.name])
-    return PlanResult(**kwargs)
+            with not_what_was_written("plan.json"):
+                kwargs[f.name] = _summary_value(f.name, doc[f.name])
+    with not_what_was_written("plan.json"):
+        return PlanResult(**kwargs)
+
+
+@contextlib.contextmanager
+def not_what_was_written(name: str) -> Iterator[None]:
+    """Raise a file's content that is not what `PlanResult.write` wrote (a field missing or unknown, a value of the
+    wrong kind) as a ValueError naming the file, the one error (with OSError) readers of a plan folder catch."""
+    try:
+        yield
+    except (KeyError, TypeError, ArithmeticError, ValueError) as error:
+        raise ValueError(f"{name}: {error}") from error
 
 
 def rows_of(row_type: type, records: Sequence[Mapping[Any, Any]]) -> tuple[Any, ...]:

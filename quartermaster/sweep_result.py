@@ -15,6 +15,8 @@ from decimal import Decimal
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from quartermaster.plan_result import not_what_was_written
+
 if TYPE_CHECKING:
     import pyarrow as pa
 
@@ -108,8 +110,9 @@ def load_sweep(out_dir: str | Path) -> Sweep | None:
         return None
     import pyarrow.parquet as pq
 
-    doc = json.loads((out / "sweep.json").read_text())
-    spec = SweepSpec(tuple((t, tuple(v)) for t, v in doc.pop("grid")), doc.pop("draws"), doc.pop("seed"))
+    with not_what_was_written("sweep.json"):
+        doc = json.loads((out / "sweep.json").read_text())
+        spec = SweepSpec(tuple((t, tuple(v)) for t, v in doc.pop("grid")), doc.pop("draws"), doc.pop("seed"))
     return Sweep(spec, pq.read_table(out / "sweep.parquet"), pq.read_table(out / "sweep_purchases.parquet"), doc)
 
 

@@ -90,9 +90,11 @@ def check_output(out: Path, option: str, inventory: Path, *, folder: bool, input
         )
 
 
-UNREADABLE = (ValueError, KeyError, TypeError, AttributeError, IndexError, OSError)
+UNREADABLE = (ValueError, OSError)
 """What reading a plan folder raises when a file in it is not what `qm plan` wrote (JSON that does not parse or
-lacks a field, a CSV or Parquet file that is cut or corrupt: pyarrow's errors are ValueError or OSError)."""
+lacks a field, a CSV or Parquet file that is cut or corrupt: `plan_result.load_result` and `sweep_result.load_sweep`
+raise ValueError naming the file, pyarrow ValueError or OSError) or cannot be read; any other error is a bug and
+shows as one."""
 
 
 def unreadable_plan(what: str, plan_dir: Path, error: Exception) -> UsageError:

@@ -1672,7 +1672,7 @@ CASES += [
         corrupt_plan,
         ("report", "inv", "--plan", "plan", "--out", "out"),
         2,
-        says=("--plan plan: the plan in it cannot be read (Expecting ',' delimiter",),
+        says=("--plan plan: the plan in it cannot be read (plan.json: Expecting ',' delimiter",),
         issue=29,
     ),
     Case(
