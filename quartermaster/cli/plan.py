@@ -362,7 +362,15 @@ def _print_budget_status(r: PlanResult) -> None:
         f"Budgets (planned: each cost centre's teams' use plus idle share): {len(r.budget_status) - len(over)} of "
         f"{len(r.budget_status)} within."
         + "".join(f" {b.cost_center} {b.quarter} over by {format_usd(b.variance)}." for b in over)
+        + (f" {OVER_WHY}" if over else "")
     )
+
+
+OVER_WHY = (
+    "(The plan caps each cost centre's use at its budget; its share of idle capacity, which depends on what the plan "
+    "buys, comes on top and can take the charge over.)"
+)
+"""Why a budget the plan kept can show as over: printed after the budgets over (docs/reference/qm-plan.md)."""
 
 
 def _print_bridge(inventory: Inventory, r: PlanResult) -> None:

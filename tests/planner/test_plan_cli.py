@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import re
 import shlex
+from dataclasses import replace
 from decimal import Decimal
 
 import pytest
@@ -160,3 +161,20 @@ def test_a_cbc_plan_names_its_gap_as_to_the_lp_bound():
     )
     assert result.solver == "cbc" and result.gap is not None
     assert f", gap to the LP bound {result.gap:.3%})" in solve_summary(result)
+
+
+def test_a_budget_over_says_why_a_plan_that_caps_budgets_can_be_over(capsys):
+    """Review of issue 26: `qm plan` said a budget was over without why (the model caps use; the idle share is
+    added after), and says nothing of it when every budget is kept."""
+    from quartermaster.budgets import BudgetStatus
+    from quartermaster.cli.plan import OVER_WHY, _print_budget_status
+
+    kept = BudgetStatus("CC-1", "2027Q1", "planned", Decimal("90.00"), Decimal("100.00"))
+    over = BudgetStatus("CC-2", "2027Q1", "planned", Decimal("112.50"), Decimal("100.00"))
+    stored = load_result(ROOT / "tests" / "data" / "reports" / "plan")
+    _print_budget_status(replace(stored, budget_status=(kept, over)))
+    printed = " ".join(capsys.readouterr().out.split())
+    assert f"1 of 2 within. CC-2 2027Q1 over by $12.50. {OVER_WHY}" in printed
+    _print_budget_status(replace(stored, budget_status=(kept,)))
+    printed = " ".join(capsys.readouterr().out.split())
+    assert "1 of 1 within." in printed and OVER_WHY not in printed
