@@ -285,12 +285,7 @@ def highs_alone(model: PlanModel, path: Path, threads: int | None) -> tuple[floa
     options: (seconds to write, CPU seconds of HiGHS's solve, objective)."""
     wall = time.perf_counter()
     lp = model.lp
-    whole = highspy.HighsLp()
-    whole.num_col_, whole.num_row_ = lp.num_cols, lp.num_rows
-    whole.col_cost_, whole.col_lower_, whole.col_upper_ = lp.cost, lp.col_lower, lp.col_upper
-    whole.row_lower_, whole.row_upper_ = lp.row_lower, lp.row_upper
-    whole.a_matrix_.format_ = highspy.MatrixFormat.kRowwise
-    whole.a_matrix_.start_, whole.a_matrix_.index_, whole.a_matrix_.value_ = lp.start, lp.index, lp.value
+    whole = lp.to_highs()
     whole.integrality_ = [highspy.HighsVarType.kInteger if i else highspy.HighsVarType.kContinuous for i in lp.integer]
     whole.offset_ = lp.constant
     whole.col_names_, whole.row_names_ = lp.col_names, lp.row_names

@@ -137,6 +137,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+import highspy
 import numpy as np
 import numpy.typing as npt
 import pandas as pd
@@ -240,6 +241,33 @@ class LinearProgram:
     @property
     def num_rows(self) -> int:
         return len(self.row_names)
+
+    def to_highs(
+        self,
+        cols: Ints | None = None,
+        rows: Ints | None = None,
+        col_lower: Floats | None = None,
+        col_upper: Floats | None = None,
+    ) -> highspy.HighsLp:
+        """The LP relaxation as HiGHS takes it: the columns `cols` and rows `rows` (all by default; each row's
+        columns among `cols`), indexed from 0, with the column bounds `col_lower`, `col_upper` if given."""
+        cols = np.arange(self.num_cols) if cols is None else cols
+        rows = np.arange(self.num_rows) if rows is None else rows
+        lower = self.col_lower if col_lower is None else col_lower
+        upper = self.col_upper if col_upper is None else col_upper
+        local = np.full(self.num_cols, -1, dtype=np.int32)
+        local[cols] = np.arange(len(cols), dtype=np.int32)
+        lengths = np.diff(self.start)[rows]
+        entries = np.repeat(self.start[rows], lengths) + ranges(lengths)
+        lp = highspy.HighsLp()
+        lp.num_col_, lp.num_row_ = len(cols), len(rows)
+        lp.col_cost_, lp.col_lower_, lp.col_upper_ = self.cost[cols], lower[cols], upper[cols]
+        lp.row_lower_, lp.row_upper_ = self.row_lower[rows], self.row_upper[rows]
+        lp.a_matrix_.format_ = highspy.MatrixFormat.kRowwise
+        lp.a_matrix_.start_ = np.concatenate(([0], np.cumsum(lengths))).astype(np.int32)
+        lp.a_matrix_.index_ = local[self.index[entries]]
+        lp.a_matrix_.value_ = self.value[entries]
+        return lp
 
     def rows_of(self, *families: str) -> Bools:
         """Which rows belong to one of `families`."""

@@ -249,20 +249,8 @@ class HighsSession:
             self.highs = [self._highs(self._lp(cols, rows), HIGHS_COMPONENT_OPTIONS) for cols, rows in self.parts]
 
     def _lp(self, cols: np.ndarray, rows: np.ndarray) -> highspy.HighsLp:
-        """The LP of the columns `cols` and rows `rows` (each row's columns among `cols`), indexed from 0."""
-        local = np.full(self.n_col, -1, dtype=np.int32)
-        local[cols] = np.arange(len(cols), dtype=np.int32)
-        lengths = np.diff(self.start)[rows]
-        entries = np.repeat(self.start[rows], lengths) + ranges(lengths)
-        lp = highspy.HighsLp()
-        lp.num_col_, lp.num_row_ = len(cols), len(rows)
-        lp.col_cost_, lp.col_lower_, lp.col_upper_ = self.cost[cols], self.col_lower[cols], self.col_upper[cols]
-        lp.row_lower_, lp.row_upper_ = self.row_lower[rows], self.row_upper[rows]
-        lp.a_matrix_.format_ = highspy.MatrixFormat.kRowwise
-        lp.a_matrix_.start_ = np.concatenate(([0], np.cumsum(lengths))).astype(np.int32)
-        lp.a_matrix_.index_ = local[self.index[entries]]
-        lp.a_matrix_.value_ = self.value[entries]
-        return lp
+        """The LP of the columns `cols` and rows `rows`, with the column bounds as they stand (fix changes them)."""
+        return self.model.lp.to_highs(cols, rows, self.col_lower, self.col_upper)
 
     def _highs(self, lp: highspy.HighsLp, options: dict[str, str] | None = None) -> highspy.Highs:
         """A HiGHS instance holding `lp`, with the LP options (and `options` on top)."""

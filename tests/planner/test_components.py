@@ -192,13 +192,7 @@ def test_a_budget_binding_across_two_components_gives_what_highs_gives_on_the_wh
     lp = model.lp
     highs = highspy.Highs()
     highs.setOptionValue("output_flag", False)
-    whole = highspy.HighsLp()
-    whole.num_col_, whole.num_row_ = lp.num_cols, lp.num_rows
-    whole.col_cost_, whole.col_lower_, whole.col_upper_ = lp.cost, lp.col_lower, lp.col_upper
-    whole.row_lower_, whole.row_upper_ = lp.row_lower, lp.row_upper
-    whole.a_matrix_.format_ = highspy.MatrixFormat.kRowwise
-    whole.a_matrix_.start_, whole.a_matrix_.index_, whole.a_matrix_.value_ = lp.start, lp.index, lp.value
-    highs.passModel(whole)
+    highs.passModel(lp.to_highs())
     highs.run()
     assert highs.getModelStatus() == highspy.HighsModelStatus.kOptimal
     budgets = lp.rows_of("budget")
