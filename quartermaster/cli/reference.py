@@ -7,6 +7,7 @@ Every command's help, usage, arguments and options are read from the commands th
 
 from __future__ import annotations
 
+import argparse
 import inspect
 import re
 import sys
@@ -95,8 +96,9 @@ def cli_reference_markdown() -> str:
 
 def main(argv: list[str] | None = None) -> int:
     """Write the page (default docs/reference/cli.md, from the repository root), or a path given."""
-    args = sys.argv[1:] if argv is None else argv
-    target = Path(args[0]) if args else REFERENCE_PAGE
+    parser = argparse.ArgumentParser(prog="python -m quartermaster.cli.reference", description=main.__doc__)
+    parser.add_argument("target", nargs="?", type=Path, default=REFERENCE_PAGE, help=f"default {REFERENCE_PAGE}")
+    target = parser.parse_args(argv).target
     target.write_text(cli_reference_markdown(), encoding="utf-8")
     print(f"wrote {target}")
     return 0

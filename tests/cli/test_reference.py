@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+import pytest
 from typer.testing import CliRunner
 
 from quartermaster.cli import app
@@ -43,3 +44,13 @@ def test_main_writes_the_page(tmp_path: Path) -> None:
     target = tmp_path / "cli.md"
     assert main([str(target)]) == 0
     assert target.read_text(encoding="utf-8") == cli_reference_markdown()
+
+
+def test_help_is_help_not_a_file_name(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(SystemExit) as exit_:
+        main(["--help"])
+    assert exit_.value.code == 0 and "target" in capsys.readouterr().out
+    assert list(tmp_path.iterdir()) == []
