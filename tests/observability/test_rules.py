@@ -20,6 +20,7 @@ from quartermaster.budgets import BudgetStatus
 from quartermaster.capacity import pool_accelerators
 from quartermaster.cli import app
 from quartermaster.loader import LoadResult, load
+from quartermaster.model import Inventory
 from quartermaster.modules.observability.rules import BREAK_EVEN, Options, PlannedBudgets, build_rules
 from quartermaster.plan_result import load_result
 from quartermaster.planned import planned_status, planned_use
@@ -283,6 +284,15 @@ def test_flavor_at_capacity_fires_only_when_full_with_waiting_workloads(loaded: 
     run_promtool(tmp_path, rules, [case(capacity, True), case(capacity - 1, False)], keep_annotations=True)
 
 
+def _with_inventory(loaded: LoadResult, inventory: Inventory) -> LoadResult:
+    """The example as loaded, with `inventory` in place of its own (promtool's clock starts at the epoch, so the
+    tests move dates to 1970)."""
+    moved = LoadResult.__new__(LoadResult)
+    moved.__dict__.update(loaded.__dict__)
+    moved.inventory = inventory
+    return moved
+
+
 @needs_promtool
 @pytest.mark.slow  # promtool evaluates every rule of the example every 5 minutes over 200 hours
 def test_budget_on_track_fires_when_the_week_rate_times_the_quarter_exceeds_it(
@@ -291,9 +301,9 @@ def test_budget_on_track_fires_when_the_week_rate_times_the_quarter_exceeds_it(
     # promtool's clock starts at the epoch: move CC-2001's budget to 1970Q1 (90 days, 2160 hours) for the test.
     inv = loaded.inventory
     budget = next(b for b in inv.policy.budgets if b.cost_center == "CC-2001").model_copy(update={"quarter": "1970Q1"})
-    moved = LoadResult.__new__(LoadResult)
-    moved.__dict__.update(loaded.__dict__)
-    moved.inventory = inv.model_copy(update={"policy": inv.policy.model_copy(update={"budgets": (budget,)})})
+    moved = _with_inventory(
+        loaded, inv.model_copy(update={"policy": inv.policy.model_copy(update={"budgets": (budget,)})})
+    )
     rules, _ = build_rules(moved, Options(at=AT))
     rate = float(pool_rate(inv, "p5-od") or 0)  # inference's on-demand p5 pool: $55.04 per node-hour / 8 GPUs
     break_even_gpus = float(budget.usd) / (rate * 2160)  # GPUs used all quarter that spend exactly the budget
@@ -385,9 +395,9 @@ def test_spend_above_plan_fires_above_the_planned_charge_before_the_budget_alert
     # it and its planned charge (use plus idle share) at 50 %
     inv = loaded.inventory
     budget = next(b for b in inv.policy.budgets if b.cost_center == "CC-2001").model_copy(update={"quarter": "1970Q1"})
-    moved = LoadResult.__new__(LoadResult)
-    moved.__dict__.update(loaded.__dict__)
-    moved.inventory = inv.model_copy(update={"policy": inv.policy.model_copy(update={"budgets": (budget,)})})
+    moved = _with_inventory(
+        loaded, inv.model_copy(update={"policy": inv.policy.model_copy(update={"budgets": (budget,)})})
+    )
     planned_usd = cents(budget.usd * Decimal("0.4"))
     row = BudgetStatus("CC-2001", "1970Q1", "planned", cents(budget.usd * Decimal("0.5")), cents(budget.usd))
     rules, _ = build_rules(moved, Options(at=AT), PlannedBudgets((row,), {("CC-2001", "1970Q1"): planned_usd}, "plan/"))
@@ -447,9 +457,7 @@ def test_forecast_and_actual_records_give_the_quarters_forecast_next_to_the_team
         row.model_copy(update={"period": "1970Q1", "p50": 2.5, "p90": None}),
         row.model_copy(update={"period": "1970Q2", "p50": 99.0, "p90": 99.0}),
     )
-    moved = LoadResult.__new__(LoadResult)
-    moved.__dict__.update(loaded.__dict__)
-    moved.inventory = inv.model_copy(update={"demand": demand})
+    moved = _with_inventory(loaded, inv.model_copy(update={"demand": demand}))
     rules, _ = build_rules(moved, Options(at=AT))
     h100 = sorted(p.name for p in inv.pools if inv.machine_by_name[p.machine].accelerator == "H100-80GB")[:2]
     a100_or_tpu = next(p for p in inv.pools if inv.machine_by_name[p.machine].accelerator != "H100-80GB")
