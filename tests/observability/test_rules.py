@@ -20,7 +20,7 @@ from quartermaster.budgets import BudgetStatus
 from quartermaster.capacity import pool_accelerators
 from quartermaster.cli import app
 from quartermaster.loader import LoadResult, load
-from quartermaster.model import Inventory
+from quartermaster.model import Budget, Inventory
 from quartermaster.modules.observability.rules import BREAK_EVEN, Options, PlannedBudgets, build_rules
 from quartermaster.plan_result import load_result
 from quartermaster.planned import planned_status, planned_use
@@ -293,6 +293,14 @@ def _with_inventory(loaded: LoadResult, inventory: Inventory) -> LoadResult:
     return moved
 
 
+def _cc2001_budget_in_1970q1(loaded: LoadResult) -> tuple[LoadResult, Budget]:
+    """The example with CC-2001's budget, its only one, moved to 1970Q1 (90 days, 2160 hours), and that budget."""
+    inv = loaded.inventory
+    budget = next(b for b in inv.policy.budgets if b.cost_center == "CC-2001").model_copy(update={"quarter": "1970Q1"})
+    policy = inv.policy.model_copy(update={"budgets": (budget,)})
+    return _with_inventory(loaded, inv.model_copy(update={"policy": policy})), budget
+
+
 @needs_promtool
 @pytest.mark.slow  # promtool evaluates every rule of the example every 5 minutes over 200 hours
 def test_budget_on_track_fires_when_the_week_rate_times_the_quarter_exceeds_it(
@@ -300,10 +308,7 @@ def test_budget_on_track_fires_when_the_week_rate_times_the_quarter_exceeds_it(
 ) -> None:
     # promtool's clock starts at the epoch: move CC-2001's budget to 1970Q1 (90 days, 2160 hours) for the test.
     inv = loaded.inventory
-    budget = next(b for b in inv.policy.budgets if b.cost_center == "CC-2001").model_copy(update={"quarter": "1970Q1"})
-    moved = _with_inventory(
-        loaded, inv.model_copy(update={"policy": inv.policy.model_copy(update={"budgets": (budget,)})})
-    )
+    moved, budget = _cc2001_budget_in_1970q1(loaded)
     rules, _ = build_rules(moved, Options(at=AT))
     rate = float(pool_rate(inv, "p5-od") or 0)  # inference's on-demand p5 pool: $55.04 per node-hour / 8 GPUs
     break_even_gpus = float(budget.usd) / (rate * 2160)  # GPUs used all quarter that spend exactly the budget
@@ -394,10 +399,7 @@ def test_spend_above_plan_fires_above_the_planned_charge_before_the_budget_alert
     # promtool's clock starts at the epoch: CC-2001's budget moved to 1970Q1 (2160 hours), its planned use at 40 % of
     # it and its planned charge (use plus idle share) at 50 %
     inv = loaded.inventory
-    budget = next(b for b in inv.policy.budgets if b.cost_center == "CC-2001").model_copy(update={"quarter": "1970Q1"})
-    moved = _with_inventory(
-        loaded, inv.model_copy(update={"policy": inv.policy.model_copy(update={"budgets": (budget,)})})
-    )
+    moved, budget = _cc2001_budget_in_1970q1(loaded)
     planned_usd = cents(budget.usd * Decimal("0.4"))
     row = BudgetStatus("CC-2001", "1970Q1", "planned", cents(budget.usd * Decimal("0.5")), cents(budget.usd))
     rules, _ = build_rules(moved, Options(at=AT), PlannedBudgets((row,), {("CC-2001", "1970Q1"): planned_usd}, "plan/"))

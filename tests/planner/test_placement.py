@@ -94,11 +94,9 @@ def test_a_bad_placement_what_if_names_the_choices():
         parse(("placement=everywhere",), two_sites().build())
 
 
-def test_each_commitment_shows_assumed_and_metered_utilisation():
-    """One node (8 H100s) committed HERE. Usage: hour 1 holds 4 (3 used, 4 requested), hour 2 holds 12 (more than
-    the 8 committed): metered (4 + 8) / (8 + 8) = 0.75 over 2 hours. The plan's 4 accelerators every hour fill
-    half the node: assumed 0.5. The expected figure is the metered one."""
-    b = two_sites().add(
+def with_c1(b):
+    """`b` with `c1`: one MACHINE node HERE, committed for 12 months from 2026-10-01 at $60 a node-hour."""
+    return b.add(
         "commitments",
         name="c1",
         kind="cud",
@@ -109,6 +107,13 @@ def test_each_commitment_shows_assumed_and_metered_utilisation():
         start="2026-10-01",
         usd_per_node_hour="60",
     )
+
+
+def test_each_commitment_shows_assumed_and_metered_utilisation():
+    """One node (8 H100s) committed HERE. Usage: hour 1 holds 4 (3 used, 4 requested), hour 2 holds 12 (more than
+    the 8 committed): metered (4 + 8) / (8 + 8) = 0.75 over 2 hours. The plan's 4 accelerators every hour fill
+    half the node: assumed 0.5. The expected figure is the metered one."""
+    b = with_c1(two_sites())
     for hour, used, requested in (("2026-10-01T00:00:00", 3, 4), ("2026-10-01T01:00:00", 12, 12)):
         b.add(
             "usage",
@@ -129,17 +134,7 @@ def test_each_commitment_shows_assumed_and_metered_utilisation():
 
 def test_moves_and_utilisation_are_written_and_read_back_exactly(tmp_path):
     """A plan with a move (saving set) and a commitment with no history (metered None) reads back equal."""
-    b = two_sites("anywhere").add(
-        "commitments",
-        name="c1",
-        kind="cud",
-        machine=MACHINE,
-        site=HERE,
-        count=1,
-        term_months=12,
-        start="2026-10-01",
-        usd_per_node_hour="60",
-    )
+    b = with_c1(two_sites("anywhere"))
     result = run(b, curves("ml", [QUARTER], level=24, accelerator="H100-80GB"))
     assert result.moves and result.commitment_utilisation[0].metered_utilisation is None
     result.write(tmp_path)
