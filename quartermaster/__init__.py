@@ -4,4 +4,4 @@ The core package (model, loader, checks, catalog) imports none of `modules`, `pl
 or the CLI; they all import it.
 """
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"  # moves with every release; CHANGELOG.md says what changed

@@ -12,6 +12,7 @@ from typing import Any
 import typer
 from typer.core import TyperGroup
 
+from quartermaster import __version__
 from quartermaster.cli import (
     codeowners,
     diff,
@@ -58,6 +59,24 @@ app = typer.Typer(
     add_completion=False,
     pretty_exceptions_enable=False,
 )
+
+
+def _print_version(value: bool) -> None:
+    """`qm --version`: print the installed version and stop."""
+    if value:
+        typer.echo(f"qm (Quartermaster) {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _options(
+    version: bool = typer.Option(
+        False, "--version", callback=_print_version, is_eager=True, help="Print the version and exit."
+    ),
+) -> None:
+    """Quartermaster: capacity-as-code for accelerator fleets."""
+
+
 app.command("validate")(validate.command)
 app.command("schema")(schema.command)
 app.command("meter")(meter.command)
