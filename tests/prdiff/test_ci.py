@@ -285,3 +285,25 @@ def test_committed_codeowners_is_current() -> None:
         ["codeowners", str(REPO / "inventory"), "--check", "--output", str(REPO / ".github" / "CODEOWNERS")],
     )
     assert result.exit_code == 0, result.output
+
+
+def test_the_project_gate_runs_ci_run_on_every_pull_request() -> None:
+    gate = REPO / ".github" / "workflows" / "ci.yml"
+    checked = check_workflow(gate)
+    assert checked.returncode == 0, checked.stdout + checked.stderr
+    flow = yaml12(gate)
+    assert "pull_request" in flow["on"] and flow["on"]["push"] == {"branches": ["main"]}
+    job = flow["jobs"]["gate"]
+    assert job["container"].startswith("python:3.11-")  # .ci/run's machine: Debian, root, apt-get
+    assert [s["run"] for s in job["steps"] if "run" in s] == ["bash .ci/run"]
+    assert job["timeout-minutes"] >= 90  # the suite takes minutes; CI's own limit is 90
+
+
+def test_pre_commit_runs_the_code_gates_ci_runs() -> None:
+    config = yaml12(REPO / ".pre-commit-config.yaml")
+    entries = {h["id"]: h["entry"] for repo in config["repos"] for h in repo["hooks"]}
+    ci_run = (REPO / ".ci" / "run").read_text(encoding="utf-8")
+    # each hook runs a gate that .ci/run runs, with the same tool
+    assert ".venv/bin/ruff check ." in ci_run and entries["ruff-check"].startswith(".venv/bin/ruff check")
+    assert ".venv/bin/ruff format --check ." in ci_run and entries["ruff-format"].startswith(".venv/bin/ruff format")
+    assert "bash .ci/typecheck" in ci_run and entries["mypy"] == "bash .ci/typecheck"
