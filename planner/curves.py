@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -38,7 +39,7 @@ def load_duration_curve(
     return [(hi - lo, level) for (lo, hi), level in zip(bands, band_means(values, bands), strict=True)]
 
 
-def curves_frame(rows: list[dict]) -> pd.DataFrame:
+def curves_frame(rows: list[dict[str, Any]]) -> pd.DataFrame:
     """A demand-curves table with the expected columns (also for hand-built curves in tests)."""
     frame = pd.DataFrame(
         rows,

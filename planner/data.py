@@ -319,7 +319,8 @@ def _tail_ratio(curves: pd.DataFrame, routes: pd.DataFrame, last: str, scenarios
     tail = by_offer[by_offer["quarter"] != last].copy()
     below = tail["offer"].map(base).fillna(0.0)
     tail["ratio"] = [x / b if b > 0 else 0.0 for x, b in zip(tail["x"], below, strict=True)]
-    return tail[columns].sort_values(columns[:2]).reset_index(drop=True)
+    table: pd.DataFrame = tail[columns].sort_values(columns[:2]).reset_index(drop=True)
+    return table
 
 
 def _demand_key(curves: pd.DataFrame) -> pd.Series:

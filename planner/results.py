@@ -25,7 +25,7 @@ import math
 from collections import defaultdict
 from dataclasses import asdict, replace
 from decimal import Decimal
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import numpy as np
 import pandas as pd
@@ -813,7 +813,7 @@ def proposed_quotas(m: PlanModel) -> pd.DataFrame:
             demand[(r.team, j)][(r.scenario, r.bucket)] += float(r.level) * rho
     active = _active_new_nodes(m)
     pools = _first_pools(d.pools)
-    rows: dict[tuple[str, str], dict] = {}
+    rows: dict[tuple[str, str], dict[str, Any]] = {}
 
     def add(team: str, j: str, flavor: str, nominal: int, borrowing: int) -> None:
         o = offers[j]

@@ -15,6 +15,7 @@ import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, replace
+from typing import Any
 
 import highspy
 import numpy as np
@@ -298,7 +299,7 @@ class HighsSession:
             stages=((stage + parts, seconds),),
         )
 
-    def _run_whole(self) -> tuple:
+    def _run_whole(self) -> tuple[Any, ...]:
         """(outcome, status text, objective without the constant, column values and duals, row values and duals)."""
         highs = self.highs[0]
         highs.run()
@@ -316,7 +317,7 @@ class HighsSession:
             solution.row_dual,
         )
 
-    def _run_parts(self) -> tuple | None:
+    def _run_parts(self) -> tuple[Any, ...] | None:
         """Each component solved; their joint solution if every one is optimal and the rows outside them (budget
         rows) hold on it, else None."""
         n_col, n_row = self.n_col, self.n_row

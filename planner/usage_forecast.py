@@ -136,7 +136,8 @@ def carried(series: pd.Series, trend: Trend, when: pd.Timestamp) -> pd.Series:
     """The history's hours carried to `when`: each times the trend there over the trend at its hour (an hour
     where the trend is at 0 is kept as it is)."""
     level = trend.along(pd.DatetimeIndex(series.index))
-    return series * np.divide(trend.at(when), level, out=np.ones_like(level), where=level > 0)
+    scaled: pd.Series = series * np.divide(trend.at(when), level, out=np.ones_like(level), where=level > 0)
+    return scaled
 
 
 @dataclass(frozen=True)
@@ -169,7 +170,8 @@ def method_hours(matrix: pd.DataFrame, method: Method) -> pd.DataFrame:
     if method.window_days is None:
         return matrix
     end = matrix.index[-1] + pd.Timedelta(hours=1)
-    return matrix[matrix.index >= end - pd.Timedelta(days=method.window_days)]
+    window: pd.DataFrame = matrix[matrix.index >= end - pd.Timedelta(days=method.window_days)]
+    return window
 
 
 @dataclass(frozen=True)
@@ -305,7 +307,7 @@ def usage_curves(
     quarters: list[str],
     bands: tuple[tuple[float, float], ...],
     as_of: pd.Timestamp,
-    preemptible: dict | None = None,
+    preemptible: dict[tuple[str, str], float] | None = None,
 ) -> tuple[pd.DataFrame, tuple[str, ...]]:
     """Demand curves per team, accelerator and quarter from the usage history (quarter_levels; `as_of` its end), and
     notes on what was left out and on the quarters whose hours are partly metered."""
@@ -345,7 +347,7 @@ def usage_curves(
 
 
 def demand_from_usage(
-    inventory: Inventory, options: PlanOptions, preemptible: dict[str, float] | None = None
+    inventory: Inventory, options: PlanOptions, preemptible: dict[tuple[str, str], float] | None = None
 ) -> tuple[pd.DataFrame, tuple[str, ...]]:
     """Demand curves per team, accelerator and quarter from the usage history, and notes on what was left out; from
     the quarter in progress at the history's end (its metered hours kept) unless options.start says otherwise."""

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from functools import partial
 from operator import mul
+from typing import Any
 
 import pandas as pd
 
@@ -87,7 +88,7 @@ def parse(specs: tuple[str, ...], inventory: Inventory) -> Overrides:
     return Overrides(demand, team_demand, prices, tuple(sorted(set(lost))), placement)
 
 
-def _known(name: str, table: dict, kind: str, spec: str) -> None:
+def _known(name: str, table: dict[str, Any], kind: str, spec: str) -> None:
     if name not in table:
         hint = did_you_mean(name, table)
         raise PlanInputError(f"what-if `{spec}`: no {kind} `{name}`." + (f" {hint}" if hint else ""))

@@ -361,7 +361,8 @@ class EksModule(CloudModule):
         return specs, []
 
     def pool_specs(self, capacity: Any) -> Sequence[Any]:
-        return capacity.eks_node_groups
+        pools: Sequence[Any] = capacity.eks_node_groups
+        return pools
 
     def declared_nodes(self, capacity: Any) -> list[DeclaredNodes]:
         return [

@@ -144,7 +144,8 @@ class AksModule(CloudModule):
         return AksCapacity(aks_agent_pools(inventory, cluster)), []
 
     def pool_specs(self, capacity: Any) -> Sequence[Any]:
-        return capacity.aks_agent_pools
+        pools: Sequence[Any] = capacity.aks_agent_pools
+        return pools
 
     def declared_nodes(self, capacity: Any) -> list[DeclaredNodes]:
         return [

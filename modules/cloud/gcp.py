@@ -458,7 +458,8 @@ class GkeModule(CloudModule):
         return specs, manual
 
     def pool_specs(self, capacity: Any) -> Sequence[Any]:
-        return capacity.gke_node_pools
+        pools: Sequence[Any] = capacity.gke_node_pools
+        return pools
 
     def declared_nodes(self, capacity: Any) -> list[DeclaredNodes]:
         return [

@@ -63,11 +63,11 @@ class CelRule:
     def _evaluate(self, value: Any) -> str | None:
         try:
             result = self.program.evaluate({"self": _to_cel(value)})
-        except celpy.CELEvalError as exc:
+        except celpy.evaluation.CELEvalError as exc:
             return f"{self.message} (rule could not be evaluated: {exc.args[0] if exc.args else exc})"
         except TypeError as exc:  # celpy on a value of another type than the rule reads (a number for a list)
             return f"{self.message} (rule could not be evaluated: {exc})"
-        if isinstance(result, celpy.CELEvalError):
+        if isinstance(result, celpy.evaluation.CELEvalError):
             return f"{self.message} (rule could not be evaluated: {result.args[0] if result.args else result})"
         if isinstance(result, celtypes.BoolType) and bool(result):
             return None

@@ -74,7 +74,8 @@ class SchemaError:
 
 @cache
 def _crd_file(kind: str) -> dict[str, Any]:
-    return yaml.load((CRD_DIR / f"{GROUP}_{PLURALS[kind]}.yaml").read_text(), Loader=yaml.CSafeLoader)
+    crd: dict[str, Any] = yaml.load((CRD_DIR / f"{GROUP}_{PLURALS[kind]}.yaml").read_text(), Loader=yaml.CSafeLoader)
+    return crd
 
 
 def served_versions(kind: str) -> list[str]:

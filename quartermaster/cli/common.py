@@ -47,7 +47,7 @@ def print_issue(issue: Issue) -> None:
 
 def inventory_argument() -> Path:
     """The PATH argument every command takes: the inventory directory."""
-    return typer.Argument(
+    argument: Path = typer.Argument(
         Path("inventory"),
         help="Inventory directory (or one file).",
         exists=True,
@@ -55,6 +55,7 @@ def inventory_argument() -> Path:
         dir_okay=True,
         readable=True,
     )
+    return argument
 
 
 def check_output(out: Path, option: str, inventory: Path, *, folder: bool, inputs: tuple[str, ...] = ()) -> None:

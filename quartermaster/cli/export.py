@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import typer
 
@@ -55,7 +56,9 @@ def focus(
     console.print(f"wrote {target}: {len(rows)} {what}")
 
 
-def _metered(inventory: Inventory, period: str | None, usage: Path | None, idle: str) -> tuple[list[dict], str]:
+def _metered(
+    inventory: Inventory, period: str | None, usage: Path | None, idle: str
+) -> tuple[list[dict[str, Any]], str]:
     # imported when run, so that `qm --help` stays fast
     from quartermaster.reports.focus import focus_rows
     from quartermaster.reports.metering import check_usage, inventory_records, meter, period_of, read_usage
@@ -78,7 +81,7 @@ def _metered(inventory: Inventory, period: str | None, usage: Path | None, idle:
     return focus_rows(inventory, results), whole.label
 
 
-def _planned(inventory: Inventory, quarter: str, plan_dir: Path | None) -> tuple[list[dict], str]:
+def _planned(inventory: Inventory, quarter: str, plan_dir: Path | None) -> tuple[list[dict[str, Any]], str]:
     # imported when run, so that `qm --help` stays fast
     from quartermaster.cli.report import plan_or_exit
     from quartermaster.reports.focus import plan_focus_rows

@@ -106,7 +106,8 @@ def exit_on(issues: list[Issue], done: str = "metered") -> None:
 def show(result: MeterResult) -> None:
     """Print the team table, the idle lines and the reconciliation."""
     # imported when run, so that `qm --help` stays fast
-    from quartermaster.reports.filters import money, pct
+    from quartermaster.pricing import format_usd as money
+    from quartermaster.reports.filters import pct
 
     teams = Table(
         title=f"Metered cost, {result.period.label} (basis: metered, i.e. {BASES['metered']}; idle policy "

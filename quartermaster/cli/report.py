@@ -60,7 +60,8 @@ def command(
         raise UsageError(f"--formats: unknown {', '.join(unknown)}; choose from {', '.join(FORMATS)}.")
     check_output(out, "--out", path, folder=True, inputs=(str(usage),) if usage else ())
     # imported when run (after the cheap checks), so that `qm --help` and a usage mistake stay fast
-    from quartermaster.reports.filters import money, pct
+    from quartermaster.pricing import format_usd as money
+    from quartermaster.reports.filters import pct
     from quartermaster.reports.finance import RenderOptions, build_report, write_report
     from quartermaster.reports.finance.sources import inventory_revision
 

@@ -112,7 +112,7 @@ class MeterResult:
                 return [plain(v) for v in obj]
             return obj
 
-        return plain(
+        summary: dict[str, Any] = plain(
             {
                 "basis": "metered",
                 "period": {
@@ -132,6 +132,7 @@ class MeterResult:
                 "idle_shares": [asdict(x) for x in self.idle_shares],
             }
         )
+        return summary
 
 
 def check_policy(policy: str, inventory: Inventory) -> str | None:

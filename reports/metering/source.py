@@ -62,7 +62,7 @@ class Source:
         """Row count from Parquet metadata (None for CSV, which would have to be read)."""
         if self.dataset.format.default_extname != "parquet":
             return None
-        return sum(f.metadata.num_rows for f in self.dataset.get_fragments())
+        return sum(int(f.metadata.num_rows) for f in self.dataset.get_fragments())
 
 
 def open_source(spec: str) -> tuple[Source | None, list[Issue]]:

@@ -134,7 +134,8 @@ def _read_parquet(path: Path) -> pd.DataFrame:
         and (pa.types.is_string(schema.field(c).type) or pa.types.is_large_string(schema.field(c).type))
     ]
     table = pq.read_table(path, read_dictionary=names)
-    return table.to_pandas(split_blocks=True, self_destruct=True)
+    frame: pd.DataFrame = table.to_pandas(split_blocks=True, self_destruct=True)
+    return frame
 
 
 def _read_csv(path: Path) -> pd.DataFrame:
@@ -150,7 +151,8 @@ def _read_csv(path: Path) -> pd.DataFrame:
         table = pacsv.read_csv(path, convert_options=options(typed))
     except pa.ArrowInvalid:  # a value that is no time or number
         table = pacsv.read_csv(path, convert_options=options({c: pa.string() for c in typed}))
-    return table.to_pandas(split_blocks=True, self_destruct=True)
+    frame: pd.DataFrame = table.to_pandas(split_blocks=True, self_destruct=True)
+    return frame
 
 
 def inventory_records(inventory: Inventory) -> pd.DataFrame:
@@ -307,7 +309,8 @@ def _factorize(values: pd.Series) -> tuple[np.ndarray, list[str]]:
 
 def _lookup(codes: np.ndarray, table: list[int]) -> np.ndarray:
     """Map codes through a small table; code -1 (missing) maps to -1."""
-    return np.append(np.array(table, dtype=np.int64), -1)[codes]
+    mapped: np.ndarray = np.append(np.array(table, dtype=np.int64), -1)[codes]
+    return mapped
 
 
 def _flag(

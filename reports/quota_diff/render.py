@@ -16,7 +16,8 @@ from typing import Any
 
 import jinja2
 
-from quartermaster.reports.filters import UNKNOWN, register
+from quartermaster.pricing import UNKNOWN
+from quartermaster.reports.filters import register
 from quartermaster.reports.quota_diff.types import MARKER, Change, KueueDiff, QuotaDiff
 from quartermaster.textsafety import code_block
 

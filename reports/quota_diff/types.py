@@ -253,7 +253,7 @@ class QuotaDiff:
     def to_json(self) -> dict[str, Any]:
         """Plain JSON data: money as strings of cents, every Change as past / current / delta, each impact row with
         `starts_waiting`."""
-        out = _plain(self)
+        out: dict[str, Any] = _plain(self)
         out["blocking"] = self.blocking
         out["needs_approval"] = self.needs_approval
         for row, plain in zip(self.impact, out["impact"], strict=True):
