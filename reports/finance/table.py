@@ -69,6 +69,16 @@ NAME_COLUMN = Column("cost_center_name", "Cost centre name")
 
 
 @dataclass(frozen=True)
+class PagePart:
+    """One HTML table of a `Table` on the page: its element id, its columns, and whether it shows the total row
+    (only when one of its columns after the first has a total)."""
+
+    id: str
+    columns: tuple[Column, ...]
+    total: bool
+
+
+@dataclass(frozen=True)
 class Table:
     """One table of the report: the same object feeds the HTML page, a workbook sheet and a CSV file. `total`: the
     total row (fields it leaves None are shown empty)."""
@@ -79,12 +89,35 @@ class Table:
     rows: tuple[Row, ...]
     note: str = ""
     total: Row | None = None
+    parts: tuple[tuple[str, ...], ...] = ()
+    """parts: on the page, a table too wide for a 1280-pixel screen is shown as these sets of column keys, one table
+    each, in order (each set starts with the columns that name a row); () shows one table. The CSV, the workbook and
+    the JSON keep one table."""
 
     def __post_init__(self) -> None:
         for row in (*self.rows, *([self.total] if self.total is not None else [])):
             missing = [c.key for c in self.columns if c.key not in row]
             if missing:
                 raise KeyError(f"table {self.name}: {type(row).__name__} has no field {', '.join(missing)}")
+        keys = [c.key for c in self.columns]
+        unknown = [k for part in self.parts for k in part if k not in keys]
+        unshown = [k for k in keys if self.parts and not any(k in part for part in self.parts)]
+        if unknown or unshown:
+            raise KeyError(f"table {self.name}: parts name no column {unknown} or leave out {unshown}")
+
+    def page_parts(self) -> tuple[PagePart, ...]:
+        """The HTML tables this table is shown as: one, or one per `parts` entry (ids `table-<name>`, then
+        `table-<name>-2`, ...)."""
+        by_key = {c.key: c for c in self.columns}
+        sets = [tuple(by_key[k] for k in part) for part in self.parts] or [self.columns]
+        return tuple(
+            PagePart(
+                f"table-{self.name}" + (f"-{i}" if i > 1 else ""),
+                columns,
+                self.total is not None and any(self.total[c.key] not in (None, "") for c in columns[1:]),
+            )
+            for i, columns in enumerate(sets, start=1)
+        )
 
     def to_dict(self) -> dict[str, Any]:
         """The table as plain data: each row (and the total) as {column key: value}."""

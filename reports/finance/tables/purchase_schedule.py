@@ -70,25 +70,25 @@ def purchase_schedule(plan: PlanResult, payments: list[Payments]) -> Table:
         for r, paid in zip(plan.purchase_schedule, payments, strict=True)
     )
     sums = column_sums(rows, PAID)
+    bought = (
+        Column("start_quarter", "Start"),
+        Column("site", "Site"),
+        Column("machine", "Machine"),
+        Column("accelerator", "Accelerator"),
+        Column("pricing_model", "Pricing"),
+        Column("term", "Term"),
+        Column("start", "From"),
+        Column("end", "Until"),
+        Column("nodes", "Nodes", "int"),
+        Column("accelerators", "Accelerators", "int"),
+        Column("hours", "Hours in term", "int"),
+        Column("usd_per_node_hour", "USD / node-hour", "money"),
+        *((Column("usd_per_node_hour_used", "Plus USD / node-hour used", "money"),) if used else ()),
+    )
     return Table(
         "purchase_schedule",
         "Purchase schedule",
-        (
-            Column("start_quarter", "Start"),
-            Column("site", "Site"),
-            Column("machine", "Machine"),
-            Column("accelerator", "Accelerator"),
-            Column("pricing_model", "Pricing"),
-            Column("term", "Term"),
-            Column("start", "From"),
-            Column("end", "Until"),
-            Column("nodes", "Nodes", "int"),
-            Column("accelerators", "Accelerators", "int"),
-            Column("hours", "Hours in term", "int"),
-            Column("usd_per_node_hour", "USD / node-hour", "money"),
-            *((Column("usd_per_node_hour_used", "Plus USD / node-hour used", "money"),) if used else ()),
-            *PAYMENT_COLUMNS,
-        ),
+        (*bought, *PAYMENT_COLUMNS),
         rows,
         total=PurchaseLine(
             "Totals by payment",
@@ -106,6 +106,11 @@ def purchase_schedule(plan: PlanResult, payments: list[Payments]) -> Table:
             None,
             "",
             **sums,
+        ),
+        # on the page: what is bought, then how it is paid, each row named by its start, site and machine
+        parts=(
+            tuple(c.key for c in bought),
+            ("start_quarter", "site", "machine", "pricing_model", *(c.key for c in PAYMENT_COLUMNS)),
         ),
         note="Basis: planned, each purchase's own contract: paid upfront when bought (a capacity block's whole price, "
         "a commitment's upfront fee), then its hourly rate every hour of its term (paid monthly; all of it: paid over "
