@@ -22,7 +22,6 @@ import functools
 import itertools
 import math
 from dataclasses import dataclass, field, replace
-from decimal import Decimal
 
 import pandas as pd
 
@@ -40,9 +39,9 @@ from quartermaster.planner.usage_forecast import actuals_until, demand_from_usag
 from quartermaster.pricing import (
     COMMITTED_MODELS,
     PAY_PER_USE_MODELS,
-    PricedLine,
     PricingModel,
     check_idle_policy,
+    commitment_line,
     commitment_term_months,
     format_usd,
     known_usd,
@@ -538,15 +537,7 @@ def _existing(inventory: Inventory, quarters: list[str], hours: dict[str, int]) 
                         "kind": c.kind,
                         "quarter": q,
                         "nodes": c.count * h / hours[q],
-                        "usd": known_usd(
-                            PricedLine(
-                                Decimal(c.count * h),
-                                "node-hour",
-                                c.usd_per_node_hour,
-                                "planned",
-                                f"commitment {c.name}",
-                            )
-                        ),
+                        "usd": known_usd(commitment_line(c, q, "planned")),
                         "usd_per_node_hour": c.usd_per_node_hour,
                     }
                 )

@@ -25,8 +25,6 @@ from typing import Protocol
 
 from quartermaster.pricing import Basis, cents
 
-PCT = Decimal("0.0001")
-
 
 class QuarterBudget(Protocol):
     """A budget of `policy.budgets` as the inventory (`model.Budget`) or the planner's tables hold it."""
@@ -53,8 +51,9 @@ class BudgetStatus:
 
     @property
     def used(self) -> Decimal | None:
-        """The share of the budget the charge uses, to 4 places; None for a budget of 0."""
-        return (self.usd / self.budget_usd).quantize(PCT) if self.budget_usd else None
+        """The share of the budget the charge uses, exact (every view rounds it once, `pricing.format_pct`); None for
+        a budget of 0."""
+        return self.usd / self.budget_usd if self.budget_usd else None
 
     @property
     def variance(self) -> Decimal:

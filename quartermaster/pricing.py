@@ -25,14 +25,17 @@ Rules, each written once:
 
 from __future__ import annotations
 
+import datetime as dt
 from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass
 from decimal import ROUND_FLOOR, ROUND_HALF_UP, Decimal
 from enum import StrEnum
 from typing import TYPE_CHECKING, Literal, TypeVar
 
+from quartermaster.units import overlap_hours, quarter_of
+
 if TYPE_CHECKING:
-    from quartermaster.model import Inventory, PriceRow
+    from quartermaster.model import Commitment, Inventory, PriceRow
 
 K = TypeVar("K", bound=Hashable)
 Money = TypeVar("Money", Decimal, float)
@@ -385,6 +388,19 @@ def known_usd(*lines: PricedLine) -> Decimal:
     return total
 
 
+def commitment_line(commitment: Commitment, quarter: str, basis: Basis) -> PricedLine:
+    """A commitment's node-hours inside a quarter at its rate: what it costs that quarter, used or not (the plan's
+    existing commitments, the expiry table's amount in the quarter before one ends). 0 node-hours outside its term."""
+    hours = overlap_hours(commitment.start, commitment.end, quarter)
+    source = f"commitment {commitment.name}"
+    return PricedLine(Decimal(commitment.count * hours), "node-hour", commitment.usd_per_node_hour, basis, source)
+
+
+def last_quarter_of(commitment: Commitment) -> str:
+    """The last quarter a commitment is paid in: that of the last day of its term (its `end` is the day after)."""
+    return quarter_of(commitment.end - dt.timedelta(days=1))
+
+
 def pool_line(inventory: Inventory, pool: str, accelerator_hours: Decimal, basis: Basis) -> PricedLine:
     """Accelerator-hours of a pool's use, priced: at its commitment's rate (`commitment_rate`, as metering prices
     use within the commitment) when it consumes one, else as `beyond_commitment_line`."""
@@ -534,6 +550,17 @@ def split_cents(amount: Decimal, weights: Mapping[K, Decimal], quantum: Decimal 
 
 UNKNOWN = "\u2013"
 """How an unknown amount is shown (None means unknown, 0 means free): an en dash."""
+
+
+def format_pct(value: Decimal | float | int | None, places: int = 1) -> str:
+    """A ratio as a percentage, rounded once (half up) from the figure as computed: `0.96523` -> `96.5%`; None ->
+    `UNKNOWN`. Every view of a share (the report, `qm plan`, `qm diff`, the alert rules) prints it with this, so the
+    same Decimal reads the same everywhere."""
+    if value is None:
+        return UNKNOWN
+    number = value if isinstance(value, Decimal) else Decimal(str(value))
+    share = (number * 100).quantize(Decimal(1).scaleb(-places), rounding=ROUND_HALF_UP)
+    return f"{share:,.{places}f}%"
 
 
 def format_usd(value: Decimal | float | int | None, places: int = 2) -> str:

@@ -7,8 +7,11 @@ from decimal import ROUND_HALF_UP, Decimal
 
 import jinja2
 
-from quartermaster.pricing import UNKNOWN
-from quartermaster.pricing import format_usd as money
+from quartermaster.pricing import UNKNOWN, format_pct, format_usd
+
+money = format_usd
+pct = format_pct
+"""Money and shares as every view prints them: the core's one formatter of each (`quartermaster.pricing`)."""
 
 
 def _number(value: Decimal | float | int) -> Decimal:
@@ -21,14 +24,6 @@ def delta(value: Decimal | float | int | None, places: int = 2) -> str:
         return UNKNOWN
     amount = _number(value)
     return ("+" if amount > 0 else "") + money(amount, places)
-
-
-def pct(value: Decimal | float | int | None, places: int = 1) -> str:
-    """A ratio as a percentage: `0.9766` -> `97.7%`; None -> `UNKNOWN` (an en dash)."""
-    if value is None:
-        return UNKNOWN
-    share = (_number(value) * 100).quantize(Decimal(1).scaleb(-places), rounding=ROUND_HALF_UP)
-    return f"{share:,.{places}f}%"
 
 
 def signed_pct(value: Decimal | float | int | None, places: int = 1) -> str:

@@ -60,6 +60,7 @@ from quartermaster.pricing import (
     BASES,
     break_even,
     cents,
+    format_pct,
     format_usd,
     missing_prices,
     pool_rate,
@@ -196,9 +197,9 @@ def build_rules(
                 f'avg_over_time({UTILISATION}{{commitment="{c.name}"}}[{o.commitment_days}d]) < {_num(ratio)}'
                 f"\nand {term}\nand {reported}",
                 "1h",
-                f"Commitment {c.name} is used below its break-even ({float(ratio):.1%}) over {o.commitment_days} days",
+                f"Commitment {c.name} is used below its break-even ({format_pct(ratio)}) over {o.commitment_days} days",
                 f"Mean utilisation of {c.name} ({capacity} accelerators in {', '.join(sorted(pools))}) over "
-                f"{o.commitment_days} days is {{{{ $value | humanizePercentage }}}}, below {float(ratio):.1%} = "
+                f"{o.commitment_days} days is {{{{ $value | humanizePercentage }}}}, below {format_pct(ratio)} = "
                 f"commit price {format_usd(even.committed_rate, 4)}/accelerator-hour "
                 f"({format_usd(c.usd_per_node_hour, 4)}/node-hour) / on-demand price ({even.on_demand_basis}: "
                 f"{format_usd(even.on_demand_rate, 4)}/accelerator-hour). The term runs {c.start} to {c.end}.",
@@ -420,7 +421,7 @@ def _planned_text(planned: PlannedBudgets | None, row: BudgetStatus | None) -> s
         )
     if row is None:
         return prometheus_template_text(f"none: the plan in {planned.plan} does not cover this quarter")
-    used = "" if row.used is None else f", {row.used:.1%} of the budget"
+    used = "" if row.used is None else f", {format_pct(row.used)} of the budget"
     return prometheus_template_text(
         f"{format_usd(row.usd)}{used} (basis planned: {BASES['planned']}; budget_status of the plan in "
         f"{planned.plan}, the finance report's figure)"

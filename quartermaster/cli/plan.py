@@ -13,7 +13,7 @@ from rich.table import Table
 from quartermaster.bounds import MAX_DRAWS, MAX_SWEEP_POINTS
 from quartermaster.cli.common import check_output, console, err_console, inventory_argument, load_or_exit
 from quartermaster.errors import ProblemsFound, UsageError
-from quartermaster.pricing import DEFAULT_IDLE_POLICY, format_usd
+from quartermaster.pricing import DEFAULT_IDLE_POLICY, decimal_of, format_pct, format_usd
 
 if TYPE_CHECKING:
     from quartermaster.model import Inventory
@@ -273,7 +273,7 @@ def _print(r: PlanResult) -> None:
         f"[bold]Plan {r.quarters[0]}..{r.quarters[-1]}[/]: {solve_summary(r)}. "
         f"Expected cost (planned) {format_usd(horizon_cost(r))} vs "
         f"{format_usd(horizon_on_demand(r))} all on-demand (savings rate "
-        f"{(r.savings_rate or 0):.1%})."
+        f"{format_pct(r.savings_rate or 0)})."
     )
     if r.purchase_schedule:
         liability, in_horizon = purchase_liability(r)
@@ -320,9 +320,9 @@ def _print(r: PlanResult) -> None:
             k.quarter,
             format_usd(k.cost_usd),
             format_usd(k.on_demand_equivalent_usd),
-            f"{k.effective_savings_rate:.1%}",
-            f"{k.coverage:.1%}",
-            f"{k.utilisation:.1%}",
+            format_pct(decimal_of(k.effective_savings_rate)),
+            format_pct(decimal_of(k.coverage)),
+            format_pct(decimal_of(k.utilisation)),
             f"{k.unmet_accelerator_hours:,.0f}",
         )
     console.print(kpis)

@@ -26,7 +26,7 @@ from decimal import Decimal
 
 from quartermaster.capacity import borrowable, flavor_capacity, nominal_by_flavor
 from quartermaster.model import Inventory
-from quartermaster.pricing import CENT, Provisioning, format_usd
+from quartermaster.pricing import CENT, Provisioning, format_pct, format_usd
 from quartermaster.reports.quota_diff.codeowners import FINANCE_SECTIONS
 from quartermaster.reports.quota_diff.types import Approval, Change, QuotaDiff, SettingChange, Status, Verdict
 
@@ -143,7 +143,7 @@ def _plain(value: Decimal) -> str:
 
 
 def _share(used: Decimal | None) -> str:
-    return "-" if used is None else f"{used * 100:.1f} %"
+    return "-" if used is None else format_pct(used)
 
 
 def check_finance_approval(base: Inventory, head: Inventory, diff: QuotaDiff, _: dict[str, Change]) -> list[Verdict]:

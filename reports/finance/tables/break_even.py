@@ -53,8 +53,8 @@ def break_even_table(inventory: Inventory, plan: PlanResult, approve_rows: list[
         )
         active = active_quarters(order, r)
         utilisation = [decimal_of(k.utilisation_accelerator_hours) for k in plan.kpis if k.quarter in active]
-        expected = (sum(utilisation, ZERO) / len(utilisation)).quantize(PCT) if utilisation else None
-        ratio = None if even.utilisation is None else even.utilisation.quantize(PCT)
+        expected = sum(utilisation, ZERO) / len(utilisation) if utilisation else None
+        ratio = even.utilisation
         rows.append(
             BreakEvenRow(
                 r.site,

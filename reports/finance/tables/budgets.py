@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 
 from quartermaster.planned import planned_status
 from quartermaster.reports.finance.table import NAME_COLUMN, Column, Row, Table, column_sums
-from quartermaster.reports.finance.tables.common import PCT, centre_name
+from quartermaster.reports.finance.tables.common import centre_name
 
 if TYPE_CHECKING:
     from quartermaster.model import Inventory
@@ -93,7 +93,7 @@ def budget_tables(inventory: Inventory, plan: PlanResult, quarter: str) -> tuple
             sums["budget"],
             sums["forecast"],
             sums["forecast"] - sums["budget"],
-            (sums["forecast"] / sums["budget"]).quantize(PCT) if sums["budget"] else None,
+            sums["forecast"] / sums["budget"] if sums["budget"] else None,
         )
         if rows
         else None,

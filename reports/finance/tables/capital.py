@@ -189,7 +189,17 @@ def capital_tables(plan: PlanResult) -> tuple[Table, Table]:
         ),
         tuple(rows),
         total=CapitalPurchase(
-            "Total", "", "", 0, 0, "", sums["capital"], sums["upfront"], sums["financed"], sums["depreciation_month"], 0
+            "Total",
+            "",
+            "",
+            sum(r.nodes or 0 for r in rows),
+            None,
+            "",
+            sums["capital"],
+            sums["upfront"],
+            sums["financed"],
+            sums["depreciation_month"],
+            None,
         )
         if rows
         else None,

@@ -11,13 +11,13 @@ if TYPE_CHECKING:
     from quartermaster.model import Inventory
     from quartermaster.plan_result import PurchaseRow
 
-RATIO = Decimal("0.000001")
 PCT = Decimal("0.0001")
 
 
 def ratio(value: float | Decimal) -> Decimal:
-    """A plan ratio (a float as solved) as Decimal to 6 places, from its shortest repr (no float rounding)."""
-    return decimal_of(value).quantize(RATIO)
+    """A plan ratio (a float as solved) as Decimal from its shortest repr, not rounded (a view rounds it once,
+    `pricing.format_pct`)."""
+    return decimal_of(value)
 
 
 def centre_name(inventory: Inventory, code: str) -> str:

@@ -6,9 +6,9 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import TYPE_CHECKING
 
+from quartermaster.pricing import cents, commitment_line, format_usd, known_usd, last_quarter_of
 from quartermaster.reports.finance.table import ZERO, Column, Row, Table
-from quartermaster.reports.finance.tables.common import PCT
-from quartermaster.units import quarter_of
+from quartermaster.units import next_quarters
 
 if TYPE_CHECKING:
     from quartermaster.model import Inventory
@@ -28,6 +28,7 @@ class ExpiryRow(Row):
     coverage_before: Decimal | None
     coverage: Decimal
     ending: str
+    ending_before: Decimal
     warning: str
 
 
@@ -35,10 +36,16 @@ def expiry_table(inventory: Inventory, spend: Table, coverage: Table) -> Table:
     """Quarters in which the inventory's commitments end, and quarters in which existing-commitment spend or
     coverage falls sharply (EXPIRY_SPEND_DROP, EXPIRY_COVERAGE_DROP), with the commitments that end then.
 
-    A commitment ends in the quarter of its `end` (the first day after its term)."""
+    A commitment is listed in the first quarter it is no longer paid in (the one after `pricing.last_quarter_of`),
+    with what it cost in the quarter before (`pricing.commitment_line`, the plan's existing-commitment lines)."""
     ending: dict[str, list[str]] = {}
+    ending_before: dict[str, Decimal] = {}
     for c in sorted(inventory.commitments, key=lambda c: (c.end, c.name)):
-        ending.setdefault(quarter_of(c.end), []).append(f"{c.name} (ends {c.end})")
+        last = last_quarter_of(c)
+        gone = next_quarters(last, 2)[1]
+        amount = cents(known_usd(commitment_line(c, last, "planned")))
+        ending.setdefault(gone, []).append(f"{c.name} (ends {c.end}; {format_usd(amount)} in {last})")
+        ending_before[gone] = ending_before.get(gone, ZERO) + amount
     models = {c.key for c in spend.columns}
     existing = {
         r["quarter"]: r["existing-commitments"] if "existing-commitments" in models else ZERO for r in spend.rows
@@ -60,10 +67,11 @@ def expiry_table(inventory: Inventory, spend: Table, coverage: Table) -> Table:
                 q,
                 was,
                 existing[q],
-                None if fall is None else (-fall).quantize(PCT),
+                None if fall is None else -fall,
                 now,
                 cover[q],
                 "; ".join(ending.get(q, ())) or "none (demand moved, not commitments)",
+                ending_before.get(q, ZERO),
                 "sharp drop" if warning else "",
             )
         )
@@ -78,10 +86,13 @@ def expiry_table(inventory: Inventory, spend: Table, coverage: Table) -> Table:
             Column("coverage_before", "Coverage ($), quarter before", "pct"),
             Column("coverage", "Coverage ($)", "pct"),
             Column("ending", "Commitments that end"),
+            Column("ending_before", "Their cost, quarter before", "money"),
             Column("warning", "Warning"),
         ),
         tuple(rows),
-        note=f"Basis: planned, a quarter's cost. Warning when existing-commitment spend falls by "
+        note=f"Basis: planned, a quarter's cost. A commitment is listed in the first quarter it is no longer paid in, "
+        "with its cost in the quarter before (nodes x rate x its hours in that quarter). Warning when "
+        "existing-commitment spend falls by "
         f"{EXPIRY_SPEND_DROP:.0%} or more from the quarter before, or commitment coverage ($) by "
         f"{EXPIRY_COVERAGE_DROP * 100:.0f} percentage points or more: demand those commitments served is then "
         "bought on demand or by the plan's new commitments.",
