@@ -11,6 +11,7 @@ validating (schema + CEL + webhook + runtime rules).
 from __future__ import annotations
 
 import argparse
+import datetime as dt
 import time
 
 from quartermaster.model import Inventory
@@ -79,7 +80,7 @@ def main() -> None:
     inventory = fleet(args.teams, args.flavors)
 
     clock = Clock()
-    objects = objects_for_cluster(inventory, "big")
+    objects = objects_for_cluster(inventory, "big", dt.datetime.now(dt.UTC))
     clock.lap("build")
     text = dump_documents(objects)
     clock.lap("render")

@@ -37,7 +37,7 @@ def main() -> None:
 
     t1 = time.perf_counter()
     now = dt.datetime.now(dt.UTC)
-    specs = [stack_spec(cluster_spec(inventory, c, now), objects_for_cluster(inventory, c)) for c in clusters]
+    specs = [stack_spec(cluster_spec(inventory, c, now), objects_for_cluster(inventory, c, now)) for c in clusters]
     t2 = time.perf_counter()
     with tempfile.TemporaryDirectory() as tmp:
         app = App(outdir=str(Path(tmp) / "cdktf.out"))

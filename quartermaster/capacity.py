@@ -1,10 +1,61 @@
-"""Pool sizes in nodes and accelerators: the one place these numbers are derived."""
+"""Pool sizes in nodes and accelerators, and the instants a pool's nodes can exist: the one place these are
+derived."""
 
 from __future__ import annotations
 
+import datetime as dt
 from collections import defaultdict
+from dataclasses import dataclass
 
 from quartermaster.model import Inventory, Machine, Pool, Quota
+from quartermaster.pricing import Provisioning
+
+DATED_PROVISIONING = (Provisioning.RESERVATION, Provisioning.CAPACITY_BLOCK)
+"""Provisioning whose nodes are the pool's commitment's capacity, so they exist only within its dates."""
+
+
+@dataclass(frozen=True)
+class PoolWindow:
+    """When a pool's nodes can exist: from `opens` (None: always did) until `closes` (None: no end), UTC, with
+    the commitment that dates them."""
+
+    pool: str
+    opens: dt.datetime | None
+    closes: dt.datetime | None
+    commitment: str | None
+
+    def holds(self, at: dt.datetime) -> bool:
+        """Whether the pool's nodes can exist at `at`."""
+        return (self.opens is None or self.opens <= at) and (self.closes is None or at < self.closes)
+
+
+def pool_window(inventory: Inventory, pool: Pool) -> PoolWindow:
+    """A `reservation` or `capacity-block` pool's nodes are its commitment's capacity: they exist within the
+    commitment's dates as its provider counts them (a capacity block from 11:30 UTC of its first day to the node
+    group's scale-down; a cloud reservation over the term; owned hardware from its delivery on). Every other pool
+    is undated."""
+    from quartermaster.providers import provider_of
+
+    commitment = inventory.commitment_by_name.get(pool.commitment or "")
+    if commitment is None or pool.provisioning not in DATED_PROVISIONING:
+        return PoolWindow(pool.name, None, None, None)
+    opens, closes = provider_of(inventory.cluster_of_pool[pool.name].kind).capacity_window(commitment)
+    return PoolWindow(pool.name, opens, closes, commitment.name)
+
+
+def open_pools(inventory: Inventory, at: dt.datetime) -> frozenset[str]:
+    """The pools whose nodes can exist at `at` (an aware datetime): a quota is offered only in these."""
+    return frozenset(p.name for p in inventory.pools if pool_window(inventory, p).holds(at))
+
+
+def capacity_boundaries(inventory: Inventory) -> list[dt.datetime]:
+    """Every instant at which some pool's nodes start or stop existing, in order."""
+    instants = {
+        moment
+        for p in inventory.pools
+        for moment in (pool_window(inventory, p).opens, pool_window(inventory, p).closes)
+    }
+    return sorted(m for m in instants if m is not None)
 
 
 def nodes_per_slice(pool: Pool, machine: Machine) -> int:

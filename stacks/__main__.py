@@ -4,9 +4,10 @@ Stack config (`stacks/Pulumi.<stack>.yaml`):
     quartermaster:inventory   path of the inventory, relative to the repository root (default `inventory`)
     quartermaster:cluster     the inventory cluster this stack declares (default: the stack name)
     quartermaster:kubeconfig  secret: kubeconfig of the cluster, for the Kueue objects
-    quartermaster:now         the moment to build the stack for, ISO 8601 with a time zone (default: the moment
-                              `pulumi up` runs); capacity blocks are dated, so their node groups are sized and
-                              scheduled for where the block stands
+    quartermaster:now         the moment to build the stack for, ISO 8601 with a time zone or a day (its midnight
+                              UTC; default: the moment `pulumi up` runs); capacity blocks are dated, so their node
+                              groups are sized and scheduled for where the block stands, and the Kueue quotas of
+                              dated pools follow their dates
 """
 
 import sys

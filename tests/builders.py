@@ -20,6 +20,10 @@ from quartermaster.model import Inventory
 BEFORE_THE_BLOCK = dt.datetime(2026, 9, 1, tzinfo=dt.UTC)
 """The moment the cloud stacks are built for in tests: before the example's capacity block (aws-p5-cb-2026q4 starts
 2026-10-01), so its node group is empty and both scheduled actions are ahead."""
+DURING_THE_BLOCK = dt.datetime(2026, 11, 15, tzinfo=dt.UTC)
+"""A moment at which every pool of the example has its nodes (aws-p5-cb-2026q4 runs 2026-10-01 11:30 UTC to
+2026-12-31 10:50 UTC, the node group's scale-down; every other dated pool is open then): the Kueue golden files are
+rendered for it."""
 
 
 class InventoryBuilder:

@@ -28,11 +28,6 @@ GPU_AMI_TYPE = "AL2023_x86_64_NVIDIA"  # as eks-blueprints' ml-capacity-block pa
 EFA_LABEL = "vpc.amazonaws.com/efa.present"
 # EKS capacity_type by provisioning; everything else is ON_DEMAND.
 CAPACITY_TYPE = {Provisioning.SPOT: "SPOT", Provisioning.CAPACITY_BLOCK: "CAPACITY_BLOCK"}
-# Capacity Blocks last whole days and all end at 11:30 UTC (EC2 user guide, capacity-blocks-purchase); EC2 warns
-# 40 minutes before the end and terminates the instances from 30 minutes before it (capacity-blocks-monitor; both
-# read 2026-11-24). The node group stays at 0 outside the block (EKS user guide, capacity-blocks-mng).
-CAPACITY_BLOCK_TIME = dt.time(11, 30)
-SCALE_DOWN_BEFORE_END = dt.timedelta(minutes=40)
 
 
 @dataclass(frozen=True)
@@ -207,9 +202,8 @@ def _block_phase(
     "not found" for done (`resourceScheduleDelete`, internal/service/autoscaling/schedule.go; read 2026-11-25)."""
     if pool.commitment is None:
         raise SpecError(f"pool {pool.name}: a capacity-block pool needs its `commitment` (the block's dates).")
-    block = inventory.commitment_by_name[pool.commitment]
-    start = dt.datetime.combine(block.start, CAPACITY_BLOCK_TIME, dt.UTC)
-    scale_down = dt.datetime.combine(block.end, CAPACITY_BLOCK_TIME, dt.UTC) - SCALE_DOWN_BEFORE_END
+    start, scale_down = EKS.capacity_window(inventory.commitment_by_name[pool.commitment])
+    assert scale_down is not None  # a capacity block ends
     up = ScheduledScalingSpec(f"{pool.name}-block-start", _utc(start), nodes, nodes, nodes)
     down = ScheduledScalingSpec(f"{pool.name}-block-end", _utc(scale_down), 0, nodes, 0)
     if now < start:

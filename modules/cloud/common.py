@@ -25,17 +25,20 @@ class SpecError(ProblemsFound):
 
 def moment(text: str | None, option: str) -> dt.datetime:
     """The moment the specs are built for (capacity blocks are dated): `text` in ISO 8601 with a time zone
-    (`2026-12-01T00:00:00Z`), or now (UTC) when None. `option` names where the text came from, for the error."""
+    (`2026-12-01T00:00:00Z`) or a day (`2026-12-01`, its midnight UTC), or now (UTC) when None. `option` names
+    where the text came from, for the error."""
     if text is None:
         return dt.datetime.now(dt.UTC)
     try:
         parsed = dt.datetime.fromisoformat(text)
     except ValueError:
         parsed = None
+    if parsed is not None and parsed.tzinfo is None and len(text) == len("2026-12-01"):
+        parsed = parsed.replace(tzinfo=dt.UTC)  # a day: its midnight UTC
     if parsed is None or parsed.tzinfo is None:
         raise SpecError(
-            f"{option} {text!r}: not a moment with a time zone. Write it as ISO 8601 with the zone, "
-            "such as 2026-12-01T00:00:00Z, or leave it out for now."
+            f"{option} {text!r}: not a day or a moment with a time zone. Write it as ISO 8601, such as 2026-12-01 "
+            "(midnight UTC) or 2026-12-01T08:00:00Z, or leave it out for now."
         )
     return parsed.astimezone(dt.UTC)
 

@@ -1,7 +1,7 @@
 """Kueue objects from the inventory: builders, rendering, validation against Kueue's own rules, import.
 
-objects_for_cluster(inventory, cluster) -> list[dict]   every object of a cluster, in apply order
-render_cluster(inventory, cluster) -> str               the same as multi-document YAML
+objects_for_cluster(inventory, cluster, at) -> list[dict]   every object of a cluster valid at `at`, in apply order
+render_cluster(inventory, cluster, at) -> str               the same as multi-document YAML
 validate_manifests(objects, source) -> list[Issue]      schema, CEL, webhook and runtime rules
 """
 

@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
 
-from quartermaster.capacity import pool_min_nodes
+from quartermaster.capacity import pool_min_nodes, pool_window
 from quartermaster.issues import Issue, Location
 from quartermaster.model import Cluster, Inventory
 from quartermaster.modules.cloud.common import ACCELERATOR_TAINT_VALUE
@@ -63,10 +63,12 @@ class PoolNodes:
     resource: str
     per_node: int
     existing: int
-    """Nodes that are there without anyone asking (a fixed size, or the autoscaling minimum)."""
+    """Nodes that are there without anyone asking (a fixed size, or the autoscaling minimum; 0 while closed)."""
     groups: tuple[NodeGroup, ...]
     provisioned_by_request: bool
     """Nodes come only through a ProvisioningRequest (GKE queued provisioning)."""
+    is_open: bool = True
+    """The pool's nodes can exist at the instant (its capacity block, reservation term or delivery holds it)."""
 
 
 @dataclass(frozen=True)
@@ -120,16 +122,18 @@ def pool_nodes(inventory: Inventory, cluster: Cluster, now: dt.datetime) -> dict
             groups[pool.name] = [NodeGroup(pool.name, dict(pool.labels), taints)]
         platform = {HOSTNAME: ANY, **dict.fromkeys(provider.topology_levels(pool.machine, pool.provisioning), ANY)}
         added = tuple((t.key, t.value, t.effect) for t in provider.platform_taints(pool.provisioning))
+        is_open = pool_window(inventory, pool).holds(now)
         out[pool.name] = PoolNodes(
             pool=pool.name,
             resource=machine.resource_name,
             per_node=machine.accelerators_per_node,
-            existing=pool_min_nodes(pool, machine),
+            existing=pool_min_nodes(pool, machine) if is_open else 0,
             groups=tuple(
                 NodeGroup(g.name, {**platform, **g.labels}, tuple(dict.fromkeys((*g.taints, *added))))
                 for g in groups.get(pool.name, [])
             ),
             provisioned_by_request=pool.name in queued,
+            is_open=is_open,
         )
     return out
 
@@ -392,8 +396,9 @@ def sample_pod_sets(pool: PoolNodes, topology_request: bool) -> list[PodSet]:
 def admission_refusals(
     inventory: Inventory, cluster: str, objects: list[dict[str, Any]], now: dt.datetime
 ) -> list[Refusal]:
-    """For every ClusterQueue of `objects` (one cluster's) and each of its flavors, why a one-node workload of that
-    flavor would be refused or never get nodes; empty when every one is admissible."""
+    """For every ClusterQueue of `objects` (one cluster's, valid at `now`) and each of its flavors whose nodes can
+    exist at `now`, why a one-node workload of that flavor would be refused or never get nodes; empty when every
+    one is admissible. A flavor whose pool is closed at `now` must hold no quota (nominal or borrowed)."""
     from quartermaster.modules.kueue.configuration import manager_configuration
 
     c = inventory.cluster_by_name[cluster]
@@ -415,6 +420,19 @@ def admission_refusals(
                 out.append(
                     Refusal(cluster, queue["metadata"]["name"], flavor, "no pool of this cluster is this flavor")
                 )
+                continue
+            if not pool.is_open:
+                held = index.available(queue, flavor, pool.resource)
+                if held > 0:
+                    out.append(
+                        Refusal(
+                            cluster,
+                            queue["metadata"]["name"],
+                            flavor,
+                            f"pool {flavor}'s nodes cannot exist at {now:%Y-%m-%d %H:%M} UTC (its commitment's dates), "
+                            f"yet the queue holds {held} `{pool.resource}` there: Kueue admits work that never starts",
+                        )
+                    )
                 continue
             explicit = aware and not all(topology)  # a mixed queue: only annotated workloads reach TAS flavors
             out += workload_refusals(cluster, queue, flavor, sample_pod_sets(pool, explicit), index, nodes, ignore)
@@ -492,7 +510,7 @@ def team_target(inventory: Inventory, team: str, now: dt.datetime) -> QueueTarge
     for cluster in inventory.clusters:
         if cluster.multikueue_role == "manager":
             continue
-        objects = _Objects(objects_for_cluster(inventory, cluster.name))
+        objects = _Objects(objects_for_cluster(inventory, cluster.name, now))
         queue = objects.get("ClusterQueue", team)
         if queue is None:
             continue
@@ -559,7 +577,7 @@ def job_refusals(inventory: Inventory, job: dict[str, Any], target: QueueTarget,
     """Why Kueue, with its default quota check (`BlockUndeclared`: a resource the queue does not cover refuses the
     job), would not admit `job` in the target's flavor or it would never get nodes; empty when admissible."""
     cluster = inventory.cluster_by_name[target.cluster]
-    objects = _Objects(objects_for_cluster(inventory, cluster.name))
+    objects = _Objects(objects_for_cluster(inventory, cluster.name, now))
     queue = objects.get("ClusterQueue", target.queue)
     assert queue is not None
     nodes = pool_nodes(inventory, cluster, now)

@@ -10,16 +10,22 @@ Rules of the derivation (Kueue rule n is rule n of docs/reference/kueue-rules.md
 - an AdmissionCheck + ProvisioningRequestConfig per flex-start pool, scoped with `onFlavors` (rule 42);
 - on a MultiKueue manager: one logical flavor per accelerator with the sum of the workers' quotas, and
   per team a MultiKueue AdmissionCheck + MultiKueueConfig listing the workers where the team has quota;
-- Kueue's CRD defaults are written out explicitly so that live objects do not show drift (kueue-rules.md section 0).
+- Kueue's CRD defaults are written out explicitly so that live objects do not show drift (kueue-rules.md section 0);
+- quotas follow the dates of the capacity they offer: at an instant when a pool's nodes cannot exist (a capacity
+  block before it starts or after it ends, a reservation outside its commitment's term, on-prem servers not yet
+  delivered: `quartermaster.capacity.pool_window`), every quota in its flavor is 0 and cannot borrow, and the
+  manager's sums leave it out; the objects stay, so a window's change is a quota change only.
 """
 
 from __future__ import annotations
 
+import datetime as dt
 import hashlib
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from quartermaster.capacity import open_pools
 from quartermaster.model import Cluster, Cohort, Inventory, Pool, Quota, Team
 from quartermaster.modules.kueue.k8s import canonical_quantity
 from quartermaster.names import ClusterKind
@@ -97,11 +103,13 @@ class FlavorQuota:
 # --- entry points ----------------------------------------------------------------------------------
 
 
-def objects_for_cluster(inventory: Inventory, cluster: str) -> list[dict[str, Any]]:
-    """Every object for `cluster`, in apply order, in the cluster's `kueue_api_version`."""
+def objects_for_cluster(inventory: Inventory, cluster: str, at: dt.datetime) -> list[dict[str, Any]]:
+    """Every object for `cluster` valid at `at` (an aware datetime), in apply order, in the cluster's
+    `kueue_api_version`."""
     c = inventory.cluster_by_name[cluster]
     version = f"{KUEUE_GROUP}/{c.kueue_api_version}"
-    quotas = _team_quotas(inventory, c)
+    now_open = open_pools(inventory, at)
+    quotas = _team_quotas(inventory, c, now_open)
     objects: list[dict[str, Any]] = []
     objects += [_priority_class(version, p.name, p.value, p.description) for p in inventory.priority_classes]
     if c.topology_aware:
@@ -113,7 +121,7 @@ def objects_for_cluster(inventory: Inventory, cluster: str) -> list[dict[str, An
         objects += [_topology(version, c, level_set) for level_set in sorted(levels)]
     objects += [_pool_flavor(inventory, version, c, p) for p in c.pools]
     objects += [_logical_flavor(version, name) for name in sorted(_manager_flavors(inventory, c))]
-    objects += [_cohort(inventory, c, version, cohort) for cohort in inventory.cohorts]
+    objects += [_cohort(inventory, c, version, cohort, now_open) for cohort in inventory.cohorts]
     flex = [p for p in c.pools if p.provisioning == "flex-start"]
     for pool in flex:
         objects += _provisioning_check(inventory, version, pool)
@@ -141,28 +149,29 @@ def _apply_order(obj: dict[str, Any]) -> tuple[int, str, str]:
 # --- quotas ----------------------------------------------------------------------------------------
 
 
-def _team_quotas(inventory: Inventory, cluster: Cluster) -> dict[str, list[FlavorQuota]]:
+def _team_quotas(inventory: Inventory, cluster: Cluster, now_open: frozenset[str]) -> dict[str, list[FlavorQuota]]:
     """Team -> its quotas in this cluster's flavors, in flavor preference order; teams without quota left out."""
     out: dict[str, list[FlavorQuota]] = {}
     for team in inventory.teams:
-        flavors = _quotas_here(inventory, cluster, team.quotas, lending_allowed=team.cohort is not None)
+        flavors = _quotas_here(inventory, cluster, team.quotas, now_open, lending_allowed=team.cohort is not None)
         if flavors:
             out[team.name] = flavors
     return out
 
 
 def _quotas_here(
-    inventory: Inventory, cluster: Cluster, quotas: Iterable[Quota], *, lending_allowed: bool
+    inventory: Inventory, cluster: Cluster, quotas: Iterable[Quota], now_open: frozenset[str], *, lending_allowed: bool
 ) -> list[FlavorQuota]:
-    """Quotas in this cluster's own pools, plus (on a manager) the workers' quotas summed per accelerator."""
+    """Quotas in this cluster's own pools, plus (on a manager) the workers' quotas summed per accelerator; a quota
+    in a pool whose nodes cannot exist now (not in `now_open`) is 0."""
     own = {p.name: p for p in cluster.pools}
     quotas = tuple(quotas)
     result = [
-        _flavor_quota(inventory, own[q.flavor], q, lending_allowed)
+        _flavor_quota(inventory, own[q.flavor], q, lending_allowed, q.flavor in now_open)
         for q in sorted((q for q in quotas if q.flavor in own), key=lambda q: _preference(own[q.flavor], cluster))
     ]
     if cluster.multikueue_role == "manager":
-        result += _summed_worker_quotas(inventory, cluster, quotas, lending_allowed)
+        result += _summed_worker_quotas(inventory, cluster, quotas, now_open, lending_allowed)
     return result
 
 
@@ -170,11 +179,22 @@ def _preference(pool: Pool, cluster: Cluster) -> tuple[int, int]:
     return PROVISIONING_PREFERENCE[pool.provisioning], [p.name for p in cluster.pools].index(pool.name)
 
 
-def _flavor_quota(inventory: Inventory, pool: Pool, quota: Quota, lending_allowed: bool) -> FlavorQuota:
+def _flavor_quota(inventory: Inventory, pool: Pool, quota: Quota, lending_allowed: bool, is_open: bool) -> FlavorQuota:
+    """The quota entry as written; when the pool's nodes cannot exist (`is_open` false), nominal 0 in every
+    resource and, in a cohort, a borrowing limit of 0: the queue neither holds nor borrows what is not there."""
     resource = inventory.machine_by_name[pool.machine].resource_name
+    resources: dict[str, tuple[Any, Any, Any]]
+    if not is_open:
+        closed = (0, 0 if lending_allowed else None, None)
+        resources = {resource: closed}
+        if quota.cpu is not None:
+            resources["cpu"] = closed
+        if quota.memory_gib is not None:
+            resources["memory"] = ("0Gi", *closed[1:])
+        return FlavorQuota(pool.name, resources)
     borrowing = quota.borrowing_limit if lending_allowed else None
     lending = quota.lending_limit if lending_allowed else None
-    resources: dict[str, tuple[Any, Any, Any]] = {resource: (quota.nominal, borrowing, lending)}
+    resources = {resource: (quota.nominal, borrowing, lending)}
     if quota.cpu is not None:
         resources["cpu"] = (quota.cpu, None, None)
     if quota.memory_gib is not None:
@@ -207,12 +227,13 @@ def _manager_flavors(inventory: Inventory, cluster: Cluster) -> set[str]:
 
 
 def _summed_worker_quotas(
-    inventory: Inventory, manager: Cluster, quotas: tuple[Quota, ...], lending_allowed: bool
+    inventory: Inventory, manager: Cluster, quotas: tuple[Quota, ...], now_open: frozenset[str], lending_allowed: bool
 ) -> list[FlavorQuota]:
     """Manager quota = the sum of the workers' quotas, per accelerator (kueue-rules.md section 2, MultiKueue row).
 
     A borrowing limit sums only if every part has one (unset = unlimited); an unset lending limit counts
-    as the whole nominal (all of it may be lent) and the sum is left unset when it equals the nominal.
+    as the whole nominal (all of it may be lent) and the sum is left unset when it equals the nominal. A part in a
+    pool whose nodes cannot exist now adds nothing (the flavor stays, with 0 when no part is open).
     """
     pools = _worker_pools(inventory, manager)
     sums: dict[str, dict[str, list[Any]]] = {}
@@ -221,10 +242,12 @@ def _summed_worker_quotas(
             continue
         machine = inventory.machine_by_name[pools[q.flavor][1].machine]
         flavor = accelerator_flavor_name(machine.accelerator)
-        part = _flavor_quota(inventory, pools[q.flavor][1], q, lending_allowed).resources
+        part = _flavor_quota(inventory, pools[q.flavor][1], q, lending_allowed, True).resources
         acc = sums.setdefault(flavor, {})
         for resource, (nominal, borrowing, lending) in part.items():
             total = acc.setdefault(resource, [0, 0, 0, False, False])  # nominal, borrow, lend, unlimited, any-lend
+            if q.flavor not in now_open:
+                continue
             value = _number(nominal)
             total[0] += value
             total[3] = total[3] or borrowing is None
@@ -403,12 +426,14 @@ def _logical_flavor(version: str, name: str) -> dict[str, Any]:
     return {"apiVersion": version, "kind": "ResourceFlavor", "metadata": _meta(name), "spec": {}}
 
 
-def _cohort(inventory: Inventory, cluster: Cluster, version: str, cohort: Cohort) -> dict[str, Any]:
+def _cohort(
+    inventory: Inventory, cluster: Cluster, version: str, cohort: Cohort, now_open: frozenset[str]
+) -> dict[str, Any]:
     spec: dict[str, Any] = {"fairSharing": {"weight": canonical_quantity(cohort.fair_sharing_weight or 1)}}
     if cohort.parent:
         spec["parentName"] = cohort.parent
     # Cohort limits need a parent (Kueue rule 50).
-    flavors = _quotas_here(inventory, cluster, cohort.quotas, lending_allowed=cohort.parent is not None)
+    flavors = _quotas_here(inventory, cluster, cohort.quotas, now_open, lending_allowed=cohort.parent is not None)
     if flavors:
         spec["resourceGroups"] = resource_groups(flavors)
     return {"apiVersion": version, "kind": "Cohort", "metadata": _meta(cohort.name), "spec": spec}

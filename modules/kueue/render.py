@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime as dt
 from pathlib import Path
 from typing import Any
 
@@ -17,12 +18,12 @@ def render_objects(cluster: str, objects: list[dict[str, Any]]) -> str:
     return f"{HEADER}# cluster: {cluster}\n" + dump_documents(objects)
 
 
-def render_kueue_configuration(inventory: Inventory, cluster: str) -> tuple[str, list[str]]:
+def render_kueue_configuration(inventory: Inventory, cluster: str, at: dt.datetime) -> tuple[str, list[str]]:
     """The complete Configuration of `cluster`'s Kueue manager, commented with why each setting is there and where
     it goes, and why Kueue v0.19.2 would refuse it (empty when the manager starts with it)."""
     from quartermaster.modules.kueue.configuration import configuration_problems, manager_configuration
 
-    config, why = manager_configuration(inventory, cluster, objects_for_cluster(inventory, cluster))
+    config, why = manager_configuration(inventory, cluster, objects_for_cluster(inventory, cluster, at))
     head = [
         f"# cluster: {cluster}: Kueue's manager Configuration (ConfigMap kueue-manager-config in kueue-system, key",
         "# controller_manager_config.yaml, or the Helm chart's managerConfig.controllerManagerConfigYaml); restart",
@@ -32,20 +33,20 @@ def render_kueue_configuration(inventory: Inventory, cluster: str) -> tuple[str,
     return "\n".join(head) + "\n" + dump_documents([config]), configuration_problems(config)
 
 
-def rendered_documents(inventory: Inventory, cluster: str) -> tuple[str, list[tuple[str, str]]]:
-    """A cluster's file in parts: its header, then each object as (`Kind/namespace/name`, its YAML document), in
-    the file's order; joined, they are `render_cluster`'s text."""
+def rendered_documents(inventory: Inventory, cluster: str, at: dt.datetime) -> tuple[str, list[tuple[str, str]]]:
+    """A cluster's file at `at` in parts: its header, then each object as (`Kind/namespace/name`, its YAML
+    document), in the file's order; joined, they are `render_cluster`'s text."""
     documents = []
-    for obj in objects_for_cluster(inventory, cluster):
+    for obj in objects_for_cluster(inventory, cluster, at):
         meta = obj["metadata"]
         key = "/".join(p for p in (obj["kind"], meta.get("namespace"), meta["name"]) if p)
         documents.append((key, dump_documents([obj])))
     return f"{HEADER}# cluster: {cluster}\n", documents
 
 
-def render_cluster(inventory: Inventory, cluster: str) -> str:
-    """Every object of `cluster` as multi-document YAML, ready for kubectl apply, Argo CD or Flux."""
-    return render_objects(cluster, objects_for_cluster(inventory, cluster))
+def render_cluster(inventory: Inventory, cluster: str, at: dt.datetime) -> str:
+    """Every object of `cluster` valid at `at` as multi-document YAML, ready for kubectl apply, Argo CD or Flux."""
+    return render_objects(cluster, objects_for_cluster(inventory, cluster, at))
 
 
 def stale_renders(folder: Path, clusters: set[str]) -> list[Path]:

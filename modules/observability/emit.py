@@ -46,10 +46,10 @@ def cluster_manifests(
 
 
 def kubernetes_objects(
-    inventory: Inventory, cluster: str, at: dt.date, sources: SourceMap | None = None
+    inventory: Inventory, cluster: str, now: dt.datetime, sources: SourceMap | None = None
 ) -> list[dict[str, Any]]:
-    """Every Kubernetes object a cluster's stack declares (the Pulumi program and `qm synth` alike): its Kueue
-    objects, then its observability objects when enabled."""
+    """Every Kubernetes object a cluster's stack declares at `now` (the Pulumi program and `qm synth` alike): its
+    Kueue objects, then its observability objects when enabled."""
     from quartermaster.modules.kueue import objects_for_cluster
 
-    return [*objects_for_cluster(inventory, cluster), *cluster_manifests(inventory, cluster, at, sources)]
+    return [*objects_for_cluster(inventory, cluster, now), *cluster_manifests(inventory, cluster, now.date(), sources)]

@@ -62,5 +62,5 @@ def declare_cluster(
     objects, with its alert rules and dashboard when `observability.enabled` (`sources`: for runbooks to name
     inventory files)."""
     spec = cluster_spec(inventory, cluster_name, now)
-    objects = kubernetes_objects(inventory, cluster_name, now.date(), sources)
+    objects = kubernetes_objects(inventory, cluster_name, now, sources)
     return ClusterCapacity(cluster_name, spec, objects, kubeconfig)

@@ -182,8 +182,7 @@ def synth(
     Raises `modules.cloud.SpecError` when a cluster's pools cannot be expressed (the message says how to fix it).
     """
     specs = [
-        stack_spec(cluster_spec(inventory, c, now), kubernetes_objects(inventory, c, now.date(), sources))
-        for c in clusters
+        stack_spec(cluster_spec(inventory, c, now), kubernetes_objects(inventory, c, now, sources)) for c in clusters
     ]
     app = App(outdir=str(outdir))
     for spec in specs:

@@ -7,6 +7,8 @@ Exit codes: 0 no blocking policy failed, 1 a blocking policy failed or a side do
 
 from __future__ import annotations
 
+import datetime as dt
+import functools
 import os
 import sys
 import tempfile
@@ -91,7 +93,7 @@ def command(
         sides[1].result.inventory,
         base_label=sides[0].label,
         head_label=sides[1].label,
-        render_documents=rendered_documents,
+        render_documents=functools.partial(rendered_documents, at=dt.datetime.now(dt.UTC)),
         impact_days=impact_days,
         team_files=(team_files(sides[0].result), team_files(sides[1].result)),
         plan=plan,

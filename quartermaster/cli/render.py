@@ -1,4 +1,5 @@
-"""`qm render [PATH] [--cluster NAME] [--out DIR]`: the Kueue objects of each cluster as YAML.
+"""`qm render [PATH] [--cluster NAME] [--out DIR] [--at DAY] [--schedule]`: the Kueue objects of each cluster as YAML,
+valid at one instant (quotas follow the dates of the capacity they offer).
 
 Every rendered object is validated (Kueue's schema, CEL and webhook rules) before anything is written.
 """
@@ -6,7 +7,9 @@ Every rendered object is validated (Kueue's schema, CEL and webhook rules) befor
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
 
@@ -20,6 +23,10 @@ from quartermaster.cli.common import (
 )
 from quartermaster.errors import ProblemsFound, UsageError
 from quartermaster.issues import did_you_mean
+from quartermaster.model import Inventory
+
+if TYPE_CHECKING:
+    from quartermaster.modules.kueue.admission import Refusal
 
 
 def command(
@@ -34,17 +41,42 @@ def command(
         help="Print each cluster's Kueue manager Configuration (the settings its objects need), checked against "
         "the rules Kueue applies when it starts.",
     ),
+    at: str = typer.Option(
+        None,
+        "--at",
+        help="Render the objects valid at this instant: a day (2027-01-15, its midnight UTC) or ISO 8601 with a "
+        "time zone; default: now. A pool's quota is 0 while its capacity block, reservation term or on-prem "
+        "delivery does not hold it.",
+    ),
+    schedule: bool = typer.Option(
+        False,
+        "--schedule",
+        help="List every instant at which capacity starts or ends, what changes in each cluster's quotas there, "
+        "and the admission check of each window; render nothing.",
+    ),
 ) -> None:
-    """Render Kueue objects (plus Namespaces and RBAC) per cluster, byte-identical across runs."""
+    """Render Kueue objects (plus Namespaces and RBAC) per cluster, byte-identical across runs for one instant."""
     # imported when run, so that `qm --help` stays fast
     from quartermaster.modules.cloud import SpecError
+    from quartermaster.modules.cloud.common import moment
     from quartermaster.modules.kueue import objects_for_cluster, validate_manifests
     from quartermaster.modules.kueue.admission import admission_refusals
     from quartermaster.modules.kueue.render import render_kueue_configuration, render_objects, stale_renders
 
+    try:
+        now = moment(at, "--at")
+    except SpecError as e:
+        raise UsageError(str(e)) from None
+    if schedule and (out is not None or kueue_config or at is not None or cluster):
+        raise UsageError(
+            "--schedule lists every boundary of every cluster; leave out --out, --kueue-config, --at and --cluster."
+        )
     if out is not None:
         check_output(out, "--out", path, folder=True)
     inventory = load_or_exit(path).inventory
+    if schedule:
+        _print_schedule(inventory, dt.datetime.now(dt.UTC))
+        return
     known = [c.name for c in inventory.clusters]
     for name in cluster or []:
         if name not in known:
@@ -54,7 +86,7 @@ def command(
     if kueue_config:
         texts, problems = [], []
         for name in names:
-            text, refused = render_kueue_configuration(inventory, name)
+            text, refused = render_kueue_configuration(inventory, name, now)
             texts.append(text)
             problems += [f"{name}: Configuration {p}" for p in refused]
         if problems:
@@ -63,9 +95,8 @@ def command(
         return
     rendered: dict[str, str] = {}
     errors = 0
-    now = dt.datetime.now(dt.UTC)
     for name in names:
-        objects = objects_for_cluster(inventory, name)
+        objects = objects_for_cluster(inventory, name, now)
         for issue in validate_manifests(objects, f"render:{name}"):
             errors += issue.severity == "error"
             print_issue(issue)
@@ -91,3 +122,37 @@ def command(
     for stale in stale_renders(out, set(known)):
         stale.unlink()
         console.print(f"removed {stale} (its cluster is no longer in the inventory)")
+
+
+def _print_schedule(inventory: Inventory, now: dt.datetime) -> None:
+    """Each boundary: when, which pools open or close and by which commitment, the quota changes, and the
+    admission check of the window it starts (refusals as warnings on stderr, as `qm render` prints them)."""
+    from quartermaster.modules.kueue.schedule import first_window_refusals, quota_schedule
+
+    boundaries = quota_schedule(inventory)
+    if not boundaries:
+        typer.echo("No dated capacity: every pool's quota holds at every instant.")
+        return
+    refusals, unchecked = first_window_refusals(inventory)
+    _print_window_check(f"before {_when(boundaries[0].at)}", refusals, unchecked)
+    for b in boundaries:
+        past = " (past)" if b.at <= now else ""
+        typer.echo(f"{_when(b.at)}{past}")
+        for w in b.opens:
+            typer.echo(f"  opens  {w.pool} ({w.commitment} starts)")
+        for w in b.closes:
+            typer.echo(f"  closes {w.pool} ({w.commitment} ends)")
+        for change in b.changes:
+            typer.echo(f"    {change.format()}")
+        _print_window_check(f"from {_when(b.at)}", b.refusals, b.unchecked)
+
+
+def _print_window_check(window: str, refusals: Sequence[Refusal], unchecked: Sequence[str]) -> None:
+    for refusal in refusals:
+        err_console.print(f"warning: window {window}: {refusal.format()}", markup=False)
+    for note in unchecked:
+        err_console.print(f"note: window {window}: admission not checked: {note}", markup=False)
+
+
+def _when(at: dt.datetime) -> str:
+    return f"{at:%Y-%m-%d %H:%M} UTC"

@@ -31,9 +31,9 @@ def command(
     now: str = typer.Option(
         None,
         "--now",
-        help="Build the stacks as of this moment (ISO 8601 with a time zone; "
+        help="Build the stacks as of this moment (ISO 8601 with a time zone, or a day for its midnight UTC; "
         "default: now). Capacity blocks are dated: their node groups are sized and scheduled "
-        "for where the block stands.",
+        "for where the block stands, and the Kueue quotas of dated pools follow their dates.",
     ),
 ) -> None:
     """Write `OUT/stacks/<cluster>/cdk.tf.json` for `terraform -chdir=... init / plan / apply` (or `tofu`)."""

@@ -20,12 +20,13 @@ names.
 
 from __future__ import annotations
 
+import datetime as dt
 from abc import ABC
 from typing import ClassVar
 
 from quartermaster.catalog import PlatformTaint, platform_taints, topology_levels
 from quartermaster.issues import Issue
-from quartermaster.model import Cluster, Inventory, Machine, Pool
+from quartermaster.model import Cluster, Commitment, Inventory, Machine, Pool
 from quartermaster.pricing import Provisioning
 
 
@@ -108,6 +109,13 @@ class Provider(ABC):
     def platform_taints(self, provisioning: str) -> tuple[PlatformTaint, ...]:
         """Taints the platform puts on nodes of this provisioning by itself."""
         return platform_taints(self.kind, provisioning)
+
+    def capacity_window(self, commitment: Commitment) -> tuple[dt.datetime, dt.datetime | None]:
+        """The instants (UTC) between which a pool whose nodes are `commitment`'s capacity has them: from midnight
+        of the term's first day to midnight of the first day after it; owned hardware stays after its term (the
+        amortisation ends, not the servers), so only its delivery (the start) bounds it."""
+        opens = dt.datetime.combine(commitment.start, dt.time(), dt.UTC)
+        return opens, None if self.owned else dt.datetime.combine(commitment.end, dt.time(), dt.UTC)
 
     def import_machine(self, labels: dict[str, str], tpu: bool, machines: tuple[Machine, ...]) -> str | None:
         """`qm import kueue`: the machine, of `machines`, a flavor's node labels name; None when they name none."""

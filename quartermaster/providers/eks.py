@@ -3,13 +3,21 @@ modules/cloud/aws.py."""
 
 from __future__ import annotations
 
+import datetime as dt
 from typing import ClassVar, Literal
 
 from quartermaster.issues import Issue
-from quartermaster.model import Cluster, Inventory, Pool, Strict
+from quartermaster.model import Cluster, Commitment, Inventory, Pool, Strict
 from quartermaster.names import ZoneName
 from quartermaster.pricing import Provisioning
 from quartermaster.providers.base import Provider
+
+# Capacity Blocks last whole days and all end at 11:30 UTC (EC2 user guide, capacity-blocks-purchase,
+# https://docs.aws.amazon.com/AWSEC2/latest/UserGuide/capacity-blocks-purchase.html); EC2 warns 40 minutes before
+# the end and terminates the instances from 30 minutes before it (capacity-blocks-monitor; both read 2026-11-24).
+# The node group stays at 0 outside the block (EKS user guide, capacity-blocks-mng).
+CAPACITY_BLOCK_TIME = dt.time(11, 30)
+SCALE_DOWN_BEFORE_END = dt.timedelta(minutes=40)
 
 
 class EksSettings(Strict):
@@ -53,6 +61,14 @@ class Eks(Provider):
     focus_service = ("Amazon Elastic Compute Cloud", "Virtual Machines")
     placeholder_machines: ClassVar[dict[str, str]] = {"gpu": "p5.48xlarge"}
     import_settings: ClassVar[dict[str, object]] = {"eks": {"node_role_arn": "todo", "subnets": {}}}
+
+    def capacity_window(self, commitment: Commitment) -> tuple[dt.datetime, dt.datetime | None]:
+        """A capacity block's nodes: from 11:30 UTC of its first day to the node group's scale-down, forty minutes
+        before it ends at 11:30 UTC; other commitments as every cloud's."""
+        if commitment.kind != "capacity-block":
+            return super().capacity_window(commitment)
+        start = dt.datetime.combine(commitment.start, CAPACITY_BLOCK_TIME, dt.UTC)
+        return start, dt.datetime.combine(commitment.end, CAPACITY_BLOCK_TIME, dt.UTC) - SCALE_DOWN_BEFORE_END
 
     def cluster_issues(self, inventory: Inventory, cluster: Cluster) -> list[Issue]:
         assert isinstance(cluster, EksCluster)

@@ -18,10 +18,8 @@ from quartermaster.loader import load
 from quartermaster.model import Inventory, Pool, Taint
 from quartermaster.modules.kueue import objects_for_cluster
 from quartermaster.modules.kueue.admission import admission_refusals
-from tests.builders import BEFORE_THE_BLOCK, make_inventory
+from tests.builders import BEFORE_THE_BLOCK, DURING_THE_BLOCK, make_inventory
 from tests.paths import INVENTORY
-
-DURING_THE_BLOCK = dt.datetime(2026, 11, 15, tzinfo=dt.UTC)  # aws-p5-cb-2026q4 runs 2026-10-01 + 91 days
 
 
 @pytest.fixture(scope="module")
@@ -33,14 +31,14 @@ def refusals(inventory: Inventory, now: dt.datetime = BEFORE_THE_BLOCK) -> list[
     return [
         r.format()
         for c in inventory.clusters
-        for r in admission_refusals(inventory, c.name, objects_for_cluster(inventory, c.name), now)
+        for r in admission_refusals(inventory, c.name, objects_for_cluster(inventory, c.name, now), now)
     ]
 
 
 def flavor(inventory: Inventory, cluster: str, name: str) -> dict[str, Any]:
     return next(
         o
-        for o in objects_for_cluster(inventory, cluster)
+        for o in objects_for_cluster(inventory, cluster, DURING_THE_BLOCK)
         if o["kind"] == "ResourceFlavor" and o["metadata"]["name"] == name
     )
 
@@ -120,7 +118,7 @@ def test_the_spot_pool_that_scales_from_zero_gets_a_plain_flavor(example: Invent
 
 
 def test_a_tas_flavor_on_a_pool_without_nodes_is_named_with_the_reason(example: Inventory) -> None:
-    objects = objects_for_cluster(example, "gke-gpu-us-east4")
+    objects = objects_for_cluster(example, "gke-gpu-us-east4", BEFORE_THE_BLOCK)
     for o in objects:
         if o["kind"] == "ResourceFlavor" and o["metadata"]["name"] == "h100-mega-spot":
             o["spec"]["topologyName"] = "gke-hostname"  # what was emitted before
@@ -152,7 +150,7 @@ def test_qm_validate_kueue_names_the_queues_that_could_never_get_nodes(tmp_path:
 
 
 def broken(inventory: Inventory, cluster: str, edit: Any) -> list[str]:
-    objects = objects_for_cluster(inventory, cluster)
+    objects = objects_for_cluster(inventory, cluster, BEFORE_THE_BLOCK)
     edit(objects)
     return [r.reason for r in admission_refusals(inventory, cluster, objects, BEFORE_THE_BLOCK)]
 

@@ -17,7 +17,7 @@ from quartermaster.model import Inventory
 from quartermaster.modules.kueue import objects_for_cluster
 from quartermaster.modules.kueue.builders import WORKLOAD_RESOURCES
 from quartermaster.modules.kueue.configuration import configuration_problems, manager_configuration
-from tests.builders import make_inventory
+from tests.builders import DURING_THE_BLOCK, make_inventory
 from tests.paths import INVENTORY
 
 
@@ -27,7 +27,7 @@ def inventory() -> Inventory:
 
 
 def rendered(inventory: Inventory, cluster: str) -> dict[str, Any]:
-    config, _ = manager_configuration(inventory, cluster, objects_for_cluster(inventory, cluster))
+    config, _ = manager_configuration(inventory, cluster, objects_for_cluster(inventory, cluster, DURING_THE_BLOCK))
     return config
 
 

@@ -12,6 +12,7 @@ from quartermaster.loader import load
 from quartermaster.modules.kueue import objects_for_cluster
 from quartermaster.modules.kueue.importer import equivalence, import_kueue
 from quartermaster.modules.kueue.validate import load_manifests
+from tests.builders import DURING_THE_BLOCK
 from tests.paths import DATA, INVENTORY
 
 EXAMPLES = DATA / "kueue" / "examples"
@@ -22,7 +23,11 @@ def round_trip(objects: list[dict], tmp_path: Path, cluster: str = "imported") -
     (tmp_path / "kueue-import.yaml").write_text(result.text)
     loaded = load(tmp_path, run_checks=False)  # a skeleton: model-valid, TODOs may still fail the checks
     assert [i.format() for i in loaded.issues] == []
-    return equivalence(objects, objects_for_cluster(loaded.inventory, cluster)), result.dropped, result.text
+    return (
+        equivalence(objects, objects_for_cluster(loaded.inventory, cluster, DURING_THE_BLOCK)),
+        result.dropped,
+        result.text,
+    )
 
 
 @pytest.mark.parametrize("name", sorted(p.name for p in EXAMPLES.glob("*.yaml")))
@@ -47,7 +52,7 @@ def test_equivalence_notices_a_changed_quota(tmp_path: Path) -> None:
     objects = [m.obj for m in manifests]
     result = import_kueue(objects)
     (tmp_path / "kueue-import.yaml").write_text(result.text.replace("cpu: 12", "cpu: 13"))
-    rendered = objects_for_cluster(load(tmp_path, run_checks=False).inventory, "imported")
+    rendered = objects_for_cluster(load(tmp_path, run_checks=False).inventory, "imported", DURING_THE_BLOCK)
     assert equivalence(objects, rendered) == [
         "ClusterQueue/team-b-cq: quotas [('default-flavor', 'cpu', 12, None, None)] rendered as "
         "[('default-flavor', 'cpu', 13, None, None), ('default-flavor', 'nvidia.com/gpu', Decimal('0'), None, None)]"
@@ -56,7 +61,7 @@ def test_equivalence_notices_a_changed_quota(tmp_path: Path) -> None:
 
 def test_our_own_render_round_trips_with_machines_and_cohorts(tmp_path: Path) -> None:
     inventory = load(INVENTORY).inventory
-    original = objects_for_cluster(inventory, "gke-gpu-us-east4")
+    original = objects_for_cluster(inventory, "gke-gpu-us-east4", DURING_THE_BLOCK)
     differences, _, text = round_trip(original, tmp_path, "gke-gpu-us-east4")
     assert differences == []
     assert "kind: gke" in text and "- llm-eval" in text and "cost_center: CC-1001" in text

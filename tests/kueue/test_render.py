@@ -21,7 +21,7 @@ from quartermaster.modules.kueue.builders import accelerator_flavor_name
 from quartermaster.modules.kueue.k8s import canonical_quantity, parse_quantity, selector_matches
 from quartermaster.names import POOL_LABEL
 from quartermaster.yamlwriter import dump_documents
-from tests.builders import make_inventory
+from tests.builders import DURING_THE_BLOCK, make_inventory
 from tests.paths import DATA, INVENTORY
 
 GOLDEN = DATA / "kueue" / "golden"
@@ -52,7 +52,7 @@ def of_kind(objects: list[dict[str, Any]], kind: str) -> dict[str, dict[str, Any
 def test_every_rendered_object_passes_schema_cel_webhook_and_runtime_rules(inventory: Inventory, version: str) -> None:
     inv = with_version(inventory, version)
     for cluster in inv.clusters:
-        objects = objects_for_cluster(inv, cluster.name)
+        objects = objects_for_cluster(inv, cluster.name, DURING_THE_BLOCK)
         assert objects, cluster.name
         assert all(o["apiVersion"] == f"kueue.x-k8s.io/{version}" for o in objects if "kueue" in o["apiVersion"])
         assert [i.format() for i in validate_manifests(objects, cluster.name)] == []
@@ -62,7 +62,7 @@ def test_no_cluster_queue_admits_a_namespace_outside_its_team(inventory: Invento
     every_namespace = {ns for t in inventory.teams for ns in t.namespaces} | {"default", "kube-system", "kueue-system"}
     checked = 0
     for cluster in inventory.clusters:
-        for name, cq in of_kind(objects_for_cluster(inventory, cluster.name), "ClusterQueue").items():
+        for name, cq in of_kind(objects_for_cluster(inventory, cluster.name, DURING_THE_BLOCK), "ClusterQueue").items():
             team = inventory.team_by_name[name]
             selector = cq["spec"]["namespaceSelector"]
             admitted = {
@@ -91,7 +91,7 @@ def test_cluster_queue_quotas_are_the_teams_quotas_in_preference_order(inventory
     rank = {"reservation": 0, "capacity-block": 1, "on-demand": 2, "flex-start": 3, "spot": 4}
     cluster = inventory.cluster_by_name["gke-gpu-us-east4"]
     pools = {p.name: p for p in cluster.pools}
-    for name, cq in of_kind(objects_for_cluster(inventory, cluster.name), "ClusterQueue").items():
+    for name, cq in of_kind(objects_for_cluster(inventory, cluster.name, DURING_THE_BLOCK), "ClusterQueue").items():
         team = inventory.team_by_name[name]
         [group] = cq["spec"]["resourceGroups"]
         assert group["coveredResources"] == ["nvidia.com/gpu"]
@@ -111,10 +111,12 @@ def test_cluster_queue_quotas_are_the_teams_quotas_in_preference_order(inventory
 def test_flavors_select_exactly_their_pool(inventory: Inventory) -> None:
     labels = {}
     for cluster in inventory.clusters:
-        for name, flavor in of_kind(objects_for_cluster(inventory, cluster.name), "ResourceFlavor").items():
+        for name, flavor in of_kind(
+            objects_for_cluster(inventory, cluster.name, DURING_THE_BLOCK), "ResourceFlavor"
+        ).items():
             labels[name] = flavor["spec"].get("nodeLabels", {})
             if cluster.topology_aware and name != "h100-mega-spot":  # spot scales from 0: a plain flavor
-                topologies = of_kind(objects_for_cluster(inventory, cluster.name), "Topology")
+                topologies = of_kind(objects_for_cluster(inventory, cluster.name, DURING_THE_BLOCK), "Topology")
                 assert flavor["spec"]["topologyName"] in topologies
     assert labels["h100-mega-resv"] == {"cloud.google.com/gke-nodepool": "h100-mega-resv"}
     assert labels["p5-od"] == {"eks.amazonaws.com/nodegroup": "p5-od"}
@@ -130,14 +132,14 @@ def test_flavors_select_exactly_their_pool(inventory: Inventory) -> None:
 
 
 def test_accelerator_taints_are_tolerated(inventory: Inventory) -> None:
-    objects = objects_for_cluster(inventory, "gke-tpu-us-east5")
+    objects = objects_for_cluster(inventory, "gke-tpu-us-east5", DURING_THE_BLOCK)
     for flavor in of_kind(objects, "ResourceFlavor").values():
         assert {"key": "google.com/tpu", "operator": "Exists", "effect": "NoSchedule"} in flavor["spec"]["tolerations"]
 
 
 def _levels(inventory: Inventory, cluster: str, pool: str) -> list[str]:
     """The node labels of the Topology that a pool's flavor names."""
-    objects = objects_for_cluster(inventory, cluster)
+    objects = objects_for_cluster(inventory, cluster, DURING_THE_BLOCK)
     name = of_kind(objects, "ResourceFlavor")[pool]["spec"]["topologyName"]
     return [level["nodeLabel"] for level in of_kind(objects, "Topology")[name]["spec"]["levels"]]
 
@@ -191,7 +193,7 @@ def test_flavors_tolerate_the_taints_the_platform_adds(inventory: Inventory) -> 
     """Issue 16: GKE taints flex-start nodes `cloud.google.com/gke-queued` and AKS taints Spot nodes
     `kubernetes.azure.com/scalesetpriority=spot`; a flavor without the toleration never lands its pods (TAS checks
     taints against the flavor's tolerations)."""
-    flex = of_kind(objects_for_cluster(inventory, "gke-gpu-us-east4"), "ResourceFlavor")["h100-flex"]
+    flex = of_kind(objects_for_cluster(inventory, "gke-gpu-us-east4", DURING_THE_BLOCK), "ResourceFlavor")["h100-flex"]
     assert {"key": "cloud.google.com/gke-queued", "operator": "Equal", "value": "true", "effect": "NoSchedule"} in flex[
         "spec"
     ]["tolerations"]
@@ -202,7 +204,7 @@ def test_flavors_tolerate_the_taints_the_platform_adds(inventory: Inventory) -> 
         .pool("spot", cluster="aks", machine="Standard_ND96isr_H100_v5", zones=["1"], nodes=1, provisioning="spot")
         .build()
     )
-    spot = of_kind(objects_for_cluster(aks, "aks"), "ResourceFlavor")["spot"]
+    spot = of_kind(objects_for_cluster(aks, "aks", DURING_THE_BLOCK), "ResourceFlavor")["spot"]
     assert {
         "key": "kubernetes.azure.com/scalesetpriority",
         "operator": "Equal",
@@ -212,7 +214,7 @@ def test_flavors_tolerate_the_taints_the_platform_adds(inventory: Inventory) -> 
     spot_pool = aks_agent_pools(aks, aks.cluster_by_name["aks"])[0]
     assert "kubernetes.azure.com/scalesetpriority=spot:NoSchedule" in spot_pool.node_taints
     assert spot_pool.node_labels["kubernetes.azure.com/scalesetpriority"] == "spot"
-    regular = objects_for_cluster(inventory, "gke-gpu-us-east4")
+    regular = objects_for_cluster(inventory, "gke-gpu-us-east4", DURING_THE_BLOCK)
     assert all(
         t["key"] != "cloud.google.com/gke-queued"
         for t in of_kind(regular, "ResourceFlavor")["h100-mega-resv"]["spec"]["tolerations"]
@@ -220,7 +222,7 @@ def test_flavors_tolerate_the_taints_the_platform_adds(inventory: Inventory) -> 
 
 
 def test_flex_start_pools_get_a_scoped_provisioning_check(inventory: Inventory) -> None:
-    objects = objects_for_cluster(inventory, "gke-gpu-us-east4")
+    objects = objects_for_cluster(inventory, "gke-gpu-us-east4", DURING_THE_BLOCK)
     config = of_kind(objects, "ProvisioningRequestConfig")["h100-flex-flex-start"]["spec"]
     assert config["provisioningClassName"] == "queued-provisioning.gke.io"
     assert config["parameters"] == {"maxRunDurationSeconds": str(168 * 3600)}
@@ -232,7 +234,7 @@ def test_flex_start_pools_get_a_scoped_provisioning_check(inventory: Inventory) 
 
 def test_multikueue_manager_quota_is_the_sum_of_worker_quotas(inventory: Inventory) -> None:
     manager = inventory.cluster_by_name["mk-manager"]
-    objects = objects_for_cluster(inventory, "mk-manager")
+    objects = objects_for_cluster(inventory, "mk-manager", DURING_THE_BLOCK)
     worker_pools = {p.name: p for w in manager.multikueue_workers for p in inventory.cluster_by_name[w].pools}
     queues = of_kind(objects, "ClusterQueue")
     for team in inventory.teams:
@@ -260,13 +262,13 @@ def test_multikueue_manager_quota_is_the_sum_of_worker_quotas(inventory: Invento
 
 
 def test_cohorts_carry_the_tree(inventory: Inventory) -> None:
-    cohorts = of_kind(objects_for_cluster(inventory, "onprem-sjc"), "Cohort")
+    cohorts = of_kind(objects_for_cluster(inventory, "onprem-sjc", DURING_THE_BLOCK), "Cohort")
     assert {n: c["spec"].get("parentName") for n, c in cohorts.items()} == {c.name: c.parent for c in inventory.cohorts}
     assert cohorts["research"]["spec"]["fairSharing"] == {"weight": 2}
 
 
 def test_v1beta1_renames(inventory: Inventory) -> None:
-    objects = objects_for_cluster(with_version(inventory, "v1beta1"), "mk-manager")
+    objects = objects_for_cluster(with_version(inventory, "v1beta1"), "mk-manager", DURING_THE_BLOCK)
     for cq in of_kind(objects, "ClusterQueue").values():
         assert "cohortName" not in cq["spec"] and "cohort" in cq["spec"]
     for mk in of_kind(objects, "MultiKueueCluster").values():
@@ -274,7 +276,7 @@ def test_v1beta1_renames(inventory: Inventory) -> None:
 
 
 def test_local_queues_and_namespaces_per_team_namespace(inventory: Inventory) -> None:
-    objects = objects_for_cluster(inventory, "gke-gpu-us-east4")
+    objects = objects_for_cluster(inventory, "gke-gpu-us-east4", DURING_THE_BLOCK)
     queues = of_kind(objects, "LocalQueue")
     namespaces = of_kind(objects, "Namespace")
     team = inventory.team_by_name["llm-pretrain"]
@@ -289,7 +291,7 @@ def test_local_queues_and_namespaces_per_team_namespace(inventory: Inventory) ->
 
 def test_no_team_can_write_cluster_queues_cohorts_or_flavors(inventory: Inventory) -> None:
     for cluster in inventory.clusters:
-        objects = objects_for_cluster(inventory, cluster.name)
+        objects = objects_for_cluster(inventory, cluster.name, DURING_THE_BLOCK)
         assert not [o for o in objects if o["kind"] in ("ClusterRole", "ClusterRoleBinding")]
         team_of_namespace = {ns: t for t in inventory.teams for ns in t.namespaces}
         for binding in of_kind(objects, "RoleBinding").values():
@@ -308,22 +310,24 @@ def test_render_is_byte_identical_and_matches_the_golden_files(
     inventory: Inventory, golden: Callable[[Path, str], None]
 ) -> None:
     for cluster in inventory.clusters:
-        text = render_cluster(inventory, cluster.name)
-        assert text == render_cluster(load(INVENTORY).inventory, cluster.name)
+        text = render_cluster(inventory, cluster.name, DURING_THE_BLOCK)
+        assert text == render_cluster(load(INVENTORY).inventory, cluster.name, DURING_THE_BLOCK)
         golden(GOLDEN / f"{cluster.name}.yaml", text)
 
 
 def test_qm_render_out_writes_one_file_per_cluster(tmp_path: Path, inventory: Inventory) -> None:
-    result = CliRunner().invoke(app, ["render", str(INVENTORY), "--out", str(tmp_path / "out")])
+    result = CliRunner().invoke(app, ["render", str(INVENTORY), "--out", str(tmp_path / "out"), "--at", "2026-11-15"])
     assert result.exit_code == 0, result.output
     for cluster in inventory.clusters:
-        assert (tmp_path / "out" / f"{cluster.name}.yaml").read_text() == render_cluster(inventory, cluster.name)
+        assert (tmp_path / "out" / f"{cluster.name}.yaml").read_text() == render_cluster(
+            inventory, cluster.name, DURING_THE_BLOCK
+        )
 
 
 def test_qm_render_one_cluster_to_stdout(inventory: Inventory) -> None:
-    result = CliRunner().invoke(app, ["render", str(INVENTORY), "--cluster", "aks-eastus"])
+    result = CliRunner().invoke(app, ["render", str(INVENTORY), "--cluster", "aks-eastus", "--at", "2026-11-15"])
     assert result.exit_code == 0
-    assert result.stdout == render_cluster(inventory, "aks-eastus")
+    assert result.stdout == render_cluster(inventory, "aks-eastus", DURING_THE_BLOCK)
 
 
 def test_qm_render_unknown_cluster_is_a_usage_error() -> None:
@@ -335,7 +339,7 @@ def test_qm_render_unknown_cluster_is_a_usage_error() -> None:
 def test_quota_never_exceeds_what_the_inventory_allows(inventory: Inventory) -> None:
     """Rendered nominal quotas per flavor add up to the inventory's, which the loader keeps within capacity."""
     for cluster in inventory.clusters:
-        queues = of_kind(objects_for_cluster(inventory, cluster.name), "ClusterQueue").values()
+        queues = of_kind(objects_for_cluster(inventory, cluster.name, DURING_THE_BLOCK), "ClusterQueue").values()
         for pool in cluster.pools:
             total = sum(
                 f["resources"][0]["nominalQuota"]

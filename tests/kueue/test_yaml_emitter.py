@@ -8,6 +8,7 @@ import yaml
 from quartermaster.loader import load
 from quartermaster.modules.kueue import objects_for_cluster
 from quartermaster.yamlwriter import dump_documents
+from tests.builders import DURING_THE_BLOCK
 from tests.paths import REPO
 
 TRICKY = {
@@ -31,5 +32,5 @@ def test_tricky_values_round_trip() -> None:
     "cluster", ["gke-gpu-us-east4", "gke-tpu-us-east5", "eks-us-east-1", "aks-eastus", "onprem-sjc", "mk-manager"]
 )
 def test_every_rendered_cluster_round_trips(cluster: str) -> None:
-    objects = objects_for_cluster(load(REPO / "inventory").inventory, cluster)
+    objects = objects_for_cluster(load(REPO / "inventory").inventory, cluster, DURING_THE_BLOCK)
     assert list(yaml.safe_load_all(dump_documents(objects))) == objects

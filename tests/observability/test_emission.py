@@ -46,12 +46,12 @@ def kinds(objects: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
 def test_observability_is_off_by_default_and_emits_nothing(loaded: LoadResult) -> None:
     inventory = loaded.inventory
     assert not any(c.observability.enabled for c in inventory.clusters)
-    assert all(cluster_manifests(inventory, c.name, BEFORE_THE_BLOCK.date()) == [] for c in inventory.clusters)
+    assert all(cluster_manifests(inventory, c.name, BEFORE_THE_BLOCK) == [] for c in inventory.clusters)
 
 
 def test_an_enabled_cluster_gets_its_own_rules_and_dashboard(loaded: LoadResult) -> None:
     inventory = enabled(loaded.inventory)
-    objects = kinds(kubernetes_objects(inventory, CLUSTER, BEFORE_THE_BLOCK.date(), loaded.sources))
+    objects = kinds(kubernetes_objects(inventory, CLUSTER, BEFORE_THE_BLOCK, loaded.sources))
     rule, configmap = objects["PrometheusRule"], objects["ConfigMap"]
     assert rule["metadata"]["namespace"] == configmap["metadata"]["namespace"] == "observability"
     assert configmap["metadata"]["labels"]["grafana_dashboard"] == "1"
@@ -68,8 +68,8 @@ def test_an_enabled_cluster_gets_its_own_rules_and_dashboard(loaded: LoadResult)
     assert dashboard["uid"] == f"quartermaster-fleet-{CLUSTER}"
     assert [v["name"] for v in dashboard["templating"]["list"]] == ["datasource", "team"]
     # the Kueue objects are unchanged and come first, as without observability
-    other = kubernetes_objects(loaded.inventory, CLUSTER, BEFORE_THE_BLOCK.date())
-    assert kubernetes_objects(inventory, CLUSTER, BEFORE_THE_BLOCK.date())[: len(other)] == other
+    other = kubernetes_objects(loaded.inventory, CLUSTER, BEFORE_THE_BLOCK)
+    assert kubernetes_objects(inventory, CLUSTER, BEFORE_THE_BLOCK)[: len(other)] == other
 
 
 def test_an_enabled_clusters_rule_carries_the_labels_its_operator_selects(loaded: LoadResult) -> None:
@@ -80,7 +80,7 @@ def test_an_enabled_clusters_rule_carries_the_labels_its_operator_selects(loaded
         c.model_copy(update={"observability": settings}) if c.name == CLUSTER else c for c in loaded.inventory.clusters
     )
     inventory = loaded.inventory.model_copy(update={"clusters": clusters})
-    rule = kinds(kubernetes_objects(inventory, CLUSTER, BEFORE_THE_BLOCK.date()))["PrometheusRule"]
+    rule = kinds(kubernetes_objects(inventory, CLUSTER, BEFORE_THE_BLOCK))["PrometheusRule"]
     assert rule["metadata"]["labels"] == {
         "app.kubernetes.io/managed-by": "quartermaster",
         "release": "kube-prometheus-stack",
@@ -89,7 +89,7 @@ def test_an_enabled_clusters_rule_carries_the_labels_its_operator_selects(loaded
 
 @needs_promtool
 def test_the_clusters_rules_pass_promtool_check(loaded: LoadResult, tmp_path: Path) -> None:
-    rule = kinds(kubernetes_objects(enabled(loaded.inventory), CLUSTER, BEFORE_THE_BLOCK.date()))["PrometheusRule"]
+    rule = kinds(kubernetes_objects(enabled(loaded.inventory), CLUSTER, BEFORE_THE_BLOCK))["PrometheusRule"]
     (tmp_path / "rules.yaml").write_text(dump_yaml(rule["spec"]), encoding="utf-8")
     assert PROMTOOL
     check = subprocess.run(

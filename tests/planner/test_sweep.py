@@ -23,6 +23,7 @@ from quartermaster.planner import PlanInputError, PlanOptions
 from quartermaster.planner.sweep import run_sweep, spec_of
 from quartermaster.sweep_result import cost_bands, load_sweep, percentile, robust_commitments
 from quartermaster.units import quarter_hours
+from tests.builders import DURING_THE_BLOCK
 from tests.paths import REPO
 from tests.planner.planning import MACHINE, SITE, one_site
 
@@ -209,7 +210,7 @@ def test_the_documented_rayjob_is_what_qm_prints_and_queues_to_a_local_queue_tha
     queues = {
         (o["metadata"]["namespace"], o["metadata"]["name"])
         for c in inventory.clusters
-        for o in objects_for_cluster(inventory, c.name)
+        for o in objects_for_cluster(inventory, c.name, DURING_THE_BLOCK)
         if o["kind"] == "LocalQueue"
     }
     meta = job["metadata"]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import re
 import shlex
 import shutil
@@ -15,6 +16,7 @@ from quartermaster.cli import app
 from quartermaster.loader import load
 from quartermaster.modules.kueue.render import rendered_documents
 from quartermaster.reports.quota_diff import RenderOptions, build_quota_diff, render_json, render_markdown, render_text
+from tests.builders import DURING_THE_BLOCK
 from tests.paths import REPO
 from tests.prdiff.repo import QuotaRepo
 
@@ -55,7 +57,11 @@ def over_capacity_diff(tmp_path: Path):
     )
     head = load(repo.inventory).inventory
     return build_quota_diff(
-        base, head, base_label="origin/main", head_label="quota-pr", render_documents=rendered_documents
+        base,
+        head,
+        base_label="origin/main",
+        head_label="quota-pr",
+        render_documents=functools.partial(rendered_documents, at=DURING_THE_BLOCK),
     )
 
 

@@ -33,7 +33,7 @@ from quartermaster.modules.terraform import TfResource, stack_clusters
 from quartermaster.pricing import Provisioning
 from quartermaster.providers import Provider, provider_of, register, unregister
 from quartermaster.schema import schema_dict
-from tests.builders import BEFORE_THE_BLOCK, InventoryBuilder, make_inventory
+from tests.builders import BEFORE_THE_BLOCK, DURING_THE_BLOCK, InventoryBuilder, make_inventory
 
 # --- the toy provider: its core facts ---------------------------------------------------------------------------
 
@@ -215,7 +215,7 @@ def test_the_toy_inventory_loads_with_its_own_settings_and_checks(tmp_path: Path
 
 def test_the_toy_cluster_renders_kueue_objects_selecting_its_pool() -> None:
     inventory = toy_inventory().build()
-    objects = objects_for_cluster(inventory, "toy-a")
+    objects = objects_for_cluster(inventory, "toy-a", DURING_THE_BLOCK)
     [flavor] = [o for o in objects if o["kind"] == "ResourceFlavor"]
     assert flavor["spec"]["nodeLabels"] == {"toy.example/pool": "l4"}
     [queue] = [o for o in objects if o["kind"] == "ClusterQueue"]

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from quartermaster.capacity import nodes_per_slice, pool_accelerators, pool_max_nodes, pool_min_nodes
+from quartermaster.capacity import nodes_per_slice, open_pools, pool_accelerators, pool_max_nodes, pool_min_nodes
 from quartermaster.model import Inventory, Pool
 from quartermaster.modules.cloud import cluster_spec
 from quartermaster.modules.cloud.common import read_table
@@ -327,9 +327,10 @@ def test_eks_capacity_block_declares_only_the_actions_still_ahead(
 def test_a_moment_without_a_time_zone_is_refused_with_the_form_to_use(inventory: Inventory) -> None:
     from quartermaster.modules.cloud.common import SpecError, moment
 
-    with pytest.raises(SpecError, match=r"--now '2026-12-01': not a moment with a time zone.*2026-12-01T00:00:00Z"):
-        moment("2026-12-01", "--now")
+    with pytest.raises(SpecError, match=r"--now '2026-12-01T08:00': not a day or a moment with a time zone"):
+        moment("2026-12-01T08:00", "--now")
     assert moment("2026-12-01T01:00:00+01:00", "--now") == dt.datetime(2026, 12, 1, tzinfo=dt.UTC)
+    assert moment("2026-12-01", "--now") == dt.datetime(2026, 12, 1, tzinfo=dt.UTC)  # a day: its midnight UTC
 
 
 def test_eks_efa_pools_get_every_network_card_and_a_cluster_placement_group(inventory: Inventory) -> None:
@@ -405,15 +406,23 @@ def _nominal(cluster_queue: Resource) -> dict[str, int]:
 
 @pytest.mark.parametrize("stack", ["gke-gpu-us-east4", "gke-tpu-us-east5", "eks-us-east-1", "aks-eastus"])
 def test_kueue_quotas_on_a_worker_equal_the_teams_quotas(inventory: Inventory, stack: str) -> None:
+    """The teams' quotas where the pool has nodes at the stack's moment; 0 in a pool that has none then (before
+    the example's capacity block, p5-cb: issue 36, point 2)."""
     here = {p.name for p in pools_of(inventory, stack)}
-    want = {t.name: {q.flavor: q.nominal for q in t.quotas if q.flavor in here} for t in inventory.teams}
+    now_open = open_pools(inventory, BEFORE_THE_BLOCK)
+    want = {
+        t.name: {q.flavor: q.nominal if q.flavor in now_open else 0 for q in t.quotas if q.flavor in here}
+        for t in inventory.teams
+    }
     want = {team: quotas for team, quotas in want.items() if quotas}
     got = {r.name.split("/")[-1]: _nominal(r) for r in registered(stack).of_type(CLUSTER_QUEUE)}
     assert got == want
 
 
 def test_kueue_quotas_on_the_manager_are_the_sum_over_its_workers(inventory: Inventory) -> None:
+    """The sums count only the workers' pools that have nodes at the stack's moment (issue 36, point 2)."""
     manager = inventory.cluster_by_name["mk-manager"]
+    now_open = open_pools(inventory, BEFORE_THE_BLOCK)
     on_workers = {p.name: p for w in manager.multikueue_workers for p in inventory.cluster_by_name[w].pools}
     want: dict[str, dict[str, int]] = {}
     for team in inventory.teams:
@@ -421,7 +430,7 @@ def test_kueue_quotas_on_the_manager_are_the_sum_over_its_workers(inventory: Inv
             if q.flavor in on_workers:
                 flavor = accelerator_flavor_name(inventory.machine_by_name[on_workers[q.flavor].machine].accelerator)
                 want.setdefault(team.name, {}).setdefault(flavor, 0)
-                want[team.name][flavor] += q.nominal
+                want[team.name][flavor] += q.nominal if q.flavor in now_open else 0
     got = {r.name.split("/")[-1]: _nominal(r) for r in registered("mk-manager").of_type(CLUSTER_QUEUE)}
     assert got == want
 

@@ -63,7 +63,7 @@ def test_terraform_declares_what_pulumi_registers(inventory: Inventory, stacks: 
         "node_group": len(specs("eks_node_groups")),
         "service_quota": len(specs("aws_service_quotas")),
         "agent_pool": len(specs("aks_agent_pools")),
-        "kubernetes_object": len(objects_for_cluster(inventory, cluster)),
+        "kubernetes_object": len(objects_for_cluster(inventory, cluster, BEFORE_THE_BLOCK)),
     }
     assert {k: len(terraform[k]) for k in want} == want
 

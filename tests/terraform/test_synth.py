@@ -122,7 +122,9 @@ def test_kueue_objects_are_manifests_that_wait_for_the_node_pools(
     resources = stacks[cluster]["resource"]
     manifests = [r["manifest"] for r in resources["kubernetes_manifest"].values()]
     canonical = sorted(json.dumps(m, sort_keys=True) for m in manifests)
-    assert canonical == sorted(json.dumps(m, sort_keys=True) for m in objects_for_cluster(inventory, cluster))
+    assert canonical == sorted(
+        json.dumps(m, sort_keys=True) for m in objects_for_cluster(inventory, cluster, BEFORE_THE_BLOCK)
+    )
     spec = cluster_spec(inventory, cluster, BEFORE_THE_BLOCK)
     pools = sorted(
         f"{t}.{n}"
@@ -255,8 +257,8 @@ def test_qm_synth_one_cluster_with_s3_state(tmp_path: Path) -> None:
         (["--cluster", "gke-tpu-us-east"], "Clusters with a stack: gke-gpu-us-east4, gke-tpu-us-east5"),
         # s3 state needs the bucket's region
         (["--backend", "s3", "--state-bucket", "b"], "pass --state-region REGION"),
-        # a moment without a time zone could be read in any of them
-        (["--now", "2026-12-01"], "--now '2026-12-01': not a moment with a time zone"),
+        # a moment without a time zone could be read in any of them (a day alone is its midnight UTC)
+        (["--now", "2026-12-01T08:00"], "--now '2026-12-01T08:00': not a day or a moment with a time zone"),
     ],
 )
 def test_qm_synth_refuses_usage_mistakes_with_exit_2(args: list[str], want: str, tmp_path: Path) -> None:
