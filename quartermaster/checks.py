@@ -577,7 +577,19 @@ def check_provisioning(inv: Inventory) -> list[Issue]:
             if p.provisioning not in provider.provisioning:
                 problem, fix = provider.refusal(Provisioning(p.provisioning))
                 out.append(_issue(problem, fix, (*ref, "provisioning"), got=c.kind))
-            if p.provisioning == Provisioning.FLEX_START:
+            if p.provisioning == Provisioning.FLEX_START and p.tpu is not None:
+                out.append(
+                    _issue(
+                        "a TPU pool cannot be flex-start: each slice is emitted as a fixed-size node pool, which runs "
+                        "and bills around the clock, while Kueue gets a queued-provisioning admission check that "
+                        "never succeeds on it, so nothing is admitted to the TPUs being paid for",
+                        "Use `provisioning: on-demand`, `spot` or `reservation` for TPU slices (flex-start with "
+                        "queued provisioning is emitted for GPU pools only).",
+                        (*ref, "provisioning"),
+                        got=p.provisioning,
+                    )
+                )
+            elif p.provisioning == Provisioning.FLEX_START:
                 if p.nodes is not None:
                     out.append(
                         _issue(

@@ -65,6 +65,7 @@ from quartermaster.pricing import (
     missing_prices,
     pool_rate,
 )
+from quartermaster.providers import provider_of
 from quartermaster.textsafety import prometheus_template_text
 from quartermaster.units import quarter_bounds, quarter_hours
 
@@ -471,11 +472,32 @@ def prometheus_rule(
     }
 
 
+GMP_SCOPE_LABELS = ("project_id", "location", "cluster", "namespace")
+"""The labels GMP sets on every selector and every result of a namespaced `Rules` object itself; it refuses the
+whole object when a rule's labels already hold one ("label %q already set on rule", `setLabel`) or a selector
+matches one otherwise than GMP would (`setSelector`): `scope` in pkg/operator/apis/monitoring/v1/rules_config.go,
+https://github.com/GoogleCloudPlatform/prometheus-engine (read 2026-11-27), run by its validating webhook and its
+operator."""
+
+
 def gmp_rules(rules: dict[str, Any], namespace: str = KUEUE_NAMESPACE) -> dict[str, Any]:
     """The same groups as a Google Cloud Managed Service for Prometheus `Rules` object. GMP scopes a Rules object's
     queries to its project, cluster and namespace (cloud.google.com/stackdriver/docs/managed-prometheus/
     rules-managed, read 2026-11-25), so it goes into the namespace Kueue's metrics come from, with one cluster's
-    rules (`Options.cluster`: no cluster matcher)."""
+    rules (`Options.cluster`: no cluster matcher), and without the labels GMP sets itself (GMP_SCOPE_LABELS: its
+    `cluster` names the GKE cluster in every alert)."""
+    groups = [
+        {
+            **group,
+            "rules": [
+                {**rule, "labels": {k: v for k, v in rule["labels"].items() if k not in GMP_SCOPE_LABELS}}
+                if "labels" in rule
+                else rule
+                for rule in group["rules"]
+            ],
+        }
+        for group in rules["groups"]
+    ]
     return {
         "apiVersion": GMP_RULES_API,
         "kind": "Rules",
@@ -484,5 +506,20 @@ def gmp_rules(rules: dict[str, Any], namespace: str = KUEUE_NAMESPACE) -> dict[s
             "namespace": namespace,
             "labels": {"app.kubernetes.io/managed-by": "quartermaster"},
         },
-        "spec": rules,
+        "spec": {**rules, "groups": groups},
     }
+
+
+def gmp_refusal(result: LoadResult, cluster: str) -> str | None:
+    """Why `--gmp CLUSTER` cannot be rendered (not a GKE cluster), naming where the cluster is defined; None if it
+    can."""
+    found = result.inventory.cluster_by_name[cluster]
+    provider = provider_of(found.kind)
+    if provider.managed_prometheus_rules:
+        return None
+    runs = [c.name for c in result.inventory.clusters if provider_of(c.kind).managed_prometheus_rules]
+    return (
+        f"--gmp {cluster}: {_where(result, 'clusters', cluster)} is not a GKE cluster (kind {found.kind}); Google "
+        f"Cloud Managed Service for Prometheus runs Rules on GKE clusters only (GKE clusters: "
+        f"{', '.join(runs) or 'none'}). Leave it out of --gmp; its rules are in the PrometheusRule file."
+    )

@@ -84,6 +84,7 @@ def render(
         Options,
         PlannedBudgets,
         build_rules,
+        gmp_refusal,
         gmp_rules,
         prometheus_rule,
     )
@@ -130,6 +131,9 @@ def render(
     for name in gmp or []:
         if name not in known:
             raise UsageError(f"--gmp {name}: no such cluster in {path}. Clusters: {', '.join(known)}.")
+        refusal = gmp_refusal(result, name)
+        if refusal is not None:
+            raise UsageError(refusal)
     options = Options(commitment_days, pending_hours, capacity_minutes, cluster_label, day)
     model = dashboard(result, options)
     # after dashboard(), which names the extra to install when grafana-foundation-sdk (imported here) is missing

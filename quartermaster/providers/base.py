@@ -59,6 +59,9 @@ class Provider(ABC):
     rbac_group_pattern: ClassVar[tuple[str, str] | None] = None
     """The regular expression an RBAC Group subject must match to match anybody, and how to describe it; None: any
     name."""
+    managed_prometheus_rules: ClassVar[bool] = False
+    """Whether its clusters run Google Cloud Managed Service for Prometheus `Rules` objects (`qm observability
+    render --gmp`): GMP's managed collection runs on GKE."""
     owned: ClassVar[bool] = False
     """Owned hardware: every node-hour is priced `onprem` (capex amortised plus opex), whatever the pool's mode."""
     focus_provider_name: ClassVar[str]

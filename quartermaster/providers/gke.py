@@ -35,6 +35,7 @@ class Gke(Provider):
     zones_named_after_region = True
     sizes_pools_per_zone = True
     node_pool_label = "cloud.google.com/gke-nodepool"
+    managed_prometheus_rules = True
     # GKE matches RBAC Group subjects against Google Groups by e-mail (Google Groups for RBAC, read 2026-11-24).
     rbac_group_pattern = (EMAIL_PATTERN, "a Google Group e-mail, e.g. `ml-team@example.com`")
     focus_provider_name = "Google Cloud"

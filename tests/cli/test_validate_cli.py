@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 import pytest
@@ -79,3 +80,20 @@ def test_a_team_cannot_escape_into_system_namespaces_or_groups(tmp_path: Path) -
     assert "teams[0].group: group `system:authenticated` is a Kubernetes system group" in result.output
     render = runner.invoke(app, ["render", str(root)])
     assert render.exit_code == 1 and "kind: Role" not in render.output
+
+
+def test_a_flex_start_tpu_pool_of_the_example_is_a_located_error(tmp_path: Path) -> None:
+    """Issue 36: `v5p-2x2x4` set to flex-start validated, then ran as always-on slices behind a queued-provisioning
+    check that never succeeds; now `qm validate` names the line of its `provisioning` and exits 1."""
+
+    root = tmp_path / "inventory"
+    shutil.copytree(REPO / "inventory", root)
+    clusters = root / "clusters.yaml"
+    shape = "        tpu: {topology: 2x2x4, slices: 2}\n"
+    text = clusters.read_text(encoding="utf-8")
+    clusters.write_text(text.replace(shape, shape + "        provisioning: flex-start\n", 1), encoding="utf-8")
+    line = text[: text.index(shape)].count("\n") + 2  # the line after the slice shape
+    result = runner.invoke(app, ["validate", str(root)])
+    assert result.exit_code == 1 and "Traceback" not in result.output
+    flat = " ".join(result.output.split())
+    assert f"clusters.yaml:{line} clusters[1].pools[0].provisioning: a TPU pool cannot be flex-start" in flat

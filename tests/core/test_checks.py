@@ -185,6 +185,18 @@ CASES = {
         "tpu-slices",
         "exactly one zone",
     ),
+    # Issue 36: a flex-start TPU pool was emitted as always-on fixed-size slices behind a check that never succeeds.
+    "flex-start TPU slices": Case(
+        lambda b: b.pool(
+            "v6e",
+            machine="ct6e-standard-4t",
+            tpu={"topology": "4x4"},
+            zones=["us-central1-a"],
+            provisioning="flex-start",
+        ),
+        "provisioning",
+        "a TPU pool cannot be flex-start",
+    ),
     "flex-start with fixed size": Case(
         lambda b: b.edit_pool("h100", provisioning="flex-start"), "provisioning", "cannot have a fixed size"
     ),
