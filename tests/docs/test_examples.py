@@ -2,12 +2,13 @@
 
 A fenced `bash` or `console` block right under the comment `<!-- runnable -->` in README.md or a page of docs/
 is executed, the page's blocks in order, in one scratch folder laid out like the repository root: a git
-checkout of the example inventory and `.github/` (for `qm codeowners --check`), `tests/` linked (Kueue's
-examples in tests/data), and `.venv/bin/qm` linked to the `qm` under test. A `bash` block runs
+checkout of the example inventory, `.github/` (for `qm codeowners --check`) and `.gitignore`, `tests/` linked
+(Kueue's examples in tests/data), and `.venv/bin/qm` linked to the `qm` under test. A `bash` block runs
 as one script under `set -euo pipefail`. A `console` block is lines `$ command` (a trailing backslash continues
 one), each followed by what the page shows it printing: every shown line must be in the command's output
 (whitespace aside; a `...` line stands for lines left out). Each command must exit 0, the last of a block the
-code its marker names (`<!-- runnable exit=1 -->`). No command may print a traceback.
+code its marker names (`<!-- runnable exit=1 -->`). No command may print a traceback. A page undoes what it
+changes: after its last block, `git status` shows nothing (what it writes goes where git ignores it, `out/`).
 """
 
 from __future__ import annotations
@@ -86,8 +87,10 @@ def scratch_checkout(tmp_path: Path) -> Path:
     """A git checkout of the example inventory and .github/, with .venv/bin/qm the qm under test."""
     repo = QuotaRepo.create(tmp_path)
     shutil.copytree(REPO / ".github", repo.root / ".github")
-    repo.commit("CI and CODEOWNERS")
+    shutil.copy(REPO / ".gitignore", repo.root / ".gitignore")
+    repo.commit("CI, CODEOWNERS and what git ignores")
     (repo.root / "tests").symlink_to(REPO / "tests", target_is_directory=True)
+    (repo.root / ".git" / "info" / "exclude").write_text("/tests\n", encoding="utf-8")  # the link to the repository
     qm = shutil.which("qm", path=str(Path(sys.executable).parent)) or shutil.which("qm")
     assert qm, "no `qm` beside the test interpreter or on PATH: install the package first"
     bin_dir = repo.root / ".venv" / "bin"
@@ -145,3 +148,5 @@ def test_the_page_examples_run_as_shown(page: str, tmp_path: Path) -> None:
             assert "Traceback" not in output, f"{where}\n{output}"
             missing = [line for line in step.shown if flat(line) not in flat(output)]
             assert not missing, f"{where}\nthe page shows lines the command did not print: {missing}\n{output}"
+    left = subprocess.run(["git", "status", "--porcelain"], cwd=root, capture_output=True, text=True, check=True)
+    assert left.stdout == "", f"{page} leaves the checkout changed (undo it, or write under out/):\n{left.stdout}"

@@ -30,20 +30,23 @@ def quota_docs() -> str:
 
 
 def test_documented_examples_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The tutorial's first step, in process (tests/docs/test_examples.py runs every step as a process)."""
     repo = QuotaRepo.create(tmp_path)
     shutil.copytree(REPO / ".github", repo.root / ".github")
     monkeypatch.chdir(repo.root)
-    block = re.search(r"```bash\n(.*?)```", quota_docs(), re.S).group(1)  # type: ignore[union-attr]
+    block = re.search(r"```console\n(.*?)```", quota_docs(), re.S).group(1)  # type: ignore[union-attr]
     outputs = []
     for line in block.strip().splitlines():
-        argv = shlex.split(line)
+        if not line.startswith("$ "):
+            continue
+        argv = shlex.split(line[2:])
         assert argv[0] == ".venv/bin/qm"
         result = CliRunner().invoke(app, argv[1:])
         assert result.exit_code == 0, (line, result.output)
         outputs.append(result.stdout)
-    assert "teams[0].quotas[1].nominal: 32 -> 16" in outputs[0]
-    assert "llm-pretrain: -16 H100-80GB in gke-gpu-us-east4; monthly chargeback -$" in outputs[1]
-    assert "CODEOWNERS is up to date" in outputs[2]
+    # the change step 2's comment shows: llm-pretrain's reserved H100 quota (its first quota) cut from 64 to 16
+    assert "teams[0].quotas[0].nominal: 64 -> 16" in outputs[0]
+    assert "CODEOWNERS is up to date" in outputs[1]
 
 
 def over_capacity_diff(tmp_path: Path):
@@ -98,7 +101,7 @@ def test_documented_comment_is_what_the_diff_prints(tmp_path: Path) -> None:
     repo = QuotaRepo.create(tmp_path)
     repo.quota("llm-pretrain", "h100-mega-resv", nominal=16)
     comment = repo.diff("HEAD").stdout
-    block = re.search(r"```markdown\n(.*?)```", quota_docs(), re.S).group(1)  # type: ignore[union-attr]
+    block = re.search(r"```console\n\$ \.venv/bin/qm diff HEAD\n(.*?)```", quota_docs(), re.S).group(1)  # type: ignore[union-attr]
     # the labels name the working tree and commit of the run, so those two words are left out of the match
     lines = [line for line in block.splitlines() if "working tree" not in line and "HEAD (" not in line]
     assert [line for line in lines if line not in comment.splitlines()] == []
