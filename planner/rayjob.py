@@ -6,8 +6,9 @@ and every worker fit the ClusterQueue's quota, and it requires `shutdownAfterJob
 accelerators (and cpu and memory only where a quota sets them), and under Kueue's default quota check a pod that
 requests a resource its queue does not cover is never admitted; so every pod asks for one node's accelerators of
 the queue's first flavor, and for cpu and memory only when the queue covers them (`QueueTarget`, found by
-`modules/kueue/admission.py`, which also checks the job: tests/planner). Results go to a PersistentVolumeClaim the
-team creates and names (`results_claim`); the job creates no storage.
+`modules/kueue/admission.py`, which also checks the job: tests/planner). The job fits the queue's nominal quota
+(borrowed quota is reclaimed by preempting the job mid-sweep) and is submitted in HTTPMode (no submitter pod).
+Results go to a PersistentVolumeClaim the team creates and names (`results_claim`); the job creates no storage.
 """
 
 from __future__ import annotations
@@ -24,6 +25,11 @@ TOPOLOGY_ANNOTATION = "kueue.x-k8s.io/podset-preferred-topology"
 RESULTS = "/results"
 """Where the head writes the plan and its sweep: the team's PersistentVolumeClaim, which outlives the Ray cluster."""
 DEFAULT_WORKERS = 4
+SUBMISSION_MODE = "HTTPMode"
+"""The operator submits the job to the Ray head over HTTP. KubeRay's default, K8sJobMode, adds a submitter Job whose
+pod (cpu 500m, memory 200Mi) Kueue counts as a third pod set; a queue that covers only accelerators refuses the
+whole RayJob for it under Kueue's default quota check (ray-project/kuberay v1.7.0 `JobSubmissionMode`;
+kubernetes-sigs/kueue v0.19.2 `RayJob.PodSets`)."""
 
 
 class Target(Protocol):
@@ -61,8 +67,9 @@ def rayjob(
 ) -> dict[str, Any]:
     """The RayJob that runs `qm plan /inventory <plan_args> --backend ray --out /results/plan` in the team's first
     namespace, queued to the team's LocalQueue: a head and `workers` workers (default: up to 4, as many as the
-    queue holds), each pod one node of the target flavor's accelerators; the image must hold Quartermaster with the
-    `ray` extra and the inventory at /inventory, and `results_claim` must be a PVC in that namespace."""
+    queue's nominal quota holds), each pod one node of the target flavor's accelerators; the image must hold
+    Quartermaster with the `ray` extra and the inventory at /inventory, and `results_claim` must be a PVC in that
+    namespace."""
     found = inventory.team_by_name.get(team)
     if found is None:
         hint = did_you_mean(team, inventory.team_by_name)
@@ -82,7 +89,7 @@ def rayjob(
     if count < 1 or count > most:
         raise PlanInputError(
             f"--rayjob: team `{team}`'s queue holds {target.nodes} node(s) of {target.per_node} {target.resource} in "
-            f"flavor {target.flavor}; the job needs a head and at least one worker, each a node"
+            f"flavor {target.flavor} in its nominal quota; the job needs a head and at least one worker, each a node"
             + (f", and {count} workers need {count + 1}" if workers is not None else "")
             + ". Raise the team's quota there, or use `qm plan --backend processes` locally."
         )
@@ -113,6 +120,7 @@ def rayjob(
         "metadata": {"name": "plan-sweep", "namespace": target.namespace, "labels": {QUEUE_LABEL: target.queue}},
         "spec": {
             "shutdownAfterJobFinishes": True,
+            "submissionMode": SUBMISSION_MODE,
             "entrypoint": entrypoint,
             "rayClusterSpec": {
                 "headGroupSpec": {

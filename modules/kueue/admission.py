@@ -193,6 +193,11 @@ class _Objects:
                     self._lent[key] = self._lent.get(key, Decimal(0)) + (parse_quantity(entry["nominalQuota"]) or 0)
         return self._lent
 
+    def nominal(self, queue: dict[str, Any], flavor: str, resource: str) -> Decimal:
+        """The queue's own nominal quota in (flavor, resource): what it holds without borrowing."""
+        own = self._quotas(queue["spec"]).get((flavor, resource))
+        return Decimal(0) if own is None else parse_quantity(own["nominalQuota"]) or Decimal(0)
+
     def available(self, queue: dict[str, Any], flavor: str, resource: str) -> Decimal:
         """What the queue can hold in (flavor, resource): its nominal quota plus what it may borrow (its borrowing
         limit, and no more than the rest of its cohort tree lends: the other queues' lending limits or nominal
@@ -376,7 +381,9 @@ def _topology_refusals(
     nodes = 0
     for ps, amount in zip(pod_sets, accelerators, strict=True):
         if amount == 0:
-            out.append(refuse(f"pod set {ps.name} requests no {pool.resource}, so TAS assigns it no flavor here"))
+            # no accelerator: under IgnoreUndeclared a pod set asking only undeclared cpu and memory is admitted
+            # with no flavor, outside TAS (flavorassigner.go skips undeclared resources); one asking declared cpu
+            # shares the nodes the others need (BlockUndeclared refused undeclared cpu above)
             continue
         if amount > pool.per_node:  # a pod never spans nodes
             out.append(refuse(f"pod set {ps.name} asks {amount} {pool.resource} per pod; a node has {pool.per_node}"))
@@ -493,8 +500,9 @@ class QueueTarget:
     resource: str
     per_node: int
     nodes: int
-    """Whole nodes the queue can hold there (quota, and for a TAS flavor without a ProvisioningRequest, the nodes
-    that exist)."""
+    """Whole nodes the queue's nominal quota holds there (never borrowed quota, which the lenders reclaim by
+    preempting the job mid-sweep), and for a TAS flavor without a ProvisioningRequest no more than the nodes that
+    exist."""
     pod_resources: bool
     """The flavor's resource group covers cpu and memory, so pods must request them (and may)."""
     topology_annotation: str | None
@@ -504,8 +512,8 @@ class QueueTarget:
 
 def team_target(inventory: Inventory, team: str, now: dt.datetime) -> QueueTarget | None:
     """The queue a team's RayJob goes to (`qm plan --rayjob`): on the team's first cluster that runs pods and where
-    it has a ClusterQueue, the first flavor (Kueue's order) that holds a head and a worker, else the first flavor;
-    None when the team has no queue on a cluster that runs pods."""
+    it has a ClusterQueue, the first flavor (Kueue's order) whose nominal quota holds a head and a worker, else the
+    first flavor; None when the team has no queue on a cluster that runs pods."""
     found = inventory.team_by_name[team]
     for cluster in inventory.clusters:
         if cluster.multikueue_role == "manager":
@@ -527,7 +535,7 @@ def team_target(inventory: Inventory, team: str, now: dt.datetime) -> QueueTarge
                 pool = nodes.get(entry["name"])
                 if pool is None or pool.resource not in group["coveredResources"]:
                     continue
-                held = int(objects.available(queue, pool.pool, pool.resource) // pool.per_node)
+                held = int(objects.nominal(queue, pool.pool, pool.resource) // pool.per_node)
                 provisioning = any(
                     (objects.get("AdmissionCheck", c) or {}).get("spec", {}).get("controllerName")
                     == PROVISIONING_CONTROLLER
@@ -554,22 +562,54 @@ def team_target(inventory: Inventory, team: str, now: dt.datetime) -> QueueTarge
     return None
 
 
+SUBMITTER_REQUESTS = {"cpu": Decimal("0.5"), "memory": Decimal(200 * 2**20)}
+"""The requests of KubeRay's default submitter container, which Kueue counts (`defaultSubmitterResources`,
+pkg/controller/jobs/rayjob/rayjob_controller.go, kubernetes-sigs/kueue v0.19.2,
+https://github.com/kubernetes-sigs/kueue/blob/v0.19.2/pkg/controller/jobs/rayjob/rayjob_controller.go)."""
+K8S_JOB_MODE = "K8sJobMode"
+"""KubeRay's default `submissionMode` (`+kubebuilder:default:=K8sJobMode`, ray-operator/apis/ray/v1/rayjob_types.go,
+ray-project/kuberay v1.7.0)."""
+
+
+def _requests(template: dict[str, Any]) -> dict[str, Decimal]:
+    """What a pod template's containers request, summed; a container's requests default to its limits, as Kubernetes
+    does."""
+    requests: dict[str, Decimal] = {}
+    for container in (template.get("spec") or {}).get("containers") or []:
+        resources = container.get("resources") or {}
+        asked = {**(resources.get("limits") or {}), **(resources.get("requests") or {})}
+        for resource, amount in asked.items():
+            requests[resource] = requests.get(resource, Decimal(0)) + (parse_quantity(amount) or Decimal(0))
+    return requests
+
+
+def _annotated(template: dict[str, Any]) -> bool:
+    return TOPOLOGY_ANNOTATION in ((template.get("metadata") or {}).get("annotations") or {})
+
+
 def pod_sets_of(job: dict[str, Any]) -> list[PodSet]:
-    """A KubeRay RayJob's pod sets as Kueue builds its Workload: the head (one pod) and each worker group (its
-    replicas); a container's requests default to its limits, as Kubernetes does."""
-    cluster = job["spec"]["rayClusterSpec"]
-    groups = [("head", 1, cluster["headGroupSpec"]["template"])]
-    groups += [(g["groupName"], g["replicas"], g["template"]) for g in cluster.get("workerGroupSpecs", [])]
-    out = []
-    for name, count, template in groups:
-        requests: dict[str, Decimal] = {}
-        for container in template["spec"]["containers"]:
-            resources = container.get("resources") or {}
-            asked = {**(resources.get("limits") or {}), **(resources.get("requests") or {})}
-            for resource, amount in asked.items():
-                requests[resource] = requests.get(resource, Decimal(0)) + (parse_quantity(amount) or Decimal(0))
-        annotated = TOPOLOGY_ANNOTATION in ((template.get("metadata") or {}).get("annotations") or {})
-        out.append(PodSet(name, count, requests, annotated))
+    """A KubeRay RayJob's pod sets as Kueue v0.19.2 builds its Workload (`RayJob.PodSets` and
+    `raycluster.BuildPodSets`): `head` (one pod), each worker group (`replicas`, default 1, times `numOfHosts`), and
+    with `submissionMode` K8sJobMode (KubeRay's default when unset) a `submitter` pod set of one pod, from
+    `submitterPodTemplate` or KubeRay's default submitter (cpu 500m, memory 200Mi); in SidecarMode the submitter
+    container is counted in the head. In HTTPMode (and InteractiveMode) the operator submits the job itself: no
+    submitter pod."""
+    spec = job["spec"]
+    cluster = spec["rayClusterSpec"]
+    mode = spec.get("submissionMode") or K8S_JOB_MODE
+    head_template = cluster["headGroupSpec"]["template"]
+    head = _requests(head_template)
+    if mode == "SidecarMode":
+        for resource, amount in SUBMITTER_REQUESTS.items():
+            head[resource] = head.get(resource, Decimal(0)) + amount
+    out = [PodSet("head", 1, head, _annotated(head_template))]
+    for group in cluster.get("workerGroupSpecs") or []:
+        count = group.get("replicas", 1) * max(1, group.get("numOfHosts", 1))
+        out.append(PodSet(group["groupName"], count, _requests(group["template"]), _annotated(group["template"])))
+    if mode == K8S_JOB_MODE:
+        template = spec.get("submitterPodTemplate")
+        requests = dict(SUBMITTER_REQUESTS) if template is None else _requests(template)
+        out.append(PodSet("submitter", 1, requests, template is not None and _annotated(template)))
     return out
 
 

@@ -6,6 +6,7 @@ brings them up; `qm validate --kueue` names a queue that could never get nodes, 
 from __future__ import annotations
 
 import datetime as dt
+from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
@@ -17,7 +18,7 @@ from quartermaster.cli import app
 from quartermaster.loader import load
 from quartermaster.model import Inventory, Pool, Taint
 from quartermaster.modules.kueue import objects_for_cluster
-from quartermaster.modules.kueue.admission import admission_refusals
+from quartermaster.modules.kueue.admission import PodSet, _Objects, admission_refusals, pool_nodes, workload_refusals
 from tests.builders import BEFORE_THE_BLOCK, DURING_THE_BLOCK, make_inventory
 from tests.paths import INVENTORY
 
@@ -228,3 +229,31 @@ def test_borrowing_from_the_cohort_makes_a_small_quota_admissible() -> None:
         .build()
     )
     assert refusals(shared) == []
+
+
+# --- issue 36: a pod set without accelerators on a TAS-only queue -------------------------------------------------
+
+
+@pytest.mark.parametrize("ignore_undeclared, want_refused", [(True, False), (False, True)])
+def test_a_cpu_only_pod_set_on_a_tas_only_queue_is_admitted_as_kueue_admits_it(
+    example: Inventory, ignore_undeclared: bool, want_refused: bool
+) -> None:
+    """Kueue's flavor assigner skips a resource the ClusterQueue does not declare under IgnoreUndeclared
+    (`assignFlavors`, pkg/scheduler/flavorassigner/flavorassigner.go, kubernetes-sigs/kueue v0.19.2): a driver pod
+    asking only cpu and memory is admitted with no flavor, outside TAS, beside the TPU workers; BlockUndeclared
+    refuses it for the cpu (the check used to refuse it under both)."""
+    cluster = example.cluster_by_name["gke-tpu-us-east5"]
+    objects = _Objects(objects_for_cluster(example, cluster.name, BEFORE_THE_BLOCK))
+    queue = objects.get("ClusterQueue", "tpu-research")
+    assert queue is not None
+    nodes = pool_nodes(example, cluster, BEFORE_THE_BLOCK)
+    flavors = [f["name"] for g in queue["spec"]["resourceGroups"] for f in g["flavors"]]
+    assert all(objects.get("ResourceFlavor", f)["spec"].get("topologyName") for f in flavors)  # TAS only
+    pool = nodes[flavors[0]]
+    sets = [
+        PodSet("workers", 1, {pool.resource: Decimal(pool.per_node)}),
+        PodSet("driver", 1, {"cpu": Decimal(1), "memory": Decimal(2**30)}),
+    ]
+    found = workload_refusals(cluster.name, queue, flavors[0], sets, objects, nodes, ignore_undeclared)
+    assert bool(found) is want_refused, found
+    assert all("which the ClusterQueue does not cover" in r.reason for r in found)

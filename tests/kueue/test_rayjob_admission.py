@@ -115,3 +115,64 @@ def test_every_team_of_a_generated_organisation_gets_an_admissible_job(tmp_path:
         target = team_target(inventory, team.name, BEFORE_THE_BLOCK)
         assert target is not None
         assert job_refusals(inventory, job_of(inventory, team.name), target, BEFORE_THE_BLOCK) == [], team.name
+
+
+# --- issue 36: every pod set Kueue creates, within nominal quota -------------------------------------------------
+
+
+def nominal_of(inventory: Inventory, team: str, flavor: str) -> int:
+    return next(q.nominal for q in inventory.team_by_name[team].quotas if q.flavor == flavor)
+
+
+def test_every_teams_job_fits_its_nominal_quota_with_every_pod_set(example: Inventory) -> None:
+    """Before issue 36, 5 of 8 teams' jobs asked more than their nominal quota (rl-research, inference and
+    search-ranking 40 GPUs against 16): admitted only by borrowing, they could be preempted mid-sweep."""
+    for team in example.teams:
+        target = team_target(example, team.name, BEFORE_THE_BLOCK)
+        assert target is not None
+        job = job_of(example, team.name)
+        sets = pod_sets_of(job)
+        assert [s.name for s in sets] == ["head", "solvers"]  # HTTPMode: no submitter pod set
+        asked = sum(s.requests[target.resource] * s.count for s in sets)
+        assert asked <= nominal_of(example, team.name, target.flavor), team.name
+        assert job_refusals(example, job, target, BEFORE_THE_BLOCK) == [], team.name
+
+
+def test_the_k8s_job_mode_job_is_refused_for_its_submitter(example: Inventory) -> None:
+    """KubeRay's default submissionMode (K8sJobMode) makes Kueue count a `submitter` pod set (cpu 500m, memory
+    200Mi, KubeRay's default submitter); the queues cover only accelerators, so `BlockUndeclared` refuses it."""
+    target = team_target(example, "llm-pretrain", BEFORE_THE_BLOCK)
+    assert target is not None and not target.pod_resources
+    job = job_of(example, "llm-pretrain")
+    del job["spec"]["submissionMode"]  # unset: KubeRay's CRD default, K8sJobMode
+    submitter = pod_sets_of(job)[-1]
+    assert (submitter.name, submitter.count) == ("submitter", 1)
+    assert submitter.requests == {"cpu": Decimal("0.5"), "memory": Decimal(200 * 2**20)}
+    reasons = [r.reason for r in job_refusals(example, job, target, BEFORE_THE_BLOCK)]
+    assert any("requests `cpu`, which the ClusterQueue does not cover" in r for r in reasons), reasons
+
+
+@pytest.mark.parametrize(
+    "mode, want_sets, want_head_cpu",
+    [
+        ("K8sJobMode", ["head", "w", "submitter"], Decimal(1)),  # a submitter Job of its own
+        ("SidecarMode", ["head", "w"], Decimal("1.5")),  # the submitter container runs in the head pod
+        ("HTTPMode", ["head", "w"], Decimal(1)),  # the operator submits over HTTP
+        ("InteractiveMode", ["head", "w"], Decimal(1)),  # the user submits
+    ],
+)
+def test_pod_sets_follow_kueues_rayjob_rules(mode: str, want_sets: list[str], want_head_cpu: Decimal) -> None:
+    template = {"spec": {"containers": [{"name": "c", "resources": {"limits": {"cpu": "1"}}}]}}
+    job = {
+        "spec": {
+            "submissionMode": mode,
+            "rayClusterSpec": {
+                "headGroupSpec": {"template": template},
+                "workerGroupSpecs": [{"groupName": "w", "replicas": 2, "numOfHosts": 4, "template": template}],
+            },
+        }
+    }
+    sets = pod_sets_of(job)
+    assert [s.name for s in sets] == want_sets
+    assert sets[0].requests["cpu"] == want_head_cpu  # the limit is the request, as Kubernetes defaults it
+    assert sets[1].count == 2 * 4  # replicas times hosts per replica (`effectiveWorkerCount`)
