@@ -96,7 +96,9 @@ def scratch_checkout(tmp_path: Path) -> Path:
     bin_dir = repo.root / ".venv" / "bin"
     bin_dir.mkdir(parents=True)
     (bin_dir / "qm").symlink_to(qm)
-    (bin_dir / "python").symlink_to(sys.executable)
+    # a script, not a link: Python finds its virtualenv from the path it was started by
+    (bin_dir / "python").write_text(f'#!/bin/sh\nexec "{sys.executable}" "$@"\n', encoding="utf-8")
+    (bin_dir / "python").chmod(0o755)
     return repo.root
 
 
@@ -122,6 +124,7 @@ def test_the_tutorials_and_guides_have_runnable_examples() -> None:
     """The mechanism finds what it should: a page whose markers broke would silently run nothing."""
     assert {
         "README.md",
+        "docs/tutorials/first-deploy.md",
         "docs/tutorials/first-plan.md",
         "docs/tutorials/first-quota-pr.md",
         "docs/how-to/finance-reports.md",
