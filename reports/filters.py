@@ -34,6 +34,13 @@ def signed_pct(value: Decimal | float | int | None, places: int = 1) -> str:
     return f"{'+' if points > 0 else ''}{points:,.{places}f} pp"
 
 
+def pct_change(value: Decimal | float | int | None, places: int = 1) -> str:
+    """A relative change as a signed percentage: `0.072` -> `+7.2%`, `-0.35` -> `-35.0%`."""
+    if value is None:
+        return UNKNOWN
+    return ("+" if _number(value) > 0 else "") + pct(value, places)
+
+
 def number(value: Decimal | float | int | None, places: int = 0) -> str:
     """A plain quantity with thousands separators: `1234.5` -> `1,235`."""
     if value is None:
@@ -47,7 +54,7 @@ def rate(value: Decimal | float | int | None) -> str:
 
 
 def cell(value: Decimal | float | int | str | None, kind: str) -> str:
-    """A table cell by its column kind: money, rate, delta, pct, signed_pct, number (1 decimal), int, text."""
+    """A table cell by its column kind: money, rate, delta, pct, pct_change, number (1 decimal), int, text."""
     if kind == "text" or isinstance(value, str):
         return "" if value is None else str(value)
     if kind == "int":
@@ -57,7 +64,7 @@ def cell(value: Decimal | float | int | str | None, kind: str) -> str:
     return FORMATS[kind](value)
 
 
-FORMATS = {"money": money, "rate": rate, "delta": delta, "pct": pct, "signed_pct": signed_pct}
+FORMATS = {"money": money, "rate": rate, "delta": delta, "pct": pct, "pct_change": pct_change, "signed_pct": signed_pct}
 FILTERS = {**FORMATS, "number": number, "cell": cell}
 
 

@@ -12,8 +12,9 @@ from dataclasses import dataclass, fields
 from decimal import Decimal
 from typing import Any, ClassVar, Literal
 
-Kind = Literal["text", "money", "rate", "delta", "pct", "signed_pct", "number", "int"]
-"""Column kinds: `rate` is money per unit (USD per accelerator-hour), shown to 4 decimals."""
+Kind = Literal["text", "money", "rate", "delta", "pct", "pct_change", "number", "int"]
+"""Column kinds: `rate` is money per unit (USD per accelerator-hour), shown to 4 decimals; `pct` a share
+(`80.7%`); `pct_change` a relative change with its sign (`+191.1%`), never percentage points."""
 ZERO = Decimal(0)
 CENTS = Decimal("0.00")
 """The start of a sum of money: an empty sum shows as $0.00."""

@@ -134,7 +134,7 @@ def test_workbook_has_a_sheet_per_table_with_numeric_cells(stored: ReportData, t
         assert sheet.freeze_panes == "A2"
         for i, column in enumerate(table.columns, start=1):
             values = [sheet.cell(r, i) for r in range(2, sheet.max_row + 1) if sheet.cell(r, i).value is not None]
-            if column.kind in ("money", "rate", "delta", "pct", "number", "int"):
+            if column.kind in ("money", "rate", "delta", "pct", "pct_change", "number", "int"):
                 assert all(isinstance(c.value, (int, float)) for c in values), (table.name, column.key)
             if column.kind == "money":
                 assert all("$" in c.number_format for c in values)
@@ -1065,10 +1065,18 @@ def test_plan_vs_actual_in_every_quarter_a_plan_and_the_usage_share(which: str, 
     html.write_text(render_html(data), encoding="utf-8")
     cells = dom_table(dump_dom(html), "plan_vs_actual")
     assert cells[0][:3] == ["Quarter", "Plan", "Months with usage"]
-    assert [c[:4] + c[6:9] for c in cells[1:3]] == [
-        ["2026Q1", which, "2026-02", "a", "$2,800.00", "$5,410.60", "+$2,610.60"],
-        ["2026Q1", which, "2026-02", "b", "$1,400.00", "$5,393.40", "+$3,993.40"],
+    assert [c[:4] + c[6:10] for c in cells[1:3]] == [
+        ["2026Q1", which, "2026-02", "a", "$2,800.00", "$5,410.60", "+$2,610.60", "+93.2%"],  # 2,610.60 / 2,800
+        ["2026Q1", which, "2026-02", "b", "$1,400.00", "$5,393.40", "+$3,993.40", "+285.2%"],  # 3,993.40 / 1,400
     ]
+    # issue 35: "Variance %" is a relative change, a percent in every format (it printed "+93.2 pp", and the
+    # workbook's column was General, showing 0.9324)
+    book = tmp_path / "report.xlsx"
+    book.write_bytes(render_xlsx(data))
+    sheet = load_workbook(book)["Plan vs actual"]
+    column = [c.value for c in sheet[1]].index("Variance %") + 1
+    assert sheet.cell(2, column).number_format == "+0.0%;-0.0%;0.0%"
+    assert sheet.cell(2, column).value == pytest.approx(2610.60 / 2800, abs=1e-4)
 
 
 def pd_records(*frames: Any) -> list[dict[str, Any]]:

@@ -135,7 +135,7 @@ def plan_vs_actual(
             Column("planned", "Planned", "money"),
             Column("metered", "Metered", "money"),
             Column("variance", "Variance", "delta"),
-            Column("variance_pct", "Variance %", "signed_pct"),
+            Column("variance_pct", "Variance %", "pct_change"),
         ),
         tuple(rows),
         note=f"Every quarter of this plan (else of the previous plan) with usage records: {', '.join(groups)}. "
