@@ -69,7 +69,8 @@ class ScheduledScalingSpec:
 
 @dataclass(frozen=True)
 class EksNodeGroupSpec:
-    """An `eks.NodeGroup` (plus its launch template and, for EFA, a cluster placement group)."""
+    """An `eks.NodeGroup` (plus its launch template and, for EFA outside a capacity block, a cluster placement
+    group)."""
 
     node_group_name: str
     pool: str
@@ -161,7 +162,10 @@ def _node_group(
         capacity_reservation_id=target_id,
         capacity_reservation=target_name,
         network_interfaces=_efa_interfaces(pool) if pool.gpudirect else (),
-        placement_group=name if pool.gpudirect else None,
+        # EFA pools get a cluster placement group, except in a capacity block: its instances are already "placed
+        # close together inside Amazon EC2 UltraClusters" (EC2 API reference, CapacityBlock,
+        # https://docs.aws.amazon.com/AWSEC2/latest/APIReference/API_CapacityBlock.html, read 2026-11-27)
+        placement_group=name if pool.gpudirect and not block else None,
         security_group_ids=cluster.eks.security_group_ids if pool.gpudirect else (),
     )
     max_nodes = pool_max_nodes(pool, machine)

@@ -11,9 +11,11 @@ kubernetes-sigs/kueue v0.19.2, tag commit 8eab687, `apis/config/v1beta2/defaults
   sharing on by the stanza's presence, and without it the weights do nothing;
 - `integrations.frameworks`: the workload kinds teams may create (their Role, `builders.WORKLOAD_RESOURCES`),
   RayJob among them (`qm plan --rayjob`); a kind left out is not queued at all;
-- `waitForPodsReady` on clusters whose queues admit gangs (multi-pod workloads: RayJobs everywhere, multi-host
-  TPU slices, GPUDirect pools): an admitted gang whose pods do not all start within the timeout is evicted and
-  requeued instead of holding quota (v0.19 turns it on by default; written out so the values are visible);
+- `waitForPodsReady` on every cluster: Configuration v1beta2 turns it on with a 30-minute timeout when it is
+  omitted (`SetDefaults_Configuration`, `apis/config/v1beta2/defaults.go`; only the deprecated alpha gate
+  `DisableWaitForPodsReady` turns it off), so the values each manager runs with are written out, the MultiKueue
+  manager's included; where queues admit gangs (RayJobs everywhere, multi-host TPU slices, GPUDirect pools) an
+  admitted gang whose pods do not all start within the timeout is evicted and requeued instead of holding quota;
 - `featureGates.TopologyAwareScheduling: true` on topology-aware clusters (beta, on by default since v0.14;
   written so that a gate flipped off elsewhere is seen); ProvisioningRequest needs no gate (`ProvisioningACC`
   went GA in v0.14 and was removed in v0.15, so naming it would stop the manager);
@@ -199,12 +201,14 @@ def manager_configuration(
     if fair_sharing_in_use(inventory):
         config["fairSharing"] = {"preemptionStrategies": list(PREEMPTION_STRATEGY_SETS[2])}
         why.append("fairSharing: teams or cohorts set `fair_sharing_weight`; without the stanza the weights do nothing")
-    if uses_gangs(inventory, c):
-        config["waitForPodsReady"] = dict(WAIT_FOR_PODS_READY)
-        why.append(
-            "waitForPodsReady: the queues admit gangs (RayJobs, multi-node jobs); one whose pods do not all start in "
-            "30m is evicted and requeued instead of holding quota"
-        )
+    config["waitForPodsReady"] = dict(WAIT_FOR_PODS_READY)
+    why.append(
+        "waitForPodsReady: the queues admit gangs (RayJobs, multi-node jobs); one whose pods do not all start in "
+        "30m is evicted and requeued instead of holding quota"
+        if uses_gangs(inventory, c)
+        else "waitForPodsReady: Configuration v1beta2 turns it on with these values even when omitted; written out "
+        "so that what the manager runs with is seen"
+    )
     if c.topology_aware:
         config["featureGates"] = {"TopologyAwareScheduling": True}
         why.append("featureGates.TopologyAwareScheduling: the cluster's flavors are topology-aware")

@@ -64,9 +64,30 @@ def test_topology_aware_clusters_name_the_gate_and_no_cluster_names_a_removed_ga
         assert gates == ({"TopologyAwareScheduling": True} if cluster.topology_aware else {}), cluster.name
 
 
-def test_wait_for_pods_ready_where_queues_admit_gangs_and_not_on_the_manager(inventory: Inventory) -> None:
-    assert rendered(inventory, "gke-tpu-us-east5")["waitForPodsReady"]["timeout"] == "30m"  # multi-host slices
-    assert "waitForPodsReady" not in rendered(inventory, "mk-manager")  # runs no pods: its workers do
+def v1beta2_wait_for_pods_ready(config: dict[str, Any]) -> dict[str, Any]:
+    """What Kueue v0.19.2's manager runs with: `SetDefaults_Configuration` (apis/config/v1beta2/defaults.go) turns
+    waitForPodsReady on when omitted, timeout 30m (DefaultWaitForPodsReadyTimeout), recoveryTimeout = timeout,
+    blockAdmission false, requeuing by Eviction timestamp with backoff 60 s base, 3600 s max."""
+    wait = dict(config.get("waitForPodsReady") or {})
+    wait.setdefault("timeout", "30m")
+    wait.setdefault("blockAdmission", False)
+    wait.setdefault("recoveryTimeout", wait["timeout"])
+    strategy = dict(wait.get("requeuingStrategy") or {})
+    strategy.setdefault("timestamp", "Eviction")
+    strategy.setdefault("backoffBaseSeconds", 60)
+    strategy.setdefault("backoffMaxSeconds", 3600)
+    wait["requeuingStrategy"] = strategy
+    return wait
+
+
+def test_wait_for_pods_ready_is_written_as_every_manager_runs_it(inventory: Inventory) -> None:
+    """Issue 36: the MultiKueue manager's Configuration left waitForPodsReady out, which v1beta2 turns on with a
+    30-minute timeout (the docs said it was off); every cluster now writes what its manager runs with."""
+    assert v1beta2_wait_for_pods_ready({})["timeout"] == "30m"  # omitted is on
+    for cluster in inventory.clusters:
+        config = rendered(inventory, cluster.name)
+        assert config["waitForPodsReady"] == v1beta2_wait_for_pods_ready(config), cluster.name
+        assert config["waitForPodsReady"] == v1beta2_wait_for_pods_ready({}), cluster.name
 
 
 def test_quota_check_strategy_only_for_queues_that_leave_cpu_or_memory_undeclared() -> None:
