@@ -7,7 +7,9 @@ the node-pool modules declare, plus those the platform adds):
 
 - quota: the flavor covers every requested resource (else Kueue's default quota check, `BlockUndeclared`, refuses
   it unless the Configuration says `IgnoreUndeclared` for cpu and memory: `flavorassigner.go`, "resource %s
-  unavailable in ClusterQueue"), and nominal quota plus what the queue may borrow holds the request;
+  unavailable in ClusterQueue"), and what the queue can hold (nominal quota plus what its cohort tree lends, within
+  every lending and borrowing limit of queues and cohorts: `_Objects`) holds the request; a pool closed at the
+  instant holds no quota;
 - node labels: every `nodeLabels` entry of the flavor is a label the pool's nodes carry;
 - taints: every NoSchedule/NoExecute taint of the pool's nodes is tolerated by the flavor (Kueue adds the flavor's
   tolerations to admitted pods);
@@ -19,8 +21,9 @@ the node-pool modules declare, plus those the platform adds):
 - admission checks: each check the queue applies to the flavor exists with its parameters object, and a pool whose
   nodes come only through a ProvisioningRequest (GKE queued provisioning) has one.
 
-`workload_refusals` checks any workload given as pod sets (the plan sweep's RayJob, `planner/rayjob.py`) the same
-way. A MultiKueue manager runs no pods, so it has nothing to check.
+`workload_refusals` checks any workload given as pod sets (the plan sweep's RayJob, `planner/rayjob.py`, as Kueue
+builds its pod sets: `pod_sets_of`) the same way, and `job_refusals` adds the flavor Kueue assigns it
+(`kueue_flavor`: flavor order and `whenCanBorrow`). A MultiKueue manager runs no pods, so it has nothing to check.
 """
 
 from __future__ import annotations
@@ -139,26 +142,37 @@ def pool_nodes(inventory: Inventory, cluster: Cluster, now: dt.datetime) -> dict
 
 
 class _Objects:
-    """The emitted objects by kind and name, and the quota arithmetic over them."""
+    """The emitted objects by kind and name, and the quota arithmetic over them: Kueue's hierarchical resource
+    nodes (`pkg/cache/scheduler/resource_node.go`, kubernetes-sigs/kueue v0.19.2,
+    https://github.com/kubernetes-sigs/kueue/blob/v0.19.2/pkg/cache/scheduler/resource_node.go), with no usage:
+    a node's subtree quota is its nominal quota plus what each child lends up (its subtree quota less what its
+    lending limit keeps local); a ClusterQueue can hold its local quota plus what its parent can, capped by each
+    borrowing limit on the way up (`potentialAvailable`)."""
 
     def __init__(self, objects: list[dict[str, Any]]) -> None:
         self.by_kind: dict[str, dict[str, dict[str, Any]]] = {}
         for obj in objects:
             self.by_kind.setdefault(obj["kind"], {})[obj["metadata"]["name"]] = obj
-        self._lent: dict[tuple[str | None, str, str], Decimal] | None = None
+        self._children: dict[str, list[tuple[str, str]]] = {}
+        for kind in ("ClusterQueue", "Cohort"):
+            for name in self.by_kind.get(kind, {}):
+                parent = self._parent(kind, name)
+                if parent is not None:
+                    self._children.setdefault(parent, []).append((kind, name))
+        self._subtree_cache: dict[tuple[str, str, str, str], Decimal] = {}
 
     def get(self, kind: str, name: str) -> dict[str, Any] | None:
         return self.by_kind.get(kind, {}).get(name)
 
-    def root(self, cohort: str | None) -> str | None:
-        seen: set[str] = set()
-        while cohort is not None and cohort not in seen:
-            seen.add(cohort)
-            parent = (self.get("Cohort", cohort) or {}).get("spec", {}).get("parentName")
-            if parent is None:
-                return cohort
-            cohort = parent
-        return cohort
+    def _spec(self, kind: str, name: str) -> dict[str, Any]:
+        return (self.get(kind, name) or {}).get("spec") or {}  # a Cohort named but not emitted has no quota
+
+    def _parent(self, kind: str, name: str) -> str | None:
+        spec = self._spec(kind, name)
+        if kind == "Cohort":
+            parent: str | None = spec.get("parentName")
+            return parent
+        return spec.get("cohortName") or spec.get("cohort")
 
     @staticmethod
     def _quotas(spec: dict[str, Any]) -> dict[tuple[str, str], dict[str, Any]]:
@@ -170,50 +184,47 @@ class _Objects:
             for r in f["resources"]
         }
 
-    @staticmethod
-    def _lends(entry: dict[str, Any]) -> Decimal:
-        return parse_quantity(entry.get("lendingLimit", entry["nominalQuota"])) or Decimal(0)
+    def _limit(self, kind: str, name: str, fr: tuple[str, str], field: str) -> Decimal | None:
+        entry = self._quotas(self._spec(kind, name)).get(fr)
+        return None if entry is None or field not in entry else parse_quantity(entry[field]) or Decimal(0)
 
-    def _lent_in_tree(self) -> dict[tuple[str | None, str, str], Decimal]:
-        """(cohort tree root, flavor, resource) -> what its ClusterQueues lend (lending limits, else nominal quota)
-        plus the cohorts' own quota, computed once."""
-        if self._lent is None:
-            self._lent = {}
-            for queue in self.by_kind.get("ClusterQueue", {}).values():
-                cohort = queue["spec"].get("cohortName") or queue["spec"].get("cohort")
-                if cohort is not None:
-                    root = self.root(cohort)
-                    for (flavor, resource), entry in self._quotas(queue["spec"]).items():
-                        key = (root, flavor, resource)
-                        self._lent[key] = self._lent.get(key, Decimal(0)) + self._lends(entry)
-            for name, c in self.by_kind.get("Cohort", {}).items():
-                root = self.root(name)
-                for (flavor, resource), entry in self._quotas(c.get("spec") or {}).items():
-                    key = (root, flavor, resource)
-                    self._lent[key] = self._lent.get(key, Decimal(0)) + (parse_quantity(entry["nominalQuota"]) or 0)
-        return self._lent
+    def _subtree(self, kind: str, name: str, fr: tuple[str, str], seen: frozenset[str] = frozenset()) -> Decimal:
+        """`SubtreeQuota`: the node's nominal quota plus, from each child, its subtree quota less its local quota."""
+        key = (kind, name, *fr)
+        if key not in self._subtree_cache:
+            total = self._limit(kind, name, fr, "nominalQuota") or Decimal(0)
+            if kind == "Cohort" and name not in seen:  # a cycle stops here (Kueue refuses cyclic cohorts)
+                for child in self._children.get(name, []):
+                    total += self._subtree(*child, fr, seen | {name}) - self._local(*child, fr)
+            self._subtree_cache[key] = total
+        return self._subtree_cache[key]
+
+    def _local(self, kind: str, name: str, fr: tuple[str, str]) -> Decimal:
+        """`localQuota`: what a lending limit keeps from the parent (0 without one)."""
+        lending = self._limit(kind, name, fr, "lendingLimit")
+        return Decimal(0) if lending is None else max(Decimal(0), self._subtree(kind, name, fr) - lending)
+
+    def _potential(self, kind: str, name: str, fr: tuple[str, str], seen: frozenset[str] = frozenset()) -> Decimal:
+        """`potentialAvailable`: the most the node can hold with nothing else admitted."""
+        parent = self._parent(kind, name)
+        if parent is None or parent in seen:
+            return self._subtree(kind, name, fr)
+        held = self._local(kind, name, fr) + self._potential("Cohort", parent, fr, seen | {name})
+        borrowing = self._limit(kind, name, fr, "borrowingLimit")
+        return held if borrowing is None else min(held, self._subtree(kind, name, fr) + borrowing)
 
     def nominal(self, queue: dict[str, Any], flavor: str, resource: str) -> Decimal:
         """The queue's own nominal quota in (flavor, resource): what it holds without borrowing."""
-        own = self._quotas(queue["spec"]).get((flavor, resource))
-        return Decimal(0) if own is None else parse_quantity(own["nominalQuota"]) or Decimal(0)
+        return self._limit("ClusterQueue", queue["metadata"]["name"], (flavor, resource), "nominalQuota") or Decimal(0)
 
     def available(self, queue: dict[str, Any], flavor: str, resource: str) -> Decimal:
-        """What the queue can hold in (flavor, resource): its nominal quota plus what it may borrow (its borrowing
-        limit, and no more than the rest of its cohort tree lends: the other queues' lending limits or nominal
-        quotas, and the cohorts' own quotas)."""
-        spec = queue["spec"]
-        own = self._quotas(spec).get((flavor, resource))
-        if own is None:
+        """What the queue can hold in (flavor, resource) with nothing else admitted: its nominal quota plus what
+        its cohort tree lends it, within the borrowing limits of the queue and of every cohort on the way up, and
+        the lending limits of the lenders (0 where the queue does not list the flavor)."""
+        name = queue["metadata"]["name"]
+        if (flavor, resource) not in self._quotas(self._spec("ClusterQueue", name)):
             return Decimal(0)
-        nominal = parse_quantity(own["nominalQuota"]) or Decimal(0)
-        cohort = spec.get("cohortName") or spec.get("cohort")
-        if cohort is None:
-            return nominal
-        lent = self._lent_in_tree().get((self.root(cohort), flavor, resource), Decimal(0)) - self._lends(own)
-        limit = own.get("borrowingLimit")
-        borrow = lent if limit is None else min(lent, parse_quantity(limit) or Decimal(0))
-        return nominal + borrow
+        return self._potential("ClusterQueue", name, (flavor, resource))
 
     def checks_on(self, queue: dict[str, Any], flavor: str) -> list[str]:
         """The admission checks the queue applies to workloads admitted in `flavor`."""
@@ -613,6 +624,37 @@ def pod_sets_of(job: dict[str, Any]) -> list[PodSet]:
     return out
 
 
+BORROW_AND_STOP = ("MayStopSearch", "Borrow")
+"""`whenCanBorrow` values with which Kueue takes the first flavor that fits by borrowing instead of looking for one
+that fits without (v1beta2 `MayStopSearch`, its default; v1beta1 `Borrow`)."""
+
+
+def kueue_flavor(queue: dict[str, Any], requests: dict[str, Decimal], objects: _Objects) -> tuple[str | None, bool]:
+    """The flavor Kueue's flavor assigner gives a workload asking `requests` (resource -> total) in the resource
+    group of its first requested resource the queue covers, on an otherwise empty cohort, and whether it borrows
+    there: flavors are tried in order; one whose nominal quota holds the request is taken; one that holds it only by
+    borrowing is taken at once under `whenCanBorrow: MayStopSearch` (the default), or kept while the next flavors
+    are tried under `TryNextFlavor` (`flavorassigner.go`, kubernetes-sigs/kueue v0.19.2). (None, False): no flavor
+    holds it."""
+    groups = queue["spec"].get("resourceGroups") or []
+    group = next((g for g in groups if any(r in g["coveredResources"] for r in requests)), None)
+    if group is None:
+        return None, False
+    asked = {r: amount for r, amount in requests.items() if r in group["coveredResources"]}
+    stop = ((queue["spec"].get("flavorFungibility") or {}).get("whenCanBorrow") or "MayStopSearch") in BORROW_AND_STOP
+    fallback: str | None = None
+    for entry in group["flavors"]:
+        flavor = entry["name"]
+        if any(objects.available(queue, flavor, r) < amount for r, amount in asked.items()):
+            continue
+        if all(objects.nominal(queue, flavor, r) >= amount for r, amount in asked.items()):
+            return flavor, False
+        if stop:
+            return flavor, True
+        fallback = fallback or flavor
+    return fallback, fallback is not None
+
+
 def job_refusals(inventory: Inventory, job: dict[str, Any], target: QueueTarget, now: dt.datetime) -> list[Refusal]:
     """Why Kueue, with its default quota check (`BlockUndeclared`: a resource the queue does not cover refuses the
     job), would not admit `job` in the target's flavor or it would never get nodes; empty when admissible."""
@@ -621,4 +663,30 @@ def job_refusals(inventory: Inventory, job: dict[str, Any], target: QueueTarget,
     queue = objects.get("ClusterQueue", target.queue)
     assert queue is not None
     nodes = pool_nodes(inventory, cluster, now)
-    return workload_refusals(cluster.name, queue, target.flavor, pod_sets_of(job), objects, nodes, False)
+    pod_sets = pod_sets_of(job)
+    out = workload_refusals(cluster.name, queue, target.flavor, pod_sets, objects, nodes, False)
+    totals: dict[str, Decimal] = {}
+    for ps in pod_sets:
+        for resource, amount in ps.requests.items():
+            totals[resource] = totals.get(resource, Decimal(0)) + amount * ps.count
+    flavor, borrows = kueue_flavor(queue, {target.resource: totals.get(target.resource, Decimal(0))}, objects)
+    if flavor is not None and flavor != target.flavor:
+        out.append(
+            Refusal(
+                cluster.name,
+                target.queue,
+                target.flavor,
+                f"Kueue assigns the job flavor {flavor} first (flavor order and whenCanBorrow), not {target.flavor}",
+            )
+        )
+    elif borrows:
+        out.append(
+            Refusal(
+                cluster.name,
+                target.queue,
+                target.flavor,
+                "the job fits only by borrowing: it waits for an idle cohort and, once admitted, the lenders reclaim "
+                "their quota by preempting it",
+            )
+        )
+    return out

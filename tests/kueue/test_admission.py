@@ -18,7 +18,14 @@ from quartermaster.cli import app
 from quartermaster.loader import load
 from quartermaster.model import Inventory, Pool, Taint
 from quartermaster.modules.kueue import objects_for_cluster
-from quartermaster.modules.kueue.admission import PodSet, _Objects, admission_refusals, pool_nodes, workload_refusals
+from quartermaster.modules.kueue.admission import (
+    PodSet,
+    _Objects,
+    admission_refusals,
+    kueue_flavor,
+    pool_nodes,
+    workload_refusals,
+)
 from tests.builders import BEFORE_THE_BLOCK, DURING_THE_BLOCK, make_inventory
 from tests.paths import INVENTORY
 
@@ -257,3 +264,89 @@ def test_a_cpu_only_pod_set_on_a_tas_only_queue_is_admitted_as_kueue_admits_it(
     found = workload_refusals(cluster.name, queue, flavors[0], sets, objects, nodes, ignore_undeclared)
     assert bool(found) is want_refused, found
     assert all("which the ClusterQueue does not cover" in r.reason for r in found)
+
+
+# --- issue 36: cohort limits and whenCanBorrow, as Kueue's resource nodes and flavor assigner count them ----------
+
+
+def cq(name: str, cohort: str, flavors: list[tuple[str, dict[str, int]]], when_can_borrow: str | None = None) -> dict:
+    """A ClusterQueue with one resource group over nvidia.com/gpu: (flavor, {nominalQuota, borrowingLimit, ...})."""
+    spec: dict[str, Any] = {
+        "cohortName": cohort,
+        "resourceGroups": [
+            {
+                "coveredResources": ["nvidia.com/gpu"],
+                "flavors": [{"name": f, "resources": [{"name": "nvidia.com/gpu", **q}]} for f, q in flavors],
+            }
+        ],
+    }
+    if when_can_borrow:
+        spec["flavorFungibility"] = {"whenCanBorrow": when_can_borrow, "whenCanPreempt": "TryNextFlavor"}
+    return {"kind": "ClusterQueue", "metadata": {"name": name}, "spec": spec}
+
+
+def cohort(name: str, parent: str | None, quota: dict[str, int] | None = None) -> dict:
+    spec: dict[str, Any] = {"parentName": parent} if parent else {}
+    if quota is not None:
+        spec["resourceGroups"] = [
+            {
+                "coveredResources": ["nvidia.com/gpu"],
+                "flavors": [{"name": "f", "resources": [{"name": "nvidia.com/gpu", **quota}]}],
+            }
+        ]
+    return {"kind": "Cohort", "metadata": {"name": name}, "spec": spec}
+
+
+def held(objects: list[dict], queue: str) -> Decimal:
+    index = _Objects(objects)
+    return index.available(index.get("ClusterQueue", queue), "f", "nvidia.com/gpu")
+
+
+@pytest.mark.parametrize(
+    "research, want_a, want_b",
+    [
+        # no cohort limits: a holds its 8 and b's 32 (40); b its 32 and a's 8 (40)
+        ({"nominalQuota": 0}, 40, 40),
+        # research may borrow at most 8 from org: a holds 8 + 8
+        ({"nominalQuota": 0, "borrowingLimit": 8}, 16, 40),
+        # research lends nothing to org: b holds only its own 32; a still borrows b's
+        ({"nominalQuota": 0, "lendingLimit": 0}, 40, 32),
+    ],
+)
+def test_cohort_borrowing_and_lending_limits_bound_what_a_queue_holds(
+    research: dict[str, int], want_a: int, want_b: int
+) -> None:
+    """org <- research <- ClusterQueue a (8 GPUs); org <- ClusterQueue b (32): `potentialAvailable` and
+    `accumulateFromChild` of Kueue v0.19.2's resource_node.go (before issue 36 the check summed a whole tree and
+    ignored the cohorts' own limits)."""
+    objects = [
+        cohort("org", None),
+        cohort("research", "org", research),
+        cq("a", "research", [("f", {"nominalQuota": 8})]),
+        cq("b", "org", [("f", {"nominalQuota": 32})]),
+    ]
+    assert (held(objects, "a"), held(objects, "b")) == (want_a, want_b)
+
+
+@pytest.mark.parametrize(
+    "when_can_borrow, want",
+    [
+        # the default: the first flavor that holds 16 GPUs by borrowing is taken
+        (None, ("small", True)),
+        ("MayStopSearch", ("small", True)),
+        # Kueue tries the next flavor, whose nominal quota holds them
+        ("TryNextFlavor", ("large", False)),
+    ],
+)
+def test_when_can_borrow_decides_the_flavor_a_job_gets(when_can_borrow: str | None, want: tuple[str, bool]) -> None:
+    objects = [
+        cohort("org", None),
+        cq("team", "org", [("small", {"nominalQuota": 8}), ("large", {"nominalQuota": 32})], when_can_borrow),
+        cq("lender", "org", [("small", {"nominalQuota": 32})]),
+    ]
+    index = _Objects(objects)
+    queue = index.get("ClusterQueue", "team")
+    assert queue is not None
+    assert kueue_flavor(queue, {"nvidia.com/gpu": Decimal(16)}, index) == want
+    assert kueue_flavor(queue, {"nvidia.com/gpu": Decimal(8)}, index) == ("small", False)  # fits its nominal
+    assert kueue_flavor(queue, {"nvidia.com/gpu": Decimal(100)}, index) == (None, False)  # fits nowhere
