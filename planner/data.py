@@ -32,7 +32,16 @@ from quartermaster.model import DemandRow, Inventory
 from quartermaster.planner import whatif
 from quartermaster.planner.curves import curves_frame
 from quartermaster.planner.options import PlanInputError, PlanOptions
-from quartermaster.planner.placement import allowed_offers, offer_key, quota_offers
+from quartermaster.planner.placement import (
+    QuotaHolder,
+    Tier,
+    allowed_offers,
+    flavors,
+    held_pools,
+    offer_key,
+    placed_tiers,
+    quota_holders,
+)
 from quartermaster.planner.tables import CommitOption, Curve, Offer, RecoursePrice, check_tables
 from quartermaster.planner.tables import rows as rows_of
 from quartermaster.planner.usage_forecast import actuals_until, demand_from_usage, with_actuals
@@ -87,8 +96,17 @@ class PlanData:
     """The end of the usage history (ISO): the plan's demand before it is the metered usage."""
     placement: str = "quota"
     """The placement the routes follow (policy.placement, or a what-if's)."""
-    quota_offers: dict[str, frozenset[str]] = field(default_factory=dict)
-    """team -> the offers where it holds quota today (placement.quota_offers): a route elsewhere is a move."""
+    placed: dict[str, frozenset[Tier] | None] = field(default_factory=dict)
+    """team -> the (offer, tier) pairs its demand may be served at under `placement` (placement.placed_tiers);
+    None or a team left out = any."""
+    held: dict[str, frozenset[str]] = field(default_factory=dict)
+    """team -> the pools (flavors) where it holds quota today (placement.held_pools): hours served elsewhere are a
+    move."""
+    flavors: dict[Tier, tuple[str, ...]] = field(default_factory=dict)
+    """(offer, tier) -> the pools that serve it (placement.flavors); a pair left out has no pool yet."""
+    quota_holders: tuple[QuotaHolder, ...] = ()
+    """The quota rows Kueue admits against (placement.quota_holders); empty under placement `anywhere`. They bound
+    the quarter in progress (model.add_quota_within_kueue_limits)."""
     metered_utilisation: dict[str, tuple[float | None, int]] = field(default_factory=dict)
     """commitment -> (its utilisation in the usage history or None, the hours it covers): metered_utilisation()."""
     baseline_rate: dict[str, float] = field(default_factory=dict)
@@ -195,7 +213,10 @@ def build_data(
     demand = _merge_buckets(curves, scenarios)
     demand = whatif.apply_demand_overrides(demand, overrides)
     placement = overrides.placement or inventory.policy.placement
-    routes = _routes(inventory, demand, offers, allowed_offers(inventory, placement))
+    placed = placed_tiers(inventory, placement)
+    routes = _routes(
+        inventory, demand, offers, {t: None if p is None else frozenset(j for j, _ in p) for t, p in placed.items()}
+    )
     baseline_rate, baseline_stand_ins = baseline_rates(inventory, demand)
     tail_ratio = _tail_ratio(whatif.apply_demand_overrides(tail_curves, overrides), routes, quarters[-1], scenarios)
     hours = {q: quarter_hours(q) for q in quarters}
@@ -236,7 +257,10 @@ def build_data(
         metered_utilisation=metered_utilisation(inventory),
         baseline_rate=baseline_rate,
         baseline_stand_ins=baseline_stand_ins,
-        quota_offers={t.name: frozenset(quota_offers(inventory, t)) for t in inventory.teams},
+        placed=placed,
+        held={t.name: frozenset(held_pools(t)) for t in inventory.teams},
+        flavors=flavors(inventory),
+        quota_holders=() if placement == "anywhere" else tuple(quota_holders(inventory)),
         tail_ratio=tail_ratio,
     )
     check_tables(data)
@@ -567,7 +591,7 @@ def _routes(
     inventory: Inventory, demand: pd.DataFrame, offers: pd.DataFrame, placed: dict[str, frozenset[str] | None]
 ) -> pd.DataFrame:
     """Which offers may serve each demand key: its pinned site, the team's residency, its placement (`placed`,
-    placement.allowed_offers: None = any offer) and equivalence."""
+    the offers of placement.placed_tiers: None = any offer) and equivalence."""
     rows = []
     keys = demand[["demand_key", "team", "accelerator", "site"]].drop_duplicates()
     for k in keys.itertuples():

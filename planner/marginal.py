@@ -7,9 +7,10 @@ with each team kept to its quota's pools (`policy.placement: quota`), several ca
 once and teams have alternatives of equal cost, so the LP is degenerate and its optimal duals form a face, not a
 point. HiGHS returns one vertex of it. By weak duality every optimal dual prices one more unit at most at what a
 re-solve finds (the re-solve finds the largest value over that face), so a dual reading can only be too low: on the
-example, p5.48xlarge in 2027Q1 reads $3.88 an accelerator-hour where one more accelerator costs $4.45. Those
-figures are re-solved here: the plan's data with a probe team whose demand is `MARGINAL_ACCELERATORS` at that offer
-only, its LP with every purchase fixed (pay-per-use TPU slices as bought or more), minus the same LP without it.
+example planned from 2027Q1, p5.48xlarge in 2028Q3 reads $3.23 an accelerator-hour where one more accelerator costs
+$3.78. Those figures are re-solved here: the plan's data with a probe team whose demand is `MARGINAL_ACCELERATORS` at
+that offer only, its LP with every purchase fixed (pay-per-use TPU slices as bought or more), minus the same LP
+without it.
 
 The cost bends as load grows (the next accelerator displaces a team with a dearer alternative, or needs a new TPU
 slice), so a shadow price is the cost of one accelerator, not of a node: a whole node (8 accelerators) more at

@@ -20,8 +20,12 @@ Sets
     o in O_j        commitment options at j: `commit` 12/36 months, `onprem` purchase; term T_o quarters
     M_j             pay-per-use pricing models priced at j: on-demand, spot, flex-start, capacity-block
     T_j             tiers at j: E (existing commitments), N (new commitments, if O_j is not empty), M_j
-    T_kjqs          the tiers of T_j that may serve k: spot only if sigma_kqs > 0, and no dominated
-                    pay-per-use tier (see _dominated_pay_per_use: no plan needs it)
+    T_kjqs          the tiers of T_j that may serve k: spot only if sigma_kqs > 0, no dominated
+                    pay-per-use tier (see _dominated_pay_per_use: no plan needs it), and only the tiers of the
+                    flavors (pools) k's team may run on under policy.placement (placement.py)
+    P in P_j        flavors at j: the pools serving a set of tiers of j (a reservation pool: existing, new and
+                    on-demand), each tier in one; i in I_P the teams and cohorts holding quota in P, r(i) the
+                    root of i's cohort tree
     l in L          quarters after the horizon, Q+1 .. Q+L, that a commitment started in its last quarter Q still
                     covers (L = the longest term, in quarters, minus 1)
 
@@ -44,6 +48,8 @@ Parameters
     sigma_kqs       share of k's served demand that may run on spot: min(preemptible_share, policy.max_spot_share)
     cap_jm          supply cap in nodes per offer and pricing model (Site.supply_caps)
     U_cq            budget of cost centre c in quarter q; theta the least utilisation of new commitments
+    N_iP, B_iP, L_iP  today's quota of i in P, in accelerators: nominal, borrowing limit (infinite when none; 0
+                    outside a cohort) and what it may lend (its lending limit, at most N_iP; 0 outside a cohort)
     r^E_jq, r^N_j   charge rates of committed hours for budgets: the existing contracts' average price,
                     and the cheapest new commitment at j, its upfront fee spread over its term
                     (pricing.amortised_usd_per_node_hour), plus v_j
@@ -59,6 +65,8 @@ Variables
                     keys served there (g_j y_jmqsb nodes paid for); at most floor(cap_jm / g_j) (a bound)
     u_kjtqsb >= 0   nodes of tier t at j serving k (a_j / rho_kj accelerators of k's class each)
     z_kqsb >= 0     unmet demand, accelerators
+    b_iPsb, l_iPsb  accelerators of P that i borrows from, and lends to, its cohort tree in a bucket of the first
+                    quarter (0 <= b <= B_iP, 0 <= l <= L_iP)
     U_j >= 0        expected new committed nodes at j serving demand in the horizon's last quarter Q
     V_jl >= 0       USD credited for the new committed capacity at j still active in quarter Q+l
     (explain mode)  budget_overrun_cq, supply_cap_excess_jmq, utilisation_shortfall_jq >= 0
@@ -98,6 +106,12 @@ Constraints
                                           (+ budget_overrun_cq)
     min_utilisation_jq (theta set):       sum_s pi_s sum_b w_qsb sum_k u_kjNqsb >= theta A_jq
                                           (+ utilisation_shortfall_jq)
+    quota_within_nominal_and_borrowing_iPsb (first quarter q = 1, placement `quota` or `cohort`):
+                                          sum_{k of i} sum_{(j,t) of P} a_j u_kjt1sb - b_iPsb <= N_iP
+    lent_within_unused_quota_iPsb:        l_iPsb + sum_{k of i} sum_{(j,t) of P} a_j u_kjt1sb - b_iPsb <= N_iP
+                                          (a member lends only quota it does not use)
+    borrowed_within_lent_rPsb:            sum_{i: r(i) = r} b_iPsb - sum_{i: r(i) = r} l_iPsb <= 0
+                                          (Kueue admits what a cohort tree lends, within each member's limits)
     last_quarter_new_use_j:               U_j <= sum_{s,b} pi_s w_Qsb sum_k u_kjNQsb
     post_horizon_credit_within_demand_jl:    V_jl <= H_{Q+l} (p^OD_j - v_j) r_jl U_j
     post_horizon_credit_within_renewal_jl:   V_jl <= H_{Q+l} (r^N_j - v_j) sum_o sum_{q' + T_o - 1 >= Q + l} g_j x_joq'
@@ -723,8 +737,8 @@ def _dominated_pay_per_use(m: PlanModel) -> dict[str, set[tuple[str, str]]]:
     """k -> the (offer, pay-per-use model) pairs no plan needs for k.
 
     Prune before solving (docs/benchmarks.md, solver facts). Within a group of SUBSTITUTES, let the cheapest
-    uncapped pair be the one with the lowest price per accelerator of k's class (p_jm rho_kj / a_j; ties
-    to the first offer by name): any use of a dearer pair is beaten by moving it there, and the move is
+    uncapped pair k's placement allows be the one with the lowest price per accelerator of k's class (p_jm rho_kj /
+    a_j; ties to the first offer by name): any use of a dearer pair is beaten by moving it there, and the move is
     cheaper in the budget too. Kept: that pair and capped pairs cheaper than it (useful up to their cap).
     At enterprise size this leaves out 230,400 of 562,350 columns (the objective and LP bound unchanged
     to the dollar), which HiGHS's presolve would otherwise remove after they had been built.
@@ -732,12 +746,13 @@ def _dominated_pay_per_use(m: PlanModel) -> dict[str, set[tuple[str, str]]]:
     capped = {(c.offer, c.pricing_model) for c in rows(m.data.caps, Cap)}
     out: dict[str, set[tuple[str, str]]] = defaultdict(set)
     for k, routes in m.routes.items():
+        placed = m.data.placed.get(m.key_parts[k][0])
         for group in SUBSTITUTES:
             pairs = sorted(
                 (per_accelerator(m.price[(j, t)] * rho, m.offers[j]["accelerators_per_node"]), j, t)
                 for j, rho in routes
                 for t in group
-                if (j, t) in m.price
+                if (j, t) in m.price and (placed is None or (j, t) in placed)
             )
             best = next((p for p in pairs if (p[1], p[2]) not in capped), None)
             if best is not None:
@@ -834,7 +849,8 @@ def _use_columns(m: PlanModel) -> tuple[UseColumns, list[str], Floats]:
     """The u columns (without their positions yet), their names and upper bounds, and the demand rows.
 
     For each demand row (k, q, s, b): the tiers of the offers on k's routes that may serve it (spot only where its
-    spot share is above 0, no dominated pay-per-use pair), found once per key, quarter and whether spot may serve."""
+    spot share is above 0, no dominated pay-per-use pair, only the tiers of the flavors its team's placement allows:
+    PlanData.placed), found once per key, quarter and whether spot may serve."""
     d = m.data
     key, cell, level, sigma = [], [], [], []
     cell_of = {c: i for i, c in enumerate(m.cells)}
@@ -853,9 +869,14 @@ def _use_columns(m: PlanModel) -> tuple[UseColumns, list[str], Floats]:
         combo = (k, r.quarter, share > 0)
         if combo not in combos:
             combos[combo] = len(combos)
+            placed = d.placed.get(r.team)
             for j, rho in m.routes.get(k, []):
                 for t in m.tiers[(j, r.quarter)]:
-                    if (t != "spot" or share > 0) and (j, t) not in m.dominated.get(k, ()):
+                    if (
+                        (t != "spot" or share > 0)
+                        and (j, t) not in m.dominated.get(k, ())
+                        and (placed is None or (j, t) in placed)
+                    ):
                         c_offer.append(m.offer_code[j])
                         c_tier.append(TIERS.index(t))
                         c_rho.append(rho)
@@ -1330,6 +1351,121 @@ def add_post_horizon_credit(m: PlanModel) -> None:
     m.add_rows(families, names, "<=", 0.0, [terms])
 
 
+def add_quota_within_kueue_limits(m: PlanModel) -> None:
+    """quota_within_nominal_and_borrowing, lent_within_unused_quota and borrowed_within_lent: in the plan's first
+    quarter a team runs on a flavor at most what Kueue admits under today's quotas (PlanData.quota_holders): its
+    nominal quota, and beyond it what it borrows, within its borrowing limit, from what the rest of its cohort tree
+    lends out of its unused nominal quota, within each lending limit. Later quarters run on the quotas the plan
+    proposes (proposed_quotas). Under placement `anywhere` there are no rows (PlanData.quota_holders is empty).
+
+    A flavor here is the pools of an offer that serve the same tiers (placement.flavors), joined where a pool serves
+    several tiers (a reservation pool serves existing, new and on-demand hours): one quota covers them all.
+    """
+    d, u, demand = m.data, m.u, m.demand
+    first = d.quarters[0]
+    cells = [i for i, (q, _, _) in enumerate(m.cells) if q == first]
+    if not d.quota_holders or not cells:
+        return
+    group = _pool_groups(d.flavors)
+    limited = {t for t, placed in d.placed.items() if placed is not None}
+    # each member's quota per group: nominal, borrowing limit (None = none), lendable; and its cohort tree's root
+    quota: dict[tuple[str, tuple[str, ...]], list[float]] = {}
+    root_of: dict[str, str] = {}
+    for h in d.quota_holders:
+        root_of[h.member] = h.root
+        if h.pool not in group:
+            continue
+        got = quota.setdefault((h.member, group[h.pool]), [0.0, 0.0, 0.0])
+        got[0] += h.nominal
+        got[1] += math.inf if h.borrowing_limit is None else h.borrowing_limit
+        got[2] += h.lending_limit
+    in_first = np.zeros(len(m.cells), dtype=bool)
+    in_first[cells] = True
+    team_of_row = np.array([m.key_parts[k][0] for k in demand.key], dtype=object)
+    chosen = np.flatnonzero(in_first[u.cell])
+    # the u columns of the first quarter by (team, group, cell)
+    use: dict[tuple[str, tuple[str, ...], int], tuple[list[int], list[float]]] = {}
+    for i in chosen.tolist():
+        team = str(team_of_row[u.demand_row[i]])
+        j, t = m.offer_names[u.offer[i]], TIERS[u.tier[i]]
+        pools = d.flavors.get((j, t))
+        if team not in limited or not pools:
+            continue
+        columns, coefficients = use.setdefault((team, group[pools[0]], int(u.cell[i])), ([], []))
+        columns.append(int(u.column[i]))
+        coefficients.append(float(m.offers[j]["accelerators_per_node"]))
+    trees: dict[tuple[str, tuple[str, ...], int], tuple[list[int], list[int]]] = {}  # borrowed, lent columns
+    names: list[str] = []
+    families: list[str] = []
+    row: list[int] = []
+    column: list[int] = []
+    coefficient: list[float] = []
+    rhs: list[float] = []
+
+    def add(family: str, row_name: str, terms: list[tuple[int, float]], bound: float) -> None:
+        row.extend([len(names)] * len(terms))
+        column.extend(c for c, _ in terms)
+        coefficient.extend(x for _, x in terms)
+        names.append(row_name)
+        families.append(family)
+        rhs.append(bound)
+
+    members = sorted({(member, g) for member, g in quota} | {(team, g) for team, g, _ in use})
+    for member, g in members:
+        nominal, borrowing, lending = quota.get((member, g), (0.0, math.inf, 0.0))
+        root = root_of.get(member, "")
+        for c in cells:
+            where = (member, g[0], *_cell(m.cells[c]))
+            used = list(zip(*use.get((member, g, c), ([], [])), strict=True))
+            if root and borrowing > 0:
+                borrowed = m.new_column(name("borrowed", *where), borrowing)
+                trees.setdefault((root, g, c), ([], []))[0].append(borrowed)
+                used.append((borrowed, -1.0))
+            if used:
+                add(
+                    "quota_within_nominal_and_borrowing",
+                    name("quota_within_nominal_and_borrowing", *where),
+                    used,
+                    nominal,
+                )
+            if root and lending > 0:
+                lent = m.new_column(name("lent", *where), lending)
+                trees.setdefault((root, g, c), ([], []))[1].append(lent)
+                if used:
+                    add(
+                        "lent_within_unused_quota",
+                        name("lent_within_unused_quota", *where),
+                        [(lent, 1.0), *used],
+                        nominal,
+                    )
+    for (root, g, c), (borrowers, lenders) in sorted(trees.items()):
+        if borrowers:
+            net = [(b, 1.0) for b in borrowers] + [(x, -1.0) for x in lenders]
+            add("borrowed_within_lent", name("borrowed_within_lent", root, g[0], *_cell(m.cells[c])), net, 0.0)
+    if names:
+        terms = (np.array(row, dtype=np.int64), np.array(column, dtype=np.int64), np.array(coefficient))
+        m.add_rows(families, names, "<=", np.array(rhs), [terms])
+
+
+def _pool_groups(flavors: dict[tuple[str, str], tuple[str, ...]]) -> dict[str, tuple[str, ...]]:
+    """pool -> its group: the pools joined by the tiers they serve together (placement.flavors), sorted."""
+    parent: dict[str, str] = {}
+
+    def find(p: str) -> str:
+        while parent.setdefault(p, p) != p:
+            p = parent[p]
+        return p
+
+    for pools in flavors.values():
+        for p in pools[1:]:
+            parent[find(p)] = find(pools[0])
+        find(pools[0])
+    groups: dict[str, list[str]] = defaultdict(list)
+    for p in sorted(parent):
+        groups[find(p)].append(p)
+    return {p: tuple(ps) for ps in groups.values() for p in ps}
+
+
 FAMILIES: dict[str, Callable[[PlanModel], None]] = {
     "demand_met": add_demand_met,
     "existing_commitments_cover": add_existing_commitments_cover,
@@ -1340,6 +1476,9 @@ FAMILIES: dict[str, Callable[[PlanModel], None]] = {
     "supply_cap": add_supply_caps,
     "budget": add_budgets,
     "min_utilisation": add_min_utilisation,
+    "quota_within_nominal_and_borrowing": add_quota_within_kueue_limits,
+    "lent_within_unused_quota": add_quota_within_kueue_limits,
+    "borrowed_within_lent": add_quota_within_kueue_limits,
     "last_quarter_new_use": add_post_horizon_credit,
     "post_horizon_credit_within_demand": add_post_horizon_credit,
     "post_horizon_credit_within_renewal": add_post_horizon_credit,

@@ -10,13 +10,13 @@ from pathlib import Path
 import pandas as pd
 
 from quartermaster.model import Inventory
-from quartermaster.plan_result import CreditSensitivityPurchaseRow, CreditSensitivityRow, MoveRow, Outcome, PlanResult
+from quartermaster.plan_result import CreditSensitivityPurchaseRow, CreditSensitivityRow, Outcome, PlanResult
 from quartermaster.planned import horizon_cost, purchase_liability
 from quartermaster.planner import marginal
 from quartermaster.planner.data import PlanData, build_data
-from quartermaster.planner.model import PlanModel, build_model
+from quartermaster.planner.model import TIERS, PlanModel, build_model
 from quartermaster.planner.options import PlanOptions
-from quartermaster.planner.placement import offer_key
+from quartermaster.planner.placement import Tier, offer_key, served_on, tiers_of
 from quartermaster.planner.results import collect
 from quartermaster.planner.solve import fix_integers_and_resolve, solve
 from quartermaster.pricing import cents, usd
@@ -109,10 +109,10 @@ def credit_sensitivity(data: PlanData, result: PlanResult) -> PlanResult:
     return replace(result, credit_sensitivity=tuple(rows), credit_sensitivity_purchases=tuple(purchases))
 
 
-def _relaxed_objective(data: PlanData, dropped: pd.Series | None = None) -> Decimal | None:
-    """The objective of the plan's LP relaxation, with the routes `dropped` (a mask over data.routes) taken away."""
-    if dropped is not None:
-        data = replace(data, routes=data.routes[~dropped].reset_index(drop=True))
+def _relaxed_objective(data: PlanData, placed: dict[str, frozenset[Tier] | None] | None = None) -> Decimal | None:
+    """The objective of the plan's LP relaxation, with the teams' placements in `placed` (PlanData.placed) instead."""
+    if placed is not None:
+        data = replace(data, placed={**data.placed, **placed})
     report = solve(build_model(data), relax=True)
     return usd(report.objective) if report.outcome.has_plan and report.objective is not None else None
 
@@ -143,30 +143,27 @@ def resolve_shadow_prices(data: PlanData, model: PlanModel, result: PlanResult) 
 
 
 def price_moves(data: PlanData, result: PlanResult) -> PlanResult:
-    """Each move's saving (the plan re-solved without that team's route to that offer) and the whole placement's
-    (re-solved with every team that holds quota kept to its quota's pools).
+    """Each move's saving (the plan re-solved without that team's hours on that flavor) and the whole placement's
+    (re-solved with every team that holds quota kept to the flavors where it does).
 
-    Both are differences of the LP relaxation's objective (whole nodes aside): taking a route away can only raise
+    Both are differences of the LP relaxation's objective (whole nodes aside): taking a flavor away can only raise
     it, so a saving is never negative, and it does not carry the rounding of two separate whole-node plans (up to
     gap_rel of the objective each, more than many single moves save)."""
-    team = data.routes["demand_key"].map(data.demand.drop_duplicates("demand_key").set_index("demand_key")["team"])
-    own = pd.Series(
-        [j in data.quota_offers.get(t, frozenset()) for t, j in zip(team, data.routes["offer"], strict=True)]
-    )
-    held = team.map(lambda t: bool(data.quota_offers.get(t)))
     base = _relaxed_objective(data)
     if base is None:
         return result
+    every = frozenset((j, t) for j in data.offer_by_name for t in TIERS)
     priced = []
     for move in result.moves:
         saving = None
-        if data.quota_offers.get(move.team):
-            without = _relaxed_objective(data, (team == move.team) & (data.routes["offer"] == _offer_of(move)))
+        held = data.held.get(move.team, frozenset())
+        if held:
+            placed = data.placed.get(move.team)
+            moved = frozenset((j, t) for j, t in every if served_on(data.flavors, held, j, t) == move.flavor)
+            without = _relaxed_objective(data, {move.team: (every if placed is None else placed) - moved})
             saving = None if without is None else without - base
         priced.append(replace(move, saving_usd=saving))
-    kept = _relaxed_objective(data, held & ~own) if (held & ~own).any() else None
-    return replace(result, moves=tuple(priced), placement_saving_usd=None if kept is None else kept - base)
-
-
-def _offer_of(move: MoveRow) -> str:
-    return f"{move.served_site}/{move.machine}"
+    kept: dict[str, frozenset[Tier] | None] = {t: tiers_of(data.flavors, held) for t, held in data.held.items() if held}
+    moved_teams = {m.team for m in result.moves if data.held.get(m.team)}
+    total = _relaxed_objective(data, kept) if moved_teams else None
+    return replace(result, moves=tuple(priced), placement_saving_usd=None if total is None else total - base)

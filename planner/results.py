@@ -57,6 +57,7 @@ from quartermaster.planner.model import (
     term_hours,
     weeks_in,
 )
+from quartermaster.planner.placement import served_on
 from quartermaster.planner.solve import SolveReport
 from quartermaster.planner.tables import Budget, Cap, CommitOption, Demand, Existing, Offer, Pool, Team
 from quartermaster.planner.tables import rows as table_rows
@@ -67,7 +68,6 @@ from quartermaster.pricing import (
     IDLE_TEAM,
     PricedLine,
     PricingModel,
-    Provisioning,
     amortised_usd_per_node_hour,
     decimal_of,
     idle_weights,
@@ -497,13 +497,16 @@ ROUTING_COLUMNS = [
     "tier",
     "accelerator_hours",
     "demand_accelerator_hours",
+    "flavor",
 ]
 
 
 def routing(m: PlanModel) -> pd.DataFrame:
     """Expected accelerator-hours each demand key is served on each offer and tier per quarter (read-only: the
-    solved use u, as in _costs), in the offer's accelerators and in the asked class (divided by the route's ratio)."""
-    offers = m.data.offer_by_name
+    solved use u, as in _costs), in the offer's accelerators and in the asked class (divided by the route's ratio),
+    and the flavor (pool) they run on (placement.served_on)."""
+    d = m.data
+    offers = d.offer_by_name
     ratio = {(k, j): rho for k, routes in m.routes.items() for j, rho in routes}
     hours: dict[tuple[str, str, str, str], float] = defaultdict(float)
     for (k, j, t, q, s, b), x in m.used():
@@ -524,6 +527,7 @@ def routing(m: PlanModel) -> pd.DataFrame:
                 "tier": t,
                 "accelerator_hours": round(h, 3),
                 "demand_accelerator_hours": round(h / ratio[(k, j)], 3),
+                "flavor": served_on(d.flavors, d.held.get(parts[0], frozenset()), j, t),
             }
         )
     frame = pd.DataFrame(rows, columns=ROUTING_COLUMNS)
@@ -544,24 +548,23 @@ MOVE_COLUMNS = [
 
 
 def moves(m: PlanModel) -> pd.DataFrame:
-    """Each team served at an offer where it holds no quota today (PlanData.quota_offers): its expected
-    accelerator-hours there over the horizon and the most accelerators it runs there at once, in whole nodes (the
-    quota it needs). saving_usd is left empty here: pipeline.py re-solves without the move to find it."""
-    offers = m.data.offer_by_name
-    hours: dict[tuple[str, str], float] = defaultdict(float)
-    peak: dict[tuple[str, str], dict[tuple[str, str, int], float]] = defaultdict(lambda: defaultdict(float))
-    for (k, j, _t, q, s, b), x in m.used():
+    """Each team served on a flavor where it holds no quota today (PlanData.held; the flavor as routing names it):
+    its expected accelerator-hours there over the horizon and the most accelerators it runs there at once, in whole
+    nodes (the quota it needs). saving_usd is left empty here: pipeline.py re-solves without the move to find it."""
+    d = m.data
+    offers = d.offer_by_name
+    hours: dict[tuple[str, str, str], float] = defaultdict(float)
+    peak: dict[tuple[str, str, str], dict[tuple[str, str, int], float]] = defaultdict(lambda: defaultdict(float))
+    for (k, j, t, q, s, b), x in m.used():
         team = m.key_parts[k][0]
-        if j in m.data.quota_offers.get(team, frozenset()):
+        held = d.held.get(team, frozenset())
+        flavor = served_on(d.flavors, held, j, t)
+        if flavor in held or x <= TINY:
             continue
-        if x > TINY:
-            hours[(team, j)] += m.cell_hours[(q, s, b)] * x * offers[j].accelerators_per_node
-            peak[(team, j)][(q, s, b)] += x
-    pools: dict[str, str] = {}
-    for p in table_rows(m.data.pools, Pool):
-        pools.setdefault(f"{p.site}/{p.machine}", p.pool)
+        hours[(team, flavor, j)] += m.cell_hours[(q, s, b)] * x * offers[j].accelerators_per_node
+        peak[(team, flavor, j)][(q, s, b)] += x
     rows = []
-    for (team, j), h in sorted(hours.items()):
+    for (team, flavor, j), h in sorted(hours.items()):
         o = offers[j]
         rows.append(
             {
@@ -569,9 +572,10 @@ def moves(m: PlanModel) -> pd.DataFrame:
                 "served_site": o.site,
                 "machine": o.machine,
                 "served_accelerator": o.accelerator,
-                "flavor": pools.get(j, f"new:{j}"),
+                "flavor": flavor,
                 "accelerator_hours": round(h, 3),
-                "quota_needed_accelerators": math.ceil(max(peak[(team, j)].values()) - TINY) * o.accelerators_per_node,
+                "quota_needed_accelerators": math.ceil(max(peak[(team, flavor, j)].values()) - TINY)
+                * o.accelerators_per_node,
                 "saving_usd": None,
             }
         )
@@ -766,26 +770,6 @@ def unmet_demand(m: PlanModel) -> pd.DataFrame:
     return frame.sort_values(["_q", "team", "accelerator", "site"]).drop(columns="_q").reset_index(drop=True)
 
 
-GUARANTEED_PROVISIONING = (Provisioning.RESERVATION, Provisioning.CAPACITY_BLOCK, Provisioning.ON_DEMAND)
-
-
-def _flavor(m: PlanModel, pools: dict[tuple[str, str, str], str], j: str, provisioning: tuple[str, ...]) -> str:
-    """The first pool at j's site and machine with the first of `provisioning` that has one; else a new flavor.
-    `pools`: (site, machine, provisioning) -> the first such pool (_first_pools)."""
-    o = m.data.offer_by_name[j]
-    for p in provisioning:
-        if (o.site, o.machine, p) in pools:
-            return pools[(o.site, o.machine, p)]
-    return f"new:{o.site}/{o.machine}"
-
-
-def _first_pools(pools: pd.DataFrame) -> dict[tuple[str, str, str], str]:
-    out: dict[tuple[str, str, str], str] = {}
-    for p in table_rows(pools, Pool):
-        out.setdefault((p.site, p.machine, p.provisioning), p.pool)
-    return out
-
-
 def proposed_quotas(m: PlanModel) -> pd.DataFrame:
     """Quotas per team and flavor for the plan's first quarter, in whole nodes (TPU: whole slices).
 
@@ -795,7 +779,8 @@ def proposed_quotas(m: PlanModel) -> pd.DataFrame:
     to the capacity and each is its exact share rounded down or up. Not in proportion to the load the solution
     happens to route there: committed capacity costs every team the same, so that split is arbitrary (it gave
     llm-pretrain 4 of its 64 reserved H100s in the example while its demand went elsewhere).
-    Pay-per-use flavor: the team's peak planned use of the tier, rounded up to whole units.
+    Pay-per-use flavor: the team's peak planned use of the tier, rounded up to whole units. Each on the flavor the
+    team's hours of the tier run on (placement.served_on; committed capacity: its existing tier's, else its new).
     Borrowing limit (guaranteed flavor): the team's peak demand there beyond its nominals, rounded up to whole
     units, at most the rest of the capacity; propose.py caps it further at what the cohort can lend.
     pool_accelerators and fits_pool: the flavor's pool today, and whether the flavor's nominals fit in it.
@@ -812,7 +797,6 @@ def proposed_quotas(m: PlanModel) -> pd.DataFrame:
         for j, rho in m.routes.get(r.demand_key, []):
             demand[(r.team, j)][(r.scenario, r.bucket)] += float(r.level) * rho
     active = _active_new_nodes(m)
-    pools = _first_pools(d.pools)
     rows: dict[tuple[str, str], dict[str, Any]] = {}
 
     def add(team: str, j: str, flavor: str, nominal: int, borrowing: int) -> None:
@@ -855,6 +839,7 @@ def proposed_quotas(m: PlanModel) -> pd.DataFrame:
             for t, cells in demand_by_offer.get(j, [])
         }
         share = largest_remainder(units, {t: x for t, x in mean.items() if x > TINY})
+        guaranteed = EXISTING if m.existing_nodes.get((j, q0), 0.0) > 0 else NEW
         for team in sorted(set(mean) | teams_by_offer.get(j, set())):
             tiers = {
                 t: _whole(max(cells.values()), unit)
@@ -864,11 +849,11 @@ def proposed_quotas(m: PlanModel) -> pd.DataFrame:
             nominal = share.get(team, 0) * unit
             peak = max(demand[(team, j)].values(), default=0.0)
             borrowing = min(max(0, _whole(peak - nominal - sum(tiers.values()), unit)), units * unit - nominal)
+            held = d.held.get(team, frozenset())
             if nominal or borrowing:
-                add(team, j, _flavor(m, pools, j, GUARANTEED_PROVISIONING), nominal, borrowing)
+                add(team, j, served_on(d.flavors, held, j, guaranteed), nominal, borrowing)
             for t, n in sorted(tiers.items()):
-                modes = (t,) if t == PricingModel.CAPACITY_BLOCK else (t, PricingModel.ON_DEMAND)
-                add(team, j, _flavor(m, pools, j, modes), n, 0)
+                add(team, j, served_on(d.flavors, held, j, t), n, 0)
     frame = pd.DataFrame(
         list(rows.values()), columns=["team", "flavor", "site", "machine", "quarter", "nominal", "borrowing_limit"]
     )

@@ -206,11 +206,15 @@ class RoutingRow:
     """accelerator_hours: of the machine's accelerators (served_accelerator)."""
     demand_accelerator_hours: float
     """demand_accelerator_hours: the same in the asked class: accelerator_hours / the equivalence ratio."""
+    flavor: str = ""
+    """flavor: the pool (Kueue ResourceFlavor) the hours run on: one where the team holds quota, else the first
+    serving the tier there (a move), else `new:<site>/<machine>/<tier>`; empty in a plan written before the
+    planner recorded it."""
 
 
 @dataclass(frozen=True)
 class MoveRow:
-    """Demand the plan serves at an offer where the team holds no quota today (policy.placement `cohort` or
+    """Demand the plan serves on a flavor where the team holds no quota today (policy.placement `cohort` or
     `anywhere`, or a team with no quota anywhere): what moves, the quota it needs and what it saves."""
 
     team: str
@@ -218,8 +222,8 @@ class MoveRow:
     machine: str
     served_accelerator: str
     flavor: str
-    """flavor: the pool at that site and machine the team would run in (the first by name), or `new:<site>/<machine>`
-    when there is none yet."""
+    """flavor: the pool (Kueue ResourceFlavor) the team would run on, where it holds no quota today (routing's
+    flavor), or `new:<site>/<machine>/<tier>` when no pool serves that tier there yet."""
     accelerator_hours: float
     """accelerator_hours: expected, over the horizon, of the machine's accelerators."""
     quota_needed_accelerators: int

@@ -40,7 +40,12 @@ from quartermaster.reports.finance.tables.coverage import coverage_table
 from quartermaster.reports.finance.tables.demand import demand_vs_capacity
 from quartermaster.reports.finance.tables.expiry import ExpiryRow, expiry_table
 from quartermaster.reports.finance.tables.payments import purchase_payments
-from quartermaster.reports.finance.tables.placement import credit_table, moves_table, utilisation_table
+from quartermaster.reports.finance.tables.placement import (
+    credit_table,
+    moves_table,
+    proposed_quotas_table,
+    utilisation_table,
+)
 from quartermaster.reports.finance.tables.plan_vs_actual import plan_vs_actual
 from quartermaster.reports.finance.tables.purchase_schedule import purchase_schedule
 from quartermaster.reports.finance.tables.risk import cost_band, p90_exposure, risk_table
@@ -216,6 +221,7 @@ def build_report(
     capital, depreciation = capital_tables(plan)
     tables += [coverage, expiry, purchase_schedule(plan, payments), payment_schedule(plan), capital, depreciation]
     tables += [demand_vs_capacity(inventory, plan, quarter), routing_table(inventory, plan), moves_table(plan)]
+    tables.append(proposed_quotas_table(inventory, plan))
     tables += [utilisation_table(plan), credit_table(plan)]
     exposure = p90_exposure(inventory, quarters)
     risk, p90_cost = risk_table(plan, quarter, exposure[quarter])

@@ -12,8 +12,10 @@ import pandas as pd
 import pulp
 import pytest
 
+from quartermaster.model import Quota
 from quartermaster.planner import PlanOptions, build_data
 from quartermaster.planner.model import FAMILIES, build_model
+from tests.builders import make_inventory
 from tests.planner.planning import MACHINE, SITE, curves, one_site, price
 
 GOLDEN = Path(__file__).parent.parent / "data" / "planner" / "golden"
@@ -71,9 +73,41 @@ def tiny_tpu_model():
     return build_model(build_data(inventory, PlanOptions(start="2027Q1", horizon=1), demand_curves=demand))
 
 
+def tiny_quota_model():
+    """Two teams of one cohort in one on-demand pool, l4, in the first quarter: `ml` holds 2 L4s and lends at most
+    1; `guest` holds none and may borrow 2."""
+    inventory = (
+        make_inventory()
+        .pool("l4", machine=MACHINE, nodes=4)
+        .edit("teams", "ml", quotas=[{"flavor": "l4", "nominal": 2, "lending_limit": 1}])
+        .team("guest", cohort="org", quotas={})
+        .add("prices", **price(MACHINE, "on-demand", 10))
+        .build()
+    )
+    guest = next(t for t in inventory.teams if t.name == "guest")
+    quotas = (Quota(flavor="l4", nominal=0, borrowing_limit=2),)
+    inventory = inventory.model_copy(
+        update={
+            "teams": tuple(t if t is not guest else t.model_copy(update={"quotas": quotas}) for t in inventory.teams)
+        }
+    )
+    demand = pd.concat(
+        [curves("ml", ["2027Q1"], hourly=[1, 3]), curves("guest", ["2027Q1"], hourly=[2])], ignore_index=True
+    )
+    return build_model(build_data(inventory, PlanOptions(start="2027Q1", horizon=1), demand_curves=demand))
+
+
+QUOTA_FAMILIES = ("quota_within_nominal_and_borrowing", "lent_within_unused_quota", "borrowed_within_lent")
+
+
 @pytest.mark.parametrize("family", FAMILIES)
 def test_each_constraint_family_matches_its_golden_lp_file(family, golden, tmp_path):
-    model = tiny_tpu_model() if family == "whole_slices_cover" else tiny_model()
+    if family == "whole_slices_cover":
+        model = tiny_tpu_model()
+    elif family in QUOTA_FAMILIES:
+        model = tiny_quota_model()
+    else:
+        model = tiny_model()
     part = pulp.LpProblem(f"{family}_only", pulp.LpMinimize)
     part.setObjective(model.prob.objective)
     rows = [c for c in model.prob.constraints() if c.name.startswith(f"{family}__")]

@@ -4,7 +4,7 @@ costs what the plan's shadow price says.
 
 The example is planned as `qm plan` plans it, each team kept to its quota's pools (`placement: quota`, the default).
 There the fixed LP is degenerate (several capacity rows full at once, teams with alternatives of equal cost) and its
-duals read below the re-solve (p5.48xlarge in 2027Q1: $3.88 against $4.45 for one more accelerator); those figures
+duals read below the re-solve (p5.48xlarge in 2028Q3: $3.23 against $3.78 for one more accelerator); those figures
 are re-solved by the planner (`planner/marginal.py`, method `re-solve`), the rest are the duals' (method `dual`). The
 re-solve here is the test's own (the probe and the fixed LP written again), so it checks the planner's wiring; the
 last test checks the method itself against a figure worked by hand."""
@@ -100,13 +100,13 @@ def test_the_shadow_price_is_what_one_more_accelerator_costs_in_a_re_solve(examp
 
 
 def test_under_quota_placement_the_duals_read_low_where_capacity_is_full(example):
-    """Why the planner re-solves: p5.48xlarge in 2027Q1, whose capacity block and on-demand pool the teams holding
-    quota there fill, reads $3.88 from the duals where one more accelerator costs $4.45 (the degenerate duals); an
+    """Why the planner re-solves: p5.48xlarge in 2028Q3, whose capacity block and on-demand pool the teams holding
+    quota there fill, reads $3.23 from the duals where one more accelerator costs $3.78 (the degenerate duals); an
     offer priced by its own on-demand tier (Standard_ND96isr_H100_v5, on demand only) is exact and not re-solved."""
     _, _, _, _, result, read = example
     low = {(r.machine, r.quarter): r for r in read.shadow_prices}
     shown = {(r.machine, r.quarter): r for r in result.shadow_prices}
-    p5 = ("p5.48xlarge", "2027Q1")
+    p5 = ("p5.48xlarge", "2028Q3")
     assert low[p5].method == "lower bound" and shown[p5].method == "re-solve"
     assert shown[p5].usd_per_accelerator_hour - low[p5].usd_per_accelerator_hour > Decimal("0.10")
     nd = ("Standard_ND96isr_H100_v5", "2027Q1")

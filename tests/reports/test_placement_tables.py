@@ -1,5 +1,6 @@
-"""Issue 26, points 3 and 5 as the report shows them: the plan's moves, assumed vs metered commitment utilisation and
-the plan re-solved at shares of its post-horizon credit (rows the planner writes on PlanResult)."""
+"""Issue 26, points 3 and 5, and issue 34, point 3, as the report shows them: the plan's moves, the proposed quotas
+beside today's, assumed vs metered commitment utilisation and the plan re-solved at shares of its post-horizon credit
+(rows the planner writes on PlanResult)."""
 
 from __future__ import annotations
 
@@ -12,8 +13,15 @@ from quartermaster.plan_result import (
     MoveRow,
     Outcome,
     PlanResult,
+    ProposedQuotaRow,
 )
-from quartermaster.reports.finance.tables.placement import credit_table, moves_table, utilisation_table
+from quartermaster.reports.finance.tables.placement import (
+    credit_table,
+    moves_table,
+    proposed_quotas_table,
+    utilisation_table,
+)
+from tests.builders import make_inventory
 
 D = Decimal
 
@@ -34,7 +42,7 @@ def test_each_move_names_the_quota_it_needs_and_its_saving() -> None:
     )
     assert row["served_on"] == "H100-80GB at onprem-sjc (dgx-h100)" and row["accelerator_hours"] == D("1234.6")
     assert "policy.placement anywhere" in table.title and "52,000.00 USD" in table.note
-    assert "None: every team runs where it holds quota" in moves_table(plan()).note
+    assert "None: every team runs on flavors where it holds quota" in moves_table(plan()).note
 
 
 def test_assumed_and_metered_utilisation_side_by_side() -> None:
@@ -63,3 +71,16 @@ def test_the_credit_shares_in_order_with_what_each_buys_first() -> None:
         (D("0.000000"), D("130.00"), "2 x dgx-b200 onprem at onprem-sjc"),
         (D("1.000000"), D("100.00"), "none"),
     ]
+
+
+def test_the_proposed_quotas_stand_beside_todays() -> None:
+    """ml holds 8 in h100 today (no borrowing limit): the plan proposes 16; in p5-od, where it holds nothing, 8."""
+    rows = (
+        ProposedQuotaRow("ml", "h100", "gcp-us-central1", "a3-megagpu-8g", "2027Q1", 16, 0, 16, True),
+        ProposedQuotaRow("ml", "p5-od", "aws-us-east-1", "p5.48xlarge", "2027Q1", 8, 0, 0, False),
+    )
+    table = proposed_quotas_table(make_inventory().build(), plan(proposed_quotas=rows))
+    got = [(r["flavor"], r["nominal_today"], r["nominal"], r["borrowing_today"], r["fits_pool"]) for r in table.rows]
+    assert got == [("h100", 8, 16, "no limit", "yes"), ("p5-od", 0, 8, "-", "no")]
+    assert "2027Q1" in table.title
+    assert "None: the plan proposes no quotas" in proposed_quotas_table(make_inventory().build(), plan()).note

@@ -1,6 +1,7 @@
-"""Tables `moves`, `commitment_utilisation` and `credit_sensitivity`: where the plan runs a team where it holds no
-quota today, each commitment's assumed against metered utilisation, and the plan re-solved at a share of its
-post-horizon credit (the planner's rows on `PlanResult`)."""
+"""Tables `moves`, `proposed_quotas`, `commitment_utilisation` and `credit_sensitivity`: where the plan runs a team
+on a flavor where it holds no quota today, the quotas the plan proposes beside today's, each commitment's assumed
+against metered utilisation, and the plan re-solved at a share of its post-horizon credit (the planner's rows on
+`PlanResult`)."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from quartermaster.reports.finance.table import Column, Row, Table
 from quartermaster.reports.finance.tables.common import ratio
 
 if TYPE_CHECKING:
+    from quartermaster.model import Inventory
     from quartermaster.plan_result import PlanResult
 
 
@@ -24,6 +26,19 @@ class MoveLine(Row):
     accelerator_hours: Decimal
     quota_needed: int
     saving: Decimal | None
+
+
+@dataclass(frozen=True)
+class ProposedQuotaLine(Row):
+    team: str
+    flavor: str
+    served_on: str
+    nominal_today: int
+    nominal: int
+    borrowing_today: str
+    borrowing: int
+    pool: int
+    fits_pool: str
 
 
 @dataclass(frozen=True)
@@ -79,11 +94,68 @@ def moves_table(plan: PlanResult) -> Table:
             Column("saving", "Saving if allowed", "money"),
         ),
         rows,
-        note="Basis: planned. Each move needs the team's quota (or, in its cohort's pool, a borrowing limit) in the "
-        "flavor; the saving is how much more the plan costs when that one move is not allowed, re-solved (moves "
-        "interact, so the savings need not add up)." + saving
+        note="Basis: planned. A flavor is a pool and the pricing model its nodes are bought at (one Kueue "
+        "ResourceFlavor); each move needs the team's quota (or, in its cohort's pool, a borrowing limit) in the "
+        "flavor, as the proposed quotas below list; the saving is how much more the plan costs when that one move "
+        "is not allowed, re-solved (moves interact, so the savings need not add up)." + saving
         if rows
-        else f"None: every team runs where it holds quota today (policy.placement {plan.placement}).",
+        else f"None: every team runs on flavors where it holds quota today (policy.placement {plan.placement}).",
+    )
+
+
+def proposed_quotas_table(inventory: Inventory, plan: PlanResult) -> Table:
+    """The plan's proposed quotas (proposed_quotas.csv) beside each team's quota today."""
+    today = {(t.name, q.flavor): q for t in inventory.teams for q in t.quotas}
+    in_cohort = {t.name for t in inventory.teams if t.cohort is not None}
+    rows = []
+    for p in plan.proposed_quotas:
+        held = today.get((p.team, p.flavor))
+        borrowing = (
+            "-"
+            if held is None
+            else "0 (no cohort)"
+            if p.team not in in_cohort
+            else "no limit"
+            if held.borrowing_limit is None
+            else str(held.borrowing_limit)
+        )
+        rows.append(
+            ProposedQuotaLine(
+                p.team,
+                p.flavor,
+                f"{p.machine} at {p.site}",
+                0 if held is None else held.nominal,
+                p.nominal,
+                borrowing,
+                p.borrowing_limit,
+                p.pool_accelerators,
+                "yes" if p.fits_pool else "no",
+            )
+        )
+    quarter = plan.proposed_quotas[0].quarter if plan.proposed_quotas else ""
+    return Table(
+        "proposed_quotas",
+        f"Proposed quotas for {quarter}: what the plan's use asks of each team's quota, beside today's"
+        if rows
+        else "Proposed quotas",
+        (
+            Column("team", "Team"),
+            Column("flavor", "Flavor"),
+            Column("served_on", "Machine at site"),
+            Column("nominal_today", "Nominal today", "int"),
+            Column("nominal", "Proposed nominal", "int"),
+            Column("borrowing_today", "Borrowing limit today"),
+            Column("borrowing", "Proposed borrowing limit", "int"),
+            Column("pool", "Pool today (accelerators)", "int"),
+            Column("fits_pool", "Fits the pool"),
+        ),
+        tuple(rows),
+        note="Basis: planned, in accelerators, for the plan's first quarter (proposed_quotas.csv). Committed "
+        "capacity is split between the teams that may run there in proportion to their expected demand; a "
+        "pay-per-use flavor gets the team's peak planned use. `qm plan --propose` writes the proposals that fit their "
+        "pool into the team files; a flavor that does not fit says how far its pool must grow."
+        if rows
+        else "None: the plan proposes no quotas (it has no plan, or was written before it proposed them).",
     )
 
 
