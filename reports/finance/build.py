@@ -75,6 +75,26 @@ class NewPurchases:
 
 
 @dataclass(frozen=True)
+class InProgress:
+    """The quarter in progress (the plan's first, when its usage history ends inside it): its planned spend, metered
+    demand to `metered_until` and forecast after, placed and priced by the plan; and the months metered so far,
+    planned against metered (this plan's rows of plan vs actual for the quarter; None when it has none)."""
+
+    quarter: str
+    metered_until: str
+    spend: Decimal
+    months: str | None
+    planned_to_date: Decimal | None
+    metered_to_date: Decimal | None
+
+    @property
+    def variance_to_date(self) -> Decimal | None:
+        if self.planned_to_date is None or self.metered_to_date is None:
+            return None
+        return self.metered_to_date - self.planned_to_date
+
+
+@dataclass(frozen=True)
 class Summary:
     quarter: str
     next_four: tuple[str, ...]
@@ -108,6 +128,8 @@ class Summary:
     """approve_capital: the capital value of the on-prem purchases to approve (table capital_purchases)."""
     approve_depreciation: Decimal = CENTS
     """approve_depreciation: their depreciation a month over their life."""
+    in_progress: InProgress | None = None
+    """in_progress: the quarter in progress, which the bridge and plan vs actual explain, when it is not `quarter`."""
 
 
 @dataclass(frozen=True)
@@ -153,6 +175,22 @@ class ReportData:
             return obj
 
         return json.dumps({**plain(self), "generated": plain(generated)}, indent=2, sort_keys=True) + "\n"
+
+
+def in_progress(plan: PlanResult, quarter: str, vs_actual: Table) -> InProgress | None:
+    """The quarter in progress when the report is about a later one (None otherwise)."""
+    first = plan.quarters[0] if plan.quarters else None
+    if plan.actuals_until is None or first is None or first == quarter or first == plan.first_open_quarter:
+        return None
+    rows = [r for r in vs_actual.rows if r["quarter"] == first and r["plan"] == "this plan"]
+    return InProgress(
+        first,
+        plan.actuals_until[:10],
+        quarter_cost(plan, first),
+        ", ".join(sorted({r["months"] for r in rows})) or None,
+        sum((r["planned"] for r in rows), CENTS) if rows else None,
+        sum((r["metered"] for r in rows), CENTS) if rows else None,
+    )
 
 
 def build_report(
@@ -232,6 +270,7 @@ def build_report(
         tables += changes_tables(plan, before, quarters)
     liability, in_horizon = purchase_liability(plan)
     kpi = plan.kpi(quarter)
+    vs_actual = next(t for t in tables if t.name == "plan_vs_actual")
     summary = Summary(
         quarter,
         tuple(four_in),
@@ -261,6 +300,7 @@ def build_report(
         (len(budget.rows), len(centre_costs(plan, quarter))),
         sum((r["capital"] for r in capital.rows if r["start_quarter"] == quarter), CENTS),
         sum((r["depreciation_month"] for r in capital.rows if r["start_quarter"] == quarter), CENTS),
+        in_progress(plan, quarter, vs_actual),
     )
     return ReportData(
         f"Accelerator capacity plan {quarter}",

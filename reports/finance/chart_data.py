@@ -12,6 +12,8 @@ def report_charts(quarters: list[str], tables: list[Table]) -> tuple[Chart, ...]
     demand = next(t for t in tables if t.name == "demand_vs_capacity")
     band = next(t for t in tables if t.name == "cost_band")
     accelerators = sorted({r["accelerator"] for r in demand.rows})
+    payments = next(t for t in tables if t.name == "payment_schedule")
+    depreciation = next(t for t in tables if t.name == "depreciation")
 
     def per_accelerator_total(key: str) -> tuple[float, ...]:
         return tuple(float(sum((r[key] for r in demand.rows if r["accelerator"] == a), ZERO)) for a in accelerators)
@@ -74,5 +76,44 @@ def report_charts(quarters: list[str], tables: list[Table]) -> tuple[Chart, ...]
             "USD per quarter (exposure)",
             "Shaded: from the cost at p10 demand to the cost at p90 demand (basis: exposure); the line between is "
             "the planned cost. How each bound is estimated: the table below.",
+        ),
+        *(
+            ()
+            if not payments.rows
+            else (
+                Chart(
+                    "payments",
+                    "Payments for the plan's purchases by month",
+                    tuple(r["month"] for r in payments.rows),
+                    (
+                        ChartSeries("paid upfront", tuple(float(r["upfront"]) for r in payments.rows)),
+                        ChartSeries("paid by the hour", tuple(float(r["hourly"]) for r in payments.rows)),
+                    ),
+                    "USD",
+                    "stacked",
+                    "USD per month (planned, cash)",
+                    "Basis: planned. What the plan's purchases pay in each calendar month: upfront when bought, then "
+                    "each month's own hours of their terms, to the end of the last term. Each month: the table below.",
+                    label_every=12,
+                ),
+            )
+        ),
+        *(
+            ()
+            if not depreciation.rows
+            else (
+                Chart(
+                    "depreciation",
+                    "Depreciation of on-prem purchases by month",
+                    tuple(r["month"] for r in depreciation.rows),
+                    (ChartSeries("depreciation", tuple(float(r["depreciation"]) for r in depreciation.rows)),),
+                    "USD",
+                    "stacked",
+                    "USD per month (planned, depreciation)",
+                    "Basis: planned. The straight-line depreciation of the on-prem purchases booked as capital, each "
+                    "over its life from the month it is bought. Each month and the net book value: the table below.",
+                    label_every=12,
+                ),
+            )
         ),
     )

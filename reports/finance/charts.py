@@ -1,7 +1,8 @@
 """Charts as inline SVG, written by hand: no network, no plotting dependency, deterministic output.
 
 Layout, top to bottom: the legend (rows of four, above the plot so nothing overlaps it), the plot with its y-axis
-title (unit and basis) on the left, then the x labels, horizontal and wrapped onto lines that fit their slot."""
+title (unit and basis) on the left, then the x labels, horizontal and wrapped onto lines that fit their slot (on a
+long series, a label every `label_every` categories, with the room of that many slots)."""
 
 from __future__ import annotations
 
@@ -63,7 +64,8 @@ def render_svg(chart: Chart) -> str:
     n = max(1, len(chart.categories))
     plot_w = WIDTH - LEFT - RIGHT
     slot = plot_w / n
-    labels = [wrap(c, slot - 6) for c in chart.categories]
+    every = max(1, chart.label_every)
+    labels = [wrap(c, slot * every - 6) if i % every == 0 else [] for i, c in enumerate(chart.categories)]
     legend_h = LEGEND_ROW * -(-len(chart.series) // LEGEND_PER_ROW)
     top = legend_h + 14
     bottom = top + PLOT_HEIGHT
@@ -145,6 +147,8 @@ def render_svg(chart: Chart) -> str:
                 )
     out.append(f'<line x1="{LEFT}" y1="{bottom:.1f}" x2="{WIDTH - RIGHT}" y2="{bottom:.1f}" stroke="#333"/>')
     for lines, x in zip(labels, centre, strict=True):
+        if not lines:
+            continue
         spans = "".join(
             f'<tspan x="{x:.1f}" dy="{0 if j == 0 else LABEL_LINE}">{escape(line)}</tspan>'
             for j, line in enumerate(lines)

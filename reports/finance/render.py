@@ -102,6 +102,18 @@ def render_xlsx(data: ReportData, options: RenderOptions | None = None) -> bytes
     lines = [
         ("Generated", str(generated) if generated else "not recorded", "text"),
         ("What-ifs", ", ".join(data.what_if) or "none", "text"),
+        *(
+            ()
+            if s.in_progress is None
+            else (
+                ("Quarter in progress", s.in_progress.quarter, "text"),
+                (
+                    f"Spend {s.in_progress.quarter} (planned, metered to {s.in_progress.metered_until})",
+                    s.in_progress.spend,
+                    "money",
+                ),
+            )
+        ),
         ("Quarter", s.quarter, "text"),
         (f"Spend {s.quarter}", s.spend_quarter.current, "money"),
         ("Spend next four quarters", s.spend_next_four.current, "money"),

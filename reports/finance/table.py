@@ -162,3 +162,5 @@ class Chart:
     """y_title: the y axis's title: what is measured, its unit and basis."""
     caption: str = ""
     """caption: a sentence under the chart saying what it shows."""
+    label_every: int = 1
+    """label_every: an x label on every n-th category only, from the first (12 on a monthly series: one a year)."""

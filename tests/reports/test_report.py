@@ -178,7 +178,8 @@ def test_chromium_shows_the_headline_figures_and_takes_a_screenshot(stored: Repo
         money(want["liability"]),
     ):
         assert figure in dom, figure
-    assert dom.count("<svg") == 4  # spend, cost band, coverage, demand vs capacity
+    # spend, cost band, coverage, demand vs capacity, payments and depreciation by month (issue 35)
+    assert dom.count("<svg") == 6
     assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and shot.stat().st_size > 20_000
 
 
@@ -664,7 +665,8 @@ def test_a_name_for_an_unknown_cost_centre_is_a_located_error(tmp_path: Path) ->
 LAYOUT_SCRIPT = """<script>
 const charts = [...document.querySelectorAll("svg.chart")].map(svg => {
   const box = e => { const r = e.getBoundingClientRect(); return [r.left, r.top, r.right, r.bottom]; };
-  return {plot: box(svg.querySelector("rect.plot")), texts: [...svg.querySelectorAll(".x-label, .legend, .y-title")]
+  return {title: svg.getAttribute("aria-label"), plot: box(svg.querySelector("rect.plot")),
+          texts: [...svg.querySelectorAll(".x-label, .legend, .y-title")]
           .map(e => ({kind: e.getAttribute("class"), text: e.textContent, box: box(e)}))};
 });
 document.body.insertAdjacentHTML("beforeend", "<pre id='layout'>" + JSON.stringify(charts) + "</pre>");
@@ -703,11 +705,16 @@ def test_chart_labels_do_not_overlap_each_other_the_legend_or_the_plot(stored: R
     found = re.search(r"<pre id=\"layout\">(.*?)</pre>", dump_dom(html), re.S)
     assert found
     charts = json.loads(found.group(1).replace("&quot;", '"').replace("&amp;", "&"))
-    assert len(charts) == len(stored.charts) + 1 == 5
-    for chart, data in zip(charts, (*stored.charts, crowded), strict=True):
+    assert len(charts) == len(stored.charts) + 1 == 7
+    by_title = {c.title: c for c in (*stored.charts, crowded)}  # the page orders them by section
+    assert len(by_title) == len(charts)
+    for chart in charts:
+        data = by_title[chart["title"]]
         texts = chart["texts"]
         assert [t["text"] for t in texts if t["kind"] == "y-title"] == [data.y_title]
-        assert len([t for t in texts if t["kind"] == "x-label"]) == len(data.categories)
+        # a monthly series has a label a year (label_every 12): 2027-01, 2028-01, ...
+        labels = ["".join(t["text"].split()) for t in texts if t["kind"] == "x-label"]  # its lines, joined
+        assert labels == ["".join(c.split()) for c in data.categories[:: data.label_every]], data.name
         for i, a in enumerate(texts):
             assert a["box"][2] > a["box"][0], a  # laid out, not empty
             assert not overlap(a["box"], chart["plot"]), (data.name, a)
@@ -719,6 +726,8 @@ def test_chart_labels_do_not_overlap_each_other_the_legend_or_the_plot(stored: R
         "band": "USD per quarter (exposure)",
         "coverage": "% of USD (planned)",
         "demand": "Accelerators (average concurrent)",
+        "payments": "USD per month (planned, cash)",
+        "depreciation": "USD per month (planned, depreciation)",
     }
 
 
@@ -1248,3 +1257,29 @@ def test_the_page_reads_at_1280_and_1920_px(stored: ReportData, tmp_path: Path, 
     assert {"table-commitments_to_approve", "table-break_even", "table-purchase_schedule"} <= summary
     if width == 1280:  # the routing table's fourteen columns scroll inside their box (the page does not)
         assert wide == {"table-routing": "routing"}
+
+
+@pytest.mark.slow  # plans the example
+def test_the_quarter_in_progress_has_a_headline_of_its_own(inventory: Inventory) -> None:
+    """Issue 35, point 5: the headline was 2027Q1 while the bridge and plan vs actual explain 2026Q4, the quarter
+    in progress (the example's usage runs to 2026-11-01). Its headline: its planned spend, and October metered
+    against planned, the plan vs actual rows of the quarter added up."""
+    plan = planner.plan(inventory, planner.PlanOptions(horizon=2))
+    assert plan.actuals_until is not None and plan.quarters[0] != plan.first_open_quarter
+    data = build_report(inventory, plan)
+    now = data.summary.in_progress
+    assert now is not None and data.summary.quarter == plan.first_open_quarter != now.quarter == plan.quarters[0]
+    kpi = plan.kpi(now.quarter)
+    assert kpi is not None and now.spend == kpi.cost_usd.quantize(CENT)
+    rows = [r for r in data.table("plan_vs_actual").rows if r["quarter"] == now.quarter]
+    assert rows and now.months == "2026-10" and now.metered_until == plan.actuals_until[:10]
+    assert now.planned_to_date == sum(r["planned"] for r in rows)
+    assert now.metered_to_date == sum(r["metered"] for r in rows)
+    text = " ".join(re.sub(r"<[^>]+>", "", render_html(data)).split())
+    assert (
+        f"Quarter in progress, {now.quarter}: spend {money(now.spend)} (planned: demand metered to "
+        f"{now.metered_until}, forecast after, placed and priced by the plan). Metered so far (2026-10): "
+        f"{money(now.metered_to_date)} against {money(now.planned_to_date)} planned for those hours"
+    ) in text
+    assert f"The rest of this summary is about {data.summary.quarter}, the first quarter open to purchases." in text
+    assert build_report(inventory, plan, now.quarter).summary.in_progress is None  # a report on the quarter itself
