@@ -17,7 +17,7 @@ from quartermaster.capacity import capacity_boundaries, pool_window
 from quartermaster.cli import app
 from quartermaster.loader import load
 from quartermaster.model import Inventory
-from quartermaster.modules.kueue import objects_for_cluster
+from quartermaster.modules.kueue import objects_for_cluster, validate_manifests
 from quartermaster.modules.kueue.admission import admission_refusals
 from quartermaster.modules.kueue.builders import accelerator_flavor_name
 from quartermaster.modules.kueue.schedule import first_window_refusals, quota_schedule
@@ -190,3 +190,12 @@ def test_the_documented_scheduled_workflow_renders_every_cluster_of_the_example(
         result = CliRunner().invoke(app, ["render", str(INVENTORY), "--cluster", cluster, "--out", str(out)])
         assert result.exit_code == 0, result.output
         assert (out / f"{cluster}.yaml").is_file()
+
+
+def test_the_objects_of_every_window_pass_kueues_own_rules(example: Inventory) -> None:
+    """A closed pool's quota (nominal 0, borrowing limit 0 only in a cohort, no lending limit) is valid Kueue input in
+    every window: schema, CEL and webhook rules."""
+    for at in capacity_boundaries(example):
+        for cluster in example.clusters:
+            issues = validate_manifests(objects_for_cluster(example, cluster.name, at), f"{cluster.name}@{at:%F}")
+            assert [i.format() for i in issues if i.severity == "error"] == [], (cluster.name, at)
