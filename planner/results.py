@@ -437,6 +437,7 @@ def _costs(m: PlanModel, od_price: dict[str, float]) -> tuple[pd.DataFrame, pd.D
     for (_k, q, s, b), var in m.unmet.items():
         unmet[q] += m.cell_hours[(q, s, b)] * m.value(var)
     od_equivalent = on_demand_baseline(m)
+    demand = expected_demand(m)
     cost_rows = [
         {"quarter": q, "pricing_model": pm, "term_months": tm, "usd": usd(x)}
         for (q, pm, tm), x in by_model.items()
@@ -465,6 +466,7 @@ def _costs(m: PlanModel, od_price: dict[str, float]) -> tuple[pd.DataFrame, pd.D
                 "utilisation_accelerator_hours": _share(committed[q], available[q]),
                 "served_accelerator_hours": round(served[q], 3),
                 "unmet_accelerator_hours": round(unmet[q], 3),
+                "demand_accelerator_hours": round(demand[q], 3),
             }
         )
         use = {team: x for (qq, team), x in sorted(team_charge.items()) if qq == q}
@@ -472,6 +474,15 @@ def _costs(m: PlanModel, od_price: dict[str, float]) -> tuple[pd.DataFrame, pd.D
     kpis = pd.DataFrame(kpi_rows)
     cost_by_team = pd.DataFrame(team_rows, columns=TEAM_COLUMNS)
     return kpis, cost_by_quarter.reset_index(drop=True), cost_by_team
+
+
+def expected_demand(m: PlanModel) -> dict[str, float]:
+    """quarter -> its expected demand in accelerator-hours of the classes asked, served or not: the plan's input,
+    whatever it buys or where it routes demand."""
+    out: dict[str, float] = defaultdict(float)
+    for r in table_rows(m.data.demand, Demand):
+        out[r.quarter] += m.cell_hours[(r.quarter, r.scenario, r.bucket)] * r.level
+    return out
 
 
 def on_demand_baseline(m: PlanModel) -> dict[str, float]:

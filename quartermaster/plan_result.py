@@ -126,6 +126,10 @@ class KpiRow:
     utilisation_accelerator_hours: float
     served_accelerator_hours: float
     unmet_accelerator_hours: float
+    demand_accelerator_hours: float | None = None
+    """demand_accelerator_hours: the quarter's expected demand, served or not, in the accelerator classes asked: an
+    input of the plan, the same under any horizon, utilisation floor or price what-if (the bridge's demand line);
+    None in a plan written before this column."""
 
 
 @dataclass(frozen=True)

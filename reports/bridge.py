@@ -1,28 +1,38 @@
 """The bridge from actuals to the plan: why the first planned quarter costs what it does, starting from the last
 metered month.
 
-Start S: the last month with usage, metered (`qm meter`, the plan's idle policy), scaled to the quarter's hours
-(k = hours of the quarter / hours of the month). End E: the plan's cost of its first quarter. Each side splits into
-hours and money by what the hours run on: paid capacity (commitments and capacity blocks, paid whether used or
-not: used hours Hc, their cost with idle C, of which idle I) and pay-per-use (hours Hp, cost P, average rate
-p = P / Hp); H = Hc + Hp. With the metered side's values (0) and the plan's (1):
+Start S: the last month with usage, metered (`qm meter`, the plan's idle policy, the inventory's price book) over the
+hours the usage history covers (the whole month, or up to the history's end when it ends inside the month), scaled to
+the quarter's hours (k = hours of the quarter / hours covered). End E: the plan's cost of the quarter. Each side splits
+into hours and money by what the hours run on: paid capacity (commitments and capacity blocks, paid whether used or
+not: used hours Hc, their cost with their idle C, of which idle Ic) and pay-per-use (hours Hp, cost P, average rate
+p = P / Hp); H = Hc + Hp, in accelerator-hours of the machines that ran them. Metered, a pool outside any commitment
+keeps its minimum nodes: their idle Io is paid whether used or not but is no commitment; the plan keeps none (Io1 = 0).
+With the metered side's values (0) and the plan's (1), D1 the plan's demand of the quarter in the accelerator classes
+asked (served or not) and A1 its served hours counted in the classes asked:
 
-    demand change              = (H1 - H0) x p0             more (fewer) hours, at today's pay-per-use rate
+    demand change              = (D1 - H0) x p0             demand alone, at the month's rates, placement and types
+    work moved between types   = (H1 - A1) x p0             hours served on another accelerator type (equivalence)
+    demand not served          = -(D1 - A1) x p0            the plan's unmet demand
     placement change           = Hp1 x (p1 - p0) - price    the pay-per-use hours run elsewhere (spot, other sites)
     price changes              = the plan's price what-ifs on its pay-per-use hours (0 without one)
-    hours onto paid capacity   = -(Hc1 - Hc0) x p0 - (I1 - I0)   pay-per-use avoided, less the idle they fill
+    hours onto paid capacity   = -(Hc1 - Hc0) x p0 - (Ic1 - Ic0)   pay-per-use avoided, less the idle they fill
     commitments expiring       = C1 - C0                    the existing commitments' spend, as some end
     commitments bought         = N1                         the plan's new commitments and capacity blocks
-    idle change                = I1 - I0                    paid capacity nobody uses
+    idle change                = Ic1 - (Ic0 + Io0)          paid capacity nobody uses, on commitments and pools
 
-They add up to E - S exactly ((H1 - Hp1 - Hc1) p0 = 0 and (Hc0 - H0) p0 = -P0), and are rounded to the cent so
-that they add up to the difference of the cent figures shown (`pricing.allocate_cents`). Without pay-per-use hours
-in the month, p0 is the month's average rate of all used hours. Idle of the plan (I1) is split between existing
-and new commitments in proportion to their cost (the plan does not record which idles).
+They add up to E - S exactly ((H1 - Hp1 - Hc1) p0 = 0, (Hc0 - H0) p0 = -P0 and S = C0 + P0 + Io0). The demand change
+is rounded to the cent on its own, so that it depends on the quarter's demand and the metered month alone (not on the
+horizon, a utilisation floor or a price what-if); the other lines are rounded so that all add up to the difference of
+the cent figures shown (`pricing.allocate_cents`). Without pay-per-use hours in the month, p0 is the month's average
+rate of all used hours. Idle of the plan (Ic1) is split between existing and new commitments in proportion to their
+cost (the plan does not record which idles). A plan written before it recorded its demand (KpiRow.demand_accelerator
+_hours) counts its served hours in the classes asked plus its unmet demand instead.
 """
 
 from __future__ import annotations
 
+import datetime as dt
 import re
 from dataclasses import dataclass
 from decimal import Decimal
@@ -68,6 +78,9 @@ class _Side:
     paid_cost: Decimal
     """paid_cost: commitments (and capacity blocks) with their idle."""
     idle: Decimal
+    """idle: the commitments' idle."""
+    pool_idle: Decimal
+    """pool_idle: the idle minimum nodes of pools outside any commitment (metered only)."""
     flexible_hours: Decimal
     flexible_cost: Decimal
 
@@ -75,13 +88,26 @@ class _Side:
 def _metered_side(result: MeterResult, scale: Decimal) -> _Side:
     paid = [x for x in result.lines if x.category == "Committed"]
     flexible = [x for x in result.lines if x.category != "Committed"]
+    idle = sum((x.cost for x in result.idle if x.block.startswith("commitment:")), ZERO)
     return _Side(
         sum((x.accelerator_hours for x in paid), ZERO) * scale,
-        (sum((x.cost for x in paid), ZERO) + result.idle_cost) * scale,
-        result.idle_cost * scale,
+        (sum((x.cost for x in paid), ZERO) + idle) * scale,
+        idle * scale,
+        (result.idle_cost - idle) * scale,
         sum((x.accelerator_hours for x in flexible), ZERO) * scale,
         sum((x.cost for x in flexible), ZERO) * scale,
     )
+
+
+def covered_month(records: Any, month: Period) -> Period:
+    """The part of `month` the usage history covers: the whole month, or up to the history's end (the hour after its
+    last record) when it ends inside the month."""
+    hours = records["hour"]
+    last = hours.max() if len(hours) else None
+    if last is None:
+        return month
+    end = min(month.end, last.to_pydatetime().replace(tzinfo=None) + dt.timedelta(hours=1))
+    return month if end >= month.end else Period(month.label, month.start, end)
 
 
 def _price_effect(inventory: Inventory, plan: PlanResult, quarter: str) -> Decimal:
@@ -108,10 +134,11 @@ def build_bridge(
     """The bridge from `month` (metered from `records`) to `quarter` (default: the plan's first), or None when the
     month has nothing metered."""
     quarter = quarter or plan.quarters[0]
-    result, problems = meter(inventory, records, month, plan.options.get("idle_policy", DEFAULT_IDLE_POLICY))
-    if problems or result is None:
+    covered = covered_month(records, month)
+    result, problems = meter(inventory, records, covered, plan.options.get("idle_policy", DEFAULT_IDLE_POLICY))
+    if problems or result is None or not covered.hours:
         return None
-    scale = Decimal(quarter_hours(quarter)) / Decimal(month.hours)
+    scale = Decimal(quarter_hours(quarter)) / Decimal(covered.hours)
     m = _metered_side(result, scale)
     by_model: dict[str, Decimal] = {}
     for row in plan.cost_by_quarter:
@@ -120,14 +147,22 @@ def build_bridge(
     existing = by_model.get("existing-commitments", ZERO)
     bought = sum((by_model.get(k, ZERO) for k in NEW_MODELS), ZERO)
     flexible_cost = sum((v for k, v in by_model.items() if k != "existing-commitments" and k not in NEW_MODELS), ZERO)
-    paid_hours = flexible_hours = ZERO
+    paid_hours = flexible_hours = asked_hours = ZERO
     for r in plan.routing:
         if r.quarter == quarter:
             hours = decimal_of(r.accelerator_hours)
+            asked_hours += decimal_of(r.demand_accelerator_hours)
             if r.tier in PAID_TIERS:
                 paid_hours += hours
             else:
                 flexible_hours += hours
+    kpi = plan.kpi(quarter)
+    if kpi is not None and kpi.demand_accelerator_hours is not None:
+        demand = decimal_of(kpi.demand_accelerator_hours)
+    else:  # a plan written before it recorded its demand: what it served, in the classes asked, and what it did not
+        demand = asked_hours + sum(
+            (decimal_of(u.expected_accelerator_hours) for u in plan.unmet_demand if u.quarter == quarter), ZERO
+        )
     idle = sum(
         (
             t.idle_share_usd + (t.usage_usd if t.team == IDLE_TEAM else ZERO)
@@ -140,21 +175,28 @@ def build_bridge(
     p0 = m.flexible_cost / m.flexible_hours if m.flexible_hours else (m.paid_cost - m.idle) / used0 if used0 else ZERO
     p1 = flexible_cost / flexible_hours if flexible_hours else p0
     price = _price_effect(inventory, plan, quarter)
+    demand_change = cents((demand - used0) * p0)
     raw = {
-        "demand change": (paid_hours + flexible_hours - used0) * p0,
+        "work moved between accelerator types": (paid_hours + flexible_hours - asked_hours) * p0,
+        "demand not served": -(demand - asked_hours) * p0,
         "placement change": flexible_hours * (p1 - p0) - price,
         "price changes": price,
         "hours moved onto paid capacity": -(paid_hours - m.paid_hours) * p0 - (idle - m.idle),
         "commitments expiring": existing - m.paid_cost,
         "commitments bought": bought,
-        "idle change": idle - m.idle,
+        "idle change": idle - m.idle - m.pool_idle,
     }
     start = cents(result.total_cost * scale)
     end = quarter_cost(plan, quarter)
-    lines = allocate_cents(raw, end - start)
+    lines = {"demand change": demand_change, **allocate_cents(raw, end - start - demand_change)}
+    period = (
+        month.label
+        if covered.end == month.end
+        else f"{month.label} to {covered.end:%Y-%m-%d %H:%M} (the usage history's end)"
+    )
     return (
         BridgeLine(
-            f"{month.label} metered, scaled to a quarter ({quarter_hours(quarter):,} / {month.hours:,} hours)", start
+            f"{period} metered, scaled to a quarter ({quarter_hours(quarter):,} / {covered.hours:,} hours)", start
         ),
         *(BridgeLine(item, usd) for item, usd in lines.items()),
         BridgeLine(f"{quarter} planned", end),

@@ -11,6 +11,7 @@ def report_charts(quarters: list[str], tables: list[Table]) -> tuple[Chart, ...]
     coverage = next(t for t in tables if t.name == "coverage")
     demand = next(t for t in tables if t.name == "demand_vs_capacity")
     band = next(t for t in tables if t.name == "cost_band")
+    bridge = next(t for t in tables if t.name == "bridge")
     accelerators = sorted({r["accelerator"] for r in demand.rows})
     payments = next(t for t in tables if t.name == "payment_schedule")
     depreciation = next(t for t in tables if t.name == "depreciation")
@@ -18,7 +19,22 @@ def report_charts(quarters: list[str], tables: list[Table]) -> tuple[Chart, ...]
     def per_accelerator_total(key: str) -> tuple[float, ...]:
         return tuple(float(sum((r[key] for r in demand.rows if r["accelerator"] == a), ZERO)) for a in accelerators)
 
+    bridge_chart = (
+        Chart(
+            "bridge",
+            bridge.title,
+            tuple(str(r["item"]).split(",")[0] for r in bridge.rows),  # `2026-10 metered`, not its scaling
+            (ChartSeries("USD", tuple(float(r["usd"]) for r in bridge.rows)),),
+            "USD",
+            "waterfall",
+            "USD per quarter (metered to planned)",
+            "From the metered month, scaled to a quarter (first bar, basis: metered), to the plan's quarter (last bar, "
+            "basis: planned): each bar between is a line of the table below, red where it adds cost, green where it "
+            "saves.",
+        ),
+    )
     return (
+        *(bridge_chart if bridge.rows else ()),
         Chart(
             "spend",
             "Spend by quarter and pricing model",

@@ -16,6 +16,7 @@ WIDTH, PLOT_HEIGHT = 760, 230
 LEFT, RIGHT = 96, 20
 LEGEND_ROW, LEGEND_PER_ROW, LEGEND_ITEM = 20, 4, 160
 LABEL_LINE = 14
+WATERFALL_LEGEND = ("the two ends", "adds cost", "saves")
 CHAR_WIDTH = 6.2  # average width of an 11 px sans-serif character, to wrap x labels
 
 
@@ -59,6 +60,21 @@ def _chunks(text: str, most: int) -> list[str]:
     return [text[i : i + most] for i in range(0, len(text), most)] or [""]
 
 
+def _waterfall(values: tuple[float, ...]) -> list[tuple[float, float]]:
+    """(low, high) of each bar of a waterfall: the first and last values from zero, each value between a step from
+    the running total (a fall drawn from its new total up to the old one)."""
+    out: list[tuple[float, float]] = []
+    total = 0.0
+    for i, value in enumerate(values):
+        if i in (0, len(values) - 1):
+            total = value
+            out.append((min(0.0, value), max(0.0, value)))
+        else:
+            out.append((min(total, total + value), max(total, total + value)))
+            total += value
+    return out
+
+
 def render_svg(chart: Chart) -> str:
     """One chart as an SVG element."""
     n = max(1, len(chart.categories))
@@ -66,13 +82,21 @@ def render_svg(chart: Chart) -> str:
     slot = plot_w / n
     every = max(1, chart.label_every)
     labels = [wrap(c, slot * every - 6) if i % every == 0 else [] for i, c in enumerate(chart.categories)]
-    legend_h = LEGEND_ROW * -(-len(chart.series) // LEGEND_PER_ROW)
+    legend = (
+        list(zip(WATERFALL_LEGEND, (PALETTE[0], PALETTE[4], PALETTE[5]), strict=True))
+        if chart.kind == "waterfall"
+        else [(s.name, PALETTE[i % len(PALETTE)]) for i, s in enumerate(chart.series)]
+    )
+    legend_h = LEGEND_ROW * -(-len(legend) // LEGEND_PER_ROW)
     top = legend_h + 14
     bottom = top + PLOT_HEIGHT
     height = bottom + 8 + LABEL_LINE * max((len(lines) for lines in labels), default=1) + 6
     centre = [LEFT + slot * (i + 0.5) for i in range(n)]
+    steps = _waterfall(chart.series[0].values) if chart.kind == "waterfall" and chart.series else []
     if chart.kind == "stacked":
         peak = max((sum(s.values[i] for s in chart.series) for i in range(len(chart.categories))), default=0.0)
+    elif steps:
+        peak = max(max(step) for step in steps)
     else:
         peak = max((v for s in chart.series for v in s.values), default=0.0)
     axis_max = 1.0 if chart.unit == "%" and peak <= 1 else _nice_max(peak)
@@ -84,12 +108,12 @@ def render_svg(chart: Chart) -> str:
         f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {WIDTH} {height}" role="img" '
         f'aria-label="{escape(chart.title)}" class="chart" font-family="sans-serif" font-size="11">'
     ]
-    for i, s in enumerate(chart.series):
+    for i, (name, colour) in enumerate(legend):
         lx, ly = LEFT + (i % LEGEND_PER_ROW) * LEGEND_ITEM, 2 + LEGEND_ROW * (i // LEGEND_PER_ROW)
         out.append(
             f'<g class="legend"><rect x="{lx}" y="{ly}" width="12" height="12" '
-            f'fill="{PALETTE[i % len(PALETTE)]}"/><text x="{lx + 18}" y="{ly + 10}" fill="#333">'
-            f"{escape(s.name)}</text></g>"
+            f'fill="{colour}"/><text x="{lx + 18}" y="{ly + 10}" fill="#333">'
+            f"{escape(name)}</text></g>"
         )
     out.append(f'<rect class="plot" x="{LEFT}" y="{top}" width="{plot_w}" height="{PLOT_HEIGHT}" fill="none"/>')
     for i in range(5):
@@ -117,6 +141,18 @@ def render_svg(chart: Chart) -> str:
                         f"{_tick(value, chart.unit)}</title></rect>"
                     )
                 base += value
+    elif chart.kind == "waterfall":
+        names = ("total", "increase", "decrease")
+        for i, (low, high) in enumerate(steps):
+            value = chart.series[0].values[i]
+            kind = 0 if i in (0, len(steps) - 1) else 1 if value > 0 else 2
+            colour = (PALETTE[0], PALETTE[4], PALETTE[5])[kind]
+            out.append(
+                f'<rect class="{names[kind]}" x="{centre[i] - slot * 0.35:.1f}" y="{y_of(high):.1f}" '
+                f'width="{slot * 0.7:.1f}" height="{max(y_of(low) - y_of(high), 0.5):.1f}" fill="{colour}">'
+                f"<title>{escape(chart.categories[i])}: {'' if kind != 1 else '+'}{_tick(value, chart.unit)}"
+                "</title></rect>"
+            )
     elif chart.kind == "grouped":
         width = slot * 0.8 / max(1, len(chart.series))
         for i in range(len(chart.categories)):

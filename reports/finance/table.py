@@ -156,8 +156,9 @@ class Chart:
     categories: tuple[str, ...]
     series: tuple[ChartSeries, ...]
     unit: str
-    kind: Literal["stacked", "grouped", "lines", "band"]
-    """kind: `band` draws lines and shades the area between the first and the last series."""
+    kind: Literal["stacked", "grouped", "lines", "band", "waterfall"]
+    """kind: `band` draws lines and shades the area between the first and the last series; `waterfall` draws its one
+    series' first and last values as bars from zero and each value between as a step from the running total."""
     y_title: str = ""
     """y_title: the y axis's title: what is measured, its unit and basis."""
     caption: str = ""

@@ -21,10 +21,11 @@ SITE = "gcp-us-central1"
 SOURCE = "hand-made test price"
 
 
-def small_fleet() -> Inventory:
+def small_fleet(on_demand_min_nodes: int = 0) -> Inventory:
+    """The fleet above; `on_demand_min_nodes`: nodes the on-demand pool `h100` keeps however little it is used."""
     return (
         make_inventory()
-        .edit_pool("h100", nodes=None, autoscaling={"max_nodes": 2})
+        .edit_pool("h100", nodes=None, autoscaling={"min_nodes": on_demand_min_nodes, "max_nodes": 2})
         .pool("h100-resv", nodes=1, provisioning="reservation", commitment="c1")
         .pool("h100-spot", autoscaling={"max_nodes": 2}, provisioning="spot")
         .add(

@@ -120,3 +120,30 @@ def test_the_budget_alert_and_the_report_print_the_same_percentage(job: MainJob)
         assert f"{format_usd(Decimal(r['usd']))}, {want} of the budget" in planned[r["cost_center"], r["quarter"]]
         assert shown[r["cost_center"], r["quarter"]] == want
         assert want in job.plan_output  # qm plan's budget table
+
+
+def printed_line(output: str, item: str) -> Decimal:
+    """The USD of a line of `qm plan`'s bridge table (`│ item │ -$1,234.56 │`)."""
+    found = re.search(rf"│ {re.escape(item)}\s+│\s+([-+]?)\$([\d,]+\.\d\d) │", output)
+    assert found, (item, output)
+    return Decimal(found[1] + found[2].replace(",", ""))
+
+
+def test_the_demand_change_is_the_same_under_any_horizon_floor_or_price_what_if(job: MainJob, tmp_path: Path) -> None:
+    """Issue 35, point 1: the same 2026Q4 demand gave three demand changes (-$507,322.07 with the default horizon,
+    -$463,348.08 with `--horizon 4q`, -$420,343.52 with a utilisation floor and a price what-if on top): the line
+    counted H100 work served on B200 nodes in B200-hours. It now depends on the quarter's demand alone."""
+    rows = {r["item"]: Decimal(r["usd"]) for r in job.table("bridge")["rows"]}
+    demand = rows["demand change"]
+    assert printed_line(job.plan_output, "demand change") == demand
+    assert "work moved between accelerator types" in rows and "demand not served" in rows
+    for extra in (
+        ["--horizon", "4q"],
+        ["--horizon", "4q", "--min-utilisation", "0.8", "--what-if", "price:gcp-us-east4/a3-megagpu-8g=-10%"],
+    ):
+        planned = runner.invoke(app, ["plan", str(INVENTORY), "--out", str(tmp_path / "plan"), *extra])
+        assert planned.exit_code == 0, planned.output
+        assert printed_line(planned.output, "demand change") == demand, extra
+    # the lines between the two ends add up to the difference, to the cent
+    values = list(rows.values())
+    assert sum(values[1:-1], Decimal(0)) == values[-1] - values[0]

@@ -178,8 +178,8 @@ def test_chromium_shows_the_headline_figures_and_takes_a_screenshot(stored: Repo
         money(want["liability"]),
     ):
         assert figure in dom, figure
-    # spend, cost band, coverage, demand vs capacity, payments and depreciation by month (issue 35)
-    assert dom.count("<svg") == 6
+    # the bridge's waterfall, spend, cost band, coverage, demand vs capacity, payments and depreciation by month
+    assert dom.count("<svg") == 7
     assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and shot.stat().st_size > 20_000
 
 
@@ -705,7 +705,7 @@ def test_chart_labels_do_not_overlap_each_other_the_legend_or_the_plot(stored: R
     found = re.search(r"<pre id=\"layout\">(.*?)</pre>", dump_dom(html), re.S)
     assert found
     charts = json.loads(found.group(1).replace("&quot;", '"').replace("&amp;", "&"))
-    assert len(charts) == len(stored.charts) + 1 == 7
+    assert len(charts) == len(stored.charts) + 1 == 8
     by_title = {c.title: c for c in (*stored.charts, crowded)}  # the page orders them by section
     assert len(by_title) == len(charts)
     for chart in charts:
@@ -722,6 +722,7 @@ def test_chart_labels_do_not_overlap_each_other_the_legend_or_the_plot(stored: R
                 assert not overlap(a["box"], b["box"]), (data.name, a, b)
     titles = {c.name: c.y_title for c in stored.charts}
     assert titles == {
+        "bridge": "USD per quarter (metered to planned)",
         "spend": "USD per quarter (planned)",
         "band": "USD per quarter (exposure)",
         "coverage": "% of USD (planned)",

@@ -18,12 +18,17 @@ if TYPE_CHECKING:
 
 NOTE = (
     "Basis: metered (first row), planned (last row); the lines between explain the difference and add up to it to "
-    "the cent. Demand change: more or fewer accelerator-hours at the month's pay-per-use rate; placement change: "
-    "the plan's pay-per-use hours at its own average rate instead (spot, other sites and machines); price changes: "
-    "the plan's price what-ifs; hours moved onto paid capacity: pay-per-use hours avoided by commitments and "
-    "capacity blocks, less the idle they fill; commitments expiring: the existing commitments' spend, as some end; "
-    "commitments bought: the plan's new commitments and capacity blocks; idle change: paid capacity nobody uses. "
-    "How each line is computed: docs/explanation/budget-bridge-capex.md."
+    "the cent. The first row meters the hours the usage history covers in its last month and scales them to the "
+    "quarter's hours. Demand change: the quarter's demand (served or not, in the accelerator types asked) against "
+    "the hours metered, at the month's pay-per-use rate: it depends on demand alone, not on the horizon, a "
+    "utilisation floor or a price what-if; work moved between accelerator types: hours served on another type "
+    "under the equivalence policy (an H100-hour of work on a B200 node is 1 / 2.2 B200-hours), at the same rate; "
+    "demand not served: the plan's unmet demand; placement change: the plan's pay-per-use hours at its own average "
+    "rate instead (spot, other sites and machines); price changes: the plan's price what-ifs; hours moved onto paid "
+    "capacity: pay-per-use hours avoided by commitments and capacity blocks, less the idle they fill; commitments "
+    "expiring: the existing commitments' spend (with their idle), as some end; commitments bought: the plan's new "
+    "commitments and capacity blocks; idle change: paid capacity nobody uses, on commitments and, metered, on the "
+    "minimum nodes of on-demand pools. How each line is computed: the finance documentation, bridge from actuals."
 )
 
 
