@@ -6,6 +6,7 @@ what changes there and checks every window."""
 from __future__ import annotations
 
 import datetime as dt
+import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -183,11 +184,18 @@ def test_the_documented_scheduled_workflow_renders_every_cluster_of_the_example(
     clusters = job["strategy"]["matrix"]["cluster"]
     assert clusters == [c.name for c in example.clusters]
     [render] = [s["run"] for s in job["steps"] if "qm render" in s.get("run", "")]
-    assert render == '.venv/bin/qm render inventory --cluster "$CLUSTER" --out rendered/'
+    ahead = "$(date -u -d '+20 minutes' +%Y-%m-%dT%H:%M:%SZ)"
+    assert render == f'.venv/bin/qm render inventory --cluster "$CLUSTER" --at "{ahead}" --out rendered/'
     assert '-f "rendered/$CLUSTER.yaml"' in job["steps"][-1]["run"]
+    # what GNU date prints there: 20 minutes ahead, UTC, with the zone `--at` needs
+    at = subprocess.run(["bash", "-c", f"echo {ahead}"], capture_output=True, text=True, check=True).stdout.strip()
+    assert abs(dt.datetime.fromisoformat(at) - dt.datetime.now(dt.UTC) - dt.timedelta(minutes=20)) < dt.timedelta(
+        minutes=1
+    )
     for cluster in clusters:
         out = tmp_path / "rendered"
-        result = CliRunner().invoke(app, ["render", str(INVENTORY), "--cluster", cluster, "--out", str(out)])
+        args = ["render", str(INVENTORY), "--cluster", cluster, "--at", at, "--out", str(out)]
+        result = CliRunner().invoke(app, args)
         assert result.exit_code == 0, result.output
         assert (out / f"{cluster}.yaml").is_file()
 
