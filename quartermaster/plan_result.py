@@ -417,6 +417,14 @@ class PlanResult:
         """The quarter's FinOps measures, or None outside the plan."""
         return next((k for k in self.kpis if k.quarter == quarter), None)
 
+    def quotas_above_pool(self) -> tuple[tuple[str, int, int], ...]:
+        """(flavor, proposed nominals added up, pool accelerators) of each flavor whose proposed quotas do not fit its
+        pool today (`fits_pool`), by flavor."""
+        above = sorted({(q.flavor, q.pool_accelerators) for q in self.proposed_quotas if not q.fits_pool})
+        return tuple(
+            (flavor, sum(q.nominal for q in self.proposed_quotas if q.flavor == flavor), size) for flavor, size in above
+        )
+
     def frame(self, table: str) -> pd.DataFrame:
         """One table as a DataFrame with one column per row field (also when it has no rows)."""
         import pandas as pd

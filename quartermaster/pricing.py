@@ -256,7 +256,7 @@ def on_demand_alternative(inventory: Inventory, machine: str, site: str) -> tupl
     if not offers:
         return None, "no on-demand price in the price book"
     price, other = min(offers)
-    return price, f"{worth[accelerator] / worth[other]:g} {other} on demand (policy.equivalence)"
+    return price, f"{worth[accelerator] / worth[other]:g} {other} on demand (equivalence policy)"
 
 
 @dataclass(frozen=True)

@@ -328,12 +328,11 @@ def _print(r: PlanResult) -> None:
     console.print(kpis)
     if r.budget_status:
         _print_budget_status(r)
-    above = sorted({(q.flavor, q.pool_accelerators) for q in r.proposed_quotas if not q.fits_pool})
+    above = r.quotas_above_pool()
     if above:
-        need = {f: sum(q.nominal for q in r.proposed_quotas if q.flavor == f) for f, _ in above}
         console.print(
             "Proposed quotas above their pool (fits_pool in proposed_quotas.csv): "
-            + "; ".join(f"{f} {need[f]} accelerators against {size}" for f, size in above)
+            + "; ".join(f"{f} {need} accelerators against {size}" for f, need, size in above)
             + ".",
             markup=False,
         )

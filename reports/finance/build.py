@@ -32,8 +32,9 @@ from quartermaster.reports.finance.table import CENTS, ZERO, Amount, Chart, Row,
 from quartermaster.reports.finance.tables.approve import Commitment, approve_table
 from quartermaster.reports.finance.tables.break_even import break_even_table
 from quartermaster.reports.finance.tables.bridge import bridge_table
-from quartermaster.reports.finance.tables.budgets import budget_tables
+from quartermaster.reports.finance.tables.budgets import budget_table
 from quartermaster.reports.finance.tables.capital import capital_tables, payment_schedule
+from quartermaster.reports.finance.tables.caveats import caveats_table
 from quartermaster.reports.finance.tables.changes import changes_tables
 from quartermaster.reports.finance.tables.common import commitment_term, ratio
 from quartermaster.reports.finance.tables.coverage import coverage_table
@@ -249,6 +250,7 @@ def build_report(
         bridge_table(inventory, plan, usage),
         approve_table(approve),
         break_even_table(inventory, plan, approve_rows),
+        caveats_table(plan),
     ]
     spend = spend_by_quarter(plan, quarters)
     tables.append(spend)
@@ -264,8 +266,9 @@ def build_report(
     exposure = p90_exposure(inventory, quarters)
     risk, p90_cost = risk_table(plan, quarter, exposure[quarter])
     tables += [risk, cost_band(inventory, plan, quarters, exposure), unmet_table(plan)]
-    status, budget = budget_tables(inventory, plan, quarter)
-    tables += [budget, status]
+    status = budget_table(inventory, plan)
+    budgets = [r for r in status.rows if r["quarter"] == quarter]
+    tables.append(status)
     if before is not None:
         tables += changes_tables(plan, before, quarters)
     liability, in_horizon = purchase_liability(plan)
@@ -294,10 +297,10 @@ def build_report(
         ),
         p90_cost,
         decimal_of(kpi.unmet_accelerator_hours if kpi else 0.0).quantize(Decimal("0.1")),
-        budget.total["budget"] if budget.total else None,
-        budget.total["variance"] if budget.total else None,
+        sum((r["budget_usd"] for r in budgets), CENTS) if budgets else None,
+        sum((r["variance"] for r in budgets), CENTS) if budgets else None,
         tuple(r for r in expiry.rows if isinstance(r, ExpiryRow) and r.warning),
-        (len(budget.rows), len(centre_costs(plan, quarter))),
+        (len(budgets), len(centre_costs(plan, quarter))),
         sum((r["capital"] for r in capital.rows if r["start_quarter"] == quarter), CENTS),
         sum((r["depreciation_month"] for r in capital.rows if r["start_quarter"] == quarter), CENTS),
         in_progress(plan, quarter, vs_actual),

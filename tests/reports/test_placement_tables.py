@@ -41,7 +41,7 @@ def test_each_move_names_the_quota_it_needs_and_its_saving() -> None:
         D("41000.00"),
     )
     assert row["served_on"] == "H100-80GB at onprem-sjc (dgx-h100)" and row["accelerator_hours"] == D("1234.6")
-    assert "policy.placement anywhere" in table.title and "52,000.00 USD" in table.note
+    assert "placement policy: anywhere" in table.title and "52,000.00 USD" in table.note
     assert "None: every team runs on flavors where it holds quota" in moves_table(plan()).note
 
 

@@ -115,8 +115,12 @@ def test_summary_of_the_stored_plan(stored: ReportData) -> None:
     assert len(s.approve) == len(buys) > 0  # every purchase that starts in 2027Q1 (a DGX B200 system in the example)
     assert s.approve_liability == want["liability"]
     assert s.spend_quarter.delta == s.spend_quarter.current - s.spend_quarter.previous
-    budget = stored.table("budget_variance")
-    assert all(r["variance"] == r["forecast"] - r["budget"] for r in budget.rows)
+    budget = [r for r in stored.table("budget_status").rows if r["quarter"] == s.quarter]
+    assert budget and all(r["variance"] == r["usd"] - r["budget_usd"] for r in budget)
+    assert s.budget_total == sum(r["budget_usd"] for r in budget)
+    assert s.budget_variance == sum(r["variance"] for r in budget)
+    # issue 35: one budget table (budget_variance repeated budget_status's rows of the quarter)
+    assert [t.name for t in stored.tables if t.name.startswith("budget")] == ["budget_status"]
 
 
 def test_rendered_report_matches_golden(stored: ReportData, golden: Callable[[Path, str], None]) -> None:
@@ -611,7 +615,7 @@ def test_break_even_and_expected_utilisation_of_each_commitment_to_approve(
     assert b200["on_demand_rate"] == (h100 * Decimal("2.2")).quantize(Decimal("0.0001"))
     # shares are exact, rounded once where they are shown (issue 35, point 4)
     assert abs(b200["break_even"] - price["dgx-b200", "onprem"] / 8 / (h100 * Decimal("2.2"))) < Decimal("1e-20")
-    assert b200["on_demand_basis"] == "2.2 H100-80GB on demand (policy.equivalence)"
+    assert b200["on_demand_basis"] == "2.2 H100-80GB on demand (equivalence policy)"
     assert b200["expected"] == sum(kpis, Decimal(0)) / len(kpis)
     assert b200["quarters"] == f"{plan.quarters[0]} to {plan.quarters[-1]}"
     assert b200["verdict"] == ("above break-even" if b200["expected"] >= b200["break_even"] else "below break-even")
@@ -629,7 +633,7 @@ def test_cost_centre_names_beside_their_codes(
     """Issue 18: the report showed cost-centre codes only; names come from policy.cost_center_names."""
     names = inventory.policy.cost_center_names
     assert names["CC-1001"] == "Foundation models"  # inventory/org.yaml
-    for name in ("cost_centers", "teams", "budget_variance"):
+    for name in ("cost_centers", "teams", "budget_status"):
         table = stored.table(name)
         assert [c.key for c in table.columns].index("cost_center_name") == [c.key for c in table.columns].index(
             "cost_center"
@@ -639,9 +643,9 @@ def test_cost_centre_names_beside_their_codes(
         at = cells[0].index("Cost centre")
         assert cells[0][at + 1] == "Cost centre name"
         assert all(c[at + 1] == names[c[at]] for c in cells[1:-1] if c[at] in names)
-    budget_codes = [r["cost_center"] for r in stored.table("budget_variance").rows]
+    budget_codes = [r["cost_center"] for r in stored.table("budget_status").rows]
     write_report(stored, tmp_path, RenderOptions(formats=("csv", "xlsx")))
-    csv_rows = (tmp_path / "budget_variance.csv").read_text().splitlines()
+    csv_rows = (tmp_path / "budget_status.csv").read_text().splitlines()
     assert csv_rows[0].startswith("cost_center,cost_center_name,")
     assert csv_rows[1].startswith(f"{budget_codes[0]},{names[budget_codes[0]]},")
     sheet = load_workbook(tmp_path / "report.xlsx")["Cost centers"]
@@ -944,7 +948,7 @@ def test_where_demand_was_routed_on_a_hand_worked_fleet(tmp_path: Path) -> None:
         shown["tier"],
     ) == ("2027Q1", "H100-80GB", "any site", "ml", f"B200 at {site} (a4-highgpu-8g)", "on-demand")
     assert (shown["demand_hours"], shown["served_hours"]) == (Decimal(16 * hours), Decimal(8 * hours))
-    assert shown["equivalence"] == "1 B200 = 2 H100-80GB (policy.equivalence)"
+    assert shown["equivalence"] == "1 B200 = 2 H100-80GB (equivalence policy)"
     assert (shown["served_rate"], shown["served_rate_asked"], shown["asked_rate"]) == (
         b200_rate,
         b200_rate / worth,
@@ -965,7 +969,7 @@ def test_where_demand_was_routed_on_a_hand_worked_fleet(tmp_path: Path) -> None:
         "on-demand",
         "34,560.0",
         "17,280.0",
-        "1 B200 = 2 H100-80GB (policy.equivalence)",
+        "1 B200 = 2 H100-80GB (equivalence policy)",
         "$12.0000",
         "$6.0000",
         "$10.0000",
@@ -1284,3 +1288,27 @@ def test_the_quarter_in_progress_has_a_headline_of_its_own(inventory: Inventory)
     ) in text
     assert f"The rest of this summary is about {data.summary.quarter}, the first quarter open to purchases." in text
     assert build_report(inventory, plan, now.quarter).summary.in_progress is None  # a report on the quarter itself
+
+
+def test_the_plans_caveats_are_in_the_report(stored: ReportData) -> None:
+    """Issue 35, point 5: the plan's caveats (offers with no supply cap, a proposed quota of 48 on a pool of 32) were
+    printed by `qm plan` only. The stored plan has 8 notes and three flavors whose proposed nominals exceed their
+    pool (tests/data/reports/plan/proposed_quotas.csv, fits_pool false: dgx-b200-a, p5-od, v5p-2x2x4)."""
+    plan = planner.load_result(DATA / "plan")
+    quotas = plan.frame("proposed_quotas")
+    above = quotas[~quotas["fits_pool"]]
+    want = [
+        (flavor, int(group["nominal"].sum()), int(group["pool_accelerators"].iloc[0]))
+        for flavor, group in above.groupby("flavor")
+    ]
+    assert list(plan.quotas_above_pool()) == want and len(want) == 3
+    caveats = [r["caveat"] for r in stored.table("plan_caveats").rows]
+    assert caveats[: len(plan.notes)] == list(plan.notes)
+    assert sum("no supply cap in the inventory" in c for c in caveats) == 8
+    assert caveats[len(plan.notes) :] == [
+        f"proposed quotas above their pool: {f} {need} accelerators against a pool of {size} today; the proposal is "
+        "not applied until the pool grows"
+        for f, need, size in want
+    ]
+    html = render_html(stored)
+    assert html.index('id="table-plan_caveats"') < html.index('<section id="bridge">')  # in the executive summary

@@ -97,7 +97,8 @@ def break_even_table(inventory: Inventory, plan: PlanResult, approve_rows: list[
         "term at 730 hours a month; a rate per hour used is paid on top. Break-even utilisation = committed rate / "
         "(on-demand rate - rate per hour used), the on-demand rate of what the commitment replaces (the same machine "
         "and site on demand; else the cheapest on-demand price of the accelerator; else of the accelerators it is "
-        "worth under policy.equivalence): below it, the used hours would cost less on demand. Expected utilisation: "
+        "worth under the inventory's equivalence policy): below it, the used hours would cost less on demand. "
+        "Expected utilisation: "
         "the plan's commitment utilisation in accelerator-hours (all commitments together; the plan does not split "
         "it per commitment), averaged over the quarters of the plan in which the commitment is active.",
     )

@@ -76,8 +76,8 @@ def demand_vs_capacity(inventory: Inventory, plan: PlanResult, quarter: str) -> 
             Column("new_committed", "New commitments", "int"),
         ),
         rows,
-        note="Demand in average concurrent accelerators (demand.csv; rows without a site may run at any site the "
-        "team may use). Pools today: accelerators of the inventory's pools at their largest size; new "
+        note="Demand in average concurrent accelerators (the demand forecast; rows without a site may run at any "
+        "site the team may use). Pools today: accelerators of the inventory's pools at their largest size; new "
         "commitments: accelerators the plan buys that are active in the quarter. The rest is bought on demand, "
         "on spot or as flex-start.",
     )

@@ -84,7 +84,7 @@ def moves_table(plan: PlanResult) -> Table:
     )
     return Table(
         "moves",
-        f"Moves: demand served where the team holds no quota today (policy.placement {plan.placement})",
+        f"Moves: demand served where the team holds no quota today (placement policy: {plan.placement})",
         (
             Column("team", "Team"),
             Column("served_on", "Served on"),
@@ -99,7 +99,7 @@ def moves_table(plan: PlanResult) -> Table:
         "flavor, as the proposed quotas below list; the saving is how much more the plan costs when that one move "
         "is not allowed, re-solved (moves interact, so the savings need not add up)." + saving
         if rows
-        else f"None: every team runs on flavors where it holds quota today (policy.placement {plan.placement}).",
+        else f"None: every team runs on flavors where it holds quota today (placement policy: {plan.placement}).",
     )
 
 
@@ -150,7 +150,7 @@ def proposed_quotas_table(inventory: Inventory, plan: PlanResult) -> Table:
             Column("fits_pool", "Fits the pool"),
         ),
         tuple(rows),
-        note="Basis: planned, in accelerators, for the plan's first quarter (proposed_quotas.csv). Committed "
+        note="Basis: planned, in accelerators, for the plan's first quarter (the plan's proposed quotas). Committed "
         "capacity is split between the teams that may run there in proportion to their expected demand; a "
         "pay-per-use flavor gets the team's peak planned use. `qm plan --propose` writes the proposals that fit their "
         "pool into the team files; a flavor that does not fit says how far its pool must grow."

@@ -88,7 +88,7 @@ def _routing_line(inventory: Inventory, g: _Group) -> RoutingLine:
         g.tier,
         g.demand_hours.quantize(Decimal("0.1")),
         g.served_hours.quantize(Decimal("0.1")),
-        f"1 {served} = {1 / ratio:g} {asked} (policy.equivalence)",
+        f"1 {served} = {1 / ratio:g} {asked} (equivalence policy)",
         None if served_rate is None else served_rate.quantize(PCT),
         None if per_asked is None else per_asked.quantize(PCT),
         alternative[0].quantize(PCT) if alternative else None,
@@ -136,12 +136,13 @@ def routing_table(inventory: Inventory, plan: PlanResult) -> Table:
         ),
         rows,
         note="Basis: planned, expected accelerator-hours (the plan's routing table) and price book. The plan serves "
-        "demand on any accelerator policy.equivalence makes worth the same: one B200 worth 2.2 H100-80GB does 2.2 "
-        "H100-hours of work, so an hour of it costs per asked accelerator-hour its price / 2.2. Compared with the "
-        "asked accelerator's cheapest price of the same kind anywhere in the price book (committed prices for "
-        "commitments; else on demand; a team's residency may rule some out). Pricing `existing`: spare hours of the "
-        "inventory's commitments, paid whether used or not; `new-commitment`: the plan's new commitments, at the "
-        "cheapest committed price of that machine. Demand pinned to a site is always served there."
+        "demand on any accelerator the inventory's equivalence policy makes worth the same: one B200 worth 2.2 "
+        "H100-80GB does 2.2 H100-hours of work, so an hour of it costs per asked accelerator-hour its price / "
+        "2.2. Compared with the asked accelerator's cheapest price of the same kind anywhere in the price book "
+        "(committed prices for commitments; else on demand; a team's residency may rule some out). Pricing "
+        "`existing`: spare hours of the inventory's commitments, paid whether used or not; `new-commitment`: the "
+        "plan's new commitments, at the cheapest committed price of that machine. Demand pinned to a site is "
+        "always served there."
         if recorded
         else "This plan was written before the planner recorded where it served each demand; run "
         "`qm plan` again to see where demand was routed.",
