@@ -29,6 +29,7 @@ from quartermaster.capacity import nodes_per_slice, pool_accelerators
 from quartermaster.demand import equivalence_ratio, quantile_curve, shifted_quantiles
 from quartermaster.issues import did_you_mean
 from quartermaster.model import DemandRow, Inventory
+from quartermaster.plan_result import ForecastRow
 from quartermaster.planner import whatif
 from quartermaster.planner.curves import curves_frame
 from quartermaster.planner.options import PlanInputError, PlanOptions
@@ -94,6 +95,8 @@ class PlanData:
     """Quarters of the horizon that began before the usage history's end: no new commitment can start in them."""
     actuals_until: str | None = None
     """The end of the usage history (ISO): the plan's demand before it is the metered usage."""
+    forecast: tuple[ForecastRow, ...] = ()
+    """The demand forecast from the usage history where the plan's demand is read from it (PlanResult.forecast)."""
     placement: str = "quota"
     """The placement the routes follow (policy.placement, or a what-if's)."""
     placed: dict[str, frozenset[Tier] | None] = field(default_factory=dict)
@@ -172,6 +175,7 @@ def build_data(
     overrides = whatif.parse(options.what_if, inventory)
     scenarios = _scenarios(inventory, options)
     notes: tuple[str, ...] = ()
+    forecast: tuple[ForecastRow, ...] = ()
     as_of = actuals_until(inventory)
     start = options.start
     if start is None and demand_curves is None and as_of is not None:
@@ -179,12 +183,12 @@ def build_data(
     if demand_curves is not None:
         curves = demand_curves
     elif options.from_usage:
-        curves, notes = demand_from_usage(inventory, replace(options, start=start))
+        curves, notes, forecast = demand_from_usage(inventory, replace(options, start=start))
     else:
         curves = curves_from_quantiles(inventory, options.bands)
     quarters = _horizon(curves, options.horizon, start)
     if demand_curves is None and not options.from_usage:
-        curves, notes = with_actuals(inventory, curves, quarters, options.bands)
+        curves, notes, forecast = with_actuals(inventory, curves, quarters, options.bands)
     begun = tuple(q for q in quarters if as_of is not None and pd.Timestamp(quarter_bounds(q)[0]) < as_of)
     offers = _offers(inventory, overrides.lost_sites)
     prices = _prices(inventory, offers)
@@ -254,6 +258,7 @@ def build_data(
         placement=placement,
         begun=begun,
         actuals_until=None if as_of is None else as_of.isoformat(),
+        forecast=tuple(r for r in forecast if r.quarter in quarters),
         metered_utilisation=metered_utilisation(inventory),
         baseline_rate=baseline_rate,
         baseline_stand_ins=baseline_stand_ins,

@@ -102,6 +102,7 @@ def collect(
         options={k: (list(v) if isinstance(v, tuple) else v) for k, v in asdict(d.options).items() if k != "bands"},
         relaxed=relaxed,
         actuals_until=d.actuals_until,
+        forecast=d.forecast,
     )
     if not report.outcome.has_plan:
         return replace(header, relaxed_rules=_typed(RelaxedRuleRow, relaxed_rules(m)) if relaxed else ())

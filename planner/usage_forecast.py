@@ -27,7 +27,7 @@ which. The history must hold at least MIN_HISTORY_HOURS hours with use, a whole 
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Mapping
+from collections.abc import Hashable
 from dataclasses import dataclass
 from statistics import median
 from typing import cast
@@ -36,6 +36,7 @@ import numpy as np
 import pandas as pd
 
 from quartermaster.model import Inventory
+from quartermaster.plan_result import ForecastRow
 from quartermaster.planner.curves import band_means, curves_frame
 from quartermaster.planner.options import PlanInputError, PlanOptions
 from quartermaster.units import next_quarters, quarter_bounds, quarter_of
@@ -176,18 +177,60 @@ def method_hours(matrix: pd.DataFrame, method: Method) -> pd.DataFrame:
 
 @dataclass(frozen=True)
 class Forecast:
-    """The history read by `method`: the hours it carries and, per column, the trend that carries them."""
+    """The history read by `method`: the hours it carries and, per column, the trend that carries them; `history`
+    is the whole history (its hours with use), whose spread the forecast keeps at least (forecast_hours)."""
 
     method: Method
     hours: pd.DataFrame
     trends: dict[Hashable, Trend]
+    history: pd.DataFrame
 
 
 def forecast_by(matrix: pd.DataFrame, method: Method) -> Forecast:
     """The history (hour x column) read by `method`, a trend fitted per column on its hours (or none)."""
     hours = method_hours(matrix, method)
     fit = fit_trend if method.trend else flat_trend
-    return Forecast(method, hours, {column: fit(series) for column, series in hours.items()})
+    return Forecast(method, hours, {column: fit(series) for column, series in hours.items()}, matrix)
+
+
+def mean_difference(values: np.ndarray) -> float:
+    """E|X - X'| of the empirical distribution `values`: its spread (twice crps's)."""
+    x = np.sort(values)
+    n = len(x)
+    return 2 * float(np.sum((2 * np.arange(1, n + 1) - n - 1) * x)) / n**2
+
+
+def forecast_hours(forecast: Forecast, when: pd.Timestamp) -> pd.DataFrame:
+    """The hours `forecast` carries to `when` (hour x column), each column at the level its method gives it there.
+    Their spread is at least the history's own: when the method's hours, summed over the columns, are spread less
+    (mean difference) than the whole history's hours scaled column by column to the same levels, those scaled hours
+    are the forecast (a short window, or hours taken off their trend, must not narrow the load-duration curve below
+    what the history's own hours show: a commitment sized on a narrower curve sits above the lookback's)."""
+    own = pd.DataFrame({c: carried(forecast.hours[c], forecast.trends[c], when) for c in forecast.hours.columns})
+    history = forecast.history[own.columns]
+    means = history.mean()
+    ratio = np.divide(own.mean().to_numpy(), means.to_numpy(), out=np.zeros(len(means)), where=means.to_numpy() > 0)
+    scaled = history * ratio
+    wider = mean_difference(scaled.sum(axis=1).to_numpy()) > mean_difference(own.sum(axis=1).to_numpy())
+    return scaled if wider else own
+
+
+BAND = (0.1, 0.9)
+"""The forecast's band: these quantiles of its days' mean demand."""
+
+
+def forecast_band(forecast: Forecast, when: pd.Timestamp) -> dict[Hashable, tuple[float, float, float]]:
+    """Per column, the forecast's p10, expected and p90 accelerators at `when`: the expected level is the mean of its
+    hours (forecast_hours), p10 and p90 the BAND quantiles of their days' means (each hour in the day it was metered),
+    so a history whose days differ gives a band as wide as its days do."""
+    hours = forecast_hours(forecast, when)
+    daily = hours.groupby(pd.DatetimeIndex(hours.index).normalize()).mean()
+    out: dict[Hashable, tuple[float, float, float]] = {}
+    for c in hours.columns:
+        expected = float(hours[c].mean())
+        low, high = (float(v) for v in np.quantile(daily[c].to_numpy(), BAND))
+        out[c] = (min(low, expected), expected, max(high, expected))
+    return out
 
 
 def crps(sample: np.ndarray, actual: np.ndarray) -> float:
@@ -200,43 +243,85 @@ def crps(sample: np.ndarray, actual: np.ndarray) -> float:
     return float(np.mean(np.abs(x[None, :] - actual[:, None]).mean(axis=1))) - spread
 
 
-def holdout_loss(total: pd.Series, method: Method) -> float | None:
-    """Mean CRPS of `method`'s forecasts of each calendar day of `total` from HOLDOUT_FIRST_DAY days after its first
-    day's midnight, made from the hours before that day and carried to its middle; None without such a day."""
+DAY_AHEAD = pd.Timedelta(hours=12)
+"""The horizon of a forecast of the next day from the hours before it: its middle, 12 hours after its midnight."""
+
+
+def holdout_loss(total: pd.Series, method: Method, horizon: pd.Timedelta = DAY_AHEAD) -> float | None:
+    """Mean CRPS of `method`'s forecasts of each calendar day of `total`, each made from the hours before `horizon`
+    ahead of the day's middle and carried to that middle (the scale the forecast will be carried to), from hours that
+    start HOLDOUT_FIRST_DAY days after the history's first midnight at least; None without such a day."""
     days = pd.DatetimeIndex(total.index).normalize()
     first = days[0] + pd.Timedelta(days=HOLDOUT_FIRST_DAY)
     losses = []
     for day in days.unique():
-        before = total[total.index < day]
-        if day < first or len(before) < MIN_HISTORY_HOURS:
+        middle = day + pd.Timedelta(hours=12)
+        cutoff = (middle - horizon).floor("h")
+        before = total[total.index < cutoff]
+        if cutoff < first or len(before) < MIN_HISTORY_HOURS:
             continue
         forecast = forecast_by(before.to_frame("total"), method)
-        sample = carried(forecast.hours["total"], forecast.trends["total"], day + pd.Timedelta(hours=12))
+        sample = carried(forecast.hours["total"], forecast.trends["total"], middle)
         losses.append(crps(sample.to_numpy(), total[days == day].to_numpy()))
     return float(np.mean(losses)) if losses else None
 
 
-def choose_method(matrix: pd.DataFrame) -> tuple[Method, dict[str, float]]:
-    """The method (of METHODS) whose forecasts of the history's own days, on its total over the columns, had the
-    least mean CRPS (the first among equals; the lookback with no day to try), and each method's loss."""
+@dataclass(frozen=True)
+class Choice:
+    """How the history is read for a forecast `horizon` ahead of its end (choose_method)."""
+
+    method: Method
+    losses: dict[str, float]
+    """Each method's mean CRPS forecasting the history's days a day ahead (DAY_AHEAD); empty without such a day."""
+    horizon: pd.Timedelta
+    held: dict[str, float]
+    """Each method's mean CRPS forecasting the history's days `horizon` ahead; empty when no day can be tried so far
+    ahead (then only the lookback holds)."""
+
+
+def choose_method(matrix: pd.DataFrame, horizon: pd.Timedelta = DAY_AHEAD) -> Choice:
+    """The method (of METHODS) that forecast the history's own days best a day ahead (least mean CRPS on its total over
+    the columns; the first among equals) among those that hold at `horizon`: the lookback, and any other method whose
+    forecasts of the history's days `horizon` ahead scored no worse than the lookback's. So a recent level or trend is
+    carried only as far as it was seen to hold; with no day to try, the lookback."""
     total = matrix.sum(axis=1)
     losses = {m.name: loss for m in METHODS if (loss := holdout_loss(total, m)) is not None}
     if not losses:
-        return METHODS[0], losses
-    return min(METHODS, key=lambda m: losses[m.name]), losses
+        return Choice(METHODS[0], losses, horizon, {})
+    held = (
+        losses
+        if horizon <= DAY_AHEAD
+        else {m.name: loss for m in METHODS if (loss := holdout_loss(total, m, horizon)) is not None}
+    )
+    lookback = METHODS[0].name
+    eligible = [m for m in METHODS if m.name == lookback or (m.name in held and held[m.name] <= held[lookback])]
+    return Choice(min(eligible, key=lambda m: losses[m.name]), losses, horizon, held)
 
 
-def method_note(method: Method, losses: Mapping[str, float]) -> str:
+def horizon_text(horizon: pd.Timedelta) -> str:
+    return f"{horizon / pd.Timedelta(days=1):.1f} days"
+
+
+def method_note(choice: Choice) -> str:
     """What the forecast read the history by, and why (choose_method's losses)."""
-    if not losses:
+    method, far = choice.method.name, horizon_text(choice.horizon)
+    if not choice.losses:
         return (
-            f"forecast method: {method.name} (the usage history is too short to try the methods on its own days: "
-            f"each needs {HOLDOUT_FIRST_DAY} calendar days before it)"
+            f"forecast method: {method} (the usage history is too short to try the methods on its own days: each "
+            f"needs {HOLDOUT_FIRST_DAY} calendar days before it)"
         )
-    tried = ", ".join(f"{name} {loss:.2f}" for name, loss in losses.items())
+    tried = ", ".join(f"{name} {loss:.2f}" for name, loss in choice.losses.items())
+    held = (
+        ""
+        if choice.horizon <= DAY_AHEAD
+        else f"; no other method can be tried on the history's days {far} ahead, so none is carried that far"
+        if not choice.held
+        else f"; {far} ahead: " + ", ".join(f"{name} {loss:.2f}" for name, loss in choice.held.items())
+    )
     return (
-        f"forecast method: {method.name}, the best at forecasting each day of the usage history from the days "
-        f"before it (mean CRPS in accelerators: {tried})"
+        f"forecast method: {method}, the best at forecasting each day of the usage history from the days before it "
+        f"(mean CRPS in accelerators a day ahead: {tried}) among the methods that hold {far} ahead, the scale the "
+        f"forecast is carried to (the lookback, and any method at least as good as the lookback that far ahead{held})"
     )
 
 
@@ -260,6 +345,18 @@ def _history(inventory: Inventory) -> tuple[pd.DataFrame, str | None]:
     return matrix, note
 
 
+def forecast_part(
+    start: pd.Timestamp, end: pd.Timestamp, as_of: pd.Timestamp
+) -> tuple[pd.Timestamp, pd.Timestamp, pd.Timedelta] | None:
+    """The part of the window [start, end) after `as_of` (the history's end): its first hour, its middle (where the
+    forecast is carried) and the horizon from `as_of` to that middle; None when the window ends by `as_of`."""
+    rest_from = max(start, as_of)
+    if rest_from >= end:
+        return None
+    middle = rest_from + (end - rest_from) / 2
+    return rest_from, middle, middle - as_of
+
+
 def window_levels(
     matrix: pd.DataFrame,
     forecast: Forecast,
@@ -269,37 +366,29 @@ def window_levels(
     bands: tuple[tuple[float, float], ...],
 ) -> dict[Hashable, list[float]]:
     """Band levels per column of the history over [start, end): its hours there before `as_of` are the history's own
-    (actuals), the rest are the forecast's hours carried by their trends to the middle of the rest of the window;
+    (actuals), the rest are the forecast's hours carried to the middle of the rest of the window (forecast_hours);
     each part weighs its share of the window's hours, the buckets cut on the hours sorted by total. `qm plan
-    --from-usage` reads each quarter so (quarter_levels), the Helios backtest each window after a split point."""
+    --from-usage` reads each quarter so (usage_curves), the Helios backtest each window after a split point."""
     actual = matrix[(matrix.index >= start) & (matrix.index < min(as_of, end))]
-    rest_from = min(max(start, as_of), end)
-    rest_hours = (end - rest_from) / pd.Timedelta(hours=1)
     parts, weights = [], []
     if len(actual):
         parts.append(actual)
         weights.append(np.ones(len(actual)))
-    if rest_hours > 0:
-        middle = rest_from + (end - rest_from) / 2
-        source = forecast.hours
-        parts.append(pd.DataFrame({c: carried(source[c], forecast.trends[c], middle) for c in matrix.columns}))
-        weights.append(np.full(len(source), rest_hours / len(source)))
+    if (part := forecast_part(start, end, as_of)) is not None:
+        rest_from, middle, _ = part
+        hours = forecast_hours(forecast, middle)[matrix.columns]
+        parts.append(hours.reset_index(drop=True))
+        weights.append(np.full(len(hours), (end - rest_from) / pd.Timedelta(hours=1) / len(hours)))
     hours = pd.concat(parts, ignore_index=True)
     weight = np.concatenate(weights)
     order = np.argsort(hours.sum(axis=1).to_numpy(), kind="stable")  # hours, quietest first
     return {c: band_means(hours[c].to_numpy()[order].tolist(), bands, weight[order].tolist()) for c in matrix.columns}
 
 
-def quarter_levels(
-    matrix: pd.DataFrame,
-    forecast: Forecast,
-    quarter: str,
-    as_of: pd.Timestamp,
-    bands: tuple[tuple[float, float], ...],
-) -> dict[Hashable, list[float]]:
-    """Band levels per column of the history in `quarter` (window_levels over its hours; `as_of` the history's end)."""
-    start, end = (pd.Timestamp(d) for d in quarter_bounds(quarter))
-    return window_levels(matrix, forecast, start, end, as_of, bands)
+def window_forecast(matrix: pd.DataFrame, horizon: pd.Timedelta) -> tuple[Forecast, Choice]:
+    """The history read by the method choose_method picks for a forecast `horizon` ahead, and the choice."""
+    choice = choose_method(matrix, horizon)
+    return forecast_by(matrix, choice.method), choice
 
 
 def usage_curves(
@@ -308,27 +397,53 @@ def usage_curves(
     bands: tuple[tuple[float, float], ...],
     as_of: pd.Timestamp,
     preemptible: dict[tuple[str, str], float] | None = None,
-) -> tuple[pd.DataFrame, tuple[str, ...]]:
-    """Demand curves per team, accelerator and quarter from the usage history (quarter_levels; `as_of` its end), and
-    notes on what was left out and on the quarters whose hours are partly metered."""
+) -> tuple[pd.DataFrame, tuple[str, ...], tuple[ForecastRow, ...]]:
+    """Demand curves per team, accelerator and quarter from the usage history (window_levels over each quarter; `as_of`
+    its end), each quarter's forecast part read by the method chosen at its horizon; notes on what was left out, the
+    method and the quarters whose hours are partly metered; and the forecast's rows (ForecastRow)."""
     matrix, note = _history(inventory)
     share = preemptible if preemptible is not None else _preemptible_share(inventory)
-    method, losses = choose_method(matrix)
-    forecast = forecast_by(matrix, method)
-    rows = []
+    rows, forecast_rows = [], []
     notes = [note] if note else []
-    notes.append(method_note(method, losses))
+    untried: list[tuple[str, str]] = []  # (quarter, note) of quarters too far ahead to try any method at
     for q in quarters:
         start, end = (pd.Timestamp(d) for d in quarter_bounds(q))
+        part = forecast_part(start, end, as_of)
+        forecast, choice = window_forecast(matrix, part[2]) if part else (forecast_by(matrix, METHODS[0]), None)
         if start < as_of:
             metered = int(((matrix.index >= start) & (matrix.index < end)).sum())
             notes.append(
                 f"{q}: its demand to {min(as_of, end):%Y-%m-%d %H:%M} is the usage as metered "
                 f"({metered} hours with use)"
-                + (f", the rest is forecast from the usage history ({method.name})" if as_of < end else "")
+                + (f", the rest is forecast from the usage history ({forecast.method.name})" if part else "")
             )
-        for column, levels in quarter_levels(matrix, forecast, q, as_of, bands).items():
-            team, accelerator = cast(tuple[str, str], column)  # (team, accelerator): hourly_demand's columns
+        if part is not None and choice is not None:
+            rest_from, middle, horizon = part
+            if not choice.held:
+                untried.append((q, method_note(choice)))
+            else:
+                notes.append(f"{q}: {method_note(choice)}")
+            for column, (p10, expected, p90) in forecast_band(forecast, middle).items():
+                team, accelerator = cast(tuple[str, str], column)  # (team, accelerator): hourly_demand's columns
+                forecast_rows.append(
+                    ForecastRow(
+                        q,
+                        team,
+                        accelerator,
+                        forecast.method.name,
+                        round(horizon / pd.Timedelta(days=1), 3),
+                        bool(choice.held),
+                        int((end - rest_from) / pd.Timedelta(hours=1)),
+                        round(float(matrix[column].mean()), 6),
+                        round(p10, 6),
+                        round(expected, 6),
+                        round(p90, 6),
+                        _rounded(choice.losses.get(forecast.method.name)),
+                        _rounded(choice.losses.get(METHODS[0].name)),
+                    )
+                )
+        for column, levels in window_levels(matrix, forecast, start, end, as_of, bands).items():
+            team, accelerator = cast(tuple[str, str], column)
             for bucket, ((lo, hi), level) in enumerate(zip(bands, levels, strict=True)):
                 rows.append(
                     {
@@ -343,14 +458,22 @@ def usage_curves(
                         "bucket": bucket,
                     }
                 )
-    return curves_frame(rows), tuple(notes)
+    if untried:  # one note for them all, at the nearest one's horizon
+        span = untried[0][0] if len(untried) == 1 else f"{untried[0][0]}..{untried[-1][0]}"
+        notes.append(f"{span}: {untried[0][1]}")
+    return curves_frame(rows), tuple(notes), tuple(forecast_rows)
+
+
+def _rounded(value: float | None) -> float | None:
+    return None if value is None else round(value, 6)
 
 
 def demand_from_usage(
     inventory: Inventory, options: PlanOptions, preemptible: dict[tuple[str, str], float] | None = None
-) -> tuple[pd.DataFrame, tuple[str, ...]]:
-    """Demand curves per team, accelerator and quarter from the usage history, and notes on what was left out; from
-    the quarter in progress at the history's end (its metered hours kept) unless options.start says otherwise."""
+) -> tuple[pd.DataFrame, tuple[str, ...], tuple[ForecastRow, ...]]:
+    """Demand curves per team, accelerator and quarter from the usage history, notes on what was left out, and the
+    forecast's rows; from the quarter in progress at the history's end (its metered hours kept) unless options.start
+    says otherwise."""
     as_of = actuals_until(inventory)
     if as_of is None:
         raise PlanInputError("--from-usage: the inventory has no usage rows (usage.csv)")
@@ -360,15 +483,16 @@ def demand_from_usage(
 
 def with_actuals(
     inventory: Inventory, curves: pd.DataFrame, quarters: list[str], bands: tuple[tuple[float, float], ...]
-) -> tuple[pd.DataFrame, tuple[str, ...]]:
+) -> tuple[pd.DataFrame, tuple[str, ...], tuple[ForecastRow, ...]]:
     """`curves` with every quarter of `quarters` that began before the usage history's end replaced by the usage's
-    curves (its metered hours, the rest forecast from their trend), and notes; unchanged without such a quarter."""
+    curves (its metered hours, the rest forecast from them), notes and the forecast's rows; unchanged without such a
+    quarter."""
     as_of = actuals_until(inventory)
     begun = [q for q in quarters if as_of is not None and pd.Timestamp(quarter_bounds(q)[0]) < as_of]
     if as_of is None or not begun:
-        return curves, ()
-    metered, notes = usage_curves(inventory, begun, bands, as_of)
-    return pd.concat([curves[~curves["quarter"].isin(begun)], metered], ignore_index=True), notes
+        return curves, (), ()
+    metered, notes, forecast = usage_curves(inventory, begun, bands, as_of)
+    return pd.concat([curves[~curves["quarter"].isin(begun)], metered], ignore_index=True), notes, forecast
 
 
 def _preemptible_share(inventory: Inventory) -> dict[tuple[str, str], float]:

@@ -298,6 +298,38 @@ class CreditSensitivityPurchaseRow:
     total_liability_usd: Decimal
 
 
+@dataclass(frozen=True)
+class ForecastRow:
+    """The demand forecast from the usage history for a team and accelerator class in the part of a quarter after the
+    history's end (the quarter in progress; every quarter with `--from-usage`)."""
+
+    quarter: str
+    team: str
+    accelerator: str
+    method: str
+    """method: how the forecast read the usage history (planner/usage_forecast.py METHODS), chosen on the history's
+    total over teams at horizon_days."""
+    horizon_days: float
+    """horizon_days: from the history's end to the middle of the forecast part, the scale the forecast is carried to."""
+    tried_at_horizon: bool
+    """tried_at_horizon: whether the methods could be tried on the history's own days horizon_days ahead; a method
+    other than the lookback is carried only where it forecast them at least as well as the lookback there."""
+    forecast_hours: int
+    """forecast_hours: the quarter's hours after the history's end."""
+    metered_accelerators: float
+    """metered_accelerators: the mean accelerators requested over the history's hours with use."""
+    p10_accelerators: float
+    expected_accelerators: float
+    p90_accelerators: float
+    """p10_accelerators, expected_accelerators, p90_accelerators: the forecast part's band: its days' means at the
+    10th and 90th percentile, and its mean."""
+    crps_accelerators: float | None
+    """crps_accelerators: the method's mean CRPS forecasting each day of the history a day ahead from the days before
+    it (total over teams), the score it was chosen by; None when the history is too short to try it."""
+    lookback_crps_accelerators: float | None
+    """lookback_crps_accelerators: the same for the lookback method (the cloud recommenders')."""
+
+
 ROWS: dict[str, type] = {
     "purchase_schedule": PurchaseRow,
     "cost_by_quarter": QuarterCostRow,
@@ -313,6 +345,7 @@ ROWS: dict[str, type] = {
     "commitment_utilisation": CommitmentUtilisationRow,
     "credit_sensitivity": CreditSensitivityRow,
     "credit_sensitivity_purchases": CreditSensitivityPurchaseRow,
+    "forecast": ForecastRow,
 }
 """Each table of a plan and the type of its rows, in the order they are written."""
 ADDED_LATER = (
@@ -322,6 +355,7 @@ ADDED_LATER = (
     "commitment_utilisation",
     "credit_sensitivity",
     "credit_sensitivity_purchases",
+    "forecast",
 )
 """Tables a plan written before them lacks: read back empty."""
 RETIRED = ("budgets",)
@@ -373,6 +407,9 @@ class PlanResult:
     credit_sensitivity: tuple[CreditSensitivityRow, ...] = ()
     """credit_sensitivity: the plan (credit_share 1) and its re-solves at PlanOptions.credit_shares."""
     credit_sensitivity_purchases: tuple[CreditSensitivityPurchaseRow, ...] = ()
+    forecast: tuple[ForecastRow, ...] = ()
+    """forecast: the demand forecast from the usage history, per quarter, team and accelerator, where the plan's
+    demand is forecast from it (its part of the quarter in progress after actuals_until)."""
     actuals_until: str | None = None
     """actuals_until: the end of the usage history (ISO date and time), None without one: the plan's demand before it
     is the metered usage, so the quarter in progress (the first, by default) is actuals to date plus forecast."""

@@ -263,7 +263,7 @@ def build_report(
     tables += [demand_vs_capacity(inventory, plan, quarter), routing_table(inventory, plan), moves_table(plan)]
     tables.append(proposed_quotas_table(inventory, plan))
     tables += [utilisation_table(plan), credit_table(plan)]
-    exposure = p90_exposure(inventory, quarters)
+    exposure = p90_exposure(inventory, plan, quarters)
     risk, p90_cost = risk_table(plan, quarter, exposure[quarter])
     tables += [risk, cost_band(inventory, plan, quarters, exposure), unmet_table(plan)]
     status = budget_table(inventory, plan)

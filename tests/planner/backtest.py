@@ -17,9 +17,8 @@ from quartermaster.planner.curves import curves_frame
 from quartermaster.planner.options import BANDS
 from quartermaster.planner.usage_forecast import (
     Forecast,
-    choose_method,
     fit_trend,
-    forecast_by,
+    window_forecast,
     window_levels,
     without_outages,
 )
@@ -75,9 +74,10 @@ def origins(hourly: pd.Series, first: pd.Timedelta = FIRST_ORIGIN) -> list[pd.Ti
 
 
 def planner_forecast(hourly: pd.Series, origin: pd.Timestamp) -> Forecast:
-    """The usage forecast from the hours before `origin` only, read by the method it chooses (as --from-usage)."""
+    """The usage forecast from the hours before `origin` only, read by the method it chooses at the window's middle
+    (as --from-usage chooses at the middle of a quarter's forecast part)."""
     matrix, _ = without_outages(hourly[hourly.index < origin].to_frame("helios"))
-    return forecast_by(matrix, choose_method(matrix)[0])
+    return window_forecast(matrix, WINDOW / 2)[0]
 
 
 def planner_curve(hourly: pd.Series, origin: pd.Timestamp, forecast: Forecast | None = None) -> pd.DataFrame:

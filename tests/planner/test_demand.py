@@ -22,6 +22,7 @@ from quartermaster.planner.usage_forecast import (
     METHODS,
     MIN_HISTORY_HOURS,
     Forecast,
+    carried,
     choose_method,
     crps,
     demand_from_usage,
@@ -63,7 +64,7 @@ def with_usage(hourly: list[float], start: str = "2026-10-01T00:00:00"):
 
 
 def curve(inventory, quarter: str = "2027Q1") -> list[float]:
-    curves, _ = demand_from_usage(inventory, PlanOptions(start=quarter, horizon=1))
+    curves, *_ = demand_from_usage(inventory, PlanOptions(start=quarter, horizon=1))
     return curves.sort_values("bucket")["level"].tolist()
 
 
@@ -96,7 +97,7 @@ def test_hours_when_every_team_is_at_zero_are_missing_data_with_a_note():
     demand they would pull the curve and the trend down. An outage day between them is named the same way."""
     day1, day2 = [float(8 + h % 5) for h in range(24)], [float(12 + h % 3) for h in range(24)]
     plain = with_usage(day1 + day2).build()
-    curves, notes = demand_from_usage(
+    curves, notes, _ = demand_from_usage(
         with_usage(day1 + day2 + [0.0] * 5).build(), PlanOptions(start="2027Q1", horizon=1)
     )
     assert curves.sort_values("bucket")["level"].tolist() == curve(plain)
@@ -104,10 +105,10 @@ def test_hours_when_every_team_is_at_zero_are_missing_data_with_a_note():
         "usage history: 5 hours in which every team's usage is zero (2026-10-03 00:00 to "
         "2026-10-03 05:00) are treated as missing data (a cluster outage), not as zero demand",
         # two days of use: no day has HOLDOUT_FIRST_DAY (3) days before it to try a method on
-        "forecast method: lookback (the usage history is too short to try the methods on its own days: each needs "
-        "3 calendar days before it)",
+        "2027Q1: forecast method: lookback (the usage history is too short to try the methods on its own days: each "
+        "needs 3 calendar days before it)",
     )
-    _, notes = demand_from_usage(with_usage(day1 + [0.0] * 24 + day2).build(), PlanOptions(start="2027Q1", horizon=1))
+    _, notes, _ = demand_from_usage(with_usage(day1 + [0.0] * 24 + day2).build(), PlanOptions(start="2027Q1", horizon=1))
     assert "24 hours" in notes[0] and "(2026-10-02 00:00 to 2026-10-03 00:00)" in notes[0]
 
 
@@ -134,20 +135,20 @@ def test_the_trend_is_theil_sen_so_one_odd_day_does_not_move_it():
 
 
 def test_history_carried_by_its_trend_inside_and_past_the_history():
-    """A ramp of 0.1 a day from 100, hour by hour: every hour carried to a time lands on the line there, so every
-    band has that level. 30 days past the end the growth (0.1 x 91.3125 / 101 a quarter, under MAX_TREND) continues
-    the line; a ramp of 10 a day is held to MAX_TREND a quarter past the end."""
-    slow = hours_of(lambda t: 100 + 0.1 * t, 10).to_frame("ml")
+    """A ramp of 0.1 a day from 100, hour by hour: every hour carried to a time lands on the line there. 30 days past
+    the end the growth (0.1 x 91.3125 / 101 a quarter, under MAX_TREND) continues the line; a ramp of 10 a day is
+    held to MAX_TREND a quarter past the end."""
+    slow = hours_of(lambda t: 100 + 0.1 * t, 10)
     end = slow.index[-1] + pd.Timedelta(hours=1)  # the line is 100 + 0.1 x 10 = 101 there
     for when, level in (
         (slow.index[0] + pd.Timedelta(days=5), 100.5),
         (end, 101.0),
         (end + pd.Timedelta(days=30), 101 + 0.1 * 30),
     ):
-        assert levels_at(trend_forecast(slow), when)["ml"] == pytest.approx([level] * len(BANDS))
-    fast = hours_of(lambda t: 100 + 10 * t, 10).to_frame("ml")
-    later = levels_at(trend_forecast(fast), end + pd.Timedelta(days=DAYS_PER_QUARTER))
-    assert later["ml"] == pytest.approx([(100 + 10 * 10) * (1 + MAX_TREND)] * len(BANDS))
+        assert carried(slow, fit_trend(slow), when).tolist() == pytest.approx([level] * len(slow))
+    fast = hours_of(lambda t: 100 + 10 * t, 10)
+    later = carried(fast, fit_trend(fast), end + pd.Timedelta(days=DAYS_PER_QUARTER))
+    assert later.tolist() == pytest.approx([(100 + 10 * 10) * (1 + MAX_TREND)] * len(fast))
 
 
 def test_the_buckets_keep_each_hours_shape_around_the_trend():
@@ -169,7 +170,8 @@ def test_a_history_whose_days_are_noise_around_a_level_is_read_at_its_level():
     them rises a little: carried by a trend the next days would be forecast higher than they come; the lookback
     forecasts every day as the same 90/110 mix and does best."""
     week = hours_of(lambda t: 90.0 if int(t) % 2 == 0 else 110.0, 14).to_frame("ml")
-    method, losses = choose_method(week)
+    choice = choose_method(week)
+    method, losses = choice.method, choice.losses
     assert method == METHODS[0] and method.name == "lookback"
     assert losses["lookback"] == min(losses.values())
 
@@ -178,17 +180,18 @@ def test_methods_are_tried_from_the_fourth_calendar_day_even_when_the_history_st
     """Review of issue 26: three whole days give no day to try a method on; an hour of a fourth day gives one. A
     history from noon of its first day is tried on its fourth calendar day too (two and a half days before it)."""
     ramp = hours_of(lambda t: 100 + 10 * t, 4)
-    assert choose_method(ramp.iloc[:72].to_frame("ml"))[1] == {}
-    assert len(choose_method(ramp.iloc[:73].to_frame("ml"))[1]) == len(METHODS)
+    assert choose_method(ramp.iloc[:72].to_frame("ml")).losses == {}
+    assert len(choose_method(ramp.iloc[:73].to_frame("ml")).losses) == len(METHODS)
     from_noon = ramp.iloc[12:].to_frame("ml")  # 1 October 12:00 to the end of 4 October
-    assert len(choose_method(from_noon)[1]) == len(METHODS)
+    assert len(choose_method(from_noon).losses) == len(METHODS)
 
 
 def test_a_steady_ramp_is_followed_by_its_trend():
     """A ramp of 10 a day from 100: the trend carries every earlier hour onto the line at the forecast's time, so
     its forecasts of each day are the closest (the lookback and the last days' level lag by days)."""
     ramp = hours_of(lambda t: 100 + 10 * t, 10).to_frame("ml")
-    method, losses = choose_method(ramp)
+    choice = choose_method(ramp)
+    method, losses = choice.method, choice.losses
     assert method.trend
     assert losses["lookback"] > losses["level of the last 3 days"] > losses[method.name]
 
@@ -196,15 +199,16 @@ def test_a_steady_ramp_is_followed_by_its_trend():
 def test_a_decline_after_a_rise_is_followed_down_by_the_recent_trend():
     """Issue 26, point 8 (a forecast that knew only growth): 12 days rising 10 a day from 100, then 8 days falling 10
     a day. The whole history's line still rises; the last 7 days' line falls, forecasts the falling days best, and
-    the week after the history is forecast below its last day (where a rising line would put it above)."""
+    the week after the history is forecast below its last day on average (where a rising line would put it above;
+    its hours are spread as the history's, so its busiest band is above it)."""
     days = [100 + 10 * d for d in range(12)] + [210 - 10 * d for d in range(1, 9)]
     history = hours_of(lambda t: days[int(t)], len(days)).to_frame("ml")
-    method, _ = choose_method(history)
+    method = choose_method(history).method
     assert method.name == "trend of the last 7 days"
     forecast = forecast_by(history, method)
     end = history.index[-1] + pd.Timedelta(hours=1)
     levels = levels_at(forecast, end + pd.Timedelta(days=7))["ml"]
-    assert max(levels) < days[-1]
+    assert sum((hi - lo) * level for (lo, hi), level in zip(BANDS, levels, strict=True)) < days[-1]
     assert fit_trend(history["ml"]).slope > 0
 
 

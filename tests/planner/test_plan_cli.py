@@ -72,10 +72,10 @@ def test_a_bad_what_if_exits_2_with_the_accepted_forms(tmp_path):
 
 def test_demand_from_usage_follows_the_history_and_its_trend():
     inventory = load(ROOT / "inventory", run_checks=False).inventory
-    curves, notes = demand_from_usage(inventory, PlanOptions(start="2027Q1", horizon=2))
+    curves, notes, _ = demand_from_usage(inventory, PlanOptions(start="2027Q1", horizon=2))
     assert notes and "25 hours in which every team's usage is zero" in notes[0]  # 2026-10-10 and one hour of 10-12
     mean = curves.assign(x=curves["weight"] * curves["level"]).groupby(["team", "quarter"])["x"].sum()
-    # inference's October 2026 history averages ~27 GPUs requested; one month gives a small clamped trend
+    # inference's October 2026 history averages ~27 GPUs requested; no trend is carried months ahead of one month
     assert 15 < mean[("inference", "2027Q1")] < 45
     assert set(curves["quarter"]) == {"2027Q1", "2027Q2"}
 

@@ -46,14 +46,44 @@ class BandRow(Row):
     p90: Decimal
 
 
-def p90_exposure(inventory: Inventory, quarters: list[str]) -> dict[str, list[ExposureRow]]:
-    """Per quarter, an `ExposureRow` per accelerator with a p90 above its p50."""
+def demand_spread(inventory: Inventory, plan: PlanResult) -> list[tuple[str, str, Decimal, Decimal | None]]:
+    """(quarter, accelerator, accelerators below the expected level at p10, above it at p90 or None) per demand row,
+    averaged over the quarter's hours. A quarter the plan forecasts from the usage history (PlanResult.forecast: the
+    quarter in progress) takes its forecast's band over the hours it forecasts, not demand.csv's rows (the plan does
+    not read them there): its metered hours have no spread. Otherwise demand.csv: p50 less its Q(0.1) (the given p10,
+    else the lognormal through p50 and p90, `planner.data.quantile_at`), and p90 less p50."""
+    forecast = {r.quarter for r in plan.forecast}
+    out = [
+        (
+            d.period,
+            d.accelerator,
+            Decimal(str(d.p50)) - decimal_of(quantile_at(d.quantiles, 0.1)),
+            None if d.p90 is None else Decimal(str(d.p90)) - Decimal(str(d.p50)),
+        )
+        for d in inventory.demand
+        if d.period not in forecast and not d.scenario
+    ]
+    for r in plan.forecast:
+        share = Decimal(r.forecast_hours) / quarter_hours(r.quarter)
+        out.append(
+            (
+                r.quarter,
+                r.accelerator,
+                decimal_of(r.expected_accelerators - r.p10_accelerators) * share,
+                decimal_of(r.p90_accelerators - r.expected_accelerators) * share,
+            )
+        )
+    return out
+
+
+def p90_exposure(inventory: Inventory, plan: PlanResult, quarters: list[str]) -> dict[str, list[ExposureRow]]:
+    """Per quarter, an `ExposureRow` per accelerator with a p90 above its expected level (demand_spread)."""
     rates = cheapest_on_demand_per_accelerator(inventory)
     extra: dict[str, dict[str, Decimal]] = {q: {} for q in quarters}
-    for d in inventory.demand:
-        if d.period in extra and not d.scenario and d.p90 is not None:
-            by_acc = extra[d.period]
-            by_acc[d.accelerator] = by_acc.get(d.accelerator, ZERO) + Decimal(str(d.p90)) - Decimal(str(d.p50))
+    for quarter, accelerator, _, above in demand_spread(inventory, plan):
+        if quarter in extra and above is not None:
+            by_acc = extra[quarter]
+            by_acc[accelerator] = by_acc.get(accelerator, ZERO) + above
     return {
         q: [
             ExposureRow(
@@ -94,16 +124,15 @@ def cost_band(
 ) -> Table:
     """Cost per quarter at p10, expected and at p90 demand (basis: exposure).
 
-    p90: the risk table's figure (`exposure`, the accelerator-hours above p50 bought on demand). p10: each demand
-    row's Q(0.1) of the planner's own fit (`planner.data.quantile_at`: the given p10, else the lognormal through p50
-    and p90, p50^2 / p90); the accelerator-hours below p50 are taken off at the cheapest on-demand rate, at most the
-    quarter's on-demand, spot and flex-start spend (commitments and capacity blocks are paid whether used or not)."""
+    p90: the risk table's figure (`exposure`, the accelerator-hours above p50 bought on demand). p10: the
+    accelerator-hours below the expected level at p10 (demand_spread) are taken off at the cheapest on-demand rate, at
+    most the quarter's on-demand, spot and flex-start spend (commitments and capacity blocks are paid whether used or
+    not)."""
     rates = cheapest_on_demand_per_accelerator(inventory)
     below = dict.fromkeys(quarters, ZERO)
-    for d in inventory.demand:
-        if d.period in below and not d.scenario and d.accelerator in rates:
-            p10 = decimal_of(quantile_at(d.quantiles, 0.1))
-            below[d.period] += (Decimal(str(d.p50)) - p10) * quarter_hours(d.period) * rates[d.accelerator]
+    for quarter, accelerator, less, _ in demand_spread(inventory, plan):
+        if quarter in below and accelerator in rates:
+            below[quarter] += less * quarter_hours(quarter) * rates[accelerator]
     flexible = dict.fromkeys(quarters, ZERO)
     for r in plan.cost_by_quarter:
         if r.quarter in flexible and r.pricing_model in FLEXIBLE_MODELS:
@@ -127,5 +156,11 @@ def cost_band(
         "demand at the cheapest on-demand rate (the risk table). At p10 demand (the given p10, else that of the "
         "planner's lognormal fit through p50 and p90: p50 x p50 / p90): the accelerator-hours below p50 no longer "
         "bought, at the cheapest on-demand rate, at most the quarter's on-demand, spot and flex-start spend; "
-        "commitments and capacity blocks are paid anyway.",
+        "commitments and capacity blocks are paid anyway."
+        + "".join(
+            f" {q}: its metered hours as they were; its p10 and p90 for the rest are those of the forecast from the "
+            "usage history (the forecast table)."
+            for q in sorted({r.quarter for r in plan.forecast})
+            if q in quarters
+        ),
     )
