@@ -10,9 +10,9 @@ lookback the recommenders offer) while a whole costing window of WINDOW still fi
 same from a day later, 9, 11, ..., 25 May (ORIGIN_SETS). Every figure is printed for both sets, so a rule cannot
 be fitted to one set of dates. Each method sees only the hours before the origin and is costed on the WINDOW after
 it, out of sample. These constants are the same for every origin. The forecast's method (planner/usage_forecast.py,
-choose_method) is chosen at each origin from the hours before it only; the set of methods and the holdout that
-chooses were settled after variants were run on this backtest's even days (docs/benchmarks.md lists them and their
-figures).
+choose_method) is chosen at each origin from the hours before it only, among the methods that hold at the window's
+middle (3.5 days ahead); the set of methods and the holdout that chooses were settled after variants were run on this
+backtest's even days (docs/benchmarks.md lists them and their figures).
 
 Prices: a3-highgpu-8g in gcp-us-east4 from inventory/prices.csv (on-demand, 1-year and 3-year commit, per node-hour
 of 8 H100s; the rows cite Cyclenerd pricing.yml fd66b26, 2026-07-30). Commitments are whole nodes, paid every hour

@@ -14,11 +14,15 @@ hours are not all assumed to peak together.
 Which hours, and whether they follow a trend, is chosen among METHODS by a rolling-origin holdout on the
 history itself (choose_method): each method forecasts every day of the history from the days before it, and
 the one whose forecasts of those days cost least (CRPS, the commitment regret averaged over every price ratio)
-reads the history; with too short a history for any such day, the lookback (the history as it was: the cloud
-recommenders' method). So a trend is followed where following it would have paid on the history, up or down,
-and a history whose ups and downs are noise is read at its level. The choice looks only at the history: the
-rolling-origin backtest on the Helios trace (bench/helios_backtest.py) makes it afresh at every split point
-from the hours before it.
+reads the history, among those that hold at the forecast's horizon (the time from the history's end to the middle
+of the hours forecast): the lookback (the history as it was: the cloud recommenders' method), and any method whose
+forecasts of the history's days made that far ahead scored no worse than the lookback's. With too short a history
+for any such day, the lookback. So a trend or a recent level is followed where it would have paid on the history,
+up or down, and only as far as it held; a history whose ups and downs are noise is read at its level. The
+forecast's hours are spread at least as the history's own (forecast_hours), so a commitment sized at a fractile of
+them is no higher than the lookback's on a flat history. The choice looks only at the history: the rolling-origin
+backtest on the Helios trace (bench/helios_backtest.py) makes it afresh at every split point from the hours
+before it.
 
 Hours in which every team's usage is zero are cluster outages, not a lack of demand (the Helios trace has
 all of 2020-05-10 and two hours of 2020-05-12 at zero): they are left out as missing data, and a note says

@@ -108,7 +108,9 @@ def test_hours_when_every_team_is_at_zero_are_missing_data_with_a_note():
         "2027Q1: forecast method: lookback (the usage history is too short to try the methods on its own days: each "
         "needs 3 calendar days before it)",
     )
-    _, notes, _ = demand_from_usage(with_usage(day1 + [0.0] * 24 + day2).build(), PlanOptions(start="2027Q1", horizon=1))
+    _, notes, _ = demand_from_usage(
+        with_usage(day1 + [0.0] * 24 + day2).build(), PlanOptions(start="2027Q1", horizon=1)
+    )
     assert "24 hours" in notes[0] and "(2026-10-02 00:00 to 2026-10-03 00:00)" in notes[0]
 
 
