@@ -55,7 +55,14 @@ from quartermaster.planner.data import OFFER_COLUMNS, POOL_COLUMNS, PlanData
 from quartermaster.planner.model import PlanModel, build_model
 from quartermaster.planner.options import PlanOptions
 from quartermaster.planner.results import collect
-from quartermaster.planner.solve import HIGHS_LP_OPTIONS, _quiet_highs_banner, _run, fix_integers_and_resolve, solve
+from quartermaster.planner.solve import (
+    HIGHS_LP_OPTIONS,
+    BudgetStart,
+    _quiet_highs_banner,
+    _run,
+    fix_integers_and_resolve,
+    solve,
+)
 from quartermaster.units import next_quarters, quarter_hours
 
 SIZES = {  # sites, machines, quarters, scenarios, cost centres
@@ -320,12 +327,16 @@ def run(
     threads: int | None,
     pure: bool,
     mps: Path | None,
+    prices: BudgetStart = "predicted",
+    floors: dict[str, tuple[float, float]] | None = None,
 ) -> dict[str, float]:
     """Per solver: data, build, solve (by solver stage), result tables (shadow prices and every table of the plan).
     With `mps`, first the floor: HiGHS alone on the LP relaxation of the same model, and each solver's end-to-end
-    CPU over it. Returns each solver's CPU seconds end to end."""
+    CPU over it (read once per size and variant into `floors`). `prices`: where HiGHS's budget prices start when a
+    budget binds. Returns each solver's CPU seconds end to end."""
     dims = SIZES[size]
-    floor: float | None = None
+    floors = {} if floors is None else floors
+    floor, floor_objective = floors.get(f"{size} {variant}", (None, None))
     cpu_by_solver: dict[str, float] = {}
     for solver in solvers:
         stages = Stages()
@@ -337,17 +348,21 @@ def run(
             print(
                 f"\n{size}, {variant}: {dims[0]} sites x {dims[1]} machines x {dims[2]} quarters x 6 pricing options "
                 f"x {dims[3]} scenarios; {model.lp.num_cols:,} variables ({ints:,} integer), "
-                f"{model.lp.num_rows:,} constraints; load {os.getloadavg()[0]:.1f}",
+                f"{model.lp.num_rows:,} constraints; budget prices {prices}; load {os.getloadavg()[0]:.1f}",
                 flush=True,
             )
-            if mps is not None:
-                written, floor, objective = highs_alone(model, mps, threads)
+            if mps is not None and floor is None:
+                written, floor, floor_objective = highs_alone(model, mps, threads)
+                floors[f"{size} {variant}"] = (floor, floor_objective)
                 print(
                     f"  floor: HiGHS alone on the LP relaxation of {mps} (written in {written:.1f} s): "
-                    f"{floor:.1f} s CPU, objective {objective:,.0f}; load {os.getloadavg()[0]:.1f}",
+                    f"{floor:.1f} s CPU, objective {floor_objective:,.2f}; load {os.getloadavg()[0]:.1f}",
                     flush=True,
                 )
-        report = stages.time("solve", _run, model, mip=True) if pure else stages.time("solve", solve, model)
+        if pure:
+            report = stages.time("solve", _run, model, mip=True)
+        else:
+            report = stages.time("solve", solve, model, prices=prices)
         if report.outcome.has_plan:
             stages.time("result tables", lambda m, r: collect(m, r, fix_integers_and_resolve(m)), model, report)
         cpu_by_solver[solver] = stages.cpu
@@ -362,11 +377,14 @@ def run(
         activity = model.lp.activity(model.x)[budgets]
         binding = int(np.sum(activity >= limit - 1e-6 * np.abs(limit))) if report.outcome.has_plan else 0
         over_floor = f"; end to end / HiGHS alone {stages.cpu / floor:.2f}x CPU" if floor else ""
+        if floor_objective and bound:
+            over_floor += f"; LP bound / HiGHS alone's objective - 1 = {bound / floor_objective - 1:.1e}"
         print(
             f"  {solver:5s}: {report.outcome.value} ({solver_stages}); objective {(report.objective or 0):,.0f}, "
-            f"LP bound {(bound or 0):,.0f}, MILP/LP {ratio}, {binding} of {len(budgets)} budget rows binding "
+            f"LP bound {(bound or 0):,.2f}, MILP/LP {ratio}, {binding} of {len(budgets)} budget rows binding "
             f"({report.status}{'; ' + report.note if report.note else ''})\n"
-            f"         {stages.line()}{over_floor}",
+            + (f"         LP path: {report.path}\n" if report.path else "")
+            + f"         {stages.line()}{over_floor}",
             flush=True,
         )
     return cpu_by_solver
@@ -378,6 +396,13 @@ def main() -> None:
     parser.add_argument("--variants", nargs="+", default=["slack"], choices=VARIANTS)
     parser.add_argument("--solvers", nargs="+", default=["highs", "cbc"], choices=["highs", "cbc"])
     parser.add_argument("--time-limit", type=float, default=120.0)
+    parser.add_argument(
+        "--prices",
+        nargs="+",
+        default=["predicted"],
+        choices=["predicted", "slack-first"],
+        help="Where HiGHS's budget prices start when a budget binds; several: the binding-budgets variant once each.",
+    )
     parser.add_argument(
         "--branch-and-bound-only",
         action="store_true",
@@ -394,16 +419,33 @@ def main() -> None:
     )
     args = parser.parse_args()
     several = len(args.sizes) * len(args.variants) > 1
+    floors: dict[str, tuple[float, float]] = {}
     for size in args.sizes:
-        cpu = {}
+        cpu: dict[tuple[str, str], dict[str, float]] = {}
         for variant in args.variants:
             mps = mps_path(args.write_mps, size, variant, several)
-            cpu[variant] = run(
-                size, variant, args.solvers, args.time_limit, args.threads, args.branch_and_bound_only, mps
-            )
-        if "slack" in cpu and "binding-budgets" in cpu:
-            ratios = ", ".join(f"{s} {cpu['binding-budgets'][s] / cpu['slack'][s]:.2f}x" for s in args.solvers)
-            print(f"  {size}: binding-budgets / slack, CPU end to end: {ratios}", flush=True)
+            for prices in args.prices if variant == "binding-budgets" else args.prices[:1]:
+                cpu[(variant, prices)] = run(
+                    size,
+                    variant,
+                    args.solvers,
+                    args.time_limit,
+                    args.threads,
+                    args.branch_and_bound_only,
+                    mps,
+                    prices,
+                    floors,
+                )
+        slack = cpu.get(("slack", args.prices[0]))
+        for prices in args.prices:
+            binding = cpu.get(("binding-budgets", prices))
+            if slack and binding:
+                ratios = ", ".join(f"{s} {binding[s] / slack[s]:.2f}x" for s in args.solvers)
+                print(
+                    f"  {size}: binding-budgets (budget prices {prices}) / slack, CPU end to end: {ratios}; "
+                    f"load {os.getloadavg()[0]:.1f}",
+                    flush=True,
+                )
 
 
 if __name__ == "__main__":

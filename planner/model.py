@@ -654,6 +654,93 @@ class PlanModel:
         )
         return columns.tolist(), np.asarray(coefficients).tolist()
 
+    def budget_curves(self) -> BudgetCurves:
+        """What each budget row's cost centre would be charged at prices on the budget rows, from the built arrays
+        (BudgetCurves): the facts the HiGHS session's price estimates read."""
+        lp, u, demand = self.lp, self.u, self.demand
+        rows = np.flatnonzero(lp.rows_of("budget"))
+        lengths = np.diff(lp.start)[rows]
+        entries = np.repeat(lp.start[rows], lengths) + ranges(lengths)
+        budget_of = np.full(lp.num_cols, -1, dtype=np.int64)
+        charge_of = np.zeros(lp.num_cols)
+        budget_of[lp.index[entries]] = np.repeat(np.arange(len(rows)), lengths)
+        charge_of[lp.index[entries]] = lp.value[entries]
+        charged = np.flatnonzero(budget_of[u.column] >= 0)
+        spot = u.tier[charged] == TIERS.index(PricingModel.SPOT)
+        # two items per charged demand row: its spot share, which any tier may serve, and the rest, which spot may not
+        d = u.demand_row[charged]
+        item = np.concatenate((2 * d, 2 * d[~spot] + 1))
+        candidate = np.concatenate((charged, charged[~spot]))
+        order = np.argsort(item, kind="stable")
+        item, candidate = item[order], candidate[order]
+        names, item_start = np.unique(item, return_index=True)
+        column = u.column[candidate]
+        share = demand.spot_share[names // 2]
+        return BudgetCurves(
+            rows=rows,
+            limit=lp.row_upper[rows],
+            item_start=item_start,
+            item_row=budget_of[column[item_start]],
+            item_volume=demand.level[names // 2] * np.where(names % 2 == 0, share, 1 - share),
+            item_penalty=lp.cost[demand.unmet[names // 2]],
+            price=np.maximum(lp.cost[column], charge_of[column]) / u.per_node[candidate],
+            charge=charge_of[column] / u.per_node[candidate],
+        )
+
+
+@dataclass(frozen=True)
+class BudgetCurves:
+    """How each budget row's cost centre would be charged at prices lambda >= 0 on the budget rows (USD of objective
+    per USD of budget) if no capacity ran short: each demand row buys, per accelerator, the tier with the least
+    price + lambda x charge, spot only for its spot share, or leaves it unmet where its penalty is less. Prices are
+    USD per accelerator in the cell (commitments and existing contracts at their charge rate, what they cost when
+    used); an item is a demand row's spot share or the rest, and its candidates are the tiers that may serve it.
+
+    The charge falls as lambda rises; at lambda = 0 and full service it is bounded below by `least_charge`, so a
+    budget below that must bind. HighsSession prices the budget rows from these curves (planner/solve.py)."""
+
+    rows: Ints  # the budget rows (positions in LinearProgram's rows)
+    limit: Floats  # their budgets, USD
+    item_start: Ints  # each item's first candidate (the candidates are grouped by item)
+    item_row: Ints  # each item's budget row (position in `rows`)
+    item_volume: Floats  # accelerators
+    item_penalty: Floats  # USD per accelerator left unmet
+    price: Floats  # each candidate's USD per accelerator
+    charge: Floats  # each candidate's USD of budget per accelerator
+
+    def least_charge(self) -> Floats:
+        """The least each budget row's demand can be charged when all of it that any tier can serve is served."""
+        least = np.minimum.reduceat(self.charge, self.item_start) if len(self.item_start) else np.zeros(0)
+        return np.asarray(np.bincount(self.item_row, weights=self.item_volume * least, minlength=len(self.rows)), float)
+
+    def charge_at(self, prices: Floats) -> Floats:
+        """Each budget row's charge when every item buys its cheapest candidate at `prices` (one per row)."""
+        if not len(self.item_start):
+            return np.zeros(len(self.rows))
+        lengths = np.diff(np.append(self.item_start, len(self.price)))
+        score = self.price + np.repeat(prices[self.item_row], lengths) * self.charge
+        best = np.minimum.reduceat(score, self.item_start)
+        tied = score <= np.repeat(best, lengths) * (1 + 1e-12)
+        chosen = np.minimum.reduceat(np.where(tied, self.charge, np.inf), self.item_start)
+        spend = np.where(best < self.item_penalty, self.item_volume * chosen, 0.0)
+        return np.asarray(np.bincount(self.item_row, weights=spend, minlength=len(self.rows)), dtype=float)
+
+    def prices_for(self, spend: Floats, steps: int = 40) -> Floats:
+        """The least prices at which each row's charge is at most `spend` (bisection; the highest price any candidate
+        is still bought at where no price is enough, e.g. a negative spend)."""
+        lengths = np.diff(np.append(self.item_start, len(self.price)))
+        worth = (np.repeat(self.item_penalty, lengths) - self.price) / np.where(self.charge > 0, self.charge, np.inf)
+        top = np.zeros(len(self.rows))
+        np.maximum.at(top, np.repeat(self.item_row, lengths), np.maximum(worth, 0.0))
+        low, high = np.zeros(len(self.rows)), top * (1 + 1e-9) + 1e-9
+        done = self.charge_at(low) <= spend
+        high[done] = 0.0
+        for _ in range(steps):
+            mid = (low + high) / 2
+            within = self.charge_at(mid) <= spend
+            high, low = np.where(within, mid, high), np.where(within, low, mid)
+        return high
+
 
 def build_model(data: PlanData) -> PlanModel:
     """Build the whole problem: variables, objective and every constraint family, as arrays (PlanModel.lp)."""

@@ -13,16 +13,16 @@ import functools
 import os
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, Literal
 
 import highspy
 import numpy as np
 import pulp
 
 from quartermaster.plan_result import Outcome
-from quartermaster.planner.model import Floats, Ints, PlanModel, ranges
+from quartermaster.planner.model import BudgetCurves, Floats, Ints, PlanModel, ranges
 
 # HiGHS model statuses that say what happened; any other (time or iteration limit, interrupt) leaves a
 # plan only if HiGHS holds a primal feasible solution.
@@ -63,6 +63,7 @@ class SolveReport:
     seconds: float
     note: str = ""
     stages: tuple[tuple[str, float], ...] = ()  # (stage, seconds) of the solver runs behind this report
+    path: str = ""  # how HighsSession solved the LP relaxation (components, budget prices, the whole LP)
 
     @property
     def cost(self) -> float:
@@ -86,6 +87,16 @@ HIGHS_LP_OPTIONS = {"parallel": "on"}
 # simplex iterations; presolve removes little from these rows (6 % of the whole LP's) and costs a pass over each
 # component. Same LP objective, and the same plan on every bench and example case checked.
 HIGHS_COMPONENT_OPTIONS = {"presolve": "off"}
+# Budget prices (HighsSession): at most this many passes over the components, fewer once every priced budget row is
+# charged within this share of its budget; then the priced whole LP by the dual simplex (simplex_strategy 1) from
+# the components' basis, which presolve would discard.
+BUDGET_PRICE_PASSES = 6
+BUDGET_PRICE_TOLERANCE = 0.005
+BUDGET_PRICE_STEP = 0.02
+PRICED_LP_OPTIONS: dict[str, str | int] = {"presolve": "off", "solver": "simplex", "simplex_strategy": 1}
+BudgetStart = Literal["predicted", "slack-first"]
+"""Where HighsSession's budget prices start: predicted where a budget is below the least its demand can be charged
+(else as slack-first), or always from the components' solution at no prices (`slack-first`, for the bench and tests)."""
 
 
 def time_limit_note(seconds: float) -> str:
@@ -131,7 +142,7 @@ def make_solver(
     return "cbc", pulp.PULP_CBC_CMD(msg=False, mip=mip, timeLimit=time_limit_s, gapRel=gap_rel, threads=threads)
 
 
-def solve(model: PlanModel, *, relax: bool = False) -> SolveReport:
+def solve(model: PlanModel, *, relax: bool = False, prices: BudgetStart = "predicted") -> SolveReport:
     """Solve the problem (or, with `relax`, its LP relaxation) and map the status to an Outcome.
 
     The MILP is solved relax-and-round first: the LP relaxation gives a lower bound, its integer decisions
@@ -143,18 +154,20 @@ def solve(model: PlanModel, *, relax: bool = False) -> SolveReport:
     (bench/planner_bench.py). With HiGHS the problem is handed over once (`HighsLp`, by independent component:
     HighsSession): the re-optimisation only changes the bounds of the integer columns and starts from the
     relaxation's basis, and its duals are kept for the shadow prices (`fix_integers_and_resolve` does not solve again).
+    `prices` says where the session's budget prices start when a budget binds (BudgetStart).
     """
     model.fixed_lp = None
     start = time.perf_counter()
     integers = model.integers()
     if model.data.options.solver == "highs" and pulp.HiGHS(msg=False).available() and (relax or len(integers)):
-        session = HighsSession(model)
+        session = HighsSession(model, prices)
         lp = session.run("relaxation")
         if relax or not lp.outcome.has_plan:
             return _elapsed(lp, start)
         rounded = model.whole(integers)
         fixed = session.fix(integers, rounded)
-        fixed = replace(fixed, stages=lp.stages + fixed.stages)
+        note = "; ".join(x for x in dict.fromkeys((lp.note, fixed.note)) if x)
+        fixed = replace(fixed, stages=lp.stages + fixed.stages, path=f"{lp.path}; {fixed.path}", note=note)
         if _proven(fixed, relaxation_bound(lp), model.data.options.gap_rel):
             model.fixed_lp = fixed
             return _report(fixed, Outcome.OPTIMAL, fixed.cost, lp.cost, start, "relax-and-round")
@@ -228,32 +241,49 @@ class HighsSession:
     By component: without the budget rows (LINKING_FAMILIES) the matrix falls apart into independent components
     (demand keys and the offers their routes reach, with those offers' rows), and each is solved as its own HiGHS
     problem, whose simplex iterations are cheaper than the whole LP's. The joint solution is optimal for the LP
-    without the budget rows, so when it keeps every budget row it is optimal for the whole LP (those rows' duals
-    0). When a budget row is violated (a budget binds), a component is not optimal, or the matrix does not fall
-    apart, the whole LP is solved as one problem (cold at that point), and the session keeps it from then on.
+    without the budget rows, so when it keeps every budget row it is optimal for the whole LP (those rows' duals 0).
+
+    When a budget binds, the budget rows are priced (docs/explanation/planning.md, *How HiGHS solves it*): prices
+    lambda >= 0 from a few passes over the components with costs c + B'lambda (each warm from the last), then the
+    whole LP at those prices, min (c + B'lambda)x + lambda s subject to Bx + s = b, s >= 0 and the other rows,
+    which is the LP shifted by the constant lambda b for any lambda >= 0, solved by the dual simplex from the
+    components' joint basis. Budgets start priced (`start` "predicted") where the model shows one below the least
+    its demand can be charged at full service (PlanModel.budget_curves), else (and with `start` "slack-first")
+    from the components' joint solution at lambda = 0 when it breaks a budget. When a component or the priced LP does
+    not end optimal, in explain mode (whose overrun columns make the prices unbounded), or when the matrix does not
+    fall apart, the whole LP is solved as one problem, cold, and the session keeps it from then on. `path` says
+    which way the last run took.
     """
 
-    def __init__(self, model: PlanModel):
+    def __init__(self, model: PlanModel, start: BudgetStart = "predicted"):
         self.model, lp = model, model.lp
+        self.start_prices = start
         self.n_col, self.n_row = lp.num_cols, lp.num_rows
         self.cost = lp.cost
         self.col_lower, self.col_upper = lp.col_lower.copy(), lp.col_upper.copy()  # fix() changes them
         self.row_lower, self.row_upper = lp.row_lower, lp.row_upper
         self.start, self.index, self.value = lp.start, lp.index, lp.value
+        self.budget_rows = np.flatnonzero(lp.rows_of("budget"))
         self.parts: list[tuple[np.ndarray, np.ndarray]] | None = _components(
             self.start, self.index, lp.rows_of(*LINKING_FAMILIES), self.n_col
         )
+        self.prices: Floats | None = None  # lambda on the budget rows when the LP held is the priced whole LP
+        self.path = ""
         self.highs: list[highspy.Highs] = []
         if self.parts is None:
             self._solve_whole()
         else:
             self.highs = [self._highs(self._lp(cols, rows), HIGHS_COMPONENT_OPTIONS) for cols, rows in self.parts]
+            outside = np.ones(self.n_row, dtype=bool)
+            for _, rows in self.parts:
+                outside[rows] = False
+            self.linking = np.flatnonzero(outside)
 
     def _lp(self, cols: np.ndarray, rows: np.ndarray) -> highspy.HighsLp:
         """The LP of the columns `cols` and rows `rows`, with the column bounds as they stand (fix changes them)."""
         return self.model.lp.to_highs(cols, rows, self.col_lower, self.col_upper)
 
-    def _highs(self, lp: highspy.HighsLp, options: dict[str, str] | None = None) -> highspy.Highs:
+    def _highs(self, lp: highspy.HighsLp, options: Mapping[str, str | int] | None = None) -> highspy.Highs:
         """A HiGHS instance holding `lp`, with the LP options (and `options` on top)."""
         opts = self.model.data.options
         _quiet_highs_banner()
@@ -262,27 +292,40 @@ class HighsSession:
         if opts.threads is not None:
             highs.setOptionValue("threads", opts.threads)
         highs.setOptionValue("time_limit", float(opts.time_limit_s))
-        for key, val in (HIGHS_LP_OPTIONS | (options or {})).items():
+        for key, val in {**HIGHS_LP_OPTIONS, **(options or {})}.items():
             highs.setOptionValue(key, val)
         highs.passModel(lp)
         return highs
 
     def _solve_whole(self) -> None:
-        """From now on, the whole LP as one HiGHS problem (its column bounds as they stand)."""
-        self.parts = None
+        """From now on, the whole LP as one HiGHS problem (its column bounds as they stand), cold."""
+        self.parts, self.prices = None, None
         self.highs = [self._highs(self._lp(np.arange(self.n_col), np.arange(self.n_row)))]
 
     def run(self, stage: str) -> SolveReport:
         """Solve the LP as it stands; the outcome from HiGHS's statuses, values and row duals written to the model."""
         start = time.perf_counter()
-        solution = self._run_parts() if self.parts is not None else None
-        if solution is None:  # one problem, or a budget binds or a component is not optimal: the whole LP decides
-            if self.parts is not None:
+        solution, notes = None, []
+        if self.parts is not None:
+            solution = self._run_by_components()
+            if solution is None and self.prices is None:  # a component is not optimal, or a budget cannot be priced
                 self._solve_whole()
+        elif self.prices is None:
+            self.path = "the whole LP"
+        if solution is None:
             solution = self._run_whole()
+        if solution is None:  # the priced whole LP did not end optimal: the cold whole LP decides
+            self._solve_whole()
+            self.path = "the whole LP, cold (the priced whole LP did not end optimal)"
+            solution = self._run_whole()
+        if solution is None:
+            raise AssertionError("the unpriced whole LP always gives a solution")
+        if self.path.startswith(("budget prices", f"the whole LP, cold ({BUDGET_BINDS}")):
+            notes.append(f"budgets bind; LP relaxation: {self.path}")
         outcome, status, objective, col_value, _, _, row_dual = solution
         timed_out = self.highs[0].getModelStatus() == highspy.HighsModelStatus.kTimeLimit
-        note = time_limit_note(self.model.data.options.time_limit_s) if timed_out and not outcome.has_plan else ""
+        if timed_out and not outcome.has_plan:
+            notes.insert(0, time_limit_note(self.model.data.options.time_limit_s))
         if outcome.has_plan:
             self.model.x, self.model.pi = np.asarray(col_value, dtype=float), np.asarray(row_dual, dtype=float)
         seconds = time.perf_counter() - start
@@ -295,36 +338,134 @@ class HighsSession:
             None,
             None,
             seconds,
-            note,
+            "; ".join(notes),
             stages=((stage + parts, seconds),),
+            path=self.path,
         )
 
-    def _run_whole(self) -> tuple[Any, ...]:
-        """(outcome, status text, objective without the constant, column values and duals, row values and duals)."""
+    def _run_whole(self) -> tuple[Any, ...] | None:
+        """(outcome, status text, objective without the constant, column values and duals, row values and duals) of
+        the whole LP held; for the priced LP mapped back to the LP's own (None when it did not end optimal)."""
         highs = self.highs[0]
+        cpu = time.process_time()
         highs.run()
         status, info = highs.getModelStatus(), highs.getInfo()
         feasible = info.primal_solution_status == highspy.SolutionStatus.kSolutionStatusFeasible
         outcome = _FROM_HIGHS_STATUS.get(status.name, Outcome.FEASIBLE if feasible else Outcome.NO_SOLUTION)
         solution = highs.getSolution()
-        return (
-            outcome,
-            highs.modelStatusToString(status),
-            info.objective_function_value,
-            solution.col_value,
-            solution.col_dual,
-            solution.row_value,
-            solution.row_dual,
-        )
+        col_value, col_dual = np.asarray(solution.col_value), np.asarray(solution.col_dual)
+        row_value, row_dual = np.asarray(solution.row_value), np.asarray(solution.row_dual)
+        objective = info.objective_function_value
+        if self.prices is not None:
+            if status != highspy.HighsModelStatus.kOptimal:
+                return None
+            # back from min (c + B'lambda)x + lambda s, Bx + s = b: the objective less lambda b, the budget rows'
+            # values Bx = b - s and duals less lambda (the reduced costs are the same)
+            rows, unspent = self.budget_rows, col_value[self.n_col :]
+            objective -= float(self.prices @ self.row_upper[rows])
+            row_value, row_dual = row_value.copy(), row_dual.copy()
+            row_value[rows] -= unspent
+            row_dual[rows] -= self.prices
+            col_value, col_dual = col_value[: self.n_col], col_dual[: self.n_col]
+            done = f"{info.simplex_iteration_count:,} iterations, {_cpu_since(cpu)}"
+            first = self.path.startswith("budget prices") and self.path.endswith("their basis")
+            self.path = f"{self.path} ({done})" if first else f"the priced whole LP, warm ({done})"
+        return (outcome, highs.modelStatusToString(status), objective, col_value, col_dual, row_value, row_dual)
 
-    def _run_parts(self) -> tuple[Any, ...] | None:
-        """Each component solved; their joint solution if every one is optimal and the rows outside them (budget
-        rows) hold on it, else None."""
+    def _run_by_components(self) -> tuple[Any, ...] | None:
+        """The components' joint solution if it is the LP's optimum; else the priced whole LP's solution (budgets
+        bind); None when a component is not optimal or a budget binds and cannot be priced (explain mode)."""
+        n = len(self.parts or [])
+        priceable = (
+            not self.model.data.options.explain_infeasible
+            and len(self.budget_rows) > 0
+            and np.all(np.isin(self.linking, self.budget_rows) | (np.diff(self.start)[self.linking] == 0))
+            and np.all(np.isinf(self.row_lower[self.budget_rows]))
+        )
+        curves, prices, how = None, None, ""
+        if priceable and self.start_prices == "predicted":
+            curves = self.model.budget_curves()
+            below = curves.limit < curves.least_charge() * (1 - 1e-9)
+            if below.any():
+                prices, how = np.where(below, curves.prices_for(curves.limit), 0.0), "predicted"
+        if prices is None:
+            cpu = time.process_time()
+            joint = self._solve_parts()
+            if joint is None:
+                self.path = "the whole LP, cold (a component did not end optimal)"
+                return None
+            objective, col_value, col_dual, row_value, row_dual = joint
+            activity = self._linking_activity(col_value)
+            if self._holds(activity):
+                row_value[self.linking] = activity
+                self.path = f"{n} components"
+                return (Outcome.OPTIMAL, "Optimal", objective, col_value, col_dual, row_value, row_dual)
+            if not priceable:
+                why = "explain mode" if self.model.data.options.explain_infeasible else "a linking row is no budget"
+                self.path = f"the whole LP, cold ({BUDGET_BINDS}; not priced: {why})"
+                return None
+            curves = curves or self.model.budget_curves()
+            spend = self._budget_spend(col_value)
+            none = np.zeros(len(spend))
+            prices = np.where(spend > curves.limit + _slack_allowed(curves.limit), _guess(curves, spend, none), 0.0)
+            how = f"from the slack solve, {_cpu_since(cpu)}"
+        self._priced(curves or self.model.budget_curves(), prices, how)
+        return None  # the priced whole LP is set up (self.prices), or the passes failed and the cold whole LP decides
+
+    def _priced(self, curves: BudgetCurves, prices: Floats, how: str) -> None:
+        """Lagrangian passes over the components from `prices`, then the priced whole LP set up from their joint basis
+        (self.prices); nothing set up when a component does not end optimal."""
+        cpu = time.process_time()
+        low, high = np.zeros(len(prices)), np.full(len(prices), np.inf)
+        step = np.full(len(prices), BUDGET_PRICE_STEP)
+        passes = 0
+        for passes in range(1, BUDGET_PRICE_PASSES + 1):
+            joint = self._solve_parts(prices, cold=passes == 1)
+            if joint is None:
+                self.path = "the whole LP, cold (a component did not end optimal at the budget prices)"
+                return
+            spend = self._budget_spend(joint[1])
+            gap = spend - curves.limit
+            over, under = gap > _slack_allowed(curves.limit), gap < 0
+            # each row's price is bracketed: above the prices it was over its budget at, below those it was under at
+            low = np.where(over, np.maximum(low, prices), low)
+            high = np.where(under & (prices > 0), np.minimum(high, prices), high)
+            settled = (high <= low * (1 + BUDGET_PRICE_TOLERANCE)) | ((prices == 0) & ~over) | (~over & ~under)
+            if settled.all() or passes == BUDGET_PRICE_PASSES:
+                break
+            bracketed = np.isfinite(high) & (low > 0)
+            moved = np.where(
+                bracketed,
+                np.sqrt(low * np.where(bracketed, high, 1.0)),
+                np.where(over, prices * (1 + step), high / (1 + step)),
+            )
+            if np.any(over & (prices == 0)):  # a budget broken at no price: its first guess from the curves
+                moved = np.where(over & (prices == 0), _guess(curves, spend, prices), moved)
+            prices = np.where(settled, prices, moved)
+            step = np.where(bracketed, step, 2 * step)  # widened until the row's price is bracketed
+        parts = self.parts or []
+        self.path = (
+            f"budget prices ({how}): {passes} passes over {len(parts)} components ({_cpu_since(cpu)}), "
+            "then the whole LP from their basis"
+        )
+        self._solve_priced(prices)
+
+    def _solve_parts(self, prices: Floats | None = None, cold: bool = False) -> tuple[Any, ...] | None:
+        """Each component solved, with costs c + B'prices on the budget rows if given, from its last basis unless
+        `cold`: (objective, column values and duals, row values and duals) jointly, or None when one is not optimal.
+
+        The first priced pass is cold: from the basis of no prices, whose costs the prices multiply (budget prices
+        are tens of USD per USD), the simplex took 4-5x a cold solve at medium size (bench/planner_bench.py)."""
         n_col, n_row = self.n_col, self.n_row
         col_value, col_dual = np.zeros(n_col), np.zeros(n_col)
         row_value, row_dual = np.zeros(n_row), np.zeros(n_row)
+        cost = None if prices is None else self.cost + self._shift(prices)
         objective = 0.0
         for highs, (cols, rows) in zip(self.highs, self.parts or [], strict=True):
+            if cost is not None:
+                highs.changeColsCost(len(cols), np.arange(len(cols), dtype=np.int32), cost[cols])
+            if cold:
+                highs.clearSolver()
             highs.run()
             if highs.getModelStatus().name != "kOptimal":
                 return None
@@ -332,19 +473,58 @@ class HighsSession:
             col_value[cols], col_dual[cols] = solution.col_value, solution.col_dual
             row_value[rows], row_dual[rows] = solution.row_value, solution.row_dual
             objective += highs.getInfo().objective_function_value
-        outside = np.ones(n_row, dtype=bool)
-        for _, rows in self.parts or []:
-            outside[rows] = False
-        rows = np.flatnonzero(outside)
+        return objective, col_value, col_dual, row_value, row_dual
+
+    def _shift(self, prices: Floats) -> Floats:
+        """B'prices: each column's cost added by the prices on the budget rows."""
+        y = np.zeros(self.n_row)
+        y[self.budget_rows] = prices
+        return self.model.lp.transposed_times(y)
+
+    def _linking_activity(self, col_value: Floats) -> Floats:
+        """The values of the rows outside the components at `col_value`."""
+        rows = self.linking
         lengths = np.diff(self.start)[rows]
         entries = np.repeat(self.start[rows], lengths) + ranges(lengths)
         products = self.value[entries] * col_value[self.index[entries]]
         activity = np.bincount(np.repeat(np.arange(len(rows)), lengths), weights=products, minlength=len(rows))
-        tolerance = 1e-7 * np.maximum(1.0, np.abs(np.where(np.isinf(self.row_upper[rows]), 0, self.row_upper[rows])))
-        if np.any(activity > self.row_upper[rows] + tolerance) or np.any(activity < self.row_lower[rows] - tolerance):
-            return None
-        row_value[rows] = activity
-        return (Outcome.OPTIMAL, "Optimal", objective, col_value, col_dual, row_value, row_dual)
+        return np.asarray(activity, dtype=float)
+
+    def _budget_spend(self, col_value: Floats) -> Floats:
+        """Each budget row's value at `col_value`."""
+        activity = np.zeros(self.n_row)
+        activity[self.linking] = self._linking_activity(col_value)
+        return activity[self.budget_rows]
+
+    def _holds(self, activity: Floats) -> bool:
+        """Whether the rows outside the components hold at these values."""
+        upper, lower = self.row_upper[self.linking], self.row_lower[self.linking]
+        tolerance = 1e-7 * np.maximum(1.0, np.abs(np.where(np.isinf(upper), 0, upper)))
+        return not (np.any(activity > upper + tolerance) or np.any(activity < lower - tolerance))
+
+    def _solve_priced(self, prices: Floats) -> None:
+        """From now on, the priced whole LP (see the class), its basis the components' joint one: dual feasible, and
+        primal infeasible only in the budget rows (their logicals basic, the unspent budget s at 0)."""
+        rows = self.budget_rows
+        col_status = np.empty(self.n_col + len(rows), dtype=object)
+        row_status = np.full(self.n_row, highspy.HighsBasisStatus.kBasic, dtype=object)
+        for highs, (cols, part_rows) in zip(self.highs, self.parts or [], strict=True):
+            basis = highs.getBasis()
+            col_status[cols] = basis.col_status
+            row_status[part_rows] = basis.row_status
+        col_status[self.n_col :] = highspy.HighsBasisStatus.kLower
+        whole = self._lp(np.arange(self.n_col), np.arange(self.n_row))
+        whole.col_cost_ = self.cost + self._shift(prices)
+        row_lower = self.row_lower.copy()
+        row_lower[rows] = self.row_upper[rows]
+        whole.row_lower_ = row_lower
+        highs = self._highs(whole, PRICED_LP_OPTIONS)
+        n = len(rows)
+        highs.addCols(n, prices, np.zeros(n), np.full(n, np.inf), n, np.arange(n, dtype=np.int32), rows, np.ones(n))
+        basis = highspy.HighsBasis()
+        basis.col_status, basis.row_status, basis.valid = col_status.tolist(), row_status.tolist(), True
+        highs.setBasis(basis)
+        self.parts, self.prices, self.highs = None, prices, [highs]
 
     def fix(self, cols: Ints, fixed: Floats) -> SolveReport:
         """Fix the integer columns `cols` at `fixed` and re-solve from the current basis (dual simplex)."""
@@ -359,6 +539,24 @@ class HighsSession:
             highs.changeColsBounds(len(here), here, at, at)
             highs.setOptionValue("solver", "simplex")
         return self.run("rounded re-solve")
+
+
+def _cpu_since(cpu: float) -> str:
+    return f"{time.process_time() - cpu:.1f} s CPU"
+
+
+BUDGET_BINDS = "a budget binds"
+
+
+def _guess(curves: BudgetCurves, spend: Floats, prices: Floats) -> Floats:
+    """The prices at which the curves, moved by what the components' plan at `prices` is charged beyond them, meet
+    each budget."""
+    return curves.prices_for(curves.limit - (spend - curves.charge_at(prices)))
+
+
+def _slack_allowed(limit: Floats) -> Floats:
+    """How far a budget row may be over on the components' joint solution and still hold (HighsSession._holds)."""
+    return 1e-7 * np.maximum(1.0, np.abs(limit))
 
 
 def _components(
@@ -424,23 +622,19 @@ def _report(
     """The report of a plan found by `how`; with no proven bound, no gap."""
     gap = None if bound is None else (max(0.0, (objective - bound) / abs(objective)) if objective else 0.0)
     note = "; ".join(x for x in (base.note, f"plan by {how}") if x)
-    return SolveReport(
-        outcome, base.solver, base.status, objective, bound, gap, time.perf_counter() - start, note, base.stages
+    return replace(
+        base,
+        outcome=outcome,
+        objective=objective,
+        bound=bound,
+        gap=gap,
+        seconds=time.perf_counter() - start,
+        note=note,
     )
 
 
 def _elapsed(report: SolveReport, start: float) -> SolveReport:
-    return SolveReport(
-        report.outcome,
-        report.solver,
-        report.status,
-        report.objective,
-        report.bound,
-        report.gap,
-        time.perf_counter() - start,
-        report.note,
-        report.stages,
-    )
+    return replace(report, seconds=time.perf_counter() - start)
 
 
 def _run(model: PlanModel, *, mip: bool, time_limit_s: float | None = None) -> SolveReport:

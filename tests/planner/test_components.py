@@ -68,9 +68,10 @@ def test_the_example_relaxes_to_the_same_decisions_by_component_as_by_the_whole_
     assert purchases == pytest.approx(want_purchases, abs=1e-9)
 
 
-def test_a_binding_budget_sends_the_solve_to_the_whole_lp(example, monkeypatch):
+def test_a_binding_budget_sends_the_solve_to_the_whole_lp_priced(example, monkeypatch):
     # a budget of 0 USD for the first team's cost centre in the first quarter: the components, which do not see it,
-    # serve that cost centre's demand, so their joint solution breaks it and the whole LP is solved instead
+    # serve that cost centre's demand, so their joint solution cannot answer; the whole LP is solved, from prices on
+    # its budget rows (issue 38), and gives the cold whole LP's optimum
     cost_center = example.teams["cost_center"].iloc[0]
     budgets = pd.DataFrame([{"cost_center": cost_center, "quarter": example.first_quarter, "usd": Decimal(0)}])
     data = replace(example, budgets=budgets)
