@@ -4,6 +4,8 @@
     .venv/bin/python -m bench.planner_bench --sizes enterprise --solvers highs
     .venv/bin/python -m bench.planner_bench --sizes enterprise --solvers highs \
         --variants slack binding-budgets equivalence --write-mps /tmp/enterprise.mps
+    .venv/bin/python -m bench.planner_bench --sizes enterprise --solvers highs \
+        --variants slack binding-budgets --prices predicted slack-first --write-mps /tmp/enterprise.mps
 
 Sizes are sites x machines x quarters x pricing options x scenarios. A generated problem has 40 sites
 (16 GCP, 16 AWS, 8 Azure) x 15 machines in 5 fungible-within-class accelerator classes, 6 pricing options
@@ -29,6 +31,12 @@ prices and every table of the plan), each in wall and CPU seconds (every thread 
 process) with the load average at its end, since the machine may be shared; then the outcome, the objective, the LP
 relaxation bound and the MILP / LP ratio (1.001 = within 0.1 % of the LP bound). `--branch-and-bound-only`
 runs the solver's own search without the relax-and-round step, for comparison.
+
+When a budget binds, HiGHS's session prices the budget rows (docs/explanation/planning.md, *How HiGHS solves it*):
+each HiGHS line prints the LP's path (components alone, budget prices and their passes with their CPU seconds, or
+the whole LP cold). `--prices predicted slack-first` runs the binding-budgets variant once per start of the prices
+(predicted from the model where a budget is below the least its demand can be charged, or always after the
+components' solve at no prices), and prints each one's binding-budgets / slack ratio of CPU seconds end to end.
 
 `--write-mps PATH` writes each problem as built (integer columns marked) to an MPS file (PATH itself for one size
 and variant, else PATH with `-<size>-<variant>` before its suffix), then reads it back into HiGHS alone and times
