@@ -145,7 +145,7 @@ def uncapped_offers(m: PlanModel) -> tuple[str, ...]:
         (j, _option(m, j, option).pricing_model) for (j, option, _q), var in m.commit.items() if round(m.value(var)) > 0
     }
     return tuple(
-        f"{j} {t}: no supply cap in the inventory (sites.yaml supply_caps); the plan assumes any amount can be had"
+        f"{j} {t}: no supply cap in the inventory; the plan assumes any amount can be had"
         for j, t in sorted(used - capped)
     )
 
