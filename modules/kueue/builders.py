@@ -1,4 +1,5 @@
-"""Pure builders: inventory -> the Kueue objects (plus Namespaces and RBAC) of one cluster, as plain dicts.
+"""Pure builders: inventory -> the Kueue objects (plus Namespaces and RBAC) of one cluster, as typed objects
+(`api.py`, generated from Kueue's v1beta2 CRDs; `manifest.py`), and the manifests `qm render` writes from them.
 
 Rules of the derivation (Kueue rule n is rule n of docs/reference/kueue-rules.md; copied facts cite their source):
 - one ResourceFlavor per pool, its `nodeLabels` selecting exactly that pool's nodes;
@@ -27,12 +28,25 @@ from typing import Any
 
 from quartermaster.capacity import open_pools
 from quartermaster.model import Cluster, Cohort, Inventory, Pool, Quota, Team
+from quartermaster.modules.kueue import api
 from quartermaster.modules.kueue.k8s import canonical_quantity
+from quartermaster.modules.kueue.manifest import (
+    KUEUE_GROUP,
+    RBAC_GROUP,
+    Emitted,
+    Namespace,
+    ObjectMeta,
+    PolicyRule,
+    Role,
+    RoleBinding,
+    RoleRef,
+    Subject,
+    to_manifest,
+)
 from quartermaster.names import ClusterKind
 from quartermaster.pricing import Provisioning
 from quartermaster.providers import provider_of
 
-KUEUE_GROUP = "kueue.x-k8s.io"
 LABEL_PREFIX = "quartermaster.dev"
 TEAM_LABEL = f"{LABEL_PREFIX}/team"
 COST_CENTER_LABEL = f"{LABEL_PREFIX}/cost-center"
@@ -55,8 +69,8 @@ PROVISIONING_CONTROLLER = "kueue.x-k8s.io/provisioning-request"
 MULTIKUEUE_CONTROLLER = "kueue.x-k8s.io/multikueue"
 
 # Kueue v0.19.2 CRD defaults (kueue-rules.md section 0), emitted explicitly.
-RETRY_STRATEGY_DEFAULT = {"backoffLimitCount": 3, "backoffBaseSeconds": 60, "backoffMaxSeconds": 1800}
-FLAVOR_FUNGIBILITY_DEFAULT = {"whenCanBorrow": "MayStopSearch", "whenCanPreempt": "TryNextFlavor"}
+RETRY_STRATEGY_DEFAULT = api.RetryStrategy(backoff_limit_count=3, backoff_base_seconds=60, backoff_max_seconds=1800)
+FLAVOR_FUNGIBILITY_DEFAULT = api.FlavorFungibility(when_can_borrow="MayStopSearch", when_can_preempt="TryNextFlavor")
 
 # Workload kinds a team may create in its own namespaces (Kueue's built-in integrations).
 WORKLOAD_RESOURCES = {
@@ -104,46 +118,50 @@ class FlavorQuota:
 
 
 def objects_for_cluster(inventory: Inventory, cluster: str, at: dt.datetime) -> list[dict[str, Any]]:
-    """Every object for `cluster` valid at `at` (an aware datetime), in apply order, in the cluster's
-    `kueue_api_version`."""
+    """Every object for `cluster` valid at `at` (an aware datetime) as the manifest `qm render` writes, in apply
+    order, in the cluster's `kueue_api_version`."""
+    version = inventory.cluster_by_name[cluster].kueue_api_version
+    return [to_manifest(obj, version) for obj in kueue_objects(inventory, cluster, at)]
+
+
+def kueue_objects(inventory: Inventory, cluster: str, at: dt.datetime) -> list[Emitted]:
+    """Every object for `cluster` valid at `at` (an aware datetime), typed, in apply order."""
     c = inventory.cluster_by_name[cluster]
-    version = f"{KUEUE_GROUP}/{c.kueue_api_version}"
     now_open = open_pools(inventory, at)
     quotas = _team_quotas(inventory, c, now_open)
-    objects: list[dict[str, Any]] = []
-    objects += [_priority_class(version, p.name, p.value, p.description) for p in inventory.priority_classes]
+    objects: list[Emitted] = []
+    objects += [_priority_class(p.name, p.value, p.description) for p in inventory.priority_classes]
     if c.topology_aware:
         levels = {
             provider_of(c.kind).topology_levels(p.machine, p.provisioning)
             for p in c.pools
             if topology_aware_flavor(c, p)
         }
-        objects += [_topology(version, c, level_set) for level_set in sorted(levels)]
-    objects += [_pool_flavor(inventory, version, c, p) for p in c.pools]
-    objects += [_logical_flavor(version, name) for name in sorted(_manager_flavors(inventory, c))]
-    objects += [_cohort(inventory, c, version, cohort, now_open) for cohort in inventory.cohorts]
+        objects += [_topology(c, level_set) for level_set in sorted(levels)]
+    objects += [_pool_flavor(inventory, c, p) for p in c.pools]
+    objects += [_logical_flavor(name) for name in sorted(_manager_flavors(inventory, c))]
+    objects += [_cohort(inventory, c, cohort, now_open) for cohort in inventory.cohorts]
     flex = [p for p in c.pools if p.provisioning == "flex-start"]
     for pool in flex:
-        objects += _provisioning_check(inventory, version, pool)
+        objects += _provisioning_check(inventory, pool)
     mk_checks: dict[str, str] = {}
     if c.multikueue_role == "manager":
-        objects += [_multikueue_cluster(inventory, version, w) for w in c.multikueue_workers]
+        objects += [_multikueue_cluster(inventory, w) for w in c.multikueue_workers]
         for team_name in sorted(quotas):
-            check, config = _multikueue_check(version, team_name, _workers_of_team(inventory, c, team_name))
+            check, config = _multikueue_check(team_name, _workers_of_team(inventory, c, team_name))
             objects += [check, config]
-            mk_checks[team_name] = check["metadata"]["name"]
+            mk_checks[team_name] = check.metadata.name
     fair = fair_sharing_in_use(inventory)
     for name in sorted(quotas):
         team = inventory.team_by_name[name]
         objects += _tenancy(team, c.kind)
-        objects.append(_cluster_queue(inventory, version, c, team, quotas[name], flex, mk_checks.get(name), fair))
-        objects += _local_queues(version, team)
+        objects.append(_cluster_queue(inventory, c, team, quotas[name], flex, mk_checks.get(name), fair))
+        objects += _local_queues(team)
     return sorted(objects, key=_apply_order)
 
 
-def _apply_order(obj: dict[str, Any]) -> tuple[int, str, str]:
-    meta = obj["metadata"]
-    return KIND_ORDER.index(obj["kind"]), meta.get("namespace", ""), meta["name"]
+def _apply_order(obj: Emitted) -> tuple[int, str, str]:
+    return KIND_ORDER.index(obj.KIND), obj.metadata.namespace or "", obj.metadata.name
 
 
 # --- quotas ----------------------------------------------------------------------------------------
@@ -271,7 +289,7 @@ def _number(quantity: Any) -> int:
     return int(str(quantity).removesuffix("Gi"))
 
 
-def resource_groups(flavors: list[FlavorQuota]) -> list[dict[str, Any]]:
+def resource_groups(flavors: list[FlavorQuota]) -> list[api.ResourceGroup]:
     """Group flavors so that no resource is in two groups (Kueue rule 17) and no flavor in two (18).
 
     Each group covers the union of its flavors' resources, cpu and memory first; a flavor that does not set a
@@ -293,33 +311,30 @@ def resource_groups(flavors: list[FlavorQuota]) -> list[dict[str, Any]]:
     groups: dict[str, list[FlavorQuota]] = {}
     for fq in flavors:
         groups.setdefault(find(next(iter(fq.resources))), []).append(fq)
-    out = []
-    for members in groups.values():
-        covered = sorted({r for fq in members for r in fq.resources}, key=_resource_order)
-        out.append(
-            {
-                "coveredResources": covered,
-                "flavors": [
-                    {"name": fq.flavor, "resources": [_resource_quota(r, fq.resources.get(r)) for r in covered]}
-                    for fq in members
-                ],
-            }
+    return [
+        api.ResourceGroup(
+            covered_resources=(covered := sorted({r for fq in members for r in fq.resources}, key=_resource_order)),
+            flavors=[
+                api.FlavorQuotas(name=fq.flavor, resources=[_resource_quota(r, fq.resources.get(r)) for r in covered])
+                for fq in members
+            ],
         )
-    return out
+        for members in groups.values()
+    ]
 
 
 def _resource_order(resource: str) -> tuple[int, str]:
     return (RESOURCE_ORDER.index(resource) if resource in RESOURCE_ORDER else len(RESOURCE_ORDER), resource)
 
 
-def _resource_quota(resource: str, quota: tuple[Any, Any, Any] | None) -> dict[str, Any]:
+def _resource_quota(resource: str, quota: tuple[Any, Any, Any] | None) -> api.ResourceQuota:
     nominal, borrowing, lending = quota or (0, None, None)
-    out: dict[str, Any] = {"name": resource, "nominalQuota": _canonical(nominal)}
-    if borrowing is not None:
-        out["borrowingLimit"] = _canonical(borrowing)
-    if lending is not None:
-        out["lendingLimit"] = _canonical(lending)
-    return out
+    return api.ResourceQuota(
+        name=resource,
+        nominal_quota=_canonical(nominal),
+        borrowing_limit=None if borrowing is None else _canonical(borrowing),
+        lending_limit=None if lending is None else _canonical(lending),
+    )
 
 
 def _canonical(amount: Any) -> int | str:
@@ -332,25 +347,13 @@ def _canonical(amount: Any) -> int | str:
 # --- objects ---------------------------------------------------------------------------------------
 
 
-def _meta(name: str, namespace: str | None = None, labels: dict[str, str] | None = None) -> dict[str, Any]:
-    meta: dict[str, Any] = {"name": name}
-    if namespace is not None:
-        meta["namespace"] = namespace
-    if labels:
-        meta["labels"] = labels
-    return meta
+def _meta(name: str, namespace: str | None = None, labels: dict[str, str] | None = None) -> ObjectMeta:
+    return ObjectMeta(name=name, namespace=namespace, labels=labels or None)
 
 
-def _priority_class(version: str, name: str, value: int, description: str) -> dict[str, Any]:
-    obj: dict[str, Any] = {
-        "apiVersion": version,
-        "kind": "WorkloadPriorityClass",
-        "metadata": _meta(name),
-        "value": value,
-    }
-    if description:
-        obj["description"] = description  # top level, no spec (Kueue rule 74)
-    return obj
+def _priority_class(name: str, value: int, description: str) -> api.WorkloadPriorityClass:
+    # description is at the top level, there is no spec (Kueue rule 74)
+    return api.WorkloadPriorityClass(metadata=_meta(name), value=value, description=description or None)
 
 
 def topology_name(cluster: Cluster, levels: tuple[str, ...]) -> str:
@@ -362,14 +365,12 @@ def topology_name(cluster: Cluster, levels: tuple[str, ...]) -> str:
     return "-".join([cluster.kind, *short])
 
 
-def _topology(version: str, cluster: Cluster, levels: tuple[str, ...]) -> dict[str, Any]:
+def _topology(cluster: Cluster, levels: tuple[str, ...]) -> api.Topology:
     """A Topology with the levels, coarsest first, that the platform labels its nodes with (Kueue rule 71, 73)."""
-    return {
-        "apiVersion": version,
-        "kind": "Topology",
-        "metadata": _meta(topology_name(cluster, levels)),
-        "spec": {"levels": [{"nodeLabel": label} for label in levels]},
-    }
+    return api.Topology(
+        metadata=_meta(topology_name(cluster, levels)),
+        spec=api.TopologySpec(levels=[api.TopologyLevel(node_label=label) for label in levels]),
+    )
 
 
 def flavor_node_labels(inventory: Inventory, cluster: Cluster, pool: Pool) -> dict[str, str]:
@@ -380,30 +381,31 @@ def flavor_node_labels(inventory: Inventory, cluster: Cluster, pool: Pool) -> di
     return {**pool.labels, **provider_of(cluster.kind).flavor_node_labels(machine, pool)}
 
 
-def flavor_tolerations(inventory: Inventory, cluster: Cluster, pool: Pool) -> list[dict[str, Any]]:
+def flavor_tolerations(inventory: Inventory, cluster: Cluster, pool: Pool) -> list[api.Toleration]:
     """Tolerations for the accelerator taint (always on accelerator nodes), the taints the platform puts on nodes
     of the pool's provisioning (GKE flex-start, AKS Spot; TAS checks them against these) and the pool's own."""
     resource = inventory.machine_by_name[pool.machine].resource_name
-    out = [{"key": resource, "operator": "Exists", "effect": "NoSchedule"}]
+    out = [api.Toleration(key=resource, operator="Exists", effect="NoSchedule")]
     taints = [(t.key, t.value, t.effect) for t in provider_of(cluster.kind).platform_taints(pool.provisioning)]
     for key, value, effect in [*taints, *((t.key, t.value, t.effect) for t in pool.taints)]:
-        toleration = {"key": key, "effect": effect, "operator": "Equal" if value else "Exists"}
-        if value:
-            toleration["value"] = value
+        toleration = api.Toleration(
+            key=key, effect=effect, operator="Equal" if value else "Exists", value=value or None
+        )
         if toleration not in out:
             out.append(toleration)
     return out
 
 
-def _pool_flavor(inventory: Inventory, version: str, cluster: Cluster, pool: Pool) -> dict[str, Any]:
-    spec: dict[str, Any] = {
-        "nodeLabels": flavor_node_labels(inventory, cluster, pool),
-        "tolerations": flavor_tolerations(inventory, cluster, pool),
-    }
+def _pool_flavor(inventory: Inventory, cluster: Cluster, pool: Pool) -> api.ResourceFlavor:
+    topology = None
     if topology_aware_flavor(cluster, pool):
-        levels = provider_of(cluster.kind).topology_levels(pool.machine, pool.provisioning)
-        spec["topologyName"] = topology_name(cluster, levels)
-    return {"apiVersion": version, "kind": "ResourceFlavor", "metadata": _meta(pool.name), "spec": spec}
+        topology = topology_name(cluster, provider_of(cluster.kind).topology_levels(pool.machine, pool.provisioning))
+    spec = api.ResourceFlavorSpec(
+        node_labels=flavor_node_labels(inventory, cluster, pool),
+        tolerations=flavor_tolerations(inventory, cluster, pool),
+        topology_name=topology,
+    )
+    return api.ResourceFlavor(metadata=_meta(pool.name), spec=spec)
 
 
 def nodes_exist(pool: Pool) -> bool:
@@ -421,22 +423,20 @@ def topology_aware_flavor(cluster: Cluster, pool: Pool) -> bool:
     return cluster.topology_aware and (nodes_exist(pool) or pool.provisioning == "flex-start")
 
 
-def _logical_flavor(version: str, name: str) -> dict[str, Any]:
+def _logical_flavor(name: str) -> api.ResourceFlavor:
     """A manager-side flavor: no nodes of its own, it only counts quota for the workers."""
-    return {"apiVersion": version, "kind": "ResourceFlavor", "metadata": _meta(name), "spec": {}}
+    return api.ResourceFlavor(metadata=_meta(name), spec=api.ResourceFlavorSpec())
 
 
-def _cohort(
-    inventory: Inventory, cluster: Cluster, version: str, cohort: Cohort, now_open: frozenset[str]
-) -> dict[str, Any]:
-    spec: dict[str, Any] = {"fairSharing": {"weight": canonical_quantity(cohort.fair_sharing_weight or 1)}}
-    if cohort.parent:
-        spec["parentName"] = cohort.parent
+def _cohort(inventory: Inventory, cluster: Cluster, cohort: Cohort, now_open: frozenset[str]) -> api.Cohort:
     # Cohort limits need a parent (Kueue rule 50).
     flavors = _quotas_here(inventory, cluster, cohort.quotas, now_open, lending_allowed=cohort.parent is not None)
-    if flavors:
-        spec["resourceGroups"] = resource_groups(flavors)
-    return {"apiVersion": version, "kind": "Cohort", "metadata": _meta(cohort.name), "spec": spec}
+    spec = api.CohortSpec(
+        fair_sharing=api.CohortFairSharing(weight=canonical_quantity(cohort.fair_sharing_weight or 1)),
+        parent_name=cohort.parent or None,
+        resource_groups=resource_groups(flavors) if flavors else None,
+    )
+    return api.Cohort(metadata=_meta(cohort.name), spec=spec)
 
 
 def label_name(base: str, suffix: str) -> str:
@@ -452,25 +452,25 @@ def provisioning_check_name(pool: Pool) -> str:
     return label_name(pool.name, "flex-start")
 
 
-def _provisioning_check(inventory: Inventory, version: str, pool: Pool) -> list[dict[str, Any]]:
+def _provisioning_check(inventory: Inventory, pool: Pool) -> tuple[api.ProvisioningRequestConfig, api.AdmissionCheck]:
     """AdmissionCheck + ProvisioningRequestConfig for a flex-start (GKE DWS queued provisioning) pool."""
     name = provisioning_check_name(pool)
     resource = inventory.machine_by_name[pool.machine].resource_name
-    config: dict[str, Any] = {
-        "provisioningClassName": QUEUED_PROVISIONING_CLASS,
-        "managedResources": [resource],
-        "retryStrategy": dict(RETRY_STRATEGY_DEFAULT),
-    }
-    if pool.max_run_duration_hours:
-        config["parameters"] = {"maxRunDurationSeconds": str(pool.max_run_duration_hours * 3600)}
-    check = {
-        "controllerName": PROVISIONING_CONTROLLER,
-        "parameters": {"apiGroup": KUEUE_GROUP, "kind": "ProvisioningRequestConfig", "name": name},
-    }
-    return [
-        {"apiVersion": version, "kind": "ProvisioningRequestConfig", "metadata": _meta(name), "spec": config},
-        {"apiVersion": version, "kind": "AdmissionCheck", "metadata": _meta(name), "spec": check},
-    ]
+    seconds = pool.max_run_duration_hours and pool.max_run_duration_hours * 3600
+    config = api.ProvisioningRequestConfigSpec(
+        provisioning_class_name=QUEUED_PROVISIONING_CLASS,
+        managed_resources=[resource],
+        retry_strategy=RETRY_STRATEGY_DEFAULT,
+        parameters={"maxRunDurationSeconds": str(seconds)} if seconds else None,
+    )
+    check = api.AdmissionCheckSpec(
+        controller_name=PROVISIONING_CONTROLLER,
+        parameters=api.Parameters(api_group=KUEUE_GROUP, kind="ProvisioningRequestConfig", name=name),
+    )
+    return (
+        api.ProvisioningRequestConfig(metadata=_meta(name), spec=config),
+        api.AdmissionCheck(metadata=_meta(name), spec=check),
+    )
 
 
 def _workers_of_team(inventory: Inventory, manager: Cluster, team: str) -> list[str]:
@@ -482,24 +482,23 @@ def _workers_of_team(inventory: Inventory, manager: Cluster, team: str) -> list[
     ]
 
 
-def _multikueue_cluster(inventory: Inventory, version: str, worker: str) -> dict[str, Any]:
+def _multikueue_cluster(inventory: Inventory, worker: str) -> api.MultiKueueCluster:
     c = inventory.cluster_by_name[worker]
-    kubeconfig = {"location": c.kubeconfig_secret or f"{worker}-kubeconfig", "locationType": "Secret"}
-    # v1beta2 moved kubeConfig under clusterSource (Kueue rule 87).
-    spec = {"clusterSource": {"kubeConfig": kubeconfig}} if version.endswith("v1beta2") else {"kubeConfig": kubeconfig}
-    return {"apiVersion": version, "kind": "MultiKueueCluster", "metadata": _meta(worker), "spec": spec}
+    kubeconfig = api.KubeConfig(location=c.kubeconfig_secret or f"{worker}-kubeconfig", location_type="Secret")
+    source = api.ClusterSource(kube_config=kubeconfig)  # v1beta1: spec.kubeConfig (Kueue rule 87, to_manifest)
+    return api.MultiKueueCluster(metadata=_meta(worker), spec=api.MultiKueueClusterSpec(cluster_source=source))
 
 
-def _multikueue_check(version: str, team: str, workers: list[str]) -> tuple[dict[str, Any], dict[str, Any]]:
+def _multikueue_check(team: str, workers: list[str]) -> tuple[api.AdmissionCheck, api.MultiKueueConfig]:
     """Per team: a MultiKueue AdmissionCheck and a MultiKueueConfig listing the workers where it has quota."""
     name = label_name(team, "multikueue")
-    check = {
-        "controllerName": MULTIKUEUE_CONTROLLER,
-        "parameters": {"apiGroup": KUEUE_GROUP, "kind": "MultiKueueConfig", "name": name},
-    }
+    check = api.AdmissionCheckSpec(
+        controller_name=MULTIKUEUE_CONTROLLER,
+        parameters=api.Parameters(api_group=KUEUE_GROUP, kind="MultiKueueConfig", name=name),
+    )
     return (
-        {"apiVersion": version, "kind": "AdmissionCheck", "metadata": _meta(name), "spec": check},
-        {"apiVersion": version, "kind": "MultiKueueConfig", "metadata": _meta(name), "spec": {"clusters": workers}},
+        api.AdmissionCheck(metadata=_meta(name), spec=check),
+        api.MultiKueueConfig(metadata=_meta(name), spec=api.MultiKueueConfigSpec(clusters=workers)),
     )
 
 
@@ -510,7 +509,7 @@ def fair_sharing_in_use(inventory: Inventory) -> bool:
     )
 
 
-def preemption(inventory: Inventory, team: Team, fair_sharing: bool) -> dict[str, Any]:
+def preemption(inventory: Inventory, team: Team, fair_sharing: bool) -> api.Preemption:
     """Preemption from the team's priority and the organisation's fair-sharing choice.
 
     Within the queue, higher priority preempts lower. In a cohort, a team reclaims its lent nominal quota
@@ -518,116 +517,102 @@ def preemption(inventory: Inventory, team: Team, fair_sharing: bool) -> dict[str
     own priority class's value; with fair sharing, borrowing preemption is left to fair sharing (Kueue rule 36).
     """
     if team.cohort is None:
-        return {
-            "borrowWithinCohort": {"policy": "Never"},
-            "reclaimWithinCohort": "Never",
-            "withinClusterQueue": "LowerPriority",
-        }
-    borrow: dict[str, Any] = {"policy": "Never"}
+        return api.Preemption(
+            borrow_within_cohort=api.BorrowWithinCohort(policy="Never"),
+            reclaim_within_cohort="Never",
+            within_cluster_queue="LowerPriority",
+        )
+    borrow = api.BorrowWithinCohort(policy="Never")
     if not fair_sharing:
-        borrow = {"policy": "LowerPriority"}
         priority = inventory.priority_class_by_name.get(team.priority_class or "")
-        if priority is not None:
-            borrow["maxPriorityThreshold"] = priority.value
-    return {"borrowWithinCohort": borrow, "reclaimWithinCohort": "Any", "withinClusterQueue": "LowerPriority"}
+        borrow = api.BorrowWithinCohort(
+            policy="LowerPriority", max_priority_threshold=None if priority is None else priority.value
+        )
+    return api.Preemption(
+        borrow_within_cohort=borrow, reclaim_within_cohort="Any", within_cluster_queue="LowerPriority"
+    )
 
 
-def namespace_selector(team: Team) -> dict[str, Any]:
+def namespace_selector(team: Team) -> api.NamespaceSelector:
     """Selects exactly the team's namespaces by their immutable name label (never `{}`, Kueue rule 30)."""
-    return {"matchExpressions": [{"key": NAMESPACE_NAME_LABEL, "operator": "In", "values": sorted(team.namespaces)}]}
+    expression = api.MatchExpression(key=NAMESPACE_NAME_LABEL, operator="In", values=sorted(team.namespaces))
+    return api.NamespaceSelector(match_expressions=[expression])
 
 
 def _cluster_queue(
     inventory: Inventory,
-    version: str,
     cluster: Cluster,
     team: Team,
     flavors: list[FlavorQuota],
     flex: list[Pool],
     multikueue_check: str | None,
     fair_sharing: bool,
-) -> dict[str, Any]:
-    spec: dict[str, Any] = {
-        "namespaceSelector": namespace_selector(team),
-        "resourceGroups": resource_groups(flavors),
-        "queueingStrategy": "BestEffortFIFO",
-        "stopPolicy": "None",
-        "flavorFungibility": dict(FLAVOR_FUNGIBILITY_DEFAULT),
-        "preemption": preemption(inventory, team, fair_sharing),
-        "fairSharing": {
-            "weight": canonical_quantity(team.fair_sharing_weight if team.fair_sharing_weight is not None else 1)
-        },
-    }
-    if team.cohort:
-        spec["cohortName" if version.endswith("v1beta2") else "cohort"] = team.cohort  # Kueue rule 83
+) -> api.ClusterQueue:
     used = {fq.flavor for fq in flavors}
-    checks = [{"name": provisioning_check_name(p), "onFlavors": [p.name]} for p in flex if p.name in used]
+    checks = [
+        api.AdmissionCheckStrategyRule(name=provisioning_check_name(p), on_flavors=[p.name])
+        for p in flex
+        if p.name in used
+    ]
     if multikueue_check:
-        checks.append({"name": multikueue_check})  # never scoped with onFlavors (Kueue rule 44)
-    if checks:
-        spec["admissionChecksStrategy"] = {"admissionChecks": sorted(checks, key=lambda c: c["name"])}
-    return {
-        "apiVersion": version,
-        "kind": "ClusterQueue",
-        "metadata": _meta(team.name, labels=_team_labels(team)),
-        "spec": spec,
-    }
+        checks.append(api.AdmissionCheckStrategyRule(name=multikueue_check))  # never with onFlavors (Kueue rule 44)
+    weight = team.fair_sharing_weight if team.fair_sharing_weight is not None else 1
+    spec = api.ClusterQueueSpec(
+        namespace_selector=namespace_selector(team),
+        resource_groups=resource_groups(flavors),
+        queueing_strategy="BestEffortFIFO",
+        stop_policy="None",
+        flavor_fungibility=FLAVOR_FUNGIBILITY_DEFAULT,
+        preemption=preemption(inventory, team, fair_sharing),
+        fair_sharing=api.FairSharing(weight=canonical_quantity(weight)),
+        cohort_name=team.cohort or None,  # v1beta1: cohort (Kueue rule 83, to_manifest)
+        admission_checks_strategy=(
+            api.AdmissionChecksStrategy(admission_checks=sorted(checks, key=lambda c: c.name)) if checks else None
+        ),
+    )
+    return api.ClusterQueue(metadata=_meta(team.name, labels=_team_labels(team)), spec=spec)
 
 
 def _team_labels(team: Team) -> dict[str, str]:
     return {COST_CENTER_LABEL: team.cost_center, TEAM_LABEL: team.name}
 
 
-def _local_queues(version: str, team: Team) -> list[dict[str, Any]]:
-    out = []
-    for namespace in team.namespaces:
-        for name in sorted({team.name, DEFAULT_LOCAL_QUEUE}):
-            out.append(
-                {
-                    "apiVersion": version,
-                    "kind": "LocalQueue",
-                    "metadata": _meta(name, namespace, _team_labels(team)),
-                    "spec": {"clusterQueue": team.name, "stopPolicy": "None", "fairSharing": {"weight": 1}},
-                }
-            )
-    return out
+def _local_queues(team: Team) -> list[api.LocalQueue]:
+    spec = api.LocalQueueSpec(
+        cluster_queue=team.name, stop_policy="None", fair_sharing=api.LocalQueueFairSharing(weight=1)
+    )
+    return [
+        api.LocalQueue(metadata=_meta(name, namespace, _team_labels(team)), spec=spec)
+        for namespace in team.namespaces
+        for name in sorted({team.name, DEFAULT_LOCAL_QUEUE})
+    ]
 
 
-def _team_rules() -> list[dict[str, Any]]:
+def _team_rules() -> list[PolicyRule]:
     """Write workloads, read LocalQueues and Workloads; nothing else."""
     rules = [
-        {"apiGroups": [group], "resources": list(resources), "verbs": list(WRITE_VERBS)}
+        PolicyRule(api_groups=[group], resources=list(resources), verbs=list(WRITE_VERBS))
         for group, resources in sorted(WORKLOAD_RESOURCES.items())
     ]
-    rules.append({"apiGroups": [KUEUE_GROUP], "resources": ["localqueues", "workloads"], "verbs": list(READ_VERBS)})
+    rules.append(PolicyRule(api_groups=[KUEUE_GROUP], resources=["localqueues", "workloads"], verbs=list(READ_VERBS)))
     return rules
 
 
-def _tenancy(team: Team, cluster_kind: ClusterKind) -> list[dict[str, Any]]:
+def _tenancy(team: Team, cluster_kind: ClusterKind) -> list[Emitted]:
     """Namespace, Role and RoleBinding per team namespace: the team's group may create workloads there and
     read its LocalQueues and Workloads; it gets nothing cluster-scoped, so it cannot write ClusterQueues,
     Cohorts or ResourceFlavors."""
     labels = _team_labels(team)
-    out: list[dict[str, Any]] = []
+    group = Subject(api_group=RBAC_GROUP, kind="Group", name=team.rbac_group(cluster_kind))
+    out: list[Emitted] = []
     for namespace in team.namespaces:
-        out.append({"apiVersion": "v1", "kind": "Namespace", "metadata": _meta(namespace, labels=labels)})
+        out.append(Namespace(metadata=_meta(namespace, labels=labels)))
+        out.append(Role(metadata=_meta(TEAM_ROLE, namespace, labels), rules=_team_rules()))
         out.append(
-            {
-                "apiVersion": "rbac.authorization.k8s.io/v1",
-                "kind": "Role",
-                "metadata": _meta(TEAM_ROLE, namespace, labels),
-                "rules": _team_rules(),
-            }
-        )
-        out.append(
-            {
-                "apiVersion": "rbac.authorization.k8s.io/v1",
-                "kind": "RoleBinding",
-                "metadata": _meta(TEAM_ROLE, namespace, labels),
-                "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": TEAM_ROLE},
-                "subjects": [
-                    {"apiGroup": "rbac.authorization.k8s.io", "kind": "Group", "name": team.rbac_group(cluster_kind)}
-                ],
-            }
+            RoleBinding(
+                metadata=_meta(TEAM_ROLE, namespace, labels),
+                role_ref=RoleRef(api_group=RBAC_GROUP, kind="Role", name=TEAM_ROLE),
+                subjects=[group],
+            )
         )
     return out

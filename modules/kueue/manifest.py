@@ -1,0 +1,142 @@
+"""Typed objects -> the manifests `qm render` writes, and the Kubernetes objects emitted next to Kueue's.
+
+The builders return typed objects (`api.py`, generated from Kueue's v1beta2 CRDs, plus the Namespace and RBAC
+classes here); `to_manifest` turns one into the plain document the YAML writer prints and the validators read, in
+the cluster's `kueue_api_version`: for v1beta1, Kueue's conversion of the fields that moved (kueue-rules.md rules
+83-89: a ClusterQueue's `cohortName` is `cohort`, a MultiKueueCluster's `clusterSource.kubeConfig` is `kubeConfig`).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any, ClassVar, Protocol
+
+KUEUE_GROUP = "kueue.x-k8s.io"
+RBAC_GROUP = "rbac.authorization.k8s.io"
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class ObjectMeta:
+    """The part of Kubernetes' ObjectMeta that Quartermaster writes."""
+
+    name: str
+    """name: the object's name, unique per kind (and namespace)."""
+    namespace: str | None = None
+    """namespace: for namespaced kinds; None for cluster-scoped ones."""
+    labels: dict[str, str] | None = None
+    """labels: left out when None."""
+
+
+class Emitted(Protocol):
+    """A typed object `qm render` emits: a class with its kind and metadata."""
+
+    KIND: ClassVar[str]
+
+    @property
+    def metadata(self) -> ObjectMeta: ...
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class Namespace:
+    """A team's namespace (core/v1)."""
+
+    KIND: ClassVar[str] = "Namespace"
+    metadata: ObjectMeta
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class PolicyRule:
+    """One rule of a Role: verbs allowed on resources of API groups."""
+
+    api_groups: list[str]
+    """apiGroups: "" is the core group."""
+    resources: list[str]
+    """resources: plural resource names."""
+    verbs: list[str]
+    """verbs: what the subject may do."""
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class RoleRef:
+    """What a RoleBinding grants."""
+
+    api_group: str
+    """apiGroup: rbac.authorization.k8s.io."""
+    kind: str
+    """kind: Role or ClusterRole."""
+    name: str
+    """name: the role's name."""
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class Subject:
+    """Who a RoleBinding grants to."""
+
+    api_group: str
+    """apiGroup: rbac.authorization.k8s.io for users and groups."""
+    kind: str
+    """kind: User, Group or ServiceAccount."""
+    name: str
+    """name: as the cluster's authenticator names them."""
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class Role:
+    """A namespaced Role (rbac.authorization.k8s.io/v1)."""
+
+    KIND: ClassVar[str] = "Role"
+    metadata: ObjectMeta
+    rules: list[PolicyRule]
+    """rules: what the role allows."""
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class RoleBinding:
+    """A namespaced RoleBinding (rbac.authorization.k8s.io/v1)."""
+
+    KIND: ClassVar[str] = "RoleBinding"
+    metadata: ObjectMeta
+    role_ref: RoleRef
+    """roleRef: the role granted."""
+    subjects: list[Subject]
+    """subjects: who gets it."""
+
+
+API_VERSIONS = {"Namespace": "v1", "Role": f"{RBAC_GROUP}/v1", "RoleBinding": f"{RBAC_GROUP}/v1"}
+
+
+def json_name(f: dataclasses.Field[Any]) -> str:
+    """A field's name in the manifest: its `json` metadata, else the camelCase of its Python name."""
+    named: str | None = f.metadata.get("json")
+    if named is not None:
+        return named
+    head, *rest = f.name.rstrip("_").split("_")
+    return head + "".join(part[:1].upper() + part[1:] for part in rest)
+
+
+def to_json(value: Any) -> Any:
+    """A typed value as plain JSON data: dataclasses as dicts of their set fields (None is left out)."""
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        out = {}
+        for f in dataclasses.fields(value):
+            item = getattr(value, f.name)
+            if item is not None:
+                out[json_name(f)] = to_json(item)
+        return out
+    if isinstance(value, list | tuple):
+        return [to_json(v) for v in value]
+    if isinstance(value, dict):
+        return {k: to_json(v) for k, v in value.items()}
+    return value
+
+
+def to_manifest(obj: Emitted, kueue_version: str = "v1beta2") -> dict[str, Any]:
+    """The document for `obj`: apiVersion and kind first, then its fields, in `kueue_version` for Kueue kinds."""
+    body = to_json(obj)
+    api_version = API_VERSIONS.get(obj.KIND, f"{KUEUE_GROUP}/{kueue_version}")
+    out: dict[str, Any] = {"apiVersion": api_version, "kind": obj.KIND, **body}
+    if kueue_version == "v1beta1" and obj.KIND == "ClusterQueue" and "cohortName" in out["spec"]:
+        out["spec"]["cohort"] = out["spec"].pop("cohortName")  # Kueue rule 83
+    if kueue_version == "v1beta1" and obj.KIND == "MultiKueueCluster":
+        out["spec"] = out["spec"]["clusterSource"]  # Kueue rule 87: v1beta1 has kubeConfig at the top of spec
+    return out
