@@ -108,6 +108,7 @@ def test_the_pages_that_quote_the_example_are_marked() -> None:
     assert {
         "docs/how-to/finance-reports.md",
         "docs/reference/finance-report.md",
+        "docs/reference/qm-plan.md",
         "docs/explanation/budget-bridge-capex.md",
         "docs/explanation/placement-and-forecast.md",
     } <= set(PAGES)
