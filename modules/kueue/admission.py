@@ -8,7 +8,7 @@ the node-pool modules declare, plus those the platform adds):
 - quota: the flavor covers every requested resource (else Kueue's default quota check, `BlockUndeclared`, refuses
   it unless the Configuration says `IgnoreUndeclared` for cpu and memory: `flavorassigner.go`, "resource %s
   unavailable in ClusterQueue"), and what the queue can hold (nominal quota plus what its cohort tree lends, within
-  every lending and borrowing limit of queues and cohorts: `_Objects`) holds the request; a pool closed at the
+  every lending and borrowing limit of queues and cohorts: `quota.QuotaTree`) holds the request; a pool closed at the
   instant holds no quota;
 - node labels: every `nodeLabels` entry of the flavor is a label the pool's nodes carry;
 - taints: every NoSchedule/NoExecute taint of the pool's nodes is tolerated by the flavor (Kueue adds the flavor's
@@ -37,8 +37,11 @@ from quartermaster.capacity import pool_min_nodes, pool_window
 from quartermaster.issues import Issue, Location
 from quartermaster.model import Cluster, Inventory
 from quartermaster.modules.cloud.common import ACCELERATOR_TAINT_VALUE
+from quartermaster.modules.kueue import api
 from quartermaster.modules.kueue.builders import PROVISIONING_CONTROLLER, objects_for_cluster
 from quartermaster.modules.kueue.k8s import parse_quantity
+from quartermaster.modules.kueue.manifest import from_manifest
+from quartermaster.modules.kueue.quota import QuotaTree
 from quartermaster.providers import provider_of
 
 ANY = "*"
@@ -142,106 +145,62 @@ def pool_nodes(inventory: Inventory, cluster: Cluster, now: dt.datetime) -> dict
 
 
 class _Objects:
-    """The emitted objects by kind and name, and the quota arithmetic over them: Kueue's hierarchical resource
-    nodes (`pkg/cache/scheduler/resource_node.go`, kubernetes-sigs/kueue v0.19.2,
-    https://github.com/kubernetes-sigs/kueue/blob/v0.19.2/pkg/cache/scheduler/resource_node.go), with no usage:
-    a node's subtree quota is its nominal quota plus what each child lends up (its subtree quota less what its
-    lending limit keeps local); a ClusterQueue can hold its local quota plus what its parent can, capped by each
-    borrowing limit on the way up (`potentialAvailable`)."""
+    """The emitted objects, typed (`api.py`, read from the manifests with `from_manifest`), by kind and name, and
+    the quota tree of their ClusterQueues and Cohorts (`quota.QuotaTree`, Kueue's quota arithmetic)."""
 
     def __init__(self, objects: list[dict[str, Any]]) -> None:
-        self.by_kind: dict[str, dict[str, dict[str, Any]]] = {}
-        for obj in objects:
-            self.by_kind.setdefault(obj["kind"], {})[obj["metadata"]["name"]] = obj
-        self._children: dict[str, list[tuple[str, str]]] = {}
-        for kind in ("ClusterQueue", "Cohort"):
-            for name in self.by_kind.get(kind, {}):
-                parent = self._parent(kind, name)
-                if parent is not None:
-                    self._children.setdefault(parent, []).append((kind, name))
-        self._subtree_cache: dict[tuple[str, str, str, str], Decimal] = {}
+        self.by_kind: dict[str, dict[str, Any]] = {}
+        for doc in objects:
+            obj = from_manifest(doc)
+            if obj is not None:
+                self.by_kind.setdefault(obj.KIND, {})[obj.metadata.name] = obj
+        self.quota = QuotaTree(self.queues(), self.by_kind.get("Cohort", {}).values())
 
-    def get(self, kind: str, name: str) -> dict[str, Any] | None:
+    def get(self, kind: str, name: str) -> Any:
         return self.by_kind.get(kind, {}).get(name)
 
-    def _spec(self, kind: str, name: str) -> dict[str, Any]:
-        return (self.get(kind, name) or {}).get("spec") or {}  # a Cohort named but not emitted has no quota
+    def queues(self) -> list[api.ClusterQueue]:
+        return list(self.by_kind.get("ClusterQueue", {}).values())
 
-    def _parent(self, kind: str, name: str) -> str | None:
-        spec = self._spec(kind, name)
-        if kind == "Cohort":
-            parent: str | None = spec.get("parentName")
-            return parent
-        return spec.get("cohortName") or spec.get("cohort")
+    def queue(self, name: str) -> api.ClusterQueue | None:
+        found: api.ClusterQueue | None = self.get("ClusterQueue", name)
+        return found
 
-    @staticmethod
-    def _quotas(spec: dict[str, Any]) -> dict[tuple[str, str], dict[str, Any]]:
-        """(flavor, resource) -> the quota entry of a ClusterQueue's or Cohort's spec."""
-        return {
-            (f["name"], r["name"]): r
-            for group in spec.get("resourceGroups") or []
-            for f in group["flavors"]
-            for r in f["resources"]
-        }
+    def topology_aware(self, flavor: str) -> bool:
+        found: api.ResourceFlavor | None = self.get("ResourceFlavor", flavor)
+        return bool(found and found.spec and found.spec.topology_name)
 
-    def _limit(self, kind: str, name: str, fr: tuple[str, str], field: str) -> Decimal | None:
-        entry = self._quotas(self._spec(kind, name)).get(fr)
-        return None if entry is None or field not in entry else parse_quantity(entry[field]) or Decimal(0)
-
-    def _subtree(self, kind: str, name: str, fr: tuple[str, str], seen: frozenset[str] = frozenset()) -> Decimal:
-        """`SubtreeQuota`: the node's nominal quota plus, from each child, its subtree quota less its local quota."""
-        key = (kind, name, *fr)
-        if key not in self._subtree_cache:
-            total = self._limit(kind, name, fr, "nominalQuota") or Decimal(0)
-            if kind == "Cohort" and name not in seen:  # a cycle stops here (Kueue refuses cyclic cohorts)
-                for child in self._children.get(name, []):
-                    total += self._subtree(*child, fr, seen | {name}) - self._local(*child, fr)
-            self._subtree_cache[key] = total
-        return self._subtree_cache[key]
-
-    def _local(self, kind: str, name: str, fr: tuple[str, str]) -> Decimal:
-        """`localQuota`: what a lending limit keeps from the parent (0 without one)."""
-        lending = self._limit(kind, name, fr, "lendingLimit")
-        return Decimal(0) if lending is None else max(Decimal(0), self._subtree(kind, name, fr) - lending)
-
-    def _potential(self, kind: str, name: str, fr: tuple[str, str], seen: frozenset[str] = frozenset()) -> Decimal:
-        """`potentialAvailable`: the most the node can hold with nothing else admitted."""
-        parent = self._parent(kind, name)
-        if parent is None or parent in seen:
-            return self._subtree(kind, name, fr)
-        held = self._local(kind, name, fr) + self._potential("Cohort", parent, fr, seen | {name})
-        borrowing = self._limit(kind, name, fr, "borrowingLimit")
-        return held if borrowing is None else min(held, self._subtree(kind, name, fr) + borrowing)
-
-    def nominal(self, queue: dict[str, Any], flavor: str, resource: str) -> Decimal:
-        """The queue's own nominal quota in (flavor, resource): what it holds without borrowing."""
-        return self._limit("ClusterQueue", queue["metadata"]["name"], (flavor, resource), "nominalQuota") or Decimal(0)
-
-    def available(self, queue: dict[str, Any], flavor: str, resource: str) -> Decimal:
-        """What the queue can hold in (flavor, resource) with nothing else admitted: its nominal quota plus what
-        its cohort tree lends it, within the borrowing limits of the queue and of every cohort on the way up, and
-        the lending limits of the lenders (0 where the queue does not list the flavor)."""
-        name = queue["metadata"]["name"]
-        if (flavor, resource) not in self._quotas(self._spec("ClusterQueue", name)):
-            return Decimal(0)
-        return self._potential("ClusterQueue", name, (flavor, resource))
-
-    def checks_on(self, queue: dict[str, Any], flavor: str) -> list[str]:
+    def checks_on(self, queue: api.ClusterQueue, flavor: str) -> list[str]:
         """The admission checks the queue applies to workloads admitted in `flavor`."""
-        strategy = (queue["spec"].get("admissionChecksStrategy") or {}).get("admissionChecks") or []
-        return [c["name"] for c in strategy if not c.get("onFlavors") or flavor in c["onFlavors"]]
+        strategy = queue.spec.admission_checks_strategy if queue.spec else None
+        rules = strategy.admission_checks if strategy else []
+        return [c.name for c in rules if not c.on_flavors or flavor in c.on_flavors]
+
+    def provisioning(self, queue: api.ClusterQueue, flavor: str) -> bool:
+        """Whether a ProvisioningRequest admission check applies to `flavor` of the queue."""
+        checks = [self.get("AdmissionCheck", c) for c in self.checks_on(queue, flavor)]
+        return any(c and c.spec and c.spec.controller_name == PROVISIONING_CONTROLLER for c in checks)
 
 
-def _tolerated(taint: tuple[str, str, str], tolerations: list[dict[str, Any]]) -> bool:
+def resource_groups(queue: api.ClusterQueue) -> list[api.ResourceGroup]:
+    return (queue.spec.resource_groups if queue.spec else None) or []
+
+
+def flavors_of(queue: api.ClusterQueue) -> list[str]:
+    """The queue's flavors in Kueue's order (resource groups, then flavors)."""
+    return [f.name for g in resource_groups(queue) for f in g.flavors]
+
+
+def _tolerated(taint: tuple[str, str, str], tolerations: list[api.Toleration]) -> bool:
     """Kubernetes' toleration match (`v1.Toleration.ToleratesTaint`)."""
     key, value, effect = taint
     for t in tolerations:
-        if t.get("effect") and t["effect"] != effect:
+        if t.effect and t.effect != effect:
             continue
-        if t.get("operator", "Equal") == "Exists":
-            if not t.get("key") or t["key"] == key:
+        if (t.operator or "Equal") == "Exists":
+            if not t.key or t.key == key:
                 return True
-        elif t.get("key") == key and t.get("value", "") == value:
+        elif t.key == key and (t.value or "") == value:
             return True
     return False
 
@@ -251,159 +210,216 @@ def _carries(group: NodeGroup, key: str, value: str) -> bool:
     return have in (value, ANY)
 
 
-def workload_refusals(
-    cluster: str,
-    queue: dict[str, Any],
-    flavor: str,
-    pod_sets: list[PodSet],
-    objects: _Objects,
-    nodes: dict[str, PoolNodes],
-    ignore_undeclared: bool,
-) -> list[Refusal]:
-    """Why `pod_sets`, all admitted in `flavor` of `queue`, would be refused or never get nodes; empty if admissible."""
-    name = queue["metadata"]["name"]
+@dataclass(frozen=True)
+class _Attempt:
+    """A workload tried in one flavor of a ClusterQueue, with what every check reads."""
 
-    def refuse(reason: str) -> Refusal:
-        return Refusal(cluster, name, flavor, reason)
+    queue: api.ClusterQueue
+    flavor: str
+    flavor_spec: api.ResourceFlavorSpec
+    pod_sets: list[PodSet]
+    objects: _Objects
+    pool: PoolNodes
+    ignore_undeclared: bool
 
-    out: list[Refusal] = []
-    flavor_obj = objects.get("ResourceFlavor", flavor)
-    if flavor_obj is None:
-        return [refuse("no ResourceFlavor of that name is emitted")]
-    groups = queue["spec"].get("resourceGroups") or []
-    covered = {r: g for g in groups for r in g["coveredResources"]}
-    flavor_group = next((g for g in groups if any(f["name"] == flavor for f in g["flavors"])), None)
-    all_flavors = [f["name"] for g in groups for f in g["flavors"]]
-    topology = {
-        f: bool(((objects.get("ResourceFlavor", f) or {}).get("spec") or {}).get("topologyName")) for f in all_flavors
-    }
-    tas_only = all(topology.values())
-    totals: dict[str, Decimal] = {}
-    for ps in pod_sets:
-        for resource, amount in ps.requests.items():
-            totals[resource] = totals.get(resource, Decimal(0)) + amount * ps.count
-    for resource, amount in sorted(totals.items()):
-        if resource not in covered:
-            if not (ignore_undeclared and resource in POD_RESOURCES):
-                out.append(
-                    refuse(
-                        f"the workload requests `{resource}`, which the ClusterQueue does not cover: Kueue's quota "
-                        "check refuses it (resource unavailable in ClusterQueue)"
-                    )
-                )
-            continue
-        if covered[resource] is not flavor_group:
-            continue  # assigned in another resource group's flavors
-        available = objects.available(queue, flavor, resource)
+    @property
+    def covered(self) -> dict[str, api.ResourceGroup]:
+        return {r: g for g in resource_groups(self.queue) for r in g.covered_resources}
+
+    @property
+    def flavor_group(self) -> api.ResourceGroup | None:
+        return next((g for g in resource_groups(self.queue) if any(f.name == self.flavor for f in g.flavors)), None)
+
+    @property
+    def totals(self) -> dict[str, Decimal]:
+        totals: dict[str, Decimal] = {}
+        for ps in self.pod_sets:
+            for resource, amount in ps.requests.items():
+                totals[resource] = totals.get(resource, Decimal(0)) + amount * ps.count
+        return totals
+
+    @property
+    def tas_only(self) -> bool:
+        return all(self.objects.topology_aware(f) for f in flavors_of(self.queue))
+
+    @property
+    def node_labels(self) -> dict[str, str]:
+        return self.flavor_spec.node_labels or {}
+
+    @property
+    def matching(self) -> list[NodeGroup]:
+        """The pool's node groups that carry every node label of the flavor."""
+        return [g for g in self.pool.groups if all(_carries(g, k, v) for k, v in self.node_labels.items())]
+
+    @property
+    def provisioning(self) -> bool:
+        return self.objects.provisioning(self.queue, self.flavor)
+
+
+# --- one check per reason, as Kueue's flavor assigner and scheduler refuse a workload ---------------------------
+
+
+def _undeclared_resources(a: _Attempt) -> list[str]:
+    """Kueue's quota check (`BlockUndeclared` unless the Configuration says `IgnoreUndeclared` for cpu and memory)."""
+    return [
+        f"the workload requests `{resource}`, which the ClusterQueue does not cover: Kueue's quota check refuses it "
+        "(resource unavailable in ClusterQueue)"
+        for resource in sorted(a.totals)
+        if resource not in a.covered and not (a.ignore_undeclared and resource in POD_RESOURCES)
+    ]
+
+
+def _quota(a: _Attempt) -> list[str]:
+    """Each resource of the flavor's group fits what the queue can hold there (nominal plus what it may borrow)."""
+    out = []
+    covered, group = a.covered, a.flavor_group
+    for resource, amount in sorted(a.totals.items()):
+        if resource not in covered or covered[resource] is not group:
+            continue  # refused above, or assigned in another resource group's flavors
+        available = a.objects.quota.available(a.queue.metadata.name, a.flavor, resource)
         if available < amount:
             out.append(
-                refuse(
-                    f"the workload requests {amount} `{resource}` but the queue holds at most {available} there "
-                    "(nominal quota plus what it may borrow)"
-                )
+                f"the workload requests {amount} `{resource}` but the queue holds at most {available} there "
+                "(nominal quota plus what it may borrow)"
             )
-    spec = flavor_obj.get("spec") or {}
-    pool = nodes.get(flavor)
-    if pool is None:
-        return [*out, refuse("no pool of this cluster provides the flavor's nodes")]
-    matching = [g for g in pool.groups if all(_carries(g, k, v) for k, v in (spec.get("nodeLabels") or {}).items())]
-    if not matching:
-        missing = [
-            f"{k}={v}"
-            for k, v in sorted((spec.get("nodeLabels") or {}).items())
-            if not any(_carries(g, k, v) for g in pool.groups)
-        ]
-        out.append(refuse(f"no node of pool {pool.pool} carries the flavor's node labels ({', '.join(missing)})"))
-    tolerations = spec.get("tolerations") or []
-    for g in matching:
-        for taint in g.taints:
-            if taint[2] in BLOCKING_EFFECTS and not _tolerated(taint, tolerations):
-                out.append(
-                    refuse(
-                        f"nodes of {g.name} are tainted {taint[0]}={taint[1]}:{taint[2]} and the flavor does not "
-                        "tolerate it, so its pods never schedule there"
-                    )
-                )
-    checks = objects.checks_on(queue, flavor)
-    provisioning = False
-    for check in checks:
-        ac = objects.get("AdmissionCheck", check)
-        if ac is None:
-            out.append(refuse(f"admission check {check} is not emitted: the ClusterQueue is inactive"))
-            continue
-        params = ac["spec"].get("parameters") or {}
-        if params and objects.get(params.get("kind", ""), params.get("name", "")) is None:
-            out.append(refuse(f"admission check {check} names {params.get('kind')} {params.get('name')}, not emitted"))
-        provisioning = provisioning or ac["spec"].get("controllerName") == PROVISIONING_CONTROLLER
-    if pool.provisioned_by_request and not provisioning:
-        out.append(
-            refuse(
-                f"pool {pool.pool}'s nodes come only through a ProvisioningRequest (queued provisioning), and no "
-                "ProvisioningRequest admission check applies to this flavor"
-            )
-        )
-    if topology[flavor]:
-        out += _topology_refusals(spec, pod_sets, pool, matching, objects, provisioning, tas_only, refuse)
-    elif (
-        tas_only is False
-        and any(ps.topology_request for ps in pod_sets)
-        and any(covered.get(r) is flavor_group for ps in pod_sets for r in ps.requests)
-    ):
-        out.append(refuse("the workload asks for a topology and the flavor is not topology-aware"))
     return out
 
 
-def _topology_refusals(
-    spec: dict[str, Any],
-    pod_sets: list[PodSet],
-    pool: PoolNodes,
-    matching: list[NodeGroup],
-    objects: _Objects,
-    provisioning: bool,
-    tas_only: bool,
-    refuse: Any,
-) -> list[Refusal]:
+def _node_labels(a: _Attempt) -> list[str]:
+    """Some node of the pool carries every `nodeLabels` entry of the flavor."""
+    if a.matching:
+        return []
+    missing = [
+        f"{k}={v}" for k, v in sorted(a.node_labels.items()) if not any(_carries(g, k, v) for g in a.pool.groups)
+    ]
+    return [f"no node of pool {a.pool.pool} carries the flavor's node labels ({', '.join(missing)})"]
+
+
+def _taints(a: _Attempt) -> list[str]:
+    """Every NoSchedule/NoExecute taint of the matching nodes is tolerated by the flavor."""
+    tolerations = a.flavor_spec.tolerations or []
+    return [
+        f"nodes of {g.name} are tainted {taint[0]}={taint[1]}:{taint[2]} and the flavor does not tolerate it, so its "
+        "pods never schedule there"
+        for g in a.matching
+        for taint in g.taints
+        if taint[2] in BLOCKING_EFFECTS and not _tolerated(taint, tolerations)
+    ]
+
+
+def _admission_checks(a: _Attempt) -> list[str]:
+    """Each admission check on the flavor exists, with its parameters object."""
     out = []
-    if not tas_only and not all(ps.topology_request for ps in pod_sets):
+    for check in a.objects.checks_on(a.queue, a.flavor):
+        ac: api.AdmissionCheck | None = a.objects.get("AdmissionCheck", check)
+        if ac is None:
+            out.append(f"admission check {check} is not emitted: the ClusterQueue is inactive")
+            continue
+        params = ac.spec.parameters if ac.spec else None
+        if params and a.objects.get(params.kind, params.name) is None:
+            out.append(f"admission check {check} names {params.kind} {params.name}, not emitted")
+    return out
+
+
+def _queued_provisioning(a: _Attempt) -> list[str]:
+    """A pool whose nodes come only through a ProvisioningRequest has that admission check on its flavor."""
+    if a.pool.provisioned_by_request and not a.provisioning:
+        return [
+            f"pool {a.pool.pool}'s nodes come only through a ProvisioningRequest (queued provisioning), and no "
+            "ProvisioningRequest admission check applies to this flavor"
+        ]
+    return []
+
+
+def _topology(a: _Attempt) -> list[str]:
+    """TAS: the Topology exists, its levels label the nodes and the nodes exist (or a ProvisioningRequest brings
+    them up); a plain flavor gets no workload asking for a topology."""
+    if not a.objects.topology_aware(a.flavor):
+        group = a.flavor_group
+        asks = any(ps.topology_request for ps in a.pod_sets)
+        here = any(a.covered.get(r) is group for ps in a.pod_sets for r in ps.requests)
+        return ["the workload asks for a topology and the flavor is not topology-aware"] if asks and here else []
+    out = []
+    if not a.tas_only and not all(ps.topology_request for ps in a.pod_sets):
         out.append(
-            refuse(
-                "the flavor is topology-aware in a ClusterQueue that also has plain flavors: only workloads with a "
-                "topology annotation (kueue.x-k8s.io/podset-preferred-topology) reach it"
-            )
+            "the flavor is topology-aware in a ClusterQueue that also has plain flavors: only workloads with a "
+            "topology annotation (kueue.x-k8s.io/podset-preferred-topology) reach it"
         )
-    topology = objects.get("Topology", spec["topologyName"])
-    if topology is None:
-        return [*out, refuse(f"Topology {spec['topologyName']} is not emitted (TopologyNotFound)")]
-    for level in topology["spec"]["levels"]:
-        label = level["nodeLabel"]
-        if matching and not any(label in g.labels for g in matching):
-            out.append(refuse(f"topology level {label} is not a label of pool {pool.pool}'s nodes; TAS ignores them"))
-    if provisioning:
+    name = a.flavor_spec.topology_name
+    topology: api.Topology | None = a.objects.get("Topology", name or "")
+    if topology is None or topology.spec is None:
+        return [*out, f"Topology {name} is not emitted (TopologyNotFound)"]
+    matching, pool = a.matching, a.pool
+    for level in topology.spec.levels:
+        if matching and not any(level.node_label in g.labels for g in matching):
+            out.append(
+                f"topology level {level.node_label} is not a label of pool {pool.pool}'s nodes; TAS ignores them"
+            )
+    if a.provisioning:
         return out  # the ProvisioningRequest brings the nodes up before TAS places the workload
     if pool.existing == 0:
-        out.append(
-            refuse(
-                f"it is topology-aware and pool {pool.pool} scales from 0 nodes with no ProvisioningRequest admission "
-                "check: TAS places workloads only on nodes that exist, so the queue never gets nodes here"
-            )
-        )
-        return out
-    accelerators = [ps.requests.get(pool.resource, Decimal(0)) for ps in pod_sets]
+        return [
+            *out,
+            f"it is topology-aware and pool {pool.pool} scales from 0 nodes with no ProvisioningRequest admission "
+            "check: TAS places workloads only on nodes that exist, so the queue never gets nodes here",
+        ]
     nodes = 0
-    for ps, amount in zip(pod_sets, accelerators, strict=True):
+    for ps in a.pod_sets:
+        amount = ps.requests.get(pool.resource, Decimal(0))
         if amount == 0:
             # no accelerator: under IgnoreUndeclared a pod set asking only undeclared cpu and memory is admitted
             # with no flavor, outside TAS (flavorassigner.go skips undeclared resources); one asking declared cpu
             # shares the nodes the others need (BlockUndeclared refused undeclared cpu above)
             continue
         if amount > pool.per_node:  # a pod never spans nodes
-            out.append(refuse(f"pod set {ps.name} asks {amount} {pool.resource} per pod; a node has {pool.per_node}"))
+            out.append(f"pod set {ps.name} asks {amount} {pool.resource} per pod; a node has {pool.per_node}")
             continue
-        per_node = int(pool.per_node // amount)
-        nodes += -(-ps.count // per_node)  # pods of a set packed onto whole nodes
+        nodes += -(-ps.count // int(pool.per_node // amount))  # pods of a set packed onto whole nodes
     if nodes > pool.existing:
-        out.append(refuse(f"the workload needs {nodes} nodes and only {pool.existing} exist (TAS does not scale up)"))
+        out.append(f"the workload needs {nodes} nodes and only {pool.existing} exist (TAS does not scale up)")
     return out
+
+
+WORKLOAD_CHECKS = (_node_labels, _taints, _admission_checks, _queued_provisioning, _topology)
+"""The checks of a workload in a flavor whose pool is known, in the order their reasons are reported (after the
+quota checks, which need no pool)."""
+
+
+def workload_refusals(
+    cluster: str,
+    queue: api.ClusterQueue,
+    flavor: str,
+    pod_sets: list[PodSet],
+    objects: _Objects,
+    nodes: dict[str, PoolNodes],
+    ignore_undeclared: bool,
+) -> list[Refusal]:
+    """Why `pod_sets`, all admitted in `flavor` of `queue`, would be refused or never get nodes; empty if admissible.
+    One small check per reason (`_undeclared_resources`, `_quota`, then `WORKLOAD_CHECKS`)."""
+
+    def refuse(reason: str) -> Refusal:
+        return Refusal(cluster, queue.metadata.name, flavor, reason)
+
+    flavor_obj: api.ResourceFlavor | None = objects.get("ResourceFlavor", flavor)
+    if flavor_obj is None:
+        return [refuse("no ResourceFlavor of that name is emitted")]
+    placeholder = PoolNodes(flavor, "", 0, 0, (), False)
+    pool = nodes.get(flavor)
+    attempt = _Attempt(
+        queue,
+        flavor,
+        flavor_obj.spec or api.ResourceFlavorSpec(),
+        pod_sets,
+        objects,
+        pool or placeholder,
+        ignore_undeclared,
+    )
+    reasons = [*_undeclared_resources(attempt), *_quota(attempt)]
+    if pool is None:
+        reasons.append("no pool of this cluster provides the flavor's nodes")
+    else:
+        reasons += [reason for check in WORKLOAD_CHECKS for reason in check(attempt)]
+    return [refuse(r) for r in reasons]
 
 
 def sample_pod_sets(pool: PoolNodes, topology_request: bool) -> list[PodSet]:
@@ -427,25 +443,21 @@ def admission_refusals(
     config, _ = manager_configuration(inventory, cluster, objects)
     ignore = (config.get("resources") or {}).get("quotaCheckStrategy") == "IgnoreUndeclared"
     out = []
-    for queue in index.by_kind.get("ClusterQueue", {}).values():
-        flavors = [f["name"] for g in queue["spec"].get("resourceGroups") or [] for f in g["flavors"]]
-        topology = [
-            bool(((index.get("ResourceFlavor", f) or {}).get("spec") or {}).get("topologyName")) for f in flavors
-        ]
+    for queue in index.queues():
+        flavors = flavors_of(queue)
+        topology = [index.topology_aware(f) for f in flavors]
         for flavor, aware in zip(flavors, topology, strict=True):
             pool = nodes.get(flavor)
             if pool is None:
-                out.append(
-                    Refusal(cluster, queue["metadata"]["name"], flavor, "no pool of this cluster is this flavor")
-                )
+                out.append(Refusal(cluster, queue.metadata.name, flavor, "no pool of this cluster is this flavor"))
                 continue
             if not pool.is_open:
-                held = index.available(queue, flavor, pool.resource)
+                held = index.quota.available(queue.metadata.name, flavor, pool.resource)
                 if held > 0:
                     out.append(
                         Refusal(
                             cluster,
-                            queue["metadata"]["name"],
+                            queue.metadata.name,
                             flavor,
                             f"pool {flavor}'s nodes cannot exist at {now:%Y-%m-%d %H:%M} UTC (its commitment's dates), "
                             f"yet the queue holds {held} `{pool.resource}` there: Kueue admits work that never starts",
@@ -530,28 +542,19 @@ def team_target(inventory: Inventory, team: str, now: dt.datetime) -> QueueTarge
         if cluster.multikueue_role == "manager":
             continue
         objects = _Objects(objects_for_cluster(inventory, cluster.name, now))
-        queue = objects.get("ClusterQueue", team)
+        queue = objects.queue(team)
         if queue is None:
             continue
         nodes = pool_nodes(inventory, cluster, now)
-        groups = queue["spec"]["resourceGroups"]
-        all_flavors = [f["name"] for g in groups for f in g["flavors"]]
-        aware = {
-            f: bool(((objects.get("ResourceFlavor", f) or {}).get("spec") or {}).get("topologyName"))
-            for f in all_flavors
-        }
+        aware = {f: objects.topology_aware(f) for f in flavors_of(queue)}
         candidates = []
-        for group in groups:
-            for entry in group["flavors"]:
-                pool = nodes.get(entry["name"])
-                if pool is None or pool.resource not in group["coveredResources"]:
+        for group in resource_groups(queue):
+            for entry in group.flavors:
+                pool = nodes.get(entry.name)
+                if pool is None or pool.resource not in group.covered_resources:
                     continue
-                held = int(objects.nominal(queue, pool.pool, pool.resource) // pool.per_node)
-                provisioning = any(
-                    (objects.get("AdmissionCheck", c) or {}).get("spec", {}).get("controllerName")
-                    == PROVISIONING_CONTROLLER
-                    for c in objects.checks_on(queue, pool.pool)
-                )
+                held = int(objects.quota.nominal(team, pool.pool, pool.resource) // pool.per_node)
+                provisioning = objects.provisioning(queue, pool.pool)
                 if aware[pool.pool] and not provisioning:
                     held = min(held, pool.existing)
                 mixed = aware[pool.pool] and not all(aware.values())
@@ -564,7 +567,7 @@ def team_target(inventory: Inventory, team: str, now: dt.datetime) -> QueueTarge
                         resource=pool.resource,
                         per_node=pool.per_node,
                         nodes=held,
-                        pod_resources=set(POD_RESOURCES) <= set(group["coveredResources"]),
+                        pod_resources=set(POD_RESOURCES) <= set(group.covered_resources),
                         topology_annotation=HOSTNAME if mixed else None,
                     )
                 )
@@ -629,25 +632,26 @@ BORROW_AND_STOP = ("MayStopSearch", "Borrow")
 that fits without (v1beta2 `MayStopSearch`, its default; v1beta1 `Borrow`)."""
 
 
-def kueue_flavor(queue: dict[str, Any], requests: dict[str, Decimal], objects: _Objects) -> tuple[str | None, bool]:
+def kueue_flavor(queue: api.ClusterQueue, requests: dict[str, Decimal], objects: _Objects) -> tuple[str | None, bool]:
     """The flavor Kueue's flavor assigner gives a workload asking `requests` (resource -> total) in the resource
     group of its first requested resource the queue covers, on an otherwise empty cohort, and whether it borrows
     there: flavors are tried in order; one whose nominal quota holds the request is taken; one that holds it only by
     borrowing is taken at once under `whenCanBorrow: MayStopSearch` (the default), or kept while the next flavors
     are tried under `TryNextFlavor` (`flavorassigner.go`, kubernetes-sigs/kueue v0.19.2). (None, False): no flavor
     holds it."""
-    groups = queue["spec"].get("resourceGroups") or []
-    group = next((g for g in groups if any(r in g["coveredResources"] for r in requests)), None)
+    group = next((g for g in resource_groups(queue) if any(r in g.covered_resources for r in requests)), None)
     if group is None:
         return None, False
-    asked = {r: amount for r, amount in requests.items() if r in group["coveredResources"]}
-    stop = ((queue["spec"].get("flavorFungibility") or {}).get("whenCanBorrow") or "MayStopSearch") in BORROW_AND_STOP
+    asked = {r: amount for r, amount in requests.items() if r in group.covered_resources}
+    fungibility = queue.spec.flavor_fungibility if queue.spec else None
+    stop = ((fungibility.when_can_borrow if fungibility else None) or "MayStopSearch") in BORROW_AND_STOP
+    name, quota = queue.metadata.name, objects.quota
     fallback: str | None = None
-    for entry in group["flavors"]:
-        flavor = entry["name"]
-        if any(objects.available(queue, flavor, r) < amount for r, amount in asked.items()):
+    for entry in group.flavors:
+        flavor = entry.name
+        if any(quota.available(name, flavor, r) < amount for r, amount in asked.items()):
             continue
-        if all(objects.nominal(queue, flavor, r) >= amount for r, amount in asked.items()):
+        if all(quota.nominal(name, flavor, r) >= amount for r, amount in asked.items()):
             return flavor, False
         if stop:
             return flavor, True
@@ -660,7 +664,7 @@ def job_refusals(inventory: Inventory, job: dict[str, Any], target: QueueTarget,
     job), would not admit `job` in the target's flavor or it would never get nodes; empty when admissible."""
     cluster = inventory.cluster_by_name[target.cluster]
     objects = _Objects(objects_for_cluster(inventory, cluster.name, now))
-    queue = objects.get("ClusterQueue", target.queue)
+    queue = objects.queue(target.queue)
     assert queue is not None
     nodes = pool_nodes(inventory, cluster, now)
     pod_sets = pod_sets_of(job)

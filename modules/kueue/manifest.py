@@ -9,6 +9,8 @@ the cluster's `kueue_api_version`: for v1beta1, Kueue's conversion of the fields
 from __future__ import annotations
 
 import dataclasses
+import types
+import typing
 from typing import Any, ClassVar, Protocol
 
 KUEUE_GROUP = "kueue.x-k8s.io"
@@ -140,3 +142,76 @@ def to_manifest(obj: Emitted, kueue_version: str = "v1beta2") -> dict[str, Any]:
     if kueue_version == "v1beta1" and obj.KIND == "MultiKueueCluster":
         out["spec"] = out["spec"]["clusterSource"]  # Kueue rule 87: v1beta1 has kubeConfig at the top of spec
     return out
+
+
+def from_json(cls: type[Any], data: Any) -> Any:
+    """`data` (plain JSON) read as an instance of dataclass `cls`: fields by their manifest names, nested classes,
+    lists and maps by the type hints. It reads what a schema check has passed; a value of another shape than its
+    hint is kept as it is, and unknown fields are left out."""
+    if not isinstance(data, dict):
+        return data
+    hints = _hints(cls)
+    values = {}
+    for f in dataclasses.fields(cls):
+        name = json_name(f)
+        if name in data:
+            values[f.name] = _decode(hints[f.name], data[name])
+    try:
+        return cls(**values)
+    except TypeError:  # a required field is missing: the schema check reports it
+        return None
+
+
+def _decode(hint: Any, value: Any) -> Any:
+    origin, args = typing.get_origin(hint), typing.get_args(hint)
+    if origin in (types.UnionType, typing.Union):
+        classes = [a for a in args if dataclasses.is_dataclass(a)]
+        lists = [a for a in args if typing.get_origin(a) in (list, dict)]
+        hint = (classes or lists or [None])[0]
+        if hint is None:
+            return value
+        origin, args = typing.get_origin(hint), typing.get_args(hint)
+    if dataclasses.is_dataclass(hint) and isinstance(hint, type):
+        return from_json(hint, value)
+    if origin is list and isinstance(value, list):
+        return [_decode(args[0], v) for v in value]
+    if origin is dict and isinstance(value, dict):
+        return {k: _decode(args[1], v) for k, v in value.items()}
+    return value
+
+
+_HINTS: dict[str, dict[str, Any]] = {}
+
+
+def _hints(cls: type[Any]) -> dict[str, Any]:
+    """The resolved type hints of a dataclass of `api` or of this module, read once per class."""
+    from quartermaster.modules.kueue import api
+
+    key = f"{cls.__module__}.{cls.__qualname__}"
+    if key not in _HINTS:
+        _HINTS[key] = typing.get_type_hints(cls, {**vars(api), **globals()})
+    return _HINTS[key]
+
+
+def from_manifest(document: Any) -> Any:
+    """A Kueue manifest (v1beta2, or v1beta1 converted up) as its typed object; None for other kinds and groups."""
+    from quartermaster.modules.kueue import api
+
+    if not isinstance(document, dict) or not str(document.get("apiVersion", "")).startswith(f"{KUEUE_GROUP}/"):
+        return None
+    cls = getattr(api, str(document.get("kind")), None) if document.get("kind") in api.KUEUE_KINDS else None
+    if cls is None:
+        return None
+    spec = document.get("spec")
+    if document["apiVersion"].endswith("/v1beta1") and isinstance(spec, dict):
+        if cls is api.ClusterQueue and "cohort" in spec:
+            spec = {**{k: v for k, v in spec.items() if k != "cohort"}, "cohortName": spec["cohort"]}
+        if cls is api.MultiKueueCluster and "kubeConfig" in spec:
+            spec = {"clusterSource": spec}
+        document = {**document, "spec": spec}
+    metadata = document.get("metadata") if isinstance(document.get("metadata"), dict) else {}
+    typed = from_json(cls, {**document, "metadata": {k: v for k, v in metadata.items() if k in _META}})
+    return typed
+
+
+_META = ("name", "namespace", "labels")

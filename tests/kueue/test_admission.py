@@ -22,6 +22,7 @@ from quartermaster.modules.kueue.admission import (
     PodSet,
     _Objects,
     admission_refusals,
+    flavors_of,
     kueue_flavor,
     pool_nodes,
     workload_refusals,
@@ -251,11 +252,11 @@ def test_a_cpu_only_pod_set_on_a_tas_only_queue_is_admitted_as_kueue_admits_it(
     refuses it for the cpu (the check used to refuse it under both)."""
     cluster = example.cluster_by_name["gke-tpu-us-east5"]
     objects = _Objects(objects_for_cluster(example, cluster.name, BEFORE_THE_BLOCK))
-    queue = objects.get("ClusterQueue", "tpu-research")
+    queue = objects.queue("tpu-research")
     assert queue is not None
     nodes = pool_nodes(example, cluster, BEFORE_THE_BLOCK)
-    flavors = [f["name"] for g in queue["spec"]["resourceGroups"] for f in g["flavors"]]
-    assert all(objects.get("ResourceFlavor", f)["spec"].get("topologyName") for f in flavors)  # TAS only
+    flavors = flavors_of(queue)
+    assert all(objects.topology_aware(f) for f in flavors)  # TAS only
     pool = nodes[flavors[0]]
     sets = [
         PodSet("workers", 1, {pool.resource: Decimal(pool.per_node)}),
@@ -282,7 +283,7 @@ def cq(name: str, cohort: str, flavors: list[tuple[str, dict[str, int]]], when_c
     }
     if when_can_borrow:
         spec["flavorFungibility"] = {"whenCanBorrow": when_can_borrow, "whenCanPreempt": "TryNextFlavor"}
-    return {"kind": "ClusterQueue", "metadata": {"name": name}, "spec": spec}
+    return {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "ClusterQueue", "metadata": {"name": name}, "spec": spec}
 
 
 def cohort(name: str, parent: str | None, quota: dict[str, int] | None = None) -> dict:
@@ -294,12 +295,11 @@ def cohort(name: str, parent: str | None, quota: dict[str, int] | None = None) -
                 "flavors": [{"name": "f", "resources": [{"name": "nvidia.com/gpu", **quota}]}],
             }
         ]
-    return {"kind": "Cohort", "metadata": {"name": name}, "spec": spec}
+    return {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "Cohort", "metadata": {"name": name}, "spec": spec}
 
 
 def held(objects: list[dict], queue: str) -> Decimal:
-    index = _Objects(objects)
-    return index.available(index.get("ClusterQueue", queue), "f", "nvidia.com/gpu")
+    return _Objects(objects).quota.available(queue, "f", "nvidia.com/gpu")
 
 
 @pytest.mark.parametrize(
@@ -345,7 +345,7 @@ def test_when_can_borrow_decides_the_flavor_a_job_gets(when_can_borrow: str | No
         cq("lender", "org", [("small", {"nominalQuota": 32})]),
     ]
     index = _Objects(objects)
-    queue = index.get("ClusterQueue", "team")
+    queue = index.queue("team")
     assert queue is not None
     assert kueue_flavor(queue, {"nvidia.com/gpu": Decimal(16)}, index) == want
     assert kueue_flavor(queue, {"nvidia.com/gpu": Decimal(8)}, index) == ("small", False)  # fits its nominal
