@@ -134,6 +134,11 @@ def test_the_example_reports_the_quarter_in_progress_with_its_method_and_a_band(
     report = build_report(inventory, result, "2027Q1")
     [q4] = [r for r in report.table("cost_band").rows if r["quarter"] == "2026Q4"]
     assert q4["p10"] < q4["expected"] < q4["p90"]
+    assert (
+        "2026Q4: its metered hours as they were; its p10 and p90 for the rest are those of the forecast from the "
+        'usage history (Sources and plan settings, "Forecast, 2026Q4")'
+        in " ".join(report.table("cost_band").note.split())
+    )
     trail = {r["item"]: r["value"] for r in report.table("source_trail").rows}
     assert trail["Demand"].startswith(
         "2026Q4: usage.csv as metered to 2026-11-01 00:00, forecast from usage.csv for the rest (1,464 hours); "

@@ -159,7 +159,7 @@ def cost_band(
         "commitments and capacity blocks are paid anyway."
         + "".join(
             f" {q}: its metered hours as they were; its p10 and p90 for the rest are those of the forecast from the "
-            "usage history (the forecast table)."
+            f'usage history (Sources and plan settings, "Forecast, {q}").'
             for q in sorted({r.quarter for r in plan.forecast})
             if q in quarters
         ),
