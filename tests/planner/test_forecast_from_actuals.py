@@ -148,3 +148,19 @@ def test_the_example_reports_the_quarter_in_progress_with_its_method_and_a_band(
     assert "no day of the history can be forecast 30.5 days ahead" in trail["Forecast, 2026Q4"]
     # the forecast continues from October's metered level, team by team
     assert all(r.expected_accelerators == pytest.approx(r.metered_accelerators) for r in result.forecast)
+
+
+def test_on_falling_demand_the_plan_commits_less_than_the_lookback():
+    """The rising test's three weeks mirrored, falling from 200 to 80 GPUs: the plan commits less than the lookback
+    of the two weeks (the level of the hours they hold) for both terms, and no less than hindsight."""
+    rng = np.random.default_rng(0)
+    index = pd.date_range("2020-05-01", periods=24 * 21, freq="h")
+    t = np.arange(len(index))
+    hourly = pd.Series(200 - 120 * t / len(t) + 25 * np.sin(2 * np.pi * t / 24) + rng.normal(0, 15, len(t)), index)
+    origin = index[24 * 14]
+    prices = read_prices()
+    curve = planner_curve(hourly, origin)
+    before, after = hourly[hourly.index < origin], hourly[hourly.index >= origin]
+    for term in (12, 36):
+        nodes = planner_level(curve, term, prices)
+        assert best_level(after, prices[term], prices[0]) <= nodes < best_level(before, prices[term], prices[0])
