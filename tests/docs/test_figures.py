@@ -7,10 +7,12 @@ A figure in README.md or a page of docs/ is written between two comments that sa
 The source is the README's main job on the example (`qm plan inventory/`, then `qm report inventory/ --plan
 out/plan`): `report:` reads its report.json (`summary...`, or a table by name: `TABLE[KEY=VALUE,...].COLUMN` picks
 the row whose cells match, `TABLE.total.COLUMN` its total row), `plan:` its plan.json (`kpis[quarter=2027Q1]
-.cost_usd`). The format is one of FORMATS, the report's own filters. The test fails, naming the page, the line and
-both texts, when a figure drifts; `pytest tests/docs/test_figures.py --update-golden` writes the current figures
-into the pages (review the diff: the prose around a figure may need to change with it). A marker never starts a
-line: Markdown reads such a line as an HTML block and breaks the paragraph there.
+.cost_usd`). `plan@RUN:` and `report@RUN:` read the same job run with the `qm plan` options of RUNS[RUN] (a what-if
+the page describes), each run once and only when a page quotes it. The format is one of FORMATS, the report's own
+filters. The test fails, naming the page, the line and both texts, when a figure drifts; `pytest
+tests/docs/test_figures.py --update-golden` writes the current figures into the pages (review the diff: the prose
+around a figure may need to change with it). A marker never starts a line: Markdown reads such a line as an HTML
+block and breaks the paragraph there.
 """
 
 from __future__ import annotations
@@ -29,6 +31,11 @@ from quartermaster.cli import app
 from quartermaster.reports.filters import money, number, pct, rate
 from tests.paths import DOCS, INVENTORY, REPO
 
+RUNS: dict[str, tuple[str, ...]] = {
+    "anywhere": ("--what-if", "placement=anywhere"),
+    "demand+20": ("--what-if", "demand=+20%"),
+}
+"""The what-ifs the pages quote besides the main job, as `qm plan` options."""
 FIGURE = re.compile(r"<!-- fig (?P<source>\S+) (?P<format>\w+) -->(?P<text>[^<\n]*)<!-- /fig -->")
 STEP = re.compile(r"(?P<name>[A-Za-z0-9_-]+)(?:\[(?P<select>[^\]]+)\])?(?:\.|$)")
 
@@ -70,11 +77,15 @@ def report_root(report: dict[str, Any]) -> dict[str, Any]:
     return {**report, **{t["name"]: t for t in report["tables"]}}
 
 
-def figure(sources: dict[str, Any], source: str, form: str) -> str:
-    kind, _, path = source.partition(":")
-    assert kind in sources, f"source {source!r}: starts with one of {sorted(sources)}"
+def figure(sources: Callable[[str], dict[str, Any]], source: str, form: str) -> str:
+    """The figure `source` names (`plan:...`, `report@anywhere:...`) formatted as `form`; `sources(run)` gives a
+    run's {"plan": plan.json, "report": report.json}, "" being the main job."""
+    where, _, path = source.partition(":")
+    kind, _, run = where.partition("@")
+    assert kind in ("plan", "report"), f"source {source!r}: starts with plan: or report: (plan@RUN: for a what-if)"
+    assert run == "" or run in RUNS, f"source {source!r}: run {run!r} is not one of {sorted(RUNS)}"
     assert form in FORMATS, f"format {form!r}: one of {sorted(FORMATS)}"
-    return FORMATS[form](Decimal(str(lookup(sources[kind], path))))
+    return FORMATS[form](Decimal(str(lookup(sources(run)[kind], path))))
 
 
 def marked_pages() -> list[str]:
@@ -85,12 +96,10 @@ def marked_pages() -> list[str]:
 PAGES = marked_pages()
 
 
-@pytest.fixture(scope="module")
-def example_output(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
-    """The README's main job on the example, run once: its plan.json and its report.json."""
-    out = tmp_path_factory.mktemp("main-job")
+def run_job(out: Path, options: tuple[str, ...]) -> dict[str, Any]:
+    """The README's main job (with extra `qm plan` options) into `out`: its plan.json and report.json."""
     runner = CliRunner()
-    plan = runner.invoke(app, ["plan", str(INVENTORY), "--out", str(out / "plan")])
+    plan = runner.invoke(app, ["plan", str(INVENTORY), *options, "--out", str(out / "plan")])
     assert plan.exit_code == 0, plan.output
     report = runner.invoke(
         app,
@@ -101,6 +110,19 @@ def example_output(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
         "plan": json.loads((out / "plan" / "plan.json").read_text(encoding="utf-8")),
         "report": report_root(json.loads((out / "report" / "report.json").read_text(encoding="utf-8"))),
     }
+
+
+@pytest.fixture(scope="module")
+def example_output(tmp_path_factory: pytest.TempPathFactory) -> Callable[[str], dict[str, Any]]:
+    """A run's output by name ("" the main job, else a key of RUNS), each run once, when first asked for."""
+    runs: dict[str, dict[str, Any]] = {}
+
+    def output(run: str) -> dict[str, Any]:
+        if run not in runs:
+            runs[run] = run_job(tmp_path_factory.mktemp(f"job-{run or 'main'}"), RUNS.get(run, ()))
+        return runs[run]
+
+    return output
 
 
 def test_the_pages_that_quote_the_example_are_marked() -> None:
@@ -121,17 +143,25 @@ def test_a_source_picks_a_row_of_a_table_and_a_format_rounds_as_the_report() -> 
             "tables": [{"name": "cost_band", "rows": [{"quarter": "2027Q1", "p10": "2136402.43"}], "total": None}],
         }
     )
-    sources = {"report": report}
+
+    def sources(run: str) -> dict[str, Any]:
+        return {"report": report, "plan": {}}
+
     assert figure(sources, "report:cost_band[quarter=2027Q1].p10", "musd") == "$2.14M"
     assert figure(sources, "report:summary.p90_cost", "money") == "$4,137,365.77"
     with pytest.raises(AssertionError, match="0 rows match"):
         figure(sources, "report:cost_band[quarter=2026Q4].p10", "musd")
+    with pytest.raises(AssertionError, match="run 'nowhere' is not one of"):
+        figure(sources, "report@nowhere:summary.p90_cost", "money")
 
 
 @pytest.mark.slow  # plans the example (about 20 s)
 @pytest.mark.parametrize("page", PAGES)
 def test_the_figures_a_page_quotes_are_the_examples_output(
-    page: str, example_output: dict[str, Any], golden: Callable[[Path, str], None], request: pytest.FixtureRequest
+    page: str,
+    example_output: Callable[[str], dict[str, Any]],
+    golden: Callable[[Path, str], None],
+    request: pytest.FixtureRequest,
 ) -> None:
     path = REPO / page
     text = path.read_text(encoding="utf-8")
