@@ -33,7 +33,14 @@ from quartermaster.model import Inventory, Quota, Team
 from quartermaster.plan_result import PlanResult
 from quartermaster.planned import planned_status
 from quartermaster.pricing import CENT, DEFAULT_IDLE_POLICY, HOURS_PER_MONTH, idle_weights
-from quartermaster.reports.quota_diff.impact import IMPACT_DAYS, TeamImpact, flavor_tree, recent_demand, replay
+from quartermaster.reports.quota_diff.impact import (
+    IMPACT_DAYS,
+    TeamImpact,
+    flavor_trees,
+    recent_demand,
+    replay,
+    replay_instant,
+)
 from quartermaster.reports.quota_diff.policy import approvals, centre_monthly, verdicts
 from quartermaster.reports.quota_diff.pricing import FlavorEconomics, flavor_economics
 from quartermaster.reports.quota_diff.types import (
@@ -241,9 +248,11 @@ def _impact(
 ) -> tuple[ImpactRow, ...]:
     """The replay with the old quotas and with the new, for the teams and flavors whose hours differ. Each
     flavor's quota tree is separate, so only flavors whose tree the change touches are replayed."""
-    changed = {f for f in {row[2] for row in demand} if flavor_tree(base, f) != flavor_tree(head, f)}
+    at, flavors = replay_instant(demand), {row[2] for row in demand}
+    old, new = (flavor_trees(base, flavors, at), flavor_trees(head, flavors, at)) if at else ({}, {})
+    changed = {f for f in flavors if old[f] != new[f]}
     demand = [row for row in demand if row[2] in changed]
-    before, after = replay(base, demand), replay(head, demand)
+    before, after = replay(base, demand, old), replay(head, demand, new)
     out = []
     for key in sorted(set(before) | set(after)):
         b, h = before.get(key), after.get(key)

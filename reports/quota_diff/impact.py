@@ -5,9 +5,11 @@ per hour (issue 19; semantics from docs/kueue-admission.md, Kueue v0.19.2).
 Per flavor and hour, with each team's requested accelerators d_t (max of requested and used, as metering
 charges) as its demand:
 
-1. **Quota tree** (Kueue's resource nodes, KEP-79): a team's ClusterQueue has S_t = nominal and a private
-   reserve g_t = nominal - lending_limit (0 without a lending limit); a cohort has S_C = its own nominal plus
-   sum over children of (S_c - g_c), and g_C likewise. Usage that passes up from a node is max(0, U - g).
+1. **Quota tree** (Kueue's resource nodes, KEP-79), as the offline admission check reads it from the ClusterQueues
+   and Cohorts rendered at the last replayed hour (`flavor_trees`, `modules/kueue/quota.py`): a team's
+   ClusterQueue has S_t = nominal and a private reserve g_t = nominal - lending_limit (0 without a lending limit);
+   a cohort has S_C = its own nominal plus sum over children of (S_c - g_c), and g_C likewise. Usage that passes
+   up from a node is max(0, U - g).
 2. **Nominal first**: every team is admitted min(d_t, nominal_t). This is always within quota; it stands for
    Kueue's reclaim (demand within nominal preempts borrowers, `reclaimWithinCohort`), taken as instant.
 3. **Borrowing**: the rest of each team's demand borrows, highest priority class first; within a priority
@@ -71,43 +73,48 @@ class TeamImpact:
     lent: float
 
 
-def flavor_tree(inventory: Inventory, flavor: str) -> list[Node]:
-    """The quota tree of one flavor: each team with a quota in it, under its cohort chain, and the cohorts."""
+def replay_instant(demand_rows: Iterable[tuple[dt.datetime, str, str, float]]) -> dt.datetime | None:
+    """The instant whose quotas the replay applies: the last replayed hour (None without demand)."""
+    last = max((row[0] for row in demand_rows), default=None)
+    return None if last is None else last if last.tzinfo else last.replace(tzinfo=dt.UTC)
+
+
+def flavor_trees(inventory: Inventory, flavors: Iterable[str], at: dt.datetime) -> dict[str, list[Node]]:
+    """The quota tree of each flavor at `at`: the tree the offline admission check reads (`modules/kueue/quota.py`,
+    built from the ClusterQueues and Cohorts rendered for the flavor's cluster), in the flavor's accelerator
+    resource: each team's ClusterQueue that lists the flavor, under its cohort chain, and every cohort that lists
+    it. A flavor that is no pool of the inventory has an empty tree."""
+    from quartermaster.modules.kueue import kueue_objects
+    from quartermaster.modules.kueue.quota import QuotaTree as RenderedQuotas
+
     priority = {p.name: p.value for p in inventory.priority_classes}
-    nodes: dict[str, Node] = {}
-    for team in inventory.teams:
-        quota = next((q for q in team.quotas if q.flavor == flavor), None)
-        if quota is None:
+    rendered: dict[str, RenderedQuotas] = {}
+    out: dict[str, list[Node]] = {}
+    for flavor in flavors:
+        cluster = inventory.cluster_of_pool.get(flavor)
+        if cluster is None:
+            out[flavor] = []
             continue
-        nodes[f"team:{team.name}"] = Node(
-            f"team:{team.name}",
-            f"cohort:{team.cohort}" if team.cohort else None,
-            quota.nominal,
-            quota.borrowing_limit,
-            quota.lending_limit,
-            True,
-            priority.get(team.priority_class or "", 0),
-            1.0 if team.fair_sharing_weight is None else team.fair_sharing_weight,
-        )
-    cohorts = inventory.cohort_by_name
-    pending: list[str | None] = [n.parent for n in nodes.values() if n.parent]
-    while pending:
-        name = pending.pop()
-        if name is None or name in nodes:
-            continue
-        cohort = cohorts.get(name.removeprefix("cohort:"))
-        quota = next((q for q in cohort.quotas if q.flavor == flavor), None) if cohort else None
-        parent = f"cohort:{cohort.parent}" if cohort and cohort.parent else None
-        nodes[name] = Node(
-            name,
-            parent,
-            quota.nominal if quota else 0.0,
-            quota.borrowing_limit if quota else None,
-            quota.lending_limit if quota else None,
-            False,
-        )
-        pending.append(parent)
-    return list(nodes.values())
+        if cluster.name not in rendered:
+            rendered[cluster.name] = RenderedQuotas.of(kueue_objects(inventory, cluster.name, at))
+        pool = next(p for p in cluster.pools if p.name == flavor)
+        resource = inventory.machine_by_name[pool.machine].resource_name
+        out[flavor] = []
+        for n in rendered[cluster.name].nodes(flavor, resource):
+            team = inventory.team_by_name.get(n.name) if n.kind == "ClusterQueue" else None
+            out[flavor].append(
+                Node(
+                    f"team:{n.name}" if n.kind == "ClusterQueue" else f"cohort:{n.name}",
+                    None if n.parent is None else f"cohort:{n.parent}",
+                    float(n.nominal),
+                    None if n.borrowing_limit is None else float(n.borrowing_limit),
+                    None if n.lending_limit is None else float(n.lending_limit),
+                    n.kind == "ClusterQueue",
+                    priority.get(team.priority_class or "", 0) if team else 0,
+                    float(n.weight) if n.kind == "ClusterQueue" else 1.0,
+                )
+            )
+    return out
 
 
 @dataclass(frozen=True)
@@ -230,17 +237,21 @@ def _next_event(
 def replay(
     inventory: Inventory,
     demand_rows: Iterable[tuple[dt.datetime, str, str, float]],
+    nodes: Mapping[str, list[Node]] | None = None,
 ) -> dict[tuple[str, str], TeamImpact]:
-    """Replay hourly demand (hour, team, flavor, accelerators) through the inventory's quotas; per (team, flavor)."""
+    """Replay hourly demand (hour, team, flavor, accelerators) through the inventory's quotas at the last replayed
+    hour (`flavor_trees`, or `nodes` when given); per (team, flavor)."""
+    rows = list(demand_rows)
     by_hour: dict[tuple[str, dt.datetime], dict[str, float]] = defaultdict(dict)
-    for hour, team, flavor, accelerators in demand_rows:
+    for hour, team, flavor, accelerators in rows:
         cell = by_hour[(flavor, hour)]
         cell[f"team:{team}"] = cell.get(f"team:{team}", 0.0) + accelerators
-    trees: dict[str, QuotaTree] = {}
+    at = replay_instant(rows)
+    if nodes is None:
+        nodes = flavor_trees(inventory, {row[2] for row in rows}, at) if at else {}
+    trees = {flavor: QuotaTree.of(tree) for flavor, tree in nodes.items()}
     totals: dict[tuple[str, str], list[float]] = defaultdict(lambda: [0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0])
     for (flavor, _hour), demand in sorted(by_hour.items()):
-        if flavor not in trees:
-            trees[flavor] = QuotaTree.of(flavor_tree(inventory, flavor))
         tree = trees[flavor]
         teams = {n.name: n for n in tree.teams}
         admitted = admit(tree, demand) if tree.nodes else {}
