@@ -1312,3 +1312,20 @@ def test_the_plans_caveats_are_in_the_report(stored: ReportData) -> None:
     ]
     html = render_html(stored)
     assert html.index('id="table-plan_caveats"') < html.index('<section id="bridge">')  # in the executive summary
+
+
+def test_notes_cite_no_configuration_keys_or_repository_paths(stored: ReportData) -> None:
+    """Issue 35, point 5: notes a finance reader reads cited `policy.equivalence`, `policy.budgets` and
+    docs/explanation/budget-bridge-capex.md. Table notes, chart captions and text cells say what they mean instead
+    (the source trail names the input files on purpose; the caveats are the plan's own notes as it wrote them)."""
+    cited = re.compile(r"\bpolicy\.\w+|\b[\w/-]+\.(?:md|ya?ml|py)\b|\bdocs/")
+    texts = [t.note for t in stored.tables] + [c.caption for c in stored.charts]
+    texts += [
+        str(row[c.key])
+        for t in stored.tables
+        if t.name not in ("source_trail", "plan_caveats")
+        for row in t.rows
+        for c in t.columns
+        if c.kind == "text"
+    ]
+    assert [m.group(0) for text in texts for m in cited.finditer(text)] == []
