@@ -440,7 +440,7 @@ def admission_refusals(
         return []
     index = _Objects(objects)
     nodes = pool_nodes(inventory, c, now)
-    config, _ = manager_configuration(inventory, cluster, objects)
+    config, _ = manager_configuration(inventory, cluster, index.queues())
     ignore = (config.get("resources") or {}).get("quotaCheckStrategy") == "IgnoreUndeclared"
     out = []
     for queue in index.queues():

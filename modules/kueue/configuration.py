@@ -31,12 +31,14 @@ from __future__ import annotations
 
 import csv
 import re
+from collections.abc import Iterable
 from functools import cache
 from pathlib import Path
 from typing import Any
 
 from quartermaster.capacity import nodes_per_slice
 from quartermaster.model import Cluster, Inventory
+from quartermaster.modules.kueue import api
 from quartermaster.modules.kueue.builders import WORKLOAD_RESOURCES, fair_sharing_in_use
 from quartermaster.modules.kueue.k8s import label_selector_problems, selector_matches
 
@@ -165,10 +167,10 @@ def uses_gangs(inventory: Inventory, cluster: Cluster) -> bool:
 
 
 def manager_configuration(
-    inventory: Inventory, cluster: str, objects: list[dict[str, Any]]
+    inventory: Inventory, cluster: str, queues: Iterable[api.ClusterQueue]
 ) -> tuple[dict[str, Any], list[str]]:
-    """The complete Configuration for `cluster`'s Kueue manager and, for each setting that the cluster's objects
-    need, why (one line each)."""
+    """The complete Configuration for `cluster`'s Kueue manager and, for each setting that the cluster's
+    ClusterQueues (`queues`, typed) need, why (one line each)."""
     c = inventory.cluster_by_name[cluster]
     why = [
         "metrics.enableClusterQueueResources: Kueue exports quota, reservation and usage per ClusterQueue only "
@@ -213,10 +215,9 @@ def manager_configuration(
         config["featureGates"] = {"TopologyAwareScheduling": True}
         why.append("featureGates.TopologyAwareScheduling: the cluster's flavors are topology-aware")
     undeclared = sorted(
-        o["metadata"]["name"]
-        for o in objects
-        if o["kind"] == "ClusterQueue"
-        and not set(POD_RESOURCES) <= {r for g in o["spec"].get("resourceGroups", []) for r in g["coveredResources"]}
+        q.metadata.name
+        for q in queues
+        if not set(POD_RESOURCES) <= {r for g in (q.spec and q.spec.resource_groups) or [] for r in g.covered_resources}
     )
     if undeclared:
         config["resources"] = {"quotaCheckStrategy": "IgnoreUndeclared"}

@@ -8,13 +8,14 @@ at)` for any `at` inside it. The objects themselves stay from window to window: 
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any
 
 from quartermaster.capacity import PoolWindow, capacity_boundaries, pool_window
 from quartermaster.model import Inventory
+from quartermaster.modules.kueue import api
 from quartermaster.modules.kueue.admission import Refusal, admission_refusals
-from quartermaster.modules.kueue.builders import objects_for_cluster
+from quartermaster.modules.kueue.builders import kueue_objects, objects_for_cluster
 
 JUST_BEFORE = dt.timedelta(seconds=1)
 """How far before a boundary the previous window is read."""
@@ -49,18 +50,19 @@ class Boundary:
     unchecked: tuple[str, ...]
 
 
-def quota_entries(objects: list[dict[str, Any]]) -> dict[tuple[str, str, str, str], str]:
+def quota_entries(objects: Iterable[object]) -> dict[tuple[str, str, str, str], str]:
     """(kind, name, flavor, resource) -> `nominal/borrowing/lending` (`-` for unset) of every ClusterQueue and
-    Cohort quota entry."""
+    Cohort quota entry of a cluster's typed objects."""
     out = {}
     for obj in objects:
-        if obj["kind"] not in ("ClusterQueue", "Cohort"):
+        if not isinstance(obj, api.ClusterQueue | api.Cohort) or obj.spec is None:
             continue
-        for group in obj["spec"].get("resourceGroups") or []:
-            for flavor in group["flavors"]:
-                for r in flavor["resources"]:
-                    amounts = (r["nominalQuota"], r.get("borrowingLimit", "-"), r.get("lendingLimit", "-"))
-                    out[(obj["kind"], obj["metadata"]["name"], flavor["name"], r["name"])] = "/".join(map(str, amounts))
+        for group in obj.spec.resource_groups or []:
+            for flavor in group.flavors:
+                for r in flavor.resources:
+                    limits = ("-" if v is None else v for v in (r.borrowing_limit, r.lending_limit))
+                    amounts = (r.nominal_quota, *limits)
+                    out[(obj.KIND, obj.metadata.name, flavor.name, r.name)] = "/".join(map(str, amounts))
     return out
 
 
@@ -87,8 +89,8 @@ def quota_schedule(inventory: Inventory) -> list[Boundary]:
     for at in capacity_boundaries(inventory):
         changes = []
         for cluster in inventory.clusters:
-            before = quota_entries(objects_for_cluster(inventory, cluster.name, at - JUST_BEFORE))
-            after = quota_entries(objects_for_cluster(inventory, cluster.name, at))
+            before = quota_entries(kueue_objects(inventory, cluster.name, at - JUST_BEFORE))
+            after = quota_entries(kueue_objects(inventory, cluster.name, at))
             for key in sorted(before.keys() | after.keys()):
                 if before.get(key) != after.get(key):
                     changes.append(QuotaChange(cluster.name, *key, before.get(key, "none"), after.get(key, "none")))

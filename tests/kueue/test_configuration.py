@@ -14,7 +14,7 @@ from typer.testing import CliRunner
 from quartermaster.cli import app
 from quartermaster.loader import load
 from quartermaster.model import Inventory
-from quartermaster.modules.kueue import objects_for_cluster
+from quartermaster.modules.kueue import api, kueue_objects
 from quartermaster.modules.kueue.builders import WORKLOAD_RESOURCES
 from quartermaster.modules.kueue.configuration import configuration_problems, manager_configuration
 from tests.builders import DURING_THE_BLOCK, make_inventory
@@ -27,7 +27,8 @@ def inventory() -> Inventory:
 
 
 def rendered(inventory: Inventory, cluster: str) -> dict[str, Any]:
-    config, _ = manager_configuration(inventory, cluster, objects_for_cluster(inventory, cluster, DURING_THE_BLOCK))
+    queues = [o for o in kueue_objects(inventory, cluster, DURING_THE_BLOCK) if isinstance(o, api.ClusterQueue)]
+    config, _ = manager_configuration(inventory, cluster, queues)
     return config
 
 
