@@ -5,11 +5,15 @@ from __future__ import annotations
 import dataclasses
 import typing
 
+import pytest
 import yaml
 
-from quartermaster.modules.kueue import api, apigen
+from quartermaster.loader import load
+from quartermaster.modules.kueue import api, apigen, kueue_objects
 from quartermaster.modules.kueue.crds import CRD_DIR, GROUP, PLURALS
-from quartermaster.modules.kueue.manifest import json_name
+from quartermaster.modules.kueue.manifest import Namespace, Role, RoleBinding, from_manifest, json_name, to_manifest
+from tests.builders import DURING_THE_BLOCK
+from tests.paths import INVENTORY
 
 
 def test_the_generated_module_matches_the_vendored_crds() -> None:
@@ -41,3 +45,22 @@ def test_every_spec_field_of_the_crd_is_a_documented_field_of_its_class() -> Non
                 continue
             first = apigen.first_sentence(schema.get("description") or prop)
             assert " ".join(first.split()[:4]) in " ".join(source.split()), (kind, prop)
+
+
+@pytest.mark.parametrize("version", ["v1beta2", "v1beta1"])
+def test_the_builders_return_typed_objects_that_read_back_from_their_manifests(version: str) -> None:
+    # Every Kueue object the example renders is an instance of a generated class, and its manifest (converted to
+    # v1beta1 where a cluster asks for it: cohortName -> cohort, clusterSource.kubeConfig -> kubeConfig) reads back
+    # into the same object; Namespaces and RBAC are manifest.py's classes.
+    example = load(INVENTORY).inventory
+    for cluster in example.clusters:
+        typed = kueue_objects(example, cluster.name, DURING_THE_BLOCK)
+        kinds = {type(o) for o in typed}
+        assert kinds <= {getattr(api, k) for k in apigen.KINDS} | {Namespace, Role, RoleBinding}, cluster.name
+        kueue = [o for o in typed if o.KIND in apigen.KINDS]
+        manifests = [to_manifest(o, version) for o in kueue]
+        assert all(m["apiVersion"] == f"kueue.x-k8s.io/{version}" for m in manifests)
+        assert [from_manifest(m) for m in manifests] == kueue, cluster.name
+        if version == "v1beta1":
+            specs = [m["spec"] for m in manifests if m["kind"] in ("ClusterQueue", "MultiKueueCluster")]
+            assert not any("cohortName" in s or "clusterSource" in s for s in specs)
