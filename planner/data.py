@@ -112,6 +112,9 @@ class PlanData:
     the quarter in progress (model.add_quota_within_kueue_limits)."""
     metered_utilisation: dict[str, tuple[float | None, int]] = field(default_factory=dict)
     """commitment -> (its utilisation in the usage history or None, the hours it covers): metered_utilisation()."""
+    metered_team_use: dict[tuple[str, str], float] = field(default_factory=dict)
+    """(offer, team) -> the accelerators the team held there in the usage history, on average over its hours
+    (metered_team_use())."""
     baseline_rate: dict[str, float] = field(default_factory=dict)
     """demand key -> USD per accelerator-hour of its class on demand (baseline_rates): the all-on-demand baseline."""
     baseline_stand_ins: tuple[str, ...] = ()
@@ -260,6 +263,7 @@ def build_data(
         actuals_until=None if as_of is None else as_of.isoformat(),
         forecast=tuple(r for r in forecast if r.quarter in quarters),
         metered_utilisation=metered_utilisation(inventory),
+        metered_team_use=metered_team_use(inventory),
         baseline_rate=baseline_rate,
         baseline_stand_ins=baseline_stand_ins,
         placed=placed,
@@ -713,6 +717,23 @@ def metered_utilisation(inventory: Inventory) -> dict[str, tuple[float | None, i
             n += 1
         out[c.name] = (used / committed if committed else None, n)
     return out
+
+
+def metered_team_use(inventory: Inventory) -> dict[tuple[str, str], float]:
+    """(offer, team) -> accelerators held (the larger of used and requested, summed over the pools at the site and
+    machine) per hour of the usage history, from its first hour to its last (an hour with no row held nothing)."""
+    if not inventory.usage:
+        return {}
+    first = min(pd.Timestamp(u.hour) for u in inventory.usage)
+    last = max(pd.Timestamp(u.hour) for u in inventory.usage)
+    hours = len(pd.date_range(first, last, freq="h"))
+    held: dict[tuple[str, str], float] = {}
+    for u in inventory.usage:
+        pool = inventory.pool_by_name.get(u.flavor)
+        if pool is not None:
+            key = (offer_key(inventory.cluster_of_pool[u.flavor].site, pool.machine), u.team)
+            held[key] = held.get(key, 0.0) + max(u.accelerators_used, u.accelerators_requested)
+    return {key: x / hours for key, x in sorted(held.items())}
 
 
 def _pools(inventory: Inventory) -> pd.DataFrame:

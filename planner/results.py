@@ -36,6 +36,7 @@ from quartermaster.plan_result import (
     CommitmentUtilisationRow,
     KpiRow,
     MoveRow,
+    OfferUtilisationRow,
     PlanResult,
     ProposedQuotaRow,
     PurchaseRow,
@@ -132,6 +133,7 @@ def collect(
         routing=_typed(RoutingRow, routing(m)),
         moves=_typed(MoveRow, moves(m)),
         commitment_utilisation=_typed(CommitmentUtilisationRow, commitment_utilisation(m)),
+        offer_utilisation=_typed(OfferUtilisationRow, offer_utilisation(m)),
         placement=d.placement,
     )
     return replace(result, budget_status=planned_status(table_rows(d.budgets, Budget), result))
@@ -604,6 +606,7 @@ UTILISATION_COLUMNS = [
     "metered_hours",
     "expected_utilisation",
     "basis",
+    "rise_by",
 ]
 
 
@@ -616,6 +619,12 @@ def commitment_utilisation(m: PlanModel) -> pd.DataFrame:
     for (j, t, q, s, b), vars_ in m.by_tier.items():
         if t == EXISTING:
             used[(j, q)] += d.scenarios[s] * m.weight[(q, s, b)] * sum(m.value(v) for v in vars_)
+    by_team: dict[tuple[str, str, str], float] = defaultdict(float)  # (j, team, q) -> expected accelerators
+    for (k, j, t, q, s, b), x in m.used():
+        if t == EXISTING:
+            by_team[(j, m.key_parts[k][0], q)] += (
+                d.scenarios[s] * m.weight[(q, s, b)] * x * m.offers[j]["accelerators_per_node"]
+            )
     rows = []
     for e in table_rows(d.existing.drop_duplicates("commitment"), Existing):
         o = d.offer_by_name.get(e.offer)
@@ -623,6 +632,7 @@ def commitment_utilisation(m: PlanModel) -> pd.DataFrame:
             continue
         assumed = _share(used[(e.offer, e.quarter)], m.existing_nodes[(e.offer, e.quarter)])
         metered, hours = d.metered_utilisation.get(e.commitment, (None, 0))
+        rise = "" if metered is None or assumed <= metered else _rise_by(m, by_team, e.offer, e.quarter)
         rows.append(
             {
                 "commitment": e.commitment,
@@ -634,9 +644,77 @@ def commitment_utilisation(m: PlanModel) -> pd.DataFrame:
                 "metered_hours": hours,
                 "expected_utilisation": assumed if metered is None else round(metered, 6),
                 "basis": "assumed" if metered is None else "metered",
+                "rise_by": rise,
             }
         )
     return pd.DataFrame(rows, columns=UTILISATION_COLUMNS).sort_values("commitment").reset_index(drop=True)
+
+
+def _rise_by(m: PlanModel, by_team: dict[tuple[str, str, str], float], j: str, q: str) -> str:
+    """The teams whose planned accelerators on the existing commitments at j in q (on average) exceed what they held
+    at j in the usage history, largest first: `team +N.N (move|forecast rise)`; a move where the team holds no quota
+    in the pools that serve them."""
+    d = m.data
+    pools = set(d.flavors.get((j, EXISTING), ()))
+    teams = {t for jj, t, qq in by_team if (jj, qq) == (j, q)}
+    more = {t: by_team[(j, t, q)] - d.metered_team_use.get((j, t), 0.0) for t in teams}
+    return "; ".join(
+        f"{t} +{x:,.1f} ({'forecast rise' if pools & d.held.get(t, frozenset()) else 'move'})"
+        for t, x in sorted(more.items(), key=lambda kv: (-kv[1], kv[0]))
+        if x >= 0.05
+    )
+
+
+OFFER_UTILISATION_COLUMNS = [
+    "site",
+    "machine",
+    "quarter",
+    "committed_accelerator_hours",
+    "used_accelerator_hours",
+    "utilisation",
+    "metered_utilisation",
+]
+
+
+def offer_utilisation(m: PlanModel) -> pd.DataFrame:
+    """Per site and machine and quarter with committed capacity: its accelerator-hours (existing and new commitments,
+    capacity blocks booked), the plan's expected use of them, their ratio, and the existing commitments' metered
+    utilisation there (PlanData.metered_utilisation)."""
+    d = m.data
+    offers = d.offer_by_name
+    committed: dict[tuple[str, str], float] = defaultdict(float)
+    for (j, q), nodes in m.existing_nodes.items():
+        committed[(j, q)] += nodes * d.hours[q] * offers[j].accelerators_per_node
+    for (j, _, q), nodes in _active_new_nodes(m).items():
+        committed[(j, q)] += nodes * d.hours[q] * offers[j].accelerators_per_node
+    for (j, q), var in m.capacity_block.items():
+        weeks = round(m.value(var)) * weeks_in(q)
+        committed[(j, q)] += HOURS_PER_WEEK * weeks * offers[j].accelerators_per_node
+    used: dict[tuple[str, str], float] = defaultdict(float)
+    for (_k, j, t, q, s, b), x in m.used():
+        if t in (EXISTING, NEW, PricingModel.CAPACITY_BLOCK):
+            used[(j, q)] += m.cell_hours[(q, s, b)] * x * offers[j].accelerators_per_node
+    metered: dict[str, float] = {}
+    for e in table_rows(d.existing, Existing):
+        figure = d.metered_utilisation.get(e.commitment, (None, 0))[0]
+        if figure is not None:
+            metered.setdefault(e.offer, figure)
+    rows = [
+        {
+            "site": offers[j].site,
+            "machine": offers[j].machine,
+            "quarter": q,
+            "committed_accelerator_hours": round(hours, 3),
+            "used_accelerator_hours": round(used[(j, q)], 3),
+            "utilisation": _share(used[(j, q)], hours),
+            "metered_utilisation": None if j not in metered else round(metered[j], 6),
+        }
+        for (j, q), hours in committed.items()
+        if hours > TINY
+    ]
+    frame = pd.DataFrame(rows, columns=OFFER_UTILISATION_COLUMNS)
+    frame["_q"] = frame["quarter"].map(d.quarters.index)
+    return frame.sort_values(["_q", "site", "machine"]).drop(columns="_q").reset_index(drop=True)
 
 
 SHADOW_COLUMNS = ["site", "machine", "accelerator", "quarter", "usd_per_accelerator_hour", "method"]

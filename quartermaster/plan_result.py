@@ -261,6 +261,30 @@ class CommitmentUtilisationRow:
     """expected_utilisation: metered_utilisation where there is history, else assumed_utilisation."""
     basis: str
     """basis: `metered` or `assumed`: which of the two expected_utilisation is."""
+    rise_by: str = ""
+    """rise_by: when assumed_utilisation is above metered_utilisation, whose hours raise it: each team whose planned
+    accelerators on the existing commitments there (on average over the quarter) exceed what it held there in the
+    usage history, largest first, with how many more and why (`move`: it holds no quota in the commitment's pools;
+    `forecast rise`: it does); empty otherwise, or in a plan written before the planner recorded it."""
+
+
+@dataclass(frozen=True)
+class OfferUtilisationRow:
+    """Committed capacity at one site and machine in a quarter (existing and new commitments, capacity blocks) and the
+    plan's expected use of it: what a break-even verdict there reads."""
+
+    site: str
+    machine: str
+    quarter: str
+    committed_accelerator_hours: float
+    used_accelerator_hours: float
+    """used_accelerator_hours: expected, over scenarios and hours, of the committed tiers (existing, new, capacity
+    block)."""
+    utilisation: float
+    """utilisation: used over committed accelerator-hours (0 with none committed)."""
+    metered_utilisation: float | None
+    """metered_utilisation: the existing commitments' utilisation there in the usage history
+    (CommitmentUtilisationRow.metered_utilisation); None without history or existing commitments."""
 
 
 @dataclass(frozen=True)
@@ -343,6 +367,7 @@ ROWS: dict[str, type] = {
     "routing": RoutingRow,
     "moves": MoveRow,
     "commitment_utilisation": CommitmentUtilisationRow,
+    "offer_utilisation": OfferUtilisationRow,
     "credit_sensitivity": CreditSensitivityRow,
     "credit_sensitivity_purchases": CreditSensitivityPurchaseRow,
     "forecast": ForecastRow,
@@ -353,6 +378,7 @@ ADDED_LATER = (
     "routing",
     "moves",
     "commitment_utilisation",
+    "offer_utilisation",
     "credit_sensitivity",
     "credit_sensitivity_purchases",
     "forecast",
@@ -404,6 +430,7 @@ class PlanResult:
     routing: tuple[RoutingRow, ...] = ()
     moves: tuple[MoveRow, ...] = ()
     commitment_utilisation: tuple[CommitmentUtilisationRow, ...] = ()
+    offer_utilisation: tuple[OfferUtilisationRow, ...] = ()
     credit_sensitivity: tuple[CreditSensitivityRow, ...] = ()
     """credit_sensitivity: the plan (credit_share 1) and its re-solves at PlanOptions.credit_shares."""
     credit_sensitivity_purchases: tuple[CreditSensitivityPurchaseRow, ...] = ()

@@ -247,3 +247,24 @@ def test_on_the_example_every_hour_off_its_teams_quota_is_a_listed_move():
         if r.flavor not in held[r.team]:
             assert (r.team, r.flavor) in moves, r
             assert moves[(r.team, r.flavor)].quota_needed_accelerators > 0
+
+
+def test_a_commitment_assumed_above_metered_says_whose_hours_raise_it():
+    """Issue 34, point 4. c1's node (8 H100s) HERE held 2 of ml's accelerators in each of 2 metered hours: metered
+    0.25. The plan fills it: ml's 4 (2 more than it held: a forecast rise; it holds quota in h100, the pool c1
+    discounts) and 4 of `guest`, which holds no quota anywhere (a move). Assumed 1.0."""
+    b = with_c1(two_sites()).team("guest", quotas={})
+    for hour in ("2026-10-01T00:00:00", "2026-10-01T01:00:00"):
+        b.add(
+            "usage", hour=hour, cluster="gke-a", team="ml", flavor="h100", accelerators_used=2, accelerators_requested=2
+        )
+    demand = pd.concat(
+        [curves(t, [QUARTER], level=4, accelerator="H100-80GB") for t in ("ml", "guest")], ignore_index=True
+    )
+    result = run(b, demand)
+    [row] = result.commitment_utilisation
+    assert (row.assumed_utilisation, row.metered_utilisation) == (pytest.approx(1.0), pytest.approx(0.25))
+    assert row.rise_by == "guest +4.0 (move); ml +2.0 (forecast rise)"
+    [pool] = [u for u in result.offer_utilisation if u.machine == MACHINE and u.site == HERE]
+    assert pool.committed_accelerator_hours == pytest.approx(8 * HOURS)
+    assert (pool.utilisation, pool.metered_utilisation) == (pytest.approx(1.0), pytest.approx(0.25))

@@ -4,17 +4,22 @@ beside today's, assumed vs metered commitment utilisation and the plan re-solved
 
 from __future__ import annotations
 
+from dataclasses import replace
 from decimal import Decimal
 
+from quartermaster.loader import load
 from quartermaster.plan_result import (
     CommitmentUtilisationRow,
     CreditSensitivityPurchaseRow,
     CreditSensitivityRow,
     MoveRow,
+    OfferUtilisationRow,
     Outcome,
     PlanResult,
     ProposedQuotaRow,
 )
+from quartermaster.planner import load_result
+from quartermaster.reports.finance.tables.break_even import break_even_table
 from quartermaster.reports.finance.tables.placement import (
     credit_table,
     moves_table,
@@ -22,6 +27,8 @@ from quartermaster.reports.finance.tables.placement import (
     utilisation_table,
 )
 from tests.builders import make_inventory
+from tests.paths import DATA as TEST_DATA
+from tests.paths import INVENTORY
 
 D = Decimal
 
@@ -84,3 +91,24 @@ def test_the_proposed_quotas_stand_beside_todays() -> None:
     assert got == [("h100", 8, 16, "no limit", "yes"), ("p5-od", 0, 8, "-", "no")]
     assert "2027Q1" in table.title
     assert "None: the plan proposes no quotas" in proposed_quotas_table(make_inventory().build(), plan()).note
+
+
+def test_a_break_even_verdict_reads_its_own_site_and_machine_with_the_metered_figure() -> None:
+    """Issue 34, point 4. The stored plan approves one DGX B200 in 2027Q1. Its pool's committed capacity is used 60 of
+    100 accelerator-hours in 2027Q1 and 30 of 100 in 2027Q2 (a3-megagpu-8g beside it, full, does not count):
+    expected (60 + 30) / 200 = 0.45, below the B200's break-even; the metered 45.9 % beside it."""
+    stored = load_result(TEST_DATA / "reports" / "plan")
+    approve = [r for r in stored.purchase_schedule if r.start_quarter == "2027Q1"]
+    rows = (
+        OfferUtilisationRow("onprem-sjc", "dgx-b200", "2027Q1", 100.0, 60.0, 0.6, 0.459005),
+        OfferUtilisationRow("onprem-sjc", "dgx-b200", "2027Q2", 100.0, 30.0, 0.3, 0.459005),
+        OfferUtilisationRow("gcp-us-east4", "a3-megagpu-8g", "2027Q1", 100.0, 100.0, 1.0, None),
+    )
+    inventory = load(INVENTORY).inventory
+    [own] = break_even_table(inventory, replace(stored, offer_utilisation=rows), approve).rows
+    assert (own["expected"], own["metered"]) == (D("0.45"), D("0.459005"))
+    assert own["expected_of"] == "dgx-b200 at onprem-sjc"
+    assert own["verdict"] == ("above break-even" if own["break_even"] <= D("0.45") else "below break-even")
+    # a plan written before offer_utilisation: all commitments together, and it says so
+    [old] = break_even_table(inventory, stored, approve).rows
+    assert old["expected_of"].startswith("all commitments") and old["metered"] is None

@@ -27,6 +27,8 @@ class BreakEvenRow(Row):
     on_demand_basis: str
     break_even: Decimal | None
     expected: Decimal | None
+    expected_of: str
+    metered: Decimal | None
     quarters: str
     verdict: str
 
@@ -52,8 +54,7 @@ def break_even_table(inventory: Inventory, plan: PlanResult, approve_rows: list[
             r.usd_per_node_hour_used,
         )
         active = active_quarters(order, r)
-        utilisation = [decimal_of(k.utilisation_accelerator_hours) for k in plan.kpis if k.quarter in active]
-        expected = sum(utilisation, ZERO) / len(utilisation) if utilisation else None
+        expected, expected_of, metered = _expected(plan, r, active)
         ratio = even.utilisation
         rows.append(
             BreakEvenRow(
@@ -66,6 +67,8 @@ def break_even_table(inventory: Inventory, plan: PlanResult, approve_rows: list[
                 even.on_demand_basis,
                 ratio,
                 expected,
+                expected_of,
+                metered,
                 f"{active[0]} to {active[-1]}" if len(active) > 1 else active[0],
                 "no on-demand alternative"
                 if even.on_demand_rate is None
@@ -89,6 +92,8 @@ def break_even_table(inventory: Inventory, plan: PlanResult, approve_rows: list[
             Column("on_demand_basis", "On-demand price of"),
             Column("break_even", "Break-even utilisation", "pct"),
             Column("expected", "Expected utilisation", "pct"),
+            Column("expected_of", "Expected of"),
+            Column("metered", "Metered today", "pct"),
             Column("quarters", "Averaged over"),
             Column("verdict", "Verdict"),
         ),
@@ -98,7 +103,23 @@ def break_even_table(inventory: Inventory, plan: PlanResult, approve_rows: list[
         "(on-demand rate - rate per hour used), the on-demand rate of what the commitment replaces (the same machine "
         "and site on demand; else the cheapest on-demand price of the accelerator; else of the accelerators it is "
         "worth under the inventory's equivalence policy): below it, the used hours would cost less on demand. "
-        "Expected utilisation: "
-        "the plan's commitment utilisation in accelerator-hours (all commitments together; the plan does not split "
-        "it per commitment), averaged over the quarters of the plan in which the commitment is active.",
+        "Expected utilisation: the plan's use of the committed capacity at the commitment's own site and machine "
+        "(existing and new commitments, capacity blocks), in accelerator-hours over the quarters of the plan in which "
+        "it is active (a plan written before the planner recorded each site and machine's has only all commitments "
+        "together, and says so). Metered today: the existing commitments' utilisation there in the usage history "
+        "(metered), where there are any.",
     )
+
+
+def _expected(plan: PlanResult, r: PurchaseRow, active: list[str]) -> tuple[Decimal | None, str, Decimal | None]:
+    """The expected utilisation of the committed capacity where `r` is bought over its active quarters, what it is
+    of, and the metered utilisation there."""
+    own = [u for u in plan.offer_utilisation if (u.site, u.machine) == (r.site, r.machine) and u.quarter in active]
+    if own:
+        committed = sum((decimal_of(u.committed_accelerator_hours) for u in own), ZERO)
+        used = sum((decimal_of(u.used_accelerator_hours) for u in own), ZERO)
+        metered = next((decimal_of(u.metered_utilisation) for u in own if u.metered_utilisation is not None), None)
+        return (used / committed if committed else None), f"{r.machine} at {r.site}", metered
+    utilisation = [decimal_of(k.utilisation_accelerator_hours) for k in plan.kpis if k.quarter in active]
+    expected = sum(utilisation, ZERO) / len(utilisation) if utilisation else None
+    return expected, "all commitments (a plan written before it recorded each site and machine's)", None

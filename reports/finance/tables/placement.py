@@ -52,6 +52,7 @@ class UtilisationLine(Row):
     metered_hours: int
     expected: Decimal
     basis: str
+    rise_by: str
 
 
 @dataclass(frozen=True)
@@ -171,6 +172,7 @@ def utilisation_table(plan: PlanResult) -> Table:
             u.metered_hours,
             ratio(u.expected_utilisation),
             u.basis,
+            u.rise_by or "-",
         )
         for u in plan.commitment_utilisation
     )
@@ -187,11 +189,14 @@ def utilisation_table(plan: PlanResult) -> Table:
             Column("metered_hours", "Metered hours", "int"),
             Column("expected", "Expected", "pct"),
             Column("basis", "Expected from"),
+            Column("rise_by", "Assumed above metered by"),
         ),
         rows,
         note="Assumed: the plan's use of the commitment's node-hours in the quarter (planned). Metered: the usage "
         "history's held accelerator-hours over the committed ones while it was active (metered). Expected: metered "
-        "where there is history, else assumed."
+        "where there is history, else assumed. Where the plan assumes more than was metered, the teams whose "
+        "planned accelerators there exceed what they held in the history (on average over the quarter), largest "
+        "first: a move (the team holds no quota in the commitment's pools) or a forecast rise."
         if rows
         else "Not recorded: the plan has no existing commitments, or was written before the planner recorded their "
         "utilisation (run `qm plan` again).",
