@@ -21,6 +21,11 @@ Variants of each size (`--variants`), the cases users hit:
 - `binding-budgets`: each cost centre has a budget in every quarter, set to 0.9 of what serving all its expected
   demand would be charged at the cheapest rate any of its routes offers (a lower bound on any full plan's charge),
   so every budget row binds and the plan leaves some demand unmet.
+- `quota`: placement per flavor (`policy.placement: quota`): each offer's pools are one reservation pool (existing,
+  new commitments and on demand) and one per other pay-per-use model; each team holds quota in every pool of its two
+  home sites (so its shared site is out of reach) and, in its cost centre's cohort, a nominal of 16 to 160
+  accelerators in each reservation pool of its class there, which binds the first quarter (borrowing and lending
+  without limits).
 - `equivalence`: demand may also be served on the equivalent accelerator classes, as `policy.equivalence` allows:
   classes A0, A1 and A2 are worth 1.0, 1.4 and 2.2 (H100, H200 and B200 in inventory/org.yaml), so H100 work
   may run on H200 and B200 offers (and the reverse) at the site's routes, with the planner's equivalence ratio.
@@ -53,15 +58,18 @@ import random
 import time
 from decimal import Decimal
 from pathlib import Path
+from typing import Any
 
 import highspy
 import numpy as np
 import pandas as pd
 
 from quartermaster.demand import equivalence_ratio
+from quartermaster.plan_result import EXISTING, NEW
 from quartermaster.planner.data import OFFER_COLUMNS, POOL_COLUMNS, PlanData
 from quartermaster.planner.model import PlanModel, build_model
 from quartermaster.planner.options import PlanOptions
+from quartermaster.planner.placement import QuotaHolder, tiers_of
 from quartermaster.planner.results import collect
 from quartermaster.planner.solve import (
     HIGHS_LP_OPTIONS,
@@ -81,7 +89,7 @@ SIZES = {  # sites, machines, quarters, scenarios, cost centres
 CLASSES = 5
 BUCKETS = ((0.0, 0.5), (0.5, 0.9), (0.9, 1.0))
 PROVIDERS = ("gcp",) * 2 + ("aws",) * 2 + ("azure",)
-VARIANTS = ("slack", "binding-budgets", "equivalence")
+VARIANTS = ("slack", "binding-budgets", "equivalence", "quota")
 # The `equivalence` variant: A0, A1, A2 worth as H100, H200 and B200 are in inventory/org.yaml's policy.equivalence.
 EQUIVALENCE = {"A0": 1.0, "A1": 1.4, "A2": 2.2}
 BINDING_SHARE = 0.9  # binding-budgets: a budget is this share of a lower bound on a full plan's charge
@@ -216,6 +224,7 @@ def generate(
     }
     if variant == "binding-budgets":
         budgets = _binding_budgets(frames, scen, {q: quarter_hours(q) for q in qs})
+    placement = _quota_placement(offers, recourse, frames["teams"], seed) if variant == "quota" else {}
     return PlanData(
         quarters=qs,
         hours={q: quarter_hours(q) for q in qs},
@@ -233,7 +242,33 @@ def generate(
         unmet_penalty=150.0,
         max_spot_share=0.5,
         options=PlanOptions(time_limit_s=600),
+        **placement,
     )
+
+
+def _quota_placement(offers: list[dict], recourse: list[dict], teams: pd.DataFrame, seed: int) -> dict[str, Any]:
+    """The `quota` variant's PlanData fields: flavors, each team's held pools and placed tiers, its quota rows."""
+    rng = random.Random(seed + 1)
+    served: dict[tuple[str, str], tuple[str, ...]] = {}
+    for o in offers:
+        for tier in (EXISTING, NEW, "on-demand"):
+            served[(o["offer"], tier)] = (f"{o['offer']}/resv",)
+    for r in recourse:
+        if r["pricing_model"] != "on-demand":
+            served[(r["offer"], r["pricing_model"])] = (f"{r['offer']}/{r['pricing_model']}",)
+    held, placed, holders = {}, {}, []
+    names = list(dict.fromkeys(o["site"] for o in offers))  # in generate's order: a team's home sites as there
+    for t in teams.itertuples():
+        c, a = int(t.team[5:7]), int(t.team[-1])  # team-<cost centre>-<class>
+        home = {names[(2 * c) % len(names)], names[(2 * c + 1) % len(names)]}
+        pools = frozenset(p for (j, _), ps in served.items() if j.split("/")[0] in home for p in ps)
+        held[t.team] = pools
+        placed[t.team] = tiers_of(served, pools)
+        for o in offers:
+            if o["site"] in home and o["accelerator"] == f"A{a}":
+                nominal = 8 * rng.randint(2, 20)
+                holders.append(QuotaHolder(t.team, True, t.cost_center, f"{o['offer']}/resv", nominal, None, nominal))
+    return {"flavors": served, "held": held, "placed": placed, "quota_holders": tuple(holders), "placement": "quota"}
 
 
 def _binding_budgets(frames: dict[str, pd.DataFrame], scenarios: dict[str, float], hours: dict[str, int]) -> list[dict]:
