@@ -6,12 +6,16 @@ Credentials: `QM_PROMETHEUS_TOKEN` (sent as `Authorization: Bearer ...`), or `QM
 timeout) are retried with exponential backoff; an auth failure (401, 403) stops at once with exit 2.
 API: https://prometheus.io/docs/prometheus/latest/querying/api/#range-queries (read 2026-08).
 
-What a network client of Quartermaster promises (issue 29): credentials go to the configured host only (a redirect
-is refused, never followed, and a URL with credentials in it is refused without echoing them); every query has an
-overall deadline (connect, every read and every retry together, so a server sending a byte now and then cannot
-hold it) and a limit on the answer's size; the answer is parsed as it streams (one series at a time, never the
-whole body in memory), and each series is checked (labels are text, points are pairs of a time inside the asked
-range and a number of accelerators within `bounds`) before it is used.
+What a network client of Quartermaster promises: credentials are checked before use, go to the configured host
+only (a redirect is refused, never followed, and a URL with credentials in it is refused without echoing them) and
+are never printed; every query has one overall deadline over connecting, the status line, headers, 1xx answers,
+chunk lines, the body, trailers and every retry (a watchdog closes the connection when it passes, wherever the
+client waits); the answer has a size limit, a nesting limit and a size limit per series (what its hourly points can
+take), so memory is bounded whatever the answer's shape; it is parsed as it streams (one series at a time, never the
+whole body in memory); each series is checked (labels are text, no two series alike, points are pairs of a time
+inside the asked range, each time once and in order, and a number of accelerators within `bounds`) before it is
+used; a protocol error (a malformed status line, an over-long header line, too many headers, a bad chunk) is an
+error naming the server, never a traceback.
 
 Speed: the answer's head (`status`, `data.resultType`, which Prometheus writes before `data.result`) is read
 event by event; each series of the result is then built by ijson's C backend and its points checked as arrays
@@ -26,10 +30,14 @@ import http.client
 import io
 import json
 import os
+import re
+import socket
 import ssl
+import threading
 import time
 import urllib.parse
 from collections.abc import Callable, Mapping
+from contextlib import suppress
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -61,6 +69,15 @@ HEAD_BYTES = 1 << 16
 """How much of an answer may come before its `data.result`: Prometheus writes about 60 bytes there."""
 ERROR_BODY_BYTES = 1 << 16
 """How much of an error answer is read for its message."""
+MAX_NESTING = 16
+"""The deepest an answer may nest arrays and objects: a matrix answer nests 6 deep (answer, data, result, series,
+values, point); parsing a deeper one would cost memory growing with the square of its depth."""
+LABELS_BYTES = 1 << 16
+"""The most one series' labels may take."""
+POINT_BYTES = 64
+"""The most one point may take: `[1790816399.999,"12345.678901"]` is 31 bytes."""
+TOKEN = re.compile(r"[A-Za-z0-9._~+/-]+=*", re.ASCII)
+"""A bearer token's characters (RFC 6750 section 2.1, b64token)."""
 
 
 RANGE_PATH = "/api/v1/query_range"
@@ -101,6 +118,12 @@ def auth_header(environ: Mapping[str, str]) -> str | None:
     """The Authorization header from the environment, or None; a user without a password is a usage error."""
     token = environ.get(TOKEN_ENV, "").strip()
     if token:
+        if not TOKEN.fullmatch(token):
+            raise UsageError(
+                f"{TOKEN_ENV} holds a character a bearer token cannot have (a line break, a space, a quote or a "
+                "letter outside ASCII; RFC 6750 allows A-Z a-z 0-9 - . _ ~ + / and = at the end); set it to the "
+                "token alone. Its value is not shown."
+            )
         return f"Bearer {token}"
     user, password = environ.get(USER_ENV, ""), environ.get(PASSWORD_ENV, "")
     if user or password:
@@ -109,6 +132,13 @@ def auth_header(environ: Mapping[str, str]) -> str | None:
             raise UsageError(
                 f"{missing} is not set: basic auth needs both {USER_ENV} and {PASSWORD_ENV} in the environment."
             )
+        for name, value in ((USER_ENV, user), (PASSWORD_ENV, password)):
+            if not value.isprintable() or (name == USER_ENV and ":" in value):
+                raise UsageError(
+                    f"{name} holds a line break or another control character"
+                    f"{' or a colon (basic auth cannot send one in a user name, RFC 7617)' if name == USER_ENV else ''}"
+                    "; set it to the value alone. Its value is not shown."
+                )
         return "Basic " + base64.b64encode(f"{user}:{password}".encode()).decode("ascii")
     return None
 
@@ -165,7 +195,8 @@ class Prometheus:
         """Evaluate `query` at start, start + step, ... <= end (UTC); the matrix as `Series`, each checked."""
         window = (start.timestamp() - 0.001, end.timestamp() + 0.001)
         params = range_params(query, start, end, step_seconds)
-        return self._post(RANGE_PATH, params, lambda body: self._matrix(body, window))
+        points = int((end - start).total_seconds() // step_seconds) + 1
+        return self._post(RANGE_PATH, params, lambda body: self._matrix(body, window, points))
 
     def _post(self, path: str, params: dict[str, str], parse: Callable[[_Body], list[Series]]) -> list[Series]:
         """POST a form to the API, retrying transient failures, all within the deadline; the parsed answer."""
@@ -199,6 +230,25 @@ class Prometheus:
     def _once(
         self, path: str, params: dict[str, str], parse: Callable[[_Body], list[Series]], ends: float
     ) -> list[Series]:
+        """One request, with a watchdog that closes its connection when the deadline passes."""
+        watchdog = _Watchdog(ends)
+        try:
+            return self._exchange(path, params, parse, ends, watchdog)
+        except Exception:
+            if watchdog.expired:  # whatever the closed connection made http.client or the parser say
+                raise _late(f"{self.url}{path}") from None
+            raise
+        finally:
+            watchdog.cancel()
+
+    def _exchange(
+        self,
+        path: str,
+        params: dict[str, str],
+        parse: Callable[[_Body], list[Series]],
+        ends: float,
+        watchdog: _Watchdog,
+    ) -> list[Series]:
         """One request to the configured host only (http.client follows no redirect)."""
         where = f"{self.url}{path}"
         headers = {
@@ -212,10 +262,14 @@ class Prometheus:
         response: http.client.HTTPResponse | None = None
         try:
             try:
+                connection.connect()
+                watchdog.watch(connection)
                 connection.request("POST", self._parts.path + path, urllib.parse.urlencode(params), headers)
                 response = connection.getresponse()
             except TRANSIENT_ERRORS as error:
                 raise _Transient(type(error).__name__) from None
+            except http.client.HTTPException as error:
+                raise _not_http(where, error) from None
             except OSError as error:
                 raise UsageError(
                     f"--prometheus {self.url}: cannot connect ({error.strerror or error}); check the URL and that "
@@ -245,14 +299,16 @@ class Prometheus:
                 ) from None
             except TRANSIENT_ERRORS as error:
                 raise _Transient(type(error).__name__) from None
+            except http.client.HTTPException as error:  # a bad chunk line, trailers past the line limit
+                raise _not_http(where, error) from None
         finally:
             if response is not None:
                 response.close()
             connection.close()
 
-    def _matrix(self, body: _Body, window: tuple[float, float]) -> list[Series]:
+    def _matrix(self, body: _Body, window: tuple[float, float], points: int) -> list[Series]:
         """The series of a `query_range` answer: its head read event by event up to `data.result`, then each series
-        built by ijson's C backend and checked."""
+        (at most `points` points) built by ijson's C backend and checked."""
         where = f"{self.url}{RANGE_PATH}"
         head = body.head(HEAD_BYTES)
         status = result_type = error = None
@@ -288,8 +344,20 @@ class Prometheus:
             return []
         body.unread(head)
         series: list[Series] = []
+        seen: dict[frozenset[tuple[str, str]], int] = {}
+        # ijson reads ahead a buffer at most: a series may take its labels and its points, and one read more
+        body.per_series = READ_BYTES + LABELS_BYTES + POINT_BYTES * points
         for item in ijson.items(body, "data.result.item", use_float=True):
-            series.append(_series(item, len(series), window, where))
+            body.series_read()
+            one = _series(item, len(series), window, where)
+            labels = frozenset(one.labels.items())
+            if labels in seen:
+                raise PrometheusError(
+                    f"{where}: series {len(series) + 1} of the answer has the labels of series {seen[labels] + 1} "
+                    f"({_named(one.labels)}); a query's series differ in their labels, so the answer is not used."
+                )
+            seen[labels] = len(series)
+            series.append(one)
         return series
 
     def _auth_message(self, code: int) -> str:
@@ -324,6 +392,16 @@ class _Body:
         self.ended = False
         """Whether the last byte of the body has been read."""
         self._again = b""
+        self._nesting = _Nesting(MAX_NESTING)
+        self.per_series: int | None = None
+        """The most bytes one series may take (with a read ahead), once the series are read."""
+        self._series_bytes = 0
+        self._series = 0
+
+    def series_read(self) -> None:
+        """The parser gave one more series: count the bytes of the next from here."""
+        self._series += 1
+        self._series_bytes = 0
 
     def head(self, size: int) -> bytes:
         """The first `size` bytes of the body (all of it when shorter)."""
@@ -366,6 +444,17 @@ class _Body:
                 f"{self.where}: the answer is larger than {self.limit:,} bytes; pull a shorter range with "
                 "--chunk-hours."
             )
+        if self._nesting.deepest(chunk) > MAX_NESTING:
+            raise PrometheusError(
+                f"{self.where}: the answer nests arrays and objects more than {MAX_NESTING} deep (a Prometheus "
+                "matrix nests 6); it is not a query_range answer, and it is not used."
+            )
+        self._series_bytes += len(chunk)
+        if self.per_series is not None and self._series_bytes > self.per_series:
+            raise PrometheusError(
+                f"{self.where}: series {self._series + 1} of the answer takes more than {self.per_series:,} bytes, "
+                "more than its labels and one point per hour of the asked range can take; the answer is not used."
+            )
         return chunk
 
     def error_text(self) -> str:
@@ -379,6 +468,83 @@ class _Body:
         except (ValueError, OSError, AttributeError, ProblemsFound):
             text = str(self.response.reason)
         return log_line(text)[:300]
+
+
+class _Watchdog:
+    """Closes a connection's socket when the deadline passes, wherever the client is waiting then: the status line,
+    headers, 1xx answers, chunk lines, the body or trailers (a socket timeout bounds each read only, and http.client
+    reads status lines, headers and chunk lines without asking)."""
+
+    def __init__(self, ends: float) -> None:
+        self.ends = ends
+        self.expired = False
+        self._timer: threading.Timer | None = None
+
+    def watch(self, connection: http.client.HTTPConnection) -> None:
+        """Start watching a connected connection."""
+        self._timer = threading.Timer(max(0.0, self.ends - time.monotonic()), self._expire, (connection,))
+        self._timer.daemon = True
+        self._timer.start()
+
+    def _expire(self, connection: http.client.HTTPConnection) -> None:
+        self.expired = True
+        if connection.sock is not None:
+            with suppress(OSError):
+                connection.sock.shutdown(socket.SHUT_RDWR)
+
+    def cancel(self) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+
+
+class _Nesting:
+    """How deep a JSON text nests arrays and objects, read chunk by chunk as arrays: brackets inside strings do not
+    count (a string starts and ends at a quote that an even run of backslashes precedes)."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self.depth = 0
+        self.in_string = False
+        self.backslashes = 0
+        """Backslashes at the end of the text read so far."""
+
+    def deepest(self, chunk: bytes) -> int:
+        """The deepest nesting within `chunk`, going on from the chunks before it."""
+        if not chunk:
+            return self.depth
+        text = np.frombuffer(chunk, dtype=np.uint8)
+        at = np.arange(text.size)
+        backslash = text == 92
+        last_other = np.maximum.accumulate(np.where(backslash, -1, at))
+        # backslashes just before each position (those at the chunk's start continue the previous chunk's run)
+        before = np.empty(text.size, dtype=np.int64)
+        before[0] = self.backslashes
+        before[1:] = np.where(last_other[:-1] < 0, at[1:] + self.backslashes, at[1:] - 1 - last_other[:-1])
+        quote = (text == 34) & (before % 2 == 0)
+        inside = self.in_string ^ (np.cumsum(quote) % 2).astype(bool)
+        opens = (text == 91) | (text == 123)
+        closes = (text == 93) | (text == 125)
+        step = np.where(inside, 0, opens.astype(np.int64) - closes.astype(np.int64))
+        depth = self.depth + np.cumsum(step)
+        self.depth = int(depth[-1])
+        self.in_string = bool(inside[-1])
+        self.backslashes = int(text.size - 1 - last_other[-1]) + (self.backslashes if last_other[-1] < 0 else 0)
+        return int(depth.max())
+
+
+def _late(where: str) -> PrometheusError:
+    return PrometheusError(
+        f"{where}: no complete answer within the deadline; the server is too slow or stalled (the deadline covers "
+        "connecting, the status line, headers, the body and trailers). Try again later, raise --timeout, or pull a "
+        "shorter range."
+    )
+
+
+def _not_http(where: str, error: http.client.HTTPException) -> PrometheusError:
+    return PrometheusError(
+        f"{where}: the answer is not valid HTTP ({type(error).__name__}: {log_line(str(error))[:120]}); is "
+        "--prometheus the server's base URL?"
+    )
 
 
 def _series(item: Any, index: int, window: tuple[float, float], where: str) -> Series:
@@ -409,6 +575,7 @@ def _series(item: Any, index: int, window: tuple[float, float], where: str) -> S
     if (
         (times < low).any()
         or (times > high).any()
+        or (np.diff(times) <= 0).any()
         or not np.isfinite(values).all()
         or (values < 0).any()
         or (values > MAX_ACCELERATORS).any()
@@ -436,6 +603,11 @@ def _series_point_by_point(
             raise refuse(f'({named}) point {i + 1} is not [unix time, "value"]')
         if not window[0] <= moment <= window[1]:
             raise refuse(f"({named}) point {i + 1} is at {moment:.3f}, outside the asked range")
+        if i and moment <= times[i - 1]:
+            raise refuse(
+                f"({named}) point {i + 1} is at {moment:.3f}, not after point {i} ({times[i - 1]:.3f}): each time "
+                "comes once, in order"
+            )
         try:
             value = float(text)
         except ValueError:

@@ -35,7 +35,8 @@ from quartermaster.modules.observability.metrics import (
     RESOURCE,
     resource_matcher,
 )
-from quartermaster.modules.observability.prometheus import Prometheus
+from quartermaster.modules.observability.prometheus import Prometheus, PrometheusError
+from quartermaster.textsafety import log_line
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -75,6 +76,14 @@ class Hourly:
         self.codes: dict[tuple[str, str, str], int] = {}
         """(cluster, team, flavor) -> its index in each column's list of arrays, in the order they came."""
         self.columns: dict[str, list[np.ndarray]] = {column: [] for column in QUERIES}
+
+    def given(self, column: str, key: tuple[str, str, str], hours: np.ndarray) -> int | None:
+        """The first of `hours` that already holds a value of `column` for `key` (another series gave it), else None."""
+        code = self.codes.get(key)
+        if code is None or not len(hours):
+            return None
+        held = ~np.isnan(self.columns[column][code][hours])
+        return int(hours[held.argmax()]) if held.any() else None
 
     def put(self, column: str, key: tuple[str, str, str], hours: np.ndarray, values: np.ndarray) -> None:
         """Values of one column for one key at `hours` (indexes from `since`)."""
@@ -229,6 +238,14 @@ def pull_usage(
                 continue
             # evaluated 1 ms before the end of the hour: the hour starts one hour before the rounded time
             hours = (np.rint(s.times).astype(np.int64) - 3600 - first) // 3600
+            twice = usage.given(request.column, (where, queue, flavor), hours)
+            if twice is not None:
+                raise PrometheusError(
+                    f"--prometheus: two series of {request.metric} give cluster {where!r}, ClusterQueue {queue!r}, "
+                    f"flavor {flavor!r} for the hour from {since + twice * HOUR:%Y-%m-%d %H:%M} UTC (the second: "
+                    f"{log_line(', '.join(f'{k}={v!r}' for k, v in sorted(s.labels.items())))[:300]}); a pull "
+                    "takes each hour once, so nothing is written. Check the server's recording rules or relabelling."
+                )
             usage.put(request.column, (where, queue, flavor), hours, s.values)
     unmapped = [Unmapped(*key, round(hours, 6)) for key, hours in sorted(lost.items())]
     return PullResult(usage, unmapped, queries)

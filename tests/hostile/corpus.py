@@ -1726,3 +1726,200 @@ CASES += [
         issue=29,
     ),
 ]
+
+
+# --- issue 37: the fourth round -----------------------------------------------------------------------------------
+
+SLOW = pull("--timeout", "2")
+"""A pull whose whole exchange must end within 2 s: every case below would hold a per-read timeout for minutes."""
+LATE = ("no complete answer within the deadline",)
+NOT_HTTP = ("the answer is not valid HTTP",)
+ANSWER = prom.matrix()
+
+CASES += [
+    # 3. one deadline over connect, status line, headers, 1xx answers, chunk lines, body and trailers
+    Case(
+        "pull-status-line-dripped",
+        3,
+        example(),
+        SLOW,
+        1,
+        says=LATE,
+        issue=37,
+        serve=prom.answering(prom.raw(then=b"HTTP/1.1 200 OK\r\n", every=0.3)),
+    ),
+    Case(
+        "pull-header-dripped",
+        3,
+        example(),
+        SLOW,
+        1,
+        says=LATE,
+        issue=37,
+        serve=prom.answering(prom.raw(prom.OK_HEAD, then=b"X-Slow: " + b"z" * 40 + b"\r\n", every=0.2)),
+    ),
+    Case(
+        "pull-endless-100-continue",
+        3,
+        example(),
+        SLOW,
+        1,
+        says=LATE,
+        issue=37,
+        serve=prom.answering(prom.raw(then=b"HTTP/1.1 100 Continue\r\n\r\n", forever=True)),
+    ),
+    Case(
+        "pull-chunk-size-dripped",
+        3,
+        example(),
+        SLOW,
+        1,
+        says=LATE,
+        issue=37,
+        serve=prom.answering(prom.raw(prom.CHUNKED, then=b"000000000000000000001\r\n", every=0.2)),
+    ),
+    Case(
+        "pull-trailers-dripped",
+        3,
+        example(),
+        SLOW,
+        1,
+        says=LATE,
+        issue=37,
+        serve=prom.answering(
+            prom.raw(prom.CHUNKED + prom.chunk(ANSWER) + b"0\r\n", then=b"X-Trailer: 1\r\n", forever=True, every=0.05)
+        ),
+    ),
+    # variant: a body that never ends, sent fast enough for every read, as a stream of blank chunk extensions
+    Case(
+        "pull-endless-trailers-fast",
+        3,
+        example(),
+        SLOW,
+        1,
+        says=LATE,
+        issue=37,
+        serve=prom.answering(prom.raw(prom.CHUNKED + prom.chunk(ANSWER) + b"0\r\n", then=b"X-T: 1\r\n", forever=True)),
+    ),
+    # every protocol error is a located error
+    Case(
+        "pull-header-line-too-long",
+        3,
+        example(),
+        pull(),
+        1,
+        says=(*NOT_HTTP, "LineTooLong"),
+        issue=37,
+        serve=prom.answering(prom.raw(prom.OK_HEAD + b"X-Long: " + b"a" * 70_000 + b"\r\n\r\n")),
+    ),
+    Case(
+        "pull-200-headers",
+        3,
+        example(),
+        pull(),
+        1,
+        says=(*NOT_HTTP, "more than 100 headers"),
+        issue=37,
+        serve=prom.answering(prom.raw(prom.OK_HEAD + b"".join(b"X-%d: 1\r\n" % i for i in range(200)) + b"\r\n")),
+    ),
+    Case(
+        "pull-malformed-status-line",
+        3,
+        example(),
+        pull(),
+        1,
+        says=(*NOT_HTTP, "BadStatusLine"),
+        issue=37,
+        serve=prom.answering(prom.raw(b"HTTQ/1.1 2OO OK\r\n\r\n")),
+    ),
+    Case(
+        "pull-bad-chunk-size",
+        3,
+        example(),
+        pull(),
+        1,
+        says=NOT_HTTP,
+        issue=37,
+        serve=prom.answering(prom.raw(prom.CHUNKED + b"zz" * 40_000 + b"\r\n")),
+    ),
+    # memory bounded by the limits whatever the shape: deep nesting, one huge series
+    Case(
+        "pull-nested-20000-deep",
+        3,
+        example(),
+        pull(),
+        1,
+        says=("nests arrays and objects more than 16 deep",),
+        issue=37,
+        serve=served(prom.nested(20_000)),
+    ),
+    Case(
+        "pull-one-huge-series",
+        3,
+        example(),
+        pull(),
+        1,
+        says=("series 1 of the answer takes more than", "one point per hour of the asked range"),
+        issue=37,
+        serve=served(prom.one_series(*[(prom.at_hour(0), "1")] * 400_000)),
+    ),
+    # duplicates: refused, never one overwriting another
+    Case(
+        "pull-duplicate-series",
+        3,
+        example(),
+        pull(),
+        1,
+        says=("series 2 of the answer has the labels of series 1",),
+        issue=37,
+        serve=served(prom.matrix(*[{"metric": prom.LABELS, "values": [[prom.at_hour(0), "1"]]}] * 2)),
+    ),
+    Case(
+        "pull-duplicate-point",
+        3,
+        example(),
+        pull(),
+        1,
+        says=("point 2 is at", "each time comes once, in order"),
+        issue=37,
+        serve=served(prom.one_series((prom.at_hour(0), "1"), (prom.at_hour(0), "2"))),
+    ),
+    # variant: two series that differ only in a label the pull does not read land on the same team, pool and hour
+    Case(
+        "pull-two-series-one-hour",
+        3,
+        example(),
+        pull(),
+        1,
+        says=("two series of", "for the hour from 2026-10-01 00:00 UTC", "nothing is written"),
+        issue=37,
+        serve=served(
+            prom.matrix(*[{"metric": {**prom.LABELS, "replica": r}, "values": [[prom.at_hour(0), "1"]]} for r in "ab"])
+        ),
+    ),
+    # credentials checked before use and never printed
+    Case(
+        "pull-token-with-a-line-break",
+        3,
+        example(),
+        pull(),
+        2,
+        says=("QM_PROMETHEUS_TOKEN holds a character a bearer token cannot have", "Its value is not shown"),
+        never=("s3cr3t", "Traceback"),
+        issue=37,
+        serve=served(ANSWER),
+        env=(("QM_PROMETHEUS_TOKEN", "s3cr3t\nX-Injected: 1"),),
+    ),
+    Case(
+        "pull-password-with-a-line-break",
+        3,
+        example(),
+        pull(),
+        2,
+        says=("QM_PROMETHEUS_PASSWORD holds a line break",),
+        never=("hunter2",),
+        issue=37,
+        serve=served(ANSWER),
+        env=(("QM_PROMETHEUS_USER", "qm"), ("QM_PROMETHEUS_PASSWORD", "hunter2\r\n")),
+    ),
+]

@@ -60,15 +60,16 @@ def drip(seconds: float) -> Answer:
 
 
 def endless(megabytes: int) -> Answer:
-    """A valid start of an answer, then a label value of `megabytes` MB (and more, while the client reads)."""
+    """A valid start of an answer, then `megabytes` MB of series, each within what one series may take (a label of
+    64 KB of its own and one point), and more while the client reads."""
 
     def answer(handler: BaseHTTPRequestHandler) -> None:
         handler.send_response(200)
         handler.end_headers()
-        handler.wfile.write(b'{"status":"success","data":{"resultType":"matrix","result":[{"metric":{"a":"')
-        block = b"x" * (1 << 20)
-        for _ in range(megabytes):
-            handler.wfile.write(block)
+        handler.wfile.write(b'{"status":"success","data":{"resultType":"matrix","result":[')
+        label = b"x" * (1 << 16)
+        for i in range(megabytes * 16):
+            handler.wfile.write(b'{"metric":{"a":"%d%s"},"values":[[%.3f,"1"]]},' % (i, label, at_hour(0)))
 
     return answer
 
@@ -121,3 +122,41 @@ def redirect_elsewhere(case: Path) -> Iterator[str]:
         with serving(moved) as url:
             yield url
     assert not [h for h in seen if "Authorization" in h], f"the other host received the credentials: {seen}"
+
+
+def raw(*parts: bytes, every: float = 0.0, then: bytes = b"", forever: bool = False) -> Answer:
+    """Bytes written as they are, past http.server's own status line and headers: `parts` whole, one byte of `then`
+    every `every` seconds, and `then` again and again while the client reads when `forever`."""
+
+    def answer(handler: BaseHTTPRequestHandler) -> None:
+        handler.close_connection = True
+        for part in parts:
+            handler.wfile.write(part)
+        while True:
+            for byte in then:
+                handler.wfile.write(bytes([byte]))
+                time.sleep(every)
+            if not forever:
+                return
+            time.sleep(0.001)
+
+    return answer
+
+
+OK_HEAD = b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
+CHUNKED = OK_HEAD + b"Transfer-Encoding: chunked\r\n\r\n"
+
+
+def chunk(data: bytes) -> bytes:
+    """One chunk of a chunked body."""
+    return b"%x\r\n%s\r\n" % (len(data), data)
+
+
+def nested(depth: int) -> bytes:
+    """A query_range answer whose one series' label value is an array nested `depth` deep."""
+    return (
+        b'{"status":"success","data":{"resultType":"matrix","result":[{"metric":{"a":'
+        + b"[" * depth
+        + b"]" * depth
+        + b'},"values":[]}]}}'
+    )
