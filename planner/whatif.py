@@ -25,7 +25,7 @@ from quartermaster.model import Inventory
 from quartermaster.planner.options import PlanInputError
 from quartermaster.planner.placement import PLACEMENTS
 
-PERCENT = re.compile(r"^([+-]?\d+(?:\.\d+)?)%$")
+PERCENT = re.compile(r"^([+-]?[0-9]+(?:\.[0-9]+)?)%$")
 FORMS = (
     "demand=+20%, demand:<team>=+20%, price:<site>/<machine>[/<pricing-model>]=-10%, lose-site=<site>, "
     "placement=quota|cohort|anywhere"

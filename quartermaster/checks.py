@@ -127,6 +127,68 @@ def check_unique_names(inv: Inventory) -> list[Issue]:
     return out
 
 
+def _twice(keys: Iterable[tuple[Ref, str | tuple[object, ...]]], what: str) -> list[Issue]:
+    """One issue per repeated key among (where, key) pairs, at the repeat, naming where the first is (`first`)."""
+    first: dict[object, Ref] = {}
+    out = []
+    for ref, key in keys:
+        if key in first:
+            shown = key if isinstance(key, str) else ", ".join(str(k) for k in key if k is not None)
+            issue = _issue(f"{what} `{shown}` is listed twice", "Keep one of them (merge their values).", ref)
+            out.append(replace(issue, first=first[key]))
+        else:
+            first[key] = ref
+    return out
+
+
+@rule("unique-keys", "no list or CSV of the inventory holds the same key twice")
+def check_unique_keys(inv: Inventory) -> list[Issue]:
+    """A key twice in a list or CSV is ambiguous (issue 37: the first price row won, a budget twice broke the solve,
+    a demand row twice changed the plan silently): refused, with both places."""
+    p = inv.policy
+    out = _twice(
+        ((("prices", i), (r.machine, r.site, r.pricing_model, r.term_months)) for i, r in enumerate(inv.prices)),
+        "price (machine, site, pricing model, term)",
+    )
+    out += _twice(
+        ((("demand", i), (r.period, r.team, r.accelerator, r.site, r.scenario)) for i, r in enumerate(inv.demand)),
+        "demand row (period, team, accelerator, site, scenario)",
+    )
+    out += _twice(
+        ((("policy", "budgets", i), (b.cost_center, b.quarter)) for i, b in enumerate(p.budgets)),
+        "budget (cost centre, quarter)",
+    )
+    out += _twice(((("policy", "scenarios", i), s.name) for i, s in enumerate(p.scenarios)), "scenario")
+    out += _twice(((("policy", "finance_approvers", i), o) for i, o in enumerate(p.finance_approvers)), "approver")
+    out += _twice(((("policy", "system_namespaces", i), n) for i, n in enumerate(p.system_namespaces)), "namespace")
+    for site in inv.sites:
+        out += _twice(((("sites", site.name, "zones", i), z) for i, z in enumerate(site.zones)), "zone")
+        out += _twice(
+            (
+                (("sites", site.name, "supply_caps", i), (c.machine, c.pricing_model))
+                for i, c in enumerate(site.supply_caps)
+            ),
+            "supply cap (machine, pricing model)",
+        )
+    for c in inv.clusters:
+        out += _twice(
+            ((("clusters", c.name, "multikueue_workers", i), w) for i, w in enumerate(c.multikueue_workers)), "worker"
+        )
+    for pool in inv.pools:
+        out += _twice(((("pools", pool.name, "zones", i), z) for i, z in enumerate(pool.zones)), "zone")
+        out += _twice(
+            ((("pools", pool.name, "taints", i), (t.key, t.effect)) for i, t in enumerate(pool.taints)),
+            "taint (key, effect)",
+        )
+    for t in inv.teams:
+        out += _twice(((("teams", t.name, "sites", i), site) for i, site in enumerate(t.sites)), "site")
+    for m in inv.machines:
+        out += _twice(
+            ((("machines", m.name, "tpu_topologies", i), x) for i, x in enumerate(m.tpu_topologies)), "topology"
+        )
+    return out
+
+
 SYSTEM_GROUP_PREFIX = "system:"
 
 
@@ -303,7 +365,19 @@ def check_references(inv: Inventory) -> list[Issue]:
                 out.append(
                     _unknown("flavor", q.flavor, inv.pool_by_name, ("cohorts", co.name, "quotas", i, "flavor"), "pools")
                 )
-    centres = {t.cost_center for t in inv.teams} | {b.cost_center for b in inv.policy.budgets}
+    charged = {t.cost_center for t in inv.teams}
+    for i, b in enumerate(inv.policy.budgets):
+        if b.cost_center not in charged:
+            out.append(
+                _issue(
+                    f"budget for cost centre `{b.cost_center}`, which no team is charged to",
+                    did_you_mean(b.cost_center, charged) or "Name the cost centre of a team, or remove the budget.",
+                    ("policy", "budgets", i, "cost_center"),
+                    got=b.cost_center,
+                    about=[ANY_TEAM],  # a team that failed to load may be the one charged to it
+                )
+            )
+    centres = charged | {b.cost_center for b in inv.policy.budgets}
     for code in inv.policy.cost_center_names:
         if code not in centres:
             out.append(

@@ -44,9 +44,9 @@ from quartermaster.issues import Issue, Location, did_you_mean, format_path
 from quartermaster.loader import YAML_SUFFIXES, display_path, inventory_files, load, read_file
 
 QUOTA_KEYS = ("nominal", "borrowing_limit", "lending_limit")  # the keys an edit may set, in model order
-_SCALAR_TOKEN = re.compile(r"\"(?:[^\"\\]|\\.)*\"|'(?:[^']|'')*'|[^\s,}\]#]+")
-_KEY_AND_COLON = re.compile(r"[^:]*:\s*")
-_ALIAS = re.compile(r"\*[^\s,\]}]+")
+_SCALAR_TOKEN = re.compile(r"\"(?:[^\"\\]|\\.)*\"|'(?:[^']|'')*'|[^\s,}\]#]+", re.ASCII)
+_KEY_AND_COLON = re.compile(r"[^:]*:\s*", re.ASCII)
+_ALIAS = re.compile(r"\*[^\s,\]}]+", re.ASCII)
 _BOM = "\ufeff"
 
 

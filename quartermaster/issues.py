@@ -43,6 +43,8 @@ class Issue:
     # Objects the problem is about, as (section, name); used to drop follow-on errors about
     # objects that already failed to load.
     about: tuple[tuple[str, str], ...] = field(default=())
+    # A duplicate's first occurrence (a reference the loader locates and names in the message).
+    first: Ref = ()
 
     def format(self) -> str:
         where = f"{self.location}: " if self.location else ""

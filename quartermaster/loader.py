@@ -528,7 +528,7 @@ reaches the (recursive) composer, which a list nested 100,000 deep crashes."""
 MAX_VALUES_PER_CHARACTER = 10
 """Values a file may expand to per character of text: aliases repeat values, and nested aliases (an alias
 bomb: 7 lines, millions of values) are refused once they pass this."""
-_DEEP_FLOW = re.compile(r"(?:[\[{]\s*){" + str(MAX_DEPTH + 1) + ",}")
+_DEEP_FLOW = re.compile(r"(?:[\[{]\s*){" + str(MAX_DEPTH + 1) + ",}", re.ASCII)
 
 
 class YamlTooLarge(Exception):
@@ -1005,7 +1005,7 @@ PATTERN_HINTS = {
         "a GitHub @user, @org/team or e-mail address",
         "Write one owner per list item, e.g. `@northwind/ml-leads` or `ana.ruiz@northwind.ai`.",
     ),
-    QUARTER_PATTERN: ("a quarter", "Write a year and Q1 to Q4, e.g. `2027Q1`."),
+    QUARTER_PATTERN: ("a quarter", "Write a year from 2000 to 2100 and Q1 to Q4 in ASCII digits, e.g. `2027Q1`."),
     COST_CENTER_PATTERN: ("a cost centre", "Use letters, digits, '-' and '_', starting with a letter or digit."),
 }
 
@@ -1031,5 +1031,7 @@ def _name_fix(value: str) -> str:
 
 
 def _located(issue: Issue, sources: SourceMap) -> Issue:
-
-    return replace(issue, location=sources.locate(issue.ref))
+    """The issue with its place, and the place of the first of two duplicates in the message."""
+    first = sources.locate(issue.first) if issue.first else None
+    message = f"{issue.message} (the first at {first.file}:{first.line})" if first else issue.message
+    return replace(issue, location=sources.locate(issue.ref), message=message)

@@ -206,7 +206,7 @@ class Autoscaling(Strict):
 class TpuSlices(Strict):
     """A TPU pool's slice shape: every slice is one node pool of `nodes per slice` hosts."""
 
-    topology: Annotated[str, Field(pattern=r"^\d+x\d+(x\d+)?$")]
+    topology: Annotated[str, Field(pattern=r"^[0-9]+x[0-9]+(x[0-9]+)?$")]
     """topology: slice topology in chips, e.g. `2x2x4` (v5p) or `4x4` (v6e)."""
     slices: Annotated[int, Field(ge=1, le=1024)] = 1
     """slices: number of identical slices; default 1."""
@@ -303,6 +303,18 @@ class Commitment(Strict):
     """reservation: `existing` (default): the cloud or an account team created the reservation (future or
     calendar-mode reservations, capacity deals); the stacks read it by `reservation_name` / `capacity_reservation_id`
     and fail at plan time when it is not there. `create`: the stacks create it (protected from destroy)."""
+
+    @model_validator(mode="after")
+    def _term_fits_kind_and_calendar(self) -> Commitment:
+        if self.kind != "capacity-block" and self.term_days:
+            raise ValueError(f"term_days is for capacity blocks only (got a `{self.kind}`); use term_months")
+        if self.term_months == 0 and self.term_days == 0:
+            raise ValueError("the term is empty (term_months and term_days are both 0); give its length")
+        if self.end > LAST_DAY + dt.timedelta(days=1):
+            raise ValueError(
+                f"the term ends {self.end}, after the calendar's last day {LAST_DAY}; check start and term"
+            )
+        return self
 
     @property
     def end(self) -> dt.date:

@@ -41,8 +41,9 @@ Owner = Annotated[str, StringConstraints(pattern=OWNER_PATTERN, max_length=254)]
 Email = Annotated[str, StringConstraints(pattern=f"^{EMAIL_PATTERN}$", max_length=254)]
 COST_CENTER_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_-]*$"
 CostCenter = Annotated[str, StringConstraints(pattern=COST_CENTER_PATTERN, max_length=32)]
-# A calendar quarter, e.g. 2027Q1.
-QUARTER_PATTERN = r"^(19|20|21)\d\dQ[1-4]$"
+# A calendar quarter inside the calendar (2000-2100, `units.FIRST_DAY`/`LAST_DAY`), e.g. 2027Q1. ASCII digits only:
+# `\d` also takes other scripts' digits, which `int` reads as a different year than the diff shows (issue 37).
+QUARTER_PATTERN = r"^(20[0-9][0-9]|2100)Q[1-4]$"
 Quarter = Annotated[str, StringConstraints(pattern=QUARTER_PATTERN)]
 # A Kubernetes label key: optional DNS prefix and '/', then a name of at most 63 characters.
 LabelKey = Annotated[

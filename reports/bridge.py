@@ -61,7 +61,9 @@ PAID_TIERS = (EXISTING, NEW, PricingModel.CAPACITY_BLOCK)
 """Routing tiers whose hours run on capacity paid whether used or not."""
 NEW_MODELS = (PricingModel.COMMIT, PricingModel.ONPREM, PricingModel.CAPACITY_BLOCK)
 """Plan cost lines of purchases the plan makes."""
-_PRICE = re.compile(r"^price:(?P<site>[^/]+)/(?P<machine>[^/=]+)(?:/(?P<model>[^=]+))?=(?P<pct>[-+]?\d+(?:\.\d+)?)%$")
+_PRICE = re.compile(
+    r"^price:(?P<site>[^/]+)/(?P<machine>[^/=]+)(?:/(?P<model>[^=]+))?=(?P<pct>[-+]?[0-9]+(?:\.[0-9]+)?)%$"
+)
 
 
 @dataclass(frozen=True)

@@ -84,7 +84,7 @@ def camel(name: str) -> str:
 
 def first_sentence(description: str) -> str:
     text = " ".join(description.split())
-    match = re.search(r"(?<=[a-z0-9)`'\"])\.(\s|$)", text)
+    match = re.search(r"(?<=[a-z0-9)`'\"])\.(\s|$)", text, re.ASCII)
     return text[: match.end()].strip() if match else text
 
 
@@ -197,7 +197,7 @@ def generate() -> str:
     lines.append(f"KueueObject = {' | '.join(KINDS)}\n")
     body = "\n".join(lines)
     types = " ".join(f[2] for cls in gen.classes for f in cls.fields)
-    used = [n for n in ("Any", "Literal") if re.search(rf"(?<![\"\w]){n}(?![\"\w])", types)]
+    used = [n for n in ("Any", "Literal") if re.search(rf"(?<![\"\w]){n}(?![\"\w])", types, re.ASCII)]
     typing = ", ".join(sorted([*used, "ClassVar"]))
     dataclasses = "dataclass, field" if "= field(" in body else "dataclass"
     header = HEADER.format(version=VERSION, source=source, dataclasses=dataclasses, typing=typing)

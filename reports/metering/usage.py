@@ -65,13 +65,13 @@ def month_period(year: int, month: int) -> Period:
 def parse_period(text: str) -> Period:
     """`2026-10` (a month) or `2026Q4` (a quarter); ValueError with the accepted forms otherwise."""
     years = f"years {FIRST_DAY.year} to {LAST_DAY.year}"
-    if m := re.fullmatch(r"(\d{4})-(\d{2})", text):
+    if m := re.fullmatch(r"([0-9]{4})-([0-9]{2})", text):
         year, month = int(m[1]), int(m[2])
         if 1 <= month <= 12 and calendar_problem(dt.date(year, month, 1)):
             raise ValueError(f"`{text}` is outside the calendar the inventory may name ({years})")
         if 1 <= month <= 12:
             return month_period(year, month)
-    if re.fullmatch(r"\d{4}[Qq][1-4]", text):
+    if re.fullmatch(r"[0-9]{4}[Qq][1-4]", text):
         if calendar_problem(dt.date(int(text[:4]), 1, 1)):
             raise ValueError(f"`{text}` is outside the calendar the inventory may name ({years})")
         start, end = quarter_bounds(text.upper())

@@ -521,7 +521,7 @@ def _kueue_diffs(base: Inventory, head: Inventory, render: RenderDocuments) -> t
 
 
 _RBAC = ("Namespace", "Role", "RoleBinding")
-_HUNK = re.compile(r"^@@ -(?P<old>\d+(?:,\d+)?) \+(?P<new>\d+(?:,\d+)?) @@$")
+_HUNK = re.compile(r"^@@ -(?P<old>[0-9]+(?:,[0-9]+)?) \+(?P<new>[0-9]+(?:,[0-9]+)?) @@$")
 
 
 def _documents_at(header: str, documents: list[tuple[str, str]]) -> dict[str, tuple[str, int]]:

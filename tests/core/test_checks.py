@@ -31,6 +31,12 @@ CASES = {
     "namespace shared by two teams": Case(
         lambda b: b.team("ops", namespaces=["ml"]), "unique-names", "namespace `ml` already belongs to team `ml`"
     ),
+    # Issue 37: a residency site twice (a key twice in any list is refused, with where the first one is).
+    "site listed twice": Case(
+        lambda b: b.edit("teams", "ml", sites=["gcp-us-central1", "gcp-us-central1"]),
+        "unique-keys",
+        "site `gcp-us-central1` is listed twice",
+    ),
     # Issue 17: a team in kube-system gets a Role that can create pods there.
     "team in a system namespace": Case(
         lambda b: b.edit("teams", "ml", namespaces=["kube-system"]),

@@ -154,7 +154,7 @@ BAD_FILES = {
     "csv bad value": (
         "demand.csv",
         b"period,team,accelerator,p50\n2027Q5,ml,H100-80GB,1\n",
-        "demand.csv:2 period: `period` is not a quarter (got '2027Q5'). Write a year and Q1 to Q4",
+        "demand.csv:2 period: `period` is not a quarter (got '2027Q5'). Write a year from 2000 to 2100 and Q1 to Q4",
     ),
     # CSV: a row with too few values.
     "csv short row": (

@@ -760,7 +760,7 @@ CASES = [
         small(**{"demand.csv": "period,team,accelerator,p50\n2027Q5,ml,H100-80GB,1\n"}),
         ("validate", "inv"),
         1,
-        says=("Write a year and Q1 to Q4, e.g. `2027Q1`.",),
+        says=("Write a year from 2000 to 2100 and Q1 to Q4 in ASCII digits, e.g. `2027Q1`.",),
         never=("2027q5",),
     ),
     Case(
@@ -1921,5 +1921,114 @@ CASES += [
         issue=37,
         serve=served(ANSWER),
         env=(("QM_PROMETHEUS_USER", "qm"), ("QM_PROMETHEUS_PASSWORD", "hunter2\r\n")),
+    ),
+]
+
+# --- issue 37, point 4: no duplicates, no look-alikes ----------------------------------------------------------
+
+HEADER_OF_DEMAND, DEMAND_ROW = (INVENTORY / "demand.csv").read_text().splitlines()[:2]
+PRICE_ROW = (INVENTORY / "prices.csv").read_text().splitlines()[1]
+BUDGET = "    - {cost_center: CC-2001, quarter: 2027Q1, usd: 900000}"
+CB_TERM = "    term_months: 0\n    term_days: 91"
+
+
+def add_lines(file: str, text: str) -> Callable[[Path], None]:
+    """An edit: append `text` (whole lines) to one file of the inventory."""
+
+    def change(inv: Path) -> None:
+        with (inv / file).open("a", encoding="utf-8") as out:
+            out.write(text)
+
+    return change
+
+
+CASES += [
+    Case(
+        "price-key-twice",
+        4,  # the first row won, an appended update was ignored
+        example(add_lines("prices.csv", PRICE_ROW.replace(",92.9376,", ",1.0,") + "\n")),
+        ("validate", "inv"),
+        1,
+        says=(
+            "inv/prices.csv:24 row 24: price (machine, site, pricing model, term)",
+            "(the first at inv/prices.csv:2)",
+        ),
+        issue=37,
+    ),
+    Case(
+        "demand-row-twice-in-two-files",  # variant: the repeat in a second demand file
+        4,
+        example(lambda inv: (inv / "demand-q1-update.csv").write_text(f"{HEADER_OF_DEMAND}\n{DEMAND_ROW}\n")),
+        ("plan", "inv", "--out", "out"),
+        1,
+        says=(
+            "inv/demand.csv:2 row 2: demand row (period, team, accelerator, site, scenario)",
+            "(the first at inv/demand-q1-update.csv:2)",
+        ),
+        issue=37,
+    ),
+    Case(
+        "budget-twice",  # `qm plan` traced back from PuLP
+        4,
+        example(replace("org.yaml", BUDGET, f"{BUDGET}\n{BUDGET.replace('900000', '1')}")),
+        ("plan", "inv", "--out", "out"),
+        1,
+        says=(f"inv/org.yaml:{line_of('org.yaml', BUDGET) + 1} policy.budgets[3]: budget (cost centre, quarter)",),
+        issue=37,
+    ),
+    Case(
+        "budget-for-a-look-alike-cost-centre",  # variant: a letter O for a zero
+        4,
+        example(replace("org.yaml", BUDGET, BUDGET.replace("CC-2001", "CC-2OO1"))),
+        ("validate", "inv"),
+        1,
+        says=("policy.budgets[2].cost_center: budget for cost centre `CC-2OO1`", "Did you mean `CC-2001`?"),
+        max_lines=3,
+        issue=37,
+    ),
+    Case(
+        "quarter-in-devanagari-digits",  # variant: the issue's case was `\d`; Devanagari 2027 in a demand row
+        4,
+        example(replace("demand.csv", DEMAND_ROW, DEMAND_ROW.replace("2027Q1", "\u0968\u0966\u0968\u096dQ1"))),
+        ("validate", "inv"),
+        1,
+        says=("inv/demand.csv:2 period: `period` is not a quarter",),
+        issue=37,
+    ),
+    Case(
+        "budget-quarter-outside-the-calendar",
+        4,
+        example(replace("org.yaml", BUDGET, BUDGET.replace("2027Q1", "2199Q1"))),
+        ("validate", "inv"),
+        1,
+        says=("policy.budgets[2].quarter: `quarter` is not a quarter (got '2199Q1')", "from 2000 to 2100"),
+        issue=37,
+    ),
+    Case(
+        "capacity-block-of-no-length",
+        4,
+        example(replace("commitments.yaml", CB_TERM, "    term_months: 0\n    term_days: 0")),
+        ("validate", "inv"),
+        1,
+        says=("the term is empty (term_months and term_days are both 0)",),
+        issue=37,
+    ),
+    Case(
+        "term-days-on-a-committed-use-discount",
+        4,
+        example(replace("commitments.yaml", "    term_months: 36\n", "    term_months: 36\n    term_days: 14\n")),
+        ("validate", "inv"),
+        1,
+        says=("commitments[0]: term_days is for capacity blocks only (got a `cud`)",),
+        issue=37,
+    ),
+    Case(
+        "term-ending-after-the-calendar",  # variant: a capacity block starting on the calendar's last day
+        4,
+        example(replace("commitments.yaml", "    start: 2026-10-01", "    start: 2100-12-31")),
+        ("validate", "inv"),
+        1,
+        says=("the term ends 2101-04-01, after the calendar's last day 2100-12-31",),
+        issue=37,
     ),
 ]
