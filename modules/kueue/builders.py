@@ -129,7 +129,7 @@ def kueue_objects(inventory: Inventory, cluster: str, at: dt.datetime) -> list[E
     c = inventory.cluster_by_name[cluster]
     now_open = open_pools(inventory, at)
     quotas = _team_quotas(inventory, c, now_open)
-    objects: list[Emitted] = []
+    objects: list[Emitted] = list(_quota_objects(inventory, c, now_open, quotas))
     objects += [_priority_class(p.name, p.value, p.description) for p in inventory.priority_classes]
     if c.topology_aware:
         levels = {
@@ -140,24 +140,37 @@ def kueue_objects(inventory: Inventory, cluster: str, at: dt.datetime) -> list[E
         objects += [_topology(c, level_set) for level_set in sorted(levels)]
     objects += [_pool_flavor(inventory, c, p) for p in c.pools]
     objects += [_logical_flavor(name) for name in sorted(_manager_flavors(inventory, c))]
-    objects += [_cohort(inventory, c, cohort, now_open) for cohort in inventory.cohorts]
-    flex = [p for p in c.pools if p.provisioning == "flex-start"]
-    for pool in flex:
-        objects += _provisioning_check(inventory, pool)
-    mk_checks: dict[str, str] = {}
+    for pool in c.pools:
+        if pool.provisioning == "flex-start":
+            objects += _provisioning_check(inventory, pool)
     if c.multikueue_role == "manager":
         objects += [_multikueue_cluster(inventory, w) for w in c.multikueue_workers]
         for team_name in sorted(quotas):
-            check, config = _multikueue_check(team_name, _workers_of_team(inventory, c, team_name))
-            objects += [check, config]
-            mk_checks[team_name] = check.metadata.name
-    fair = fair_sharing_in_use(inventory)
+            objects += _multikueue_check(team_name, _workers_of_team(inventory, c, team_name))
     for name in sorted(quotas):
         team = inventory.team_by_name[name]
         objects += _tenancy(team, c.kind)
-        objects.append(_cluster_queue(inventory, c, team, quotas[name], flex, mk_checks.get(name), fair))
         objects += _local_queues(team)
     return sorted(objects, key=_apply_order)
+
+
+def quota_objects(inventory: Inventory, cluster: str, at: dt.datetime) -> list[api.Cohort | api.ClusterQueue]:
+    """The Cohorts and ClusterQueues of `kueue_objects` alone (what the quota tree reads, without the rest)."""
+    c = inventory.cluster_by_name[cluster]
+    now_open = open_pools(inventory, at)
+    return _quota_objects(inventory, c, now_open, _team_quotas(inventory, c, now_open))
+
+
+def _quota_objects(
+    inventory: Inventory, c: Cluster, now_open: frozenset[str], quotas: dict[str, list[FlavorQuota]]
+) -> list[api.Cohort | api.ClusterQueue]:
+    flex = [p for p in c.pools if p.provisioning == "flex-start"]
+    fair = fair_sharing_in_use(inventory)
+    out: list[api.Cohort | api.ClusterQueue] = [_cohort(inventory, c, cohort, now_open) for cohort in inventory.cohorts]
+    for name in sorted(quotas):
+        multikueue = multikueue_check_name(name) if c.multikueue_role == "manager" else None
+        out.append(_cluster_queue(inventory, c, inventory.team_by_name[name], quotas[name], flex, multikueue, fair))
+    return out
 
 
 def _apply_order(obj: Emitted) -> tuple[int, str, str]:
@@ -489,9 +502,13 @@ def _multikueue_cluster(inventory: Inventory, worker: str) -> api.MultiKueueClus
     return api.MultiKueueCluster(metadata=_meta(worker), spec=api.MultiKueueClusterSpec(cluster_source=source))
 
 
+def multikueue_check_name(team: str) -> str:
+    return label_name(team, "multikueue")
+
+
 def _multikueue_check(team: str, workers: list[str]) -> tuple[api.AdmissionCheck, api.MultiKueueConfig]:
     """Per team: a MultiKueue AdmissionCheck and a MultiKueueConfig listing the workers where it has quota."""
-    name = label_name(team, "multikueue")
+    name = multikueue_check_name(team)
     check = api.AdmissionCheckSpec(
         controller_name=MULTIKUEUE_CONTROLLER,
         parameters=api.Parameters(api_group=KUEUE_GROUP, kind="MultiKueueConfig", name=name),

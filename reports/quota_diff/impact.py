@@ -84,7 +84,7 @@ def flavor_trees(inventory: Inventory, flavors: Iterable[str], at: dt.datetime) 
     built from the ClusterQueues and Cohorts rendered for the flavor's cluster), in the flavor's accelerator
     resource: each team's ClusterQueue that lists the flavor, under its cohort chain, and every cohort that lists
     it. A flavor that is no pool of the inventory has an empty tree."""
-    from quartermaster.modules.kueue import kueue_objects
+    from quartermaster.modules.kueue.builders import quota_objects
     from quartermaster.modules.kueue.quota import QuotaTree as RenderedQuotas
 
     priority = {p.name: p.value for p in inventory.priority_classes}
@@ -96,7 +96,7 @@ def flavor_trees(inventory: Inventory, flavors: Iterable[str], at: dt.datetime) 
             out[flavor] = []
             continue
         if cluster.name not in rendered:
-            rendered[cluster.name] = RenderedQuotas.of(kueue_objects(inventory, cluster.name, at))
+            rendered[cluster.name] = RenderedQuotas.of(quota_objects(inventory, cluster.name, at))
         pool = next(p for p in cluster.pools if p.name == flavor)
         resource = inventory.machine_by_name[pool.machine].resource_name
         out[flavor] = []
