@@ -18,6 +18,7 @@ or change them directly:
 
 from __future__ import annotations
 
+import datetime as dt
 import functools
 import itertools
 import math
@@ -30,7 +31,7 @@ from quartermaster.demand import equivalence_ratio, quantile_curve, shifted_quan
 from quartermaster.issues import did_you_mean
 from quartermaster.model import DemandRow, Inventory
 from quartermaster.plan_result import ForecastRow
-from quartermaster.planner import whatif
+from quartermaster.planner import actuals, whatif
 from quartermaster.planner.curves import curves_frame
 from quartermaster.planner.options import PlanInputError, PlanOptions
 from quartermaster.planner.placement import (
@@ -57,7 +58,7 @@ from quartermaster.pricing import (
     known_usd,
     per_accelerator,
 )
-from quartermaster.units import next_quarters, overlap_hours, parse_quarter, quarter_bounds, quarter_hours, quarter_of
+from quartermaster.units import next_quarters, parse_quarter, quarter_bounds, quarter_of
 
 RECOURSE_MODELS = PAY_PER_USE_MODELS
 COMMIT_MODELS = COMMITTED_MODELS
@@ -92,11 +93,17 @@ class PlanData:
     notes: tuple[str, ...] = ()
     """What the reader of the plan should know about its inputs (e.g. usage hours left out as outages)."""
     begun: tuple[str, ...] = ()
-    """Quarters of the horizon that began before the usage history's end: no new commitment can start in them."""
+    """Quarters of the horizon that began before actuals_until: the model plans only their open part."""
     actuals_until: str | None = None
-    """The end of the usage history (ISO): the plan's demand before it is the metered usage."""
+    """The end of the actuals (ISO): the usage history's end, or PlanOptions.as_of; before it, cost is metered."""
     forecast: tuple[ForecastRow, ...] = ()
     """The demand forecast from the usage history where the plan's demand is read from it (PlanResult.forecast)."""
+    closed: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(columns=actuals.CLOSED_COLUMNS))
+    """The closed part of the quarter in progress as `qm meter` charges it, per month and team (actuals.closed_ledger):
+    fixed, not planned."""
+    closed_baseline: dict[str, float] = field(default_factory=dict)
+    """quarter -> its closed part's demand (accelerator-hours requested, actuals.closed_demand) at baseline_rates: its
+    part of the all-on-demand baseline."""
     placement: str = "quota"
     """The placement the routes follow (policy.placement, or a what-if's)."""
     placed: dict[str, frozenset[Tier] | None] = field(default_factory=dict)
@@ -129,6 +136,24 @@ class PlanData:
     @property
     def first_quarter(self) -> str:
         return self.quarters[0]
+
+    @functools.cached_property
+    def until(self) -> dt.datetime | None:
+        """actuals_until as a moment (None without actuals)."""
+        return None if self.actuals_until is None else dt.datetime.fromisoformat(self.actuals_until)
+
+    def purchase_day(self, quarter: str) -> dt.date:
+        """The day a purchase made in the quarter starts (actuals.purchase_day: the first open day in the quarter in
+        progress)."""
+        return actuals.purchase_day(quarter, self.until)
+
+    def active_share(self, start: str, months: int, quarter: str) -> float:
+        """The share of `quarter`'s open hours covered by a term of `months` bought in quarter `start`."""
+        return actuals.active_share(self.purchase_day(start), months, quarter, self.until)
+
+    def block_weeks(self, quarter: str) -> int:
+        """W_q: the weeks of the capacity block booked in the quarter (from its purchase day)."""
+        return actuals.block_weeks(quarter, self.until)
 
     def with_options(self, options: PlanOptions) -> PlanData:
         return replace(self, options=options)
@@ -179,6 +204,7 @@ def build_data(
     scenarios = _scenarios(inventory, options)
     notes: tuple[str, ...] = ()
     forecast: tuple[ForecastRow, ...] = ()
+    inventory = actuals.known_on(inventory, options.as_of)
     as_of = actuals_until(inventory)
     start = options.start
     if start is None and demand_curves is None and as_of is not None:
@@ -193,6 +219,14 @@ def build_data(
     if demand_curves is None and not options.from_usage:
         curves, notes, forecast = with_actuals(inventory, curves, quarters, options.bands)
     begun = tuple(q for q in quarters if as_of is not None and pd.Timestamp(quarter_bounds(q)[0]) < as_of)
+    until = None if as_of is None else as_of.to_pydatetime()
+    closed_quarters = [q for q in begun if actuals.open_hours(q, until) == 0]
+    if closed_quarters and until is not None:
+        raise PlanInputError(
+            f"{', '.join(closed_quarters)} ended before the actuals did ({until:%Y-%m-%d %H:%M}): a closed quarter is "
+            f"metered (`qm meter --period {closed_quarters[0]}`), not planned; start at "
+            f"{quarter_of(until.date())} or later"
+        )
     offers = _offers(inventory, overrides.lost_sites)
     prices = _prices(inventory, offers)
     prices = whatif.apply_price_overrides(prices, overrides)
@@ -226,7 +260,9 @@ def build_data(
     )
     baseline_rate, baseline_stand_ins = baseline_rates(inventory, demand)
     tail_ratio = _tail_ratio(whatif.apply_demand_overrides(tail_curves, overrides), routes, quarters[-1], scenarios)
-    hours = {q: quarter_hours(q) for q in quarters}
+    hours = {q: actuals.open_hours(q, until) for q in quarters}
+    closed = actuals.closed_ledger(inventory, quarters, until, options.idle_policy)
+    closed_baseline = _closed_baseline(inventory, actuals.closed_demand(inventory, quarters, until))
     budgets = (
         pd.DataFrame(
             [
@@ -245,7 +281,7 @@ def build_data(
         offers=offers,
         recourse_prices=recourse,
         commit_options=commit_options,
-        existing=_existing(inventory, quarters, hours),
+        existing=_existing(inventory, quarters, hours, until),
         caps=_caps(inventory, offers),
         demand=demand,
         routes=routes,
@@ -262,6 +298,8 @@ def build_data(
         begun=begun,
         actuals_until=None if as_of is None else as_of.isoformat(),
         forecast=tuple(r for r in forecast if r.quarter in quarters),
+        closed=closed,
+        closed_baseline=closed_baseline,
         metered_utilisation=metered_utilisation(inventory),
         metered_team_use=metered_team_use(inventory),
         baseline_rate=baseline_rate,
@@ -556,12 +594,15 @@ def _commit_options(prices: pd.DataFrame) -> pd.DataFrame:
     )
 
 
-def _existing(inventory: Inventory, quarters: list[str], hours: dict[str, int]) -> pd.DataFrame:
-    """Average active nodes and cost per quarter of each existing commitment (paid even at a lost site)."""
+def _existing(
+    inventory: Inventory, quarters: list[str], hours: dict[str, int], until: dt.datetime | None
+) -> pd.DataFrame:
+    """Average active nodes and cost per quarter of each existing commitment in the quarter's open part (its closed
+    part is metered), paid even at a lost site."""
     rows = []
     for c in inventory.commitments:
         for q in quarters:
-            h = overlap_hours(c.start, c.end, q)
+            h = actuals.covered_hours(c.start, c.end, q, until)
             if h > 0:
                 rows.append(
                     {
@@ -570,7 +611,7 @@ def _existing(inventory: Inventory, quarters: list[str], hours: dict[str, int]) 
                         "kind": c.kind,
                         "quarter": q,
                         "nodes": c.count * h / hours[q],
-                        "usd": known_usd(commitment_line(c, q, "planned")),
+                        "usd": known_usd(commitment_line(c, q, "planned", hours=h)),
                         "usd_per_node_hour": c.usd_per_node_hour,
                     }
                 )
@@ -679,6 +720,19 @@ def baseline_rates(inventory: Inventory, demand: pd.DataFrame) -> tuple[dict[str
                 + ("" if near or far else ", so it claims no savings")
             )
     return rates, tuple(stand_ins)
+
+
+def _closed_baseline(inventory: Inventory, closed: pd.DataFrame) -> dict[str, float]:
+    """quarter -> the closed part's requested accelerator-hours at the baseline rate of each team's class
+    (baseline_rates, as the open part's demand)."""
+    if closed.empty:
+        return {}
+    keys = closed.assign(site="", demand_key=closed["team"] + "/" + closed["accelerator"])
+    rates, _ = baseline_rates(inventory, keys)
+    out: dict[str, float] = {}
+    for q, key, hours in zip(keys["quarter"], keys["demand_key"], keys["accelerator_hours"], strict=True):
+        out[q] = out.get(q, 0.0) + float(hours) * rates.get(key, 0.0)
+    return out
 
 
 def metered_utilisation(inventory: Inventory) -> dict[str, tuple[float | None, int]]:

@@ -10,7 +10,8 @@ so the LP relaxation is tight (docs/benchmarks.md, solver facts: big-M order var
 unsolvable; without them it solves in seconds).
 
 Sets
-    q in Q          quarters of the horizon, H_q hours each
+    q in Q          quarters of the horizon, H_q open hours each: all of its hours, or in the quarter in progress
+                    those after the end of the actuals (its closed part is metered, fixed, not planned; actuals.py)
     s in S          demand scenarios, probability pi_s (one scenario "expected" for quantile demand)
     b in B_qs       load-duration buckets of quarter q in scenario s, share of hours w_qsb (sum_b w_qsb = 1)
     j in J          offers: a machine at a site (a3-megagpu-8g at gcp-us-east4)
@@ -33,14 +34,18 @@ Parameters
     D_kqsb          demand of k in bucket b, accelerators
     rho_kj          accelerators of j's machine per accelerator of k's class (equivalence; 1 if the same)
     a_j, g_j        accelerators per node; nodes per unit (whole TPU slices; 1 for GPUs)
-    e_jq, E_q       existing commitments: average active nodes at j; their cost in q (fixed, paid even at a
-                    lost site)
+    e_jq, E_q       existing commitments: average active nodes at j; their cost in q, over its open hours (fixed,
+                    paid even at a lost site)
     p_o, p_jm       USD per node-hour of option o (paid every hour of its term) and of pricing model m at j
     F_o             USD per node paid up front when option o starts (all or partial upfront; 0 if none)
     v_j             USD per node-hour used of the new commitments at j, beside p_o (a fixed fee plus a rate per
                     hour used: enterprise agreements, on-prem power; one rate per offer, 0 if none)
-    h_oq'           hours charged for a commitment of option o started in q': all of its term's, from the first
-                    day of q' to its end, inside the horizon or not (its whole liability; term_hours)
+    d_q             the day a purchase made in q starts: q's first day, or in the quarter in progress its first
+                    open day (actuals.purchase_day)
+    h_oq'           hours charged for a commitment of option o started in q': all of its term's, from d_q' to
+                    its end, inside the horizon or not (its whole liability; term_hours)
+    a_oq'q          share of q's H_q hours that a term of option o started on d_q' covers (1 in every quarter a
+                    term started on a quarter's first day covers, 0 outside it; actuals.active_share)
     p^OD_j          USD per node-hour that capacity at j avoids: its on-demand price, else the cheapest on-demand
                     price of its accelerator elsewhere, else its own dearest price (on_demand_equivalent_price)
     r_jl            expected demand of the keys j may serve in quarter Q+l over that in Q (the forecast's own
@@ -50,17 +55,19 @@ Parameters
     U_cq            budget of cost centre c in quarter q; theta the least utilisation of new commitments
     N_iP, B_iP, L_iP  today's quota of i in P, in accelerators: nominal, borrowing limit (infinite when none; 0
                     outside a cohort) and what it may lend (its lending limit, at most N_iP; 0 outside a cohort)
+    C_cq            what `qm meter` charged c's teams in the closed part of q (0 for a quarter not begun)
     r^E_jq, r^N_j   charge rates of committed hours for budgets: the existing contracts' average price,
                     and the cheapest new commitment at j, its upfront fee spread over its term
                     (pricing.amortised_usd_per_node_hour), plus v_j
     lambda          penalty per unmet accelerator-hour (10 x the dearest accelerator-hour in the price book)
 
 Variables
-    x_joq in Z+     units of option o started at j in q (g_j x_joq nodes; 0 in a quarter already begun, whose first
-                    day is past); A^m_jq = sum_{o of model m}
-                    sum_{q' <= q < q' + T_o} g_j x_joq' active new nodes, A_jq = sum_m A^m_jq
-    n_jq in Z+      instances of the capacity block booked at j for quarter q: from its first day for W_q weeks
-                    (its whole weeks, 12 or 13), at most min(64, cap_j,cb); f_q = 168 W_q / H_q of its hours
+    x_joq in Z+     units of option o started at j on d_q (g_j x_joq nodes; 0 in a quarter with no open day
+                    left); A^m_jq = sum_{o of model m} sum_{q' <= q} a_oq'q g_j x_joq' new nodes active on average,
+                    A_jq = sum_m A^m_jq
+    n_jq in Z+      instances of the capacity block booked at j for quarter q: from d_q for W_q weeks (the whole
+                    weeks from d_q to the quarter's end: 12 or 13 in a whole quarter), at most min(64, cap_j,cb);
+                    f_q = 168 W_q / H_q of its hours
     y_jmqsb in Z+   whole slices of pay-per-use model m at a TPU offer j (g_j > 1) in a bucket, shared by the
                     keys served there (g_j y_jmqsb nodes paid for); at most floor(cap_jm / g_j) (a bound)
     u_kjtqsb >= 0   nodes of tier t at j serving k (a_j / rho_kj accelerators of k's class each)
@@ -103,7 +110,7 @@ Constraints
     supply_cap_jmq (m = commit, onprem):  e^m_jq + A^m_jq <= cap_jm (+ supply_cap_excess_jmq)
     budget_cq:                            sum_{k in K_c} sum_{s,b} pi_s w_qsb H_q sum_j ( sum_{m in M_j \ cb} p_jm
                                           u_kjm + p_j,cb u_kj,cb + r^E_jq u_kjE + r^N_j u_kjN ) <= U_cq
-                                          (+ budget_overrun_cq)
+                                          - C_cq (+ budget_overrun_cq)
     min_utilisation_jq (theta set):       sum_s pi_s sum_b w_qsb sum_k u_kjNqsb >= theta A_jq
                                           (+ utilisation_shortfall_jq)
     quota_within_nominal_and_borrowing_iPsb (first quarter q = 1, placement `quota` or `cohort`):
@@ -114,7 +121,7 @@ Constraints
                                           (Kueue admits what a cohort tree lends, within each member's limits)
     last_quarter_new_use_j:               U_j <= sum_{s,b} pi_s w_Qsb sum_k u_kjNQsb
     post_horizon_credit_within_demand_jl:    V_jl <= H_{Q+l} (p^OD_j - v_j) r_jl U_j
-    post_horizon_credit_within_renewal_jl:   V_jl <= H_{Q+l} (r^N_j - v_j) sum_o sum_{q' + T_o - 1 >= Q + l} g_j x_joq'
+    post_horizon_credit_within_renewal_jl:   V_jl <= H_{Q+l} (r^N_j - v_j) sum_o sum_q' a_oq'(Q+l) g_j x_joq'
                                           (q' in the horizon: the new nodes still active in Q+l)
     residency, pinned sites, fungibility: u_kj exists only for j in J_k (a variable domain, not a row)
     whole nodes and slices:               integrality of x, n and y; relax-and-round (solve.py) rounds x and
@@ -142,7 +149,6 @@ shared line, so the charge is linear and the same rule makes `cost_by_team` (see
 
 from __future__ import annotations
 
-import datetime as dt
 import functools
 import math
 import re
@@ -158,6 +164,7 @@ import pandas as pd
 import pulp
 
 from quartermaster.plan_result import EXISTING, NEW
+from quartermaster.planner.actuals import term_hours
 from quartermaster.planner.data import PlanData, tail_quarters
 from quartermaster.planner.tables import Budget, Cap, Demand, Existing, Route, rows
 from quartermaster.pricing import (
@@ -170,7 +177,7 @@ from quartermaster.pricing import (
     per_accelerator,
     pricing_model_of_commitment,
 )
-from quartermaster.units import add_months, quarter_bounds, quarter_hours
+from quartermaster.units import quarter_bounds, quarter_hours
 
 PAY_PER_USE = PAY_PER_USE_MODELS
 # Every tier, in the order the rows of a family over (offer, tier, cell) come out: by name.
@@ -859,7 +866,8 @@ def add_variables(m: PlanModel) -> None:
     columns = m.new_columns(
         [name("commit", m.offers[j]["site"], m.offers[j]["machine"], opt["option"], q) for j, opt, q in commits],
         0.0,
-        np.array([0.0 if q in d.begun else math.inf for _, _, q in commits]),  # none starts in a begun quarter
+        # none starts in a quarter with no open day left (actuals.purchase_day)
+        np.array([math.inf if d.purchase_day(q) < quarter_bounds(q)[1] else 0.0 for _, _, q in commits]),
         integer=True,
     )
     m.commit = {(j, opt["option"], q): c for (j, opt, q), c in zip(commits, columns.tolist(), strict=True)}
@@ -870,7 +878,10 @@ def add_variables(m: PlanModel) -> None:
         [name("capacity_block_instances", m.offers[j]["site"], m.offers[j]["machine"], q) for j, q in blocks],
         0.0,
         np.array(
-            [0.0 if q in d.begun else block_instances(caps.get((j, PricingModel.CAPACITY_BLOCK))) for j, q in blocks]
+            [
+                block_instances(caps.get((j, PricingModel.CAPACITY_BLOCK))) if d.block_weeks(q) else 0.0
+                for j, q in blocks
+            ]
         ),
         integer=True,
     )
@@ -910,15 +921,20 @@ def add_variables(m: PlanModel) -> None:
 
 def _index_active(m: PlanModel, commits: list[tuple[str, dict[str, Any], str]], columns: Ints) -> None:
     """The terms of A^m_jq (PlanModel.active_terms): for each offer and quarter, the starts of each option whose term
-    covers the quarter, g_j nodes each."""
-    qs = m.data.quarters
+    covers the quarter, g_j nodes each times the share a_oq'q of the quarter's open hours the term covers (1 for a
+    term started on a quarter's first day, in each quarter it covers)."""
+    d = m.data
+    qs = d.quarters
     at, column, nodes, models = [], [], [], []
     for (j, opt, start), c in zip(commits, columns.tolist(), strict=True):
         first = qs.index(start)
-        for q in range(first, min(len(qs), first + opt["term_quarters"])):
+        for q in range(first, min(len(qs), first + opt["term_quarters"] + 1)):
+            share = d.active_share(start, opt["term_months"], qs[q])
+            if share <= 0:
+                continue
             at.append(m.offer_code[j] * len(qs) + q)
             column.append(c)
-            nodes.append(float(m.offers[j]["nodes_per_unit"]))
+            nodes.append(float(m.offers[j]["nodes_per_unit"]) * share)
             models.append(str(opt["pricing_model"]))
     order = np.argsort(np.array(at, dtype=np.int64), kind="stable")
     starts = np.concatenate(
@@ -1016,18 +1032,6 @@ def _use_columns(m: PlanModel) -> tuple[UseColumns, list[str], Floats]:
     return u, names, upper
 
 
-@functools.cache
-def term_end(start: str, months: int) -> dt.date:
-    """The day after the last of a term of `months` started on the first day of quarter `start`."""
-    return add_months(quarter_bounds(start)[0], months)
-
-
-@functools.cache
-def term_hours(start: str, months: int) -> int:
-    """Hours of a term started on the first day of quarter `start`, to its end: what its liability counts."""
-    return (term_end(start, months) - quarter_bounds(start)[0]).days * 24
-
-
 def _cell_hours(m: PlanModel) -> Floats:
     """pi_s w_qsb H_q of each cell (PlanModel.cells)."""
     return np.array([m.cell_hours[c] for c in m.cells])
@@ -1043,13 +1047,16 @@ def add_objective(m: PlanModel) -> None:
         opt = next(o for o in m.options[j] if o["option"] == option)
         liability.append(
             m.offers[j]["nodes_per_unit"]
-            * (float(opt["usd_per_node_hour"]) * term_hours(q, opt["term_months"]) + float(opt["upfront_usd_per_node"]))
+            * (
+                float(opt["usd_per_node_hour"]) * term_hours(d.purchase_day(q), opt["term_months"])
+                + float(opt["upfront_usd_per_node"])
+            )
         )
     m.add_cost(np.array(list(m.commit.values()), dtype=np.int64), np.array(liability))
     m.add_cost(
         np.array(list(m.capacity_block.values()), dtype=np.int64),
         np.array(
-            [HOURS_PER_WEEK * weeks_in(q) * m.price[(j, PricingModel.CAPACITY_BLOCK)] for j, q in m.capacity_block]
+            [HOURS_PER_WEEK * d.block_weeks(q) * m.price[(j, PricingModel.CAPACITY_BLOCK)] for j, q in m.capacity_block]
         ),
     )
     hours = _cell_hours(m)
@@ -1170,15 +1177,9 @@ def add_capacity_block_window(m: PlanModel) -> None:
     )
 
 
-@functools.cache
-def weeks_in(q: str) -> int:
-    """W_q: the whole weeks in quarter q, the length of the capacity block the plan books for it."""
-    return quarter_hours(q) // HOURS_PER_WEEK
-
-
 def block_share(m: PlanModel, q: str) -> float:
-    """f_q: the share of quarter q's hours that its capacity block's window covers."""
-    return HOURS_PER_WEEK * weeks_in(q) / m.data.hours[q]
+    """f_q: the share of quarter q's (open) hours that its capacity block's window covers."""
+    return HOURS_PER_WEEK * m.data.block_weeks(q) / m.data.hours[q]
 
 
 def block_instances(cap: int | None) -> int:
@@ -1311,11 +1312,12 @@ def add_budgets(m: PlanModel) -> None:
     if d.options.explain_infeasible:
         slacks = [_slack(m, ("budget_overrun", b.cost_center, b.quarter), OVERRUN_PENALTY) for b in budgets]
         terms.append((np.arange(len(budgets)), np.array(slacks, dtype=np.int64), -1.0))
+    closed = d.closed.groupby(["cost_center", "quarter"])["usd"].sum()  # what the closed part has spent
     m.add_rows(
         "budget",
         [name("budget", b.cost_center, b.quarter) for b in budgets],
         "<=",
-        np.array([float(b.usd) for b in budgets]),
+        np.array([float(b.usd) - float(closed.get((b.cost_center, b.quarter), 0)) for b in budgets]),
         terms,
     )
 
@@ -1408,12 +1410,13 @@ def add_post_horizon_credit(m: PlanModel) -> None:
             [use, *u.column[mine].tolist()],
             [1.0, *(-weight[u.cell[mine]]).tolist()],
         )
-        for ahead, q in enumerate(m.tail_quarters, start=1):
-            starts = [
-                (m.commit[(j, opt["option"], start)], float(o["nodes_per_unit"]))
+        for q in m.tail_quarters:
+            starts = [  # the new nodes active in q: all of a start's nodes whose term covers q, a share of them
+                # whose term ends inside it (a start in the quarter in progress, from its first open day)
+                (m.commit[(j, opt["option"], start)], float(o["nodes_per_unit"]) * share)
                 for opt in opts
-                for i, start in enumerate(d.quarters)
-                if i + opt["term_quarters"] - 1 >= len(d.quarters) - 1 + ahead
+                for start in d.quarters
+                if (share := d.active_share(start, opt["term_months"], q)) > 0
             ]
             if not starts:
                 continue

@@ -6,6 +6,7 @@ each other.
 
 from __future__ import annotations
 
+import datetime as dt
 from dataclasses import dataclass
 
 from quartermaster.errors import UsageError
@@ -35,8 +36,11 @@ class PlanOptions:
     horizon: int = 8
     """Quarters to plan."""
     start: str | None = None
-    """First quarter; default: the quarter in progress where the usage history ends (its metered hours kept, the
-    rest forecast), else the earliest quarter with demand."""
+    """First quarter; default: the quarter in progress where the actuals end (its closed part as metered, the rest
+    planned: planner/actuals.py), else the earliest quarter with demand."""
+    as_of: dt.date | None = None
+    """The day the actuals end (`qm plan --as-of`): the usage history before it is metered, the rest is forecast and
+    planned, and purchases can start from it; default: the end of the usage history."""
     scenario: str | None = None
     """Plan for one named scenario only (probability 1); default: all scenarios."""
     what_if: tuple[str, ...] = ()

@@ -31,8 +31,10 @@ import numpy as np
 import pandas as pd
 
 from quartermaster.plan_result import (
+    CLOSED,
     EXISTING,
     NEW,
+    ClosedCostRow,
     CommitmentUtilisationRow,
     KpiRow,
     MoveRow,
@@ -49,14 +51,12 @@ from quartermaster.plan_result import (
     rows_of,
 )
 from quartermaster.planned import planned_status
+from quartermaster.planner.actuals import covered_hours, term_end, term_hours
 from quartermaster.planner.model import (
     PAY_PER_USE,
     TIERS,
     PlanModel,
     on_demand_equivalent_price,
-    term_end,
-    term_hours,
-    weeks_in,
 )
 from quartermaster.planner.placement import served_on
 from quartermaster.planner.solve import SolveReport
@@ -76,7 +76,6 @@ from quartermaster.pricing import (
     per_accelerator,
     usd,
 )
-from quartermaster.units import quarter_bounds
 
 TINY = 1e-6
 
@@ -134,6 +133,7 @@ def collect(
         moves=_typed(MoveRow, moves(m)),
         commitment_utilisation=_typed(CommitmentUtilisationRow, commitment_utilisation(m)),
         offer_utilisation=_typed(OfferUtilisationRow, offer_utilisation(m)),
+        closed_costs=_typed(ClosedCostRow, d.closed),
         placement=d.placement,
     )
     return replace(result, budget_status=planned_status(table_rows(d.budgets, Budget), result))
@@ -198,8 +198,9 @@ def purchase_schedule(m: PlanModel) -> pd.DataFrame:
         o = offers[j]
         opt = _option(m, j, option)
         nodes = units * o.nodes_per_unit
-        start, end = quarter_bounds(q)[0], term_end(q, opt.term_months)
-        in_horizon = sum(d for qq, d in m.data.hours.items() if start <= quarter_bounds(qq)[0] < end)
+        start = m.data.purchase_day(q)
+        end = term_end(start, opt.term_months)
+        in_horizon = sum(covered_hours(start, end, qq, m.data.until) for qq in m.data.quarters)
         fee = _upfront_line(o, opt, nodes)
         rows.append(
             {
@@ -217,7 +218,7 @@ def purchase_schedule(m: PlanModel) -> pd.DataFrame:
                 "usd_per_node_hour": opt.usd_per_node_hour,
                 "monthly_usd": usd(known_usd(_commitment_line(o, opt, nodes * HOURS_PER_MONTH))),
                 "total_liability_usd": usd(
-                    known_usd(_commitment_line(o, opt, nodes * term_hours(q, opt.term_months)), fee)
+                    known_usd(_commitment_line(o, opt, nodes * term_hours(start, opt.term_months)), fee)
                 ),
                 "in_horizon_usd": usd(known_usd(_commitment_line(o, opt, nodes * in_horizon), fee)),
                 "upfront_usd": usd(known_usd(fee)),
@@ -226,9 +227,9 @@ def purchase_schedule(m: PlanModel) -> pd.DataFrame:
         )
     for (j, q), var in m.capacity_block.items():  # one dated block per offer and quarter, paid up front (model.py)
         o = offers[j]
-        instances, weeks = round(m.value(var)), weeks_in(q)
+        instances, weeks = round(m.value(var)), m.data.block_weeks(q)
         block = _capacity_block_line(m, j, instances * weeks)
-        start = quarter_bounds(q)[0]
+        start = m.data.purchase_day(q)
         end = start + dt.timedelta(weeks=weeks)
         total = usd(known_usd(block))
         if instances > 0:
@@ -306,16 +307,20 @@ def _charge_line(m: PlanModel, j: str, tier: str, q: str, node_hours: float) -> 
 
 
 def _active_new_nodes(m: PlanModel) -> dict[tuple[str, str, str], float]:
-    """(j, option, q) -> new nodes of that option active in q."""
-    qs = m.data.quarters
+    """(j, option, q) -> new nodes of that option active in q, on average over its open hours (a term that starts or
+    ends inside the quarter counts the share of them it covers, as A_jq does)."""
+    d = m.data
+    qs = d.quarters
     out: dict[tuple[str, str, str], float] = defaultdict(float)
     for (j, option, start), var in m.commit.items():
         units = round(m.value(var))
         if units <= 0:
             continue
-        term = _option(m, j, option).term_quarters
-        for q in qs[qs.index(start) : qs.index(start) + term]:
-            out[(j, option, q)] += units * m.data.offer_by_name[j].nodes_per_unit
+        opt = _option(m, j, option)
+        for q in qs[qs.index(start) : qs.index(start) + opt.term_quarters + 1]:
+            share = d.active_share(start, opt.term_months, q)
+            if share > 0:
+                out[(j, option, q)] += units * d.offer_by_name[j].nodes_per_unit * share
     return out
 
 
@@ -364,6 +369,36 @@ def _team_rows(
     return rows
 
 
+def _with_closed(
+    rows: list[dict[str, object]],
+    quarter: str,
+    use: dict[tuple[str, str], float],
+    idle: dict[tuple[str, str], float],
+    cost_center: dict[str, str],
+) -> list[dict[str, object]]:
+    """A quarter's planned team rows with the closed part's metered charges added (usage to usage, idle share to idle
+    share), so a team's row of the quarter in progress is what it was metered plus what it is planned."""
+    by_team = {str(r["team"]): dict(r) for r in rows}
+    for (q, team), x in sorted(use.items()):
+        if q != quarter:
+            continue
+        row = by_team.setdefault(
+            team,
+            {
+                "quarter": q,
+                "team": team,
+                "cost_center": IDLE_COST_CENTER if team == IDLE_TEAM else cost_center.get(team, team),
+                "usage_usd": usd(0),
+                "idle_share_usd": usd(0),
+                "usd": usd(0),
+            },
+        )
+        row["usage_usd"] = Decimal(str(row["usage_usd"])) + usd(x)
+        row["idle_share_usd"] = Decimal(str(row["idle_share_usd"])) + usd(idle[(q, team)])
+        row["usd"] = Decimal(str(row["usage_usd"])) + Decimal(str(row["idle_share_usd"]))
+    return [by_team[t] for t in sorted(by_team, key=lambda t: (t == IDLE_TEAM, t))]
+
+
 def _costs(m: PlanModel, od_price: dict[str, float]) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
     """(kpis, cost_by_quarter, cost_by_team); `od_price` is each offer's on-demand-equivalent node-hour price."""
     d = m.data
@@ -392,7 +427,7 @@ def _costs(m: PlanModel, od_price: dict[str, float]) -> tuple[pd.DataFrame, pd.D
     for (j, q), nodes in m.existing_nodes.items():
         available[q] += nodes * d.hours[q] * offers[j].accelerators_per_node
     for (j, q), var in m.capacity_block.items():
-        node_weeks = round(m.value(var)) * weeks_in(q)
+        node_weeks = round(m.value(var)) * d.block_weeks(q)
         block = PricingModel.CAPACITY_BLOCK
         by_model[(q, block, 0)] += float(known_usd(_capacity_block_line(m, j, node_weeks)))
         available[q] += HOURS_PER_WEEK * node_weeks * offers[j].accelerators_per_node
@@ -441,6 +476,15 @@ def _costs(m: PlanModel, od_price: dict[str, float]) -> tuple[pd.DataFrame, pd.D
         unmet[q] += m.cell_hours[(q, s, b)] * m.value(var)
     od_equivalent = on_demand_baseline(m)
     demand = expected_demand(m)
+    closed_use: dict[tuple[str, str], float] = defaultdict(float)  # (q, team) -> metered usage in the closed part
+    closed_idle: dict[tuple[str, str], float] = defaultdict(float)
+    c = d.closed
+    for q, team, total, use, idle in zip(
+        c["quarter"], c["team"], c["usd"], c["usage_usd"], c["idle_share_usd"], strict=True
+    ):
+        by_model[(q, CLOSED, 0)] += float(total)
+        closed_use[(q, team)] += float(use)
+        closed_idle[(q, team)] += float(idle)
     cost_rows = [
         {"quarter": q, "pricing_model": pm, "term_months": tm, "usd": usd(x)}
         for (q, pm, tm), x in by_model.items()
@@ -455,13 +499,14 @@ def _costs(m: PlanModel, od_price: dict[str, float]) -> tuple[pd.DataFrame, pd.D
     for q in d.quarters:
         cost = sum(x for (qq, _, _), x in by_model.items() if qq == q)
         commitment_cost = sum(x for (qq, pm, _), x in by_model.items() if qq == q and pm in COMMITMENT_LINES)
+        od = od_equivalent[q] + d.closed_baseline.get(q, 0.0)
         kpi_rows.append(
             {
                 "quarter": q,
                 "cost_usd": usd(cost),
-                "on_demand_equivalent_usd": usd(od_equivalent[q]),
-                "savings_usd": usd(od_equivalent[q] - cost),
-                "effective_savings_rate": round(1 - cost / od_equivalent[q], 6) if od_equivalent[q] > TINY else 0.0,
+                "on_demand_equivalent_usd": usd(od),
+                "savings_usd": usd(od - cost),
+                "effective_savings_rate": round(1 - cost / od, 6) if od > TINY else 0.0,
                 "coverage": _share(covered_od[q], served_od[q]),
                 # amortised, as the use is charged (model.charge_rate): an upfront fee counts over its term's hours
                 "utilisation": _share(commitment_used[q], commitment_cost - upfront_paid[q] + upfront_amortised[q]),
@@ -473,7 +518,9 @@ def _costs(m: PlanModel, od_price: dict[str, float]) -> tuple[pd.DataFrame, pd.D
             }
         )
         use = {team: x for (qq, team), x in sorted(team_charge.items()) if qq == q}
-        team_rows += _team_rows(q, use, cost - sum(use.values()), cc_of, d.options.idle_policy)
+        closed = sum(x for (qq, pm, _), x in by_model.items() if qq == q and pm == CLOSED)
+        planned = _team_rows(q, use, cost - closed - sum(use.values()), cc_of, d.options.idle_policy)
+        team_rows += _with_closed(planned, q, closed_use, closed_idle, cc_of)
     kpis = pd.DataFrame(kpi_rows)
     cost_by_team = pd.DataFrame(team_rows, columns=TEAM_COLUMNS)
     return kpis, cost_by_quarter.reset_index(drop=True), cost_by_team

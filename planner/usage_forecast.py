@@ -417,9 +417,13 @@ def usage_curves(
         if start < as_of:
             metered = int(((matrix.index >= start) & (matrix.index < end)).sum())
             notes.append(
-                f"{q}: its demand to {min(as_of, end):%Y-%m-%d %H:%M} is the usage as metered "
-                f"({metered} hours with use)"
-                + (f", the rest is forecast from the usage history ({forecast.method.name})" if part else "")
+                f"{q}: closed to {min(as_of, end):%Y-%m-%d %H:%M}, its cost as `qm meter` charges it "
+                f"({metered} hours with use), not re-planned"
+                + (
+                    f"; the rest is forecast from the usage history ({forecast.method.name}) and planned"
+                    if part
+                    else ""
+                )
             )
         if part is not None and choice is not None:
             rest_from, middle, horizon = part
@@ -446,7 +450,10 @@ def usage_curves(
                         _rounded(choice.losses.get(METHODS[0].name)),
                     )
                 )
-        for column, levels in window_levels(matrix, forecast, start, end, as_of, bands).items():
+        # the open part only: a closed part is metered, not planned (planner/actuals.py); a quarter closed whole is
+        # refused by build_data
+        open_from = start if as_of >= end else max(start, as_of)
+        for column, levels in window_levels(matrix, forecast, open_from, end, as_of, bands).items():
             team, accelerator = cast(tuple[str, str], column)
             for bucket, ((lo, hi), level) in enumerate(zip(bands, levels, strict=True)):
                 rows.append(

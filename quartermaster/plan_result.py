@@ -83,6 +83,33 @@ class PurchaseRow:
     the liability, which does not depend on use."""
 
 
+CLOSED = "metered"
+"""QuarterCostRow.pricing_model of the closed part of the quarter in progress: what `qm meter` charged for it."""
+
+
+@dataclass(frozen=True)
+class ClosedCostRow:
+    """What a team was charged in the closed part of the quarter in progress (before actuals_until), month by month,
+    as `qm meter` charges it with the plan's idle policy: basis metered, fixed in the plan, never re-planned."""
+
+    quarter: str
+    period: str
+    """period: the calendar month (`2026-10`), or the hours of a month cut by actuals_until (`2026-11-01 00:00..
+    2026-11-15 13:00`)."""
+    start: str
+    end: str
+    """start, end: the period's first hour and the hour after its last (ISO, UTC)."""
+    team: str
+    """team: the team, or IDLE_TEAM for idle no team could take."""
+    cost_center: str
+    usage_usd: Decimal
+    idle_share_usd: Decimal
+    usd: Decimal
+    """usd: usage_usd + idle_share_usd, to the cent as `qm meter` shows it."""
+    accelerator_hours: float
+    """accelerator_hours: the hours the team was charged for (held: the larger of used and requested)."""
+
+
 @dataclass(frozen=True)
 class QuarterCostRow:
     """Cost of one quarter under one pricing model (`existing-commitments` for the inventory's own)."""
@@ -371,6 +398,7 @@ ROWS: dict[str, type] = {
     "credit_sensitivity": CreditSensitivityRow,
     "credit_sensitivity_purchases": CreditSensitivityPurchaseRow,
     "forecast": ForecastRow,
+    "closed_costs": ClosedCostRow,
 }
 """Each table of a plan and the type of its rows, in the order they are written."""
 ADDED_LATER = (
@@ -382,6 +410,7 @@ ADDED_LATER = (
     "credit_sensitivity",
     "credit_sensitivity_purchases",
     "forecast",
+    "closed_costs",
 )
 """Tables a plan written before them lacks: read back empty."""
 RETIRED = ("budgets",)
@@ -437,9 +466,12 @@ class PlanResult:
     forecast: tuple[ForecastRow, ...] = ()
     """forecast: the demand forecast from the usage history, per quarter, team and accelerator, where the plan's
     demand is forecast from it (its part of the quarter in progress after actuals_until)."""
+    closed_costs: tuple[ClosedCostRow, ...] = ()
+    """closed_costs: the closed part of the quarter in progress as `qm meter` charges it, per month and team (in
+    cost_by_quarter as the `metered` line and in cost_by_team)."""
     actuals_until: str | None = None
-    """actuals_until: the end of the usage history (ISO date and time), None without one: the plan's demand before it
-    is the metered usage, so the quarter in progress (the first, by default) is actuals to date plus forecast."""
+    """actuals_until: the end of the actuals (ISO date and time: the usage history's end, or `qm plan --as-of`), None
+    without any: the quarter in progress (the first, by default) is metered before it and planned after it."""
     placement: str = "quota"
     """placement: where teams' demand could be served (policy.placement or a what-if; placement.py)."""
     placement_saving_usd: Decimal | None = None
@@ -471,11 +503,17 @@ class PlanResult:
 
     @property
     def first_open_quarter(self) -> str | None:
-        """The first quarter in which a purchase can start: the first that began at or after actuals_until."""
+        """The first quarter in which a purchase can start: the first with a day left after actuals_until (the
+        quarter in progress, unless the actuals end on its last day)."""
         if self.actuals_until is None:
             return self.quarters[0] if self.quarters else None
         until = dt.datetime.fromisoformat(self.actuals_until)
-        return next((q for q in self.quarters if dt.datetime.combine(quarter_bounds(q)[0], dt.time()) >= until), None)
+        first_day = until.date() if until.time() == dt.time() else until.date() + dt.timedelta(days=1)
+        return next((q for q in self.quarters if quarter_bounds(q)[1] > first_day), None)
+
+    def closed_in(self, quarter: str) -> tuple[ClosedCostRow, ...]:
+        """The closed part's rows of a quarter (none for a quarter that started after actuals_until)."""
+        return tuple(r for r in self.closed_costs if r.quarter == quarter)
 
     def kpi(self, quarter: str) -> KpiRow | None:
         """The quarter's FinOps measures, or None outside the plan."""

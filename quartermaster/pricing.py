@@ -388,10 +388,12 @@ def known_usd(*lines: PricedLine) -> Decimal:
     return total
 
 
-def commitment_line(commitment: Commitment, quarter: str, basis: Basis) -> PricedLine:
+def commitment_line(commitment: Commitment, quarter: str, basis: Basis, hours: int | None = None) -> PricedLine:
     """A commitment's node-hours inside a quarter at its rate: what it costs that quarter, used or not (the plan's
-    existing commitments, the expiry table's amount in the quarter before one ends). 0 node-hours outside its term."""
-    hours = overlap_hours(commitment.start, commitment.end, quarter)
+    existing commitments, the expiry table's amount in the quarter before one ends). 0 node-hours outside its term.
+    `hours`: its hours in the part of the quarter charged, when not all of it (the plan's quarter in progress: its
+    open part; the closed part is metered)."""
+    hours = overlap_hours(commitment.start, commitment.end, quarter) if hours is None else hours
     source = f"commitment {commitment.name}"
     return PricedLine(Decimal(commitment.count * hours), "node-hour", commitment.usd_per_node_hour, basis, source)
 

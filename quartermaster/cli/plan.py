@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import math
 from collections import Counter
 from pathlib import Path
@@ -13,7 +14,7 @@ from rich.table import Table
 from quartermaster.bounds import MAX_DRAWS, MAX_SWEEP_POINTS
 from quartermaster.cli.common import check_output, console, err_console, inventory_argument, load_or_exit
 from quartermaster.errors import ProblemsFound, UsageError
-from quartermaster.pricing import DEFAULT_IDLE_POLICY, decimal_of, format_pct, format_usd
+from quartermaster.pricing import DEFAULT_IDLE_POLICY, cents, decimal_of, format_pct, format_usd
 
 if TYPE_CHECKING:
     from quartermaster.model import Inventory
@@ -29,6 +30,12 @@ def command(
         None,
         help="First quarter, e.g. 2027Q1; default: the quarter in progress where the usage history ends, else the "
         "first with demand.",
+    ),
+    as_of: str | None = typer.Option(
+        None,
+        help="The day the actuals end, e.g. 2026-10-16: usage before it is metered (the quarter in progress is "
+        "charged as qm meter charges it), after it is forecast and planned, and purchases can start that day; "
+        "default: where the usage history ends.",
     ),
     scenario: str | None = typer.Option(None, help="Plan for one scenario of policy.scenarios only."),
     what_if: list[str] = typer.Option(
@@ -103,6 +110,7 @@ def command(
 
     inventory = load_or_exit(path).inventory
     try:
+        day = _day(as_of)
         spec = sweeps.spec_of(sweep, draws, seed)
         scenarios = math.prod(len(values) for _, values in spec.grid) * max(1, spec.draws)
         if scenarios > MAX_SWEEP_POINTS:
@@ -113,6 +121,7 @@ def command(
         options = PlanOptions(
             horizon=parse_horizon(horizon),
             start=start,
+            as_of=day,
             scenario=scenario,
             what_if=tuple(what_if),
             explain_infeasible=explain_infeasible,
@@ -153,8 +162,6 @@ def _print_rayjob(
 ) -> None:
     """The sweep as a RayJob on stdout (`| kubectl apply -f -`): the plan's options and the sweep as arguments,
     queued to the team's first queue and requesting its accelerators (`admission.team_target`)."""
-    import datetime as dt
-
     from quartermaster.modules.kueue.admission import team_target
     from quartermaster.planner.rayjob import rayjob
     from quartermaster.yamlwriter import dump_yaml
@@ -170,6 +177,7 @@ def _print_rayjob(
         "--horizon",
         f"{options.horizon}q",
         *(["--start", options.start] if options.start else []),
+        *(["--as-of", str(options.as_of)] if options.as_of else []),
         *(["--scenario", options.scenario] if options.scenario else []),
         *[a for w in options.what_if for a in ("--what-if", w)],
         *[a for t, values in spec.grid for a in ("--sweep", f"{t}={','.join(values)}")],
@@ -298,9 +306,9 @@ def _print(r: PlanResult) -> None:
     for c in ("start", "site", "machine", "model", "term", "nodes", "accelerators", *money_columns):
         buys.add_column(c, justify="right" if c in ("term", "nodes", "accelerators", *money_columns) else "left")
     for p in r.purchase_schedule:  # a capacity block: its dates, and its whole price paid up front
-        term = f"{p.term_months} mo" if p.term_months else f"{(p.end - p.start).days // 7} wk to {p.end}"
+        term = f"{p.term_months} mo" if p.term_months else f"{(p.end - p.start).days // 7} wk"
         buys.add_row(
-            p.start_quarter if p.term_months else str(p.start),
+            str(p.start),
             p.site,
             p.machine,
             p.pricing_model,
@@ -312,6 +320,13 @@ def _print(r: PlanResult) -> None:
             format_usd(p.total_liability_usd),
         )
     console.print(buys if len(r.purchase_schedule) else "No new commitments.")
+    now = [p for p in r.purchase_schedule if p.start_quarter == r.first_open_quarter]
+    if now:
+        console.print(
+            f"To approve now: {len(now)} purchase(s) starting in {r.first_open_quarter} (from "
+            f"{min(p.start for p in now)}), liability {format_usd(sum(cents(p.total_liability_usd) for p in now))}; "
+            f"{len(r.purchase_schedule) - len(now)} in later quarters."
+        )
     kpis = Table(title="Per quarter", title_justify="left")
     for c in ("quarter", "cost", "all on-demand", "savings rate", "coverage $", "utilisation $", "unmet acc-h"):
         kpis.add_column(c, justify="left" if c == "quarter" else "right")
@@ -326,6 +341,14 @@ def _print(r: PlanResult) -> None:
             f"{k.unmet_accelerator_hours:,.0f}",
         )
     console.print(kpis)
+    for q in r.quarters:
+        closed = r.closed_in(q)
+        if closed:
+            console.print(
+                f"{q}: {format_usd(sum(c.usd for c in closed))} metered to "
+                f"{r.actuals_until[:16].replace('T', ' ') if r.actuals_until else ''} (closed: "
+                f"{', '.join(dict.fromkeys(c.period for c in closed))}, as qm meter charges it), the rest planned."
+            )
     if r.budget_status:
         _print_budget_status(r)
     above = r.quotas_above_pool()
@@ -338,6 +361,16 @@ def _print(r: PlanResult) -> None:
         )
     if len(r.unmet_demand):
         console.print(f"[bold yellow]Unmet demand[/] in {len(r.unmet_demand)} team-quarters (see unmet_demand.csv).")
+
+
+def _day(text: str | None) -> dt.date | None:
+    """--as-of as a date; a usage error naming the form otherwise."""
+    if text is None:
+        return None
+    try:
+        return dt.date.fromisoformat(text)
+    except ValueError:
+        raise UsageError(f"--as-of must be a day like 2026-11-15 (got {text!r}).") from None
 
 
 def _print_budget_status(r: PlanResult) -> None:

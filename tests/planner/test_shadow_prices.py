@@ -142,10 +142,10 @@ def in_progress():
 
 
 @pytest.mark.parametrize("offer", EXAMPLE_OFFERS)
-def test_in_the_quarter_in_progress_a_shadow_price_is_one_more_accelerator_in_all_its_hours(in_progress, offer):
-    """Issue 26, point 7: the quarter in progress (2026Q4, metered to 1 November) is planned whole, its metered and
-    forecast hours in the same buckets, so its figure is one more accelerator in every hour of it, the metered ones
-    too, with its existing commitments free to absorb it (docs/reference/qm-plan.md): its own re-solve."""
+def test_in_the_quarter_in_progress_a_shadow_price_is_one_more_accelerator_in_its_open_hours(in_progress, offer):
+    """Issue 26, point 7, and issue 34: the quarter in progress (2026Q4, metered to 1 November) is planned in its
+    open part only (November and December; October is closed, as metered), so its figure is one more accelerator in
+    every open hour, with its existing commitments free to absorb it (docs/reference/qm-plan.md): its own re-solve."""
     data, purchases, cost, result = in_progress
     quarter = result.quarters[0]
     start, end = (pd.Timestamp(d) for d in quarter_bounds(quarter))

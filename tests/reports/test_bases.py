@@ -32,7 +32,6 @@ from quartermaster.reports.finance import build_report
 from quartermaster.reports.metering import check_usage, inventory_records, meter, parse_period
 from quartermaster.reports.metering.meter import MeterResult
 from quartermaster.reports.quota_diff import build_quota_diff, flavor_economics
-from quartermaster.units import quarter_hours
 from tests.paths import INVENTORY
 
 TEAM, MONTH, QUARTER = "llm-pretrain", "2026-10", "2026Q4"
@@ -89,20 +88,23 @@ def test_metered_is_the_teams_lines_at_the_pricing_homes_rates_plus_its_idle_sha
             assert line.rate == per_accelerator(price, inventory.machine_by_name[pool.machine].accelerators_per_node)
 
 
-def test_planned_is_the_plans_quarter_prorated_and_the_report_shows_the_variance(
+def test_the_plans_closed_month_is_its_metered_charge_and_the_report_shows_both(
     inventory: Inventory, metered: MeterResult, plan: planner.PlanResult
 ) -> None:
+    """Issue 34, point 1: the usage history ends on 1 November, so the plan's October is closed: it holds `qm
+    meter`'s charge for it (closed_costs), its 2026Q4 cost includes it, and plan vs actual shows the same figure on
+    both sides, to the cent, with the basis of each."""
+    metered_total = next(t.total for t in metered.teams if t.team == TEAM)
+    [closed] = [r for r in plan.closed_costs if r.team == TEAM]
+    assert (closed.quarter, closed.period, closed.usd) == (QUARTER, MONTH, metered_total)
     team_row = next(r for r in plan.cost_by_team if r.quarter == QUARTER and r.team == TEAM)
-    quarter_cost = team_row.usd
-    assert quarter_cost == team_row.usage_usd + team_row.idle_share_usd
-    october = Decimal(31 * 24) / quarter_hours(QUARTER)  # 744 of 2,208 hours
+    assert team_row.usd == team_row.usage_usd + team_row.idle_share_usd
+    assert team_row.usage_usd >= closed.usage_usd and team_row.idle_share_usd >= closed.idle_share_usd
     table = build_report(inventory, plan, QUARTER).table("plan_vs_actual")
     row = next(r for r in table.rows if r["team"] == TEAM)
-    metered_total = next(t.total for t in metered.teams if t.team == TEAM)
-    # The report rounds the team's quarter to the cent (cent allocation) before prorating: within a cent.
-    assert abs(row["planned"] - quarter_cost * october) <= Decimal("0.01")
-    assert row["metered"] == metered_total
-    assert row["variance"] == row["metered"] - row["planned"]
+    assert (row["plan"], row["basis"], row["months"]) == ("this plan", "metered (closed when planned)", MONTH)
+    assert row["planned"] == row["metered"] == metered_total
+    assert row["variance"] == 0
     assert "basis: planned" in table.note and "basis: metered" in table.note
 
 

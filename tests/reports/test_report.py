@@ -1078,10 +1078,10 @@ def test_plan_vs_actual_in_every_quarter_a_plan_and_the_usage_share(which: str, 
     html = tmp_path / "report.html"
     html.write_text(render_html(data), encoding="utf-8")
     cells = dom_table(dump_dom(html), "plan_vs_actual")
-    assert cells[0][:3] == ["Quarter", "Plan", "Months with usage"]
-    assert [c[:4] + c[6:10] for c in cells[1:3]] == [
-        ["2026Q1", which, "2026-02", "a", "$2,800.00", "$5,410.60", "+$2,610.60", "+93.2%"],  # 2,610.60 / 2,800
-        ["2026Q1", which, "2026-02", "b", "$1,400.00", "$5,393.40", "+$3,993.40", "+285.2%"],  # 3,993.40 / 1,400
+    assert cells[0][:4] == ["Quarter", "Plan", "Plan's figure", "Month"]
+    assert [c[:5] + c[7:11] for c in cells[1:3]] == [
+        ["2026Q1", which, "planned (prorated)", "2026-02", "a", "$2,800.00", "$5,410.60", "+$2,610.60", "+93.2%"],
+        ["2026Q1", which, "planned (prorated)", "2026-02", "b", "$1,400.00", "$5,393.40", "+$3,993.40", "+285.2%"],
     ]
     # issue 35: "Variance %" is a relative change, a percent in every format (it printed "+93.2 pp", and the
     # workbook's column was General, showing 0.9324)
@@ -1139,7 +1139,7 @@ def test_report_usage_option_reads_pulled_usage_for_plan_vs_actual(inventory: In
     )
     assert report.exit_code == 0, report.output
     got = {
-        r.split(",")[3]: r.split(",")[7]
+        r.split(",")[4]: r.split(",")[8]
         for r in (tmp_path / "report" / "plan_vs_actual.csv").read_text().splitlines()[1:]
         if r.startswith("2026Q4")
     }

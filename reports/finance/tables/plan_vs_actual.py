@@ -1,7 +1,8 @@
-"""Table `plan_vs_actual`: planned against metered cost per quarter and team, for the quarters with usage."""
+"""Table `plan_vs_actual`: each plan's figure against the metered cost per month and team, for the months with usage."""
 
 from __future__ import annotations
 
+import datetime as dt
 from dataclasses import dataclass
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any
@@ -10,11 +11,11 @@ import numpy as np
 
 from quartermaster.errors import ProblemsFound
 from quartermaster.planned import team_costs
-from quartermaster.pricing import DEFAULT_IDLE_POLICY, cents
+from quartermaster.pricing import DEFAULT_IDLE_POLICY, IDLE_COST_CENTER, IDLE_TEAM, cents
 from quartermaster.reports.finance.table import NAME_COLUMN, ZERO, Column, Row, Table, column_sums
 from quartermaster.reports.finance.tables.common import PCT, centre_name
 from quartermaster.reports.metering import Period, check_usage, inventory_records, meter, parse_period
-from quartermaster.units import quarter_hours, quarter_of
+from quartermaster.units import quarter_bounds, quarter_of
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -27,6 +28,7 @@ if TYPE_CHECKING:
 class PlanActualRow(Row):
     quarter: str
     plan: str
+    basis: str
     months: str
     team: str
     cost_center: str
@@ -53,7 +55,8 @@ def usage_months(inventory: Inventory, usage: pd.DataFrame | None) -> tuple[Any,
 
 
 def metered_by_team(inventory: Inventory, records: Any, month: Period, policy: str) -> dict[str, Decimal] | None:
-    """`qm meter` of one month: each team's charge (None: nothing metered)."""
+    """`qm meter` of one period: each team's charge, and idle no team could take on IDLE_TEAM (None: nothing
+    metered)."""
     result, problems = meter(inventory, records, month, policy)
     if problems:
         raise ProblemsFound(
@@ -64,88 +67,139 @@ def metered_by_team(inventory: Inventory, records: Any, month: Period, policy: s
     out: dict[str, Decimal] = {}
     for charge in result.teams:
         out[charge.team] = out.get(charge.team, ZERO) + charge.total
+    if result.unallocated_idle:
+        out[IDLE_TEAM] = result.unallocated_idle
     return out
+
+
+CLOSED_BASIS = "metered (closed when planned)"
+PLANNED_BASIS = "planned (prorated)"
+
+
+def planned_by_team(plan: PlanResult, quarter: str, period: Period) -> tuple[dict[str, Decimal], str]:
+    """What a plan says of `period` (in `quarter`) per team, and its basis: the plan's closed part as metered when
+    the period was closed when it was made (`PlanResult.closed_costs`, to the cent); else its planned open part of
+    the quarter (the quarter's charge less its closed part) prorated to the period's hours."""
+    closed = [r for r in plan.closed_in(quarter) if r.period == period.label]
+    if closed:
+        out: dict[str, Decimal] = {}
+        for r in closed:
+            out[r.team] = out.get(r.team, ZERO) + cents(r.usd)
+        return out, CLOSED_BASIS
+    until = dt.datetime.fromisoformat(plan.actuals_until) if plan.actuals_until else None
+    start, end = (dt.datetime.combine(d, dt.time()) for d in quarter_bounds(quarter))
+    open_from = max(start, until) if until else start
+    share = Decimal(period.hours) / Decimal(int((end - open_from).total_seconds()) // 3600)
+    spent: dict[str, Decimal] = {}
+    for r in plan.closed_in(quarter):
+        spent[r.team] = spent.get(r.team, ZERO) + r.usd
+    return {
+        team: cents((usd - spent.get(team, ZERO)) * share) for team, (_, usd) in team_costs(plan, quarter).items()
+    }, PLANNED_BASIS
 
 
 def plan_vs_actual(
     inventory: Inventory, plan: PlanResult, previous: PlanResult | None, usage: pd.DataFrame | None
 ) -> Table:
-    """Planned against metered cost per quarter and team, for every quarter of this plan (else of the previous plan)
-    that has usage records.
+    """Each plan's figure for every month with usage records in its quarters against `qm meter`'s, per team: this
+    plan's closed months are its metered figures (equal to the cent), and the previous plan's forecast of the same
+    months is the variance that matters.
 
-    Metered: `qm meter` of each month with usage, with the plan's idle policy. Planned: the team's planned cost of
-    the quarter times the share of the quarter's hours those months cover (the plan is quarterly)."""
+    Metered: `qm meter` of each month with usage, with the plan's idle policy. Planned: `planned_by_team`."""
     records, months = usage_months(inventory, usage)
     plans = [
         (p, label) for p, label in ((plan, "this plan"), (previous, "previous plan")) if p is not None and p.has_plan
     ]
-    groups: dict[str, dict[str, Any]] = {}  # quarter -> plan, its label, months, hours, metered per team
+    centre = {t.name: t.cost_center for t in inventory.teams} | {IDLE_TEAM: IDLE_COST_CENTER}
+    rows: list[PlanActualRow] = []
+    covered: list[str] = []
+    metered_cache: dict[tuple[str, str], dict[str, Decimal] | None] = {}
     for month in months:
         q = quarter_of(month.start.date())
-        source = next(((p, label) for p, label in plans if q in p.quarters), None)
-        if source is None:
-            continue
-        metered = metered_by_team(inventory, records, month, source[0].options.get("idle_policy", DEFAULT_IDLE_POLICY))
-        if metered is None:
-            continue
-        g = groups.setdefault(q, {"plan": source[0], "label": source[1], "months": [], "hours": 0, "metered": {}})
-        g["months"].append(month.label)
-        g["hours"] += month.hours
-        for team, usd in metered.items():
-            g["metered"][team] = g["metered"].get(team, ZERO) + usd
-    centre = {t.name: t.cost_center for t in inventory.teams}
-    rows: list[PlanActualRow] = []
-    for q, g in sorted(groups.items(), key=lambda kv: parse_period(kv[0]).start):
-        share = Decimal(g["hours"]) / Decimal(quarter_hours(q))
-        planned = {team: cents(usd * share) for team, (_, usd) in team_costs(g["plan"], q).items()}
-        for team in sorted(set(planned) | set(g["metered"]), key=lambda t: (t.startswith("_"), t)):
-            p, m = planned.get(team, ZERO), g["metered"].get(team, ZERO)
-            code = centre.get(team, "shared")
-            rows.append(
-                PlanActualRow(
-                    q,
-                    g["label"],
-                    ", ".join(g["months"]),
-                    team,
-                    code,
-                    centre_name(inventory, code),
-                    p,
-                    m,
-                    m - p,
-                    ((m - p) / p).quantize(PCT) if p else None,
+        for p, label in plans:
+            if q not in p.quarters:
+                continue
+            policy = p.options.get("idle_policy", DEFAULT_IDLE_POLICY)
+            if (month.label, policy) not in metered_cache:
+                metered_cache[(month.label, policy)] = metered_by_team(inventory, records, month, policy)
+            metered = metered_cache[(month.label, policy)]
+            if metered is None:
+                continue
+            planned, basis = planned_by_team(p, q, month)
+            covered.append(q)
+            for team in sorted(set(planned) | set(metered), key=lambda t: (t.startswith("_"), t)):
+                pl, m = planned.get(team, ZERO), metered.get(team, ZERO)
+                code = centre.get(team, "shared")
+                rows.append(
+                    PlanActualRow(
+                        q,
+                        label,
+                        basis,
+                        month.label,
+                        team,
+                        code,
+                        centre_name(inventory, code),
+                        pl,
+                        m,
+                        m - pl,
+                        ((m - pl) / pl).quantize(PCT) if pl else None,
+                    )
                 )
-            )
-    policies = sorted({g["plan"].options.get("idle_policy", DEFAULT_IDLE_POLICY) for g in groups.values()})
+    policies = sorted({p.options.get("idle_policy", DEFAULT_IDLE_POLICY) for p, _ in plans})
     spans = "; ".join(
-        f"{label} covers {p.quarters[0]}" + (f" to {p.quarters[-1]}" if len(p.quarters) > 1 else "")
+        f"{label} covers {p.quarters[0]}"
+        + (f" to {p.quarters[-1]}" if len(p.quarters) > 1 else "")
+        + (f", actuals to {p.actuals_until[:16].replace('T', ' ')}" if p.actuals_until else "")
         for p, label in plans
     )
     found = f"usage records fall in {', '.join(m.label for m in months)}" if months else "there are no usage records"
-    sums = column_sums(rows, ("planned", "metered", "variance"))
+    sums = {
+        label: column_sums([r for r in rows if r.plan == label], ("planned", "metered", "variance"))
+        for _, label in plans
+    }
+    # the total of one plan's rows: the previous plan's where it has any (its forecast is the variance that matters)
+    total = next((label for label in ("previous plan", "this plan") if any(r.plan == label for r in rows)), None)
     return Table(
         "plan_vs_actual",
-        "Plan vs actual per quarter",
+        "Plan vs actual per month",
         (
             Column("quarter", "Quarter"),
             Column("plan", "Plan"),
-            Column("months", "Months with usage"),
+            Column("basis", "Plan's figure"),
+            Column("months", "Month"),
             Column("team", "Team"),
             Column("cost_center", "Cost centre"),
             NAME_COLUMN,
-            Column("planned", "Planned", "money"),
+            Column("planned", "Plan", "money"),
             Column("metered", "Metered", "money"),
             Column("variance", "Variance", "delta"),
             Column("variance_pct", "Variance %", "pct_change"),
         ),
         tuple(rows),
-        note=f"Every quarter of this plan (else of the previous plan) with usage records: {', '.join(groups)}. "
-        "Planned (basis: planned) is the plan's cost of the quarter prorated to the hours of the months with usage; "
-        f"metered (basis: metered) is `qm meter` of the same months with the plan's idle policy "
-        f"({', '.join(policies)}); variance = metered - planned. {found[0].upper()}{found[1:]}; {spans}."
+        note=f"Every month with usage records in a quarter of this plan or of the previous plan "
+        f"({', '.join(dict.fromkeys(covered))}), compared with each plan that covers it. A plan's figure is "
+        f"`{CLOSED_BASIS}` for a month that had closed when the plan was made (the plan holds `qm meter`'s charge "
+        f"for it, so it equals the metered figure to the cent), else `{PLANNED_BASIS}`: the plan's cost of the "
+        "quarter's open part prorated to the month's hours (basis: planned). The variance that matters is the "
+        "previous plan's forecast against the actuals (`qm report --previous DIR`). Metered (basis: metered) is "
+        f"`qm meter` of the same month with the plan's idle policy ({', '.join(policies)}); variance = metered - "
+        f"the plan's figure. {found[0].upper()}{found[1:]}; {spans}."
         if rows
         else f"No overlap between usage and plan: {found}; {spans}. Plan vs actual appears once usage of a "
         "planned quarter is recorded (`qm meter`).",
-        total=PlanActualRow("Total", "", "", "", "", "", sums["planned"], sums["metered"], sums["variance"], None)
-        if rows
-        else None,
+        total=None
+        if total is None
+        else PlanActualRow(
+            "Total",
+            total,
+            "",
+            "",
+            "",
+            "",
+            "",
+            sums[total]["planned"],
+            sums[total]["metered"],
+            sums[total]["variance"],
+            None,
+        ),
     )

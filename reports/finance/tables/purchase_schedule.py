@@ -18,6 +18,9 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True)
 class PurchaseLine(Row):
+    approve: str
+    """approve: `now` for a purchase that starts in the first quarter open to purchases (the quarter in progress,
+    from its first open day), else `later`."""
     start_quarter: str
     site: str
     machine: str
@@ -47,6 +50,7 @@ def purchase_schedule(plan: PlanResult, payments: list[Payments]) -> Table:
     used = any(r.usd_per_node_hour_used for r in plan.purchase_schedule)
     rows = tuple(
         PurchaseLine(
+            "now" if r.start_quarter == plan.first_open_quarter else "later",
             r.start_quarter,
             r.site,
             r.machine,
@@ -71,7 +75,8 @@ def purchase_schedule(plan: PlanResult, payments: list[Payments]) -> Table:
     )
     sums = column_sums(rows, PAID)
     bought = (
-        Column("start_quarter", "Start"),
+        Column("approve", "To approve"),
+        Column("start_quarter", "Quarter"),
         Column("site", "Site"),
         Column("machine", "Machine"),
         Column("accelerator", "Accelerator"),
@@ -97,6 +102,7 @@ def purchase_schedule(plan: PlanResult, payments: list[Payments]) -> Table:
             "",
             "",
             "",
+            "",
             None,
             None,
             None,
@@ -110,9 +116,11 @@ def purchase_schedule(plan: PlanResult, payments: list[Payments]) -> Table:
         # on the page: what is bought, then how it is paid, each row named by its start, site and machine
         parts=(
             tuple(c.key for c in bought),
-            ("start_quarter", "site", "machine", "pricing_model", *(c.key for c in PAYMENT_COLUMNS)),
+            ("approve", "start_quarter", "site", "machine", "pricing_model", *(c.key for c in PAYMENT_COLUMNS)),
         ),
-        note="Basis: planned, each purchase's own contract: paid upfront when bought (a capacity block's whole price, "
+        note=f"To approve: now for the purchases that start in {plan.first_open_quarter} (the first quarter open to "
+        "purchases; in the quarter in progress, from its first open day after the actuals end), later for the "
+        "rest. Basis: planned, each purchase's own contract: paid upfront when bought (a capacity block's whole price, "
         "a commitment's upfront fee), then its hourly rate every hour of its term (paid monthly; all of it: paid over "
         "the term)"
         + (", and a rate per node-hour used on top, as used (not in the liability)" if used else "")
