@@ -18,10 +18,10 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True)
 class PurchaseLine(Row):
+    start_quarter: str
     approve: str
     """approve: `now` for a purchase that starts in the first quarter open to purchases (the quarter in progress,
     from its first open day), else `later`."""
-    start_quarter: str
     site: str
     machine: str
     accelerator: str
@@ -50,8 +50,8 @@ def purchase_schedule(plan: PlanResult, payments: list[Payments]) -> Table:
     used = any(r.usd_per_node_hour_used for r in plan.purchase_schedule)
     rows = tuple(
         PurchaseLine(
-            "now" if r.start_quarter == plan.first_open_quarter else "later",
             r.start_quarter,
+            "now" if r.start_quarter == plan.first_open_quarter else "later",
             r.site,
             r.machine,
             r.accelerator,
@@ -75,8 +75,8 @@ def purchase_schedule(plan: PlanResult, payments: list[Payments]) -> Table:
     )
     sums = column_sums(rows, PAID)
     bought = (
+        Column("start_quarter", "Start"),
         Column("approve", "To approve"),
-        Column("start_quarter", "Quarter"),
         Column("site", "Site"),
         Column("machine", "Machine"),
         Column("accelerator", "Accelerator"),
@@ -116,7 +116,7 @@ def purchase_schedule(plan: PlanResult, payments: list[Payments]) -> Table:
         # on the page: what is bought, then how it is paid, each row named by its start, site and machine
         parts=(
             tuple(c.key for c in bought),
-            ("approve", "start_quarter", "site", "machine", "pricing_model", *(c.key for c in PAYMENT_COLUMNS)),
+            ("start_quarter", "site", "machine", "pricing_model", *(c.key for c in PAYMENT_COLUMNS)),
         ),
         note=f"To approve: now for the purchases that start in {plan.first_open_quarter} (the first quarter open to "
         "purchases; in the quarter in progress, from its first open day after the actuals end), later for the "
