@@ -103,6 +103,22 @@ def test_a_solver_stopped_by_its_time_limit_says_so_and_what_to_do(tmp_path):
     assert "no plan satisfies" not in flat
 
 
+@pytest.mark.parametrize(
+    ("as_of", "want"),
+    [
+        ("16 Oct", "--as-of must be a day like 2026-11-15 (got '16 Oct')."),  # not a date
+        # after the history: the actuals cannot end where nothing was metered
+        ("2026-11-20", "--as-of 2026-11-20: outside the usage history (2026-10-01 00:00 to 2026-11-01 00:00)"),
+    ],
+)
+def test_as_of_outside_the_usage_history_is_a_usage_error(tmp_path, as_of, want):
+    """Issue 34: --as-of names the day the actuals end; a day that is not one, or outside the example's usage history
+    (October 2026), exits 2 naming the inventory and the fix."""
+    result = CliRunner().invoke(app, ["plan", str(ROOT / "inventory"), "--as-of", as_of, "--out", str(tmp_path)])
+    assert result.exit_code == 2, result.output
+    assert want in " ".join(result.output.split())
+
+
 def test_a_negative_time_limit_is_a_usage_error(tmp_path):
     result = CliRunner().invoke(
         app, ["plan", str(ROOT / "inventory"), "--start", "2027Q1", "--time-limit", "-1", "--out", str(tmp_path)]

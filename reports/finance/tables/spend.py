@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import TYPE_CHECKING, ClassVar
 
+from quartermaster.plan_result import CLOSED
 from quartermaster.planned import quarter_cost
 from quartermaster.pricing import COMMITTED_MODELS, PAY_PER_USE_MODELS, PricingModel, allocate_cents
 from quartermaster.reports.finance.table import ZERO, Column, Row, Table, column_sums
@@ -22,8 +23,9 @@ MODEL_LABEL = {
     PricingModel.ON_DEMAND: "on-demand",
     PricingModel.FLEX_START: "flex-start",
     PricingModel.SPOT: "spot",
+    CLOSED: "metered (closed part)",
 }
-MODEL_ORDER = ["existing-commitments", *COMMITTED_MODELS, *PAY_PER_USE_MODELS]
+MODEL_ORDER = [CLOSED, "existing-commitments", *COMMITTED_MODELS, *PAY_PER_USE_MODELS]
 
 
 @dataclass(frozen=True)
@@ -59,6 +61,8 @@ def spend_by_quarter(plan: PlanResult, quarters: list[str]) -> Table:
         ),
         tuple(rows),
         total=SpendRow("All quarters", sums["total"], {m: sums[m] for m in models}),
-        note="Basis: planned. Each quarter's cost to the cent, split by pricing model so the parts add up to it; "
+        note="Basis: planned; the closed part of the quarter in progress (column \"metered (closed part)\", before the end of the "
+        "actuals) is what `qm meter` charged for it, basis metered. Each quarter's cost to the cent, split by pricing "
+        "model so the parts add up to it; "
         "All quarters: the sum of the quarters shown.",
     )
