@@ -61,8 +61,8 @@ def spend_by_quarter(plan: PlanResult, quarters: list[str]) -> Table:
         ),
         tuple(rows),
         total=SpendRow("All quarters", sums["total"], {m: sums[m] for m in models}),
-        note="Basis: planned; the closed part of the quarter in progress (column \"metered (closed part)\", before the end of the "
-        "actuals) is what `qm meter` charged for it, basis metered. Each quarter's cost to the cent, split by pricing "
-        "model so the parts add up to it; "
+        note='Basis: planned; the closed part of the quarter in progress (column "metered (closed part)", before '
+        "the end of the actuals) is what `qm meter` charged for it, basis metered. Each quarter's cost to the cent, "
+        "split by pricing model so the parts add up to it; "
         "All quarters: the sum of the quarters shown.",
     )
