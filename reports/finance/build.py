@@ -77,9 +77,9 @@ class NewPurchases:
 
 @dataclass(frozen=True)
 class InProgress:
-    """The quarter in progress (the plan's first, when its usage history ends inside it): its planned spend, metered
-    demand to `metered_until` and forecast after, placed and priced by the plan; and the months metered so far,
-    planned against metered (this plan's rows of plan vs actual for the quarter; None when it has none)."""
+    """The quarter in progress (the plan's first, when its actuals end inside it): its spend, its closed months as
+    `qm meter` charged them to `metered_until` and the rest planned; and the months metered so far against a plan's
+    figure for them (plan vs actual's rows for the quarter: the previous plan's where given; None when none)."""
 
     quarter: str
     metered_until: str
@@ -87,6 +87,9 @@ class InProgress:
     months: str | None
     planned_to_date: Decimal | None
     metered_to_date: Decimal | None
+    compared_with: str | None = None
+    """compared_with: whose figure planned_to_date is: `previous plan` (its forecast) or `this plan` (its closed
+    months, as metered)."""
 
     @property
     def variance_to_date(self) -> Decimal | None:
@@ -130,7 +133,7 @@ class Summary:
     approve_depreciation: Decimal = CENTS
     """approve_depreciation: their depreciation a month over their life."""
     in_progress: InProgress | None = None
-    """in_progress: the quarter in progress, which the bridge and plan vs actual explain, when it is not `quarter`."""
+    """in_progress: the quarter in progress, which the bridge and plan vs actual explain (in_progress())."""
 
 
 @dataclass(frozen=True)
@@ -179,11 +182,14 @@ class ReportData:
 
 
 def in_progress(plan: PlanResult, quarter: str, vs_actual: Table) -> InProgress | None:
-    """The quarter in progress when the report is about a later one (None otherwise)."""
+    """The quarter in progress, the plan's first when its actuals end inside it (None otherwise): its spend (the
+    closed months as metered, the rest planned) and the months metered so far against the previous plan's figure
+    for them where plan vs actual has one, else this plan's (its closed months: the metered figure)."""
     first = plan.quarters[0] if plan.quarters else None
-    if plan.actuals_until is None or first is None or first == quarter or first == plan.first_open_quarter:
+    if plan.actuals_until is None or first is None or not plan.closed_in(first):
         return None
-    rows = [r for r in vs_actual.rows if r["quarter"] == first and r["plan"] == "this plan"]
+    rows = [r for r in vs_actual.rows if r["quarter"] == first and r["plan"] == "previous plan"]
+    rows = rows or [r for r in vs_actual.rows if r["quarter"] == first and r["plan"] == "this plan"]
     return InProgress(
         first,
         plan.actuals_until[:10],
@@ -191,6 +197,7 @@ def in_progress(plan: PlanResult, quarter: str, vs_actual: Table) -> InProgress 
         ", ".join(sorted({r["months"] for r in rows})) or None,
         sum((r["planned"] for r in rows), CENTS) if rows else None,
         sum((r["metered"] for r in rows), CENTS) if rows else None,
+        rows[0]["plan"] if rows else None,
     )
 
 

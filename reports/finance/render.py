@@ -108,7 +108,7 @@ def render_xlsx(data: ReportData, options: RenderOptions | None = None) -> bytes
             else (
                 ("Quarter in progress", s.in_progress.quarter, "text"),
                 (
-                    f"Spend {s.in_progress.quarter} (planned, metered to {s.in_progress.metered_until})",
+                    f"Spend {s.in_progress.quarter} (metered to {s.in_progress.metered_until}, planned after)",
                     s.in_progress.spend,
                     "money",
                 ),

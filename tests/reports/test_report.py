@@ -1269,28 +1269,31 @@ def test_the_page_reads_at_1280_and_1920_px(stored: ReportData, tmp_path: Path, 
 
 @pytest.mark.slow  # plans the example
 def test_the_quarter_in_progress_has_a_headline_of_its_own(inventory: Inventory) -> None:
-    """Issue 35, point 5: the headline was 2027Q1 while the bridge and plan vs actual explain 2026Q4, the quarter
-    in progress (the example's usage runs to 2026-11-01). Its headline: its planned spend, and October metered
-    against planned, the plan vs actual rows of the quarter added up."""
+    """Issue 35, point 5, and issue 34: the quarter in progress (2026Q4: the example's usage runs to 2026-11-01) has
+    its own headline: its spend (October as metered, the rest planned) and October metered against a plan's figure,
+    the plan vs actual rows of the quarter added up: this plan's (its October is the metered figure) or, given, the
+    previous plan's forecast. Purchases can start in it, so it is also the report's quarter."""
     plan = planner.plan(inventory, planner.PlanOptions(horizon=2))
-    assert plan.actuals_until is not None and plan.quarters[0] != plan.first_open_quarter
+    assert plan.actuals_until is not None and plan.quarters[0] == plan.first_open_quarter
     data = build_report(inventory, plan)
     now = data.summary.in_progress
-    assert now is not None and data.summary.quarter == plan.first_open_quarter != now.quarter == plan.quarters[0]
+    assert now is not None and data.summary.quarter == now.quarter == plan.quarters[0]
     kpi = plan.kpi(now.quarter)
     assert kpi is not None and now.spend == kpi.cost_usd.quantize(CENT)
     rows = [r for r in data.table("plan_vs_actual").rows if r["quarter"] == now.quarter]
     assert rows and now.months == "2026-10" and now.metered_until == plan.actuals_until[:10]
-    assert now.planned_to_date == sum(r["planned"] for r in rows)
-    assert now.metered_to_date == sum(r["metered"] for r in rows)
+    assert now.compared_with == "this plan" and now.planned_to_date == now.metered_to_date
+    assert now.metered_to_date == sum(r["metered"] for r in rows) == Decimal("1153660.60")
     text = " ".join(re.sub(r"<[^>]+>", "", render_html(data)).split())
     assert (
-        f"Quarter in progress, {now.quarter}: spend {money(now.spend)} (planned: demand metered to "
-        f"{now.metered_until}, forecast after, placed and priced by the plan). Metered so far (2026-10): "
-        f"{money(now.metered_to_date)} against {money(now.planned_to_date)} planned for those hours"
+        f"Quarter in progress, {now.quarter}: spend {money(now.spend)} (metered to {now.metered_until} as qm meter "
+        f"charges it, planned after). Metered so far (2026-10): {money(now.metered_to_date)} against "
+        f"{money(now.planned_to_date)} (this plan's figure) for those hours"
     ) in text
-    assert f"The rest of this summary is about {data.summary.quarter}, the first quarter open to purchases." in text
-    assert build_report(inventory, plan, now.quarter).summary.in_progress is None  # a report on the quarter itself
+    assert "The rest of this summary is about" not in text
+    later = build_report(inventory, plan, "2027Q1")
+    assert later.summary.in_progress == now
+    assert "The rest of this summary is about 2027Q1." in " ".join(re.sub(r"<[^>]+>", "", render_html(later)).split())
 
 
 def test_the_plans_caveats_are_in_the_report(stored: ReportData) -> None:
