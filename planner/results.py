@@ -735,7 +735,7 @@ def offer_utilisation(m: PlanModel) -> pd.DataFrame:
     for (j, _, q), nodes in _active_new_nodes(m).items():
         committed[(j, q)] += nodes * d.hours[q] * offers[j].accelerators_per_node
     for (j, q), var in m.capacity_block.items():
-        weeks = round(m.value(var)) * weeks_in(q)
+        weeks = round(m.value(var)) * d.block_weeks(q)
         committed[(j, q)] += HOURS_PER_WEEK * weeks * offers[j].accelerators_per_node
     used: dict[tuple[str, str], float] = defaultdict(float)
     for (_k, j, t, q, s, b), x in m.used():
