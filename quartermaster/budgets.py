@@ -8,7 +8,7 @@ on one basis (`pricing.BASES`):
 
 - **planned**: the plan's charge of the cost centre's teams in the quarter (use plus idle share), to the cent as the
   finance report shows it (`planned.centre_costs`);
-- **exposure**: the quota diff's monthly chargeback of the cost centre's teams (their quotas used in full at the
+- **exposure**: the quota diff's monthly exposure of the cost centre's teams (their quotas used in full at the
   flavors' marginal rates) times the quarter's months;
 - **metered**: what `qm meter` charged the cost centre in the quarter.
 

@@ -304,6 +304,21 @@ def build_rules(
             f"At the last 7 days' rate, {budget.cost_center} spends {{{{ $value | humanize }}}} USD in "
             f"{budget.quarter} ({hours} hours; basis: metered usage at the pools' rates, idle capacity not shared)"
         )
+        use = (
+            None
+            if planned is None or row is None
+            else planned.use.get((budget.cost_center, budget.quarter), Decimal(0))
+        )
+        # the budget status counts the cost centre's share of idle capacity: the budget alert counts the same share
+        idle = None if row is None or use is None else row.usd - use
+        charge = projected if idle is None else f"{projected} + {_num(idle)}"
+        charged = (
+            f"At the last 7 days' rate of metered use (the pools' rates) plus its planned share of idle capacity, "
+            f"{format_usd(idle)} (basis planned, as the budget status counts it), {budget.cost_center} is charged "
+            f"{{{{ $value | humanize }}}} USD in {budget.quarter} ({hours} hours)"
+            if idle is not None
+            else f"{value}; its share of idle capacity is not counted (no plan: `--plan DIR`)"
+        )
         annotations = {
             "threshold": f"budget {format_usd(budget_usd)} (policy.budgets, {budget.cost_center} {budget.quarter})",
             "planned": _planned_text(planned, row),
@@ -313,20 +328,15 @@ def build_rules(
             _alert(
                 "QuartermasterBudgetOnTrack",
                 {"cost_center": budget.cost_center, "quarter": budget.quarter, "severity": "warning"},
-                f"{projected} > {_num(budget_usd)} and {during}",
+                f"{charge} > {_num(budget_usd)} and {during}",
                 "1h",
                 f"Cost centre {budget.cost_center} is on track to exceed its {budget.quarter} budget",
-                f"{value}, above its budget of {format_usd(budget_usd)}.",
+                f"{charged}, above its budget of {format_usd(budget_usd)}.",
                 f"Lower the quotas of {', '.join(teams)} in their files under inventory/teams/, or raise the budget in "
                 f"{_where(result, 'policy')} (`policy.budgets`, cost_center {budget.cost_center}) with finance's "
                 "approval.",
                 annotations,
             )
-        )
-        use = (
-            None
-            if planned is None or row is None
-            else planned.use.get((budget.cost_center, budget.quarter), Decimal(0))
         )
         if row is not None and use is not None:
             basis = (

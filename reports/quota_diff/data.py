@@ -156,8 +156,8 @@ def _budget_status(
     head: Inventory, diff: QuotaDiff, team_monthly: dict[str, Change], plan: PlanResult | None
 ) -> tuple[BudgetStatus, ...]:
     """The budget rows (`budgets.budget_status`) of the cost centres the change touches: on the exposure basis (a
-    month's chargeback after the change x the quarter's months), and on the planned basis when a plan is given;
-    grouped by cost centre and quarter, exposure first."""
+    month's exposure after the change x the quarter's months), and on the planned basis when a plan is given;
+    grouped by cost centre and quarter, planned first (the basis the over-budget check gates on)."""
     touched = {t.cost_center for t in diff.teams}
     monthly = centre_monthly(head, team_monthly)
     quarters = {b.quarter for b in head.policy.budgets if b.cost_center in touched}
@@ -171,7 +171,7 @@ def _budget_status(
     rows = [*budget_status(head.policy.budgets, exposure, "exposure", quarters)]
     if plan is not None:
         rows += planned_status(head.policy.budgets, plan)
-    order = {"exposure": 0, "planned": 1}
+    order = {"planned": 0, "exposure": 1}
     return tuple(
         sorted(
             (r for r in rows if r.cost_center in touched and (r.basis != "exposure" or r.cost_center in priced)),
@@ -362,12 +362,12 @@ def _idle_shares(side: _Side) -> dict[str, Decimal]:
 
 
 def _team_monthly(b: _Side, h: _Side) -> dict[str, Change]:
-    """Every team's monthly chargeback on each side: its share of each flavor's cost by quota plus its share of
+    """Every team's monthly exposure on each side: its share of each flavor's cost by quota plus its share of
     unowned capacity (`_idle_shares`). A cut on paid-anyway capacity costs the fleet nothing, but moves the
-    chargeback to the teams that keep the capacity."""
+    exposure to the teams that keep the capacity."""
     idle_b, idle_h = _idle_shares(b), _idle_shares(h)
 
-    def chargeback(side: _Side, idle: dict[str, Decimal], name: str) -> Decimal | None:
+    def monthly_of(side: _Side, idle: dict[str, Decimal], name: str) -> Decimal | None:
         team = side.inventory.team_by_name.get(name)
         if team is None:
             return Decimal(0)
@@ -375,7 +375,7 @@ def _team_monthly(b: _Side, h: _Side) -> dict[str, Change]:
         return None if share is None else share + idle.get(name, Decimal(0))
 
     return {
-        name: Change(chargeback(b, idle_b, name), chargeback(h, idle_h, name))
+        name: Change(monthly_of(b, idle_b, name), monthly_of(h, idle_h, name))
         for name in sorted(set(b.inventory.team_by_name) | set(h.inventory.team_by_name))
     }
 
@@ -427,7 +427,7 @@ def _team_changes(
     b: _Side, h: _Side, rows: tuple[QuotaRow, ...], settings: dict[str, tuple[SettingChange, ...]]
 ) -> tuple[TeamChange, ...]:
     """The teams with a quota row, added or removed, with a money or sharing setting changed, the teams of the
-    cohorts such a change reaches, and every team whose chargeback moves by a cent or more."""
+    cohorts such a change reaches, and every team whose exposure moves by a cent or more."""
     monthly = _team_monthly(b, h)
     moved = {
         name

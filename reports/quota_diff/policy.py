@@ -2,14 +2,15 @@
 
 - `over-capacity` fails when a changed flavor's nominal quotas exceed its capacity (warns instead with
   `policy.allow_oversubscription`).
-- `over-budget` fails when a cost centre whose cost rises ends above a `policy.budgets` entry (warns when
-  it is over budget but not rising).
+- `over-budget` fails when a touched cost centre's planned charge (`qm diff --plan DIR`, the finance report's budget
+  status) is above a `policy.budgets` entry; its exposure is named beside it and gates nothing (without a plan, an
+  exposure over budget warns and finance approves).
 - `finance-approval` warns when the change adds more than `policy.finance_approval_usd_per_month`.
 - `borrowing` warns on a borrowing limit above what the rest of the cohort tree can lend (new or changed).
 - `spot-share` fails when a changed team's spot quota share is above `policy.max_spot_share`.
 - `waiting` fails when the replay of the last days' demand leaves a team waiting in more than
   `policy.max_waiting_share` of the replayed hours, and more hours than before.
-- `chargeback` warns when the change moves monthly chargeback onto cost centres whose teams' quotas do not change:
+- `exposure-moves` warns when the change moves monthly exposure onto cost centres whose teams' quotas do not change:
   the owners of those teams must approve (the PR is then "needs approval", not "not blocked").
 
 The approvers are the owners of every team whose quotas change and of every team of a cost centre whose charge
@@ -24,6 +25,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from decimal import Decimal
 
+from quartermaster.budgets import BudgetStatus
 from quartermaster.capacity import borrowable, flavor_capacity, nominal_by_flavor
 from quartermaster.model import Inventory
 from quartermaster.pricing import CENT, Provisioning, format_pct, format_usd
@@ -37,7 +39,7 @@ CHECKS: dict[str, str] = {
     "borrowing": "borrowing limits are within what the cohort can lend",
     "spot-share": "teams' spot share stays within policy",
     "waiting": "no team is left waiting more than policy allows",
-    "chargeback": "no cost centre's chargeback moves without its owners",
+    "exposure-moves": "no cost centre's exposure moves without its owners",
 }
 FINANCE_REASONS = {
     "over-budget": "over budget ({})",
@@ -58,7 +60,7 @@ def verdicts(
         check_borrowing,
         check_spot_share,
         check_waiting,
-        check_chargeback,
+        check_exposure_moves,
     ):
         found.extend(check(base, head, diff, team_monthly))
     order = {"fail": 0, "warn": 1, "pass": 2}
@@ -66,7 +68,7 @@ def verdicts(
 
 
 def centre_monthly(inventory: Inventory, team_monthly: dict[str, Change]) -> dict[str, Change]:
-    """Each cost centre's monthly chargeback before and after: its teams' added up (None when any is unknown)."""
+    """Each cost centre's monthly exposure before and after: its teams' added up (None when any is unknown)."""
     out: dict[str, list[Change]] = {}
     for name, change in team_monthly.items():
         team = inventory.team_by_name.get(name)
@@ -100,41 +102,38 @@ def check_over_capacity(base: Inventory, head: Inventory, diff: QuotaDiff, _: di
     return out or [Verdict("over-capacity", "pass", "", f"{len(diff.flavors)} changed flavor(s) within capacity")]
 
 
-def check_over_budget(
-    base: Inventory, head: Inventory, diff: QuotaDiff, team_monthly: dict[str, Change]
-) -> list[Verdict]:
-    """Per budget of a touched cost centre, its exposure row of `diff.budget_status` (the quotas used in full) fits
-    the budget; the planned row, with a plan, is named beside it. Over budget and rising fails, over but not rising
-    warns."""
-    monthly = centre_monthly(head, team_monthly)
+def check_over_budget(base: Inventory, head: Inventory, diff: QuotaDiff, _: dict[str, Change]) -> list[Verdict]:
+    """Per budget of a touched cost centre, the gate is its planned row of `diff.budget_status` (the plan's charge,
+    the finance report's figure): over budget fails. The exposure row (the quotas used in full) is named beside it,
+    labelled exposure, and gates nothing. Without a plan there is no planned row: an exposure over budget warns
+    (finance approves) and says to pass `--plan`."""
+    exposure = {(r.cost_center, r.quarter): r for r in diff.budget_status if r.basis == "exposure"}
     planned = {(r.cost_center, r.quarter): r for r in diff.budget_status if r.basis == "planned"}
     out = []
     for centre in sorted({t.cost_center for t in diff.teams}):
-        m = monthly.get(centre)
-        if not any(b.cost_center == centre for b in head.policy.budgets):
-            continue
-        if m is None or m.past is None or m.current is None:
+        budgets = sorted(b.quarter for b in head.policy.budgets if b.cost_center == centre)
+        if budgets and not any((centre, q) in planned or (centre, q) in exposure for q in budgets):
             out.append(Verdict("over-budget", "warn", centre, f"{centre}: a flavor has no price; budget not checked"))
-            continue
-        for row in (r for r in diff.budget_status if r.cost_center == centre and r.basis == "exposure"):
-            subject = f"{centre} {row.quarter}"
-            plan = planned.get((centre, row.quarter))
-            beside = f"; planned {format_usd(plan.usd)} ({_share(plan.used)} of budget)" if plan is not None else ""
-            if not row.over:
-                message = f"{subject}: exposure {format_usd(row.usd)} of {format_usd(row.budget_usd)}{beside}"
-                out.append(Verdict("over-budget", "pass", subject, message))
-                continue
-            rising = m.current > m.past
-            out.append(
-                Verdict(
-                    "over-budget",
-                    "fail" if rising else "warn",
-                    subject,
-                    f"{subject}: exposure {format_usd(row.usd)} is over the budget of {format_usd(row.budget_usd)} by "
-                    f"{format_usd(row.variance)}{beside}" + ("" if rising else " (already over; not rising)"),
+        for quarter in budgets:
+            subject = f"{centre} {quarter}"
+            plan, exposed = planned.get((centre, quarter)), exposure.get((centre, quarter))
+            beside = "" if exposed is None else f"; exposure {_row(exposed)}, not gated"
+            if plan is not None:
+                status: Status = "fail" if plan.over else "pass"
+                verb = f"is over the budget by {format_usd(plan.variance)}" if plan.over else "within the budget"
+                message = f"{subject}: planned {_row(plan)} {verb}{beside}"
+                out.append(Verdict("over-budget", status, subject, message))
+            elif exposed is not None:
+                message = f"{subject}: no plan (`qm diff --plan DIR`), so no planned charge to gate on{beside}" + (
+                    ": over the budget, finance approves" if exposed.over else ""
                 )
-            )
+                out.append(Verdict("over-budget", "warn" if exposed.over else "pass", subject, message))
     return out or [Verdict("over-budget", "pass", "", "no budget applies to the changed teams")]
+
+
+def _row(row: BudgetStatus) -> str:
+    """`$182,297.08 of $1,500,000.00 (12.2%)`: a budget row's charge, budget and share, rounded once."""
+    return f"{format_usd(row.usd)} of {format_usd(row.budget_usd)} ({_share(row.used)})"
 
 
 def _plain(value: Decimal) -> str:
@@ -274,7 +273,7 @@ def check_waiting(base: Inventory, head: Inventory, diff: QuotaDiff, _: dict[str
 
 
 def moved_centres(head: Inventory, diff: QuotaDiff, team_monthly: dict[str, Change]) -> dict[str, Change]:
-    """Cost centres whose monthly chargeback changes by a cent or more, with the change."""
+    """Cost centres whose monthly exposure changes by a cent or more, with the change."""
     return {
         cc: m
         for cc, m in centre_monthly(head, team_monthly).items()
@@ -282,24 +281,24 @@ def moved_centres(head: Inventory, diff: QuotaDiff, team_monthly: dict[str, Chan
     }
 
 
-def check_chargeback(
+def check_exposure_moves(
     base: Inventory, head: Inventory, diff: QuotaDiff, team_monthly: dict[str, Change]
 ) -> list[Verdict]:
     """Chargeback that moves onto a cost centre none of whose teams' quotas change needs its owners' approval."""
     authors = {t.cost_center for t in diff.teams if t.quota_changed}
     out = [
         Verdict(
-            "chargeback",
+            "exposure-moves",
             "warn",
             cc,
-            f"{cc}'s monthly chargeback moves by {'+' if m.delta > 0 else '-'}{format_usd(abs(m.delta))} "
+            f"{cc}'s monthly exposure moves by {'+' if m.delta > 0 else '-'}{format_usd(abs(m.delta))} "
             f"({format_usd(m.past)} -> {format_usd(m.current)}) though its teams' quotas do not change; its owners "
             "must approve",
         )
         for cc, m in sorted(moved_centres(head, diff, team_monthly).items())
         if cc not in authors
     ]
-    return out or [Verdict("chargeback", "pass", "", "no chargeback moves onto cost centres whose quotas stay")]
+    return out or [Verdict("exposure-moves", "pass", "", "no exposure moves onto cost centres whose quotas stay")]
 
 
 def approvals(
@@ -322,7 +321,7 @@ def approvals(
         for owner in team.owners:
             reasons.setdefault(owner, []).append(f"owner of {team.team}")
     for cc, m in sorted(moved_centres(head, diff, team_monthly or {}).items()):
-        why = f"cost centre {cc} chargeback {'+' if m.delta > 0 else '-'}{format_usd(abs(m.delta))}/month"
+        why = f"cost centre {cc} exposure {'+' if m.delta > 0 else '-'}{format_usd(abs(m.delta))}/month"
         for member in (t for t in head.teams if t.cost_center == cc):
             for owner in member.owners:
                 if why not in reasons.setdefault(owner, []):

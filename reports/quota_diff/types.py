@@ -17,7 +17,7 @@ Status = Literal["pass", "warn", "fail"]
 RenderDocuments = Callable[[Inventory, str], tuple[str, list[tuple[str, str]]]]
 """A cluster's rendered Kueue file as (header, [(`Kind/namespace/name`, YAML document)])."""
 MARKER = "<!-- quartermaster-quota-diff -->"
-APPROVAL_CHECKS = ("chargeback",)
+APPROVAL_CHECKS = ("exposure-moves",)
 """Checks whose warning needs a named approver before the change merges: the PR is not "not blocked"."""
 
 
@@ -138,8 +138,8 @@ class TeamChange:
     moves: tuple[Move, ...]
     limits: tuple[LimitChange, ...]
     monthly_usd: Change
-    """monthly_usd: the team's monthly chargeback before and after: its share of each flavor's cost by quota, plus
-    its share of unowned capacity (a cut on paid-anyway capacity moves chargeback to the other teams)."""
+    """monthly_usd: the team's monthly exposure before and after: its share of each flavor's cost by quota, plus
+    its share of unowned capacity (a cut on paid-anyway capacity moves exposure to the other teams)."""
     expected_monthly_usd: Decimal | None = None
     """expected_monthly_usd: the sum of the team's rows' expected changes; None when any is unknown."""
     settings: tuple[SettingChange, ...] = ()
@@ -150,7 +150,7 @@ class TeamChange:
 
     @property
     def quota_changed(self) -> bool:
-        """The team's own quotas change (or it is added or removed); else only its chargeback moves."""
+        """The team's own quotas change (or it is added or removed); else only its exposure moves."""
         return self.status != "changed" or bool(self.moves or self.limits)
 
 
@@ -231,7 +231,7 @@ class QuotaDiff:
     """basis: the money figures' basis (`pricing.BASES`); expected_* fields are the usage-carried estimate."""
     budget_status: tuple[BudgetStatus, ...] = ()
     """budget_status: `budgets.budget_status` of every cost centre whose charge changes: its exposure row (the
-    head's quotas used in full, a month's chargeback times the quarter's months) and, with a plan, its planned row,
+    head's quotas used in full, a month's exposure times the quarter's months) and, with a plan, its planned row,
     the same as the finance report's."""
     plan_label: str | None = None
     """plan_label: where the planned rows come from (`qm diff --plan DIR`); None: no plan was given."""

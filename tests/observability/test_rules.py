@@ -408,6 +408,10 @@ def test_spend_above_plan_fires_above_the_planned_charge_before_the_budget_alert
     at_budget = int(cents(budget.usd) / (rate * 2160))
     assert at_plan + 1 < at_budget  # room between the two thresholds
     assert (at_plan + 1) * rate * 2160 < row.usd  # above the planned use, still below the planned charge: it fires
+    # issue 35, point 4: the budget alert counts the planned idle share (charge - use) as the budget status does, so
+    # it fires once use plus that share passes the budget, before use alone does
+    with_idle = int((cents(budget.usd) - (row.usd - planned_usd)) / (rate * 2160)) + 1
+    assert at_plan + 1 < with_idle - 1 and with_idle < at_budget
 
     def case(gpus: int, above_plan: bool, over_budget: bool) -> dict[str, Any]:
         labels = {"cost_center": "CC-2001", "quarter": "1970Q1"}
@@ -429,7 +433,13 @@ def test_spend_above_plan_fires_above_the_planned_charge_before_the_budget_alert
         }
 
     run_promtool(
-        tmp_path, rules, [case(at_plan, False, False), case(at_plan + 1, True, False), case(at_budget + 1, True, True)]
+        tmp_path,
+        rules,
+        [
+            case(at_plan, False, False),
+            case(with_idle - 1, True, False),  # above the planned use, below the budget with the idle share
+            case(with_idle, True, True),
+        ],
     )
 
 

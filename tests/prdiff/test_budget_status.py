@@ -61,7 +61,7 @@ def test_the_exposure_row_is_the_chargeback_after_the_change_times_the_quarter_s
     repo, diff, _ = cut
     inventory = repo.load()
     for row in (r for r in diff["budget_status"] if r["basis"] == "exposure"):
-        # every team of the cost centre: its monthly chargeback after the change, as the comment's team table
+        # every team of the cost centre: its monthly exposure after the change, as the comment's team table
         # shows it (teams the change does not touch keep theirs, not listed); here all of the centre's teams moved
         members = {t.name for t in inventory.teams if t.cost_center == row["cost_center"]}
         listed = [t for t in diff["teams"] if t["team"] in members]
@@ -91,7 +91,7 @@ def test_a_cut_that_makes_its_team_wait_is_blocked_and_names_every_moved_cost_ce
         if Decimal(t["monthly_usd"]["delta"]) != 0 and t["team"] != "llm-pretrain"
     }
     assert moved == {"CC-1002", "CC-1003", "CC-2001"}
-    assert {s for (c, s), status in verdicts.items() if c == "chargeback" and status == "warn"} == moved
+    assert {s for (c, s), status in verdicts.items() if c == "exposure-moves" and status == "warn"} == moved
     named = {a["who"] for a in diff["approvals"]}
     for centre in moved | {"CC-1001"}:
         assert {o for t in inventory.teams if t.cost_center == centre for o in t.owners} <= named
@@ -106,8 +106,31 @@ def test_a_small_cut_that_moves_chargeback_needs_the_moved_cost_centres_approval
     assert result.exit_code == 0, result.output
     diff = json.loads(result.stdout)
     assert diff["blocking"] is False and diff["needs_approval"] is True
-    warned = sorted(v["subject"] for v in diff["verdicts"] if v["check"] == "chargeback" and v["status"] == "warn")
+    warned = sorted(v["subject"] for v in diff["verdicts"] if v["check"] == "exposure-moves" and v["status"] == "warn")
     assert warned == ["CC-1002", "CC-1003", "CC-2001"]
     comment = repo.diff("HEAD").stdout
-    assert f"**⚠️ Needs approval** by the owners of {', '.join(warned)} (chargeback moves onto them)" in comment
+    assert f"**⚠️ Needs approval** by the owners of {', '.join(warned)} (exposure moves onto them)" in comment
     assert "Not blocked" not in comment
+
+
+def test_the_budget_gate_judges_the_planned_row_and_names_the_exposure_beside_it(
+    cut: tuple[QuotaRepo, dict, str],
+) -> None:
+    """Issue 35, point 4: the over-budget check judged the exposure row (CC-1002 at 99.4 % of its budget by exposure,
+    12.2 % by plan) under the heading of the planned status. With a plan it gates on the planned row; the exposure
+    is named beside it, labelled exposure, and gates nothing."""
+    _, diff, markdown = cut
+    rows = {(r["cost_center"], r["quarter"], r["basis"]): r for r in diff["budget_status"]}
+    verdicts = [v for v in diff["verdicts"] if v["check"] == "over-budget"]
+    assert verdicts
+    for v in verdicts:
+        centre, quarter = v["subject"].split()
+        planned, exposure = rows[(centre, quarter, "planned")], rows[(centre, quarter, "exposure")]
+        assert v["status"] == ("fail" if Decimal(planned["usd"]) > Decimal(planned["budget_usd"]) else "pass")
+        assert v["message"].startswith(f"{centre} {quarter}: planned ${Decimal(planned['usd']):,}")
+        assert f"; exposure ${Decimal(exposure['usd']):,} of ${Decimal(exposure['budget_usd']):,}" in v["message"]
+        assert v["message"].endswith("not gated")
+    # the planned row comes first in the budget table, the one the gate reads
+    budget_rows = [line for line in markdown.splitlines() if line.startswith("| CC-")]
+    assert budget_rows and "| planned |" in budget_rows[0]
+    assert "chargeback" not in markdown.lower()
