@@ -259,13 +259,14 @@ def test_a_plan_buys_toy_capacity_and_the_forecast_names_the_toy_cloud() -> None
     from tests.planner.planning import EXACT, curves
 
     inventory = with_prices(toy_inventory()).build()
-    # a steady 3 L4s at the toy site every hour of 2027Q1: a 1-year commitment (0.60 < 1.00 on demand) covers all 3
-    demand = curves("vision", ["2027Q1"], level=3.0, accelerator="L4", site="toy-west")
+    # a steady 2 L4s at the toy site every hour of 2027Q1, the 2 vision holds quota for (toy_inventory; the plan
+    # serves a team only within its quota): a 1-year commitment (0.60 < 1.00 on demand) covers both
+    demand = curves("vision", ["2027Q1"], level=2.0, accelerator="L4", site="toy-west")
     result = plan(inventory, PlanOptions(start="2027Q1", horizon=1, **EXACT), demand_curves=demand)
     bought = result.frame("purchase_schedule")
     assert list(
         bought[["site", "machine", "pricing_model", "term_months", "nodes"]].itertuples(index=False, name=None)
-    ) == [("toy-west", MACHINE, "commit", 12, 3)]
+    ) == [("toy-west", MACHINE, "commit", 12, 2)]
     rows = plan_focus_rows(inventory, result, "2027Q1")
     assert {r["x_PlannedProvider"] for r in rows if r["x_PlannedProvider"] != "Multiple providers"} == {"Toy Cloud"}
     assert provider_of("toy").focus_provider_name == "Toy Cloud"
