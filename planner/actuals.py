@@ -117,6 +117,13 @@ def active_share(start: dt.date, months: int, quarter: str, until: dt.datetime |
     return covered_hours(start, term_end(start, months), quarter, until) / hours if hours else 0.0
 
 
+@functools.lru_cache(maxsize=65536)
+def bought_share(bought_in: str, months: int, quarter: str, until: dt.datetime | None) -> float:
+    """active_share of a term of `months` bought in quarter `bought_in` (from its purchase_day), in `quarter`: cached,
+    since the model asks it for every commitment column and quarter."""
+    return active_share(purchase_day(bought_in, until), months, quarter, until)
+
+
 def block_weeks(quarter: str, until: dt.datetime | None) -> int:
     """W_q: the whole weeks from the quarter's purchase day to its end, the length of the capacity block booked in
     it."""

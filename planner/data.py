@@ -149,7 +149,7 @@ class PlanData:
 
     def active_share(self, start: str, months: int, quarter: str) -> float:
         """The share of `quarter`'s open hours covered by a term of `months` bought in quarter `start`."""
-        return actuals.active_share(self.purchase_day(start), months, quarter, self.until)
+        return actuals.bought_share(start, months, quarter, self.until)
 
     def block_weeks(self, quarter: str) -> int:
         """W_q: the weeks of the capacity block booked in the quarter (from its purchase day)."""
