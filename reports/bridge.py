@@ -8,7 +8,11 @@ into hours and money by what the hours run on: paid capacity (commitments and ca
 not: used hours Hc, their cost with their idle C, of which idle Ic) and pay-per-use (hours Hp, cost P, average rate
 p = P / Hp); H = Hc + Hp, in accelerator-hours of the machines that ran them. Metered, a pool outside any commitment
 keeps its minimum nodes: their idle Io is paid whether used or not but is no commitment; the plan keeps none (Io1 = 0).
-With the metered side's values (0) and the plan's (1), D1 the plan's demand of the quarter in the accelerator classes
+The plan's quarter in progress has a closed part (before actuals_until), metered in the plan (its `metered` cost
+line, X1 over Hx hours): the plan's other figures are of the open part, so the metered side's are scaled to the open
+hours (k' = (quarter hours - Hx) / hours covered), and a line compares the closed part with the run-rate over its
+hours (X1 - S0 x Hx / hours covered, 0 when the closed part is the metered month). With the metered side's values
+(0) and the plan's (1), D1 the plan's demand of the quarter in the accelerator classes
 asked (served or not) and A1 its served hours counted in the classes asked:
 
     demand change              = (D1 - H0) x p0             demand alone, at the month's rates, placement and types
@@ -38,7 +42,7 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
-from quartermaster.plan_result import EXISTING, NEW
+from quartermaster.plan_result import CLOSED, EXISTING, NEW
 from quartermaster.planned import quarter_cost
 from quartermaster.pricing import (
     DEFAULT_IDLE_POLICY,
@@ -50,7 +54,7 @@ from quartermaster.pricing import (
     decimal_of,
 )
 from quartermaster.reports.metering import MeterResult, Period, meter
-from quartermaster.units import quarter_hours
+from quartermaster.units import quarter_bounds, quarter_hours
 
 if TYPE_CHECKING:
     from quartermaster.model import Inventory
@@ -101,6 +105,15 @@ def _metered_side(result: MeterResult, scale: Decimal) -> _Side:
     )
 
 
+def _closed_hours(plan: PlanResult, quarter: str) -> int:
+    """Hours of the quarter before the plan's actuals_until: its closed part, metered in the plan (0 without one)."""
+    if plan.actuals_until is None:
+        return 0
+    start, end = (dt.datetime.combine(day, dt.time()) for day in quarter_bounds(quarter))
+    until = min(max(dt.datetime.fromisoformat(plan.actuals_until), start), end)
+    return int((until - start).total_seconds()) // 3600
+
+
 def covered_month(records: Any, month: Period) -> Period:
     """The part of `month` the usage history covers: the whole month, or up to the history's end (the hour after its
     last record) when it ends inside the month."""
@@ -141,11 +154,13 @@ def build_bridge(
     if problems or result is None or not covered.hours:
         return None
     scale = Decimal(quarter_hours(quarter)) / Decimal(covered.hours)
-    m = _metered_side(result, scale)
+    closed_hours = _closed_hours(plan, quarter)
+    m = _metered_side(result, Decimal(quarter_hours(quarter) - closed_hours) / Decimal(covered.hours))
     by_model: dict[str, Decimal] = {}
     for row in plan.cost_by_quarter:
         if row.quarter == quarter:
             by_model[row.pricing_model] = by_model.get(row.pricing_model, ZERO) + row.usd
+    closed = by_model.pop(CLOSED, ZERO)
     existing = by_model.get("existing-commitments", ZERO)
     bought = sum((by_model.get(k, ZERO) for k in NEW_MODELS), ZERO)
     flexible_cost = sum((v for k, v in by_model.items() if k != "existing-commitments" and k not in NEW_MODELS), ZERO)
@@ -178,7 +193,9 @@ def build_bridge(
     p1 = flexible_cost / flexible_hours if flexible_hours else p0
     price = _price_effect(inventory, plan, quarter)
     demand_change = cents((demand - used0) * p0)
+    closed_line = closed - result.total_cost * closed_hours / Decimal(covered.hours)
     raw = {
+        **({"closed months as metered, against the run-rate": closed_line} if closed_hours else {}),
         "work moved between accelerator types": (paid_hours + flexible_hours - asked_hours) * p0,
         "demand not served": -(demand - asked_hours) * p0,
         "placement change": flexible_hours * (p1 - p0) - price,
