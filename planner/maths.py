@@ -11,8 +11,8 @@ on disk with this output.
 
 from __future__ import annotations
 
+import argparse
 import inspect
-import sys
 import textwrap
 from pathlib import Path
 
@@ -112,12 +112,15 @@ def page() -> str:
     return "\n".join(out) + "\n"
 
 
-def main(argv: list[str]) -> int:
-    path = Path(argv[0]) if argv else PAGE
-    path.write_text(page())
-    print(f"wrote {path}")
+def main(argv: list[str] | None = None) -> int:
+    """Write the maths page (default docs/explanation/planner-maths.md, from the repository root), or a path given."""
+    parser = argparse.ArgumentParser(prog="python -m quartermaster.planner.maths", description=main.__doc__)
+    parser.add_argument("target", nargs="?", type=Path, default=PAGE, help=f"default {PAGE}")
+    target = parser.parse_args(argv).target
+    target.write_text(page())
+    print(f"wrote {target}")
     return 0
 
 
 if __name__ == "__main__":
-    raise SystemExit(main(sys.argv[1:]))
+    raise SystemExit(main())

@@ -51,9 +51,19 @@ def test_tutorial_plan_example_runs(line, tmp_path, monkeypatch):
     plan = load_result(tmp_path)
     assert plan.expected_cost_usd < plan.baseline_on_demand_usd
     assert f"{plan.new_commitment_liability_usd:,.2f}" in flat and f"{plan.new_commitment_in_horizon_usd:,.2f}" in flat
-    # only a fraction of a TPU chip, where a whole slice for it costs more than its penalty
-    # (docs/explanation/planning.md, whole units)
-    assert all(u.accelerator.startswith("TPU") and u.peak_accelerators < 1 for u in plan.unmet_demand)
+    # unmet: a fraction of a TPU chip, where a whole slice for it costs more than its penalty (docs/explanation/
+    # planning.md, whole units); with a what-if, also a team that held quota at a lost site, or a team whose demand
+    # grew past its quota in the quarter in progress (the one quarter today's quotas bind)
+    what_if = "--what-if" in args
+    lost = {a.split("=", 1)[1] for a in args if a.startswith("lose-site=")}
+    inventory = load(ROOT / "inventory", run_checks=False).inventory
+    at_lost_site = {
+        t.name for t in inventory.teams for q in t.quotas if inventory.cluster_of_pool[q.flavor].site in lost
+    }
+    for unmet in plan.unmet_demand:
+        fraction = unmet.accelerator.startswith("TPU") and unmet.peak_accelerators < 1
+        explained = what_if and (unmet.team in at_lost_site or unmet.quarter == plan.first_open_quarter)
+        assert fraction or explained, unmet
     for table in ("purchase_schedule", "cost_by_quarter", "cost_by_team", "kpis", "shadow_prices", "proposed_quotas"):
         assert getattr(plan, table), table
     # every dollar of the plan is attributed: to a team (its use and idle share) or the unused-commitment line
