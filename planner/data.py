@@ -216,6 +216,12 @@ def build_data(
     else:
         curves = curves_from_quantiles(inventory, options.bands)
     quarters = _horizon(curves, options.horizon, start)
+    first_hour = min((u.hour for u in inventory.usage), default=None)
+    if first_hour is not None and quarter_bounds(quarters[0])[1] <= first_hour.date():
+        raise PlanInputError(
+            f"--start {quarters[0]} is before the usage history begins ({first_hour:%Y-%m-%d}), so that quarter "
+            f"has neither actuals nor a forecast; start at {quarter_of(first_hour.date())} or later."
+        )
     if demand_curves is None and not options.from_usage:
         curves, notes, forecast = with_actuals(inventory, curves, quarters, options.bands)
     begun = tuple(q for q in quarters if as_of is not None and pd.Timestamp(quarter_bounds(q)[0]) < as_of)

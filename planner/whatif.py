@@ -20,6 +20,7 @@ from typing import Any
 
 import pandas as pd
 
+from quartermaster.bounds import MAX_WHAT_IF_FACTOR
 from quartermaster.issues import did_you_mean
 from quartermaster.model import Inventory
 from quartermaster.planner.options import PlanInputError
@@ -85,6 +86,14 @@ def parse(specs: tuple[str, ...], inventory: Inventory) -> Overrides:
             prices[key] = prices.get(key, Decimal(1)) * Decimal(str(factor))
         else:
             raise PlanInputError(f"what-if `{spec}`: unknown target `{target}`; write one of: {FORMS}")
+    factors: list[tuple[str, float]] = [("demand", demand), *team_demand.items()]
+    factors += [(f"price:{'/'.join(k for k in key if k)}", float(v)) for key, v in prices.items()]
+    for target, combined in factors:
+        if combined > MAX_WHAT_IF_FACTOR:
+            raise PlanInputError(
+                f"what-if {' '.join(specs)}: multiplies {target} by {combined:,.4g}; at most by "
+                f"{MAX_WHAT_IF_FACTOR:g} (+{(MAX_WHAT_IF_FACTOR - 1) * 100:.0f}%). Check the percentage."
+            )
     return Overrides(demand, team_demand, prices, tuple(sorted(set(lost))), placement)
 
 

@@ -23,8 +23,10 @@ __all__ = [
     "MAX_DRAWS",
     "MAX_IMPACT_DAYS",
     "MAX_NODES",
+    "MAX_SOLVE_SECONDS",
     "MAX_SWEEP_POINTS",
     "MAX_USD_PER_NODE_HOUR",
+    "MAX_WHAT_IF_FACTOR",
     "accelerators_problem",
     "calendar_problem",
 ]
@@ -39,6 +41,11 @@ MAX_DRAWS = 100_000
 """Monte-Carlo draws of demand a plan sweep may take (`qm plan --draws`)."""
 MAX_SWEEP_POINTS = 10_000
 """Points of a sweep grid (the product of its axes' lengths): each is one solve."""
+MAX_SOLVE_SECONDS = 86_400
+"""Seconds a solver run may be given (`qm plan --time-limit`): a day."""
+MAX_WHAT_IF_FACTOR = 11.0
+"""Most a what-if may multiply a demand or a price by (+1000 %; all what-ifs on one target together): a bigger
+scenario is a typo (issue 37: `demand=+100000000%` planned $44.8 trillion)."""
 MAX_CSV_COLUMNS = 64
 """Columns a usage file may have: it needs 6; a header of tens of thousands of columns is refused before it is
 read."""

@@ -172,9 +172,10 @@ def _load(root: Path, run_checks: bool, edited: Mapping[Path, str] | None) -> Lo
     raw: dict[str, list[tuple[str, YamlPath, Any]]] = {s: [] for s in [*LIST_SECTIONS, *SINGLE_SECTIONS]}
     rows: dict[str, list[tuple[str, int, Any]]] = {s: [] for s in CSV_SECTIONS}
     shown_files = display_paths(root, files)
+    dropped_sections: set[str] = set()
     for path, shown in zip(files, shown_files, strict=True):
         if path.suffix in YAML_SUFFIXES:
-            _read_yaml(path, shown, sources, issues, raw, edited or {})
+            dropped_sections |= _read_yaml(path, shown, sources, issues, raw, edited or {})
         else:
             _read_csv(path, shown, sources, issues, rows, edited or {})
 
@@ -223,6 +224,8 @@ def _load(root: Path, run_checks: bool, edited: Mapping[Path, str] | None) -> Lo
         for issue in run_all_checks(inventory):
             if any(about in broken or (about == ("teams", "*") and teams_broken) for about in issue.about):
                 continue  # the object it refers to already failed to load; that error says enough
+            if any(section in dropped_sections for section, _ in issue.about):
+                continue  # it may be defined in a file that was not read (one error per cause)
             issues.append(issue if issue.location else _located(issue, sources))
     return LoadResult(inventory, issues, sources, shown_files)
 
@@ -398,14 +401,16 @@ def _read_yaml(
     issues: list[Issue],
     raw: dict[str, list[tuple[str, YamlPath, Any]]],
     edited: Mapping[Path, str],
-) -> None:
+) -> set[str]:
+    """Read one YAML file's sections into `raw`; the sections it holds when its content was dropped for a problem
+    in it (references to objects of those sections are then not checked: issue 37's follow-ons)."""
     text = read_text(path, shown, issues, edited)
     if text is None:
-        return
+        return set()  # an unread file: the UNREAD rule says so
     deep = nesting_issue(text, shown)
     if deep is not None:
         issues.append(deep)
-        return
+        return _sections_of(text, path)
     try:
         node = yaml.compose(text, Loader=_SafeComposer)
     except yaml.YAMLError as exc:
@@ -419,7 +424,7 @@ def _read_yaml(
                 location=Location(shown, mark.line + 1 if mark else None, ""),
             )
         )
-        return
+        return _sections_of(text, path)
     if node is None:
         issues.append(
             Issue(
@@ -429,7 +434,7 @@ def _read_yaml(
                 location=Location(shown, 1, ""),
             )
         )
-        return
+        return set()
     before = len(issues)
     try:
         try:
@@ -442,9 +447,11 @@ def _read_yaml(
             data = plain_data(node, (), lines, shown, issues, value_budget(text))
     except YamlTooLarge as exc:
         issues.append(exc.issue(shown, None))
-        return
+        return _sections_of(text, path)
     if len(issues) > before:
-        return  # duplicate keys: the file's meaning is unclear, say so and read no further
+        return _sections_of(
+            text, path
+        )  # duplicate keys, a date that is none: the file's meaning is unclear, read no further
     if not isinstance(data, dict):
         issues.append(
             Issue(
@@ -455,7 +462,7 @@ def _read_yaml(
                 location=Location(shown, 1, ""),
             )
         )
-        return
+        return _sections_of(text, path)
     known = [*LIST_SECTIONS, *SINGLE_SECTIONS]
     team_file = TEAM_FOLDER in path.parent.parts
     for key, value in data.items():
@@ -493,6 +500,19 @@ def _read_yaml(
             )
         else:
             raw[key].extend((shown, (key, i), item) for i, item in enumerate(value))
+    return set()
+
+
+def _sections_of(text: str, path: Path) -> set[str]:
+    """The sections a file that could not be read holds, from its top-level keys (a team file: teams; pools live in
+    clusters); every section when none is recognised."""
+    sections = {"teams"} if TEAM_FOLDER in path.parent.parts else set(_TOP_KEY.findall(text)) & set(LIST_SECTIONS)
+    if "clusters" in sections:
+        sections.add("pools")
+    return sections or {*LIST_SECTIONS, "pools"}
+
+
+_TOP_KEY = re.compile(r"^([a-z_]+):", re.MULTILINE | re.ASCII)
 
 
 class _SafeComposer(yaml.CSafeLoader):
@@ -677,6 +697,16 @@ def plain_data(
                 "yaml",
                 f"unknown YAML tag `{node.tag}`",
                 "An inventory holds plain values: remove the tag (secrets never belong in it).",
+                location=Location(shown, node.start_mark.line + 1, format_path(path)),
+            )
+        )
+        return None
+    except (ValueError, OverflowError):  # shaped as a date or time YAML reads, but none (2026-02-30, 25:00)
+        issues.append(
+            Issue(
+                "yaml",
+                f"`{node.value}` is shaped like a date or time, but there is no such day or time",
+                f'Write a real one, or quote it to mean text (`"{node.value}"`).',
                 location=Location(shown, node.start_mark.line + 1, format_path(path)),
             )
         )

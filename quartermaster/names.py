@@ -13,6 +13,7 @@ from pydantic import BeforeValidator, Field, StringConstraints
 
 DNS_LABEL_PATTERN = r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$"
 DNS_LABEL_RE = re.compile(DNS_LABEL_PATTERN)
+DNS_SUBDOMAIN_PATTERN = r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$"
 
 # A DNS-1123 label: lower-case alphanumerics and '-', at most 63 characters. LocalQueue and
 # WorkloadPriorityClass names must fit a label value, so 63 is also the practical Kueue limit.

@@ -587,6 +587,10 @@ def not_what_was_written(name: str) -> Iterator[None]:
         yield
     except (KeyError, TypeError, ArithmeticError, ValueError) as error:
         raise ValueError(f"{name}: {error}") from error
+    except RecursionError:  # a hostile file nested deeper than Python's stack (issue 37)
+        raise ValueError(
+            f"{name}: nested deeper than any plan (a plan's values are at most a few levels deep)"
+        ) from None
 
 
 def rows_of(row_type: type, records: Sequence[Mapping[Any, Any]]) -> tuple[Any, ...]:

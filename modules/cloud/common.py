@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
+from quartermaster.bounds import calendar_problem
 from quartermaster.errors import ProblemsFound
 from quartermaster.model import Machine, Pool
 from quartermaster.providers import Provider
@@ -40,6 +41,9 @@ def moment(text: str | None, option: str) -> dt.datetime:
             f"{option} {text!r}: not a day or a moment with a time zone. Write it as ISO 8601, such as 2026-12-01 "
             "(midnight UTC) or 2026-12-01T08:00:00Z, or leave it out for now."
         )
+    problem = calendar_problem(parsed.astimezone(dt.UTC))
+    if problem:
+        raise SpecError(f"{option} {text!r} {problem}; give a moment inside it, or leave it out for now.")
     return parsed.astimezone(dt.UTC)
 
 

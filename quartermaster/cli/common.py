@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import math
 import os
+import re
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -13,14 +15,51 @@ from rich.console import Console
 from quartermaster.errors import ProblemsFound, UsageError
 from quartermaster.issues import Issue
 from quartermaster.loader import LoadResult, load
+from quartermaster.names import DNS_SUBDOMAIN_PATTERN, QUARTER_PATTERN
 from quartermaster.textsafety import log_line
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from quartermaster.plan_result import PlanResult
 
 # No emoji codes (`research:x:` is a cohort path, not an emoji) and no markup from inventory text.
 console = Console(highlight=False, soft_wrap=True, emoji=False, width=None if sys.stdout.isatty() else 160)
 err_console = Console(stderr=True, highlight=False, soft_wrap=True, emoji=False)
+
+
+def finite(low: float, high: float) -> Callable[[str], float]:
+    """A parser of a number option: finite and from `low` to `high` (a NaN passes a range check: issue 37's
+    `--gap nan`), else a usage error naming the range."""
+
+    def parse(text: str | float) -> float:
+        try:
+            value = float(text)
+        except ValueError:
+            raise typer.BadParameter(f"{text!r} is not a number") from None
+        if not (math.isfinite(value) and low <= value <= high):
+            raise typer.BadParameter(f"{text} is not a finite number from {low:g} to {high:g}")
+        return value
+
+    return parse
+
+
+def quarter_option(text: str) -> str:
+    """A parser of a quarter option (`--start`): a quarter of the calendar in ASCII digits, as the inventory's."""
+    if not re.fullmatch(QUARTER_PATTERN, text.upper()):
+        raise typer.BadParameter(f"{text!r} is not a quarter from 2000Q1 to 2100Q4, such as 2027Q1")
+    return text.upper()
+
+
+def object_name_option(text: str) -> str:
+    """A parser of a Kubernetes object name option (`--results-claim`): a DNS-1123 subdomain, at most 253
+    characters (kubernetes.io/docs/concepts/overview/working-with-objects/names, read 2026-11-27)."""
+    if len(text) > 253 or not re.fullmatch(DNS_SUBDOMAIN_PATTERN, text):
+        raise typer.BadParameter(
+            f"{log_line(repr(text[:80]))} is not a Kubernetes object name (lower-case letters, digits, `-` and `.`, "
+            "starting and ending with a letter or digit, at most 253 characters)"
+        )
+    return text
 
 
 def load_or_exit(path: Path, *, quiet_ok: bool = False) -> LoadResult:

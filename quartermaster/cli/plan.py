@@ -11,8 +11,17 @@ from typing import TYPE_CHECKING
 import typer
 from rich.table import Table
 
-from quartermaster.bounds import MAX_DRAWS, MAX_SWEEP_POINTS
-from quartermaster.cli.common import check_output, console, err_console, inventory_argument, load_or_exit
+from quartermaster.bounds import MAX_DRAWS, MAX_SOLVE_SECONDS, MAX_SWEEP_POINTS
+from quartermaster.cli.common import (
+    check_output,
+    console,
+    err_console,
+    finite,
+    inventory_argument,
+    load_or_exit,
+    object_name_option,
+    quarter_option,
+)
 from quartermaster.errors import ProblemsFound, UsageError
 from quartermaster.pricing import DEFAULT_IDLE_POLICY, cents, decimal_of, format_pct, format_usd
 
@@ -28,6 +37,7 @@ def command(
     horizon: str = typer.Option("8q", help="Quarters to plan, e.g. 8q or 2y."),
     start: str | None = typer.Option(
         None,
+        parser=quarter_option,
         help="First quarter, e.g. 2027Q1; default: the quarter in progress where the usage history ends, else the "
         "first with demand.",
     ),
@@ -43,7 +53,9 @@ def command(
     ),
     explain_infeasible: bool = typer.Option(False, help="Let business rules give at a penalty and report which did."),
     from_usage: bool = typer.Option(False, help="Derive demand from the usage history instead of demand.csv."),
-    min_utilisation: float | None = typer.Option(None, help="Least expected utilisation of new commitments (0-1)."),
+    min_utilisation: float | None = typer.Option(
+        None, parser=finite(0, 1), help="Least expected utilisation of new commitments (0-1)."
+    ),
     idle: str = typer.Option(
         DEFAULT_IDLE_POLICY,
         help="How committed hours nobody uses are shared between teams: "
@@ -52,11 +64,11 @@ def command(
     solver: str = typer.Option("highs", help="highs (default) or cbc."),
     time_limit: float = typer.Option(
         120.0,
-        min=0,
+        parser=finite(0, MAX_SOLVE_SECONDS),
         help="Time limit in seconds of each solver run: the LP relaxation and the rounded re-solve each get all of "
-        "it, branch-and-bound (when needed) what is left of it, at least 1 s.",
+        "it, branch-and-bound (when needed) what is left of it, at least 1 s (0-86400).",
     ),
-    gap: float = typer.Option(1e-3, help="Relative optimality gap at which to stop."),
+    gap: float = typer.Option(1e-3, parser=finite(0, 1), help="Relative optimality gap at which to stop (0-1)."),
     write_lp: Path | None = typer.Option(None, help="Also write the model as an LP file."),
     out: Path = typer.Option(Path("out/plan"), help="Folder for the plan (JSON + CSV)."),
     propose: bool = typer.Option(
@@ -92,6 +104,7 @@ def command(
     ),
     results_claim: str | None = typer.Option(
         None,
+        parser=object_name_option,
         metavar="PVC",
         help="With --rayjob: the PersistentVolumeClaim in the team's namespace that the plan is written to.",
     ),

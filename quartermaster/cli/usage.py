@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 import typer
 
 from quartermaster.bounds import FIRST_DAY, LAST_DAY, calendar_problem
-from quartermaster.cli.common import check_output, console, err_console, load_or_exit
+from quartermaster.cli.common import check_output, console, err_console, finite, load_or_exit
 from quartermaster.errors import ProblemsFound, UsageError
 from quartermaster.issues import Issue
 from quartermaster.modules.observability.metrics import DEFAULT_CLUSTER_LABEL
@@ -73,7 +73,9 @@ def pull(
         2, min=1, max=8, help="Requests at a time: Prometheus answers the next while the last is read."
     ),
     timeout: float = typer.Option(
-        300, min=1, max=86400, help="Seconds one request may take in all (connecting, reading, retries)."
+        300,
+        parser=finite(1, 86400),
+        help="Seconds one request may take in all (connecting, reading, retries; 1-86400).",
     ),
     max_answer_mb: int = typer.Option(
         512, min=1, max=4096, help="Largest answer read, in MB; a larger one is refused (use a smaller --chunk-hours)."

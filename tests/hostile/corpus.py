@@ -2032,3 +2032,105 @@ CASES += [
         issue=37,
     ),
 ]
+
+# --- issue 37, point 7: options bounded and finite, no traceback for a date-shaped value or a deep file ---------
+
+FINITE = "is not a finite number from 0 to 1"
+ORG_KEY = "  allow_oversubscription: false\n"
+
+
+def deep_plan(case: Path) -> None:
+    """A plan folder whose plan.json is a list nested 100,000 deep (the issue's case was an object)."""
+    example()(case)
+    (case / "plan").mkdir()
+    (case / "plan" / "plan.json").write_text("[" * 100_000 + "]" * 100_000)
+
+
+CASES += [
+    Case("plan-gap-nan", 7, example(), ("plan", "inv", "--gap", "nan", "--out", "out"), 2, says=(FINITE,), issue=37),
+    Case(
+        "plan-min-utilisation-above-one",
+        7,
+        example(),
+        ("plan", "inv", "--min-utilisation", "2", "--out", "out"),
+        2,
+        says=(FINITE,),
+        issue=37,
+    ),
+    Case(  # variant: the issue's case was -inf's cousin nan; an infinite time limit
+        "plan-time-limit-infinite",
+        7,
+        example(),
+        ("plan", "inv", "--time-limit", "inf", "--out", "out"),
+        2,
+        says=("is not a finite number from 0 to 86400",),
+        issue=37,
+    ),
+    Case(  # variant: one team's demand, not the whole fleet's
+        "plan-what-if-one-team-twentyfold",
+        7,
+        example(),
+        ("plan", "inv", "--what-if", "demand:speech=+1900%", "--out", "out"),
+        2,
+        says=("multiplies speech by 20; at most by 11 (+1000%)",),
+        issue=37,
+    ),
+    Case(
+        "plan-start-before-the-calendar",
+        7,
+        example(),
+        ("plan", "inv", "--start", "1999Q1", "--out", "out"),
+        2,
+        says=("'1999Q1' is not a quarter from 2000Q1 to 2100Q4",),
+        issue=37,
+    ),
+    Case(  # variant: inside the calendar, but years before the usage history (the same pandas traceback)
+        "plan-start-before-the-history",
+        7,
+        example(),
+        ("plan", "inv", "--start", "2003Q2", "--out", "out"),
+        2,
+        says=("--start 2003Q2 is before the usage history begins (2026-10-01)", "start at 2026Q4 or later"),
+        issue=37,
+    ),
+    Case(
+        "rayjob-results-claim-with-a-path",
+        7,
+        example(),
+        ("plan", "inv", "--sweep", "demand=0,+10%", "--rayjob", "speech", "--image", "i", "--results-claim", "x/../y"),
+        2,
+        says=("'x/../y' is not a Kubernetes object name",),
+        issue=37,
+    ),
+    Case(  # variant: 29 February of a year that is not a leap year, through `qm codeowners --check`
+        "codeowners-date-that-is-no-day",
+        7,
+        example(replace(SPEECH, "cohort: product", "cohort: 2025-02-29")),
+        ("codeowners", "inv", "--check"),
+        1,
+        says=(f"inv/{SPEECH}:", "`2025-02-29` is shaped like a date or time, but there is no such day"),
+        never=("no such cohort", "Traceback"),
+        max_lines=4,
+        issue=37,
+    ),
+    Case(
+        "deep-plan-file",
+        7,
+        deep_plan,
+        ("report", "inv", "--plan", "plan", "--out", "out"),
+        2,
+        says=("plan.json: nested deeper than any plan",),
+        issue=37,
+    ),
+    Case(  # one duplicate key in org.yaml: one error, no follow-ons blamed on the team files
+        "duplicate-key-without-follow-ons",
+        7,
+        example(replace("org.yaml", ORG_KEY, ORG_KEY + ORG_KEY)),
+        ("validate", "inv"),
+        1,
+        says=("duplicate key `allow_oversubscription`", "1 error(s) in inv"),
+        never=("teams/",),
+        max_lines=4,
+        issue=37,
+    ),
+]
