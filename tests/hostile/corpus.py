@@ -2134,3 +2134,31 @@ CASES += [
         issue=37,
     ),
 ]
+
+# --- issue 37, point 5: the namespaces of the controllers the Kueue configuration enables and of the add-ons -------
+
+CONTROLLER_AND_ADDON_NAMESPACES = (
+    "jobset-system",
+    "lws-system",
+    "kubeflow-system",
+    "ray-system",
+    "karpenter",
+    "app-routing-system",
+    "vault-secrets-operator-system",  # variant: a secrets operator the issue did not name
+    "kyverno",
+)
+
+CASES += [
+    Case(
+        "controller-and-add-on-namespaces",
+        5,
+        small(team(namespaces=list(CONTROLLER_AND_ADDON_NAMESPACES))),
+        ("validate", "inv"),
+        1,
+        says=tuple(
+            f"teams[0].namespaces[{i}]: namespace `{ns}` is reserved"
+            for i, ns in enumerate(CONTROLLER_AND_ADDON_NAMESPACES)
+        ),
+        issue=37,
+    ),
+]
