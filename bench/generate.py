@@ -37,6 +37,15 @@ def enterprise_inventory(root: Path, teams: int = 1000, flavors: int = 20, gpus_
     org = {
         "cohorts": [{"name": "org"}] + [{"name": d, "parent": "org"} for d in divisions],
         "priority_classes": [{"name": "training", "value": 100}],
+        "team_terms": [  # what finance sets for each team (never in its team file)
+            {
+                "team": f"team-{t:04d}",
+                "cost_center": f"CC-{t % 50:03d}",
+                "cohort": divisions[t % len(divisions)],
+                "priority_class": "training",
+            }
+            for t in range(teams)
+        ],
     }
     (root / "org.yaml").write_text(HEADER + yaml.safe_dump(org, sort_keys=False))
     (root / "sites.yaml").write_text(HEADER + yaml.safe_dump({"sites": sites}, sort_keys=False))
@@ -46,12 +55,9 @@ def enterprise_inventory(root: Path, teams: int = 1000, flavors: int = 20, gpus_
     for t in range(teams):
         team = {
             "name": f"team-{t:04d}",
-            "cost_center": f"CC-{t % 50:03d}",
             "owners": [f"@org/team-{t:04d}"],
             "namespaces": [f"team-{t:04d}"],
             "groups": {"gke": f"team-{t:04d}@example.com"},
-            "cohort": divisions[t % len(divisions)],
-            "priority_class": "training",
             "quotas": [
                 {"flavor": f"h100-{f:02d}", "nominal": gpus_per_quota, "borrowing_limit": gpus_per_quota}
                 for f in range(flavors)

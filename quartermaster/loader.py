@@ -40,6 +40,7 @@ from quartermaster.model import (
     PriorityClass,
     Site,
     Team,
+    TeamTerms,
     UsageRow,
 )
 from quartermaster.names import COST_CENTER_PATTERN, OWNER_PATTERN, QUARTER_PATTERN
@@ -49,7 +50,10 @@ from quartermaster.units import FIRST_DAY, LAST_DAY
 
 TEAM_FOLDER = "teams"
 """Files in a folder of this name are team files: their owners approve them (CODEOWNERS), so they hold only the
-`teams:` section (issue 19: a `clusters:` section in a team file added $4.34M a month with the team's approval)."""
+`teams:` section (issue 19: a `clusters:` section in a team file added $4.34M a month with the team's approval), and
+their teams take what moves money or sharing from `team_terms` (issue 37)."""
+TERMS = ("cost_center", "cohort", "priority_class", "fair_sharing_weight")
+"""The fields of a team that `team_terms` sets (`TeamTerms`): never in a team file."""
 
 # Top-level YAML sections: name -> model of each list item.
 LIST_SECTIONS: dict[str, type[BaseModel]] = {
@@ -58,6 +62,7 @@ LIST_SECTIONS: dict[str, type[BaseModel]] = {
     "machines": Machine,
     "commitments": Commitment,
     "teams": Team,
+    "team_terms": TeamTerms,
     "cohorts": Cohort,
     "priority_classes": PriorityClass,
 }
@@ -128,6 +133,9 @@ class LoadResult:
     issues: list[Issue]
     sources: SourceMap
     files: list[str]
+    team_files: frozenset[str] = frozenset()
+    """team_files: the files (as in `files`) under a `teams/` folder of the inventory: their teams' owners approve
+    them alone (`is_team_file`)."""
 
     @property
     def ok(self) -> bool:
@@ -172,17 +180,20 @@ def _load(root: Path, run_checks: bool, edited: Mapping[Path, str] | None) -> Lo
     raw: dict[str, list[tuple[str, YamlPath, Any]]] = {s: [] for s in [*LIST_SECTIONS, *SINGLE_SECTIONS]}
     rows: dict[str, list[tuple[str, int, Any]]] = {s: [] for s in CSV_SECTIONS}
     shown_files = display_paths(root, files)
+    team_files = frozenset(shown for path, shown in zip(files, shown_files, strict=True) if is_team_file(root, path))
     dropped_sections: set[str] = set()
     for path, shown in zip(files, shown_files, strict=True):
         if path.suffix in YAML_SUFFIXES:
-            dropped_sections |= _read_yaml(path, shown, sources, issues, raw, edited or {})
+            dropped_sections |= _read_yaml(path, shown, shown in team_files, sources, issues, raw, edited or {})
         else:
             _read_csv(path, shown, sources, issues, rows, edited or {})
 
     built: dict[str, Any] = {}
     broken: set[tuple[str, str]] = set()
+    built["team_terms"] = _apply_team_terms(raw, team_files, sources, issues, broken)
     for section, model in LIST_SECTIONS.items():
-        built[section] = _validate_items(section, model, raw[section], sources, issues, broken)
+        if section != "team_terms":
+            built[section] = _validate_items(section, model, raw[section], sources, issues, broken)
     policies = raw["policy"]
     if len(policies) > 1:
         first = sources.at(policies[0][0], policies[0][1])
@@ -227,7 +238,112 @@ def _load(root: Path, run_checks: bool, edited: Mapping[Path, str] | None) -> Lo
             if any(section in dropped_sections for section, _ in issue.about):
                 continue  # it may be defined in a file that was not read (one error per cause)
             issues.append(issue if issue.location else _located(issue, sources))
-    return LoadResult(inventory, issues, sources, shown_files)
+    return LoadResult(inventory, issues, sources, shown_files, team_files)
+
+
+def is_team_file(root: Path, path: Path) -> bool:
+    """Whether `path` lies in a `teams/` folder of the inventory `root` (folders above the inventory do not count)."""
+    inside = path.relative_to(root) if root.is_dir() else Path(path.name)
+    return TEAM_FOLDER in inside.parent.parts
+
+
+def _apply_team_terms(
+    raw: dict[str, list[tuple[str, YamlPath, Any]]],
+    team_files: frozenset[str],
+    sources: SourceMap,
+    issues: list[Issue],
+    broken: set[tuple[str, str]],
+) -> list[TeamTerms]:
+    """Validate `team_terms` and copy each entry's fields into its team (rewriting `raw["teams"]`), each copied
+    field located at its entry. A team file may not set them, a team of a team file needs an entry, an entry names
+    a team that exists, once, and a field is set in one place only."""
+    terms: dict[str, tuple[TeamTerms, str, YamlPath]] = {}
+    out = []
+    for file, ypath, data in raw["team_terms"]:
+        entry = _validate_one(TeamTerms, data, file, ypath, sources, issues)
+        if entry is None:
+            if isinstance(data, dict) and isinstance(data.get("team"), str):
+                broken.add(("teams", data["team"]))
+            continue
+        if entry.team in terms:
+            first = sources.at(terms[entry.team][1], terms[entry.team][2])
+            issues.append(
+                Issue(
+                    "unique-names",
+                    f"`team_terms` for `{entry.team}` are given twice",
+                    f"Keep one entry per team; the first is at {first.file}:{first.line}.",
+                    location=sources.at(file, (*ypath, "team")),
+                )
+            )
+            continue
+        terms[entry.team] = (entry, file, ypath)
+        out.append(entry)
+    teams, named = [], set()
+    for file, ypath, data in raw["teams"]:
+        name = data.get("name") if isinstance(data, dict) else None
+        if not isinstance(name, str):
+            teams.append((file, ypath, data))
+            continue
+        named.add(name)
+        in_team_file = file in team_files
+        data = dict(data)
+        for key in TERMS:
+            if in_team_file and key in data:
+                del data[key]
+                issues.append(
+                    Issue(
+                        "tenancy",
+                        f"`{key}` in a team file: who pays for a team and how it shares move money, and CODEOWNERS "
+                        "gives this file to the team's owners alone",
+                        f"Set it in the team's `team_terms` entry (org.yaml, owned by the finance approvers): "
+                        f"`- {{team: {name}, {key}: ...}}`.",
+                        location=sources.at(file, (*ypath, key)),
+                    )
+                )
+        found = terms.get(name)
+        if found is None:
+            if in_team_file:
+                broken.add(("teams", name))
+                issues.append(
+                    Issue(
+                        "tenancy",
+                        f"team `{name}` has no `team_terms` entry: its cost centre, cohort and priority class are "
+                        "set by finance",
+                        f"Add `- {{team: {name}, cost_center: CC-...}}` to `team_terms` in org.yaml (a new team "
+                        "needs the finance approvers).",
+                        location=sources.at(file, (*ypath, "name")),
+                    )
+                )
+                continue
+            teams.append((file, ypath, data))
+            continue
+        entry, terms_file, terms_path = found
+        for key in entry.model_fields_set - {"team"}:
+            if key in data:
+                issues.append(
+                    Issue(
+                        "tenancy",
+                        f"`{key}` of team `{name}` is set here and in its `team_terms` entry",
+                        f"Keep it in `team_terms` only (at {terms_file}).",
+                        location=sources.at(file, (*ypath, key)),
+                    )
+                )
+            data[key] = getattr(entry, key)
+            sources.objects[("teams", name, key)] = (terms_file, (*terms_path, key))
+        teams.append((file, ypath, data))
+    raw["teams"] = teams
+    for name, (_, file, ypath) in terms.items():
+        if name not in named:
+            issues.append(
+                Issue(
+                    "references",
+                    f"`team_terms` for `{name}`: no such team",
+                    "Remove the entry with its team, or rename it with the team (a team removed or renamed needs "
+                    f"the finance approvers). {did_you_mean(name, sorted(named))}".rstrip(),
+                    location=sources.at(file, (*ypath, "team")),
+                )
+            )
+    return out
 
 
 # --- files -----------------------------------------------------------------------------------------
@@ -397,6 +513,7 @@ def read_file(path: Path, shown: str, issues: list[Issue]) -> tuple[bytes, str] 
 def _read_yaml(
     path: Path,
     shown: str,
+    team_file: bool,
     sources: SourceMap,
     issues: list[Issue],
     raw: dict[str, list[tuple[str, YamlPath, Any]]],
@@ -464,7 +581,6 @@ def _read_yaml(
         )
         return _sections_of(text, path)
     known = [*LIST_SECTIONS, *SINGLE_SECTIONS]
-    team_file = TEAM_FOLDER in path.parent.parts
     for key, value in data.items():
         if team_file and key != "teams" and key in known:
             issues.append(

@@ -387,7 +387,9 @@ class Team(Strict):
     name: TeamName
     """name: team name; also the ClusterQueue name."""
     cost_center: CostCenter
-    """cost_center: finance cost centre charged for the team's capacity."""
+    """cost_center: finance cost centre charged for the team's capacity. For a team in a file under `teams/`, it
+    and `cohort`, `priority_class` and `fair_sharing_weight` are set in the team's `team_terms` entry (a file the
+    finance approvers own), never in the team file."""
     owners: Annotated[tuple[Owner, ...], Field(min_length=1)]
     """owners: people or groups who approve the team's quota changes (`@user`, `@org/team` or an e-mail)."""
     group: Annotated[str, StringConstraints(min_length=1, max_length=256)] | None = None
@@ -413,6 +415,24 @@ class Team(Strict):
     def rbac_group(self, cluster_kind: ClusterKind) -> str:
         """The group bound to the team's RBAC roles on a cluster of this kind."""
         return self.groups.get(cluster_kind) or self.group or self.name
+
+
+class TeamTerms(Strict):
+    """What finance decides for a team: who pays for it and how it shares. A file under `teams/` is approved by the
+    team's owners alone (CODEOWNERS), so its teams take these fields from here, in a file the finance approvers
+    own (`org.yaml`); a team added, removed or renamed needs its entry here too (issue 37)."""
+
+    team: TeamName
+    """team: the team these terms apply to (defined in a file under `teams/`, or in a finance-owned file that
+    leaves these fields out)."""
+    cost_center: CostCenter
+    """cost_center: finance cost centre charged for the team's capacity."""
+    cohort: CohortName | None = None
+    """cohort: cohort the team's ClusterQueues join; null = no borrowing or lending."""
+    priority_class: PriorityClassName | None = None
+    """priority_class: default WorkloadPriorityClass of the team's workloads (what it may preempt)."""
+    fair_sharing_weight: Annotated[float, Field(ge=0, le=1000)] | None = None
+    """fair_sharing_weight: Kueue fair-sharing weight; null = Kueue's default 1."""
 
 
 class Cohort(Strict):
@@ -577,6 +597,9 @@ class Inventory(Strict):
     """commitments: capacity bought ahead."""
     teams: tuple[Team, ...] = ()
     """teams: tenants and their quotas."""
+    team_terms: tuple[TeamTerms, ...] = ()
+    """team_terms: each team's cost centre, cohort, priority class and fair-sharing weight, when its file is
+    under `teams/` (the loader copies them into the team)."""
     cohorts: tuple[Cohort, ...] = ()
     """cohorts: the cohort tree."""
     priority_classes: tuple[PriorityClass, ...] = ()
@@ -635,6 +658,14 @@ class Inventory(Strict):
     @cached_property
     def priority_class_by_name(self) -> dict[str, PriorityClass]:
         return {p.name: p for p in self.priority_classes}
+
+    @cached_property
+    def fair_sharing(self) -> bool:
+        """Fair sharing is meant when any team or cohort sets a weight: Kueue's manager then runs it, and every
+        ClusterQueue in a cohort leaves borrowing preemption to it (`modules.kueue.builders.preemption`)."""
+        return any(t.fair_sharing_weight is not None for t in self.teams) or any(
+            c.fair_sharing_weight is not None for c in self.cohorts
+        )
 
     @cached_property
     def price_by_key(self) -> dict[tuple[str, str, str, int], PriceRow]:

@@ -5,18 +5,28 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, create_model
+from pydantic import BaseModel, ConfigDict, Field, create_model
 
 from quartermaster.loader import LIST_SECTIONS, SINGLE_SECTIONS, section_type
-from quartermaster.model import Cluster, Inventory
+from quartermaster.model import Cluster, Inventory, Team
+from quartermaster.names import CostCenter
 from quartermaster.providers import providers
+
+
+def _team_entry() -> type[BaseModel]:
+    """A team as a file writes it: `cost_center` optional, since a team file leaves it to `team_terms`."""
+    field = Team.model_fields["cost_center"]
+    return create_model(
+        "TeamEntry", __base__=Team, cost_center=(CostCenter | None, Field(None, description=field.description))
+    )
 
 
 def _file_model() -> type[BaseModel]:
     """One inventory YAML file: any of the sections, each optional."""
+    items = {name: _team_entry() if name == "teams" else section_type(name) for name in LIST_SECTIONS}
     fields: dict[str, Any] = {
-        name: (tuple[section_type(name), ...] | None, None)  # type: ignore[misc]  # section types chosen at run time
-        for name in LIST_SECTIONS
+        name: (tuple[item, ...] | None, None)  # type: ignore[valid-type]  # section types chosen at run time
+        for name, item in items.items()
     }
     fields.update({name: (model | None, None) for name, model in SINGLE_SECTIONS.items()})
     return create_model("InventoryFile", __config__=ConfigDict(extra="forbid"), **fields)

@@ -165,7 +165,7 @@ def _quota_objects(
     inventory: Inventory, c: Cluster, now_open: frozenset[str], quotas: dict[str, list[FlavorQuota]]
 ) -> list[api.Cohort | api.ClusterQueue]:
     flex = [p for p in c.pools if p.provisioning == "flex-start"]
-    fair = fair_sharing_in_use(inventory)
+    fair = inventory.fair_sharing
     out: list[api.Cohort | api.ClusterQueue] = [_cohort(inventory, c, cohort, now_open) for cohort in inventory.cohorts]
     for name in sorted(quotas):
         multikueue = multikueue_check_name(name) if c.multikueue_role == "manager" else None
@@ -516,13 +516,6 @@ def _multikueue_check(team: str, workers: list[str]) -> tuple[api.AdmissionCheck
     return (
         api.AdmissionCheck(metadata=_meta(name), spec=check),
         api.MultiKueueConfig(metadata=_meta(name), spec=api.MultiKueueConfigSpec(clusters=workers)),
-    )
-
-
-def fair_sharing_in_use(inventory: Inventory) -> bool:
-    """Fair sharing is meant when any team or cohort sets a weight."""
-    return any(t.fair_sharing_weight is not None for t in inventory.teams) or any(
-        c.fair_sharing_weight is not None for c in inventory.cohorts
     )
 
 

@@ -39,7 +39,7 @@ from typing import Any
 from quartermaster.capacity import nodes_per_slice
 from quartermaster.model import Cluster, Inventory
 from quartermaster.modules.kueue import api
-from quartermaster.modules.kueue.builders import WORKLOAD_RESOURCES, fair_sharing_in_use
+from quartermaster.modules.kueue.builders import WORKLOAD_RESOURCES
 from quartermaster.modules.kueue.k8s import label_selector_problems, selector_matches
 
 CONFIG_API = "config.kueue.x-k8s.io/v1beta2"
@@ -200,7 +200,7 @@ def manager_configuration(
         },
         "integrations": {"frameworks": frameworks},
     }
-    if fair_sharing_in_use(inventory):
+    if inventory.fair_sharing:
         config["fairSharing"] = {"preemptionStrategies": list(PREEMPTION_STRATEGY_SETS[2])}
         why.append("fairSharing: teams or cohorts set `fair_sharing_weight`; without the stanza the weights do nothing")
     config["waitForPodsReady"] = dict(WAIT_FOR_PODS_READY)

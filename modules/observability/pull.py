@@ -100,6 +100,20 @@ class Hourly:
     def empty(self) -> bool:
         return not self.codes
 
+    def over_capacity(self, capacity: dict[str, int]) -> list[tuple[str, dt.datetime, float, int]]:
+        """(pool, hour, accelerators held, the pool's capacity) wherever the teams of a pool together hold more in an
+        hour (each max(requested, used), as metering charges) than the pool has at its largest (issue 37: a
+        series of 1,000,000 in a 32-GPU pool was written)."""
+        held: dict[str, np.ndarray] = {}
+        for (_, _, flavor), code in self.codes.items():
+            values = np.fmax(*(self.columns[c][code] for c in QUERIES))
+            held[flavor] = held.get(flavor, np.zeros(self.n_hours)) + np.nan_to_num(values)
+        return [
+            (flavor, self.since + int(hour) * HOUR, float(total[hour]), capacity.get(flavor, 0))
+            for flavor, total in sorted(held.items())
+            for hour in np.flatnonzero(total.round(6) > capacity.get(flavor, 0))
+        ]
+
     def total(self, column: str) -> float:
         """Accelerator-hours of a column, as the records sum them (each value rounded to 6 decimals)."""
         return float(sum(np.nansum(a.round(6)) for a in self.columns[column]))

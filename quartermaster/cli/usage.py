@@ -86,6 +86,7 @@ def pull(
     # imported when run, so that `qm --help` stays fast
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
+    from quartermaster.capacity import flavor_capacity
     from quartermaster.modules.observability.prometheus import Prometheus
     from quartermaster.modules.observability.pull import chunks, pull_usage
 
@@ -135,6 +136,20 @@ def pull(
             f"no Kueue usage series in [{start.isoformat()}, {end.isoformat()}) that map to the "
             f"inventory; nothing was written. Check that Kueue exports its ClusterQueue resource "
             "metrics (metrics.enableClusterQueueResources: true) and the range."
+        )
+    over = usage.over_capacity(flavor_capacity(inv))
+    if over:
+        for pool, hour, held, capacity in over[:5]:
+            err_console.print(
+                log_line(
+                    f"{pool} at {hour:%Y-%m-%d %H:%M} UTC: the series hold {held:,.1f} accelerators, more than the "
+                    f"pool's {capacity:,}"
+                ),
+                markup=False,
+            )
+        raise ProblemsFound(
+            f"{len(over):,} pool-hour(s) above what the pool can hold (the first named above); nothing was written. "
+            "Check the cluster label and the ClusterQueues' flavors, or the exporter's values."
         )
     records = write_records(usage.slabs(), out, inv)
     console.print(

@@ -28,6 +28,7 @@ or Trino. Python only turns its rows (one per line and team) into a MeterResult.
 
 from __future__ import annotations
 
+import datetime as dt
 from dataclasses import asdict, dataclass, field
 from decimal import Decimal
 from typing import Any, Literal
@@ -35,6 +36,7 @@ from typing import Any, Literal
 import pandas as pd
 import pyarrow as pa
 
+from quartermaster.capacity import flavor_capacity
 from quartermaster.issues import Issue
 from quartermaster.model import Inventory
 from quartermaster.pricing import (
@@ -43,7 +45,7 @@ from quartermaster.pricing import (
     FocusPricingCategory,
     check_idle_policy,
 )
-from quartermaster.reports.metering.query import UNITS_PER_HOUR, meter_sql
+from quartermaster.reports.metering.query import UNITS_PER_HOUR, held_sql, meter_sql
 from quartermaster.reports.metering.rates import Block, blocks
 from quartermaster.reports.metering.usage import Period
 
@@ -165,9 +167,110 @@ def meter(
             )
         else:
             con.execute("CREATE VIEW usage AS SELECT * FROM usage_input")
-        return run_meter(con, inventory, period, policy)
+        con.execute(f"CREATE TABLE held_rows AS WITH {held_sql()} SELECT * FROM held")
+        problems = record_problems(con, inventory, period)
+        if problems:
+            return None, problems
+        con.execute("CREATE TABLE held AS SELECT * FROM held_rows")
+        return run_meter(con, inventory, period, policy, held=True)
     finally:
         con.close()
+
+
+SHOWN = 5
+"""Groups of records named per problem (the rest are counted)."""
+
+
+def record_problems(con: Any, inventory: Inventory, period: Period, shown: str = "usage records") -> list[Issue]:
+    """What the records cannot mean, checked on the table `held_rows` (sql/held.sql per cluster, team or namespace,
+    pool and hour, before namespaces are summed to teams), each named with its team, pool and hour:
+
+    * more than 60 minutes of records for one team and pool in one hour: the same hour twice (a repeated row, two
+      files or a re-pull over the same days, one hour written with two UTC offsets, a 00:30 row beside 00:00);
+      refused, never added up (merge by keeping one copy of each hour);
+    * a pool holding more accelerators in an hour than it has at its largest (`capacity.pool_accelerators`);
+    * a day of `period` without any record: metering would bill all of that day's paid capacity as idle (a month
+      before the fleet existed, a quarter with one month of records). A day the fleet really was idle is written
+      as rows of 0 accelerators."""
+    issues: list[Issue] = []
+    within = [period.start, period.end]
+    twice = con.execute(
+        "SELECT team, pool, hour, minutes FROM held_rows WHERE minutes > 60 AND hour >= ? AND hour < ? "
+        "ORDER BY hour, team, pool",
+        within,
+    ).fetchall()
+    if twice:
+        named = "; ".join(f"{t} in {p} at {h:%Y-%m-%d %H:%M} UTC ({m} minutes)" for t, p, h, m in twice[:SHOWN])
+        more = f" and {len(twice) - SHOWN:,} more" if len(twice) > SHOWN else ""
+        issues.append(
+            Issue(
+                "usage-overlap",
+                f"{shown}: the same hour is recorded more than once for a team and pool: {named}{more}",
+                "Keep one record per team, pool and hour (or 60 per-minute records): drop the repeated rows, the "
+                "overlapping file or re-pull, and write each hour once in UTC at its start.",
+            )
+        )
+    capacity = flavor_capacity(inventory)  # checked once hours are single: a doubled hour would count twice
+    con.register("pool_capacity", pa.table({"pool": list(capacity), "accelerators": list(capacity.values())}))
+    over = (
+        []
+        if twice
+        else con.execute(
+            "SELECT h.pool, h.hour, SUM(h.held_units) / 60000.0 AS held, c.accelerators FROM held_rows AS h "
+            "JOIN pool_capacity AS c ON h.pool = c.pool WHERE h.hour >= ? AND h.hour < ? "
+            f"GROUP BY h.pool, h.hour, c.accelerators HAVING SUM(h.held_units) > c.accelerators * {UNITS_PER_HOUR} "
+            "ORDER BY h.hour, h.pool",
+            within,
+        ).fetchall()
+    )
+    if over:
+        named = "; ".join(f"{p} at {h:%Y-%m-%d %H:%M} UTC holds {a:,.1f} of {c:,}" for p, h, a, c in over[:SHOWN])
+        more = f" and {len(over) - SHOWN:,} more" if len(over) > SHOWN else ""
+        issues.append(
+            Issue(
+                "usage-capacity",
+                f"{shown}: usage above what the pool can hold (accelerators in the hour, of the pool's largest size): "
+                f"{named}{more}",
+                "Fix the rows of that pool and hour (a wrong value, a pool or cluster mixed up); metering bills "
+                "only what the fleet could hold.",
+            )
+        )
+    days = {
+        d
+        for (d,) in con.execute(
+            "SELECT DISTINCT CAST(hour AS DATE) FROM held_rows WHERE hour >= ? AND hour < ?", within
+        ).fetchall()
+    }
+    missing = [
+        day
+        for n in range((period.end - period.start).days)
+        if (day := (period.start + dt.timedelta(days=n)).date()) not in days
+    ]
+    if missing:
+        spans = _spans(missing)
+        issues.append(
+            Issue(
+                "usage-coverage",
+                f"{shown}: no usage records for {len(missing)} of the {period.label} period's "
+                f"{(period.end - period.start).days} days ({', '.join(spans[:SHOWN])}"
+                f"{f' and {len(spans) - SHOWN} more spans' if len(spans) > SHOWN else ''}); metering them would "
+                "bill all their paid capacity as idle",
+                "Meter a period the records cover, or add the missing records (a day the fleet was idle as rows of "
+                "0 accelerators).",
+            )
+        )
+    return issues
+
+
+def _spans(days: list[dt.date]) -> list[str]:
+    """Consecutive days as `2026-11-01..2026-12-31` (one day: `2026-11-05`)."""
+    out: list[list[dt.date]] = []
+    for day in days:
+        if out and day - out[-1][-1] == dt.timedelta(days=1):
+            out[-1].append(day)
+        else:
+            out.append([day])
+    return [f"{s[0]}" if len(s) == 1 else f"{s[0]}..{s[-1]}" for s in out]
 
 
 def run_meter(

@@ -33,7 +33,7 @@ from quartermaster.bounds import FIRST_HOUR, LAST_HOUR
 from quartermaster.issues import Issue
 from quartermaster.model import Inventory
 from quartermaster.pricing import DEFAULT_IDLE_POLICY
-from quartermaster.reports.metering.meter import MeterResult, run_meter
+from quartermaster.reports.metering.meter import MeterResult, record_problems, run_meter
 from quartermaster.reports.metering.query import held_sql
 from quartermaster.reports.metering.usage import NAMES, NUMERIC, Period, month_period, read_usage, wide_header
 from quartermaster.textsafety import sql_string
@@ -226,6 +226,9 @@ def meter_source(
             return None, [Issue("usage-empty", f"{spec}: no usage records", "Give a file with at least one row.")]
         if bad:
             return None, _located(source, inventory)
+        problems = record_problems(con, inventory, period or _months(first, last), spec)
+        if problems:
+            return None, problems
         con.execute(
             "CREATE TABLE held AS SELECT h.cluster, o.owner AS team, h.pool, h.hour, "
             "SUM(h.used_units) AS used_units, SUM(h.requested_units) AS requested_units, "

@@ -41,7 +41,13 @@ from quartermaster.reports.quota_diff.impact import (
     replay,
     replay_instant,
 )
-from quartermaster.reports.quota_diff.policy import approvals, centre_monthly, verdicts
+from quartermaster.reports.quota_diff.policy import (
+    approvals,
+    centre_monthly,
+    finance_moves,
+    touched_centres,
+    verdicts,
+)
 from quartermaster.reports.quota_diff.pricing import FlavorEconomics, flavor_economics
 from quartermaster.reports.quota_diff.types import (
     Change,
@@ -64,10 +70,11 @@ IMPACT_TOLERANCE = 0.05
 """Accelerator-hours below which a replayed difference is rounding, not impact."""
 RECENT_DAYS = 30
 """Days of usage history whose mean use the expected change carries to the new quota."""
-MONEY_SETTINGS = ("cost_center", "cohort", "fair_sharing_weight")
+MONEY_SETTINGS = ("cost_center", "cohort", "fair_sharing_weight", "priority_class")
 """Team fields that move money or sharing without any quota change: who pays for the team (its cost centre), whom
-it borrows from and lends to (its cohort) and by what weight (fair sharing). A change of any, like a team added to
-or moved between files, needs the finance approvers (issue 29)."""
+it borrows from and lends to (its cohort), by what weight (fair sharing) and whose borrowed work it may preempt (its
+priority class, shown with its value: a class whose value changes moves every team that uses it). A change of any,
+like a team added, removed or moved between files, needs the finance approvers (issues 29 and 37)."""
 TeamFiles = Mapping[str, str]
 """Team name -> the file that holds it, relative to its inventory folder."""
 
@@ -140,26 +147,29 @@ def build_quota_diff(
         )
     team_monthly = _team_monthly(b, h)
     diff = dataclasses.replace(
-        diff, budget_status=_budget_status(head, diff, team_monthly, plan), plan_label=plan_label if plan else None
+        diff,
+        budget_status=_budget_status(base, head, diff, team_monthly, plan),
+        plan_label=plan_label if plan else None,
     )
     found = verdicts(base, head, diff, team_monthly=team_monthly)
     return dataclasses.replace(
         diff,
         verdicts=found,
         approvals=approvals(base, head, diff, found, team_monthly),
+        finance_moves=finance_moves(base, head, diff),
         kueue=kueue,
         kueue_note=note,
     )
 
 
 def _budget_status(
-    head: Inventory, diff: QuotaDiff, team_monthly: dict[str, Change], plan: PlanResult | None
+    base: Inventory, head: Inventory, diff: QuotaDiff, team_monthly: dict[str, Change], plan: PlanResult | None
 ) -> tuple[BudgetStatus, ...]:
     """The budget rows (`budgets.budget_status`) of the cost centres the change touches: on the exposure basis (a
     month's exposure after the change x the quarter's months), and on the planned basis when a plan is given;
     grouped by cost centre and quarter, planned first (the basis the over-budget check gates on)."""
-    touched = {t.cost_center for t in diff.teams}
-    monthly = centre_monthly(head, team_monthly)
+    touched = set(touched_centres(base, head, diff))
+    monthly = centre_monthly(base, head, team_monthly)
     quarters = {b.quarter for b in head.policy.budgets if b.cost_center in touched}
     exposure = {
         (cc, q): m.current * Decimal(quarter_hours(q)) / HOURS_PER_MONTH
@@ -380,21 +390,30 @@ def _team_monthly(b: _Side, h: _Side) -> dict[str, Change]:
     }
 
 
+def _setting(inventory: Inventory, team: Team, setting: str) -> object:
+    """A MONEY_SETTINGS value as the diff shows it: a priority class with its value (`training (500)`)."""
+    value = getattr(team, setting)
+    if setting == "priority_class" and value is not None:
+        priority = inventory.priority_class_by_name.get(value)
+        return value if priority is None else f"{value} ({priority.value})"
+    return value
+
+
 def _setting_changes(
     base: Inventory, head: Inventory, files: tuple[TeamFiles, TeamFiles] | None
 ) -> dict[str, tuple[SettingChange, ...]]:
-    """Per team of the head, its MONEY_SETTINGS that changed and, given the files, the file it was added to or
-    moved into."""
+    """Per team of either side, its MONEY_SETTINGS that changed and, given the files, the file it was added to,
+    moved into or removed from."""
     out = {}
-    for name, new in head.team_by_name.items():
-        old = base.team_by_name.get(name)
+    for name in sorted(set(base.team_by_name) | set(head.team_by_name)):
+        old, new = base.team_by_name.get(name), head.team_by_name.get(name)
         found = [
-            SettingChange(setting, Change(getattr(old, setting), getattr(new, setting)))
-            for setting in (MONEY_SETTINGS if old else ())
-            if getattr(old, setting) != getattr(new, setting)
+            SettingChange(setting, change)
+            for setting in (MONEY_SETTINGS if old and new else ())
+            if (change := Change(_setting(base, old, setting), _setting(head, new, setting))).changed  # type: ignore[arg-type]
         ]
         if files is not None:
-            where = Change(files[0].get(name) if old else None, files[1].get(name))
+            where = Change(files[0].get(name) if old else None, files[1].get(name) if new else None)
             if where.changed:
                 found.append(SettingChange("file", where))
         if found:
@@ -402,39 +421,66 @@ def _setting_changes(
     return out
 
 
-def _cohort_neighbours(b: _Side, h: _Side, settings: dict[str, tuple[SettingChange, ...]]) -> dict[str, list[str]]:
-    """Team -> the teams whose cohort or fair-sharing change reaches its cohort (before or after): the teams it
-    borrows from and lends to change."""
+def _cohort_root(inventory: Inventory, cohort: str | None) -> str | None:
+    """The root of a cohort's tree (borrowing and lending reach the whole tree); None without a cohort."""
+    seen: set[str] = set()
+    while cohort is not None and cohort not in seen:
+        seen.add(cohort)
+        parent = inventory.cohort_by_name.get(cohort)
+        if parent is None or parent.parent is None:
+            return cohort
+        cohort = parent.parent
+    return cohort
+
+
+def _reached(b: _Side, h: _Side, settings: dict[str, tuple[SettingChange, ...]]) -> dict[str, list[str]]:
+    """Team -> why its ClusterQueues or its cohort's sharing change with another's move, though its own settings do
+    not: a team's cohort, weight or priority class reaches every team of the cohort trees it leaves and joins; fair
+    sharing switched on or off changes every cohort member's preemption; a cohort added, removed or changed (parent,
+    weight, quotas) reaches every team of its tree."""
     out: dict[str, list[str]] = {}
+    sides = (b.inventory, h.inventory)
+
+    def tell(trees: set[str | None], why: str, mover: str | None = None) -> None:
+        for side in sides:
+            for team in side.teams:
+                reached = team.name != mover and team.cohort and _cohort_root(side, team.cohort) in trees
+                if reached and why not in out.setdefault(team.name, []):
+                    out[team.name].append(why)
+
     for name, changes in settings.items():
-        cohorts = {
-            c
-            for s in changes
-            if s.setting in ("cohort", "fair_sharing_weight")
-            for c in (
-                (s.value.past, s.value.current) if s.setting == "cohort" else (h.inventory.team_by_name[name].cohort,)
-            )
-            if c
-        }
-        for side in (b, h):
-            for team in side.inventory.teams:
-                if team.name != name and team.cohort in cohorts and name not in out.get(team.name, []):
-                    out.setdefault(team.name, []).append(name)
+        for s in changes:
+            if s.setting in ("cohort", "fair_sharing_weight", "priority_class"):
+                trees = {
+                    _cohort_root(side, t.cohort)
+                    for side in sides
+                    if (t := side.team_by_name.get(name)) is not None and t.cohort
+                }
+                what = "priority" if s.setting == "priority_class" else "cohort"
+                why = f"its cohort changes with {name}" if what == "cohort" else f"{name}'s priority changes"
+                tell(trees, why, name)
+    if b.inventory.fair_sharing != h.inventory.fair_sharing:
+        everything = {_cohort_root(side, t.cohort) for side in sides for t in side.teams if t.cohort}
+        tell(everything, f"fair sharing turns {'on' if h.inventory.fair_sharing else 'off'}")
+    old, new = b.inventory.cohort_by_name, h.inventory.cohort_by_name
+    for cohort in sorted(c for c in set(old) | set(new) if old.get(c) != new.get(c)):
+        trees = {_cohort_root(side, cohort) for side in sides if cohort in side.cohort_by_name}
+        tell(trees, f"cohort {cohort} changes")
     return out
 
 
 def _team_changes(
     b: _Side, h: _Side, rows: tuple[QuotaRow, ...], settings: dict[str, tuple[SettingChange, ...]]
 ) -> tuple[TeamChange, ...]:
-    """The teams with a quota row, added or removed, with a money or sharing setting changed, the teams of the
-    cohorts such a change reaches, and every team whose exposure moves by a cent or more."""
+    """The teams with a quota row, added or removed, with a money or sharing setting changed, the teams such a
+    change reaches (`_reached`), and every team whose exposure moves by a cent or more."""
     monthly = _team_monthly(b, h)
     moved = {
         name
         for name, m in monthly.items()
         if m.past is not None and m.current is not None and abs(m.current - m.past) >= CENT
     }
-    neighbours = _cohort_neighbours(b, h, settings)
+    neighbours = _reached(b, h, settings)
     names = sorted(
         {r.team for r in rows}
         | (set(b.inventory.team_by_name) ^ set(h.inventory.team_by_name))
@@ -479,7 +525,7 @@ def _team_changes(
                 monthly[name],
                 expected,
                 settings.get(name, ()),
-                tuple(sorted(neighbours.get(name, ()))),
+                tuple(neighbours.get(name, ())),
             )
         )
     return tuple(out)

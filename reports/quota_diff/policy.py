@@ -67,18 +67,29 @@ def verdicts(
     return tuple(sorted(found, key=lambda v: (order[v.status], v.check, v.subject)))
 
 
-def centre_monthly(inventory: Inventory, team_monthly: dict[str, Change]) -> dict[str, Change]:
-    """Each cost centre's monthly exposure before and after: its teams' added up (None when any is unknown)."""
-    out: dict[str, list[Change]] = {}
+def centre_monthly(base: Inventory, head: Inventory, team_monthly: dict[str, Change]) -> dict[str, Change]:
+    """Each cost centre's monthly exposure before and after, each side with its own team -> cost-centre mapping
+    (a team moving from CC-1001 to CC-3001 leaves one and joins the other): its teams' added up (None when any is
+    unknown)."""
+    past: dict[str, list[Decimal | None]] = {}
+    current: dict[str, list[Decimal | None]] = {}
     for name, change in team_monthly.items():
-        team = inventory.team_by_name.get(name)
-        if team is not None:
-            out.setdefault(team.cost_center, []).append(change)
+        for side, value, out in ((base, change.past, past), (head, change.current, current)):
+            team = side.team_by_name.get(name)
+            if team is not None:
+                out.setdefault(team.cost_center, []).append(value)
 
     def total(values: list[Decimal | None]) -> Decimal | None:
         return None if any(v is None for v in values) else sum((v for v in values if v is not None), Decimal(0))
 
-    return {cc: Change(total([c.past for c in cs]), total([c.current for c in cs])) for cc, cs in out.items()}
+    return {cc: Change(total(past.get(cc, [])), total(current.get(cc, []))) for cc in sorted({*past, *current})}
+
+
+def touched_centres(base: Inventory, head: Inventory, diff: QuotaDiff) -> list[str]:
+    """The cost centres of the teams the change touches, on either side (a cost-centre move touches both)."""
+    return sorted(
+        {t.cost_center for side in (base, head) for c in diff.teams if (t := side.team_by_name.get(c.team)) is not None}
+    )
 
 
 def check_over_capacity(base: Inventory, head: Inventory, diff: QuotaDiff, _: dict[str, Change]) -> list[Verdict]:
@@ -110,7 +121,7 @@ def check_over_budget(base: Inventory, head: Inventory, diff: QuotaDiff, _: dict
     exposure = {(r.cost_center, r.quarter): r for r in diff.budget_status if r.basis == "exposure"}
     planned = {(r.cost_center, r.quarter): r for r in diff.budget_status if r.basis == "planned"}
     out = []
-    for centre in sorted({t.cost_center for t in diff.teams}):
+    for centre in touched_centres(base, head, diff):
         budgets = sorted(b.quarter for b in head.policy.budgets if b.cost_center == centre)
         if budgets and not any((centre, q) in planned or (centre, q) in exposure for q in budgets):
             out.append(Verdict("over-budget", "warn", centre, f"{centre}: a flavor has no price; budget not checked"))
@@ -227,10 +238,13 @@ def check_spot_share(base: Inventory, head: Inventory, diff: QuotaDiff, _: dict[
 
 
 def setting_reason(team: str, change: SettingChange) -> str:
-    """`speech: cost_center CC-1001 -> CC-2003`, `speech: added in teams/speech.yaml`, `speech: moved from A to B`."""
+    """`speech: cost_center CC-1001 -> CC-2003`, `speech: added in teams/speech.yaml`, `speech: moved from A to B`,
+    `speech: removed from teams/speech.yaml`."""
     past, current = change.value.past, change.value.current
     if change.setting == "file":
-        return f"{team}: added in {current}" if past is None else f"{team}: moved from {past} to {current}"
+        if past is None:
+            return f"{team}: added in {current}"
+        return f"{team}: removed from {past}" if current is None else f"{team}: moved from {past} to {current}"
     return f"{team}: {change.setting} {'none' if past is None else past} -> {'none' if current is None else current}"
 
 
@@ -272,11 +286,11 @@ def check_waiting(base: Inventory, head: Inventory, diff: QuotaDiff, _: dict[str
     ]
 
 
-def moved_centres(head: Inventory, diff: QuotaDiff, team_monthly: dict[str, Change]) -> dict[str, Change]:
+def moved_centres(base: Inventory, head: Inventory, team_monthly: dict[str, Change]) -> dict[str, Change]:
     """Cost centres whose monthly exposure changes by a cent or more, with the change."""
     return {
         cc: m
-        for cc, m in centre_monthly(head, team_monthly).items()
+        for cc, m in centre_monthly(base, head, team_monthly).items()
         if m.past is not None and m.current is not None and abs(m.current - m.past) >= CENT
     }
 
@@ -295,10 +309,21 @@ def check_exposure_moves(
             f"({format_usd(m.past)} -> {format_usd(m.current)}) though its teams' quotas do not change; its owners "
             "must approve",
         )
-        for cc, m in sorted(moved_centres(head, diff, team_monthly).items())
+        for cc, m in sorted(moved_centres(base, head, team_monthly).items())
         if cc not in authors
     ]
     return out or [Verdict("exposure-moves", "pass", "", "no exposure moves onto cost centres whose quotas stay")]
+
+
+def finance_moves(base: Inventory, head: Inventory, diff: QuotaDiff) -> tuple[str, ...]:
+    """What moves money or sharing whatever its cost, and so needs the finance approvers: an inventory section other
+    than teams changed (`FINANCE_SECTIONS`), a team's money or sharing setting changed, a team added, removed or moved
+    between files (`setting_reason`)."""
+    sections = [f"changes {s}" for s in FINANCE_SECTIONS if s != "team_terms" and getattr(base, s) != getattr(head, s)]
+    settings = [setting_reason(t.team, s) for t in diff.teams for s in t.settings]
+    shown = {t.team for t in diff.teams for s in t.settings if s.setting == "file"}
+    added = [f"{t.team}: {t.status}" for t in diff.teams if t.status != "changed" and t.team not in shown]
+    return tuple([*sections, *settings, *added])
 
 
 def approvals(
@@ -308,30 +333,37 @@ def approvals(
     found: tuple[Verdict, ...],
     team_monthly: dict[str, Change] | None = None,
 ) -> tuple[Approval, ...]:
-    """The owners of every team whose quotas change and of every team of a cost centre whose charge changes
-    (`moved_centres`), then the finance approvers when a money check did not pass or a money section
-    (`FINANCE_SECTIONS`: clusters and pools, commitments, prices, policy) changed, whatever it costs, or a team's
-    cost centre, cohort or fair-sharing weight changed, or a team was added to or moved between files (money moves
-    wherever it is written). The finance
-    approvers are the base's (a change cannot name its own judges), or the head's when the base has none."""
+    """Everyone the change reaches, each with why: the owners of every team whose quotas or settings change, of
+    every team a sharing move reaches (`TeamChange.touched_by`) and of every team of a cost centre whose charge
+    changes, on either side (`moved_centres`); then the finance approvers when a money check did not pass or
+    anything of `finance_moves` happened. The finance approvers are the base's (a change cannot name its own
+    judges), or the head's when the base has none. CODEOWNERS makes the finance approvers' approval binding
+    (`codeowners`: every file but a team file under `teams/` is theirs, and a team's money and sharing settings
+    live in such files)."""
     reasons: dict[str, list[str]] = {}
+
+    def ask(who: str, why: str) -> None:
+        if why not in reasons.setdefault(who, []):
+            reasons[who].append(why)
+
     for team in diff.teams:
-        if not (team.quota_changed or team.settings):
-            continue
-        for owner in team.owners:
-            reasons.setdefault(owner, []).append(f"owner of {team.team}")
-    for cc, m in sorted(moved_centres(head, diff, team_monthly or {}).items()):
+        if team.quota_changed or team.settings:
+            for owner in team.owners:
+                ask(owner, f"owner of {team.team}")
+        elif team.touched_by:
+            for owner in team.owners:
+                ask(owner, f"owner of {team.team} ({'; '.join(team.touched_by)})")
+    for cc, m in sorted(moved_centres(base, head, team_monthly or {}).items()):
         why = f"cost centre {cc} exposure {'+' if m.delta > 0 else '-'}{format_usd(abs(m.delta))}/month"
-        for member in (t for t in head.teams if t.cost_center == cc):
+        for member in (t for side in (head, base) for t in side.teams if t.cost_center == cc):
             for owner in member.owners:
-                if why not in reasons.setdefault(owner, []):
-                    reasons[owner].append(why)
+                ask(owner, why)
     money = [v for v in found if v.check in ("finance-approval", "over-budget") and v.status != "pass"]
-    sections = [s for s in FINANCE_SECTIONS if getattr(base, s) != getattr(head, s)]
-    settings = [setting_reason(t.team, s) for t in diff.teams for s in t.settings]
-    if money or sections or settings:
+    moves = finance_moves(base, head, diff)
+    if money or moves:
         for approver in base.policy.finance_approvers or head.policy.finance_approvers:
-            reasons.setdefault(approver, []).extend(FINANCE_REASONS[v.check].format(v.subject) for v in money)
-            reasons[approver].extend(f"changes {section}" for section in sections)
-            reasons[approver].extend(settings)
+            for v in money:
+                ask(approver, FINANCE_REASONS[v.check].format(v.subject))
+            for why in moves:
+                ask(approver, why)
     return tuple(Approval(who, tuple(why)) for who, why in reasons.items())

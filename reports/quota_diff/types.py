@@ -143,10 +143,11 @@ class TeamChange:
     expected_monthly_usd: Decimal | None = None
     """expected_monthly_usd: the sum of the team's rows' expected changes; None when any is unknown."""
     settings: tuple[SettingChange, ...] = ()
-    """settings: its cost centre, cohort or fair-sharing weight changed, or it was added to or moved between
-    files: each needs the finance approvers."""
+    """settings: its cost centre, cohort, fair-sharing weight or priority class changed, or it was added to, moved
+    between or removed from files: each needs the finance approvers."""
     touched_by: tuple[str, ...] = ()
-    """touched_by: teams whose cohort or fair-sharing change reaches this team's cohort (it is told, not asked)."""
+    """touched_by: why another's move reaches this team's ClusterQueues or cohort (`its cohort changes with speech`,
+    `fair sharing turns on`, `cohort research changes`); its owners are named among the approvals."""
 
     @property
     def quota_changed(self) -> bool:
@@ -235,6 +236,9 @@ class QuotaDiff:
     the same as the finance report's."""
     plan_label: str | None = None
     """plan_label: where the planned rows come from (`qm diff --plan DIR`); None: no plan was given."""
+    finance_moves: tuple[str, ...] = ()
+    """finance_moves: the money and sharing moves that need the finance approvers whatever they cost
+    (`policy.finance_moves`); CODEOWNERS makes their approval binding."""
 
     @property
     def blocking(self) -> bool:
@@ -243,12 +247,13 @@ class QuotaDiff:
 
     @property
     def needs_approval(self) -> bool:
-        """True when a check of APPROVAL_CHECKS warned: named owners must approve before it merges."""
-        return any(v.status == "warn" and v.check in APPROVAL_CHECKS for v in self.verdicts)
+        """True when a check of APPROVAL_CHECKS warned or money or sharing moved (`finance_moves`): named approvers
+        must approve before it merges."""
+        return bool(self.finance_moves) or any(v.status == "warn" and v.check in APPROVAL_CHECKS for v in self.verdicts)
 
     @property
     def empty(self) -> bool:
-        return not self.teams and not self.flavors
+        return not self.teams and not self.flavors and not self.finance_moves
 
     def to_json(self) -> dict[str, Any]:
         """Plain JSON data: money as strings of cents, every Change as past / current / delta, each impact row with

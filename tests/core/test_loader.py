@@ -43,6 +43,11 @@ def test_issue_format_has_file_line_path_what_and_fix(tmp_path: Path) -> None:
     assert match["fix"] == "Did you mean `org`?"
 
 
+def line_of(path: Path, text: str) -> int:
+    """The line of `path` that holds `text`."""
+    return next(n for n, line in enumerate(path.read_text().splitlines(), start=1) if text in line)
+
+
 def test_typo_key_negative_quota_dangling_reference_oversubscription_and_broken_yaml_all_reported(
     tmp_path: Path,
 ) -> None:
@@ -50,9 +55,13 @@ def test_typo_key_negative_quota_dangling_reference_oversubscription_and_broken_
     root = tmp_path / "inv"
     shutil.copytree(EXAMPLE, root)
     multimodal = root / "teams" / "multimodal.yaml"
-    multimodal.write_text(multimodal.read_text().replace("    cost_center: CC-1002", "    cost_centre: CC-1002"))
-    rl = root / "teams" / "rl-research.yaml"
-    rl.write_text(rl.read_text().replace("cohort: research", "cohort: reserch"))
+    multimodal.write_text(multimodal.read_text().replace("    owners:", "    ownrs:"))
+    org = root / "org.yaml"  # the team's cohort is in its team_terms entry (issue 37)
+    org.write_text(
+        org.read_text().replace(
+            "rl-research, cost_center: CC-1003, cohort: research", "rl-research, cost_center: CC-1003, cohort: reserch"
+        )
+    )
     tpu = root / "teams" / "tpu-research.yaml"
     tpu.write_text(tpu.read_text().replace("{flavor: v5p-2x2x4, nominal: 32}", "{flavor: v5p-2x2x4, nominal: -8}"))
     platform = root / "teams" / "ml-platform.yaml"
@@ -63,10 +72,13 @@ def test_typo_key_negative_quota_dangling_reference_oversubscription_and_broken_
     lines = [i.format() for i in result.issues]
     assert not result.ok
     want = [
-        "teams/multimodal.yaml:4 teams[0].cost_centre: unknown key `cost_centre`. Did you mean `cost_center`?",
-        "teams/rl-research.yaml:8 teams[0].cohort: no such cohort `reserch`. Did you mean `research`?",
-        "teams/tpu-research.yaml:12 teams[0].quotas[0].nominal: `nominal` must be >= 0 (got -8).",
-        "teams/ml-platform.yaml:9 teams[0].quotas[0].nominal: flavor `dgx-h100-a` is over-subscribed",
+        "teams/multimodal.yaml:4 teams[0].ownrs: unknown key `ownrs`. Did you mean `owners`?",
+        f"org.yaml:{line_of(org, 'team: rl-research')} team_terms[4].cohort: no such cohort `reserch`. Did you mean "
+        "`research`?",
+        f"teams/tpu-research.yaml:{line_of(tpu, 'v5p-2x2x4')} teams[0].quotas[0].nominal: `nominal` must be >= 0 "
+        "(got -8).",
+        f"teams/ml-platform.yaml:{line_of(platform, 'nominal: 48')} teams[0].quotas[0].nominal: flavor `dgx-h100-a` "
+        "is over-subscribed",
         "teams/broken.yaml:4: malformed YAML: did not find expected ',' or ']'.",
     ]
     for fragment in want:

@@ -146,7 +146,7 @@ def line_of(file: str, text: str) -> int:
     return next(n for n, line in enumerate((INVENTORY / file).read_text().splitlines(), start=1) if text in line)
 
 
-P5_LINE, COHORT_LINE = line_of(INFERENCE, P5), line_of(INFERENCE, "cohort: product")
+P5_LINE, NAMESPACES_LINE = line_of(INFERENCE, P5), line_of(INFERENCE, "namespaces: [inference")
 FORMULA = '=HYPERLINK("http://evil.example","x")'
 CONTROL_GROUP = "ml\x7fa\x85b\x9b@example.com"  # DEL, NEL and a C1 control: a YAML reader refuses them raw
 LEAP = (
@@ -703,11 +703,11 @@ CASES = [
     Case(
         "quota-set-tab-after-colon",
         9,
-        example(replace(INFERENCE, "    cohort: product", "    cohort:\tproduct")),
+        example(replace(INFERENCE, "    namespaces: [inference", "    namespaces:\t[inference")),
         ("quota", "set", "inference", "p5-od", "--nominal", "12", "--inventory", "inv"),
         1,
         says=(
-            f"teams/inference.yaml:{COHORT_LINE}: the file cannot be read for editing",
+            f"teams/inference.yaml:{NAMESPACES_LINE}: the file cannot be read for editing",
             "Replace the tab with spaces",
         ),
     ),
@@ -945,12 +945,23 @@ CASES += [
 
 SPEECH = "teams/speech.yaml"
 SECOND_TEAM = """  - name: speech-extra
-    cost_center: CC-1001
     owners: ["@northwind/speech-leads"]
     groups: {gke: speech-extra@northwind.ai, aks: 27b557e9-032b-536e-b0aa-d20ebb93b0e5}
     namespaces: [speech-extra]
-    cohort: product
 """
+SPEECH_TERMS = "{team: speech, cost_center: CC-2003, cohort: product, priority_class: training"
+"""The start of speech's entry in org.yaml's `team_terms`, where its money and sharing settings live (issue 37)."""
+
+
+def terms(old: str, new: str) -> Callable[[Path], None]:
+    """An edit of org.yaml's `team_terms` (the teams' cost centres, cohorts, priority classes, weights)."""
+    return replace("org.yaml", old, new)
+
+
+def add_second_team(inv: Path) -> None:
+    """speech-extra added inside speech's team file, with its terms in org.yaml (where finance approves them)."""
+    (inv / SPEECH).write_text((inv / SPEECH).read_text() + SECOND_TEAM)
+    terms("team_terms:\n", "team_terms:\n  - {team: speech-extra, cost_center: CC-1001, cohort: product}\n")(inv)
 
 
 DIFF_LINES = 1000
@@ -966,7 +977,7 @@ CASES += [
     Case(
         "diff-cost-centre-change",
         4,
-        git_repo(replace("teams/llm-pretrain.yaml", "cost_center: CC-1001", "cost_center: CC-2003")),
+        git_repo(terms("llm-pretrain, cost_center: CC-1001", "llm-pretrain, cost_center: CC-2003")),
         diff_text(),
         0,
         says=(
@@ -980,7 +991,7 @@ CASES += [
     Case(
         "diff-team-added-inside-a-team-file",
         4,
-        git_repo(lambda inv: (inv / SPEECH).write_text((inv / SPEECH).read_text() + SECOND_TEAM)),
+        git_repo(add_second_team),
         diff_text(),
         0,
         says=("speech-extra (added team): added in teams/speech.yaml", "@northwind/finops: speech-extra: added in"),
@@ -1004,7 +1015,7 @@ CASES += [
     Case(
         "diff-cohort-change",
         17,
-        git_repo(replace(SPEECH, "cohort: product", "cohort: research")),
+        git_repo(terms(SPEECH_TERMS, SPEECH_TERMS.replace("product", "research"))),
         diff_text(),
         0,
         says=(
@@ -1020,7 +1031,7 @@ CASES += [
     Case(
         "diff-fair-sharing-weight",
         17,
-        git_repo(replace(SPEECH, "cohort: product", "cohort: product\n    fair_sharing_weight: 1000")),
+        git_repo(terms(SPEECH_TERMS, SPEECH_TERMS + ", fair_sharing_weight: 1000")),
         diff_text(),
         0,
         says=(
@@ -2160,5 +2171,382 @@ CASES += [
             for i, ns in enumerate(CONTROLLER_AND_ADDON_NAMESPACES)
         ),
         issue=37,
+    ),
+]
+
+# --- issue 37, points 1 and 2 -----------------------------------------------------------------------------------
+# item 1: money and sharing moves need their approvers (enforced: what moves money lives in files CODEOWNERS gives
+# to the finance approvers); item 2: metering bounded by the fleet.
+
+
+def git_repo_on(base: Callable[[Path], None], *edits: Callable[[Path], None]) -> Callable[[Path], None]:
+    """The example inventory changed by `base`, committed in a git repository at the case folder, then `edits` in
+    the working tree."""
+
+    def build(case: Path) -> None:
+        git_repo(base)(case)
+        subprocess.run([*GIT, "add", "-A"], cwd=case, check=True)
+        subprocess.run([*GIT, "commit", "-qm", "base"], cwd=case, check=True)
+        for change in edits:
+            change(case / "inv")
+
+    return build
+
+
+def assert_finance_owns(case: Path, path: str) -> None:
+    lines = (case / "out" / "CODEOWNERS").read_text().splitlines()
+    assert f"{path} @northwind/finops" in lines, lines
+
+
+COHORT_TEAMS = [
+    t["team"] for t in yaml.safe_load((INVENTORY / "org.yaml").read_text())["team_terms"] if t.get("cohort")
+]
+"""The example's teams in a cohort: fair sharing switched on changes each one's ClusterQueue preemption."""
+
+
+VISION = "teams/vision.yaml"
+VISION_TERMS = "  - {team: vision, cost_center: CC-2002, cohort: product}\n"
+
+
+def add_vision(inv: Path) -> None:
+    """A team `vision` in its own team file, its terms in org.yaml."""
+    (inv / VISION).write_text(
+        'teams:\n  - name: vision\n    owners: ["@northwind/vision-leads"]\n    namespaces: [vision]\n'
+        "    quotas:\n      - {flavor: ndh100, nominal: 8}\n"
+    )
+    terms("team_terms:\n", "team_terms:\n" + VISION_TERMS)(inv)
+
+
+NO_FAIR_SHARING = replace("org.yaml", "    parent: northwind\n    fair_sharing_weight: 2\n", "    parent: northwind\n")
+"""The example without any fair-sharing weight: Kueue's classic preemption (`maxPriorityThreshold`)."""
+
+CASES += [
+    # 1. each side priced with its own team -> cost-centre mapping: a move onto a centre over budget fails there
+    Case(
+        "diff-cost-centre-onto-a-budget",
+        1,
+        git_repo(terms("llm-pretrain, cost_center: CC-1001", "llm-pretrain, cost_center: CC-2001")),
+        diff_text(),
+        1,
+        says=(
+            "FAIL over-budget: CC-2001 2027Q1",
+            "WARN chargeback: CC-2001's monthly chargeback moves by +$",
+            "@northwind/serving-leads: cost centre CC-2001 chargeback +$",
+            "@northwind/finops: over budget (CC-2001 2027Q1), llm-pretrain: cost_center CC-1001 -> CC-2001",
+        ),
+        never=("Not blocked",),
+        max_lines=DIFF_LINES,
+        issue=37,
+    ),
+    # variant: onto a centre with no team and no budget yet; both centres named, the old one's charge leaves it
+    Case(
+        "diff-cost-centre-onto-a-new-centre",
+        1,
+        git_repo(terms("llm-pretrain, cost_center: CC-1001", "llm-pretrain, cost_center: CC-4001")),
+        diff_text(),
+        0,
+        says=(
+            "NEEDS APPROVAL by the owners of CC-1001, CC-4001",
+            "WARN chargeback: CC-4001's monthly chargeback moves by +$",
+            "WARN chargeback: CC-1001's monthly chargeback moves by -$",
+        ),
+        never=("Not blocked", "monthly chargeback $0.00 (0.0 %)\nFleet"),
+        max_lines=DIFF_LINES,
+        issue=37,
+    ),
+    # the fields that move money are refused in a team file (CODEOWNERS gives it to the team's owners alone)
+    Case(
+        "team-file-sets-its-cost-centre",
+        1,
+        example(replace(SPEECH, "    namespaces: [speech]\n", "    namespaces: [speech]\n    cost_center: CC-1001\n")),
+        ("validate", "inv"),
+        1,
+        says=(f"{SPEECH}:7 teams[0].cost_center: `cost_center` in a team file", "team_terms"),
+        issue=37,
+    ),
+    Case(
+        "team-file-sets-a-fair-sharing-weight",
+        1,
+        example(
+            replace(SPEECH, "    namespaces: [speech]\n", "    namespaces: [speech]\n    fair_sharing_weight: 1000\n")
+        ),
+        ("validate", "inv"),
+        1,
+        says=(f"{SPEECH}:7 teams[0].fair_sharing_weight: `fair_sharing_weight` in a team file",),
+        issue=37,
+    ),
+    # a team added inside a team file without its terms (finance's) is refused; a team removed leaves its terms
+    Case(
+        "team-added-without-terms",
+        1,
+        example(lambda inv: (inv / SPEECH).write_text((inv / SPEECH).read_text() + SECOND_TEAM)),
+        ("validate", "inv"),
+        1,
+        says=(f"{SPEECH}:10 teams[1].name: team `speech-extra` has no `team_terms` entry",),
+        max_lines=4,
+        issue=37,
+    ),
+    Case(
+        "team-removed-without-its-terms",
+        1,
+        example(lambda inv: (inv / SPEECH).unlink()),
+        ("validate", "inv"),
+        1,
+        says=("`team_terms` for `speech`: no such team", "needs the finance approvers"),
+        issue=37,
+    ),
+    Case(
+        "team-removed-with-its-terms",
+        1,
+        git_repo_on(add_vision, lambda inv: (inv / VISION).unlink(), terms(VISION_TERMS, "")),
+        diff_text(),
+        0,
+        says=("vision (removed team)", "@northwind/finops: vision: removed from teams/vision.yaml"),
+        max_lines=DIFF_LINES,
+        issue=37,
+    ),
+    # a team file outside teams/ is finance's in CODEOWNERS (its teams may carry their terms inline)
+    Case(
+        "codeowners-team-file-outside-teams",
+        1,
+        example(
+            replace(SPEECH, "    namespaces: [speech]\n", "    namespaces: [speech]\n    cost_center: CC-2003\n"),
+            rename(SPEECH, "speech.yaml"),
+            terms("  - " + SPEECH_TERMS + "}\n", ""),
+        ),
+        ("codeowners", "inv", "--output", "out/CODEOWNERS"),
+        0,
+        outputs=("out",),
+        check=lambda case: assert_finance_owns(case, "/inv/speech.yaml"),
+        issue=37,
+    ),
+    # a priority class, and what it lets a team preempt: its teams and their cohort trees named, finance asked
+    Case(
+        "diff-priority-class-value",
+        1,
+        git_repo_on(
+            NO_FAIR_SHARING,
+            replace("org.yaml", "  - name: training\n    value: 500", "  - name: training\n    value: 1000"),
+        ),
+        diff_text(),
+        0,
+        says=(
+            "llm-pretrain: priority_class training (500) -> training (1000)",
+            "maxPriorityThreshold: 1000",
+            "@northwind/finops: changes priority_classes",
+            "rl-research: no quota change, llm-pretrain's priority changes",
+        ),
+        never=("No quota, capacity or price changes",),
+        max_lines=DIFF_LINES,
+        issue=37,
+    ),
+    # variant: a team's own priority class changes (not listed: the issue changed the class's value)
+    Case(
+        "diff-team-priority-class",
+        1,
+        git_repo_on(NO_FAIR_SHARING, terms(SPEECH_TERMS, SPEECH_TERMS.replace("training", "prod-critical"))),
+        diff_text(),
+        0,
+        says=(
+            "speech: priority_class training (500) -> prod-critical (1000)",
+            "inference: no quota change, speech's priority changes",
+            "@northwind/finops: speech: priority_class training (500) -> prod-critical (1000)",
+        ),
+        max_lines=DIFF_LINES,
+        issue=37,
+    ),
+    # fair sharing switched on by one team changes every cohort team's ClusterQueue: all told, with owners
+    Case(
+        "diff-fair-sharing-switched-on",
+        1,
+        git_repo_on(NO_FAIR_SHARING, terms(SPEECH_TERMS, SPEECH_TERMS + ", fair_sharing_weight: 3")),
+        diff_text(),
+        0,
+        says=(
+            "speech: fair_sharing_weight none -> 3.0",
+            *(
+                f"{t}: no quota change, its cohort changes with speech; fair sharing turns on"
+                for t in COHORT_TEAMS
+                if t != "speech"
+            ),
+            "@northwind/serving-leads: owner of inference (its cohort changes with speech; fair sharing turns on)",
+            "@northwind/finops: speech: fair_sharing_weight none -> 3.0",
+        ),
+        max_lines=DIFF_LINES,
+        issue=37,
+    ),
+]
+
+
+def usage_rows(*rows: str, name: str = "u.csv") -> Callable[[Path], None]:
+    """The example inventory as `inv/`, and a usage file beside it with `rows` (`hour,cluster,...` lines)."""
+    return example(lambda inv: (inv.parent / name).write_text(HEADER + "".join(f"{r}\n" for r in rows)))
+
+
+def october_and_a_re_pull(case: Path) -> None:
+    """October's records, and a re-pull of its last two days in a second file of the same folder (issue 37)."""
+    example()(case)
+    (case / "d").mkdir()
+    october = (INVENTORY / "usage.csv").read_text()
+    (case / "d" / "october.csv").write_text(october)
+    late = [line for line in october.splitlines()[1:] if line.startswith(("2026-10-30", "2026-10-31"))]
+    (case / "d" / "re-pull.csv").write_text(HEADER + "\n".join(late) + "\n")
+
+
+P5_ROW = "2026-10-01T{hour},eks-us-east-1,inference,p5-od,{used},{used}"
+COVERAGE = "metering them would bill all their paid capacity as idle"
+
+CASES += [
+    # 2. usage per pool and hour is bounded by what the pool can hold: 1,000,000 (within the bound) in p5-od (32)
+    Case(
+        "meter-more-than-the-pool-holds",
+        2,
+        usage_rows(P5_ROW.format(hour="00:00:00", used="1000000")),
+        ("meter", "u.csv", "--inventory", "inv", "--period", "2026-10"),
+        1,
+        says=("usage above what the pool can hold", "p5-od at 2026-10-01 00:00 UTC holds 1,000,000.0 of 32"),
+        never=("$6,880,000",),
+        issue=37,
+    ),
+    Case(
+        "export-more-than-the-pool-holds",
+        2,
+        usage_rows(P5_ROW.format(hour="00:00:00", used="1000000")),
+        ("export", "focus", "inv", "--usage", "u.csv", "--out", "out/focus.csv"),
+        1,
+        says=("p5-od at 2026-10-01 00:00 UTC holds 1,000,000.0 of 32",),
+        issue=37,
+    ),
+    # variant: two teams' rows, each within the pool, together above it (33 of 32)
+    Case(
+        "meter-two-teams-above-the-pool",
+        2,
+        usage_rows(
+            P5_ROW.format(hour="00:00:00", used="20"),
+            P5_ROW.format(hour="00:00:00", used="13").replace("inference", "speech"),
+        ),
+        ("meter", "u.csv", "--inventory", "inv", "--period", "2026-10"),
+        1,
+        says=("p5-od at 2026-10-01 00:00 UTC holds 33.0 of 32",),
+        issue=37,
+    ),
+    # the same team, pool and hour twice is refused, never added up: a re-pull beside October's pull
+    Case(
+        "meter-october-and-a-re-pull",
+        2,
+        october_and_a_re_pull,
+        ("meter", "d", "--inventory", "inv"),
+        1,
+        says=("the same hour is recorded more than once", "at 2026-10-30 00:00 UTC (120 minutes)"),
+        never=("$1,202,956.15", "usage above what the pool can hold"),
+        issue=37,
+    ),
+    Case(
+        "meter-a-repeated-row",
+        2,
+        usage_rows(P5_ROW.format(hour="05:00:00", used="1"), P5_ROW.format(hour="05:00:00", used="1")),
+        ("meter", "u.csv", "--inventory", "inv", "--period", "2026-10"),
+        1,
+        says=("inference in p5-od at 2026-10-01 05:00 UTC (120 minutes)",),
+        issue=37,
+    ),
+    Case(
+        "meter-one-hour-two-offsets",
+        2,
+        usage_rows(P5_ROW.format(hour="07:00:00+02:00", used="1"), P5_ROW.format(hour="05:00:00Z", used="1")),
+        ("meter", "u.csv", "--inventory", "inv", "--period", "2026-10"),
+        1,
+        says=("inference in p5-od at 2026-10-01 05:00 UTC (120 minutes)",),
+        issue=37,
+    ),
+    Case(
+        "meter-a-half-past-row",
+        2,
+        usage_rows(P5_ROW.format(hour="05:00:00", used="1"), P5_ROW.format(hour="05:30:00", used="1")),
+        ("meter", "u.csv", "--inventory", "inv", "--period", "2026-10"),
+        1,
+        says=("inference in p5-od at 2026-10-01 05:00 UTC (120 minutes)",),
+        issue=37,
+    ),
+    # variant: per-minute records with one minute written twice (61 minutes in the hour)
+    Case(
+        "meter-a-minute-twice",
+        2,
+        example(
+            lambda inv: (inv.parent / "m.csv").write_text(
+                HEADER.replace("hour,", "minute,")
+                + "".join(f"2026-10-01T05:{m:02d}:00,eks-us-east-1,inference,p5-od,1,1\n" for m in [*range(60), 59])
+            )
+        ),
+        ("meter", "m.csv", "--inventory", "inv", "--period", "2026-10"),
+        1,
+        says=("inference in p5-od at 2026-10-01 05:00 UTC (61 minutes)",),
+        issue=37,
+    ),
+    # a period, or part of one, without records is refused, never billed as idle
+    Case(
+        "meter-a-quarter-with-one-month",
+        2,
+        example(),
+        ("meter", "inv/usage.csv", "--inventory", "inv", "--period", "2026Q4"),
+        1,
+        says=("no usage records for 61 of the 2026Q4 period's 92 days (2026-11-01..2026-12-31)", COVERAGE),
+        issue=37,
+    ),
+    Case(
+        "meter-before-the-fleet",
+        2,
+        example(),
+        ("meter", "inv/usage.csv", "--inventory", "inv", "--period", "2000-01"),
+        1,
+        says=("no usage records for 31 of the 2000-01 period's 31 days", COVERAGE),
+        never=("$1,551,032.87",),
+        issue=37,
+    ),
+    # variant: a gap inside the month (a day with no records), in the FOCUS export
+    Case(
+        "export-a-day-missing",
+        2,
+        example(
+            lambda inv: (inv.parent / "u.csv").write_text(
+                "".join(
+                    line + "\n" for line in (inv / "usage.csv").read_text().splitlines() if "2026-10-15" not in line
+                )
+            )
+        ),
+        ("export", "focus", "inv", "--usage", "u.csv", "--out", "out/focus.csv"),
+        1,
+        says=("no usage records for 1 of the 2026-10 period's 31 days (2026-10-15)", COVERAGE),
+        issue=37,
+    ),
+]
+
+CASES += [
+    # `qm usage pull` wrote a series of 1,000,000 accelerators in p5-od (32): refused, nothing written
+    Case(
+        "pull-more-than-the-pool-holds",
+        2,
+        example(),
+        pull(),
+        1,
+        says=("p5-od at 2026-10-01 00:00 UTC: the series hold 1,000,000.0 accelerators, more than the pool's 32",),
+        issue=37,
+        serve=served(prom.one_series((prom.at_hour(0), "1000000"))),
+    ),
+    # variant: two ClusterQueues' series, each within the pool, together above it (20 + 13 of 32)
+    Case(
+        "pull-two-queues-above-the-pool",
+        2,
+        example(),
+        pull(),
+        1,
+        says=("p5-od at 2026-10-01 03:00 UTC: the series hold 33.0 accelerators, more than the pool's 32",),
+        issue=37,
+        serve=served(
+            prom.matrix(
+                {"metric": prom.LABELS, "values": [[prom.at_hour(3), "20"]]},
+                {"metric": {**prom.LABELS, "cluster_queue": "speech"}, "values": [[prom.at_hour(3), "13"]]},
+            )
+        ),
     ),
 ]

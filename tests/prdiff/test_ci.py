@@ -187,7 +187,9 @@ def test_pre_commit_hooks_validate_on_inventory_changes(tmp_path: Path, monkeypa
         assert argv[0] == ".venv/bin/qm"
         result = CliRunner().invoke(app, argv[1:])
         assert result.exit_code == 0, result.output
-    repo = QuotaRepo.create(tmp_path).replace("teams/speech.yaml", "cohort: product", "cohort: prodct")
+    repo = QuotaRepo.create(tmp_path).replace(
+        "org.yaml", "speech, cost_center: CC-2003, cohort: product", "speech, cost_center: CC-2003, cohort: prodct"
+    )
     validate = [*shlex.split(local[0]["entry"])[1:-1], str(repo.inventory)]
     broken = CliRunner().invoke(app, validate)
     assert broken.exit_code == 1 and "Did you mean `product`?" in broken.output

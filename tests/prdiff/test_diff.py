@@ -175,10 +175,9 @@ def test_added_team_is_new_cost_and_its_owners_approve(repo: QuotaRepo) -> None:
     )
     repo.write(
         "teams/vision.yaml",
-        "teams:\n  - name: vision\n    cost_center: CC-2004\n"
-        '    owners: ["@northwind/vision-leads"]\n    namespaces: [vision]\n    cohort: product\n'
+        'teams:\n  - name: vision\n    owners: ["@northwind/vision-leads"]\n    namespaces: [vision]\n'
         "    quotas:\n      - {flavor: ndh100, nominal: 16}\n",
-    )
+    ).replace("org.yaml", "team_terms:\n", "team_terms:\n  - {team: vision, cost_center: CC-2004, cohort: product}\n")
 
     result = repo.diff("HEAD")
 
@@ -303,7 +302,7 @@ def test_invalid_base_revision_is_located_at_the_revision(repo: QuotaRepo) -> No
     result = repo.diff("HEAD")
 
     assert result.exit_code == 1
-    assert "HEAD:inventory/teams/speech.yaml:12 teams[0].quotas[1].flavor: " in result.stderr
+    assert "HEAD:inventory/teams/speech.yaml:9 teams[0].quotas[1].flavor: " in result.stderr
     assert "ndh100" in result.stderr  # the did-you-mean
     assert result.stdout.startswith(MARKER) and "The inventory does not validate" in result.stdout
 

@@ -21,10 +21,10 @@ COMMENTED = """\
 # Vision team. Quotas are reviewed monthly by @northwind/finops.
 teams:
   - name: vision          # the team's name is its ClusterQueue's name
-    cost_center: CC-2004
+    group: vision@northwind.ai
     owners: ["@northwind/vision-leads"]
     namespaces: [vision]
-    cohort: product
+    sites: []
     quotas:
       # spaced flow mapping, trailing comment
       - { flavor: h100-mega-spot, nominal: 8 }     # spot for sweeps
@@ -42,7 +42,10 @@ def team_dir(tmp_path: Path, text: str = COMMENTED, newline: str = "\n") -> Path
     root = tmp_path / "inventory"
     shutil.copytree(EXAMPLE, root)
     org = root / "org.yaml"
-    org.write_text(org.read_text().replace("allow_oversubscription: false", "allow_oversubscription: true"))
+    text_of_org = org.read_text().replace("allow_oversubscription: false", "allow_oversubscription: true")
+    org.write_text(
+        text_of_org.replace("team_terms:\n", "team_terms:\n  - {team: vision, cost_center: CC-2004, cohort: product}\n")
+    )
     (root / "teams" / "vision.yaml").write_bytes(text.replace("\n", newline).encode())
     return root
 
@@ -124,8 +127,8 @@ def test_new_flavor_is_one_new_line_in_the_style_of_the_last_entry(tmp_path: Pat
     old, new = before.splitlines(keepends=True), path.read_bytes().splitlines(keepends=True)
     assert new == [*old, b"      - {flavor: h100-flex, nominal: 0, borrowing_limit: 8}\n"]
     assert [e.format().split("/teams/")[1] for e in result.edits] == [
-        "speech.yaml:13 teams[0].quotas[2].nominal: (new) -> 0",
-        "speech.yaml:13 teams[0].quotas[2].borrowing_limit: (new) -> 8",
+        "speech.yaml:10 teams[0].quotas[2].nominal: (new) -> 0",
+        "speech.yaml:10 teams[0].quotas[2].borrowing_limit: (new) -> 8",
     ]
 
 
@@ -157,7 +160,7 @@ def test_every_quota_of_the_example_edits_in_place(tmp_path: Path) -> None:
 def test_dirty_file_is_refused_unless_forced(tmp_path: Path) -> None:
     repo = QuotaRepo.create(tmp_path)
     path = repo.inventory / "teams" / "speech.yaml"
-    repo.replace("teams/speech.yaml", "priority_class: training", "priority_class: research")
+    repo.replace("teams/speech.yaml", "namespaces: [speech]", "namespaces: [speech, speech-eval]")
     dirty = path.read_bytes()
 
     refused = set_quotas(repo.inventory, [QuotaChange("speech", "ndh100", nominal=8)])
@@ -181,7 +184,7 @@ def test_edit_that_breaks_the_inventory_is_not_written(tmp_path: Path) -> None:
     assert not result.ok and path.read_bytes() == before and result.written == []
     [message] = [i.format() for i in result.issues]
     assert message.startswith(
-        f"{display_path(path)}:12 teams[0].quotas[1].lending_limit: after the edit, lending_limit (20) "
+        f"{display_path(path)}:9 teams[0].quotas[1].lending_limit: after the edit, lending_limit (20) "
         "is above nominal (8)."
     ), message
 
@@ -205,7 +208,7 @@ def test_qm_quota_set_prints_the_edit_and_refuses_over_capacity(tmp_path: Path) 
     runner = CliRunner()
     ok = runner.invoke(app, ["quota", "set", "speech", "ndh100", "--nominal", "8", "--inventory", str(repo.inventory)])
     assert ok.exit_code == 0, ok.output
-    assert "speech.yaml:12 teams[0].quotas[1].nominal: 16 -> 8" in ok.stdout
+    assert "speech.yaml:9 teams[0].quotas[1].nominal: 16 -> 8" in ok.stdout
     repo.commit("lower speech")
     over = runner.invoke(
         app, ["quota", "set", "speech", "ndh100", "--nominal", "64", "--inventory", str(repo.inventory)]

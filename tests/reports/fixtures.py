@@ -2,7 +2,8 @@
 
 One GCP site with a3-megagpu-8g (8 GPUs per node) at on-demand $80/node-h ($10/GPU-h) and spot $24/node-h
 ($3/GPU-h); three pools:
-- `h100-resv`: 1 node (8 GPUs) on reservation `c1`, committed at $16/node-h = $2/GPU-h for 2026;
+- `h100-resv`: 1 to 2 nodes, the first (8 GPUs) on reservation `c1`, committed at $16/node-h = $2/GPU-h for 2026,
+  the second paid on demand when used (overflow);
 - `h100` (the builder's pool): autoscaling 0-2 nodes, on-demand;
 - `h100-spot`: autoscaling 0-2 nodes, spot.
 Teams `a` (CC-A), `b` (CC-B) and `c` (CC-C).
@@ -26,7 +27,7 @@ def small_fleet(on_demand_min_nodes: int = 0) -> Inventory:
     return (
         make_inventory()
         .edit_pool("h100", nodes=None, autoscaling={"min_nodes": on_demand_min_nodes, "max_nodes": 2})
-        .pool("h100-resv", nodes=1, provisioning="reservation", commitment="c1")
+        .pool("h100-resv", autoscaling={"min_nodes": 1, "max_nodes": 2}, provisioning="reservation", commitment="c1")
         .pool("h100-spot", autoscaling={"max_nodes": 2}, provisioning="spot")
         .add(
             "commitments",
@@ -55,9 +56,18 @@ def small_fleet(on_demand_min_nodes: int = 0) -> Inventory:
     )
 
 
+FEBRUARY_DAYS = 28
+IDLE_HOUR = 12
+"""The hour of a day without other records at which `usage` writes its row of 0 accelerators."""
+
+
 def usage(rows: list[tuple[int, str, str, float, float]]) -> pd.DataFrame:
-    """Records in February 2026 from (hour of the month, team, flavor, used, requested)."""
+    """Records in February 2026 from (hour of the month, team, flavor, used, requested), plus a row of 0
+    accelerators (team c, pool h100, at IDLE_HOUR) on each day of February without any: a day with no record is
+    missing records, not an idle fleet, and is refused (issue 37)."""
     start = dt.datetime(2026, 2, 1)
+    busy = {h // 24 for h, *_ in rows}
+    rows = [*rows, *((24 * d + IDLE_HOUR, "c", "h100", 0.0, 0.0) for d in range(FEBRUARY_DAYS) if d not in busy)]
     return pd.DataFrame(
         {
             "hour": [start + dt.timedelta(hours=h) for h, *_ in rows],

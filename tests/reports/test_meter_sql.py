@@ -182,16 +182,17 @@ def test_a_glob_of_csv_files_meters_like_one_frame(tmp_path: Path) -> None:
 
 def test_per_minute_rows_weigh_a_sixtieth_of_an_hour(tmp_path: Path) -> None:
     # team a holds 8 GPUs of the on-demand pool (h100, $10/GPU-h) for 30 minutes of one hour, then nothing:
-    # 8 x 30/60 = 4 GPU-h = $40.00
-    minutes = pd.date_range("2026-02-03 10:00", periods=60, freq="min")
+    # 8 x 30/60 = 4 GPU-h = $40.00; each other day of February has a minute of 0 accelerators (no day unrecorded)
+    hour = pd.date_range("2026-02-03 10:00", periods=60, freq="min")
+    idle = [pd.Timestamp(2026, 2, day, 12) for day in range(1, 29) if day != 3]
     frame = pd.DataFrame(
         {
-            "minute": minutes,
+            "minute": [*hour, *idle],
             "cluster": "gke-a",
             "team": "a",
             "flavor": "h100",
-            "accelerators_used": [8.0] * 30 + [0.0] * 30,
-            "accelerators_requested": [8.0] * 30 + [0.0] * 30,
+            "accelerators_used": [8.0] * 30 + [0.0] * (30 + len(idle)),
+            "accelerators_requested": [8.0] * 30 + [0.0] * (30 + len(idle)),
         }
     )
     frame.to_parquet(tmp_path / "minutes.parquet", index=False)

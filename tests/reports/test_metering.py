@@ -81,7 +81,8 @@ def test_idle_of_an_unused_commitment_is_not_lost() -> None:
 
 
 def test_no_usage_at_all_leaves_idle_unallocated() -> None:
-    r = run(rows=[(700, "a", "h100", 1, 1)])  # hour 700 is in March: outside the period
+    # hour 700 is in March, outside the period; February has only the rows of 0 accelerators (`usage`)
+    r = run(rows=[(700, "a", "h100", 1, 1)])
     assert r.teams == () and r.unallocated_idle == r.idle_cost == r.total_cost == Decimal("10752.00")
 
 
@@ -111,7 +112,7 @@ def test_bad_records_are_located_issues(column: str, value: object, want: str) -
 def test_namespaces_map_to_teams() -> None:
     frame = usage(FEBRUARY).rename(columns={"team": "namespace"})
     normalised, issues = check_usage(frame, small_fleet())
-    assert issues == [] and list(normalised["team"]) == [r[1] for r in FEBRUARY]
+    assert issues == [] and list(normalised["team"]) == list(usage(FEBRUARY)["team"])
 
 
 @pytest.mark.parametrize("suffix", [".csv", ".parquet"])
@@ -145,3 +146,21 @@ def test_bad_csv_values_are_located_issues(tmp_path: Path, column: str, value: s
     frame.to_csv(path, index=False)
     _, issues = read_usage(path, small_fleet())
     assert [i.format().split(" (got")[0] for i in issues] == [f"{path}:5 {column}: {want}"]
+
+
+def test_records_beyond_the_fleet_are_refused_with_what_they_name() -> None:
+    """Issue 37: usage above what a pool can hold, the same hour twice, and days without records are refused, each
+    naming the team, pool and hour (or the days), never billed."""
+    inventory = small_fleet()
+    # h100 holds at most 2 nodes x 8 = 16 GPUs: 17 is more than the pool can hold
+    over = check_usage(usage([*FEBRUARY, (30, "a", "h100", 17, 17)]), inventory)[0]
+    assert [
+        (i.rule, "h100 at 2026-02-02 06:00 UTC holds 17.0 of 16" in i.message) for i in meter(inventory, over, FEB)[1]
+    ] == [("usage-capacity", True)]
+    # a row repeated: 120 minutes of records for a in h100-resv at hour 0
+    twice = check_usage(usage([*FEBRUARY, FEBRUARY[0]]), inventory)[0]
+    [issue] = meter(inventory, twice, FEB)[1]
+    assert issue.rule == "usage-overlap" and "a in h100-resv at 2026-02-01 00:00 UTC (120 minutes)" in issue.message
+    # March has no record at all: 31 of its 31 days
+    [issue] = meter(inventory, check_usage(usage(FEBRUARY), inventory)[0], parse_period("2026-03"))[1]
+    assert issue.rule == "usage-coverage" and "no usage records for 31 of the 2026-03 period's 31 days" in issue.message

@@ -2,14 +2,16 @@
 -- and hour (a team holds max(requested, used) in each row), and how many rows have numbers that are missing,
 -- negative, infinite, NaN (NaN compares above every number in DuckDB, Spark, BigQuery and Trino) or above
 -- :max_accelerators (quartermaster.bounds.MAX_ACCELERATORS, inlined by query.held_sql); such rows count 0.
--- Units are milli-accelerator-minutes: a row's mean accelerators x 1000, rounded, x its minutes.
+-- Units are milli-accelerator-minutes: a row's mean accelerators x 1000, rounded, x its minutes; `minutes` is the
+-- minutes of records in the group (above 60: the same hour recorded twice, see meter.record_problems).
 held AS (
   SELECT cluster, team, flavor AS pool, hour,
          SUM(used_milli * minutes) AS used_units,
          SUM(requested_milli * minutes) AS requested_units,
          SUM(GREATEST(used_milli, requested_milli) * minutes) AS held_units,
          COUNT(*) AS row_count,
-         SUM(1 - ok) AS bad_numbers
+         SUM(1 - ok) AS bad_numbers,
+         SUM(minutes) AS minutes
   FROM (
     SELECT cluster, team, flavor, hour, minutes, ok,
            CASE WHEN ok = 1 THEN CAST(ROUND(accelerators_used * 1000) AS BIGINT) ELSE 0 END AS used_milli,
