@@ -258,12 +258,13 @@ def _apply_team_terms(
     field located at its entry. A team file may not set them, a team of a team file needs an entry, an entry names
     a team that exists, once, and a field is set in one place only."""
     terms: dict[str, tuple[TeamTerms, str, YamlPath]] = {}
+    refused: set[str] = set()
     out = []
     for file, ypath, data in raw["team_terms"]:
         entry = _validate_one(TeamTerms, data, file, ypath, sources, issues)
         if entry is None:
             if isinstance(data, dict) and isinstance(data.get("team"), str):
-                broken.add(("teams", data["team"]))
+                refused.add(data["team"])  # its error says enough: the team is not checked again
             continue
         if entry.team in terms:
             first = sources.at(terms[entry.team][1], terms[entry.team][2])
@@ -301,6 +302,9 @@ def _apply_team_terms(
                     )
                 )
         found = terms.get(name)
+        if found is None and name in refused:
+            broken.add(("teams", name))
+            continue
         if found is None:
             if in_team_file:
                 broken.add(("teams", name))

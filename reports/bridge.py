@@ -53,7 +53,7 @@ from quartermaster.pricing import (
     cents,
     decimal_of,
 )
-from quartermaster.reports.metering import MeterResult, Period, meter
+from quartermaster.reports.metering import MeterResult, Period, covered_month, meter
 from quartermaster.units import quarter_bounds, quarter_hours
 
 if TYPE_CHECKING:
@@ -112,17 +112,6 @@ def _closed_hours(plan: PlanResult, quarter: str) -> int:
     start, end = (dt.datetime.combine(day, dt.time()) for day in quarter_bounds(quarter))
     until = min(max(dt.datetime.fromisoformat(plan.actuals_until), start), end)
     return int((until - start).total_seconds()) // 3600
-
-
-def covered_month(records: Any, month: Period) -> Period:
-    """The part of `month` the usage history covers: the whole month, or up to the history's end (the hour after its
-    last record) when it ends inside the month."""
-    hours = records["hour"]
-    last = hours.max() if len(hours) else None
-    if last is None:
-        return month
-    end = min(month.end, last.to_pydatetime().replace(tzinfo=None) + dt.timedelta(hours=1))
-    return month if end >= month.end else Period(month.label, month.start, end)
 
 
 def _price_effect(inventory: Inventory, plan: PlanResult, quarter: str) -> Decimal:

@@ -5,6 +5,7 @@ from quartermaster.reports.metering.meter import ChargeLine, MeterResult, TeamCh
 from quartermaster.reports.metering.usage import (
     Period,
     check_usage,
+    covered_month,
     inventory_records,
     parse_period,
     period_of,
@@ -19,6 +20,7 @@ __all__ = [
     "TeamCharge",
     "check_policy",
     "check_usage",
+    "covered_month",
     "inventory_records",
     "meter",
     "parse_period",

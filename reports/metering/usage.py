@@ -86,6 +86,17 @@ def period_of(hours: pd.Series) -> Period:
     return a if a == b else Period(f"{a.label}..{b.label}", a.start, b.end)
 
 
+def covered_month(records: pd.DataFrame, month: Period) -> Period:
+    """The part of `month` the usage history covers: the whole month, or up to the history's end (the hour after its
+    last record) when it ends inside the month."""
+    hours = records["hour"]
+    last = hours.max() if len(hours) else None
+    if last is None:
+        return month
+    end = min(month.end, last.to_pydatetime().replace(tzinfo=None) + dt.timedelta(hours=1))
+    return month if end >= month.end else Period(month.label, month.start, end)
+
+
 def read_usage(path: Path, inventory: Inventory, shown: str | None = None) -> tuple[pd.DataFrame, list[Issue]]:
     """Records as a frame with columns hour, team, flavor, used, requested, minutes; and every problem found
     (located in `shown`, default the path)."""

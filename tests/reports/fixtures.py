@@ -61,13 +61,14 @@ IDLE_HOUR = 12
 """The hour of a day without other records at which `usage` writes its row of 0 accelerators."""
 
 
-def usage(rows: list[tuple[int, str, str, float, float]]) -> pd.DataFrame:
+def usage(rows: list[tuple[int, str, str, float, float]], days: int = FEBRUARY_DAYS) -> pd.DataFrame:
     """Records in February 2026 from (hour of the month, team, flavor, used, requested), plus a row of 0
-    accelerators (team c, pool h100, at IDLE_HOUR) on each day of February without any: a day with no record is
-    missing records, not an idle fleet, and is refused (issue 37)."""
+    accelerators (team c, pool h100, at IDLE_HOUR) on each of the first `days` days of February without any (the
+    days the history covers): a day with no record is missing records, not an idle fleet, and is refused
+    (issue 37)."""
     start = dt.datetime(2026, 2, 1)
     busy = {h // 24 for h, *_ in rows}
-    rows = [*rows, *((24 * d + IDLE_HOUR, "c", "h100", 0.0, 0.0) for d in range(FEBRUARY_DAYS) if d not in busy)]
+    rows = [*rows, *((24 * d + IDLE_HOUR, "c", "h100", 0.0, 0.0) for d in range(days) if d not in busy)]
     return pd.DataFrame(
         {
             "hour": [start + dt.timedelta(hours=h) for h, *_ in rows],

@@ -103,8 +103,11 @@ def test_the_bridge_explains_the_quarter_line_by_line_to_the_cent() -> None:
     assert [(r["item"], r["usd"]) for r in bridge.rows] == [(line.item, line.usd) for line in lines]
 
 
-def bridge_of(inventory: Inventory, plan: PlanResult, rows: list[tuple[int, str, str, float, float]]) -> dict[str, D]:
-    records, issues = check_usage(usage(rows), inventory)
+def bridge_of(
+    inventory: Inventory, plan: PlanResult, rows: list[tuple[int, str, str, float, float]], days: int = 28
+) -> dict[str, D]:
+    """The bridge's lines from February's records `rows`, a history of its first `days` days."""
+    records, issues = check_usage(usage(rows, days), inventory)
     assert not issues
     lines = build_bridge(inventory, plan, records, FEB)
     assert lines is not None
@@ -122,7 +125,7 @@ def test_a_history_ending_mid_month_is_scaled_by_the_hours_it_covers() -> None:
     ]
     two_weeks = [r for r in every_hour if r[0] < 14 * 24]
     plan = hand_plan([("a", "existing", 8.0 * quarter_hours(Q2))], {"existing-commitments": D(16 * quarter_hours(Q2))})
-    whole, half = bridge_of(inventory, plan, every_hour), bridge_of(inventory, plan, two_weeks)
+    whole, half = bridge_of(inventory, plan, every_hour), bridge_of(inventory, plan, two_weeks, days=14)
     start = (8 * D(2) + 2 * D(10)) * quarter_hours(Q2)  # per hour: the reserved node's 8 GPUs and 2 GPUs on demand
     assert whole["2026-02 metered, scaled to a quarter (2,184 / 672 hours)"] == start
     assert (

@@ -14,7 +14,7 @@ from quartermaster.planned import team_costs
 from quartermaster.pricing import DEFAULT_IDLE_POLICY, IDLE_COST_CENTER, IDLE_TEAM, cents
 from quartermaster.reports.finance.table import NAME_COLUMN, ZERO, Column, Row, Table, column_sums
 from quartermaster.reports.finance.tables.common import PCT, centre_name
-from quartermaster.reports.metering import Period, check_usage, inventory_records, meter, parse_period
+from quartermaster.reports.metering import Period, check_usage, covered_month, inventory_records, meter, parse_period
 from quartermaster.units import quarter_bounds, quarter_of
 
 if TYPE_CHECKING:
@@ -105,7 +105,8 @@ def plan_vs_actual(
     plan's closed months are its metered figures (equal to the cent), and the previous plan's forecast of the same
     months is the variance that matters.
 
-    Metered: `qm meter` of each month with usage, with the plan's idle policy. Planned: `planned_by_team`."""
+    Metered: `qm meter` of each month with usage (up to the history's end when it ends inside the month:
+    `covered_month`, issue 37), with the plan's idle policy. Planned: `planned_by_team`."""
     records, months = usage_months(inventory, usage)
     plans = [
         (p, label) for p, label in ((plan, "this plan"), (previous, "previous plan")) if p is not None and p.has_plan
@@ -121,7 +122,9 @@ def plan_vs_actual(
                 continue
             policy = p.options.get("idle_policy", DEFAULT_IDLE_POLICY)
             if (month.label, policy) not in metered_cache:
-                metered_cache[(month.label, policy)] = metered_by_team(inventory, records, month, policy)
+                metered_cache[(month.label, policy)] = metered_by_team(
+                    inventory, records, covered_month(records, month), policy
+                )
             metered = metered_cache[(month.label, policy)]
             if metered is None:
                 continue
