@@ -1102,14 +1102,22 @@ CASES += [
 
 def usage_folder(**used: str) -> Callable[[Path], None]:
     """The example inventory as `inv/`, and a folder `d/` of usage files, each with one row of `inference` in
-    `p5-od` (file name -> accelerators; `__q__` stands for `?`, `__l__` and `__r__` for `[` and `]`)."""
+    `p5-od` in an hour of its own on 1 October (file name -> accelerators; `__q__` stands for `?`, `__l__` and
+    `__r__` for `[` and `]`), and `idle.csv` with a row of 0 on each other day of October (a day without records
+    is refused, issue 37)."""
 
     def build(case: Path) -> None:
         example()(case)
         (case / "d").mkdir()
-        for name, value in used.items():
+        for hour, (name, value) in enumerate(used.items()):
             name = name.replace("__q__", "?").replace("__l__", "[").replace("__r__", "]")
-            (case / "d" / f"{name}.csv").write_text(HEADER + EKS_ROW.format(used=value))
+            row = EKS_ROW.format(used=value).replace("T00:", f"T{hour:02d}:")
+            (case / "d" / f"{name}.csv").write_text(HEADER + row)
+        idle = [
+            EKS_ROW.format(used=0).replace("2026-10-01", f"2026-10-{day:02d}").replace(",0,1\n", ",0,0\n")
+            for day in range(2, 32)
+        ]
+        (case / "d" / "idle.csv").write_text(HEADER + "".join(idle))
 
     return build
 
