@@ -953,6 +953,16 @@ SPEECH_TERMS = "{team: speech, cost_center: CC-2003, cohort: product, priority_c
 """The start of speech's entry in org.yaml's `team_terms`, where its money and sharing settings live (issue 37)."""
 
 
+def move_llm_pretrain(centre: str) -> tuple[Callable[[Path], None], ...]:
+    """llm-pretrain moved from CC-1001 to `centre`, and CC-1001, left without a team, retired: its budget and its
+    name go (a budget or a name for a cost centre no team has is refused)."""
+    return (
+        terms("llm-pretrain, cost_center: CC-1001", f"llm-pretrain, cost_center: {centre}"),
+        replace("org.yaml", "    - {cost_center: CC-1001, quarter: 2027Q1, usd: 4200000}\n", ""),
+        replace("org.yaml", "    CC-1001: Foundation models\n", ""),
+    )
+
+
 def terms(old: str, new: str) -> Callable[[Path], None]:
     """An edit of org.yaml's `team_terms` (the teams' cost centres, cohorts, priority classes, weights)."""
     return replace("org.yaml", old, new)
@@ -977,12 +987,12 @@ CASES += [
     Case(
         "diff-cost-centre-change",
         4,
-        git_repo(terms("llm-pretrain, cost_center: CC-1001", "llm-pretrain, cost_center: CC-2003")),
+        git_repo(*move_llm_pretrain("CC-2003")),
         diff_text(),
         0,
         says=(
             "llm-pretrain: cost_center CC-1001 -> CC-2003",
-            "@northwind/finops: llm-pretrain: cost_center CC-1001 -> CC-2003",
+            "@northwind/finops: changes policy, llm-pretrain: cost_center CC-1001 -> CC-2003",
         ),
         never=("No quota, capacity or price changes",),
         max_lines=DIFF_LINES,
@@ -2233,14 +2243,15 @@ CASES += [
     Case(
         "diff-cost-centre-onto-a-budget",
         1,
-        git_repo(terms("llm-pretrain, cost_center: CC-1001", "llm-pretrain, cost_center: CC-2001")),
+        git_repo(*move_llm_pretrain("CC-2001")),
         diff_text(),
         1,
         says=(
             "FAIL over-budget: CC-2001 2027Q1",
             "WARN chargeback: CC-2001's monthly chargeback moves by +$",
             "@northwind/serving-leads: cost centre CC-2001 chargeback +$",
-            "@northwind/finops: over budget (CC-2001 2027Q1), llm-pretrain: cost_center CC-1001 -> CC-2001",
+            "@northwind/finops: over budget (CC-2001 2027Q1), changes policy, llm-pretrain: cost_center CC-1001 -> "
+            "CC-2001",
         ),
         never=("Not blocked",),
         max_lines=DIFF_LINES,
@@ -2250,7 +2261,7 @@ CASES += [
     Case(
         "diff-cost-centre-onto-a-new-centre",
         1,
-        git_repo(terms("llm-pretrain, cost_center: CC-1001", "llm-pretrain, cost_center: CC-4001")),
+        git_repo(*move_llm_pretrain("CC-4001")),
         diff_text(),
         0,
         says=(
