@@ -2245,11 +2245,12 @@ CASES += [
         1,
         git_repo(*move_llm_pretrain("CC-2001")),
         diff_text(),
-        1,
+        0,  # without --plan the exposure gates nothing: over budget, finance approves (CI passes --plan)
         says=(
-            "FAIL over-budget: CC-2001 2027Q1",
-            "WARN chargeback: CC-2001's monthly chargeback moves by +$",
-            "@northwind/serving-leads: cost centre CC-2001 chargeback +$",
+            "WARN over-budget: CC-2001 2027Q1: no plan",
+            "exposure $2,519,705.23 of $900,000.00 (280.0%), not gated: over the budget, finance approves",
+            "WARN exposure-moves: CC-2001's monthly exposure moves by +$712,098.06",
+            "@northwind/serving-leads: cost centre CC-2001 exposure +$712,098.06/month",
             "@northwind/finops: over budget (CC-2001 2027Q1), changes policy, llm-pretrain: cost_center CC-1001 -> "
             "CC-2001",
         ),
@@ -2266,10 +2267,10 @@ CASES += [
         0,
         says=(
             "NEEDS APPROVAL by the owners of CC-1001, CC-4001",
-            "WARN chargeback: CC-4001's monthly chargeback moves by +$",
-            "WARN chargeback: CC-1001's monthly chargeback moves by -$",
+            "WARN exposure-moves: CC-4001's monthly exposure moves by +$",
+            "WARN exposure-moves: CC-1001's monthly exposure moves by -$",
         ),
-        never=("Not blocked", "monthly chargeback $0.00 (0.0 %)\nFleet"),
+        never=("Not blocked", "monthly exposure $0.00 (0.0 %)\nFleet"),
         max_lines=DIFF_LINES,
         issue=37,
     ),
