@@ -30,7 +30,11 @@ T = TypeVar("T")
 
 FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
 """What makes a spreadsheet read a cell as a formula (OWASP "CSV Injection", read 2026-11-23)."""
-_LINE_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
+INVISIBLE = "\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff"
+"""Zero-width and bidirectional formatting characters: they reorder or hide text a reviewer reads (Unicode UAX #9;
+"Trojan Source", CVE-2021-42574)."""
+_LINE_CONTROL = re.compile(f"[\\x00-\\x1f\\x7f-\\x9f\\u2028\\u2029{INVISIBLE}]")
+_INVISIBLE = re.compile(f"[{INVISIBLE}]")
 _BACKTICKS = re.compile(r"`+")
 WORKFLOW_COMMAND_START = ("::", "##[")
 """What makes a GitHub Actions runner read a log line as a workflow command (`::error::`, `::add-mask::`, and the
@@ -69,11 +73,16 @@ def log_line(text: str) -> str:
     return line
 
 
-def code_block(text: str) -> str:
+def visible_text(text: str) -> str:
+    """Markdown or text for a reviewer (a PR comment): zero-width and bidi characters shown as `\\uNNNN`."""
+    return _INVISIBLE.sub(_hex, text)
+
+
+def code_block(text: str, info: str = "") -> str:
     """`text` in a Markdown code block whose fence is longer than any run of backticks inside it."""
     longest = max((len(m.group()) for m in _BACKTICKS.finditer(text)), default=0)
     fence = "`" * max(3, longest + 1)
-    return f"{fence}\n{text}{'' if text.endswith(chr(10)) else chr(10)}{fence}\n"
+    return f"{fence}{info}\n{text}{'' if text.endswith(chr(10)) else chr(10)}{fence}\n"
 
 
 def promql_label_name(name: str) -> str:

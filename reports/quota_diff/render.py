@@ -19,7 +19,7 @@ import jinja2
 from quartermaster.pricing import UNKNOWN
 from quartermaster.reports.filters import register
 from quartermaster.reports.quota_diff.types import MARKER, Change, KueueDiff, QuotaDiff
-from quartermaster.textsafety import code_block
+from quartermaster.textsafety import code_block, visible_text
 
 TEMPLATES = Path(__file__).resolve().parents[1] / "templates"
 ICONS = {"pass": "✅", "warn": "⚠️", "fail": "❌"}
@@ -84,6 +84,7 @@ def environment() -> jinja2.Environment:
         limit=limit,
         icon=ICONS.__getitem__,
         text_icon=TEXT_ICONS.__getitem__,
+        code_block=code_block,
     )
     return env
 
@@ -112,12 +113,12 @@ def _context(data: QuotaDiff, options: RenderOptions) -> dict[str, Any]:
 
 def render_markdown(data: QuotaDiff, options: RenderOptions = RenderOptions()) -> str:
     """The PR comment."""
-    return environment().get_template("quota_diff.md.j2").render(_context(data, options))
+    return visible_text(environment().get_template("quota_diff.md.j2").render(_context(data, options)))
 
 
 def render_text(data: QuotaDiff, options: RenderOptions = RenderOptions()) -> str:
     """Plain text for a terminal."""
-    return environment().get_template("quota_diff.txt.j2").render(_context(data, options))
+    return visible_text(environment().get_template("quota_diff.txt.j2").render(_context(data, options)))
 
 
 def render_json(data: QuotaDiff, options: RenderOptions = RenderOptions()) -> str:
@@ -139,8 +140,22 @@ def render_invalid(fmt: str, problems: list[str], options: RenderOptions = Rende
     if fmt == "text":
         return "".join(f"{p}\n" for p in problems)
     head = f"{MARKER}\n" if options.marker else ""
-    body = "".join(f"{p}\n" for p in problems)
-    return (
+    shown, size = [], 0
+    for p in problems:
+        size += len(p) + 1
+        if size > COMMENT_BUDGET:
+            break
+        shown.append(p)
+    if len(shown) < len(problems):
+        more = len(problems) - len(shown)
+        shown.append(f"... and {more:,} more (a pull-request comment holds at most 65,536 characters): run qm validate")
+    body = "".join(f"{p}\n" for p in shown)
+    return visible_text(
         f"{head}## Quartermaster quota diff\n\n{ICONS['fail']} The inventory does not validate; fix these "
         f"and push again:\n\n{code_block(body)}"
     )
+
+
+COMMENT_BUDGET = 60_000
+"""Characters of located messages a comment shows: GitHub refuses a pull-request comment over 65,536 characters
+(issue 37: 2,000 bad rows printed 296 KB, so nothing was posted); the rest are counted."""

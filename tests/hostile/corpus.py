@@ -2570,3 +2570,28 @@ CASES += [
         ),
     ),
 ]
+
+# --- issue 37, point 6: sinks: bidi and zero-width characters escaped in logs and comments ------------------------
+
+CASES += [
+    Case(
+        "bidi-override-in-a-key",
+        6,
+        small(**{"extra.yaml": '"admin\\u202egnp.yaml": 1\n'}),
+        ("validate", "inv"),
+        1,
+        says=("admin\\u202egnp.yaml",),
+        never=("\u202e",),
+        issue=37,
+    ),
+    Case(  # variant: a zero-width joiner and an isolate reach the PR comment (markdown), not the log
+        "zero-width-in-pr-comment",
+        6,
+        git_repo(lambda inv: (inv / "zw.yaml").write_text('"fin\\u200dance\\u2066ok": 1\n')),
+        ("diff", "HEAD", "--inventory", "inv"),
+        1,
+        says=("fin\\u200dance\\u2066ok",),
+        never=("\u200d", "\u2066"),
+        issue=37,
+    ),
+]

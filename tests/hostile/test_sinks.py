@@ -84,3 +84,16 @@ def test_a_codeowners_path_with_pattern_syntax_is_refused(path: str) -> None:
 def test_a_promql_label_name_that_is_not_one_is_refused(name: str) -> None:
     with pytest.raises(ValueError, match="not a Prometheus label name"):
         promql_label_name(name)
+
+
+def test_an_invalid_inventory_comment_fits_a_pull_request_comment() -> None:
+    # 2,000 located messages of 140 characters (280 KB): GitHub refuses a comment over 65,536 characters, so the
+    # comment shows what fits in its budget and counts the rest
+    from quartermaster.reports.quota_diff.render import render_invalid
+
+    problems = [f"inv/usage.csv:{n} row {n}: " + "x" * 120 for n in range(2, 2002)]
+    comment = render_invalid("markdown", problems)
+    shown = sum(p in comment for p in problems)
+    assert len(comment) <= 65_536
+    assert 300 < shown < len(problems)  # 60,000 characters of ~150-character lines: about 400 shown
+    assert f"... and {len(problems) - shown:,} more" in comment
