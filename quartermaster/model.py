@@ -381,6 +381,13 @@ class Quota(Strict):
     """memory_gib: nominal memory in GiB in the same flavor; null = memory not covered."""
 
 
+MAX_TEAM_NAMESPACES = 100
+"""Namespaces a team may list: each gets a LocalQueue, a Role and a RoleBinding per cluster (issue 37: 50,000
+cost `qm diff` 1.83 GB and a minute)."""
+MAX_TEAM_QUOTAS = 1_000
+"""Quotas a team may list: one per flavor."""
+
+
 class Team(Strict):
     """A tenant: who they are, who pays, where they run and how much they may use."""
 
@@ -399,8 +406,8 @@ class Team(Strict):
     )
     """groups: the RBAC group per cluster kind, as that platform names it (GKE: a Google Group e-mail; AKS: an
     Entra ID group object id; EKS: the Kubernetes group of an access entry); overrides `group` there."""
-    namespaces: Annotated[tuple[NamespaceName, ...], Field(min_length=1)]
-    """namespaces: Kubernetes namespaces the team submits workloads from."""
+    namespaces: Annotated[tuple[NamespaceName, ...], Field(min_length=1, max_length=MAX_TEAM_NAMESPACES)]
+    """namespaces: Kubernetes namespaces the team submits workloads from (at most 100)."""
     cohort: CohortName | None = None
     """cohort: cohort the team's ClusterQueues join; null = no borrowing or lending."""
     priority_class: PriorityClassName | None = None
@@ -409,8 +416,8 @@ class Team(Strict):
     """fair_sharing_weight: Kueue fair-sharing weight; null = Kueue's default 1."""
     sites: tuple[SiteName, ...] = ()
     """sites: sites the team's work may run at (data residency); empty = any site."""
-    quotas: tuple[Quota, ...] = ()
-    """quotas: quota per flavor."""
+    quotas: Annotated[tuple[Quota, ...], Field(max_length=MAX_TEAM_QUOTAS)] = ()
+    """quotas: quota per flavor (at most 1,000)."""
 
     def rbac_group(self, cluster_kind: ClusterKind) -> str:
         """The group bound to the team's RBAC roles on a cluster of this kind."""

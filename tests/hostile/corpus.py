@@ -2595,3 +2595,19 @@ CASES += [
         issue=37,
     ),
 ]
+
+# --- issue 37, point 6: sizes: caps per team -----------------------------------------------------------------------
+
+CASES += [
+    Case(  # variant: through `qm diff` (the issue's case: 1.83 GB and a minute), 5,000 namespaces
+        "team-of-5000-namespaces",
+        6,
+        git_repo(
+            replace(SPEECH, "namespaces: [speech]", "namespaces: [" + ", ".join(f"n{i}" for i in range(5000)) + "]")
+        ),
+        ("diff", "HEAD", "--inventory", "inv", "--format", "text"),
+        1,
+        says=("teams[0].namespaces: `namespaces`: tuple should have at most 100 items after validation, not 5000",),
+        issue=37,
+    ),
+]
