@@ -190,7 +190,7 @@ def _load(root: Path, run_checks: bool, edited: Mapping[Path, str] | None) -> Lo
 
     built: dict[str, Any] = {}
     broken: set[tuple[str, str]] = set()
-    built["team_terms"] = _apply_team_terms(raw, team_files, sources, issues, broken)
+    built["team_terms"] = _apply_team_terms(raw, team_files, sources, issues, broken, "teams" in dropped_sections)
     for section, model in LIST_SECTIONS.items():
         if section != "team_terms":
             built[section] = _validate_items(section, model, raw[section], sources, issues, broken)
@@ -253,6 +253,7 @@ def _apply_team_terms(
     sources: SourceMap,
     issues: list[Issue],
     broken: set[tuple[str, str]],
+    teams_dropped: bool = False,
 ) -> list[TeamTerms]:
     """Validate `team_terms` and copy each entry's fields into its team (rewriting `raw["teams"]`), each copied
     field located at its entry. A team file may not set them, a team of a team file needs an entry, an entry names
@@ -337,7 +338,7 @@ def _apply_team_terms(
         teams.append((file, ypath, data))
     raw["teams"] = teams
     for name, (_, file, ypath) in terms.items():
-        if name not in named:
+        if name not in named and not teams_dropped:  # a team file that could not be read says enough
             issues.append(
                 Issue(
                     "references",

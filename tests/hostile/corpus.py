@@ -2134,7 +2134,7 @@ CASES += [
     Case(  # variant: 29 February of a year that is not a leap year, through `qm codeowners --check`
         "codeowners-date-that-is-no-day",
         7,
-        example(replace(SPEECH, "cohort: product", "cohort: 2025-02-29")),
+        example(replace(SPEECH, "namespaces: [speech]", "namespaces: [2025-02-29]")),
         ("codeowners", "inv", "--check"),
         1,
         says=(f"inv/{SPEECH}:", "`2025-02-29` is shaped like a date or time, but there is no such day"),
