@@ -135,7 +135,7 @@ def test_a_negative_time_limit_is_a_usage_error(tmp_path):
     )
     assert result.exit_code == 2, result.output
     flat = " ".join(result.output.split())
-    assert "Invalid value for '--time-limit': Input should be greater than or equal to 0" in flat
+    assert "Invalid value for '--time-limit': -1 is not a finite number from 0 to 86400" in flat
     assert not (tmp_path / "plan.json").exists()
 
 
