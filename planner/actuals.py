@@ -1,5 +1,5 @@
 """The quarter in progress: its closed part is metered, its open part is planned, and purchases start on the first
-open day (issue 34, points 1 and 2).
+open day.
 
 A plan whose first quarter began before the end of the actuals (`actuals_until`: the usage history's last hour's
 end, or `PlanOptions.as_of`) splits it there:

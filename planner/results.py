@@ -799,7 +799,7 @@ def shadow_prices(m: PlanModel) -> pd.DataFrame:
     A tier with no capacity in the quarter (no new commitment active, no capacity-block week booked)
     cannot serve the extra accelerator and is left out: the dual of its full, empty row is degenerate
     (any value between 0 and the dearest tier's price is optimal) and priced the accelerator at what a
-    neighbouring offer costs (issue 15: $1.5694 for a3-highgpu-8g where a re-solve costs $11.07). A
+    neighbouring offer costs ($1.5694 for a3-highgpu-8g where a re-solve costs $11.07). A
     pay-per-use tier no key needs (pruned, see model._dominated_pay_per_use) has no column but can still
     serve it, at its price.
     """

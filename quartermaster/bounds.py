@@ -45,7 +45,7 @@ MAX_SOLVE_SECONDS = 86_400
 """Seconds a solver run may be given (`qm plan --time-limit`): a day."""
 MAX_WHAT_IF_FACTOR = 11.0
 """Most a what-if may multiply a demand or a price by (+1000 %; all what-ifs on one target together): a bigger
-scenario is a typo (issue 37: `demand=+100000000%` planned $44.8 trillion)."""
+scenario is a typo (`demand=+100000000%` planned $44.8 trillion)."""
 MAX_CSV_COLUMNS = 64
 """Columns a usage file may have: it needs 6; a header of tens of thousands of columns is refused before it is
 read."""

@@ -143,7 +143,7 @@ def _twice(keys: Iterable[tuple[Ref, str | tuple[object, ...]]], what: str) -> l
 
 @rule("unique-keys", "no list or CSV of the inventory holds the same key twice")
 def check_unique_keys(inv: Inventory) -> list[Issue]:
-    """A key twice in a list or CSV is ambiguous (issue 37: the first price row won, a budget twice broke the solve,
+    """A key twice in a list or CSV is ambiguous (the first price row won, a budget twice broke the solve,
     a demand row twice changed the plan silently): refused, with both places."""
     p = inv.policy
     out = _twice(
@@ -408,7 +408,7 @@ def _unknown_in_rows(
     section: str, column: str, kind: str, values: list[str | None], known: set[str], plural: str
 ) -> list[Issue]:
     """One issue per unknown name in a CSV section, at its first row, counting the other rows: a missing team
-    is one mistake, not one per usage hour (issue 17: a broken team file gave 3,000 follow-on errors)."""
+    is one mistake, not one per usage hour (a broken team file gave 3,000 follow-on errors)."""
     first: dict[str, int] = {}
     count: Counter[str] = Counter()
     for i, value in enumerate(values):

@@ -338,7 +338,7 @@ def _refuse_shared(
     shown: str, text: str, team: CommentedMap, quotas: Any, entry: CommentedMap | None, path: str
 ) -> None:
     """Refuse to edit a quota that an anchor shares with other places, or a team whose `quotas:` is an alias of
-    another's list (issue 29: a new entry went into both teams): the edit would change them all."""
+    another's list (a new entry went into both teams): the edit would change them all."""
     if "quotas" in team:
         key_line, key_col = team.lc.key("quotas")
         after_colon = _KEY_AND_COLON.match(text, _offset(text, key_line, key_col))

@@ -50,8 +50,8 @@ from quartermaster.units import FIRST_DAY, LAST_DAY
 
 TEAM_FOLDER = "teams"
 """Files in a folder of this name are team files: their owners approve them (CODEOWNERS), so they hold only the
-`teams:` section (issue 19: a `clusters:` section in a team file added $4.34M a month with the team's approval), and
-their teams take what moves money or sharing from `team_terms` (issue 37)."""
+`teams:` section (a `clusters:` section in a team file added $4.34M a month with the team's approval), and
+their teams take what moves money or sharing from `team_terms`."""
 TERMS = ("cost_center", "cohort", "priority_class", "fair_sharing_weight")
 """The fields of a team that `team_terms` sets (`TeamTerms`): never in a team file."""
 
@@ -400,7 +400,7 @@ def inventory_files(root: Path, issues: list[Issue]) -> list[Path]:
 
 def _check_file_name(relative: Path, path: Path, issues: list[Issue]) -> None:
     """A file whose name CODEOWNERS cannot hold as written (a `*`, a line feed, a space...) is refused: its line
-    there would be read as a pattern or as several lines (issue 29: `x<LF>* @attacker<LF>#.yaml`, `*.yaml`)."""
+    there would be read as a pattern or as several lines (`x<LF>* @attacker<LF>#.yaml`, `*.yaml`)."""
     try:
         codeowners_path("/" + relative.as_posix())
     except ValueError:
@@ -525,7 +525,7 @@ def _read_yaml(
     edited: Mapping[Path, str],
 ) -> set[str]:
     """Read one YAML file's sections into `raw`; the sections it holds when its content was dropped for a problem
-    in it (references to objects of those sections are then not checked: issue 37's follow-ons)."""
+    in it (references to objects of those sections are then not checked)."""
     text = read_text(path, shown, issues, edited)
     if text is None:
         return set()  # an unread file: the UNREAD rule says so

@@ -382,7 +382,7 @@ class Quota(Strict):
 
 
 MAX_TEAM_NAMESPACES = 100
-"""Namespaces a team may list: each gets a LocalQueue, a Role and a RoleBinding per cluster (issue 37: 50,000
+"""Namespaces a team may list: each gets a LocalQueue, a Role and a RoleBinding per cluster (50,000
 cost `qm diff` 1.83 GB and a minute)."""
 MAX_TEAM_QUOTAS = 1_000
 """Quotas a team may list: one per flavor."""
@@ -427,7 +427,7 @@ class Team(Strict):
 class TeamTerms(Strict):
     """What finance decides for a team: who pays for it and how it shares. A file under `teams/` is approved by the
     team's owners alone (CODEOWNERS), so its teams take these fields from here, in a file the finance approvers
-    own (`org.yaml`); a team added, removed or renamed needs its entry here too (issue 37)."""
+    own (`org.yaml`); a team added, removed or renamed needs its entry here too."""
 
     team: TeamName
     """team: the team these terms apply to (defined in a file under `teams/`, or in a finance-owned file that

@@ -35,7 +35,7 @@ RegionName = Annotated[str, StringConstraints(pattern=r"^[a-z0-9][a-z0-9-]*$", m
 ZoneName = Annotated[str, StringConstraints(pattern=r"^[a-z0-9][a-z0-9-]*$", max_length=40)]
 # Who approves: a GitHub user (@ + alphanumerics and single inner hyphens, at most 39: GitHub's username rule), a
 # team (@org/team-slug) or an e-mail address, as CODEOWNERS accepts them (docs.github.com "About code owners",
-# read 2026-11-23). Nothing else can reach CODEOWNERS or the PR comment (issue 17: "@e\n* @attacker").
+# read 2026-11-23). Nothing else can reach CODEOWNERS or the PR comment ("@e\n* @attacker").
 EMAIL_PATTERN = r"[A-Za-z0-9._%+-]{1,64}@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,63}"
 OWNER_PATTERN = rf"^(@[A-Za-z0-9](?:-?[A-Za-z0-9]){{0,38}}(?:/[A-Za-z0-9][A-Za-z0-9_-]{{0,99}})?|{EMAIL_PATTERN})$"
 Owner = Annotated[str, StringConstraints(pattern=OWNER_PATTERN, max_length=254)]
@@ -43,7 +43,7 @@ Email = Annotated[str, StringConstraints(pattern=f"^{EMAIL_PATTERN}$", max_lengt
 COST_CENTER_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_-]*$"
 CostCenter = Annotated[str, StringConstraints(pattern=COST_CENTER_PATTERN, max_length=32)]
 # A calendar quarter inside the calendar (2000-2100, `units.FIRST_DAY`/`LAST_DAY`), e.g. 2027Q1. ASCII digits only:
-# `\d` also takes other scripts' digits, which `int` reads as a different year than the diff shows (issue 37).
+# `\d` also takes other scripts' digits, which `int` reads as a different year than the diff shows.
 QUARTER_PATTERN = r"^(20[0-9][0-9]|2100)Q[1-4]$"
 Quarter = Annotated[str, StringConstraints(pattern=QUARTER_PATTERN)]
 # A Kubernetes label key: optional DNS prefix and '/', then a name of at most 63 characters.
@@ -63,7 +63,7 @@ MAX_USD_PER_NODE_HOUR = 10_000
 
 def refuse_bool(value: object) -> object:
     """A count or amount must be a number: YAML reads `yes`, `on` and `true` as booleans, which pydantic would
-    take as 1 (issue 17: `nominal: yes` became a quota of 1)."""
+    take as 1 (`nominal: yes` became a quota of 1)."""
     if isinstance(value, bool):
         raise ValueError("a number is needed, not yes/no or true/false; write the number")
     return value

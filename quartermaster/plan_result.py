@@ -587,7 +587,7 @@ def not_what_was_written(name: str) -> Iterator[None]:
         yield
     except (KeyError, TypeError, ArithmeticError, ValueError) as error:
         raise ValueError(f"{name}: {error}") from error
-    except RecursionError:  # a hostile file nested deeper than Python's stack (issue 37)
+    except RecursionError:  # a hostile file nested deeper than Python's stack
         raise ValueError(
             f"{name}: nested deeper than any plan (a plan's values are at most a few levels deep)"
         ) from None

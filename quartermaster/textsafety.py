@@ -1,7 +1,7 @@
 """Text from the inputs made safe for where it goes: one function per sink, used wherever input text reaches it.
 
-Every field of an inventory, every file name, every usage value and every label Prometheus answers is untrusted
-(issues 17 and 29): it may be written to look like a spreadsheet formula, carry terminal escape sequences, start
+Every field of an inventory, every file name, every usage value and every label Prometheus answers is untrusted:
+it may be written to look like a spreadsheet formula, carry terminal escape sequences, start
 a GitHub workflow command, close a Markdown code fence, run a Prometheus template, break out of a PromQL or SQL
 string, or add a line to CODEOWNERS. The sinks and their functions:
 

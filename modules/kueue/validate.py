@@ -171,7 +171,7 @@ def validate(manifests: Iterable[Manifest]) -> list[Issue]:
         full = apply_defaults(c.schema, obj)
         refused = [_schema_issue(m, kind, version, error) for error in schema_errors(c, full)]
         issues += refused
-        if refused:  # the webhook and runtime checks read an object of the schema's shape (issue 29)
+        if refused:  # the webhook and runtime checks read an object of the schema's shape
             continue
         for finding in webhooks.check(kind, full):
             issues.append(

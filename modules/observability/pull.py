@@ -102,7 +102,7 @@ class Hourly:
 
     def over_capacity(self, capacity: dict[str, int]) -> list[tuple[str, dt.datetime, float, int]]:
         """(pool, hour, accelerators held, the pool's capacity) wherever the teams of a pool together hold more in an
-        hour (each max(requested, used), as metering charges) than the pool has at its largest (issue 37: a
+        hour (each max(requested, used), as metering charges) than the pool has at its largest (a
         series of 1,000,000 in a 32-GPU pool was written)."""
         held: dict[str, np.ndarray] = {}
         for (_, _, flavor), code in self.codes.items():

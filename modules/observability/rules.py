@@ -455,7 +455,7 @@ def _alert(
         "expr": expr,
         "for": for_,
         "labels": labels,
-        # the runbook names an inventory file: literal text, never a template Prometheus runs (issue 29)
+        # the runbook names an inventory file: literal text, never a template Prometheus runs
         "annotations": {
             "summary": summary,
             "description": description,

@@ -51,7 +51,7 @@ class ReservedNamespace:
 
 @cache
 def reserved_namespaces() -> tuple[ReservedNamespace, ...]:
-    """The one list of reserved namespaces (issue 29): Kubernetes', Kueue's, Quartermaster's own (observability)
+    """The one list of reserved namespaces: Kubernetes', Kueue's, Quartermaster's own (observability)
     and the common platform add-ons' (`reserved_namespaces.csv`)."""
     _, rows = _rows("reserved_namespaces.csv")
     return tuple(ReservedNamespace(r["pattern"], r["owner"], r["source"]) for r in rows)

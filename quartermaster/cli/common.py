@@ -29,7 +29,7 @@ err_console = Console(stderr=True, highlight=False, soft_wrap=True, emoji=False)
 
 
 def finite(low: float, high: float) -> Callable[[str], float]:
-    """A parser of a number option: finite and from `low` to `high` (a NaN passes a range check: issue 37's
+    """A parser of a number option: finite and from `low` to `high` (a NaN passes a range check:
     `--gap nan`), else a usage error naming the range."""
 
     def parse(text: str | float) -> float:

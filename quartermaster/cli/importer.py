@@ -34,7 +34,7 @@ def kueue(
     from quartermaster.modules.kueue.validate import load_manifests, validate
 
     manifests, issues = load_manifests(path)
-    if not issues:  # objects Kueue's CRD schemas refuse are never imported (a list where a map goes, issue 29)
+    if not issues:  # objects Kueue's CRD schemas refuse are never imported (a list where a map goes)
         issues = [i for i in validate(manifests) if i.severity == "error"]
     for issue in issues:
         print_issue(issue)

@@ -122,7 +122,7 @@ def _scan(source: Source) -> str:
     """The FROM clause that scans the input: DuckDB's own Parquet or CSV reader for local files, the Arrow
     dataset (table `raw`) for object storage and for files whose names DuckDB would read as globs."""
     if not isinstance(source.filesystem, pafs.LocalFileSystem) or any(_globs(f) for f in source.files):
-        return "raw"  # DuckDB reads a file name as a glob: `x?.csv` would read `x1.csv` again (issue 29)
+        return "raw"  # DuckDB reads a file name as a glob: `x?.csv` would read `x1.csv` again
     listed = ", ".join(sql_string(f) for f in source.files)
     if source.dataset.format.default_extname == "parquet":
         return f"read_parquet([{listed}], hive_partitioning = false)"
@@ -252,7 +252,7 @@ FROM held_rows AS h LEFT JOIN owners AS o ON h.team = o.name LEFT JOIN pool_clus
 """
 """Rows held, how many of their groups have a problem (an unknown team or pool, a pool of another cluster, a bad or
 out-of-range hour, a bad number), and the first and last hour: counted in DuckDB, so a million distinct unknown
-names cost no Python object each (issue 29)."""
+names cost no Python object each."""
 
 
 def _located(source: Source, inventory: Inventory, why: str = "some rows are not valid usage records") -> list[Issue]:

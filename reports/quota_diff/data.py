@@ -74,7 +74,7 @@ MONEY_SETTINGS = ("cost_center", "cohort", "fair_sharing_weight", "priority_clas
 """Team fields that move money or sharing without any quota change: who pays for the team (its cost centre), whom
 it borrows from and lends to (its cohort), by what weight (fair sharing) and whose borrowed work it may preempt (its
 priority class, shown with its value: a class whose value changes moves every team that uses it). A change of any,
-like a team added, removed or moved between files, needs the finance approvers (issues 29 and 37)."""
+like a team added, removed or moved between files, needs the finance approvers."""
 TeamFiles = Mapping[str, str]
 """Team name -> the file that holds it, relative to its inventory folder."""
 

@@ -1,6 +1,6 @@
 """What a quota change does to the teams: the last N days of hourly demand replayed through the cohort tree
 with the old quotas and with the new ones, following Kueue's admission rules at the level of accelerators
-per hour (issue 19; semantics from docs/kueue-admission.md, Kueue v0.19.2).
+per hour (semantics from docs/kueue-admission.md, Kueue v0.19.2).
 
 Per flavor and hour, with each team's requested accelerators d_t (max of requested and used, as metering
 charges) as its demand:

@@ -158,4 +158,4 @@ def render_invalid(fmt: str, problems: list[str], options: RenderOptions = Rende
 
 COMMENT_BUDGET = 60_000
 """Characters of located messages a comment shows: GitHub refuses a pull-request comment over 65,536 characters
-(issue 37: 2,000 bad rows printed 296 KB, so nothing was posted); the rest are counted."""
+(2,000 bad rows printed 296 KB, so nothing was posted); the rest are counted."""

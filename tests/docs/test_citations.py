@@ -63,3 +63,32 @@ def test_the_pattern_catches_each_kind_of_outside_citation() -> None:
     ):
         assert OUTSIDE.search(cited), cited
     assert not OUTSIDE.search("docs/reference/kueue-rules.md, rule 42")
+
+
+PRODUCT = ("quartermaster", "planner", "modules", "reports", "stacks")
+TRACKER = re.compile(r"(?:([\w./-]+) )?\bissues? #?[0-9]+")
+"""`issue N`: a reference to this project's tracker, which is not in the repository, unless the word before it names
+an upstream repository (`terraform-provider-aws issue 19446`)."""
+UPSTREAM = re.compile(r"[\w.]+[-/][\w./-]+")
+
+
+def test_product_code_cites_no_tracker_issue() -> None:
+    hits = []
+    for tree in PRODUCT:
+        for path in (REPO / tree).rglob("*.py"):
+            text = path.read_text(encoding="utf-8")
+            for match in TRACKER.finditer(text):
+                if match.group(1) and UPSTREAM.fullmatch(match.group(1)):
+                    continue
+                line = text.count("\n", 0, match.start()) + 1
+                hits.append(f"{path.relative_to(REPO)}:{line}: {match.group(0)}")
+    assert hits == [], "say what the code does and why, not which issue asked for it:\n" + "\n".join(hits)
+
+
+def test_the_tracker_check_tells_a_tracker_reference_from_an_upstream_one() -> None:
+    def flagged(text: str) -> bool:
+        match = TRACKER.search(text)
+        return bool(match) and not (match.group(1) and UPSTREAM.fullmatch(match.group(1)))
+
+    assert flagged("# refused (issue 37: a budget twice)") and flagged("issue 29") and flagged("see issue #12")
+    assert not flagged("(terraform-provider-aws issue 19446)") and not flagged("pulumi-aws issue 2473")

@@ -106,7 +106,7 @@ def plan_vs_actual(
     months is the variance that matters.
 
     Metered: `qm meter` of each month with usage (up to the history's end when it ends inside the month:
-    `covered_month`, issue 37), with the plan's idle policy. Planned: `planned_by_team`."""
+    `covered_month`), with the plan's idle policy. Planned: `planned_by_team`."""
     records, months = usage_months(inventory, usage)
     plans = [
         (p, label) for p, label in ((plan, "this plan"), (previous, "previous plan")) if p is not None and p.has_plan
