@@ -190,7 +190,17 @@ def _load(root: Path, run_checks: bool, edited: Mapping[Path, str] | None) -> Lo
 
     built: dict[str, Any] = {}
     broken: set[tuple[str, str]] = set()
-    built["team_terms"] = _apply_team_terms(raw, team_files, sources, issues, broken, "teams" in dropped_sections)
+    # a file or folder that could not be read may hold any team or team_terms entry: no follow-on about either
+    unread_any = any(issue.rule == UNREAD for issue in issues)
+    built["team_terms"] = _apply_team_terms(
+        raw,
+        team_files,
+        sources,
+        issues,
+        broken,
+        teams_unread=unread_any or "teams" in dropped_sections,
+        terms_unread=unread_any or "team_terms" in dropped_sections,
+    )
     for section, model in LIST_SECTIONS.items():
         if section != "team_terms":
             built[section] = _validate_items(section, model, raw[section], sources, issues, broken)
@@ -253,11 +263,15 @@ def _apply_team_terms(
     sources: SourceMap,
     issues: list[Issue],
     broken: set[tuple[str, str]],
-    teams_dropped: bool = False,
+    *,
+    teams_unread: bool = False,
+    terms_unread: bool = False,
 ) -> list[TeamTerms]:
     """Validate `team_terms` and copy each entry's fields into its team (rewriting `raw["teams"]`), each copied
     field located at its entry. A team file may not set them, a team of a team file needs an entry, an entry names
-    a team that exists, once, and a field is set in one place only."""
+    a team that exists, once, and a field is set in one place only. Where teams or entries may sit in a file that
+    could not be read (`teams_unread`, `terms_unread`), a missing counterpart is not reported: that file's error
+    says enough."""
     terms: dict[str, tuple[TeamTerms, str, YamlPath]] = {}
     refused: set[str] = set()
     out = []
@@ -303,7 +317,7 @@ def _apply_team_terms(
                     )
                 )
         found = terms.get(name)
-        if found is None and name in refused:
+        if found is None and (name in refused or (in_team_file and terms_unread)):
             broken.add(("teams", name))
             continue
         if found is None:
@@ -338,7 +352,7 @@ def _apply_team_terms(
         teams.append((file, ypath, data))
     raw["teams"] = teams
     for name, (_, file, ypath) in terms.items():
-        if name not in named and not teams_dropped:  # a team file that could not be read says enough
+        if name not in named and not teams_unread:
             issues.append(
                 Issue(
                     "references",

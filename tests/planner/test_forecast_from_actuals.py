@@ -30,10 +30,10 @@ forecast is carried to."""
 
 
 def falling_late_october():
-    """One team metered in October at 30 accelerators for 26 days, then falling 5 a day over its last 5 days (25, 20,
-    15, 10, 5), as tpu-research did on the example: a 7-day line through it points to 0 within days."""
+    """One team metered in October at 6 accelerators (of its pool's 8) for 26 days, then falling 1 a day over its last
+    5 days (5, 4, 3, 2, 1), as tpu-research did on the example: a 7-day line through it points to 0 within days."""
     inventory = metered_october()
-    levels = [30.0] * 26 + [25.0, 20.0, 15.0, 10.0, 5.0]
+    levels = [6.0] * 26 + [5.0, 4.0, 3.0, 2.0, 1.0]
     usage = tuple(
         u.model_copy(update={"accelerators_used": levels[i // 24], "accelerators_requested": levels[i // 24]})
         for i, u in enumerate(inventory.usage)
@@ -44,7 +44,7 @@ def falling_late_october():
 def test_a_late_fall_is_not_carried_to_the_middle_of_the_rest_of_the_quarter():
     """The 7-day trend forecasts the next day best (the fall goes on day by day), but no day of a 31-day history can
     be forecast 30.5 days ahead from three days before it: Nov-Dec continue at October's metered mean,
-    (26 x 30 + 25 + 20 + 15 + 10 + 5) / 31 = 27.58 accelerators, not at the line's end near 0."""
+    (26 x 6 + 5 + 4 + 3 + 2 + 1) / 31 = 5.52 accelerators, not at the line's end near 0."""
     inventory = falling_late_october()
     matrix = pd.DataFrame({"ml": [u.accelerators_requested for u in inventory.usage]}, index=OCTOBER)
     assert choose_method(matrix).method.name == "trend of the last 7 days"
@@ -53,7 +53,7 @@ def test_a_late_fall_is_not_carried_to_the_middle_of_the_rest_of_the_quarter():
     assert min(far.losses, key=far.losses.__getitem__) == "trend of the last 7 days"  # the best a day ahead, not held
     data = build_data(inventory, PlanOptions(horizon=2))
     [row] = data.forecast
-    want_mean = (26 * 30 + 25 + 20 + 15 + 10 + 5) / 31
+    want_mean = (26 * 6 + 5 + 4 + 3 + 2 + 1) / 31
     assert (row.quarter, row.team, row.method, row.horizon_days) == ("2026Q4", "ml", "lookback", 30.5)
     assert row.forecast_hours == 61 * 24
     assert row.expected_accelerators == pytest.approx(want_mean)
