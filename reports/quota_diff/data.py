@@ -28,7 +28,7 @@ from decimal import Decimal
 from typing import Literal
 
 from quartermaster.budgets import BudgetStatus, budget_status
-from quartermaster.capacity import nominal_by_flavor
+from quartermaster.capacity import cohort_root, nominal_by_flavor
 from quartermaster.model import Inventory, Quota, Team
 from quartermaster.plan_result import PlanResult
 from quartermaster.planned import planned_status
@@ -421,18 +421,6 @@ def _setting_changes(
     return out
 
 
-def _cohort_root(inventory: Inventory, cohort: str | None) -> str | None:
-    """The root of a cohort's tree (borrowing and lending reach the whole tree); None without a cohort."""
-    seen: set[str] = set()
-    while cohort is not None and cohort not in seen:
-        seen.add(cohort)
-        parent = inventory.cohort_by_name.get(cohort)
-        if parent is None or parent.parent is None:
-            return cohort
-        cohort = parent.parent
-    return cohort
-
-
 def _reached(b: _Side, h: _Side, settings: dict[str, tuple[SettingChange, ...]]) -> dict[str, list[str]]:
     """Team -> why its ClusterQueues or its cohort's sharing change with another's move, though its own settings do
     not: a team's cohort, weight or priority class reaches every team of the cohort trees it leaves and joins; fair
@@ -444,7 +432,7 @@ def _reached(b: _Side, h: _Side, settings: dict[str, tuple[SettingChange, ...]])
     def tell(trees: set[str | None], why: str, mover: str | None = None) -> None:
         for side in sides:
             for team in side.teams:
-                reached = team.name != mover and team.cohort and _cohort_root(side, team.cohort) in trees
+                reached = team.name != mover and team.cohort and cohort_root(side, team.cohort) in trees
                 if reached and why not in out.setdefault(team.name, []):
                     out[team.name].append(why)
 
@@ -452,7 +440,7 @@ def _reached(b: _Side, h: _Side, settings: dict[str, tuple[SettingChange, ...]])
         for s in changes:
             if s.setting in ("cohort", "fair_sharing_weight", "priority_class"):
                 trees = {
-                    _cohort_root(side, t.cohort)
+                    cohort_root(side, t.cohort)
                     for side in sides
                     if (t := side.team_by_name.get(name)) is not None and t.cohort
                 }
@@ -460,11 +448,11 @@ def _reached(b: _Side, h: _Side, settings: dict[str, tuple[SettingChange, ...]])
                 why = f"its cohort changes with {name}" if what == "cohort" else f"{name}'s priority changes"
                 tell(trees, why, name)
     if b.inventory.fair_sharing != h.inventory.fair_sharing:
-        everything = {_cohort_root(side, t.cohort) for side in sides for t in side.teams if t.cohort}
+        everything = {cohort_root(side, t.cohort) for side in sides for t in side.teams if t.cohort}
         tell(everything, f"fair sharing turns {'on' if h.inventory.fair_sharing else 'off'}")
     old, new = b.inventory.cohort_by_name, h.inventory.cohort_by_name
     for cohort in sorted(c for c in set(old) | set(new) if old.get(c) != new.get(c)):
-        trees = {_cohort_root(side, cohort) for side in sides if cohort in side.cohort_by_name}
+        trees = {cohort_root(side, cohort) for side in sides if cohort in side.cohort_by_name}
         tell(trees, f"cohort {cohort} changes")
     return out
 
