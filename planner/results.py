@@ -23,6 +23,7 @@ from __future__ import annotations
 import datetime as dt
 import math
 from collections import defaultdict
+from collections.abc import Iterable, Sequence
 from dataclasses import asdict, replace
 from decimal import Decimal
 from typing import Any, TypeVar
@@ -107,7 +108,7 @@ def collect(
     if not report.outcome.has_plan:
         return replace(header, relaxed_rules=_typed(RelaxedRuleRow, relaxed_rules(m)) if relaxed else ())
     od_price, _ = on_demand_equivalent_price(m)
-    kpis, cost_by_quarter, team_costs = _costs(m, od_price)
+    kpis, cost_by_quarter, team_costs, ledger = _costs(m, od_price)
     expected = sum((Decimal(r) for r in cost_by_quarter["usd"]), Decimal(0))
     baseline = sum((Decimal(r) for r in kpis["on_demand_equivalent_usd"]), Decimal(0))
     objective = duals_report.cost if duals_report and duals_report.objective is not None else report.cost
@@ -134,6 +135,7 @@ def collect(
         commitment_utilisation=_typed(CommitmentUtilisationRow, commitment_utilisation(m)),
         offer_utilisation=_typed(OfferUtilisationRow, offer_utilisation(m)),
         closed_costs=_typed(ClosedCostRow, d.closed),
+        ledger=ledger,
         placement=d.placement,
     )
     return replace(result, budget_status=planned_status(table_rows(d.budgets, Budget), result))
@@ -324,8 +326,10 @@ def _active_new_nodes(m: PlanModel) -> dict[tuple[str, str, str], float]:
     return out
 
 
+EXISTING_LINE = "existing-commitments"
+"""cost_by_quarter's pricing_model of the inventory's own commitments."""
 # Lines of cost_by_quarter that are commitments paid whether used or not.
-COMMITMENT_LINES = ("existing-commitments", PricingModel.COMMIT, PricingModel.ONPREM, PricingModel.CAPACITY_BLOCK)
+COMMITMENT_LINES = (EXISTING_LINE, PricingModel.COMMIT, PricingModel.ONPREM, PricingModel.CAPACITY_BLOCK)
 
 
 def _share(part: float, whole: float) -> float:
@@ -335,15 +339,25 @@ def _share(part: float, whole: float) -> float:
 TEAM_COLUMNS = ["quarter", "team", "cost_center", "usage_usd", "idle_share_usd", "usd"]
 
 
-def _team_rows(
-    quarter: str, use: dict[str, float], idle: float, cost_center: dict[str, str], policy: str
-) -> list[dict[str, object]]:
-    """Each team's planned use, its share of the quarter's idle (commitment hours nobody uses and the gap between
-    what commitments cost and the rates teams are charged) by the idle policy, and the total it bears; idle no
-    team can take (nobody uses anything) stays on the IDLE_TEAM line."""
+def _idle_shares(
+    use: dict[str, float], idle: float, cost_center: dict[str, str], policy: str
+) -> dict[str, tuple[Decimal, float]]:
+    """team -> (its share of the quarter's idle, that share in USD as solved): the idle (commitment hours nobody uses
+    and the gap between what commitments cost and the rates teams are charged) shared by the idle policy; idle no
+    team can take (nobody uses anything) stays with IDLE_TEAM."""
     weights = idle_weights(policy, {t: Decimal(str(x)) for t, x in use.items()}, sorted(cost_center))
-    whole = float(sum(weights.values(), Decimal(0)))
-    share = {t: idle * float(w) / whole for t, w in weights.items()} if whole else {}
+    total = sum(weights.values(), Decimal(0))
+    whole = float(total)
+    if whole:
+        return {t: (w / total, idle * float(w) / whole) for t, w in weights.items()}
+    return {IDLE_TEAM: (Decimal(1), idle)} if abs(idle) > TINY else {}
+
+
+def _team_rows(
+    quarter: str, use: dict[str, float], share: dict[str, float], cost_center: dict[str, str]
+) -> list[dict[str, object]]:
+    """Each team's planned use, its share of the quarter's idle (`_idle_shares`) and the total it bears; the
+    IDLE_TEAM line last."""
     rows: list[dict[str, object]] = [
         {
             "quarter": quarter,
@@ -353,39 +367,37 @@ def _team_rows(
             "idle_share_usd": usd(share.get(t, 0.0)),
             "usd": usd(use.get(t, 0.0)) + usd(share.get(t, 0.0)),
         }
-        for t in sorted(set(use) | set(share))
+        for t in sorted((set(use) | set(share)) - {IDLE_TEAM})
     ]
-    if not share and abs(idle) > TINY:
+    if IDLE_TEAM in share:
         rows.append(
             {
                 "quarter": quarter,
                 "team": IDLE_TEAM,
                 "cost_center": IDLE_COST_CENTER,
                 "usage_usd": usd(0),
-                "idle_share_usd": usd(idle),
-                "usd": usd(idle),
+                "idle_share_usd": usd(share[IDLE_TEAM]),
+                "usd": usd(share[IDLE_TEAM]),
             }
         )
     return rows
 
 
 def _with_closed(
-    rows: list[dict[str, object]],
-    quarter: str,
-    use: dict[tuple[str, str], float],
-    idle: dict[tuple[str, str], float],
-    cost_center: dict[str, str],
+    rows: list[dict[str, object]], quarter: str, ledger: Sequence[PricedLine], cost_center: dict[str, str]
 ) -> list[dict[str, object]]:
-    """A quarter's planned team rows with the closed part's metered charges added (usage to usage, idle share to idle
-    share), so a team's row of the quarter in progress is what it was metered plus what it is planned."""
+    """A quarter's planned team rows with the closed part's metered charges (the ledger's metered charge lines) added
+    (usage to usage, idle share to idle share), so a team's row of the quarter in progress is what it was metered
+    plus what it is planned."""
+    closed = [x for x in ledger if x.quarter == quarter and x.pricing_model == CLOSED]
+    use = ledger_sums([x for x in closed if x.label == "metered use"], "charge", ("team",))
+    idle = ledger_sums([x for x in closed if x.label == "metered idle share"], "charge", ("team",))
     by_team = {str(r["team"]): dict(r) for r in rows}
-    for (q, team), x in sorted(use.items()):
-        if q != quarter:
-            continue
+    for (team,), x in sorted(use.items()):
         row = by_team.setdefault(
             team,
             {
-                "quarter": q,
+                "quarter": quarter,
                 "team": team,
                 "cost_center": IDLE_COST_CENTER if team == IDLE_TEAM else cost_center.get(team, team),
                 "usage_usd": usd(0),
@@ -394,18 +406,46 @@ def _with_closed(
             },
         )
         row["usage_usd"] = Decimal(str(row["usage_usd"])) + usd(x)
-        row["idle_share_usd"] = Decimal(str(row["idle_share_usd"])) + usd(idle[(q, team)])
+        row["idle_share_usd"] = Decimal(str(row["idle_share_usd"])) + usd(idle[(team,)])
         row["usd"] = Decimal(str(row["usage_usd"])) + Decimal(str(row["idle_share_usd"]))
     return [by_team[t] for t in sorted(by_team, key=lambda t: (t == IDLE_TEAM, t))]
 
 
-def _costs(m: PlanModel, od_price: dict[str, float]) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
-    """(kpis, cost_by_quarter, cost_by_team); `od_price` is each offer's on-demand-equivalent node-hour price."""
+def _costs(
+    m: PlanModel, od_price: dict[str, float]
+) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame, tuple[PricedLine, ...]]:
+    """(kpis, cost_by_quarter, cost_by_team, ledger); `od_price` is each offer's on-demand-equivalent node-hour price.
+
+    The ledger has two sides (`pricing.SIDES`), each adding up to every quarter's cost: its cost lines (what the plan
+    pays: existing commitments, new commitments and their upfront fees, capacity blocks, pay-per-use hours, the closed
+    part as metered) and its charge lines (each team's hours per offer and tier at the rate its cost centre is
+    charged, its share of idle, its metered charge in the closed part). cost_by_quarter groups the cost side by
+    pricing model and term; cost_by_team the charge side by team."""
     d = m.data
     offers = d.offer_by_name
-    by_model: dict[tuple[str, str, int], float] = defaultdict(float)
+    ledger: list[PricedLine] = []
+
+    def book(line: PricedLine, label: str, q: str, pricing_model: str, *, term_months: int = 0, **who: str) -> None:
+        """Add a line to the ledger with what it is (label, pricing model and term), its quarter and, in `who`, its
+        team, cost centre, flavor and month (charge lines: PricedLine.side given); its amount is quantity x rate
+        unless booked."""
+        ledger.append(
+            replace(
+                line,
+                label=label,
+                quarter=q,
+                pricing_model=pricing_model,
+                term_months=term_months,
+                amount_usd=known_usd(line),
+                **who,  # type: ignore[arg-type]  # str fields of PricedLine
+            )
+        )
+
     for e in table_rows(d.existing, Existing):
-        by_model[(e.quarter, "existing-commitments", 0)] += float(e.usd)
+        paid = e.usd / e.usd_per_node_hour if e.usd_per_node_hour else decimal_of(e.nodes * d.hours[e.quarter])
+        source = f"commitment {e.commitment}"
+        line = PricedLine(paid, "node-hour", e.usd_per_node_hour, "planned", source, amount_usd=e.usd)
+        book(line, "existing commitment", e.quarter, EXISTING_LINE)
     active = _active_new_nodes(m)
     available: dict[str, float] = defaultdict(float)  # committed accelerator-hours per quarter
     upfront_paid: dict[str, float] = defaultdict(float)  # upfront fees, in the quarter they are paid
@@ -413,23 +453,22 @@ def _costs(m: PlanModel, od_price: dict[str, float]) -> tuple[pd.DataFrame, pd.D
     for (j, option, q), nodes in active.items():
         opt = _option(m, j, option)
         line = _commitment_line(offers[j], opt, nodes * d.hours[q])
-        by_model[(q, opt.pricing_model, opt.term_months)] += float(known_usd(line))
+        book(line, "new commitment", q, opt.pricing_model, term_months=opt.term_months)
         upfront_amortised[q] += (
             amortised_usd_per_node_hour(0.0, float(opt.upfront_usd_per_node), opt.term_months) * nodes * d.hours[q]
         )
         available[q] += nodes * d.hours[q] * offers[j].accelerators_per_node
     for (j, option, q), var in m.commit.items():  # an upfront fee is spent in the quarter its term starts
         opt = _option(m, j, option)
-        upfront = float(known_usd(_upfront_line(offers[j], opt, round(m.value(var)) * offers[j].nodes_per_unit)))
-        if upfront:
-            by_model[(q, opt.pricing_model, opt.term_months)] += upfront
-            upfront_paid[q] += upfront
+        fee = _upfront_line(offers[j], opt, round(m.value(var)) * offers[j].nodes_per_unit)
+        if known_usd(fee):
+            book(fee, "upfront fee", q, opt.pricing_model, term_months=opt.term_months)
+            upfront_paid[q] += float(known_usd(fee))
     for (j, q), nodes in m.existing_nodes.items():
         available[q] += nodes * d.hours[q] * offers[j].accelerators_per_node
     for (j, q), var in m.capacity_block.items():
         node_weeks = round(m.value(var)) * d.block_weeks(q)
-        block = PricingModel.CAPACITY_BLOCK
-        by_model[(q, block, 0)] += float(known_usd(_capacity_block_line(m, j, node_weeks)))
+        book(_capacity_block_line(m, j, node_weeks), "capacity block", q, PricingModel.CAPACITY_BLOCK)
         available[q] += HOURS_PER_WEEK * node_weeks * offers[j].accelerators_per_node
     # accelerator-hours, and USD at on-demand-equivalent prices (FinOps coverage) and at charge rates (utilisation)
     served: dict[str, float] = defaultdict(float)
@@ -457,7 +496,7 @@ def _costs(m: PlanModel, od_price: dict[str, float]) -> tuple[pd.DataFrame, pd.D
     for (j, t, q, s, b), var in m.slices.items():  # whole TPU slices: paid whole, used or not
         pay_per_use[(q, j, t)] += m.cell_hours[(q, s, b)] * round(m.value(var)) * offers[j].nodes_per_unit
     for (q, j, t), node_hours in pay_per_use.items():  # each offer's pay-per-use hours, priced once
-        by_model[(q, t, 0)] += float(known_usd(_pay_per_use_line(m, j, t, node_hours)))
+        book(_pay_per_use_line(m, j, t, node_hours), "pay-per-use", q, t)
     for (q, j), node_hours in used_hours.items():
         terms = d.commit_options_by_offer[j][0]
         line = PricedLine(
@@ -467,24 +506,28 @@ def _costs(m: PlanModel, od_price: dict[str, float]) -> tuple[pd.DataFrame, pd.D
             "planned",
             f"{_price_source(offers[j], terms.pricing_model, terms.term_months)} per hour used",
         )
-        by_model[(q, terms.pricing_model, 0)] += float(known_usd(line))
-    team_charge: dict[tuple[str, str], float] = defaultdict(float)
+        book(line, "rate per hour used", q, terms.pricing_model)
+    cc_of = {t.team: t.cost_center for t in table_rows(d.teams, Team)}
     for (q, team, j, t), node_hours in team_hours.items():  # each team's hours per offer and tier, priced once
-        team_charge[(q, team)] += float(known_usd(_charge_line(m, j, t, q, node_hours)))
+        flavor = served_on(d.flavors, d.held.get(team, frozenset()), j, t)
+        line = replace(_charge_line(m, j, t, q, node_hours), side="charge")
+        tier = EXISTING_LINE if t == EXISTING else t
+        book(line, "use", q, tier, team=team, cost_center=cc_of.get(team, team), flavor=flavor)
     unmet: dict[str, float] = defaultdict(float)
     for (_k, q, s, b), var in m.unmet.items():
         unmet[q] += m.cell_hours[(q, s, b)] * m.value(var)
     od_equivalent = on_demand_baseline(m)
     demand = expected_demand(m)
-    closed_use: dict[tuple[str, str], float] = defaultdict(float)  # (q, team) -> metered usage in the closed part
-    closed_idle: dict[tuple[str, str], float] = defaultdict(float)
-    c = d.closed
-    for q, team, total, use, idle in zip(
-        c["quarter"], c["team"], c["usd"], c["usage_usd"], c["idle_share_usd"], strict=True
-    ):
-        by_model[(q, CLOSED, 0)] += float(total)
-        closed_use[(q, team)] += float(use)
-        closed_idle[(q, team)] += float(idle)
+    for r in rows_of(ClosedCostRow, d.closed.to_dict("records")):
+        # qm meter's charge, carried over in USD (its own ledger prices it by block and pool)
+        source = f"qm meter {r.period}, idle policy {d.options.idle_policy}"
+        who = (r.team, r.cost_center, r.period)
+        lines = [("metered", PricedLine(r.usd, "usd", Decimal(1), "metered", source))]
+        for label, amount in (("metered use", r.usage_usd), ("metered idle share", r.idle_share_usd)):
+            lines.append((label, PricedLine(amount, "usd", Decimal(1), "metered", source, side="charge")))
+        for label, line in lines:
+            book(line, label, r.quarter, CLOSED, team=who[0], cost_center=who[1], month=who[2])
+    by_model = ledger_sums(ledger, "cost", ("quarter", "pricing_model", "term_months"))
     cost_rows = [
         {"quarter": q, "pricing_model": pm, "term_months": tm, "usd": usd(x)}
         for (q, pm, tm), x in by_model.items()
@@ -493,9 +536,10 @@ def _costs(m: PlanModel, od_price: dict[str, float]) -> tuple[pd.DataFrame, pd.D
     cost_by_quarter = pd.DataFrame(cost_rows, columns=["quarter", "pricing_model", "term_months", "usd"])
     cost_by_quarter["_q"] = cost_by_quarter["quarter"].map(d.quarters.index)
     cost_by_quarter = cost_by_quarter.sort_values(["_q", "pricing_model", "term_months"]).drop(columns="_q")
+    team_charge = ledger_sums([x for x in ledger if x.label == "use"], "charge", ("quarter", "team"))
     kpi_rows = []
-    cc_of = {t.team: t.cost_center for t in table_rows(d.teams, Team)}
     team_rows = []
+    idle_lines: list[PricedLine] = []
     for q in d.quarters:
         cost = sum(x for (qq, _, _), x in by_model.items() if qq == q)
         commitment_cost = sum(x for (qq, pm, _), x in by_model.items() if qq == q and pm in COMMITMENT_LINES)
@@ -519,11 +563,38 @@ def _costs(m: PlanModel, od_price: dict[str, float]) -> tuple[pd.DataFrame, pd.D
         )
         use = {team: x for (qq, team), x in sorted(team_charge.items()) if qq == q}
         closed = sum(x for (qq, pm, _), x in by_model.items() if qq == q and pm == CLOSED)
-        planned = _team_rows(q, use, cost - closed - sum(use.values()), cc_of, d.options.idle_policy)
-        team_rows += _with_closed(planned, q, closed_use, closed_idle, cc_of)
+        idle = cost - closed - sum(use.values())
+        shares = _idle_shares(use, idle, cc_of, d.options.idle_policy)
+        for team, (share, amount) in shares.items():
+            source = f"the {q} idle (commitment hours nobody uses, and charge rates below cost), idle policy "
+            line = PricedLine(share, "share of idle", decimal_of(idle), "planned", source + d.options.idle_policy)
+            idle_lines.append(
+                replace(
+                    line,
+                    side="charge",
+                    label="idle share",
+                    quarter=q,
+                    team=team,
+                    cost_center=cc_of.get(team, IDLE_COST_CENTER),
+                    pricing_model="idle",
+                    amount_usd=decimal_of(amount),
+                )
+            )
+        planned = _team_rows(q, use, {t: a for t, (_, a) in shares.items()}, cc_of)
+        team_rows += _with_closed(planned, q, ledger, cc_of)
     kpis = pd.DataFrame(kpi_rows)
     cost_by_team = pd.DataFrame(team_rows, columns=TEAM_COLUMNS)
-    return kpis, cost_by_quarter.reset_index(drop=True), cost_by_team
+    return kpis, cost_by_quarter.reset_index(drop=True), cost_by_team, (*ledger, *idle_lines)
+
+
+def ledger_sums(lines: Iterable[PricedLine], side: str, keys: tuple[str, ...]) -> dict[tuple[Any, ...], float]:
+    """The lines of one side grouped by `keys` (PricedLine fields), their amounts added up as the solver's floats,
+    in the ledger's order."""
+    out: dict[tuple[Any, ...], float] = defaultdict(float)
+    for line in lines:
+        if line.side == side:
+            out[tuple(getattr(line, k) for k in keys)] += float(known_usd(line))
+    return out
 
 
 def expected_demand(m: PlanModel) -> dict[str, float]:

@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from quartermaster.budgets import BudgetStatus
+from quartermaster.pricing import PricedLine
 from quartermaster.units import quarter_bounds
 
 if TYPE_CHECKING:
@@ -399,6 +400,7 @@ ROWS: dict[str, type] = {
     "credit_sensitivity_purchases": CreditSensitivityPurchaseRow,
     "forecast": ForecastRow,
     "closed_costs": ClosedCostRow,
+    "ledger": PricedLine,
 }
 """Each table of a plan and the type of its rows, in the order they are written."""
 ADDED_LATER = (
@@ -411,6 +413,7 @@ ADDED_LATER = (
     "credit_sensitivity_purchases",
     "forecast",
     "closed_costs",
+    "ledger",
 )
 """Tables a plan written before them lacks: read back empty."""
 RETIRED = ("budgets",)
@@ -469,6 +472,11 @@ class PlanResult:
     closed_costs: tuple[ClosedCostRow, ...] = ()
     """closed_costs: the closed part of the quarter in progress as `qm meter` charges it, per month and team (in
     cost_by_quarter as the `metered` line and in cost_by_team)."""
+    ledger: tuple[PricedLine, ...] = ()
+    """ledger: the plan's priced lines (`pricing.PricedLine`), whose group-bys are its money tables: the cost side
+    (what is paid, by quarter, pricing model and term) adds up to cost_by_quarter, the charge side (each team's use
+    at its charge rate, its share of idle, its metered charge in the closed part) to cost_by_team; both to every
+    quarter's cost (`quartermaster.ledger`)."""
     actuals_until: str | None = None
     """actuals_until: the end of the actuals (ISO date and time: the usage history's end, or `qm plan --as-of`), None
     without any: the quarter in progress (the first, by default) is metered before it and planned after it."""

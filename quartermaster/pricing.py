@@ -356,24 +356,61 @@ def missing_prices(inventory: Inventory) -> list[MissingPrice]:
     return out
 
 
+Side = Literal["cost", "charge"]
+SIDES: dict[Side, str] = {
+    "cost": "what is paid for: commitments, purchases, pay-per-use hours, metered capacity",
+    "charge": "who bears it: each team's use at the rate its cost centre is charged, and its share of idle",
+}
+"""The two sides of a ledger (`PricedLine.side`); each adds up to the same total, period by period."""
+
+
 @dataclass(frozen=True)
 class PricedLine:
-    """A quantity at a rate: the unit every money figure is built from, with its basis and where its rate comes
-    from, so a figure can say what it is and a view cannot price the same thing twice."""
+    """A quantity at a rate: the unit every money figure is built from, with its basis, where its rate comes from,
+    and whom and when it belongs to, so a figure can say what it is and a view cannot price the same thing twice.
+
+    A ledger is a tuple of them (the plan's `ledger` table, `qm meter`'s `ledger`): every money table is a group-by
+    over one (`quartermaster.ledger`), rounded to the cent once, where it is shown."""
 
     quantity: Decimal
     unit: str
     """unit: what `quantity` counts and `rate` is per (`accelerator-hour`, `accelerator-month`, the plan's
-    `node-hour` and `node`, FOCUS's PricingUnit)."""
+    `node-hour` and `node`, FOCUS's PricingUnit, `share of idle`)."""
     rate: Decimal | None
     """rate: USD per unit; None when unknown (a missing price: `MissingPrice`), never 0 for unknown."""
     basis: Basis
     source: str
     """source: the price-book row or commitment the rate comes from, or why there is none."""
+    side: Side = "cost"
+    """side: `cost` (what is paid for) or `charge` (who bears it): `SIDES`."""
+    label: str = ""
+    """label: what the line is (`use`, `idle share`, `new commitment`, `pay-per-use`, ...)."""
+    quarter: str = ""
+    """quarter: the quarter the line belongs to (`2026Q4`)."""
+    month: str = ""
+    """month: the metered period the line belongs to (`2026-10`, or a month cut by the actuals' end); empty for a
+    line of a whole quarter (or of its open, planned part)."""
+    team: str = ""
+    """team: the team it is charged to (`IDLE_TEAM` for idle nobody could take); empty on the cost side when
+    capacity is paid for whoever uses it."""
+    cost_center: str = ""
+    flavor: str = ""
+    """flavor: the pool (Kueue ResourceFlavor) the hours run on, where the line has one (`new:<site>/<machine>/<tier>`
+    for a pool the plan would add)."""
+    pricing_model: str = ""
+    """pricing_model: how the hours are bought (`PricingModel`, `existing-commitments`, `metered`), as the plan's
+    cost by quarter and the FOCUS export group them."""
+    term_months: int = 0
+    amount_usd: Decimal | None = None
+    """amount_usd: the line's amount as booked when it is given (a metered line's cents, allocated by largest
+    remainder; an idle share); None: quantity x rate."""
 
     @property
     def usd(self) -> Decimal | None:
-        """quantity x rate, exact (round with `cents` only to show or reconcile it); None when the rate is unknown."""
+        """The line's amount, exact: amount_usd when booked, else quantity x rate (round with `cents` only to show or
+        reconcile it); None when the rate is unknown."""
+        if self.amount_usd is not None:
+            return self.amount_usd
         return None if self.rate is None else self.quantity * self.rate
 
 
