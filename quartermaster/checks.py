@@ -295,6 +295,18 @@ def check_derived_names(inv: Inventory) -> list[Issue]:
 
 @rule("references", "every reference by name resolves")
 def check_references(inv: Inventory) -> list[Issue]:
+    return [
+        *_cluster_references(inv),
+        *_commitment_references(inv),
+        *_team_references(inv),
+        *_cohort_references(inv),
+        *_cost_centre_references(inv),
+        *_row_references(inv),
+    ]
+
+
+def _cluster_references(inv: Inventory) -> list[Issue]:
+    """A cluster's site and MultiKueue workers, its pools' machines and commitments."""
     out = []
     for c in inv.clusters:
         if c.site not in inv.site_by_name:
@@ -319,6 +331,12 @@ def check_references(inv: Inventory) -> list[Issue]:
                         "commitments",
                     )
                 )
+    return out
+
+
+def _commitment_references(inv: Inventory) -> list[Issue]:
+    """A commitment's machine and site."""
+    out = []
     for cm in inv.commitments:
         if cm.machine not in inv.machine_by_name:
             out.append(
@@ -326,6 +344,12 @@ def check_references(inv: Inventory) -> list[Issue]:
             )
         if cm.site not in inv.site_by_name:
             out.append(_unknown("site", cm.site, inv.site_by_name, ("commitments", cm.name, "site"), "sites"))
+    return out
+
+
+def _team_references(inv: Inventory) -> list[Issue]:
+    """A team's cohort, priority class, sites and quota flavors (one quota per flavor)."""
+    out = []
     for t in inv.teams:
         if t.cohort is not None and t.cohort not in inv.cohort_by_name:
             out.append(_unknown("cohort", t.cohort, inv.cohort_by_name, ("teams", t.name, "cohort"), "cohorts"))
@@ -357,6 +381,12 @@ def check_references(inv: Inventory) -> list[Issue]:
                     )
                 )
             seen.add(q.flavor)
+    return out
+
+
+def _cohort_references(inv: Inventory) -> list[Issue]:
+    """A cohort's parent and quota flavors."""
+    out = []
     for co in inv.cohorts:
         if co.parent is not None and co.parent not in inv.cohort_by_name:
             out.append(_unknown("cohort", co.parent, inv.cohort_by_name, ("cohorts", co.name, "parent"), "cohorts"))
@@ -365,6 +395,12 @@ def check_references(inv: Inventory) -> list[Issue]:
                 out.append(
                     _unknown("flavor", q.flavor, inv.pool_by_name, ("cohorts", co.name, "quotas", i, "flavor"), "pools")
                 )
+    return out
+
+
+def _cost_centre_references(inv: Inventory) -> list[Issue]:
+    """A budget's cost centre is some team's; a named cost centre is some team's or budget's."""
+    out = []
     charged = {t.cost_center for t in inv.teams}
     for i, b in enumerate(inv.policy.budgets):
         if b.cost_center not in charged:
@@ -388,6 +424,11 @@ def check_references(inv: Inventory) -> list[Issue]:
                     about=[ANY_TEAM],  # a team that failed to load may be the one using it
                 )
             )
+    return out
+
+
+def _row_references(inv: Inventory) -> list[Issue]:
+    """The names in the price book, the demand forecast and the usage rows."""
     scenarios = {s.name for s in inv.policy.scenarios}
     rows: list[tuple[str, str, str, list[str | None], Iterable[str], str]] = [
         ("prices", "site", "site", [p.site for p in inv.prices], inv.site_by_name, "sites"),
@@ -399,6 +440,7 @@ def check_references(inv: Inventory) -> list[Issue]:
         ("usage", "team", "team", [u.team for u in inv.usage], inv.team_by_name, "teams"),
         ("usage", "flavor", "flavor", [u.flavor for u in inv.usage], inv.pool_by_name, "pools"),
     ]
+    out = []
     for section, column, kind, values, known, plural in rows:
         out += _unknown_in_rows(section, column, kind, values, set(known), plural)
     return out

@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import csv
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -236,6 +236,25 @@ def configuration_problems(config: dict[str, Any]) -> list[str]:
     if config.get("apiVersion") != CONFIG_API or config.get("kind") != "Configuration":
         out.append(f"apiVersion/kind: must be {CONFIG_API} Configuration")
     gates = feature_gates()
+    out += _feature_gate_problems(config, gates)
+    enabled = {g: (config.get("featureGates") or {}).get(g, d) for g, (d, _) in gates.items()}
+    out += _framework_problems(config)
+    out += _namespace_selector_problems(config)
+    if not enabled["DisableWaitForPodsReady"]:
+        out += _wait_for_pods_ready_problems(config)
+    fair = config.get("fairSharing")
+    if fair is not None and list(fair.get("preemptionStrategies") or []) not in [
+        list(s) for s in PREEMPTION_STRATEGY_SETS
+    ]:
+        out.append("fairSharing.preemptionStrategies: Required or Unsupported value (one of the three valid lists)")
+    if enabled["QuotaCheckStrategy"]:
+        out += _quota_check_problems(config)
+    return out
+
+
+def _feature_gate_problems(config: dict[str, Any], gates: Mapping[str, tuple[bool, bool]]) -> list[str]:
+    """Gates the manager does not know, and locked gates set against their locked value."""
+    out = []
     for gate, value in (config.get("featureGates") or {}).items():
         if gate not in gates:
             out.append(f"featureGates: unrecognized feature gate: {gate}")
@@ -243,8 +262,12 @@ def configuration_problems(config: dict[str, Any]) -> list[str]:
             out.append(
                 f"featureGates: cannot set feature gate {gate} to {value}, feature is locked to {gates[gate][0]}"
             )
-    enabled = {g: (config.get("featureGates") or {}).get(g, d) for g, (d, _) in gates.items()}
-    namespace = config.get("namespace") or KUEUE_NAMESPACE
+    return out
+
+
+def _framework_problems(config: dict[str, Any]) -> list[str]:
+    """Unknown and repeated `integrations.frameworks`."""
+    out = []
     frameworks = (config.get("integrations") or {}).get("frameworks") or ["batch/job"]  # defaults.go
     seen: set[str] = set()
     for i, name in enumerate(frameworks):
@@ -253,6 +276,13 @@ def configuration_problems(config: dict[str, Any]) -> list[str]:
         elif name in seen:
             out.append(f"integrations.frameworks[{i}]: Duplicate value: {name!r}")
         seen.add(name)
+    return out
+
+
+def _namespace_selector_problems(config: dict[str, Any]) -> list[str]:
+    """An invalid `managedJobsNamespaceSelector` (or its default), or one that matches kube-system or Kueue's own
+    namespace."""
+    namespace = config.get("namespace") or KUEUE_NAMESPACE
     selector = config.get("managedJobsNamespaceSelector")
     if selector is None:
         selector = {
@@ -260,34 +290,43 @@ def configuration_problems(config: dict[str, Any]) -> list[str]:
                 {"key": "kubernetes.io/metadata.name", "operator": "NotIn", "values": ["kube-system", namespace]}
             ]
         }
-    for path, reason in label_selector_problems(selector):
-        out.append(f"managedJobsNamespaceSelector.{'.'.join(str(p) for p in path)}: {reason}")
+    out = [
+        f"managedJobsNamespaceSelector.{'.'.join(str(p) for p in path)}: {reason}"
+        for path, reason in label_selector_problems(selector)
+    ]
     for protected in ("kube-system", namespace):
         if selector_matches(selector, {"kubernetes.io/metadata.name": protected}):
             out.append(f'managedJobsNamespaceSelector: should not match the "{protected}" namespace')
+    return out
+
+
+def _wait_for_pods_ready_problems(config: dict[str, Any]) -> list[str]:
+    """A negative or unreadable timeout and invalid requeuing values of `waitForPodsReady`, when it is set."""
     wait = config.get("waitForPodsReady")
-    if wait is not None and not enabled["DisableWaitForPodsReady"]:
-        timeout = _seconds(wait.get("timeout", "30m"))
-        if timeout is None or timeout < 0:
-            out.append("waitForPodsReady.timeout: must be a non-negative duration")
-        strategy = wait.get("requeuingStrategy") or {}
-        if strategy.get("timestamp", "Eviction") not in ("Creation", "Eviction"):
-            out.append('waitForPodsReady.requeuingStrategy.timestamp: Unsupported value (use "Creation" or "Eviction")')
-        for key in ("backoffLimitCount", "backoffBaseSeconds", "backoffMaxSeconds"):
-            if (strategy.get(key) or 0) < 0:
-                out.append(f"waitForPodsReady.requeuingStrategy.{key}: must be greater than or equal to 0")
-    fair = config.get("fairSharing")
-    if fair is not None and list(fair.get("preemptionStrategies") or []) not in [
-        list(s) for s in PREEMPTION_STRATEGY_SETS
-    ]:
-        out.append("fairSharing.preemptionStrategies: Required or Unsupported value (one of the three valid lists)")
+    if wait is None:
+        return []
+    out = []
+    timeout = _seconds(wait.get("timeout", "30m"))
+    if timeout is None or timeout < 0:
+        out.append("waitForPodsReady.timeout: must be a non-negative duration")
+    strategy = wait.get("requeuingStrategy") or {}
+    if strategy.get("timestamp", "Eviction") not in ("Creation", "Eviction"):
+        out.append('waitForPodsReady.requeuingStrategy.timestamp: Unsupported value (use "Creation" or "Eviction")')
+    for key in ("backoffLimitCount", "backoffBaseSeconds", "backoffMaxSeconds"):
+        if (strategy.get(key) or 0) < 0:
+            out.append(f"waitForPodsReady.requeuingStrategy.{key}: must be greater than or equal to 0")
+    return out
+
+
+def _quota_check_problems(config: dict[str, Any]) -> list[str]:
+    """An unknown `resources.quotaCheckStrategy`, or IgnoreUndeclared with excluded resource prefixes."""
     resources = config.get("resources") or {}
     strategy = resources.get("quotaCheckStrategy")
-    if strategy is not None and enabled["QuotaCheckStrategy"]:
-        if strategy not in ("IgnoreUndeclared", "BlockUndeclared"):
-            out.append(f"resources.quotaCheckStrategy: Unsupported value: {strategy!r}")
-        if strategy == "IgnoreUndeclared" and resources.get("excludeResourcePrefixes"):
-            out.append("resources.quotaCheckStrategy: excludeResourcePrefixes is not allowed with IgnoreUndeclared")
+    out = []
+    if strategy is not None and strategy not in ("IgnoreUndeclared", "BlockUndeclared"):
+        out.append(f"resources.quotaCheckStrategy: Unsupported value: {strategy!r}")
+    if strategy == "IgnoreUndeclared" and resources.get("excludeResourcePrefixes"):
+        out.append("resources.quotaCheckStrategy: excludeResourcePrefixes is not allowed with IgnoreUndeclared")
     return out
 
 

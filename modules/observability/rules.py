@@ -45,7 +45,7 @@ from quartermaster.budgets import BudgetStatus
 from quartermaster.capacity import pool_accelerators
 from quartermaster.issues import format_path
 from quartermaster.loader import LoadResult
-from quartermaster.model import Inventory
+from quartermaster.model import Budget, Inventory
 from quartermaster.modules.observability.metrics import (
     DEFAULT_CLUSTER_LABEL,
     KUEUE_NAMESPACE,
@@ -58,6 +58,7 @@ from quartermaster.modules.observability.metrics import (
 )
 from quartermaster.pricing import (
     BASES,
+    MissingPrice,
     break_even,
     cents,
     format_pct,
@@ -140,16 +141,40 @@ def build_rules(
     """The rules file (`groups:`) as a plain dict, deterministic for a given inventory and options, and a note for
     each object that gets no alert and why. With `planned`, the budget alerts carry the plan's figures."""
     o = options or Options()
-    inventory = result.inventory
     at = o.at or dt.datetime.now(dt.UTC).date()
+    notes: list[str] = []
+    records, alerts = _commitment_rules(result, o, at, notes)
+    alerts += _pending_alerts(result, o)
+    alerts += _capacity_alerts(result, o)
+    if o.cluster:
+        notes.append(
+            f"cluster {o.cluster}: no budget alerts and no forecast records (they need every cluster's "
+            "series; render them with `qm observability render` for a Prometheus that sees all clusters)"
+        )
+    else:
+        spend, budget_alerts = _budget_rules(result, planned, notes)
+        records += spend
+        alerts += budget_alerts
+        records += forecast_records(result.inventory, notes)
+    groups = []
+    if records:
+        groups.append({"name": "quartermaster.records", "interval": "5m", "rules": records})
+    groups.append({"name": "quartermaster.alerts", "rules": alerts})
+    return {"groups": groups}, notes
+
+
+def _commitment_rules(
+    result: LoadResult, o: Options, at: dt.date, notes: list[str]
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """The utilisation and break-even records and the `QuartermasterCommitmentBelowBreakEven` alert of each
+    commitment active on `at`; a note for each commitment left out and why."""
+    inventory = result.inventory
     records: list[dict[str, Any]] = []
     alerts: list[dict[str, Any]] = []
-    notes: list[str] = []
     consumers: dict[str, list[str]] = {}
     for pool in inventory.pools:
         if pool.commitment:
             consumers.setdefault(pool.commitment, []).append(pool.name)
-
     for c in inventory.commitments:
         pools = consumers.get(c.name, [])
         if o.cluster:
@@ -209,7 +234,13 @@ def build_rules(
                 f"down in {_where(result, 'commitments', c.name)} (`count`).",
             )
         )
+    return records, alerts
 
+
+def _pending_alerts(result: LoadResult, o: Options) -> list[dict[str, Any]]:
+    """`QuartermasterPendingAboveQuota` per team, cluster and accelerator resource the team has quota for."""
+    inventory = result.inventory
+    alerts = []
     for team in inventory.teams:
         per_cluster: dict[tuple[str, str], int] = {}
         for q in team.quotas:
@@ -235,7 +266,13 @@ def build_rules(
                     "(`quotas`), or move work to a cluster where it has quota; `qm diff` shows the cost of the change.",
                 )
             )
+    return alerts
 
+
+def _capacity_alerts(result: LoadResult, o: Options) -> list[dict[str, Any]]:
+    """`QuartermasterFlavorAtCapacity` per pool with capacity that some team has quota in."""
+    inventory = result.inventory
+    alerts = []
     for pool in inventory.pools:
         capacity = pool_accelerators(inventory, pool)
         queues = sorted(t.name for t in inventory.teams if any(q.flavor == pool.name for q in t.quotas))
@@ -258,113 +295,127 @@ def build_rules(
                 "the waiting teams quota in another flavor in their files under inventory/teams/.",
             )
         )
+    return alerts
 
-    if o.cluster:
-        notes.append(
-            f"cluster {o.cluster}: no budget alerts and no forecast records (they need every cluster's "
-            "series; render them with `qm observability render` for a Prometheus that sees all clusters)"
-        )
-    unpriced = {m.pool: m for m in missing_prices(inventory)}
+
+def _budget_rules(
+    result: LoadResult, planned: PlannedBudgets | None, notes: list[str]
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """Per budget with priced pools: the cost centre's spend record, `QuartermasterBudgetOnTrack` and, with a plan
+    that covers the budget's quarter, `QuartermasterSpendAbovePlan`; a note for what is left out and why."""
+    inventory = result.inventory
+    records: list[dict[str, Any]] = []
+    alerts: list[dict[str, Any]] = []
     plan_rows = {} if planned is None else {(r.cost_center, r.quarter): r for r in planned.rows}
-    if planned is None and inventory.policy.budgets and not o.cluster:
+    if planned is None and inventory.policy.budgets:
         notes.append(
             "budget alerts: no plan given (--plan DIR), so they show no planned charge and no "
             "QuartermasterSpendAbovePlan alert is written"
         )
-    for budget in () if o.cluster else inventory.policy.budgets:
-        terms = []
+    unpriced = {m.pool: m for m in missing_prices(inventory)}
+    for budget in inventory.policy.budgets:
         teams = sorted(t.name for t in inventory.teams if t.cost_center == budget.cost_center)
-        for pool in inventory.pools:
-            if not any(q.flavor == pool.name for t in teams for q in inventory.team_by_name[t].quotas):
-                continue
-            rate = pool_rate(inventory, pool.name)
-            if rate is None:
-                missing = unpriced[pool.name]
-                notes.append(f"budget {budget.cost_center} {budget.quarter}: leaves out {missing.message}")
-                continue
-            used = _sel(
-                KUEUE_USAGE, flavor=pool.name, cluster_queue="|".join(teams), resource=_resource(inventory, pool.name)
-            )
-            terms.append(f"(sum({used}) or vector(0)) * {_num(rate)}")
+        terms = _spend_terms(inventory, budget, teams, unpriced, notes)
         if not terms:
             continue
-        start, end = quarter_bounds(budget.quarter)
-        hours = quarter_hours(budget.quarter)
-        first, last = _epoch(start), _epoch(end)
         row = plan_rows.get((budget.cost_center, budget.quarter))
-        budget_usd = cents(budget.usd)  # the budget_status rows' budget_usd, to the cent
         if planned is not None and row is None:
             notes.append(
                 f"budget {budget.cost_center} {budget.quarter}: the plan in {planned.plan} does not cover "
                 f"{budget.quarter}; no planned charge and no QuartermasterSpendAbovePlan alert"
             )
-        projected = f'avg_over_time({SPEND}{{cost_center="{budget.cost_center}"}}[7d]) * {hours}'
-        during = f"on() (vector(time()) >= {first}) and on() (vector(time()) < {last})"
-        value = (
-            f"At the last 7 days' rate, {budget.cost_center} spends {{{{ $value | humanize }}}} USD in "
-            f"{budget.quarter} ({hours} hours; basis: metered usage at the pools' rates, idle capacity not shared)"
-        )
-        use = (
-            None
-            if planned is None or row is None
-            else planned.use.get((budget.cost_center, budget.quarter), Decimal(0))
-        )
-        # the budget status counts the cost centre's share of idle capacity: the budget alert counts the same share
-        idle = None if row is None or use is None else row.usd - use
-        charge = projected if idle is None else f"{projected} + {_num(idle)}"
-        charged = (
-            f"At the last 7 days' rate of metered use (the pools' rates) plus its planned share of idle capacity, "
-            f"{format_usd(idle)} (basis planned, as the budget status counts it), {budget.cost_center} is charged "
-            f"{{{{ $value | humanize }}}} USD in {budget.quarter} ({hours} hours)"
-            if idle is not None
-            else f"{value}; its share of idle capacity is not counted (no plan: `--plan DIR`)"
-        )
-        annotations = {
-            "threshold": f"budget {format_usd(budget_usd)} (policy.budgets, {budget.cost_center} {budget.quarter})",
-            "planned": _planned_text(planned, row),
-        }
         records.append({"record": SPEND, "labels": {"cost_center": budget.cost_center}, "expr": "\n+ ".join(terms)})
+        alerts += _budget_alerts(result, budget, teams, planned, row)
+    return records, alerts
+
+
+def _spend_terms(
+    inventory: Inventory,
+    budget: Budget,
+    teams: list[str],
+    unpriced: Mapping[str, MissingPrice],
+    notes: list[str],
+) -> list[str]:
+    """The cost centre's spend per hour, one term per pool its teams have quota in: the accelerators in use times
+    the pool's rate; a pool without a price is left out with a note."""
+    terms = []
+    for pool in inventory.pools:
+        if not any(q.flavor == pool.name for t in teams for q in inventory.team_by_name[t].quotas):
+            continue
+        rate = pool_rate(inventory, pool.name)
+        if rate is None:
+            notes.append(f"budget {budget.cost_center} {budget.quarter}: leaves out {unpriced[pool.name].message}")
+            continue
+        used = _sel(
+            KUEUE_USAGE, flavor=pool.name, cluster_queue="|".join(teams), resource=_resource(inventory, pool.name)
+        )
+        terms.append(f"(sum({used}) or vector(0)) * {_num(rate)}")
+    return terms
+
+
+def _budget_alerts(
+    result: LoadResult, budget: Budget, teams: list[str], planned: PlannedBudgets | None, row: BudgetStatus | None
+) -> list[dict[str, Any]]:
+    """`QuartermasterBudgetOnTrack` for `budget`, and `QuartermasterSpendAbovePlan` when the plan has its `row`."""
+    start, end = quarter_bounds(budget.quarter)
+    hours = quarter_hours(budget.quarter)
+    budget_usd = cents(budget.usd)  # the budget_status rows' budget_usd, to the cent
+    projected = f'avg_over_time({SPEND}{{cost_center="{budget.cost_center}"}}[7d]) * {hours}'
+    during = f"on() (vector(time()) >= {_epoch(start)}) and on() (vector(time()) < {_epoch(end)})"
+    value = (
+        f"At the last 7 days' rate, {budget.cost_center} spends {{{{ $value | humanize }}}} USD in "
+        f"{budget.quarter} ({hours} hours; basis: metered usage at the pools' rates, idle capacity not shared)"
+    )
+    use = None if planned is None or row is None else planned.use.get((budget.cost_center, budget.quarter), Decimal(0))
+    # the budget status counts the cost centre's share of idle capacity: the budget alert counts the same share
+    idle = None if row is None or use is None else row.usd - use
+    charge = projected if idle is None else f"{projected} + {_num(idle)}"
+    charged = (
+        f"At the last 7 days' rate of metered use (the pools' rates) plus its planned share of idle capacity, "
+        f"{format_usd(idle)} (basis planned, as the budget status counts it), {budget.cost_center} is charged "
+        f"{{{{ $value | humanize }}}} USD in {budget.quarter} ({hours} hours)"
+        if idle is not None
+        else f"{value}; its share of idle capacity is not counted (no plan: `--plan DIR`)"
+    )
+    annotations = {
+        "threshold": f"budget {format_usd(budget_usd)} (policy.budgets, {budget.cost_center} {budget.quarter})",
+        "planned": _planned_text(planned, row),
+    }
+    alerts = [
+        _alert(
+            "QuartermasterBudgetOnTrack",
+            {"cost_center": budget.cost_center, "quarter": budget.quarter, "severity": "warning"},
+            f"{charge} > {_num(budget_usd)} and {during}",
+            "1h",
+            f"Cost centre {budget.cost_center} is on track to exceed its {budget.quarter} budget",
+            f"{charged}, above its budget of {format_usd(budget_usd)}.",
+            f"Lower the quotas of {', '.join(teams)} in their files under inventory/teams/, or raise the budget in "
+            f"{_where(result, 'policy')} (`policy.budgets`, cost_center {budget.cost_center}) with finance's "
+            "approval.",
+            annotations,
+        )
+    ]
+    if row is not None and use is not None:
+        basis = (
+            "basis planned use: its teams' planned use at the plan's prices, idle capacity not shared, as the "
+            "projection"
+        )
         alerts.append(
             _alert(
-                "QuartermasterBudgetOnTrack",
-                {"cost_center": budget.cost_center, "quarter": budget.quarter, "severity": "warning"},
-                f"{charge} > {_num(budget_usd)} and {during}",
+                "QuartermasterSpendAbovePlan",
+                {"cost_center": budget.cost_center, "quarter": budget.quarter, "severity": "info"},
+                f"{projected} > {_num(use)} and {during}",
                 "1h",
-                f"Cost centre {budget.cost_center} is on track to exceed its {budget.quarter} budget",
-                f"{charged}, above its budget of {format_usd(budget_usd)}.",
-                f"Lower the quotas of {', '.join(teams)} in their files under inventory/teams/, or raise the budget in "
-                f"{_where(result, 'policy')} (`policy.budgets`, cost_center {budget.cost_center}) with finance's "
-                "approval.",
-                annotations,
+                f"Cost centre {budget.cost_center} spends above its {budget.quarter} plan",
+                f"{value}, above its planned use of {format_usd(use)} ({basis}; with their share of idle its "
+                f"planned charge is {format_usd(row.usd)}) against a budget of {format_usd(budget_usd)}: the "
+                "plan's figure no longer holds.",
+                f"Compare the teams' use with the plan's forecast (demand.csv) and re-plan (`qm plan`), or lower "
+                f"the quotas of {', '.join(teams)} in their files under inventory/teams/.",
+                {**annotations, "threshold": f"planned use {format_usd(use)} ({basis})"},
             )
         )
-        if row is not None and use is not None:
-            basis = (
-                "basis planned use: its teams' planned use at the plan's prices, idle capacity not shared, as the "
-                "projection"
-            )
-            alerts.append(
-                _alert(
-                    "QuartermasterSpendAbovePlan",
-                    {"cost_center": budget.cost_center, "quarter": budget.quarter, "severity": "info"},
-                    f"{projected} > {_num(use)} and {during}",
-                    "1h",
-                    f"Cost centre {budget.cost_center} spends above its {budget.quarter} plan",
-                    f"{value}, above its planned use of {format_usd(use)} ({basis}; with their share of idle its "
-                    f"planned charge is {format_usd(row.usd)}) against a budget of {format_usd(budget_usd)}: the "
-                    "plan's figure no longer holds.",
-                    f"Compare the teams' use with the plan's forecast (demand.csv) and re-plan (`qm plan`), or lower "
-                    f"the quotas of {', '.join(teams)} in their files under inventory/teams/.",
-                    {**annotations, "threshold": f"planned use {format_usd(use)} ({basis})"},
-                )
-            )
-    if not o.cluster:
-        records.extend(forecast_records(inventory, notes))
-    groups = []
-    if records:
-        groups.append({"name": "quartermaster.records", "interval": "5m", "rules": records})
-    groups.append({"name": "quartermaster.alerts", "rules": alerts})
-    return {"groups": groups}, notes
+    return alerts
 
 
 def _epoch(day: dt.date) -> int:
