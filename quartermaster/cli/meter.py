@@ -31,7 +31,7 @@ def command(
     inventory: Path = typer.Option(Path("inventory"), "--inventory", "-i", help="Inventory directory.", exists=True),
     period: str = typer.Option(None, help="Month (2026-10) or quarter (2026Q4); default: the months the records span."),
     idle: str = typer.Option(DEFAULT_IDLE_POLICY, help="Idle sharing: proportional, even, or owner:TEAM."),
-    out: Path = typer.Option(None, help="Also write meter.json and CSVs (teams, cost centres, lines) to this folder."),
+    out: Path = typer.Option(None, help="Also write meter.json and CSVs (teams, cost centres, lines, ledger) here."),
     emit_sql: str = typer.Option(
         None,
         "--emit-sql",

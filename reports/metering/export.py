@@ -1,4 +1,4 @@
-"""Write a metering result: `meter.json` (everything) and CSVs for spreadsheets."""
+"""Write a metering result: `meter.json` (everything), its ledger and CSVs for spreadsheets."""
 
 from __future__ import annotations
 
@@ -7,14 +7,22 @@ import json
 from dataclasses import asdict, fields
 from pathlib import Path
 
+from quartermaster.pricing import PricedLine
 from quartermaster.reports.metering.meter import ChargeLine, MeterResult, TeamCharge
 from quartermaster.textsafety import spreadsheet_cell
 
 
 def write_meter(result: MeterResult, out: Path) -> list[Path]:
-    """meter.json, meter_teams.csv, meter_cost_centers.csv and meter_lines.csv (usage, idle, idle shares)."""
+    """meter.json, meter_teams.csv, meter_cost_centers.csv, meter_lines.csv (usage, idle, idle shares) and
+    ledger.csv (`MeterResult.ledger`: the priced lines every metered table groups)."""
     out.mkdir(parents=True, exist_ok=True)
-    written = [out / "meter.json", out / "meter_teams.csv", out / "meter_cost_centers.csv", out / "meter_lines.csv"]
+    written = [
+        out / "meter.json",
+        out / "meter_teams.csv",
+        out / "meter_cost_centers.csv",
+        out / "meter_lines.csv",
+        out / "ledger.csv",
+    ]
     written[0].write_text(json.dumps(result.to_dict(), indent=2, sort_keys=True) + "\n", encoding="utf-8")
     _csv(written[1], [f.name for f in fields(TeamCharge)], [asdict(t) for t in result.teams])
     _csv(
@@ -27,6 +35,7 @@ def write_meter(result: MeterResult, out: Path) -> list[Path]:
         [f.name for f in fields(ChargeLine)],
         [asdict(x) for x in (*result.lines, *result.idle, *result.idle_shares)],
     )
+    _csv(written[4], [f.name for f in fields(PricedLine)], [asdict(x) for x in result.ledger])
     return written
 
 

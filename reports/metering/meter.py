@@ -42,12 +42,17 @@ from quartermaster.model import Inventory
 from quartermaster.pricing import (
     CENT,
     DEFAULT_IDLE_POLICY,
+    IDLE_COST_CENTER,
+    IDLE_TEAM,
     FocusPricingCategory,
+    PricedLine,
+    Side,
     check_idle_policy,
 )
 from quartermaster.reports.metering.query import UNITS_PER_HOUR, held_sql, meter_sql
 from quartermaster.reports.metering.rates import Block, blocks
 from quartermaster.reports.metering.usage import Period
+from quartermaster.units import quarter_of
 
 Q = Decimal("0.001")
 
@@ -101,6 +106,65 @@ class MeterResult:
     teams: tuple[TeamCharge, ...]
     cost_centers: dict[str, Decimal]
     blocks: dict[str, Block] = field(repr=False)
+
+    @property
+    def ledger(self) -> tuple[PricedLine, ...]:
+        """The period's priced lines (basis metered; `quartermaster.ledger`), each at the cents it was charged:
+
+        - cost side: every usage line (a team's accelerator-hours on a block and pool at its rate) and every idle
+          line (paid accelerator-hours nobody held), adding up to total_cost;
+        - charge side: the same usage lines, every idle share (`quantity` the team's share of its block's idle,
+          `rate` that idle) and the idle no policy could share (IDLE_TEAM), adding up to total_cost: by team each
+          TeamCharge.total, by cost centre cost_centers (IDLE_COST_CENTER: the idle no team took)."""
+        quarter = quarter_of(self.period.start.date())
+        if quarter_of((self.period.end - dt.timedelta(hours=1)).date()) != quarter:
+            quarter = ""  # a period over several quarters belongs to none of them alone
+        idle_usd: dict[str, Decimal] = {}
+        for x in self.idle:
+            idle_usd[x.block] = idle_usd.get(x.block, Decimal(0)) + x.cost
+        shared = {s.block for s in self.idle_shares}
+        out: list[PricedLine] = []
+
+        def book(x: ChargeLine, side: Side, label: str, share: Decimal | None = None) -> None:
+            block = self.blocks[x.block]
+            model = block.model if x.rate == block.rate else block.overflow_model
+            quantity, unit, rate = (
+                (x.accelerator_hours, "accelerator-hour", x.rate)
+                if share is None
+                else (share, "share of idle", idle_usd[x.block])
+            )
+            source = f"{x.block}, {model} rate; qm meter {self.period.label}, idle policy {self.policy}"
+            out.append(
+                PricedLine(
+                    quantity,
+                    unit,
+                    rate,
+                    "metered",
+                    source,
+                    side=side,
+                    label=label,
+                    quarter=quarter,
+                    month=self.period.label,
+                    team=x.team or IDLE_TEAM,
+                    cost_center=x.cost_center or IDLE_COST_CENTER,
+                    flavor=x.pool or "",
+                    pricing_model=model,
+                    amount_usd=x.cost,
+                )
+            )
+
+        for x in self.lines:
+            book(x, "cost", "use")
+        for x in self.idle:
+            book(x, "cost", "idle")
+        for x in self.lines:
+            book(x, "charge", "use")
+        for x in self.idle_shares:
+            book(x, "charge", "idle share", x.cost / idle_usd[x.block] if idle_usd[x.block] else Decimal(0))
+        for x in self.idle:
+            if x.block not in shared:
+                book(x, "charge", "idle")
+        return tuple(out)
 
     def to_dict(self) -> dict[str, Any]:
         """Plain JSON-ready data (money and quantities as decimal strings, keys sorted by the caller)."""
