@@ -16,6 +16,7 @@ import time
 
 from quartermaster.model import Inventory
 from quartermaster.modules.kueue import objects_for_cluster, validate_manifests
+from quartermaster.providers import validate_inventory
 from quartermaster.yamlwriter import dump_documents
 
 PROVISIONING = ("reservation", "on-demand", "flex-start", "spot")
@@ -36,7 +37,7 @@ def fleet(teams: int, flavors: int) -> Inventory:
         else:
             pool["nodes"] = 4 * teams
         pools.append(pool)
-    return Inventory.model_validate(
+    return validate_inventory(
         {
             "sites": [
                 {"name": "gcp-us-central1", "provider": "gcp", "region": "us-central1", "zones": ["us-central1-a"]}

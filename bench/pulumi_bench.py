@@ -27,6 +27,7 @@ from pulumi.runtime import settings
 
 from quartermaster.model import Inventory
 from quartermaster.modules.cloud import cluster_spec
+from quartermaster.providers import validate_inventory
 
 SHARE = {"gke-gpu": 0.4, "gke-tpu": 0.2, "eks": 0.25, "aks": 0.15}  # of the pools
 
@@ -147,7 +148,7 @@ def generate(pools: int) -> Inventory:
         }
         for t in range(50)
     ]
-    return Inventory.model_validate(
+    return validate_inventory(
         {
             "sites": [
                 {"name": "gcp-us-east4", "provider": "gcp", "region": "us-east4", "zones": ["us-east4-a"]},

@@ -18,8 +18,6 @@ from typing import TYPE_CHECKING, NamedTuple, TypeVar
 if TYPE_CHECKING:
     import pandas as pd
 
-    from quartermaster.planner.data import PlanData
-
 
 class Offer(NamedTuple):
     """`offers`: where capacity can be had, a machine at a site."""
@@ -204,8 +202,9 @@ def schema_problems(name: str, frame: pd.DataFrame) -> list[str]:
     return problems
 
 
-def check_tables(data: PlanData) -> None:
-    """Hold every table of `data` to its schema; TypeError naming each difference (a bug, not a user's mistake)."""
+def check_tables(data: object) -> None:
+    """Hold every table of `data` (a `PlanData`, which reads this module: any object with the tables as attributes)
+    to its schema; TypeError naming each difference (a bug, not a user's mistake)."""
     problems = [p for name in SCHEMAS if (f := getattr(data, name)) is not None for p in schema_problems(name, f)]
     if problems:
         raise TypeError("planner tables differ from their schemas (planner/tables.py): " + "; ".join(problems))

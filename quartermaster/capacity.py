@@ -8,7 +8,8 @@ from collections import defaultdict
 from dataclasses import dataclass
 
 from quartermaster.model import Inventory, Machine, Pool, Quota
-from quartermaster.pricing import Provisioning
+from quartermaster.names import Provisioning
+from quartermaster.providers import provider_of
 
 DATED_PROVISIONING = (Provisioning.RESERVATION, Provisioning.CAPACITY_BLOCK)
 """Provisioning whose nodes are the pool's commitment's capacity, so they exist only within its dates."""
@@ -34,8 +35,6 @@ def pool_window(inventory: Inventory, pool: Pool) -> PoolWindow:
     commitment's dates as its provider counts them (a capacity block from 11:30 UTC of its first day to the node
     group's scale-down; a cloud reservation over the term; owned hardware from its delivery on). Every other pool
     is undated."""
-    from quartermaster.providers import provider_of
-
     commitment = inventory.commitment_by_name.get(pool.commitment or "")
     if commitment is None or pool.provisioning not in DATED_PROVISIONING:
         return PoolWindow(pool.name, None, None, None)

@@ -19,7 +19,7 @@ from quartermaster.issues import Issue, Ref, Severity, did_you_mean
 from quartermaster.model import Inventory, Team
 from quartermaster.names import ClusterKind
 from quartermaster.pricing import Provisioning, missing_prices
-from quartermaster.providers import provider_of, provider_of_cloud
+from quartermaster.providers import provider_of, provider_of_cloud, providers
 
 CheckFn = Callable[[Inventory], list[Issue]]
 
@@ -691,7 +691,7 @@ def check_provisioning(inv: Inventory) -> list[Issue]:
         for p in c.pools:
             ref: Ref = ("pools", p.name)
             if p.provisioning not in provider.provisioning:
-                problem, fix = provider.refusal(Provisioning(p.provisioning))
+                problem, fix = provider.refusal(Provisioning(p.provisioning), providers())
                 out.append(_issue(problem, fix, (*ref, "provisioning"), got=c.kind))
             if p.provisioning == Provisioning.FLEX_START and p.tpu is not None:
                 out.append(

@@ -44,7 +44,7 @@ from quartermaster.model import (
     UsageRow,
 )
 from quartermaster.names import COST_CENTER_PATTERN, OWNER_PATTERN, QUARTER_PATTERN
-from quartermaster.providers import cluster_adapter, cluster_union, provider_of, providers
+from quartermaster.providers import inventory_types, provider_of, providers
 from quartermaster.textsafety import codeowners_path
 from quartermaster.units import FIRST_DAY, LAST_DAY
 
@@ -70,9 +70,9 @@ SINGLE_SECTIONS: dict[str, type[BaseModel]] = {"policy": Policy}
 
 
 def section_type(section: str) -> Any:
-    """The type of one item of a list section; a cluster's is the registered providers' cluster models, told apart
-    by `kind` (`Cluster` is only their shared base)."""
-    return cluster_union() if LIST_SECTIONS[section] is Cluster else LIST_SECTIONS[section]
+    """The type of one item of a list section as the registered providers narrow it (`inventory_types`); a
+    cluster's is their cluster models, told apart by `kind` (`Cluster` is only their shared base)."""
+    return inventory_types().item_type(LIST_SECTIONS[section])
 
 
 # CSV files by the start of their name (prices.csv, demand-2027.csv, usage.csv).
@@ -1034,7 +1034,7 @@ def _validate_one(
     model: type[BaseModel], data: Any, file: str, ypath: YamlPath, sources: SourceMap, issues: list[Issue]
 ) -> Any:
     try:
-        return cluster_adapter().validate_python(data) if model is Cluster else model.model_validate(data)
+        return inventory_types().validate(model, data)
     except ValidationError as exc:
         for err in _first_causes(exc.errors()):
             err, within = _as_cluster_error(err) if model is Cluster else (err, model)

@@ -42,7 +42,9 @@ from quartermaster.names import (
     NotBool,
     Owner,
     PoolName,
+    PricingModel,
     PriorityClassName,
+    Provisioning,
     Quarter,
     RegionName,
     SiteName,
@@ -50,7 +52,6 @@ from quartermaster.names import (
     TeamName,
     ZoneName,
 )
-from quartermaster.pricing import PricingModel, Provisioning
 from quartermaster.units import FIRST_DAY, LAST_DAY, add_months, utc_hour
 
 Usd = Annotated[Decimal, NotBool, Field(ge=0, le=Decimal(10) ** 12, decimal_places=6)]
@@ -698,8 +699,3 @@ class Inventory(Strict):
 
 
 Cluster.model_rebuild()
-
-# Registering the providers narrows `kind`, the sites' and machines' `provider` and a team's `groups` to the
-# registered ones and completes `Inventory.clusters` (the cluster models live with their providers, which import
-# this module, so the import comes last).
-import quartermaster.providers  # noqa: E402, F401

@@ -7,6 +7,7 @@ node pools, teams become ClusterQueues, namespaces and RBAC subjects (see docs/r
 from __future__ import annotations
 
 import re
+from enum import StrEnum
 from typing import Annotated, Literal
 
 from pydantic import BeforeValidator, Field, StringConstraints
@@ -73,8 +74,8 @@ NotBool = BeforeValidator(refuse_bool)
 NodeCount = Annotated[int, NotBool, Field(ge=0, le=MAX_NODES)]
 AcceleratorCount = Annotated[int, NotBool, Field(ge=0, le=MAX_ACCELERATORS)]
 
-# A site's or machine's `provider` and a cluster's `kind`: the registered providers' (`quartermaster.providers`
-# narrows them to those when it registers one).
+# A site's or machine's `provider` and a cluster's `kind`: the registered providers' (the types that validate an
+# inventory narrow them to those: `quartermaster.providers.inventory_types`).
 CloudName = str
 ClusterKind = str
 CommitmentKind = Literal["cud", "reserved-instance", "savings-plan", "capacity-block", "on-prem-purchase"]
@@ -86,3 +87,26 @@ TaintEffect = Literal["NoSchedule", "PreferNoSchedule", "NoExecute"]
 # Set on every node of a pool whose provider label cannot name the pool (GKE TPU slices are one node pool each,
 # named `<pool>-<i>`): the node-pool modules put it on the nodes and the pool's ResourceFlavor selects it.
 POOL_LABEL = "quartermaster.dev/pool"
+
+
+class PricingModel(StrEnum):
+    """How a node-hour is bought: a price-book row's `pricing_model`."""
+
+    ON_DEMAND = "on-demand"
+    SPOT = "spot"
+    FLEX_START = "flex-start"
+    CAPACITY_BLOCK = "capacity-block"
+    COMMIT = "commit"
+    """A committed-use discount, reserved instance or savings plan with a term."""
+    ONPREM = "onprem"
+    """Owned hardware: capex amortised over its life plus opex, per node-hour."""
+
+
+class Provisioning(StrEnum):
+    """How a pool gets its nodes: a pool's `provisioning`."""
+
+    ON_DEMAND = "on-demand"
+    SPOT = "spot"
+    RESERVATION = "reservation"
+    FLEX_START = "flex-start"
+    CAPACITY_BLOCK = "capacity-block"

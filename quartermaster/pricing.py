@@ -29,9 +29,14 @@ import datetime as dt
 from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass
 from decimal import ROUND_FLOOR, ROUND_HALF_UP, Decimal
-from enum import StrEnum
 from typing import TYPE_CHECKING, Literal, TypeVar
 
+from quartermaster.capacity import pool_max_nodes
+
+# The closed sets live with the other inventory names (the model reads them); priced here.
+from quartermaster.names import PricingModel as PricingModel
+from quartermaster.names import Provisioning as Provisioning
+from quartermaster.providers import providers
 from quartermaster.units import overlap_hours, quarter_of
 
 if TYPE_CHECKING:
@@ -39,29 +44,6 @@ if TYPE_CHECKING:
 
 K = TypeVar("K", bound=Hashable)
 Money = TypeVar("Money", Decimal, float)
-
-
-class PricingModel(StrEnum):
-    """How a node-hour is bought: a price-book row's `pricing_model`."""
-
-    ON_DEMAND = "on-demand"
-    SPOT = "spot"
-    FLEX_START = "flex-start"
-    CAPACITY_BLOCK = "capacity-block"
-    COMMIT = "commit"
-    """A committed-use discount, reserved instance or savings plan with a term."""
-    ONPREM = "onprem"
-    """Owned hardware: capex amortised over its life plus opex, per node-hour."""
-
-
-class Provisioning(StrEnum):
-    """How a pool gets its nodes: a pool's `provisioning`."""
-
-    ON_DEMAND = "on-demand"
-    SPOT = "spot"
-    RESERVATION = "reservation"
-    FLEX_START = "flex-start"
-    CAPACITY_BLOCK = "capacity-block"
 
 
 PRICING_MODEL_OF_PROVISIONING: dict[Provisioning, PricingModel] = {
@@ -153,8 +135,6 @@ def pricing_model_of_commitment(kind: str) -> PricingModel:
 def pricing_model_of(provisioning: str, provider: str) -> PricingModel:
     """The price-book model of a pool's node-hours beyond its commitment (sites of owned hardware, on-prem: `onprem`;
     `provider` is the site's)."""
-    from quartermaster.providers import providers  # the providers import this module: imported on use
-
     if any(p.owned for p in providers() if p.cloud == provider):
         return PricingModel.ONPREM
     return PRICING_MODEL_OF_PROVISIONING[Provisioning(provisioning)]
@@ -478,8 +458,6 @@ def committed_nodes_by_pool(inventory: Inventory) -> dict[str, int]:
     count is shared in proportion to the pools' largest sizes, in whole nodes by largest remainder (ties by pool
     name), so no pool gets more than its largest size and the pools get min(count, their sizes' sum) in all. The
     validation rule `commitment-consumers` warns when the pools could hold more than the count."""
-    from quartermaster.capacity import pool_max_nodes  # capacity reads the model, which reads this module
-
     sizes: dict[str, dict[str, Decimal]] = {}
     for pool in inventory.pools:
         machine = inventory.machine_by_name.get(pool.machine)

@@ -10,14 +10,16 @@ from pydantic import BaseModel, ConfigDict, Field, create_model
 from quartermaster.loader import LIST_SECTIONS, SINGLE_SECTIONS, section_type
 from quartermaster.model import Cluster, Inventory, Team
 from quartermaster.names import CostCenter
-from quartermaster.providers import providers
+from quartermaster.providers import inventory_types, providers
 
 
 def _team_entry() -> type[BaseModel]:
     """A team as a file writes it: `cost_center` optional, since a team file leaves it to `team_terms`."""
     field = Team.model_fields["cost_center"]
     return create_model(
-        "TeamEntry", __base__=Team, cost_center=(CostCenter | None, Field(None, description=field.description))
+        "TeamEntry",
+        __base__=inventory_types().item_type(Team),
+        cost_center=(CostCenter | None, Field(None, description=field.description)),
     )
 
 
@@ -51,7 +53,7 @@ def schema_json() -> str:
 
 def reference_markdown() -> str:
     """A reference page: one section per object, one row per field with its docstring."""
-    defs = Inventory.model_json_schema()["$defs"]
+    defs = inventory_types().item_type(Inventory).model_json_schema()["$defs"]
     lines = [
         "# Inventory reference",
         "",

@@ -16,6 +16,7 @@ from typing import Any
 import yaml
 
 from quartermaster.model import Inventory
+from quartermaster.providers import validate_inventory
 
 BEFORE_THE_BLOCK = dt.datetime(2026, 9, 1, tzinfo=dt.UTC)
 """The moment the cloud stacks are built for in tests: before the example's capacity block (aws-p5-cb-2026q4 starts
@@ -109,7 +110,7 @@ class InventoryBuilder:
         return self
 
     def build(self) -> Inventory:
-        return Inventory.model_validate(copy.deepcopy(self.data))
+        return validate_inventory(copy.deepcopy(self.data))
 
     def write(self, directory: Path) -> Path:
         """Write one YAML file per section into `directory`; return it."""

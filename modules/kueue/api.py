@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar, Literal
 
-from quartermaster.modules.kueue.manifest import ObjectMeta
+from quartermaster.modules.kueue.meta import ObjectMeta
 
 
 @dataclass(frozen=True, kw_only=True)

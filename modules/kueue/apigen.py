@@ -58,7 +58,7 @@ from __future__ import annotations
 from dataclasses import {dataclasses}
 from typing import {typing}
 
-from quartermaster.modules.kueue.manifest import ObjectMeta
+from quartermaster.modules.kueue.meta import ObjectMeta
 
 '''
 

@@ -35,7 +35,6 @@ from quartermaster.modules.kueue.manifest import (
     RBAC_GROUP,
     Emitted,
     Namespace,
-    ObjectMeta,
     PolicyRule,
     Role,
     RoleBinding,
@@ -43,6 +42,7 @@ from quartermaster.modules.kueue.manifest import (
     Subject,
     to_manifest,
 )
+from quartermaster.modules.kueue.meta import ObjectMeta
 from quartermaster.names import ClusterKind
 from quartermaster.pricing import Provisioning
 from quartermaster.providers import provider_of

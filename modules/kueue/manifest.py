@@ -13,20 +13,11 @@ import types
 import typing
 from typing import Any, ClassVar, Protocol
 
+from quartermaster.modules.kueue import api
+from quartermaster.modules.kueue.meta import ObjectMeta
+
 KUEUE_GROUP = "kueue.x-k8s.io"
 RBAC_GROUP = "rbac.authorization.k8s.io"
-
-
-@dataclasses.dataclass(frozen=True, kw_only=True)
-class ObjectMeta:
-    """The part of Kubernetes' ObjectMeta that Quartermaster writes."""
-
-    name: str
-    """name: the object's name, unique per kind (and namespace)."""
-    namespace: str | None = None
-    """namespace: for namespaced kinds; None for cluster-scoped ones."""
-    labels: dict[str, str] | None = None
-    """labels: left out when None."""
 
 
 class Emitted(Protocol):
@@ -185,8 +176,6 @@ _HINTS: dict[str, dict[str, Any]] = {}
 
 def _hints(cls: type[Any]) -> dict[str, Any]:
     """The resolved type hints of a dataclass of `api` or of this module, read once per class."""
-    from quartermaster.modules.kueue import api
-
     key = f"{cls.__module__}.{cls.__qualname__}"
     if key not in _HINTS:
         _HINTS[key] = typing.get_type_hints(cls, {**vars(api), **globals()})
@@ -195,8 +184,6 @@ def _hints(cls: type[Any]) -> dict[str, Any]:
 
 def from_manifest(document: Any) -> Any:
     """A Kueue manifest (v1beta2, or v1beta1 converted up) as its typed object; None for other kinds and groups."""
-    from quartermaster.modules.kueue import api
-
     if not isinstance(document, dict) or not str(document.get("apiVersion", "")).startswith(f"{KUEUE_GROUP}/"):
         return None
     cls = getattr(api, str(document.get("kind")), None) if document.get("kind") in api.KUEUE_KINDS else None

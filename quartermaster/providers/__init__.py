@@ -6,14 +6,15 @@ from __future__ import annotations
 from quartermaster.providers import aks, eks, gke, onprem
 from quartermaster.providers.base import Provider
 from quartermaster.providers.registry import (
+    InventoryTypes,
     UnknownProvider,
-    cluster_adapter,
-    cluster_union,
+    inventory_types,
     provider_of,
     provider_of_cloud,
     providers,
     register,
     unregister,
+    validate_inventory,
 )
 
 BUILT_IN: tuple[Provider, ...] = (gke.GKE, eks.EKS, aks.AKS, onprem.ONPREM)
@@ -21,13 +22,14 @@ register(*BUILT_IN)
 
 __all__ = [
     "BUILT_IN",
+    "InventoryTypes",
     "Provider",
     "UnknownProvider",
-    "cluster_adapter",
-    "cluster_union",
+    "inventory_types",
     "provider_of",
     "provider_of_cloud",
     "providers",
     "register",
     "unregister",
+    "validate_inventory",
 ]

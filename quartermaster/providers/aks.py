@@ -8,7 +8,7 @@ from typing import ClassVar, Literal
 
 from quartermaster.issues import Issue
 from quartermaster.model import Cluster, Inventory, Pool, Strict
-from quartermaster.pricing import Provisioning
+from quartermaster.names import Provisioning
 from quartermaster.providers.base import Provider
 
 # AKS Linux agent pool names: lowercase letters and digits, starting with a letter, at most 12 characters.

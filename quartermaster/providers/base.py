@@ -22,12 +22,13 @@ from __future__ import annotations
 
 import datetime as dt
 from abc import ABC
+from collections.abc import Iterable
 from typing import ClassVar
 
 from quartermaster.catalog import PlatformTaint, platform_taints, topology_levels
 from quartermaster.issues import Issue
 from quartermaster.model import Cluster, Commitment, Inventory, Machine, Pool
-from quartermaster.pricing import Provisioning
+from quartermaster.names import Provisioning
 
 
 class Provider(ABC):
@@ -77,11 +78,10 @@ class Provider(ABC):
     import_settings: ClassVar[dict[str, object]] = {}
     """`qm import kueue`: the provider's own cluster settings in the skeleton, to be filled in."""
 
-    def refusal(self, provisioning: Provisioning) -> tuple[str, str]:
-        """The problem and fix for a pool of this provider asking for a mode it does not offer."""
-        from quartermaster.providers.registry import providers
-
-        for other in providers():
+    def refusal(self, provisioning: Provisioning, others: Iterable[Provider]) -> tuple[str, str]:
+        """The problem and fix for a pool of this provider asking for a mode it does not offer (`others`: the
+        registered providers, whose exclusive modes name where the mode exists)."""
+        for other in others:
             if provisioning in other.exclusive_provisioning:
                 return other.exclusive_provisioning[provisioning]
         offered = ", ".join(f"`{p}`" for p in sorted(self.provisioning))

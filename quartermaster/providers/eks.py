@@ -8,8 +8,7 @@ from typing import ClassVar, Literal
 
 from quartermaster.issues import Issue
 from quartermaster.model import Cluster, Commitment, Inventory, Pool, Strict
-from quartermaster.names import ZoneName
-from quartermaster.pricing import Provisioning
+from quartermaster.names import Provisioning, ZoneName
 from quartermaster.providers.base import Provider
 
 # Capacity Blocks last whole days and all end at 11:30 UTC (EC2 user guide, capacity-blocks-purchase,

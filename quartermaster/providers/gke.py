@@ -5,8 +5,7 @@ from __future__ import annotations
 from typing import ClassVar, Literal
 
 from quartermaster.model import Cluster, Machine, Pool
-from quartermaster.names import EMAIL_PATTERN, POOL_LABEL
-from quartermaster.pricing import Provisioning
+from quartermaster.names import EMAIL_PATTERN, POOL_LABEL, Provisioning
 from quartermaster.providers.base import Provider
 
 TPU_ACCELERATOR_LABEL = "cloud.google.com/gke-tpu-accelerator"

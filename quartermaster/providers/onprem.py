@@ -3,11 +3,12 @@ select their nodes and every node-hour is priced as owned hardware."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import ClassVar, Literal
 
 from quartermaster.issues import Issue
 from quartermaster.model import Cluster, Pool
-from quartermaster.pricing import Provisioning
+from quartermaster.names import Provisioning
 from quartermaster.providers.base import Provider
 
 
@@ -31,7 +32,7 @@ class Onprem(Provider):
     focus_service = ("On-premises accelerator servers", "Other (Compute)")
     placeholder_machines: ClassVar[dict[str, str]] = {"gpu": "dgx-h100"}
 
-    def refusal(self, provisioning: Provisioning) -> tuple[str, str]:
+    def refusal(self, provisioning: Provisioning, others: Iterable[Provider]) -> tuple[str, str]:
         return (
             f"on-prem pools cannot be `{provisioning}`",
             "On-prem pools are `reservation` against an on-prem-purchase commitment.",

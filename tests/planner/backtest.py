@@ -11,7 +11,6 @@ from pathlib import Path
 
 import pandas as pd
 
-from quartermaster.model import Inventory
 from quartermaster.planner import PlanOptions, plan
 from quartermaster.planner.curves import curves_frame
 from quartermaster.planner.options import BANDS
@@ -22,6 +21,7 @@ from quartermaster.planner.usage_forecast import (
     window_levels,
     without_outages,
 )
+from quartermaster.providers import validate_inventory
 from tests.paths import REPO
 
 TRACE = REPO / "data" / "helios" / "earth_vc_hourly.csv"
@@ -107,7 +107,7 @@ def planner_curve(hourly: pd.Series, origin: pd.Timestamp, forecast: Forecast | 
 
 def planner_level(curve: pd.DataFrame, term: int, prices: dict[int, Decimal]) -> int:
     """Nodes of `term` months the planner commits for `curve`, offered on-demand and that term only."""
-    inventory = Inventory.model_validate(
+    inventory = validate_inventory(
         {
             "sites": [{"name": SITE, "provider": "gcp", "region": "us-east4"}],
             "teams": [{"name": "helios", "cost_center": "CC-1", "owners": ["@helios"], "namespaces": ["helios"]}],
