@@ -12,7 +12,7 @@ be fitted to one set of dates. Each method sees only the hours before the origin
 it, out of sample. These constants are the same for every origin. The forecast's method (planner/usage_forecast.py,
 choose_method) is chosen at each origin from the hours before it only, among the methods that hold at the window's
 middle (3.5 days ahead); the set of methods and the holdout that chooses were settled after variants were run on this
-backtest's even days (docs/benchmarks.md lists them and their figures).
+backtest's even days (docs/explanation/placement-and-forecast.md lists them and their figures).
 
 Prices: a3-highgpu-8g in gcp-us-east4 from inventory/prices.csv (on-demand, 1-year and 3-year commit, per node-hour
 of 8 H100s; the rows cite Cyclenerd pricing.yml fd66b26, 2026-07-30). Commitments are whole nodes, paid every hour
