@@ -16,7 +16,7 @@ end, or `PlanOptions.as_of`) splits it there:
   (`active_share`), and a capacity block there lasts the whole weeks from that day to the quarter's end
   (`block_weeks`).
 
-A quarter that starts after `actuals_until` is planned whole, from its first day, as before.
+A quarter that starts after `actuals_until` is planned whole, from its first day.
 """
 
 from __future__ import annotations

@@ -91,10 +91,10 @@ past the horizon, and the capacity it leaves after the horizon is credited at th
 as far as demand would use it: in each quarter Q+l, at most the on-demand cost of the new committed nodes
 that serve demand in Q, on average over its hours and scenarios, scaled by how the forecast's demand there
 compares with Q's; and no more than the nodes still active then would cost at the cheapest new commitment at
-the offer (r^N_j), what one could sign then instead. A commitment bought late because its tail was free
-(the old rule charged only the quarters inside the horizon) now pays for a tail nobody uses; one whose tail
-serves demand that goes on is not penalised; and none is bought for its tail alone, whose credit never
-exceeds its cost. So the first quarter's decisions do not hang on where the horizon stops (tested on the
+the offer (r^N_j), what one could sign then instead. Charging only the quarters inside the horizon would make
+a commitment's tail free and favour buying late; charged whole, a commitment bought late pays for a tail nobody
+uses; one whose tail serves demand that goes on is not penalised; and none is bought for its tail alone, whose
+credit never exceeds its cost. So the first quarter's decisions do not hang on where the horizon stops (tested on the
 example: 8 against 12 quarters).
 
 Constraints
@@ -135,8 +135,8 @@ hours to look like the quarter's. A block of n instances then serves, in every b
 key's demand in the share f of the hours its window covers, and costs n f H_q p: a shorter block of the same
 instances would serve and cost the same share less, so without a calendar its length changes nothing but the
 granularity, and the plan books one block per offer and quarter, as long as the quarter's whole weeks (7-day
-steps, 84 or 91 days, within the 182-day limit). The old rule (node-hours used <= node-weeks booked) let the
-hours of a block be steered to the busiest hours for free. Not modelled: shorter blocks, blocks across
+steps, 84 or 91 days, within the 182-day limit). A looser rule, node-hours used <= node-weeks booked, would let
+the hours of a block be steered to the busiest hours for free. Not modelled: shorter blocks, blocks across
 quarters, and campaigns declared with dates (which would let a block serve a known busy window).
 
 Each key buys its own tiers, so there is no balance row between what a key is served at an offer and
@@ -1361,8 +1361,8 @@ def add_post_horizon_credit(m: PlanModel) -> None:
     """last_quarter_new_use, post_horizon_credit_within_demand and _within_renewal: new capacity left after the
     horizon is credited at the on-demand cost it avoids, as far as demand uses it, and at most its renewal.
 
-    One credit per offer and later quarter, bounded by two rows, rather than one per scenario and bucket: at
-    medium size (bench/planner_bench.py) that was 33,000 columns and 66,000 rows more, and four times the time.
+    One credit per offer and later quarter, bounded by two rows, rather than one per scenario and bucket, which at
+    medium size (bench/planner_bench.py) adds 33,000 columns and 66,000 rows and takes four times the time.
     """
     d, u = m.data, m.u
     last = d.quarters[-1]
