@@ -75,8 +75,9 @@ from quartermaster.planner.solve import (
     HIGHS_LP_OPTIONS,
     BudgetStart,
     _quiet_highs_banner,
-    _run,
+    branch_and_bound,
     fix_integers_and_resolve,
+    highs_lp,
     solve,
 )
 from quartermaster.units import next_quarters, quarter_hours
@@ -335,8 +336,7 @@ def highs_alone(model: PlanModel, path: Path, threads: int | None) -> tuple[floa
     options: (seconds to write, CPU seconds of HiGHS's solve, objective)."""
     wall = time.perf_counter()
     lp = model.lp
-    whole = lp.to_highs()
-    whole.integrality_ = [highspy.HighsVarType.kInteger if i else highspy.HighsVarType.kContinuous for i in lp.integer]
+    whole = highs_lp(lp, integer=True)
     whole.offset_ = lp.constant
     whole.col_names_, whole.row_names_ = lp.col_names, lp.row_names
     _quiet_highs_banner()
@@ -403,7 +403,7 @@ def run(
                     flush=True,
                 )
         if pure:
-            report = stages.time("solve", _run, model, mip=True)
+            report = stages.time("solve", branch_and_bound, model)
         else:
             report = stages.time("solve", solve, model, prices=prices)
         if report.outcome.has_plan:

@@ -157,7 +157,6 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-import highspy
 import numpy as np
 import numpy.typing as npt
 import pandas as pd
@@ -237,9 +236,9 @@ def ranges(lengths: Ints) -> Ints:
 
 @dataclass
 class LinearProgram:
-    """The built problem as arrays, as HiGHS takes it: a column per variable and a row per constraint, each named.
-    The rows are stored row-wise: row i's terms are columns `index` with coefficients `value` over
-    start[i]:start[i+1] (no zero among them). PuLP's problem is derived from it (`to_pulp`)."""
+    """The built problem as arrays, as HiGHS takes it (planner/solve.py, `highs_lp`): a column per variable and a row
+    per constraint, each named. The rows are stored row-wise: row i's terms are columns `index` with coefficients
+    `value` over start[i]:start[i+1] (no zero among them). PuLP's problem is derived from it (`to_pulp`)."""
 
     col_names: list[str]
     col_lower: Floats
@@ -262,33 +261,6 @@ class LinearProgram:
     @property
     def num_rows(self) -> int:
         return len(self.row_names)
-
-    def to_highs(
-        self,
-        cols: Ints | None = None,
-        rows: Ints | None = None,
-        col_lower: Floats | None = None,
-        col_upper: Floats | None = None,
-    ) -> highspy.HighsLp:
-        """The LP relaxation as HiGHS takes it: the columns `cols` and rows `rows` (all by default; each row's
-        columns among `cols`), indexed from 0, with the column bounds `col_lower`, `col_upper` if given."""
-        cols = np.arange(self.num_cols) if cols is None else cols
-        rows = np.arange(self.num_rows) if rows is None else rows
-        lower = self.col_lower if col_lower is None else col_lower
-        upper = self.col_upper if col_upper is None else col_upper
-        local = np.full(self.num_cols, -1, dtype=np.int32)
-        local[cols] = np.arange(len(cols), dtype=np.int32)
-        lengths = np.diff(self.start)[rows]
-        entries = np.repeat(self.start[rows], lengths) + ranges(lengths)
-        lp = highspy.HighsLp()
-        lp.num_col_, lp.num_row_ = len(cols), len(rows)
-        lp.col_cost_, lp.col_lower_, lp.col_upper_ = self.cost[cols], lower[cols], upper[cols]
-        lp.row_lower_, lp.row_upper_ = self.row_lower[rows], self.row_upper[rows]
-        lp.a_matrix_.format_ = highspy.MatrixFormat.kRowwise
-        lp.a_matrix_.start_ = np.concatenate(([0], np.cumsum(lengths))).astype(np.int32)
-        lp.a_matrix_.index_ = local[self.index[entries]]
-        lp.a_matrix_.value_ = self.value[entries]
-        return lp
 
     def rows_of(self, *families: str) -> Bools:
         """Which rows belong to one of `families`."""
@@ -411,7 +383,7 @@ class PlanModel:
     tail_quarters: list[str] = field(default_factory=list)
     avoided_price: dict[str, float] = field(default_factory=dict)  # j -> p^OD_j
     slice_group: Ints = field(default_factory=lambda: np.zeros(0, dtype=np.int64))  # the u group of each slice y
-    fixed_lp: object = None  # planner.solve: the report of the fixed-integer LP whose duals are loaded, if any
+    session: object = None  # planner.solve: the HiGHS session that solved the model (HighsSession), if any
     # the solution: column values and row duals (zero until solved)
     x: Floats = field(default_factory=lambda: np.zeros(0))
     pi: Floats = field(default_factory=lambda: np.zeros(0))

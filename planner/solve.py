@@ -1,10 +1,12 @@
-"""Step 3 of the planner: solve with HiGHS (in-process, through highspy) or CBC, and say what came out.
+"""Step 3 of the planner: solve with HiGHS (in-process, through highspy) or CBC (through PuLP), and say what came out.
 
-PuLP's own status is not enough (docs/benchmarks.md, solver facts): it says "Optimal" when CBC stops at its time
-limit holding only a feasible solution, and HiGHS's objective reads 0 when there is no solution. So the
-outcome is taken from `prob.sol_status` (CBC) or HiGHS's model and primal solution status, and mapped
-to a typed `Outcome`; the objective is read only when a solution exists. Shadow prices are the duals of
-the LP with the integer decisions fixed.
+HiGHS takes the model's arrays (PlanModel.lp) in one session (`HighsSession`): the LP relaxation, the rounded
+re-solve, branch-and-bound and the LP with the integers fixed. CBC takes PuLP's problem, derived from the same
+arrays (PlanModel.prob, as `--write-lp` writes it). PuLP's own status is not enough (docs/benchmarks.md, solver
+facts): it says "Optimal" when CBC stops at its time limit holding only a feasible solution. So the outcome is taken
+from `prob.sol_status` (CBC) or HiGHS's model and primal solution status, and mapped to a typed `Outcome`; the
+objective is read only when a solution exists. Shadow prices are the duals of the LP with the integer decisions
+fixed.
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ import numpy as np
 import pulp
 
 from quartermaster.plan_result import Outcome
-from quartermaster.planner.model import BudgetCurves, Floats, Ints, PlanModel, ranges
+from quartermaster.planner.model import BudgetCurves, Floats, Ints, LinearProgram, PlanModel, ranges
 
 # HiGHS model statuses that say what happened; any other (time or iteration limit, interrupt) leaves a
 # plan only if HiGHS holds a primal feasible solution.
@@ -56,7 +58,7 @@ class SolveReport:
 
     outcome: Outcome
     solver: str
-    status: str  # PuLP's status text, for the record
+    status: str  # the solver's status text, for the record
     objective: float | None
     bound: float | None  # best proven lower bound (HiGHS), if known
     gap: float | None  # relative gap (objective - bound) / objective, if known
@@ -75,7 +77,7 @@ class SolveReport:
 
 # Measured on the example (bench/planner_bench.py): HiGHS's restarts after root presolve re-run the cut loop
 # and took 10-20 s for a model whose best plan is found in 2 s; without them it proves the gap in ~3 s.
-HIGHS_OPTIONS = {"mip_allow_restart": False}
+HIGHS_MIP_OPTIONS = {"mip_allow_restart": False}
 # The LP relaxation (HighsSession), measured at enterprise size on 2 cores with HiGHS 1.16: it picks its
 # serial dual simplex with or without `parallel` (21 s either way); forcing the parallel variants
 # (simplex_strategy 2, 3) gave 19-25 s, within this machine's run-to-run noise; the primal simplex, the
@@ -121,27 +123,44 @@ def _quiet_highs_banner() -> None:
         os.close(saved)
 
 
-def make_solver(
-    name: str, *, time_limit_s: float, gap_rel: float, threads: int | None, mip: bool = True, fixed_cost: float = 0.0
-) -> tuple[str, pulp.LpSolver]:
-    """The requested solver, or CBC when HiGHS (highspy) is not installed.
+def _cbc(time_limit_s: float, gap_rel: float, threads: int | None, mip: bool) -> pulp.LpSolver:
+    """CBC (bundled with PuLP) with the plan's stopping rules."""
+    return pulp.PULP_CBC_CMD(msg=False, mip=mip, timeLimit=time_limit_s, gapRel=gap_rel, threads=threads)
 
-    PuLP hands HiGHS the objective without its constant (the fixed cost of existing commitments), so a
-    relative gap would be measured on the variable part only; an absolute gap of gap_rel x fixed cost
-    keeps the stopping rule relative to the whole expected cost.
-    """
-    if name == "highs" and pulp.HiGHS(msg=False).available():
-        _quiet_highs_banner()
-        return "highs", pulp.HiGHS(
-            msg=False,
-            mip=mip,
-            timeLimit=time_limit_s,
-            gapRel=gap_rel,
-            gapAbs=gap_rel * abs(fixed_cost) or None,
-            threads=threads,
-            **HIGHS_OPTIONS,
-        )
-    return "cbc", pulp.PULP_CBC_CMD(msg=False, mip=mip, timeLimit=time_limit_s, gapRel=gap_rel, threads=threads)
+
+def highs_lp(
+    lp: LinearProgram,
+    cols: Ints | None = None,
+    rows: Ints | None = None,
+    col_lower: Floats | None = None,
+    col_upper: Floats | None = None,
+    *,
+    integer: bool = False,
+) -> highspy.HighsLp:
+    """The problem as HiGHS takes it: the columns `cols` and rows `rows` (all by default; each row's columns among
+    `cols`, in the order of `cols`), indexed from 0, with the column bounds `col_lower`, `col_upper` if given; the
+    LP relaxation, or with `integer` the integer decisions marked. The objective's constant is left out (HiGHS's
+    objective is the variable cost; SolveReport adds the constant back)."""
+    cols = np.arange(lp.num_cols) if cols is None else cols
+    rows = np.arange(lp.num_rows) if rows is None else rows
+    lower = lp.col_lower if col_lower is None else col_lower
+    upper = lp.col_upper if col_upper is None else col_upper
+    local = np.full(lp.num_cols, -1, dtype=np.int32)
+    local[cols] = np.arange(len(cols), dtype=np.int32)
+    lengths = np.diff(lp.start)[rows]
+    entries = np.repeat(lp.start[rows], lengths) + ranges(lengths)
+    out = highspy.HighsLp()
+    out.num_col_, out.num_row_ = len(cols), len(rows)
+    out.col_cost_, out.col_lower_, out.col_upper_ = lp.cost[cols], lower[cols], upper[cols]
+    out.row_lower_, out.row_upper_ = lp.row_lower[rows], lp.row_upper[rows]
+    out.a_matrix_.format_ = highspy.MatrixFormat.kRowwise
+    out.a_matrix_.start_ = np.concatenate(([0], np.cumsum(lengths))).astype(np.int32)
+    out.a_matrix_.index_ = local[lp.index[entries]]
+    out.a_matrix_.value_ = lp.value[entries]
+    if integer:
+        kind = highspy.HighsVarType
+        out.integrality_ = [kind.kInteger if i else kind.kContinuous for i in lp.integer[cols].tolist()]
+    return out
 
 
 def solve(model: PlanModel, *, relax: bool = False, prices: BudgetStart = "predicted") -> SolveReport:
@@ -153,40 +172,61 @@ def solve(model: PlanModel, *, relax: bool = False, prices: BudgetStart = "predi
     `gap_rel` of the bound it is proven good enough and returned; otherwise the MILP solver runs for the
     remaining time and the better of the two plans is kept. On generated enterprise problems the rounded
     plan is within 0.05 % of the LP bound while HiGHS's own search was still 0.2 % away after 60 s
-    (bench/planner_bench.py). With HiGHS the problem is handed over once (`HighsLp`, by independent component:
-    HighsSession): the re-optimisation only changes the bounds of the integer columns and starts from the
-    relaxation's basis, and its duals are kept for the shadow prices (`fix_integers_and_resolve` does not solve again).
-    `prices` says where the session's budget prices start when a budget binds (BudgetStart).
+    (bench/planner_bench.py). With HiGHS every stage runs in one session (HighsSession): the LP relaxation handed
+    over by independent component, the re-optimisation changing only the bounds of the integer columns from the
+    relaxation's basis (its duals kept for the shadow prices: `fix_integers_and_resolve` does not solve again), and
+    branch-and-bound on the same arrays. `prices` says where the session's budget prices start when a budget binds
+    (BudgetStart).
     """
-    model.fixed_lp = None
     start = time.perf_counter()
     integers = model.integers()
-    if model.data.options.solver == "highs" and pulp.HiGHS(msg=False).available() and (relax or len(integers)):
-        session = HighsSession(model, prices)
-        lp = session.run("relaxation")
-        if relax or not lp.outcome.has_plan:
-            return _elapsed(lp, start)
-        rounded = model.whole(integers)
-        fixed = session.fix(integers, rounded)
-        note = "; ".join(x for x in dict.fromkeys((lp.note, fixed.note)) if x)
-        fixed = replace(fixed, stages=lp.stages + fixed.stages, path=f"{lp.path}; {fixed.path}", note=note)
-        if _proven(fixed, relaxation_bound(lp), model.data.options.gap_rel):
-            model.fixed_lp = fixed
-            return _report(fixed, Outcome.OPTIMAL, fixed.cost, lp.cost, start, "relax-and-round")
-        return _branch_and_bound(model, integers, lp, fixed, rounded, start)
+    if model.data.options.solver == "cbc":
+        return _solve_cbc(model, integers, relax, start)
+    session = HighsSession(model, prices)
+    model.session = session
+    if not len(integers):  # the LP is the problem: solved, it is its own bound, its duals the shadow prices
+        session.fixed = session.run("LP")
+        bound = relaxation_bound(session.fixed)
+        return _elapsed(replace(session.fixed, bound=bound, gap=None if bound is None else 0.0), start)
+    lp = session.run("relaxation")
+    if relax or not lp.outcome.has_plan:
+        return _elapsed(lp, start)
+    rounded = model.whole(integers)
+    fixed = session.fix(integers, rounded)
+    note = "; ".join(x for x in dict.fromkeys((lp.note, fixed.note)) if x)
+    fixed = replace(fixed, stages=lp.stages + fixed.stages, path=f"{lp.path}; {fixed.path}", note=note)
+    if _proven(fixed, relaxation_bound(lp), model.data.options.gap_rel):
+        session.fixed = fixed
+        return _report(fixed, Outcome.OPTIMAL, fixed.cost, lp.cost, start, "relax-and-round")
+    return _branch_and_bound(model, integers, lp, fixed, rounded, start)
+
+
+def _solve_cbc(model: PlanModel, integers: Ints, relax: bool, start: float) -> SolveReport:
+    """`solve` with CBC: each stage a CBC run on PuLP's problem, the integer decisions made continuous (and fixed at
+    their rounded values for the re-optimisation) for the LP stages."""
     if relax:
-        return _run(model, mip=False)
+        return _run_cbc(model, mip=False)
     if not len(integers):
-        return _run(model, mip=True)
-    lp = _with_integers(model, integers, None, lambda: _run(model, mip=False))
+        return _run_cbc(model, mip=True)
+    lp = _with_integers(model, integers, None, lambda: _run_cbc(model, mip=False))
     if not lp.outcome.has_plan:
         return _elapsed(lp, start)
     rounded = model.whole(integers)
-    fixed = _with_integers(model, integers, rounded, lambda: _run(model, mip=False))
+    fixed = _with_integers(model, integers, rounded, lambda: _run_cbc(model, mip=False))
     fixed = replace(fixed, stages=(("relaxation", lp.seconds), ("rounded re-solve", fixed.seconds)))
     if _proven(fixed, relaxation_bound(lp), model.data.options.gap_rel):
         return _report(fixed, Outcome.OPTIMAL, fixed.cost, lp.cost, start, "relax-and-round")
     return _branch_and_bound(model, integers, lp, fixed, rounded, start)
+
+
+def branch_and_bound(model: PlanModel, time_limit_s: float | None = None) -> SolveReport:
+    """The MILP solver's own search on the whole problem, for `time_limit_s` (default: the plan's time limit)."""
+    limit = time_limit_s or model.data.options.time_limit_s
+    if model.data.options.solver == "cbc":
+        return _run_cbc(model, mip=True, time_limit_s=limit)
+    if not isinstance(model.session, HighsSession):
+        model.session = HighsSession(model)
+    return model.session.branch_and_bound(limit)
 
 
 def _branch_and_bound(
@@ -200,7 +240,7 @@ def _branch_and_bound(
     """The MILP solver for the remaining time; the better of its plan and the rounded one is kept."""
     gap_rel = model.data.options.gap_rel
     remaining = max(1.0, model.data.options.time_limit_s - (time.perf_counter() - start))
-    mip = _run(model, mip=True, time_limit_s=remaining)
+    mip = branch_and_bound(model, remaining)
     bound = max((b for b in (relaxation_bound(lp), mip.bound) if b is not None), default=None)
     if mip.outcome.has_plan and (not fixed.outcome.has_plan or mip.cost <= fixed.cost):
         outcome = Outcome.OPTIMAL if mip.outcome == Outcome.OPTIMAL else Outcome.FEASIBLE
@@ -266,36 +306,33 @@ class HighsSession:
         self.row_lower, self.row_upper = lp.row_lower, lp.row_upper
         self.start, self.index, self.value = lp.start, lp.index, lp.value
         self.budget_rows = np.flatnonzero(lp.rows_of("budget"))
-        self.parts: list[tuple[np.ndarray, np.ndarray]] | None = _components(
-            self.start, self.index, lp.rows_of(*LINKING_FAMILIES), self.n_col
-        )
+        self.parts: list[tuple[np.ndarray, np.ndarray]] | None = None
         self.prices: Floats | None = None  # lambda on the budget rows when the LP held is the priced whole LP
         self.path = ""
-        self.highs: list[highspy.Highs] = []
+        self.highs: list[highspy.Highs] = []  # the LP's instances (by component, or the whole LP), set up by run()
+        self.search: tuple[highspy.Highs, Ints] | None = None  # branch-and-bound's instance and its column order
+        self.fixed: SolveReport | None = None  # the LP with the integers fixed, once solved (its duals loaded)
+
+    def _set_up(self) -> None:
+        """The LP's HiGHS instances: one per independent component when the matrix falls apart, else the whole LP."""
+        self.parts = _components(self.start, self.index, self.model.lp.rows_of(*LINKING_FAMILIES), self.n_col)
         if self.parts is None:
             self._solve_whole()
-        else:
-            self.highs = [self._highs(self._lp(cols, rows), HIGHS_COMPONENT_OPTIONS) for cols, rows in self.parts]
-            outside = np.ones(self.n_row, dtype=bool)
-            for _, rows in self.parts:
-                outside[rows] = False
-            self.linking = np.flatnonzero(outside)
+            return
+        self.highs = [self._highs(self._lp(cols, rows), HIGHS_COMPONENT_OPTIONS) for cols, rows in self.parts]
+        outside = np.ones(self.n_row, dtype=bool)
+        for _, rows in self.parts:
+            outside[rows] = False
+        self.linking = np.flatnonzero(outside)
 
     def _lp(self, cols: np.ndarray, rows: np.ndarray) -> highspy.HighsLp:
         """The LP of the columns `cols` and rows `rows`, with the column bounds as they stand (fix changes them)."""
-        return self.model.lp.to_highs(cols, rows, self.col_lower, self.col_upper)
+        return highs_lp(self.model.lp, cols, rows, self.col_lower, self.col_upper)
 
     def _highs(self, lp: highspy.HighsLp, options: Mapping[str, str | int] | None = None) -> highspy.Highs:
         """A HiGHS instance holding `lp`, with the LP options (and `options` on top)."""
         opts = self.model.data.options
-        _quiet_highs_banner()
-        highs = highspy.Highs()
-        highs.setOptionValue("output_flag", False)
-        if opts.threads is not None:
-            highs.setOptionValue("threads", opts.threads)
-        highs.setOptionValue("time_limit", float(opts.time_limit_s))
-        for key, val in {**HIGHS_LP_OPTIONS, **(options or {})}.items():
-            highs.setOptionValue(key, val)
+        highs = _new_highs(opts.threads, opts.time_limit_s, {**HIGHS_LP_OPTIONS, **(options or {})})
         highs.passModel(lp)
         return highs
 
@@ -308,6 +345,8 @@ class HighsSession:
         """Solve the LP as it stands; the outcome from HiGHS's statuses, values and row duals written to the model."""
         start = time.perf_counter()
         solution, notes = None, []
+        if not self.highs:
+            self._set_up()
         if self.parts is not None:
             solution = self._run_by_components()
             if solution is None and self.prices is None:  # a component is not optimal, or a budget cannot be priced
@@ -352,8 +391,7 @@ class HighsSession:
         cpu = time.process_time()
         highs.run()
         status, info = highs.getModelStatus(), highs.getInfo()
-        feasible = info.primal_solution_status == highspy.SolutionStatus.kSolutionStatusFeasible
-        outcome = _FROM_HIGHS_STATUS.get(status.name, Outcome.FEASIBLE if feasible else Outcome.NO_SOLUTION)
+        outcome = _outcome(highs)
         solution = highs.getSolution()
         col_value, col_dual = np.asarray(solution.col_value), np.asarray(solution.col_dual)
         row_value, row_dual = np.asarray(solution.row_value), np.asarray(solution.row_dual)
@@ -543,6 +581,91 @@ class HighsSession:
             highs.setOptionValue("solver", "simplex")
         return self.run("rounded re-solve")
 
+    def branch_and_bound(self, time_limit_s: float) -> SolveReport:
+        """HiGHS's own search on the whole problem (the integer decisions integer, their bounds as built) for
+        `time_limit_s`; its plan written to the model's solution, without duals (`fix_integers_and_resolve` solves
+        the LP with its integers fixed).
+
+        The columns go in name order, the order in which PuLP gives them to CBC: HiGHS's search depends on the
+        column order, and both solvers then search the same problem. HiGHS's objective leaves out the constant (the
+        fixed cost of existing commitments), so an absolute gap of gap_rel x that constant keeps the stopping rule
+        relative to the whole expected cost."""
+        lp, opts = self.model.lp, self.model.data.options
+        names = lp.col_names
+        order = np.array(sorted(range(self.n_col), key=names.__getitem__), dtype=np.int64)
+        gaps: dict[str, str | int | float] = {"mip_rel_gap": opts.gap_rel}
+        if lp.constant:
+            gaps["mip_abs_gap"] = opts.gap_rel * abs(lp.constant)
+        highs = _new_highs(opts.threads, time_limit_s, {**gaps, **HIGHS_MIP_OPTIONS})
+        highs.passModel(highs_lp(lp, order, integer=True))
+        self.search, self.fixed = (highs, order), None
+        start = time.perf_counter()
+        highs.run()
+        seconds = time.perf_counter() - start
+        outcome, info = _outcome(highs), highs.getInfo()
+        objective = bound = gap = None
+        note = ""
+        if outcome.has_plan:
+            x = np.zeros(self.n_col)
+            x[order] = highs.getSolution().col_value
+            self.model.x, self.model.pi = x, np.zeros(self.n_row)
+            objective = info.objective_function_value + lp.constant
+            bound = info.mip_dual_bound + lp.constant
+            gap = (objective - bound) / abs(objective) if objective else 0.0
+        elif highs.getModelStatus() == highspy.HighsModelStatus.kTimeLimit:
+            note = time_limit_note(opts.time_limit_s)
+        status = highs.modelStatusToString(highs.getModelStatus())
+        return SolveReport(
+            outcome, "highs", status, objective, bound, gap, seconds, note, (("branch-and-bound", seconds),)
+        )
+
+    def fix_searched(self, cols: Ints, fixed: Floats) -> SolveReport:
+        """After branch-and-bound: the LP with the integer columns `cols` fixed at `fixed`, in the search's instance
+        (its column order), cold; the relaxation's basis is no start for the search's plan."""
+        if self.search is None:
+            raise ValueError("no branch-and-bound in this session to fix the integers of")
+        highs, order = self.search
+        lp, opts = self.model.lp, self.model.data.options
+        lower, upper = lp.col_lower.copy(), lp.col_upper.copy()
+        lower[cols] = upper[cols] = fixed
+        highs.setOptionValue("time_limit", float(opts.time_limit_s))
+        highs.passModel(highs_lp(lp, order, col_lower=lower, col_upper=upper))
+        start = time.perf_counter()
+        highs.run()
+        seconds = time.perf_counter() - start
+        outcome = _outcome(highs)
+        objective = None
+        note = ""
+        if outcome.has_plan:
+            solution = highs.getSolution()
+            x = np.zeros(self.n_col)
+            x[order] = solution.col_value
+            self.model.x, self.model.pi = x, np.asarray(solution.row_dual, dtype=float)
+            objective = highs.getInfo().objective_function_value + lp.constant
+        elif highs.getModelStatus() == highspy.HighsModelStatus.kTimeLimit:
+            note = time_limit_note(opts.time_limit_s)
+        status = highs.modelStatusToString(highs.getModelStatus())
+        return SolveReport(outcome, "highs", status, objective, None, None, seconds, note, (("fixed LP", seconds),))
+
+
+def _new_highs(threads: int | None, time_limit_s: float, options: Mapping[str, str | int | float]) -> highspy.Highs:
+    """A HiGHS instance, quiet, with the plan's threads and time limit and `options`."""
+    _quiet_highs_banner()
+    highs = highspy.Highs()
+    highs.setOptionValue("output_flag", False)
+    if threads is not None:
+        highs.setOptionValue("threads", threads)
+    highs.setOptionValue("time_limit", float(time_limit_s))
+    for key, val in options.items():
+        highs.setOptionValue(key, val)
+    return highs
+
+
+def _outcome(highs: highspy.Highs) -> Outcome:
+    """The outcome of HiGHS's last run: from its model status, else (a limit reached) whether it holds a plan."""
+    feasible = highs.getInfo().primal_solution_status == highspy.SolutionStatus.kSolutionStatusFeasible
+    return _FROM_HIGHS_STATUS.get(highs.getModelStatus().name, Outcome.FEASIBLE if feasible else Outcome.NO_SOLUTION)
+
 
 def _cpu_since(cpu: float) -> str:
     return f"{time.process_time() - cpu:.1f} s CPU"
@@ -640,59 +763,32 @@ def _elapsed(report: SolveReport, start: float) -> SolveReport:
     return replace(report, seconds=time.perf_counter() - start)
 
 
-def _run(model: PlanModel, *, mip: bool, time_limit_s: float | None = None) -> SolveReport:
-    """One solver run; the outcome read from `sol_status`, the objective only when there is a plan."""
+def _run_cbc(model: PlanModel, *, mip: bool, time_limit_s: float | None = None) -> SolveReport:
+    """One CBC run on PuLP's problem; the outcome read from `sol_status`, the objective only when there is a plan."""
     opts = model.data.options
-    fixed_cost = model.lp.constant
-    solver_name, solver = make_solver(
-        opts.solver,
-        time_limit_s=time_limit_s or opts.time_limit_s,
-        gap_rel=opts.gap_rel,
-        threads=opts.threads,
-        mip=mip,
-        fixed_cost=fixed_cost,
-    )
-    note = "" if solver_name == opts.solver else f"{opts.solver} is not available; solved with {solver_name}"
+    limit = time_limit_s or opts.time_limit_s
     start = time.perf_counter()
     try:
-        model.prob.solve(solver)
+        model.prob.solve(_cbc(limit, opts.gap_rel, opts.threads, mip))
     except pulp.PulpSolverError as exc:
-        if solver_name == "cbc":
-            return SolveReport(
-                Outcome.NO_SOLUTION,
-                solver_name,
-                f"solver error: {exc}",
-                None,
-                None,
-                None,
-                time.perf_counter() - start,
-                note,
-            )
-        solver_name, solver = make_solver(
-            "cbc", time_limit_s=time_limit_s or opts.time_limit_s, gap_rel=opts.gap_rel, threads=opts.threads, mip=mip
+        return SolveReport(
+            Outcome.NO_SOLUTION, "cbc", f"solver error: {exc}", None, None, None, time.perf_counter() - start
         )
-        note = f"HiGHS failed ({exc}); solved with CBC"
-        model.prob.solve(solver)
     seconds = time.perf_counter() - start
     outcome = _FROM_SOL_STATUS.get(model.prob.sol_status, Outcome.NO_SOLUTION)
-    limit = time_limit_s or opts.time_limit_s
+    note = ""
     if outcome == Outcome.NO_SOLUTION and seconds >= limit:  # CBC's status does not say why it stopped
-        note = "; ".join(x for x in (note, time_limit_note(opts.time_limit_s)) if x)  # the user's limit, not the rest
+        note = time_limit_note(opts.time_limit_s)  # the user's limit, not what was left of it
     objective = pulp.value(model.prob.objective) if outcome.has_plan else None
     if outcome.has_plan:
         model.load_pulp_solution()
-    bound = gap = None
-    if solver_name == "highs" and outcome.has_plan and mip:
-        info = model.prob.solverModel.getInfo()
-        bound = info.mip_dual_bound + fixed_cost
-        gap = (objective - bound) / abs(objective) if objective else 0.0
     return SolveReport(
         outcome,
-        solver_name,
+        "cbc",
         pulp.LpStatus[model.prob.status],
         objective,
-        bound,
-        gap,
+        None,
+        None,
         seconds,
         note,
         (("branch-and-bound" if mip else "LP", seconds),),
@@ -702,13 +798,17 @@ def _run(model: PlanModel, *, mip: bool, time_limit_s: float | None = None) -> S
 def fix_integers_and_resolve(model: PlanModel) -> SolveReport:
     """Fix every integer decision at its value and solve the remaining LP, for duals (shadow prices).
 
-    When the plan came from relax-and-round with HiGHS, that fixed LP was the last solve and its duals
-    are already on the constraints: it is not solved again.
+    With HiGHS, when the last solve of the session was that fixed LP (relax-and-round's plan, or a problem without
+    integer decisions), its duals are already loaded: it is not solved again.
     """
-    if isinstance(model.fixed_lp, SolveReport):
-        return model.fixed_lp
     integers = model.integers()
+    session = model.session
+    if isinstance(session, HighsSession):
+        if session.fixed is None:
+            whole = model.whole(integers)
+            session.fixed = session.fix_searched(integers, whole) if session.search else session.fix(integers, whole)
+        return session.fixed
     for var, value in zip(model.pulp_columns(integers), model.whole(integers).tolist(), strict=True):
         var.lowBound = var.upBound = value
         var.cat = pulp.constants.LpContinuous
-    return _run(model, mip=False)
+    return _run_cbc(model, mip=False)

@@ -45,6 +45,13 @@ def one_site(**prices: float) -> InventoryBuilder:
     return b
 
 
+def make_tpu_inventory() -> InventoryBuilder:
+    """`one_site` (no prices) with a TPU v6e pool: ct6e-standard-4t nodes (4 chips each) in 16-chip 4x4 slices."""
+    return one_site().pool(
+        "v6e", machine="ct6e-standard-4t", zones=["us-central1-a"], tpu={"topology": "4x4", "slices": 1}
+    )
+
+
 def with_cud(b: InventoryBuilder, count: int, usd_per_node_hour: str, start: str = "2027-01-01") -> InventoryBuilder:
     """`b` with an existing commitment, `old-cud`: a 12-month committed use discount on `count` MACHINE nodes at
     SITE from `start`."""

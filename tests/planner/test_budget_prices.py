@@ -21,7 +21,7 @@ from quartermaster.plan_result import Outcome
 from quartermaster.planner import PlanOptions
 from quartermaster.planner.data import PlanData
 from quartermaster.planner.model import PlanModel, build_model
-from quartermaster.planner.solve import solve
+from quartermaster.planner.solve import highs_lp, solve
 
 STARTS = ("predicted", "slack-first")
 
@@ -50,7 +50,7 @@ def cold_whole_lp(model: PlanModel) -> tuple[highspy.HighsModelStatus, float, np
     """HiGHS alone on the whole LP relaxation's arrays, cold: status, objective with the constant, row duals."""
     highs = highspy.Highs()
     highs.setOptionValue("output_flag", False)
-    highs.passModel(model.lp.to_highs())
+    highs.passModel(highs_lp(model.lp))
     highs.run()
     objective = highs.getInfo().objective_function_value + model.lp.constant
     return highs.getModelStatus(), objective, np.asarray(highs.getSolution().row_dual)

@@ -16,7 +16,7 @@ from quartermaster.planner import PlanOptions
 from quartermaster.planner import solve as solve_module
 from quartermaster.planner.data import OFFER_COLUMNS, POOL_COLUMNS, PlanData, build_data
 from quartermaster.planner.model import build_model
-from quartermaster.planner.solve import solve
+from quartermaster.planner.solve import highs_lp, solve
 from tests.paths import INVENTORY
 
 OPTIONS = PlanOptions(start="2027Q1", what_if=("placement=anywhere",))
@@ -193,7 +193,7 @@ def test_a_budget_binding_across_two_components_gives_what_highs_gives_on_the_wh
     lp = model.lp
     highs = highspy.Highs()
     highs.setOptionValue("output_flag", False)
-    highs.passModel(lp.to_highs())
+    highs.passModel(highs_lp(lp))
     highs.run()
     assert highs.getModelStatus() == highspy.HighsModelStatus.kOptimal
     budgets = lp.rows_of("budget")

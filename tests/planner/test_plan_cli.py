@@ -178,7 +178,7 @@ def test_qm_plan_prints_the_budget_status_the_finance_report_shows(tmp_path):
     assert not (plan_dir / "budgets.csv").exists()
 
 
-# the CBC fallback is PuLP's PULP_CBC_CMD, deprecated (not removed) in the PuLP pinned here
+# CBC (`--solver cbc`) is PuLP's PULP_CBC_CMD, deprecated (not removed) in the PuLP pinned here
 @pytest.mark.filterwarnings("ignore:PULP_CBC_CMD is deprecated:DeprecationWarning")
 def test_a_cbc_plan_names_its_gap_as_to_the_lp_bound():
     # CBC reports no MIP bound: the gap shown is to the LP relaxation, and says so beside "optimal"

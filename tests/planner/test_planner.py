@@ -14,7 +14,7 @@ from quartermaster.model import PriceRow
 from quartermaster.planner import Outcome, PlanInputError, load_result
 from quartermaster.planner.solve import SolveReport, relaxation_bound
 from quartermaster.units import quarter_hours
-from tests.planner.planning import MACHINE, SITE, curves, one_site, price, run, usd_of, with_cud
+from tests.planner.planning import MACHINE, SITE, curves, make_tpu_inventory, one_site, price, run, usd_of, with_cud
 
 Q1 = ["2027Q1"]
 H1 = quarter_hours("2027Q1")  # 2,160 hours
@@ -176,12 +176,6 @@ def test_pay_per_use_tpu_nodes_are_bought_in_whole_slices(hourly, slices, room):
     assert [(q.flavor, q.nominal) for q in result.proposed_quotas] == [("v6e", 16 * max(slices))]
     shadow = result.frame("shadow_prices")["usd_per_accelerator_hour"].tolist()
     assert shadow == [Decimal("0.000000") if room else Decimal("10.80") / 4]
-
-
-def make_tpu_inventory():
-    return one_site().pool(
-        "v6e", machine="ct6e-standard-4t", zones=["us-central1-a"], tpu={"topology": "4x4", "slices": 1}
-    )
 
 
 def test_shadow_price_is_the_on_demand_price_per_accelerator_when_nothing_else_is_sold():
