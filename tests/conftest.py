@@ -18,7 +18,7 @@ import pytest
 
 
 def _chromium() -> bool:
-    from quartermaster.reports.finance.render import find_chromium  # imported when asked: it loads the planner
+    from quartermaster.reports.finance.report_formats import find_chromium  # imported when asked: it loads the planner
 
     return find_chromium() is not None
 

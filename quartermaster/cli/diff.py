@@ -71,7 +71,7 @@ def command(
 ) -> None:
     """Compare quotas between two revisions or folders: cost, policies, approvers, Kueue object diff."""
     # imported when run, so that `qm --help` stays fast
-    from quartermaster.modules.kueue.render import rendered_documents
+    from quartermaster.modules.kueue.cluster_files import rendered_documents
     from quartermaster.reports.quota_diff import RENDERERS, RenderOptions, build_quota_diff, open_side, render_invalid
 
     plan = read_plan_or_exit(plan_dir) if plan_dir is not None else None

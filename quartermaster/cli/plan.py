@@ -214,7 +214,7 @@ def _sweep(
     """Solve the sweep's scenarios, write them beside the plan and print the spread of the planned cost."""
     from quartermaster.planner import PlanInputError
     from quartermaster.planner.sweep import run_sweep
-    from quartermaster.reports.finance.sweep import spread
+    from quartermaster.reports.finance.sweep_section import spread
     from quartermaster.sweep_result import PLANNED
 
     total = len(spec.scenarios())
@@ -419,10 +419,10 @@ OVER_WHY = (
 
 
 def _print_bridge(inventory: Inventory, r: PlanResult) -> None:
-    """From the last metered month, scaled to a quarter, to the plan's first quarter (`reports.bridge`)."""
+    """From the last metered month, scaled to a quarter, to the plan's first quarter (`reports.cost_bridge`)."""
     if not r.has_plan or not inventory.usage:
         return
-    from quartermaster.reports.bridge import build_bridge
+    from quartermaster.reports.cost_bridge import build_bridge
     from quartermaster.reports.finance.tables.plan_vs_actual import usage_months
 
     records, months = usage_months(inventory, None)

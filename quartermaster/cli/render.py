@@ -61,7 +61,7 @@ def command(
     from quartermaster.modules.cloud.common import moment
     from quartermaster.modules.kueue import objects_for_cluster, validate_manifests
     from quartermaster.modules.kueue.admission import admission_refusals
-    from quartermaster.modules.kueue.render import render_kueue_configuration, render_objects, stale_renders
+    from quartermaster.modules.kueue.cluster_files import render_kueue_configuration, render_objects, stale_renders
 
     try:
         now = moment(at, "--at")

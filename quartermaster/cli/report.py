@@ -77,7 +77,7 @@ def command(
     before = plan_or_exit(inventory, quarter, previous, "--previous") if previous is not None else None
     data = build_report(inventory, result, quarter, before, inventory_revision(path), records)
     if plan_dir is not None:  # the plan sweep's section, when the folder holds a sweep of this plan
-        from quartermaster.reports.finance.sweep import with_sweep
+        from quartermaster.reports.finance.sweep_section import with_sweep
 
         try:
             data = with_sweep(data, plan_dir, result)

@@ -2,7 +2,7 @@
 
 from quartermaster.planned import quarter_cost
 from quartermaster.reports.finance.build import ReportData, build_report
-from quartermaster.reports.finance.render import (
+from quartermaster.reports.finance.report_formats import (
     RenderOptions,
     find_chromium,
     print_pdf,

@@ -5,10 +5,8 @@ render_markdown | render_text | render_json        one renderer per format: (dat
 open_side(spec, inventory, scratch) -> Side        an inventory folder or a git revision, loaded
 """
 
-from quartermaster.reports.quota_diff.data import build_quota_diff
-from quartermaster.reports.quota_diff.policy import CHECKS
-from quartermaster.reports.quota_diff.pricing import FlavorEconomics, flavor_economics
-from quartermaster.reports.quota_diff.render import (
+from quartermaster.reports.quota_diff.diff_data import build_quota_diff
+from quartermaster.reports.quota_diff.diff_formats import (
     RENDERERS,
     RenderOptions,
     render_invalid,
@@ -16,6 +14,8 @@ from quartermaster.reports.quota_diff.render import (
     render_markdown,
     render_text,
 )
+from quartermaster.reports.quota_diff.policy import CHECKS
+from quartermaster.reports.quota_diff.quota_cost import FlavorEconomics, flavor_economics
 from quartermaster.reports.quota_diff.snapshot import RevisionError, Side, open_side
 from quartermaster.reports.quota_diff.types import MARKER, Change, QuotaDiff, QuotaRow, TeamChange, Verdict
 

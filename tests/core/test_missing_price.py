@@ -17,7 +17,7 @@ from quartermaster.loader import LoadResult, load
 from quartermaster.modules.observability.rules import Options, build_rules
 from quartermaster.pricing import MissingPrice, PricingModel, missing_prices, pool_node_price, pool_rate
 from quartermaster.reports.metering.rates import blocks
-from quartermaster.reports.quota_diff.pricing import flavor_economics
+from quartermaster.reports.quota_diff.quota_cost import flavor_economics
 from tests.paths import INVENTORY
 
 SPOT_ROW = "a3-megagpu-8g,gcp-us-east4,spot,"  # the price of the example's one spot pool, h100-mega-spot (GKE)

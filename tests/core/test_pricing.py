@@ -31,7 +31,7 @@ from quartermaster.pricing import (
     usd,
 )
 from quartermaster.reports.metering.rates import blocks
-from quartermaster.reports.quota_diff.pricing import flavor_economics
+from quartermaster.reports.quota_diff.quota_cost import flavor_economics
 from tests.builders import make_inventory
 from tests.paths import INVENTORY, REPO
 from tests.planner.planning import MACHINE, SITE, one_site, price

@@ -89,7 +89,7 @@ def test_a_promql_label_name_that_is_not_one_is_refused(name: str) -> None:
 def test_an_invalid_inventory_comment_fits_a_pull_request_comment() -> None:
     # 2,000 located messages of 140 characters (280 KB): GitHub refuses a comment over 65,536 characters, so the
     # comment shows what fits in its budget and counts the rest
-    from quartermaster.reports.quota_diff.render import render_invalid
+    from quartermaster.reports.quota_diff.diff_formats import render_invalid
 
     problems = [f"inv/usage.csv:{n} row {n}: " + "x" * 120 for n in range(2, 2002)]
     comment = render_invalid("markdown", problems)

@@ -229,7 +229,7 @@ def test_codeowners_gives_team_files_to_owners_and_the_rest_to_finance(tmp_path:
         "pyproject.toml",
         "quartermaster/cli/diff.py",
         "planner/solve.py",
-        "modules/kueue/render.py",
+        "modules/kueue/cluster_files.py",
         "reports/quota_diff/policy.py",
         "stacks/__main__.py",
     ):

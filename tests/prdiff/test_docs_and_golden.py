@@ -14,7 +14,7 @@ from typer.testing import CliRunner
 
 from quartermaster.cli import app
 from quartermaster.loader import load
-from quartermaster.modules.kueue.render import rendered_documents
+from quartermaster.modules.kueue.cluster_files import rendered_documents
 from quartermaster.reports.quota_diff import RenderOptions, build_quota_diff, render_json, render_markdown, render_text
 from tests.builders import DURING_THE_BLOCK
 from tests.paths import REPO

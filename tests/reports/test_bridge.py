@@ -8,7 +8,7 @@ from decimal import Decimal
 
 from quartermaster.model import Inventory
 from quartermaster.plan_result import KpiRow, Outcome, PlanResult, QuarterCostRow, RoutingRow, TeamCostRow
-from quartermaster.reports.bridge import build_bridge
+from quartermaster.reports.cost_bridge import build_bridge
 from quartermaster.reports.finance import build_report
 from quartermaster.reports.metering import check_usage, parse_period
 from quartermaster.units import quarter_hours

@@ -24,7 +24,7 @@ from quartermaster.model import Inventory
 from quartermaster.reports.filters import money, pct
 from quartermaster.reports.finance import ReportData, build_report, find_chromium, print_pdf, render_html, render_xlsx
 from quartermaster.reports.finance.charts import render_svg
-from quartermaster.reports.finance.render import RenderOptions, chromium_command, render_json, write_report
+from quartermaster.reports.finance.report_formats import RenderOptions, chromium_command, render_json, write_report
 from quartermaster.reports.finance.sources import NOT_A_CHECKOUT, inventory_revision
 from quartermaster.reports.finance.table import Chart, ChartSeries
 from quartermaster.reports.focus import plan_focus_rows

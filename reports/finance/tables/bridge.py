@@ -1,4 +1,5 @@
-"""Table `bridge`: from the last metered month, scaled to a quarter, to the plan's first quarter (`reports.bridge`)."""
+"""Table `bridge`: from the last metered month, scaled to a quarter, to the plan's first quarter
+(`reports.cost_bridge`)."""
 
 from __future__ import annotations
 
@@ -6,7 +7,7 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
-from quartermaster.reports.bridge import build_bridge
+from quartermaster.reports.cost_bridge import build_bridge
 from quartermaster.reports.finance.table import Column, Row, Table
 from quartermaster.reports.finance.tables.plan_vs_actual import usage_months
 

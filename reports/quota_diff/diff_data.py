@@ -48,7 +48,7 @@ from quartermaster.reports.quota_diff.policy import (
     touched_centres,
     verdicts,
 )
-from quartermaster.reports.quota_diff.pricing import FlavorEconomics, flavor_economics
+from quartermaster.reports.quota_diff.quota_cost import FlavorEconomics, flavor_economics
 from quartermaster.reports.quota_diff.types import (
     Change,
     FlavorChange,
