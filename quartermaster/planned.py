@@ -9,20 +9,26 @@ The rule, written once here:
   two directions at once (FOCUS: pricing model x team) adds up to both splits (`allocate_grid`);
 - anything **over several quarters** (four quarters, the horizon, a team's next four quarters) is the sum of the
   quarters' cent figures, so it equals the sum of the quarters shown;
-- a **purchase's** liability and in-horizon part are each rounded to the cent; the plan's totals are their sums.
+- a **purchase's** liability and in-horizon part are each rounded to the cent; the plan's totals are their sums;
+- a **priced line** (`pricing.PricedLine`: a commitment's cost in a quarter, an exposure) is rounded once, where it is
+  shown (`line_cents`), and any other figure of the plan as solved (a saving, a credit) the same way (`to_cent`).
+
+The finance report's tables take their cents from here and round nothing themselves
+(tests/reports/test_ledger_tables.py checks that no table module rounds).
 """
 
 from __future__ import annotations
 
 from collections.abc import Hashable, Iterable, Mapping
+from dataclasses import dataclass
 from decimal import ROUND_FLOOR, Decimal
-from typing import TYPE_CHECKING, TypeVar
+from typing import TYPE_CHECKING, TypeVar, overload
 
 from quartermaster.budgets import BudgetStatus, QuarterBudget, budget_status
-from quartermaster.pricing import CENT, allocate_cents, cents
+from quartermaster.pricing import CENT, PricedLine, allocate_cents, cents, known_usd
 
 if TYPE_CHECKING:
-    from quartermaster.plan_result import PlanResult
+    from quartermaster.plan_result import PlanResult, PurchaseRow
 
 ZERO = Decimal("0.00")
 R = TypeVar("R", bound=Hashable)
@@ -102,6 +108,67 @@ def planned_status(budgets: Iterable[QuarterBudget], plan: PlanResult) -> tuple[
     """Every budget of the plan's quarters against the cost centre's planned charge (`planned_charges`): the plan's
     `budget_status` table, the finance report's, `qm diff --plan`'s planned rows and the alert rules' figures."""
     return budget_status(budgets, planned_charges(plan), "planned", plan.quarters)
+
+
+@overload
+def to_cent(amount: Decimal) -> Decimal: ...
+@overload
+def to_cent(amount: None) -> None: ...
+def to_cent(amount: Decimal | None) -> Decimal | None:
+    """A figure of the plan as solved (a saving, a credit, a liability), as shown: to the cent, half up; None (unknown)
+    stays None."""
+    return None if amount is None else cents(amount)
+
+
+def line_cents(*lines: PricedLine) -> Decimal:
+    """Priced lines as shown: their amounts added up exactly (`pricing.known_usd`), then rounded to the cent once."""
+    return cents(known_usd(*lines))
+
+
+def shares_of(parts: Mapping[R, Decimal], total: Decimal) -> dict[R, Decimal]:
+    """A cent figure split into parts in proportion to `parts`, each to the cent, adding up to `total` exactly
+    (`pricing.allocate_cents`): a quarter's cost by pricing model, a charge by month."""
+    return allocate_cents(parts, total)
+
+
+@dataclass(frozen=True)
+class PurchaseCents:
+    """A purchase's figures as shown, each to the cent (the purchase schedule, payments, changes and capital tables)."""
+
+    liability: Decimal
+    in_horizon: Decimal
+    upfront: Decimal
+    monthly: Decimal
+
+
+def purchase_cents(row: PurchaseRow) -> PurchaseCents:
+    """A purchase's liability, in-horizon part, upfront payment and monthly payment, each rounded once."""
+    return PurchaseCents(
+        cents(row.total_liability_usd), cents(row.in_horizon_usd), cents(row.upfront_usd), cents(row.monthly_usd)
+    )
+
+
+def idle_shares(plan: PlanResult, quarter: str) -> dict[str, Decimal]:
+    """team -> its share of the quarter's idle (`cost_by_team.idle_share_usd`), to the cent."""
+    return {r.team: cents(r.idle_share_usd) for r in plan.cost_by_team if r.quarter == quarter}
+
+
+def closed_charges(plan: PlanResult, quarter: str, period: str) -> dict[str, Decimal]:
+    """team -> what `qm meter` charged it in a closed period of the quarter (`closed_costs`), to the cent."""
+    out: dict[str, Decimal] = {}
+    for r in plan.closed_in(quarter):
+        if r.period == period:
+            out[r.team] = out.get(r.team, ZERO) + cents(r.usd)
+    return out
+
+
+def prorated_open_charges(plan: PlanResult, quarter: str, share: Decimal) -> dict[str, Decimal]:
+    """team -> `share` of its planned charge in the quarter's open part (its charge, `team_costs`, less what the closed
+    part metered), to the cent: a period of the open part prorated by its hours."""
+    spent: dict[str, Decimal] = {}
+    for r in plan.closed_in(quarter):
+        spent[r.team] = spent.get(r.team, ZERO) + r.usd
+    return {team: cents((usd - spent.get(team, ZERO)) * share) for team, (_, usd) in team_costs(plan, quarter).items()}
 
 
 def purchase_liability(plan: PlanResult) -> tuple[Decimal, Decimal]:

@@ -580,6 +580,21 @@ def format_pct(value: Decimal | float | int | None, places: int = 1) -> str:
     return f"{share:,.{places}f}%"
 
 
+RATE = Decimal("0.0001")
+"""USD per unit (an accelerator-hour) as a table holds it: 4 decimals, as `format_usd(value, 4)` prints it."""
+
+
+def shown_rate(value: Decimal) -> Decimal:
+    """A rate as a table holds it (`RATE`; Decimal's context rounding, half even)."""
+    return value.quantize(RATE)
+
+
+def shown_quantity(value: float | Decimal, places: int = 1) -> Decimal:
+    """A quantity (accelerator-hours, accelerators) as a table holds it: `places` decimals (Decimal's context
+    rounding, half even), from the figure as solved (`decimal_of`)."""
+    return decimal_of(value).quantize(Decimal(1).scaleb(-places))
+
+
 def format_usd(value: Decimal | float | int | None, places: int = 2) -> str:
     """`Decimal("1234.5")` -> `$1,234.50`; negative -> `-$1,234.50`; None -> `UNKNOWN` (an en dash)."""
     if value is None:

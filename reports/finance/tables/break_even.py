@@ -7,9 +7,9 @@ from decimal import Decimal
 from typing import TYPE_CHECKING
 
 from quartermaster.errors import ProblemsFound
-from quartermaster.pricing import break_even, decimal_of
+from quartermaster.pricing import break_even, decimal_of, shown_rate
 from quartermaster.reports.finance.table import ZERO, Column, Row, Table
-from quartermaster.reports.finance.tables.common import PCT, active_quarters
+from quartermaster.reports.finance.tables.common import active_quarters
 
 if TYPE_CHECKING:
     from quartermaster.model import Inventory
@@ -61,9 +61,9 @@ def break_even_table(inventory: Inventory, plan: PlanResult, approve_rows: list[
                 r.site,
                 r.machine,
                 r.pricing_model,
-                even.committed_rate.quantize(PCT),
-                even.used_rate.quantize(PCT),
-                None if even.on_demand_rate is None else even.on_demand_rate.quantize(PCT),
+                shown_rate(even.committed_rate),
+                shown_rate(even.used_rate),
+                None if even.on_demand_rate is None else shown_rate(even.on_demand_rate),
                 even.on_demand_basis,
                 ratio,
                 expected,

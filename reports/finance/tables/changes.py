@@ -6,8 +6,7 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import TYPE_CHECKING
 
-from quartermaster.planned import quarter_cost
-from quartermaster.pricing import cents
+from quartermaster.planned import purchase_cents, quarter_cost
 from quartermaster.reports.finance.table import ZERO, Column, Row, Table, column_sums
 
 if TYPE_CHECKING:
@@ -102,8 +101,8 @@ def changes_tables(plan: PlanResult, previous: PlanResult, quarters: list[str]) 
     changes = []
     for key in sorted(set(now) | set(before)):
         a, b = before.get(key), now.get(key)
-        liab_a = cents(a.total_liability_usd) if a else ZERO
-        liab_b = cents(b.total_liability_usd) if b else ZERO
+        liab_a = purchase_cents(a).liability if a else ZERO
+        liab_b = purchase_cents(b).liability if b else ZERO
         if a and b and a.nodes == b.nodes and liab_a == liab_b:
             continue
         change = _purchase_change(a, b, key[0], quarters)

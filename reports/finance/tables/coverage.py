@@ -7,7 +7,7 @@ from decimal import Decimal
 from typing import TYPE_CHECKING
 
 from quartermaster.planned import quarter_cost, quarter_on_demand
-from quartermaster.pricing import decimal_of
+from quartermaster.pricing import shown_quantity
 from quartermaster.reports.finance.table import Column, Row, Table
 from quartermaster.reports.finance.tables.common import ratio
 
@@ -47,7 +47,7 @@ def coverage_table(plan: PlanResult, quarters: list[str]) -> Table:
                 ratio(k.utilisation),
                 ratio(k.coverage_accelerator_hours),
                 ratio(k.utilisation_accelerator_hours),
-                decimal_of(k.served_accelerator_hours).quantize(Decimal(1)),
+                shown_quantity(k.served_accelerator_hours, 0),
             )
         )
     return Table(

@@ -6,7 +6,8 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import TYPE_CHECKING
 
-from quartermaster.pricing import cents, commitment_line, format_usd, known_usd, last_quarter_of
+from quartermaster.planned import line_cents
+from quartermaster.pricing import commitment_line, format_usd, last_quarter_of
 from quartermaster.reports.finance.table import ZERO, Column, Row, Table
 from quartermaster.units import next_quarters
 
@@ -43,7 +44,7 @@ def expiry_table(inventory: Inventory, spend: Table, coverage: Table) -> Table:
     for c in sorted(inventory.commitments, key=lambda c: (c.end, c.name)):
         last = last_quarter_of(c)
         gone = next_quarters(last, 2)[1]
-        amount = cents(known_usd(commitment_line(c, last, "planned")))
+        amount = line_cents(commitment_line(c, last, "planned"))
         ending.setdefault(gone, []).append(f"{c.name} (ends {c.end}; {format_usd(amount)} in {last})")
         ending_before[gone] = ending_before.get(gone, ZERO) + amount
     models = {c.key for c in spend.columns}

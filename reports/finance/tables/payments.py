@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import TYPE_CHECKING, Literal
 
-from quartermaster.pricing import cents
+from quartermaster.planned import purchase_cents
 from quartermaster.reports.finance.table import Column
 
 if TYPE_CHECKING:
@@ -43,16 +43,16 @@ def purchase_payments(plan: PlanResult) -> list[Payments]:
     out: list[Payments] = []
     for r in plan.purchase_schedule:
         payment = payment_of(r)
-        liability = cents(r.total_liability_usd)
-        upfront = liability if payment == "all upfront" else cents(r.upfront_usd)
+        shown = purchase_cents(r)
+        upfront = shown.liability if payment == "all upfront" else shown.upfront
         out.append(
             Payments(
                 payment,
                 upfront or None,
-                cents(r.monthly_usd) or None,
-                liability - upfront,
-                liability,
-                cents(r.in_horizon_usd),
+                shown.monthly or None,
+                shown.liability - upfront,
+                shown.liability,
+                shown.in_horizon,
             )
         )
     return out

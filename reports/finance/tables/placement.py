@@ -9,7 +9,8 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import TYPE_CHECKING
 
-from quartermaster.pricing import cents, decimal_of
+from quartermaster.planned import to_cent
+from quartermaster.pricing import shown_quantity
 from quartermaster.reports.finance.table import Column, Row, Table
 from quartermaster.reports.finance.tables.common import ratio
 
@@ -72,16 +73,16 @@ def moves_table(plan: PlanResult) -> Table:
             m.team,
             f"{m.served_accelerator} at {m.served_site} ({m.machine})",
             m.flavor,
-            decimal_of(m.accelerator_hours).quantize(Decimal("0.1")),
+            shown_quantity(m.accelerator_hours),
             m.quota_needed_accelerators,
-            None if m.saving_usd is None else cents(m.saving_usd),
+            to_cent(m.saving_usd),
         )
         for m in plan.moves
     )
     saving = (
         ""
         if plan.placement_saving_usd is None
-        else f" Together they save {cents(plan.placement_saving_usd):,} USD (re-solved)."
+        else f" Together they save {to_cent(plan.placement_saving_usd):,} USD (re-solved)."
     )
     return Table(
         "moves",
@@ -210,11 +211,11 @@ def credit_table(plan: PlanResult) -> Table:
     rows = tuple(
         CreditLine(
             ratio(c.credit_share),
-            cents(c.expected_cost_usd),
-            cents(c.post_horizon_credit_usd),
-            cents(c.new_commitment_liability_usd),
+            to_cent(c.expected_cost_usd),
+            to_cent(c.post_horizon_credit_usd),
+            to_cent(c.new_commitment_liability_usd),
             c.first_quarter,
-            cents(c.first_quarter_liability_usd),
+            to_cent(c.first_quarter_liability_usd),
             "; ".join(bought.get(c.credit_share, ())) or "none",
         )
         for c in sorted(plan.credit_sensitivity, key=lambda c: c.credit_share)

@@ -10,10 +10,10 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from quartermaster.errors import ProblemsFound
-from quartermaster.planned import team_costs
-from quartermaster.pricing import DEFAULT_IDLE_POLICY, IDLE_COST_CENTER, IDLE_TEAM, cents
+from quartermaster.planned import closed_charges, prorated_open_charges
+from quartermaster.pricing import DEFAULT_IDLE_POLICY, IDLE_COST_CENTER, IDLE_TEAM
 from quartermaster.reports.finance.table import NAME_COLUMN, ZERO, Column, Row, Table, column_sums
-from quartermaster.reports.finance.tables.common import PCT, centre_name
+from quartermaster.reports.finance.tables.common import centre_name
 from quartermaster.reports.metering import Period, check_usage, covered_month, inventory_records, meter, parse_period
 from quartermaster.units import quarter_bounds, quarter_of
 
@@ -80,22 +80,14 @@ def planned_by_team(plan: PlanResult, quarter: str, period: Period) -> tuple[dic
     """What a plan says of `period` (in `quarter`) per team, and its basis: the plan's closed part as metered when
     the period was closed when it was made (`PlanResult.closed_costs`, to the cent); else its planned open part of
     the quarter (the quarter's charge less its closed part) prorated to the period's hours."""
-    closed = [r for r in plan.closed_in(quarter) if r.period == period.label]
+    closed = closed_charges(plan, quarter, period.label)
     if closed:
-        out: dict[str, Decimal] = {}
-        for r in closed:
-            out[r.team] = out.get(r.team, ZERO) + cents(r.usd)
-        return out, CLOSED_BASIS
+        return closed, CLOSED_BASIS
     until = dt.datetime.fromisoformat(plan.actuals_until) if plan.actuals_until else None
     start, end = (dt.datetime.combine(d, dt.time()) for d in quarter_bounds(quarter))
     open_from = max(start, until) if until else start
     share = Decimal(period.hours) / Decimal(int((end - open_from).total_seconds()) // 3600)
-    spent: dict[str, Decimal] = {}
-    for r in plan.closed_in(quarter):
-        spent[r.team] = spent.get(r.team, ZERO) + r.usd
-    return {
-        team: cents((usd - spent.get(team, ZERO)) * share) for team, (_, usd) in team_costs(plan, quarter).items()
-    }, PLANNED_BASIS
+    return prorated_open_charges(plan, quarter, share), PLANNED_BASIS
 
 
 def plan_vs_actual(
@@ -145,7 +137,7 @@ def plan_vs_actual(
                         pl,
                         m,
                         m - pl,
-                        ((m - pl) / pl).quantize(PCT) if pl else None,
+                        (m - pl) / pl if pl else None,  # exact: every view rounds it once (format_pct)
                     )
                 )
     policies = sorted({p.options.get("idle_policy", DEFAULT_IDLE_POLICY) for p, _ in plans})

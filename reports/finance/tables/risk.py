@@ -8,11 +8,11 @@ from decimal import Decimal
 from typing import TYPE_CHECKING
 
 from quartermaster.demand import quantile_at
-from quartermaster.planned import quarter_cost
+from quartermaster.planned import line_cents, quarter_cost, to_cent
 from quartermaster.pricing import (
     PAY_PER_USE_MODELS,
+    PricedLine,
     PricingModel,
-    cents,
     cheapest_on_demand_per_accelerator,
     decimal_of,
 )
@@ -76,6 +76,13 @@ def demand_spread(inventory: Inventory, plan: PlanResult) -> list[tuple[str, str
     return out
 
 
+def _exposure_line(accelerator: str, accelerator_hours: Decimal, rate: Decimal) -> PricedLine:
+    """p90 demand above the expected level, in accelerator-hours of a quarter, at the cheapest on-demand rate of its
+    accelerator (the price book's; planned: what the plan would buy on demand for it)."""
+    source = f"cheapest on-demand {accelerator} in the price book, p90 demand above expected"
+    return PricedLine(accelerator_hours, "accelerator-hour", rate, "planned", source)
+
+
 def p90_exposure(inventory: Inventory, plan: PlanResult, quarters: list[str]) -> dict[str, list[ExposureRow]]:
     """Per quarter, an `ExposureRow` per accelerator with a p90 above its expected level (demand_spread)."""
     rates = cheapest_on_demand_per_accelerator(inventory)
@@ -90,7 +97,7 @@ def p90_exposure(inventory: Inventory, plan: PlanResult, quarters: list[str]) ->
                 acc,
                 more,
                 rates.get(acc),
-                cents(more * quarter_hours(q) * rates[acc]) if acc in rates else None,
+                line_cents(_exposure_line(acc, more * quarter_hours(q), rates[acc])) if acc in rates else None,
             )
             for acc, more in sorted(by_acc.items())
         ]
@@ -141,7 +148,7 @@ def cost_band(
     for q in quarters:
         expected = quarter_cost(plan, q)
         p90 = expected + column_sums(exposure[q], ("exposure",))["exposure"]
-        rows.append(BandRow(q, expected - cents(min(below[q], flexible[q])), expected, p90))
+        rows.append(BandRow(q, expected - to_cent(min(below[q], flexible[q])), expected, p90))
     return Table(
         "cost_band",
         "Cost per quarter at p10 and p90 demand",

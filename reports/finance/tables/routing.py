@@ -8,9 +8,15 @@ from typing import TYPE_CHECKING
 
 from quartermaster.demand import equivalence_ratio
 from quartermaster.plan_result import EXISTING, NEW
-from quartermaster.pricing import COMMITTED_MODELS, PricingModel, cheapest_accelerator_hour, decimal_of
+from quartermaster.pricing import (
+    COMMITTED_MODELS,
+    PricingModel,
+    cheapest_accelerator_hour,
+    decimal_of,
+    shown_quantity,
+    shown_rate,
+)
 from quartermaster.reports.finance.table import ZERO, Column, Row, Table
-from quartermaster.reports.finance.tables.common import PCT
 
 if TYPE_CHECKING:
     from quartermaster.model import Inventory
@@ -86,12 +92,12 @@ def _routing_line(inventory: Inventory, g: _Group) -> RoutingLine:
         f"{g.served_accelerator} at {g.served_site} ({g.machine})",
         g.served_accelerator,
         g.tier,
-        g.demand_hours.quantize(Decimal("0.1")),
-        g.served_hours.quantize(Decimal("0.1")),
+        shown_quantity(g.demand_hours),
+        shown_quantity(g.served_hours),
         f"1 {served} = {1 / ratio:g} {asked} (equivalence policy)",
-        None if served_rate is None else served_rate.quantize(PCT),
-        None if per_asked is None else per_asked.quantize(PCT),
-        alternative[0].quantize(PCT) if alternative else None,
+        None if served_rate is None else shown_rate(served_rate),
+        None if per_asked is None else shown_rate(per_asked),
+        shown_rate(alternative[0]) if alternative else None,
         alternative[1] if alternative else "none",
         reason,
     )

@@ -8,8 +8,8 @@ from decimal import Decimal
 from typing import TYPE_CHECKING, ClassVar
 
 from quartermaster.plan_result import CLOSED
-from quartermaster.planned import quarter_cost
-from quartermaster.pricing import COMMITTED_MODELS, PAY_PER_USE_MODELS, PricingModel, allocate_cents
+from quartermaster.planned import quarter_cost, shares_of
+from quartermaster.pricing import COMMITTED_MODELS, PAY_PER_USE_MODELS, PricingModel
 from quartermaster.reports.finance.table import ZERO, Column, Row, Table, column_sums
 
 if TYPE_CHECKING:
@@ -49,7 +49,7 @@ def spend_by_quarter(plan: PlanResult, quarters: list[str]) -> Table:
             for m in models
         }
         total = quarter_cost(plan, q)
-        rows.append(SpendRow(q, total, allocate_cents(raw, total)))
+        rows.append(SpendRow(q, total, shares_of(raw, total)))
     sums = column_sums(rows, (*models, "total"))
     return Table(
         "spend_by_quarter",

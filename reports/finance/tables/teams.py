@@ -7,8 +7,8 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import TYPE_CHECKING
 
-from quartermaster.planned import team_costs
-from quartermaster.pricing import DEFAULT_IDLE_POLICY, IDLE_TEAM, cents
+from quartermaster.planned import idle_shares, team_costs
+from quartermaster.pricing import DEFAULT_IDLE_POLICY, IDLE_TEAM
 from quartermaster.reports.finance.table import NAME_COLUMN, ZERO, Column, Row, Table, column_sums
 from quartermaster.reports.finance.tables.common import centre_name
 from quartermaster.units import next_quarters
@@ -42,11 +42,6 @@ class CentreRow(Row):
     previous: Decimal | None
     delta: Decimal | None
     next_four: Decimal
-
-
-def idle_shares(plan: PlanResult, quarter: str) -> dict[str, Decimal]:
-    """Each team's share of the quarter's idle, to the cent."""
-    return {r.team: cents(r.idle_share_usd) for r in plan.cost_by_team if r.quarter == quarter}
 
 
 def _centre_of(code: str) -> str:
