@@ -64,7 +64,7 @@ import highspy
 import numpy as np
 import pandas as pd
 
-from quartermaster.demand import equivalence_ratio
+from quartermaster.demand_quantiles import equivalence_ratio
 from quartermaster.plan_result import EXISTING, NEW
 from quartermaster.planner.data import OFFER_COLUMNS, POOL_COLUMNS, PlanData
 from quartermaster.planner.model import PlanModel, build_model

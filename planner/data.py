@@ -27,7 +27,7 @@ from dataclasses import dataclass, field, replace
 import pandas as pd
 
 from quartermaster.capacity import nodes_per_slice, pool_accelerators
-from quartermaster.demand import equivalence_ratio, quantile_curve, shifted_quantiles
+from quartermaster.demand_quantiles import equivalence_ratio, quantile_curve, shifted_quantiles
 from quartermaster.issues import did_you_mean
 from quartermaster.model import DemandRow, Inventory
 from quartermaster.plan_result import ForecastRow

@@ -12,7 +12,7 @@ the teams by the idle policy (`PlanOptions.idle_policy`, the rules `qm meter` us
 default); only idle no team can take stays on the `pricing.IDLE_TEAM` line. `usage_usd + idle_share_usd = usd`
 per team, and the teams' `usd` add up to the quarter's cost.
 
-Budget status (`budget_status`): `planned.planned_status`, `budgets.budget_status` on the cost centres' charges to
+Budget status (`budget_status`): `planned.planned_status`, `budget_status.budget_status` on the cost centres' charges to
 the cent (`planned.planned_charges`), the rows the finance report, `qm diff --plan` and the alert rules show. The
 model's budget rule caps the charge for use only (idle shares depend on the solution), so a budget the model kept can
 show as over here, which is what finance will see.

@@ -24,7 +24,7 @@ from decimal import Decimal
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from quartermaster.budgets import BudgetStatus
+from quartermaster.budget_status import BudgetStatus
 from quartermaster.pricing import PricedLine
 from quartermaster.units import quarter_bounds
 
@@ -457,7 +457,7 @@ class PlanResult:
     proposed_quotas: tuple[ProposedQuotaRow, ...] = ()
     budget_status: tuple[BudgetStatus, ...] = ()
     """budget_status: every budget of the plan's quarters against its cost centre's planned charge
-    (`budgets.budget_status`, basis planned: `planned.planned_charges`), the rows the finance report shows."""
+    (`budget_status.budget_status`, basis planned: `planned.planned_charges`), the rows the finance report shows."""
     relaxed_rules: tuple[RelaxedRuleRow, ...] = field(default=())
     routing: tuple[RoutingRow, ...] = ()
     moves: tuple[MoveRow, ...] = ()

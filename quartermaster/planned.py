@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from decimal import ROUND_FLOOR, Decimal
 from typing import TYPE_CHECKING, TypeVar, overload
 
-from quartermaster.budgets import BudgetStatus, QuarterBudget, budget_status
+from quartermaster.budget_status import BudgetStatus, QuarterBudget, budget_status
 from quartermaster.pricing import CENT, PricedLine, allocate_cents, cents, known_usd
 
 if TYPE_CHECKING:
@@ -100,7 +100,7 @@ def planned_use(plan: PlanResult) -> dict[tuple[str, str], Decimal]:
 
 def planned_charges(plan: PlanResult) -> dict[tuple[str, str], Decimal]:
     """(cost centre, quarter) -> the cost centre's planned charge (`centre_costs`) in every quarter of the plan: the
-    `planned` basis of `budgets.budget_status`."""
+    `planned` basis of `budget_status.budget_status`."""
     return {(centre, q): usd for q in plan.quarters for centre, usd in centre_costs(plan, q).items()}
 
 

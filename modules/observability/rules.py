@@ -18,7 +18,7 @@ in its `runbook` annotation the inventory file (and YAML path) to change. Alerts
 - `QuartermasterSpendAbovePlan` (per budget, with a plan): the same projection exceeds the cost centre's planned
   use for the quarter without its share of idle (`planned.planned_use`), the projection's own basis.
 
-Budget thresholds come from `budgets.budget_status`, the function the finance report and `qm diff` use: given the
+Budget thresholds come from `budget_status.budget_status`, the function the finance report and `qm diff` use: given the
 plan's rows (`planned`, basis planned: the finance report's `budget_status` table), each budget alert states its
 budget and the planned charge, with their bases, in its annotations (`threshold`, `planned`). The threshold of
 `QuartermasterSpendAbovePlan` is the planned use alone (`PlannedBudgets.use`): the projection shares no idle, so
@@ -41,7 +41,7 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
 
-from quartermaster.budgets import BudgetStatus
+from quartermaster.budget_status import BudgetStatus
 from quartermaster.capacity import pool_accelerators
 from quartermaster.issues import format_path
 from quartermaster.loader import LoadResult
@@ -124,7 +124,7 @@ def _resource(inventory: Inventory, pool: str) -> str:
 
 @dataclass(frozen=True)
 class PlannedBudgets:
-    """A plan's budget status (`budgets.budget_status`, basis planned), as the finance report shows it, and where
+    """A plan's budget status (`budget_status.budget_status`, basis planned), as the finance report shows it, and where
     the plan was read from."""
 
     rows: tuple[BudgetStatus, ...]

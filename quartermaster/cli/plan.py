@@ -387,7 +387,7 @@ def _day(text: str | None) -> dt.date | None:
 
 
 def _print_budget_status(r: PlanResult) -> None:
-    """The plan's budget status (`budgets.budget_status`, basis planned): the rows the finance report shows."""
+    """The plan's budget status (`budget_status.budget_status`, basis planned): the rows the finance report shows."""
     from quartermaster.reports.filters import pct
 
     table = Table(title="Budget status by cost centre and quarter (basis: planned)", title_justify="left")

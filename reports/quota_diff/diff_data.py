@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Literal
 
-from quartermaster.budgets import BudgetStatus, budget_status
+from quartermaster.budget_status import BudgetStatus, budget_status
 from quartermaster.capacity import cohort_root, nominal_by_flavor
 from quartermaster.model import Inventory, Quota, Team
 from quartermaster.plan_result import PlanResult
@@ -165,7 +165,7 @@ def build_quota_diff(
 def _budget_status(
     base: Inventory, head: Inventory, diff: QuotaDiff, team_monthly: dict[str, Change], plan: PlanResult | None
 ) -> tuple[BudgetStatus, ...]:
-    """The budget rows (`budgets.budget_status`) of the cost centres the change touches: on the exposure basis (a
+    """The budget rows (`budget_status.budget_status`) of the cost centres the change touches: on the exposure basis (a
     month's exposure after the change x the quarter's months), and on the planned basis when a plan is given;
     grouped by cost centre and quarter, planned first (the basis the over-budget check gates on)."""
     touched = set(touched_centres(base, head, diff))

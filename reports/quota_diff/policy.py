@@ -25,7 +25,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from decimal import Decimal
 
-from quartermaster.budgets import BudgetStatus
+from quartermaster.budget_status import BudgetStatus
 from quartermaster.capacity import borrowable, flavor_capacity, nominal_by_flavor
 from quartermaster.model import Inventory
 from quartermaster.pricing import CENT, Provisioning, format_pct, format_usd

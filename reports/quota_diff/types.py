@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any, Literal
 
-from quartermaster.budgets import BudgetStatus
+from quartermaster.budget_status import BudgetStatus
 from quartermaster.model import Inventory
 from quartermaster.pricing import cents
 
@@ -231,7 +231,7 @@ class QuotaDiff:
     basis: str = "exposure"
     """basis: the money figures' basis (`pricing.BASES`); expected_* fields are the usage-carried estimate."""
     budget_status: tuple[BudgetStatus, ...] = ()
-    """budget_status: `budgets.budget_status` of every cost centre whose charge changes: its exposure row (the
+    """budget_status: `budget_status.budget_status` of every cost centre whose charge changes: its exposure row (the
     head's quotas used in full, a month's exposure times the quarter's months) and, with a plan, its planned row,
     the same as the finance report's."""
     plan_label: str | None = None

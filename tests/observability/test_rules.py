@@ -16,7 +16,7 @@ import pytest
 import yaml
 from typer.testing import CliRunner
 
-from quartermaster.budgets import BudgetStatus
+from quartermaster.budget_status import BudgetStatus
 from quartermaster.capacity import pool_accelerators
 from quartermaster.cli import app
 from quartermaster.loader import LoadResult, load

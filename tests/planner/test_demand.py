@@ -12,7 +12,7 @@ import pytest
 from typer.testing import CliRunner
 
 from quartermaster.cli import app
-from quartermaster.demand import quantile_at, quantile_curve
+from quartermaster.demand_quantiles import quantile_at, quantile_curve
 from quartermaster.model import DemandRow
 from quartermaster.planner import PlanInputError, PlanOptions, plan
 from quartermaster.planner.options import BANDS

@@ -192,7 +192,7 @@ def test_a_cbc_plan_names_its_gap_as_to_the_lp_bound():
 def test_a_budget_over_says_why_a_plan_that_caps_budgets_can_be_over(capsys):
     """Review of issue 26: `qm plan` said a budget was over without why (the model caps use; the idle share is
     added after), and says nothing of it when every budget is kept."""
-    from quartermaster.budgets import BudgetStatus
+    from quartermaster.budget_status import BudgetStatus
     from quartermaster.cli.plan import OVER_WHY, _print_budget_status
 
     kept = BudgetStatus("CC-1", "2027Q1", "planned", Decimal("90.00"), Decimal("100.00"))

@@ -133,7 +133,7 @@ def test_a_cheaper_capped_offer_is_used_up_to_its_cap_and_the_dearer_uncapped_on
 def test_a_budget_caps_a_cost_centre_and_the_rest_is_reported_unmet():
     inventory = one_site(on_demand=10).policy(budgets=[{"cost_center": "CC-1", "quarter": "2027Q1", "usd": 108000}])
     result = run(inventory, curves("ml", Q1, level=10.0))
-    (budget,) = result.budget_status  # to the cent, as every view shows it (budgets.budget_status)
+    (budget,) = result.budget_status  # to the cent, as every view shows it (budget_status.budget_status)
     assert (budget.basis, budget.usd, budget.over) == ("planned", Decimal("108000.00"), False)
     assert result.frame("unmet_demand")["expected_accelerator_hours"].tolist() == [5 * H1]  # half of 10 GPUs unmet
 

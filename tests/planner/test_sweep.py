@@ -15,7 +15,7 @@ import yaml
 from typer.testing import CliRunner
 
 from quartermaster.cli import app
-from quartermaster.demand import shifted_quantiles
+from quartermaster.demand_quantiles import shifted_quantiles
 from quartermaster.errors import MissingExtra
 from quartermaster.loader import load
 from quartermaster.modules.kueue.builders import objects_for_cluster

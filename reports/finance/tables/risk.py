@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import TYPE_CHECKING
 
-from quartermaster.demand import quantile_at
+from quartermaster.demand_quantiles import quantile_at
 from quartermaster.planned import line_cents, quarter_cost, to_cent
 from quartermaster.pricing import (
     PAY_PER_USE_MODELS,

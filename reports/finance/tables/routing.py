@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import TYPE_CHECKING
 
-from quartermaster.demand import equivalence_ratio
+from quartermaster.demand_quantiles import equivalence_ratio
 from quartermaster.plan_result import EXISTING, NEW
 from quartermaster.pricing import (
     COMMITTED_MODELS,
