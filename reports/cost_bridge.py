@@ -28,7 +28,7 @@ asked (served or not) and A1 its served hours counted in the classes asked:
 They add up to E - S exactly ((H1 - Hp1 - Hc1) p0 = 0, (Hc0 - H0) p0 = -P0 and S = C0 + P0 + Io0). The demand change
 is rounded to the cent on its own, so that it depends on the quarter's demand and the metered month alone (not on the
 horizon, a utilisation floor or a price what-if); the other lines are rounded so that all add up to the difference of
-the cent figures shown (`pricing.allocate_cents`). Without pay-per-use hours in the month, p0 is the month's average
+the cent figures shown (`planned.shares_of`). Without pay-per-use hours in the month, p0 is the month's average
 rate of all used hours. Idle of the plan (Ic1) is split between existing and new commitments in proportion to their
 cost (the plan does not record which idles). A plan written before it recorded its demand (KpiRow.demand_accelerator
 _hours) counts its served hours in the classes asked plus its unmet demand instead.
@@ -43,14 +43,12 @@ from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
 from quartermaster.plan_result import CLOSED, EXISTING, NEW
-from quartermaster.planned import quarter_cost
+from quartermaster.planned import quarter_cost, shares_of, to_cent
 from quartermaster.pricing import (
     DEFAULT_IDLE_POLICY,
     IDLE_TEAM,
     PricingModel,
     accelerator_hour_price,
-    allocate_cents,
-    cents,
     decimal_of,
 )
 from quartermaster.reports.metering import MeterResult, Period, covered_month, meter
@@ -181,7 +179,7 @@ def build_bridge(
     p0 = m.flexible_cost / m.flexible_hours if m.flexible_hours else (m.paid_cost - m.idle) / used0 if used0 else ZERO
     p1 = flexible_cost / flexible_hours if flexible_hours else p0
     price = _price_effect(inventory, plan, quarter)
-    demand_change = cents((demand - used0) * p0)
+    demand_change = to_cent((demand - used0) * p0)
     closed_line = closed - result.total_cost * closed_hours / Decimal(covered.hours)
     raw = {
         **({"closed months as metered, against the run-rate": closed_line} if closed_hours else {}),
@@ -194,9 +192,9 @@ def build_bridge(
         "commitments bought": bought,
         "idle change": idle - m.idle - m.pool_idle,
     }
-    start = cents(result.total_cost * scale)
+    start = to_cent(result.total_cost * scale)
     end = quarter_cost(plan, quarter)
-    lines = {"demand change": demand_change, **allocate_cents(raw, end - start - demand_change)}
+    lines = {"demand change": demand_change, **shares_of(raw, end - start - demand_change)}
     period = (
         month.label
         if covered.end == month.end

@@ -25,8 +25,9 @@ from quartermaster.planned import (
     quarter_cost,
     quarters_cost,
     quarters_on_demand,
+    to_cent,
 )
-from quartermaster.pricing import cents, decimal_of
+from quartermaster.pricing import shown_quantity
 from quartermaster.reports.finance.chart_data import report_charts
 from quartermaster.reports.finance.table import CENTS, ZERO, Amount, Chart, Row, Table
 from quartermaster.reports.finance.tables.approve import Commitment, approve_table
@@ -300,10 +301,10 @@ def build_report(
         NewPurchases(
             liability,
             in_horizon,
-            None if plan.post_horizon_credit_usd is None else cents(plan.post_horizon_credit_usd),
+            to_cent(plan.post_horizon_credit_usd),
         ),
         p90_cost,
-        decimal_of(kpi.unmet_accelerator_hours if kpi else 0.0).quantize(Decimal("0.1")),
+        shown_quantity(kpi.unmet_accelerator_hours if kpi else 0.0),
         sum((r["budget_usd"] for r in budgets), CENTS) if budgets else None,
         sum((r["variance"] for r in budgets), CENTS) if budgets else None,
         tuple(r for r in expiry.rows if isinstance(r, ExpiryRow) and r.warning),

@@ -14,8 +14,7 @@ from pathlib import Path
 
 from quartermaster.errors import UsageError
 from quartermaster.plan_result import PlanResult
-from quartermaster.planned import horizon_cost, quarter_cost
-from quartermaster.pricing import cents
+from quartermaster.planned import horizon_cost, quarter_cost, to_cent
 from quartermaster.reports.finance.build import ReportData
 from quartermaster.reports.finance.table import Column, Row, Table
 from quartermaster.sweep_result import PLANNED, Sweep, cost_bands, load_sweep, robust_commitments
@@ -106,9 +105,9 @@ def sweep_tables(sweep: Sweep, plan: PlanResult) -> tuple[Table, Table]:
         return SweepCostRow(
             label or band.quarter,
             band.scenarios,
-            cents(band.low),
-            None if band.mid is None else cents(band.mid),
-            cents(band.high),
+            to_cent(band.low),
+            to_cent(band.mid),
+            to_cent(band.high),
             plan_usd,
         )
 

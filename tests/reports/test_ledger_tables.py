@@ -1,10 +1,11 @@
 """The finance report's money tables are group-bys of the plan's ledger, rounded once (issue 35, point 0).
 
-The example is planned as `qm plan inventory/` plans it and its report built; each money table is then rebuilt from
+The example is planned as `qm plan inventory/` plans it and its report built; its money tables are then rebuilt from
 the plan's ledger (`quartermaster.ledger.group_by`) and compared to the cent. A table splits a cent figure so its
 parts add up to it (`planned.shares_of`, `planned.team_costs`), which moves each part by less than a cent from its
-exact lines: that is the tolerance where a table shows parts. And no table module rounds money itself: the cents
-come from `quartermaster/planned.py` (one rounding rule) and the rates and quantities from `quartermaster/pricing.py`.
+exact lines: that is the tolerance where a table shows parts. And no module of the report (its tables, build and
+sections, the bridge) rounds money itself: the cents come from `quartermaster/planned.py` (one rounding rule), the
+rates and quantities from `quartermaster/pricing.py`, and a share is rounded where it is printed.
 """
 
 from __future__ import annotations
@@ -21,9 +22,13 @@ from quartermaster.plan_result import PlanResult
 from quartermaster.planner import PlanOptions, plan
 from quartermaster.pricing import CENT, IDLE_TEAM, cents
 from quartermaster.reports.finance import ReportData, build_report
+from quartermaster.reports.metering import check_usage, covered_month, inventory_records, meter, parse_period
+from quartermaster.units import quarter_hours
 from tests.paths import INVENTORY, REPO
 
-TABLES = REPO / "reports" / "finance" / "tables"
+FINANCE = REPO / "reports" / "finance"
+REPORT_MODULES = (*FINANCE.glob("*.py"), *(FINANCE / "tables").glob("*.py"), REPO / "reports" / "cost_bridge.py")
+"""The finance report's modules: its tables, its build and sections, the bridge."""
 ROUNDING = re.compile(r"(?<![\w.])(cents|allocate_cents|split_cents|round)\(|\.quantize\(|\bROUND_[A-Z_]+")
 """A call that rounds money (or a rate, or a quantity) in place: `cents(`, `allocate_cents(`, `split_cents(`,
 `round(`, `.quantize(`, a rounding mode."""
@@ -40,11 +45,11 @@ def example() -> tuple[Inventory, PlanResult, ReportData]:
     return inventory, result, build_report(inventory, result)
 
 
-def test_no_table_module_rounds_money_itself() -> None:
+def test_no_report_module_rounds_money_itself() -> None:
     assert ROUNDING.search("x = cents(r.usd)") and ROUNDING.search("y.quantize(PCT)")  # the guard can fail
     assert not ROUNDING.search("line_cents(x) + purchase_cents(r).liability")  # the one rule's functions pass
-    modules = sorted(TABLES.glob("*.py"))
-    assert len(modules) >= 20
+    modules = sorted(REPORT_MODULES)
+    assert len(modules) >= 30 and all(path.exists() for path in modules)  # 20 table modules, the rest
     found = [
         f"{path.name}:{n}: {line.strip()}"
         for path in modules
@@ -106,3 +111,25 @@ def test_the_coverage_tables_cost_is_the_ledgers(example: tuple[Inventory, PlanR
     _, result, report = example
     for row in report.table("coverage").rows:
         assert row["cost"] == cents(total(result.ledger, "cost", quarter=row["quarter"])), row["quarter"]
+
+
+def test_the_bridge_walks_from_qm_meters_ledger_to_the_plans(example: tuple[Inventory, PlanResult, ReportData]) -> None:
+    """The bridge starts at the last metered month's total (both sides of `qm meter`'s ledger), scaled to the quarter,
+    and ends at the quarter's cost (both sides of the plan's ledger); its lines add up from one to the other."""
+    inventory, result, report = example
+    rows = [(r["item"], r["usd"]) for r in report.table("bridge").rows]
+    (_, start), *lines, (end_item, end) = rows
+    quarter = end_item.split()[0]
+    assert (
+        end
+        == cents(total(result.ledger, "cost", quarter=quarter))
+        == cents(total(result.ledger, "charge", quarter=quarter))
+    )
+    records, issues = check_usage(inventory_records(inventory), inventory)
+    assert not issues
+    month = covered_month(records, parse_period("2026-10"))  # the example's usage history is October 2026
+    metered, problems = meter(inventory, records, month, "proportional")
+    assert metered is not None and not problems
+    scale = Decimal(quarter_hours(quarter)) / Decimal(month.hours)
+    assert start == cents(total(metered.ledger, "cost") * scale) == cents(total(metered.ledger, "charge") * scale)
+    assert start + sum((usd for _, usd in lines), Decimal(0)) == end
