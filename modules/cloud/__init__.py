@@ -1,77 +1,44 @@
-"""Cloud capacity specs: inventory -> typed plain specs, one module per provider (`gcp`, `aws`, `azure`).
+"""Cloud capacity specs: inventory -> typed plain specs, built by each provider's `cloud` module
+(`quartermaster/providers/<name>/cloud.py`).
 
-Pure and fast: no Pulumi or Terraform import. The Pulumi components (`modules.pulumi`) and the Terraform
-emitter turn the same specs into resources, so the two outputs cannot drift apart. Field names follow
-the provider arguments. `cluster_spec(inventory, name, now)` is the entry point; `conflicts(spec)` lists
-arguments that contradict each other (both emitters refuse such a spec). Each provider's module registers a
-`CloudModule` under its cluster kind (`modules.cloud.base`); a provider without one (on-prem) has no cloud
-resources.
+Pure and fast: no Pulumi or Terraform import. The Pulumi components and the Terraform emitter turn the same specs
+into resources, so the two outputs cannot drift apart. `cluster_spec(inventory, name, now)` is the entry point;
+`conflicts(spec)` lists arguments that contradict each other (both emitters refuse such a spec). This package knows
+no provider: it asks the provider of a cluster's kind (`modules.cloud.base`).
 """
 
 from __future__ import annotations
 
 import datetime as dt
+from typing import Any
 
 from quartermaster.model import Inventory
-from quartermaster.modules.cloud.aws import (
-    AwsCapacityReservationSpec,
-    AwsServiceQuotaSpec,
-    EksCapacity,
-    EksModule,
-    EksNodeGroupSpec,
-)
-from quartermaster.modules.cloud.azure import AksAgentPoolSpec, AksCapacity, AksModule
 from quartermaster.modules.cloud.base import (
     CloudModule,
     ClusterSpec,
     DeclaredNodes,
     ManualQuota,
-    ProviderPin,
     cloud_module,
-    cloud_modules,
-    register_cloud,
-    unregister_cloud,
+    emitter,
 )
 from quartermaster.modules.cloud.common import SpecError, TaintSpec, upper_snake_effect
-from quartermaster.modules.cloud.gcp import (
-    GcpQuotaPreferenceSpec,
-    GcpReservationSpec,
-    GkeCapacity,
-    GkeModule,
-    GkeNodePoolSpec,
-)
 
 __all__ = [
-    "AksAgentPoolSpec",
-    "AksCapacity",
-    "AwsCapacityReservationSpec",
-    "AwsServiceQuotaSpec",
     "CloudModule",
     "ClusterSpec",
     "DeclaredNodes",
-    "EksCapacity",
-    "EksNodeGroupSpec",
-    "GcpQuotaPreferenceSpec",
-    "GcpReservationSpec",
-    "GkeCapacity",
-    "GkeNodePoolSpec",
     "ManualQuota",
-    "ProviderPin",
     "SpecError",
     "TaintSpec",
     "cloud_module",
-    "cloud_modules",
     "cluster_spec",
     "conflicts",
-    "register_cloud",
-    "unregister_cloud",
+    "emitter",
     "upper_snake_effect",
 ]
 
-register_cloud(GkeModule(), EksModule(), AksModule())
 
-
-def cluster_spec(inventory: Inventory, cluster_name: str, now: dt.datetime) -> ClusterSpec:
+def cluster_spec(inventory: Inventory, cluster_name: str, now: dt.datetime) -> ClusterSpec[Any]:
     """The cloud specs of one cluster (on-prem clusters have none: their pools are inventory-only), as they should
     be at `now` (an aware datetime): a capacity block's node group is sized and scheduled for where its dates
     stand."""
@@ -82,15 +49,15 @@ def cluster_spec(inventory: Inventory, cluster_name: str, now: dt.datetime) -> C
             f"no cluster `{cluster_name}` in the inventory (clusters: {known}). "
             "Set `quartermaster:cluster` to one of them."
         )
-    spec = ClusterSpec(cluster.name, cluster.kind, inventory.site_by_name[cluster.site].region, cluster.project)
+    region = inventory.site_by_name[cluster.site].region
     module = cloud_module(cluster.kind)
     if module is None:
-        return spec
+        return ClusterSpec(cluster.name, cluster.kind, region, cluster.project, None)
     capacity, manual = module.capacity(inventory, cluster, now)
-    return ClusterSpec(spec.cluster, spec.kind, spec.region, spec.project, capacity, manual)
+    return ClusterSpec(cluster.name, cluster.kind, region, cluster.project, capacity, manual)
 
 
-def conflicts(spec: ClusterSpec) -> list[str]:
+def conflicts(spec: ClusterSpec[Any]) -> list[str]:
     """Arguments of the cluster's node pool specs that contradict each other, each naming the pool, both arguments
     and the way out (the Pulumi components refuse such a pool, the Terraform emitter such a stack)."""
     module = cloud_module(spec.kind)

@@ -13,8 +13,6 @@ from quartermaster.errors import ProblemsFound
 from quartermaster.model import Machine, Pool
 from quartermaster.providers import Provider
 
-DATA = Path(__file__).parent / "data"
-
 # The taint every accelerator node carries, so that only pods that tolerate it land there
 # (GKE and GoogleCloudPlatform/cluster-toolkit's gke-node-pool use `nvidia.com/gpu=present` / `google.com/tpu=present`).
 ACCELERATOR_TAINT_VALUE = "present"
@@ -91,7 +89,7 @@ def sorted_labels(labels: dict[str, str]) -> dict[str, str]:
 
 
 @cache
-def read_table(name: str) -> tuple[dict[str, str], ...]:
-    """Rows of a fact table under `modules/cloud/data/` (each row cites its source)."""
-    with (DATA / name).open(newline="") as f:
+def read_table(path: Path) -> tuple[dict[str, str], ...]:
+    """Rows of a provider's fact table (`quartermaster/providers/<name>/data/*.csv`; each row cites its source)."""
+    with path.open(newline="") as f:
         return tuple(csv.DictReader(f))

@@ -1,21 +1,21 @@
 """The provider interface: what every layer asks about GKE, EKS, AKS, on-prem (or any provider added later).
 
-A provider is one object per cluster kind. Its parts live on both sides of the layer rule (the core imports
+A provider is one package, `quartermaster/providers/<name>/`, on both sides of the layer rule (the core imports
 nothing of `modules`, `planner` or `reports`):
 
-- **Core facts** (this package, `quartermaster/providers/<name>.py`, a subclass of `Provider`): the cluster model
-  of its kind and its own settings, names and limits, which provisioning modes it offers, its pool and cluster
-  checks, the node labels, taints and topology levels Kueue needs, the RBAC group spelling, and the metering and
-  FOCUS facts (owned or rented, FOCUS provider and service names). The core (model, loader, checks, catalog,
-  pricing) asks only these, so it imports nothing of `modules/`, `planner/` or `reports/`.
-- **Emitter parts** (`modules/cloud/<name>.py`, a subclass of `modules.cloud.CloudModule` holding this object as
-  `provider`): the pool specs, quota requests, the conflicts guard, the Pulumi component and the Terraform
-  resources. A provider without cloud resources (on-prem) registers none.
+- **Core facts** (the package itself, `__init__.py`: a subclass of `Provider` and its one object): the cluster
+  model of its kind and its own settings, names and limits, which provisioning modes it offers, its pool and
+  cluster checks, the node labels, taints and topology levels Kueue needs, the RBAC group spelling, and the metering
+  and FOCUS facts (owned or rented, FOCUS provider and service names). The core (model, loader, checks, catalog,
+  pricing) asks only these.
+- **Emitters** (its submodules `cloud`, `pulumi_components`, `terraform_resources`, and its fact tables under
+  `data/`): the pool specs, quota requests, the conflicts guard, the Pulumi components and the Terraform resources.
+  They build on the shared emitter code of `modules/`, which imports them by name (`Provider.package`); nothing in
+  the core imports them. A provider without cloud resources (on-prem) has none.
 
-Both sides are found through a registry keyed by the cluster kind (`quartermaster.providers.provider_of`,
-`quartermaster.modules.cloud.cloud_module`); adding a provider means writing its modules and registering them
-(docs/explanation/providers.md walks through a toy provider). Nothing outside these modules compares provider
-names.
+The registry (`quartermaster.providers.register`, `provider_of`) holds the core objects by cluster kind; adding a
+provider means writing its package and registering its object (docs/explanation/providers.md walks through a toy
+provider). Nothing outside these packages compares provider names.
 """
 
 from __future__ import annotations
@@ -77,6 +77,12 @@ class Provider(ABC):
     manifests do not name."""
     import_settings: ClassVar[dict[str, object]] = {}
     """`qm import kueue`: the provider's own cluster settings in the skeleton, to be filled in."""
+
+    @property
+    def package(self) -> str:
+        """The package the provider is defined in (`quartermaster.providers.gke`): its emitters are submodules of it
+        that the emitter layer imports by name (`quartermaster.modules.cloud.emitter`), never the core."""
+        return type(self).__module__
 
     def refusal(self, provisioning: Provisioning, others: Iterable[Provider]) -> tuple[str, str]:
         """The problem and fix for a pool of this provider asking for a mode it does not offer (`others`: the

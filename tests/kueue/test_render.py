@@ -15,11 +15,11 @@ from quartermaster.capacity import pool_accelerators
 from quartermaster.cli import app
 from quartermaster.loader import load
 from quartermaster.model import Inventory
-from quartermaster.modules.cloud.azure import aks_agent_pools
 from quartermaster.modules.kueue import objects_for_cluster, render_cluster, validate_manifests
 from quartermaster.modules.kueue.builders import accelerator_flavor_name
 from quartermaster.modules.kueue.k8s import canonical_quantity, parse_quantity, selector_matches
 from quartermaster.names import POOL_LABEL
+from quartermaster.providers.aks.cloud import aks_agent_pools
 from quartermaster.yamlwriter import dump_documents
 from tests.builders import DURING_THE_BLOCK, make_inventory
 from tests.paths import DATA, INVENTORY

@@ -1,154 +1,32 @@
-"""A provider added in the tests alone: "Toy", a made-up cloud, written as docs/explanation/providers.md says (a core
-module of facts, a cloud module of emitters, both registered), then rendered to Kueue objects, synthesised to a
-Terraform stack by CDKTF, declared through Pulumi and planned, with no change to Quartermaster's code."""
+"""A provider added in the tests alone: "Toy", a made-up cloud, one package (`tests/providers/toy/`: its core facts
+and its emitters, as docs/explanation/providers.md says) registered by its object, then loaded, rendered to Kueue
+objects, synthesised to a Terraform stack by CDKTF, declared through Pulumi and planned, with no change to
+Quartermaster's code."""
 
 from __future__ import annotations
 
-import datetime as dt
 import json
-from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, ClassVar, Literal
 
-import pulumi
 import pytest
 from pydantic import ValidationError
 
-from quartermaster.issues import Issue
 from quartermaster.loader import load
-from quartermaster.model import Cluster, Inventory, Strict
-from quartermaster.modules.cloud import (
-    CloudModule,
-    ClusterSpec,
-    DeclaredNodes,
-    ManualQuota,
-    ProviderPin,
-    cluster_spec,
-    register_cloud,
-    unregister_cloud,
-)
+from quartermaster.modules.cloud import cluster_spec
 from quartermaster.modules.kueue import objects_for_cluster, validate_manifests
-from quartermaster.modules.terraform import TfResource, stack_clusters
-from quartermaster.pricing import Provisioning
-from quartermaster.providers import Provider, provider_of, register, unregister
+from quartermaster.modules.terraform import stack_clusters
+from quartermaster.providers import provider_of, register, unregister
 from quartermaster.schema import schema_dict
 from tests.builders import BEFORE_THE_BLOCK, DURING_THE_BLOCK, InventoryBuilder, make_inventory
-
-# --- the toy provider: its core facts ---------------------------------------------------------------------------
-
-
-class ToySettings(Strict):
-    """What a toy node pool needs that the cluster already has."""
-
-    account: str
-    """account: the toy cloud account that owns the cluster."""
-
-
-class ToyCluster(Cluster):
-    """A cluster on the toy cloud."""
-
-    kind: Literal["toy"]
-    """kind: `toy`."""
-    toy: ToySettings | None = None
-    """toy: toy-only settings; required."""
-
-
-class Toy(Provider):
-    kind = "toy"
-    cloud = "toycloud"
-    title = "Toy"
-    cluster_model = ToyCluster
-    provisioning = frozenset({Provisioning.ON_DEMAND, Provisioning.SPOT})
-    node_pool_label = "toy.example/pool"
-    focus_provider_name = "Toy Cloud"
-    focus_service = ("Toy Compute", "Virtual Machines")
-
-    def cluster_issues(self, inventory: Inventory, cluster: Cluster) -> list[Issue]:
-        assert isinstance(cluster, ToyCluster)
-        if cluster.toy is not None:
-            return []
-        return [
-            Issue("", "a toy cluster needs `toy: {account}`", "Add the `toy` block.", ref=("clusters", cluster.name))
-        ]
-
-
-# --- the toy provider: its emitters -----------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class ToyPoolSpec:
-    name: str
-    pool: str
-    account: str
-    machine_type: str
-    size: int
-    labels: dict[str, str]
-
-
-@dataclass(frozen=True)
-class ToyCapacity:
-    pools: list[ToyPoolSpec] = field(default_factory=list)
-
-
-class ToyPool(pulumi.ComponentResource):
-    """One toy pool: a component without cloud children (the toy cloud has no Pulumi provider)."""
-
-    def __init__(self, spec: ToyPoolSpec, opts: pulumi.ResourceOptions) -> None:
-        super().__init__("quartermaster:toy:Pool", spec.name, None, opts)
-        self.register_outputs({"size": spec.size})
-
-
-class ToyModule(CloudModule):
-    provider = TOY = Toy()
-    terraform_pins: ClassVar[dict[str, ProviderPin]] = {"toycloud": ProviderPin("example/toycloud", "~> 1.0")}
-    terraform_pool_types = ("toycloud_node_pool",)
-
-    def capacity(self, inventory: Inventory, cluster: Cluster, now: dt.datetime) -> tuple[Any, list[ManualQuota]]:
-        assert isinstance(cluster, ToyCluster) and cluster.toy is not None
-        pools = [
-            ToyPoolSpec(p.name, p.name, cluster.toy.account, p.machine, p.nodes or 0, {**p.labels})
-            for p in cluster.pools
-        ]
-        return ToyCapacity(pools), []
-
-    def pool_specs(self, capacity: Any) -> Sequence[Any]:
-        return capacity.pools
-
-    def declared_nodes(self, capacity: Any) -> list[DeclaredNodes]:
-        return [DeclaredNodes(p.pool, p.name, p.labels, ()) for p in capacity.pools]
-
-    def conflicts(self, pool_spec: Any) -> list[str]:
-        return ["`size` must be at least 1"] if pool_spec.size < 1 else []
-
-    def pool_title(self, pool_spec: Any) -> str:
-        return f"toy pool {pool_spec.name}"
-
-    def declare_pulumi(
-        self, parent: pulumi.ComponentResource, spec: ClusterSpec
-    ) -> dict[str, pulumi.ComponentResource]:
-        return {p.pool: ToyPool(p, pulumi.ResourceOptions(parent=parent)) for p in spec.capacity.pools}
-
-    def terraform(self, spec: ClusterSpec) -> tuple[dict[str, Any], list[TfResource]]:
-        resources = [
-            TfResource(
-                "toycloud_node_pool",
-                p.name,
-                "toycloud",
-                {"name": p.name, "account": p.account, "machine_type": p.machine_type, "size": p.size},
-            )
-            for p in spec.capacity.pools
-        ]
-        return {"toycloud": {"region": spec.region}}, resources
+from tests.providers.toy import TOY, ToyCluster, ToySettings
 
 
 @pytest.fixture(autouse=True)
 def toy_registered() -> Iterator[None]:
-    """The toy provider exists for the test only."""
-    register(ToyModule.TOY)
-    register_cloud(ToyModule())
+    """The toy provider exists for the test only: registering its object is all it takes."""
+    register(TOY)
     yield
-    unregister_cloud("toy")
     unregister("toy")
 
 
@@ -273,11 +151,9 @@ def test_a_plan_buys_toy_capacity_and_the_forecast_names_the_toy_cloud() -> None
 
 
 def test_without_its_registration_the_kind_is_refused_again() -> None:
-    unregister_cloud("toy")
     unregister("toy")
     try:
         with pytest.raises(ValidationError, match="expected tags: 'gke', 'eks', 'aks', 'onprem'"):
             toy_inventory().build()
     finally:  # the fixture unregisters it again
-        register(ToyModule.TOY)
-        register_cloud(ToyModule())
+        register(TOY)

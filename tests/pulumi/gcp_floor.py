@@ -1,5 +1,5 @@
-"""The pulumi-gcp classes and keyword arguments the Pulumi program passes (read from `modules/pulumi/*.py` with `ast`),
-and a writer of what a pulumi-gcp release's Python SDK declares for them:
+"""The pulumi-gcp classes and keyword arguments the Pulumi program passes (read from `modules/pulumi/*.py` and the
+providers' `pulumi_components.py` with `ast`), and a writer of what a pulumi-gcp release's Python SDK declares for them:
 
     python -m tests.pulumi.gcp_floor <pulumi-gcp checkout> <floor tag> <the release before it>
 
@@ -33,7 +33,8 @@ SOURCES = (
 def used() -> dict[str, set[str]]:
     """`container.NodePoolArgs` -> the keyword arguments the program passes it."""
     out: dict[str, set[str]] = {}
-    for path in sorted((REPO / "modules" / "pulumi").glob("*.py")):
+    components = (REPO / "quartermaster" / "providers").glob("*/pulumi_components.py")
+    for path in sorted([*(REPO / "modules" / "pulumi").glob("*.py"), *components]):
         for node in ast.walk(ast.parse(path.read_text())):
             if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
                 value = node.func.value

@@ -13,7 +13,7 @@ from quartermaster.capacity import pool_accelerators
 from quartermaster.model import Commitment, Inventory, Pool
 from quartermaster.modules.cloud import SpecError, cluster_spec
 from quartermaster.modules.pulumi.errors import ResourceError
-from quartermaster.modules.pulumi.gke import GkeAcceleratorPool
+from quartermaster.providers.gke.pulumi_components import GkeAcceleratorPool
 from tests.builders import BEFORE_THE_BLOCK
 from tests.pulumi.harness import registered, run_cluster, run_program
 

@@ -12,10 +12,10 @@ import pytest
 
 from quartermaster.model import Inventory
 from quartermaster.modules.cloud import ClusterSpec, SpecError, cloud_module, cluster_spec, conflicts
-from quartermaster.modules.cloud.gcp import GkeReservationAffinity
 from quartermaster.modules.pulumi.cluster import ClusterCapacity
 from quartermaster.modules.pulumi.errors import ResourceError
 from quartermaster.modules.terraform import stack_spec
+from quartermaster.providers.gke.cloud import GkeReservationAffinity
 from tests.builders import BEFORE_THE_BLOCK
 from tests.pulumi.harness import run_program
 

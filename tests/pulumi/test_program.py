@@ -49,7 +49,10 @@ def test_the_component_types_the_docs_name_are_the_components_type_tokens() -> N
     named = set(re.findall(r"quartermaster:\w+:\w+", deploy_docs()))
     declared = {
         token
-        for path in (ROOT / "modules" / "pulumi").glob("*.py")
+        for path in [
+            *(ROOT / "modules" / "pulumi").glob("*.py"),
+            *(ROOT / "quartermaster" / "providers").glob("*/pulumi_components.py"),
+        ]
         for token in re.findall(r'"(quartermaster:\w+:\w+)"', path.read_text())
     }
     assert named and named <= declared

@@ -15,6 +15,8 @@ from quartermaster.model import Inventory, Pool
 from quartermaster.modules.cloud import cluster_spec
 from quartermaster.modules.cloud.common import read_table
 from quartermaster.modules.kueue.builders import accelerator_flavor_name
+from quartermaster.providers.eks.cloud import DATA as EKS_DATA
+from quartermaster.providers.gke.cloud import DATA as GKE_DATA
 from tests.builders import BEFORE_THE_BLOCK
 from tests.pulumi.harness import STACKS, Registered, Resource, registered, run_cluster, stack_config
 
@@ -111,7 +113,7 @@ def test_gke_gpu_pools_declare_their_accelerators_sizes_and_provisioning(invento
 
 def test_gke_gpudirect_pools_attach_the_machines_additional_networks(inventory: Inventory) -> None:
     reg = registered("gke-gpu-us-east4")
-    layout = {r["machine"]: r for r in read_table("gke_gpudirect.csv")}
+    layout = {r["machine"]: r for r in read_table(GKE_DATA / "gke_gpudirect.csv")}
     gpudirect = [p for p in pools_of(inventory, "gke-gpu-us-east4") if p.gpudirect]
     assert gpudirect, "the example has a GPUDirect pool"
     for pool in gpudirect:
@@ -351,7 +353,7 @@ def test_eks_efa_pools_get_every_network_card_and_a_cluster_placement_group(inve
     reference, CapacityBlock): issue 36 dropped the placement group from p5-cb's launch template."""
     variant = with_efa_on_demand(inventory)
     reg = run_cluster(variant, "eks-us-east-1")
-    cards = {r["machine"]: int(r["network_cards"]) for r in read_table("aws_efa.csv")}
+    cards = {r["machine"]: int(r["network_cards"]) for r in read_table(EKS_DATA / "aws_efa.csv")}
     placed = set()
     for pool in variant.cluster_by_name["eks-us-east-1"].pools:
         group = reg.named(NODE_GROUP, pool.name)

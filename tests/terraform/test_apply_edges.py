@@ -17,8 +17,9 @@ import pytest
 
 from quartermaster.loader import load
 from quartermaster.modules.cloud import cluster_spec
-from quartermaster.modules.cloud.gcp import UNLIMITED_QUOTA, quota_to_ask
-from quartermaster.modules.terraform.resources import gcp_quota_preference, stack_spec
+from quartermaster.modules.terraform.resources import stack_spec
+from quartermaster.providers.gke.cloud import UNLIMITED_QUOTA, quota_to_ask
+from quartermaster.providers.gke.terraform_resources import gcp_quota_preference
 from tests.builders import BEFORE_THE_BLOCK
 from tests.paths import INVENTORY
 

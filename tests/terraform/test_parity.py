@@ -14,11 +14,12 @@ import pytest
 
 from quartermaster.capacity import nodes_per_slice
 from quartermaster.model import Inventory
-from quartermaster.modules.cloud import GkeNodePoolSpec, cluster_spec
+from quartermaster.modules.cloud import cluster_spec
 from quartermaster.modules.kueue import objects_for_cluster
-from quartermaster.modules.pulumi import gke as pulumi_gke
-from quartermaster.modules.terraform import resources as tf_resources
 from quartermaster.modules.terraform import stack_clusters
+from quartermaster.providers.gke import pulumi_components as pulumi_gke
+from quartermaster.providers.gke import terraform_resources as tf_resources
+from quartermaster.providers.gke.cloud import GkeNodePoolSpec
 from tests.builders import BEFORE_THE_BLOCK
 from tests.pulumi.harness import run_cluster, run_stack
 from tests.terraform.conftest import BRANCH_POOLS

@@ -10,24 +10,22 @@ from __future__ import annotations
 import datetime as dt
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, ClassVar
+from pathlib import Path
 
 from quartermaster.capacity import pool_accelerators, pool_max_nodes, pool_min_nodes
 from quartermaster.model import Cluster, Commitment, Inventory, Pool
-from quartermaster.modules.cloud.base import Body, CloudModule, ClusterSpec, DeclaredNodes, ManualQuota, ProviderPin
+from quartermaster.modules.cloud.base import CloudModule, DeclaredNodes, ManualQuota
 from quartermaster.modules.cloud.common import SpecError, TaintSpec, pool_taints, read_table, sorted_labels
 from quartermaster.pricing import Provisioning
 from quartermaster.providers.eks import EKS, EksCluster
-
-if TYPE_CHECKING:
-    import pulumi
-
-    from quartermaster.modules.terraform.resources import TfResource
 
 GPU_AMI_TYPE = "AL2023_x86_64_NVIDIA"  # as eks-blueprints' ml-capacity-block pattern
 EFA_LABEL = "vpc.amazonaws.com/efa.present"
 # EKS capacity_type by provisioning; everything else is ON_DEMAND.
 CAPACITY_TYPE = {Provisioning.SPOT: "SPOT", Provisioning.CAPACITY_BLOCK: "CAPACITY_BLOCK"}
+
+DATA = Path(__file__).parent / "data"
+"""The provider's fact tables, each row with its source."""
 
 
 @dataclass(frozen=True)
@@ -254,12 +252,12 @@ def _creates_reservation(commitment: Commitment) -> bool:
 
 def _efa_interfaces(pool: Pool) -> tuple[NetworkInterfaceSpec, ...]:
     """ENA on card 0 device 0, then `efa-only` on card 0 device 1 and on device 0 of every other card."""
-    row = next((r for r in read_table("aws_efa.csv") if r["machine"] == pool.machine), None)
+    row = next((r for r in read_table(DATA / "aws_efa.csv") if r["machine"] == pool.machine), None)
     if row is None:
-        known = ", ".join(r["machine"] for r in read_table("aws_efa.csv"))
+        known = ", ".join(r["machine"] for r in read_table(DATA / "aws_efa.csv"))
         raise SpecError(
             f"pool {pool.name}: no EFA layout known for {pool.machine} (known: {known}). "
-            "Remove `gpudirect: true` or add the machine to modules/cloud/data/aws_efa.csv."
+            "Remove `gpudirect: true` or add the machine to quartermaster/providers/eks/data/aws_efa.csv."
         )
     cards = int(row["network_cards"])
     return (
@@ -303,7 +301,7 @@ def quota_class(pool: Pool) -> str | None:
 def aws_service_quotas(inventory: Inventory, cluster: Cluster) -> list[AwsServiceQuotaSpec]:
     """One quota per (instance family, market): the vCPUs of all pools at their largest size."""
     region = inventory.site_by_name[cluster.site].region
-    table = {(r["instance_family"], r["quota_class"]): r for r in read_table("aws_quota_codes.csv")}
+    table = {(r["instance_family"], r["quota_class"]): r for r in read_table(DATA / "aws_quota_codes.csv")}
     needs: dict[str, tuple[dict[str, str], int, list[str]]] = {}
     for pool in cluster.pools:
         machine = inventory.machine_by_name[pool.machine]
@@ -341,15 +339,15 @@ def conflicts(spec: EksNodeGroupSpec) -> list[str]:
     return out
 
 
-class EksModule(CloudModule):
-    """EKS's emitters: node groups with their launch templates, capacity reservations and EC2 vCPU quotas
-    (Pulumi: `modules.pulumi.eks`; Terraform: aws, `modules.terraform.resources`)."""
+class EksModule(CloudModule[EksCapacity, EksNodeGroupSpec]):
+    """EKS's capacity specs: node groups with their launch templates, capacity reservations and EC2 vCPU quotas
+    (Pulumi: `pulumi_components`; Terraform: aws, `terraform_resources`)."""
 
     provider = EKS
-    terraform_pins: ClassVar[dict[str, ProviderPin]] = {"aws": ProviderPin("hashicorp/aws", "~> 6.0")}
-    terraform_pool_types = ("aws_eks_node_group",)
 
-    def capacity(self, inventory: Inventory, cluster: Cluster, now: dt.datetime) -> tuple[Any, list[ManualQuota]]:
+    def capacity(
+        self, inventory: Inventory, cluster: Cluster, now: dt.datetime
+    ) -> tuple[EksCapacity, list[ManualQuota]]:
         assert isinstance(cluster, EksCluster)
         specs = EksCapacity(
             eks_node_groups(inventory, cluster, now),
@@ -358,30 +356,20 @@ class EksModule(CloudModule):
         )
         return specs, []
 
-    def pool_specs(self, capacity: Any) -> Sequence[Any]:
-        pools: Sequence[Any] = capacity.eks_node_groups
-        return pools
+    def pool_specs(self, capacity: EksCapacity) -> Sequence[EksNodeGroupSpec]:
+        return capacity.eks_node_groups
 
-    def declared_nodes(self, capacity: Any) -> list[DeclaredNodes]:
+    def declared_nodes(self, capacity: EksCapacity) -> list[DeclaredNodes]:
         return [
             DeclaredNodes(g.pool, g.node_group_name, g.labels, tuple((t.key, t.value, t.effect) for t in g.taints))
             for g in capacity.eks_node_groups
         ]
 
-    def conflicts(self, pool_spec: Any) -> list[str]:
+    def conflicts(self, pool_spec: EksNodeGroupSpec) -> list[str]:
         return conflicts(pool_spec)
 
-    def pool_title(self, pool_spec: Any) -> str:
+    def pool_title(self, pool_spec: EksNodeGroupSpec) -> str:
         return f"node group {pool_spec.node_group_name}"
 
-    def declare_pulumi(
-        self, parent: pulumi.ComponentResource, spec: ClusterSpec
-    ) -> dict[str, pulumi.ComponentResource]:
-        from quartermaster.modules.pulumi.eks import declare_capacity
 
-        return declare_capacity(parent, spec)
-
-    def terraform(self, spec: ClusterSpec) -> tuple[dict[str, Body], list[TfResource]]:
-        from quartermaster.modules.terraform.resources import aws_resources
-
-        return {"aws": {"region": spec.region}}, aws_resources(spec.capacity)
+MODULE = EksModule()

@@ -1,14 +1,14 @@
 """AKS component: an accelerator agent pool with its GPU profile and capacity reservation group; and
-`declare_capacity`, which declares an AKS cluster's pools with it (`modules.cloud.azure.AksModule`)."""
+`declare_capacity`, which declares an AKS cluster's pools with it (`cloud.AksModule`'s specs)."""
 
 from __future__ import annotations
 
 import pulumi
 import pulumi_azure_native as azure_native
 
-from quartermaster.modules.cloud import AksAgentPoolSpec, AksCapacity, ClusterSpec
-from quartermaster.modules.cloud.azure import conflicts
+from quartermaster.modules.cloud import ClusterSpec
 from quartermaster.modules.pulumi.errors import ResourceError
+from quartermaster.providers.aks.cloud import AksAgentPoolSpec, AksCapacity, conflicts
 
 
 class AksAcceleratorPool(pulumi.ComponentResource):
@@ -49,9 +49,11 @@ class AksAcceleratorPool(pulumi.ComponentResource):
         self.register_outputs({"agent_pool": self.agent_pool.name})
 
 
-def declare_capacity(parent: pulumi.ComponentResource, spec: ClusterSpec) -> dict[str, pulumi.ComponentResource]:
+def declare_capacity(
+    parent: pulumi.ComponentResource, spec: ClusterSpec[AksCapacity]
+) -> dict[str, pulumi.ComponentResource]:
     """The AKS cluster's agent pools through a provider of its subscription, as children of `parent`."""
-    capacity: AksCapacity = spec.capacity
+    capacity = spec.capacity
     provider = azure_native.Provider(
         f"azure-{spec.region}", subscription_id=spec.project, opts=pulumi.ResourceOptions(parent=parent)
     )

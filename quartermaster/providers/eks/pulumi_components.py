@@ -1,22 +1,21 @@
 """EKS components: an accelerator node group (launch template, placement group, node group), a capacity
 reservation and an EC2 vCPU quota request; and `declare_capacity`, which declares an EKS cluster's capacity with them
-(`modules.cloud.aws.EksModule`)."""
+(`cloud.EksModule`'s specs)."""
 
 from __future__ import annotations
 
 import pulumi
 import pulumi_aws as aws
 
-from quartermaster.modules.cloud import (
+from quartermaster.modules.cloud import ClusterSpec, upper_snake_effect
+from quartermaster.modules.pulumi.errors import ResourceError
+from quartermaster.providers.eks.cloud import (
     AwsCapacityReservationSpec,
     AwsServiceQuotaSpec,
-    ClusterSpec,
     EksCapacity,
     EksNodeGroupSpec,
-    upper_snake_effect,
+    conflicts,
 )
-from quartermaster.modules.cloud.aws import conflicts
-from quartermaster.modules.pulumi.errors import ResourceError
 
 
 class EksAcceleratorNodeGroup(pulumi.ComponentResource):
@@ -185,10 +184,12 @@ class AwsQuotaRequest(pulumi.ComponentResource):
         self.register_outputs({"quota_code": spec.quota_code, "value": spec.value})
 
 
-def declare_capacity(parent: pulumi.ComponentResource, spec: ClusterSpec) -> dict[str, pulumi.ComponentResource]:
+def declare_capacity(
+    parent: pulumi.ComponentResource, spec: ClusterSpec[EksCapacity]
+) -> dict[str, pulumi.ComponentResource]:
     """The EKS cluster's capacity reservations, node groups (after the reservation they launch into) and quota
     requests through a provider of the cluster's region, as children of `parent`; the component of each pool."""
-    capacity: EksCapacity = spec.capacity
+    capacity = spec.capacity
     provider = aws.Provider(f"aws-{spec.region}", region=spec.region, opts=pulumi.ResourceOptions(parent=parent))
     child = pulumi.ResourceOptions(parent=parent, providers={"aws": provider})
     reservations = {r.name: AwsCapacityReservation(r.name, r, opts=child) for r in capacity.aws_capacity_reservations}

@@ -1,5 +1,5 @@
 """AKS on Azure: the core facts (the cluster's `aks` settings, agent pool names, Kueue labels, FOCUS names).
-Emitters: modules/cloud/azure.py."""
+Emitters: `cloud`, `pulumi_components`, `terraform_resources`."""
 
 from __future__ import annotations
 

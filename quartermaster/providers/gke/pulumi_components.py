@@ -1,5 +1,5 @@
 """GKE components: an accelerator pool (one NodePool, or one per TPU slice), a reservation, a quota request; and
-`declare_capacity`, which declares a GKE cluster's capacity with them (`modules.cloud.gcp.GkeModule`)."""
+`declare_capacity`, which declares a GKE cluster's capacity with them (`cloud.GkeModule`'s specs)."""
 
 from __future__ import annotations
 
@@ -8,16 +8,16 @@ from typing import Any
 import pulumi
 import pulumi_gcp as gcp
 
-from quartermaster.modules.cloud import (
-    ClusterSpec,
+from quartermaster.modules.cloud import ClusterSpec, upper_snake_effect
+from quartermaster.modules.pulumi.errors import ResourceError
+from quartermaster.providers.gke.cloud import (
     GcpQuotaPreferenceSpec,
     GcpReservationSpec,
     GkeCapacity,
     GkeNodePoolSpec,
-    upper_snake_effect,
+    conflicts,
+    quota_to_ask,
 )
-from quartermaster.modules.cloud.gcp import conflicts, quota_to_ask
-from quartermaster.modules.pulumi.errors import ResourceError
 
 
 class GkeAcceleratorPool(pulumi.ComponentResource):
@@ -182,10 +182,12 @@ class GcpQuotaRequest(pulumi.ComponentResource):
         self.register_outputs({"quota_id": spec.quota_id, "preferred_value": spec.preferred_value})
 
 
-def declare_capacity(parent: pulumi.ComponentResource, spec: ClusterSpec) -> dict[str, pulumi.ComponentResource]:
+def declare_capacity(
+    parent: pulumi.ComponentResource, spec: ClusterSpec[GkeCapacity]
+) -> dict[str, pulumi.ComponentResource]:
     """The GKE cluster's reservations (created, or read so that preview fails when one is absent), its pools (after
     the reservations they consume) and its quota requests, as children of `parent`; the component of each pool."""
-    capacity: GkeCapacity = spec.capacity
+    capacity = spec.capacity
     child = pulumi.ResourceOptions(parent=parent)
     reservations = {r.name: GcpReservation(r.commitment, r, opts=child) for r in capacity.gcp_reservations if r.create}
     for existing in (r for r in capacity.gcp_reservations if not r.create):

@@ -9,18 +9,12 @@ from __future__ import annotations
 import datetime as dt
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, ClassVar
 
 from quartermaster.capacity import pool_accelerators, pool_max_nodes, pool_min_nodes
 from quartermaster.model import Cluster, Inventory, Pool
-from quartermaster.modules.cloud.base import Body, CloudModule, ClusterSpec, DeclaredNodes, ManualQuota, ProviderPin
+from quartermaster.modules.cloud.base import CloudModule, DeclaredNodes, ManualQuota
 from quartermaster.modules.cloud.common import SpecError, pool_taints, sorted_labels
 from quartermaster.providers.aks import AGENT_POOL_NAME, AKS, AksCluster
-
-if TYPE_CHECKING:
-    import pulumi
-
-    from quartermaster.modules.terraform.resources import TfResource
 
 
 @dataclass(frozen=True)
@@ -132,42 +126,31 @@ def conflicts(spec: AksAgentPoolSpec) -> list[str]:
     return out
 
 
-class AksModule(CloudModule):
-    """AKS's emitters: agent pools (Pulumi: `modules.pulumi.aks`; Terraform: azurerm, `modules.terraform.resources`)."""
+class AksModule(CloudModule[AksCapacity, AksAgentPoolSpec]):
+    """AKS's capacity specs: agent pools (Pulumi: `pulumi_components`; Terraform: azurerm, `terraform_resources`)."""
 
     provider = AKS
-    terraform_pins: ClassVar[dict[str, ProviderPin]] = {"azurerm": ProviderPin("hashicorp/azurerm", "~> 4.40")}
-    terraform_pool_types = ("azurerm_kubernetes_cluster_node_pool",)
 
-    def capacity(self, inventory: Inventory, cluster: Cluster, now: dt.datetime) -> tuple[Any, list[ManualQuota]]:
+    def capacity(
+        self, inventory: Inventory, cluster: Cluster, now: dt.datetime
+    ) -> tuple[AksCapacity, list[ManualQuota]]:
         assert isinstance(cluster, AksCluster)
         return AksCapacity(aks_agent_pools(inventory, cluster)), []
 
-    def pool_specs(self, capacity: Any) -> Sequence[Any]:
-        pools: Sequence[Any] = capacity.aks_agent_pools
-        return pools
+    def pool_specs(self, capacity: AksCapacity) -> Sequence[AksAgentPoolSpec]:
+        return capacity.aks_agent_pools
 
-    def declared_nodes(self, capacity: Any) -> list[DeclaredNodes]:
+    def declared_nodes(self, capacity: AksCapacity) -> list[DeclaredNodes]:
         return [
             DeclaredNodes(a.pool, a.agent_pool_name, a.node_labels, tuple(_parse_taint(t) for t in a.node_taints))
             for a in capacity.aks_agent_pools
         ]
 
-    def conflicts(self, pool_spec: Any) -> list[str]:
+    def conflicts(self, pool_spec: AksAgentPoolSpec) -> list[str]:
         return conflicts(pool_spec)
 
-    def pool_title(self, pool_spec: Any) -> str:
+    def pool_title(self, pool_spec: AksAgentPoolSpec) -> str:
         return f"agent pool {pool_spec.agent_pool_name}"
 
-    def declare_pulumi(
-        self, parent: pulumi.ComponentResource, spec: ClusterSpec
-    ) -> dict[str, pulumi.ComponentResource]:
-        from quartermaster.modules.pulumi.aks import declare_capacity
 
-        return declare_capacity(parent, spec)
-
-    def terraform(self, spec: ClusterSpec) -> tuple[dict[str, Body], list[TfResource]]:
-        from quartermaster.modules.terraform.resources import aks_node_pool
-
-        providers: dict[str, Body] = {"azurerm": {"features": {}, "subscription_id": spec.project}}
-        return providers, [aks_node_pool(p, spec.project or "") for p in spec.capacity.aks_agent_pools]
+MODULE = AksModule()

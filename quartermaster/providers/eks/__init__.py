@@ -1,5 +1,5 @@
 """EKS on AWS: the core facts (the cluster's `eks` settings, EFA rules, Kueue labels, FOCUS names). Emitters:
-modules/cloud/aws.py."""
+`cloud`, `pulumi_components`, `terraform_resources`."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""GKE on Google Cloud: the core facts (names, limits, Kueue labels, FOCUS names). Emitters: modules/cloud/gcp.py."""
+"""GKE on Google Cloud: the core facts (names, limits, Kueue labels, FOCUS names). Emitters: `cloud`,
+`pulumi_components`, `terraform_resources`."""
 
 from __future__ import annotations
 

@@ -10,24 +10,22 @@ from __future__ import annotations
 import datetime as dt
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any, ClassVar
+from pathlib import Path
 
 from quartermaster.capacity import nodes_per_slice, pool_accelerators, pool_max_nodes, pool_min_nodes
 from quartermaster.model import Cluster, Commitment, Inventory, Machine, Pool
-from quartermaster.modules.cloud.base import Body, CloudModule, ClusterSpec, DeclaredNodes, ManualQuota, ProviderPin
+from quartermaster.modules.cloud.base import CloudModule, DeclaredNodes, ManualQuota
 from quartermaster.modules.cloud.common import SpecError, TaintSpec, per_zone, pool_taints, read_table, sorted_labels
 from quartermaster.names import POOL_LABEL
 from quartermaster.providers.gke import GKE, TPU_ACCELERATOR_LABEL, TPU_TOPOLOGY_LABEL
-
-if TYPE_CHECKING:
-    import pulumi
-
-    from quartermaster.modules.terraform.resources import TfResource
 
 RESERVATION_KEY = "compute.googleapis.com/reservation-name"
 QUOTA_SERVICE = "compute.googleapis.com"
 GPU_DRIVER_VERSION = "DEFAULT"  # GKE installs the driver its version recommends (pulumi_gcp NodePool docs)
 SECONDS_PER_HOUR = 3600
+
+DATA = Path(__file__).parent / "data"
+"""The provider's fact tables, each row with its source."""
 
 
 @dataclass(frozen=True)
@@ -276,9 +274,9 @@ def _gpudirect(cluster: Cluster, pool: Pool) -> tuple[tuple[GkeNetwork, ...], st
     Networks are referenced by name, `<cluster>-gpunet-<i>` (subnet `<cluster>-gpusub-<i>`) for gVNIC
     networks and `<cluster>-rdma` (subnets `<cluster>-rdma-sub-<i>`) for RDMA; they must exist.
     """
-    row = next((r for r in read_table("gke_gpudirect.csv") if r["machine"] == pool.machine), None)
+    row = next((r for r in read_table(DATA / "gke_gpudirect.csv") if r["machine"] == pool.machine), None)
     if row is None:
-        known = ", ".join(r["machine"] for r in read_table("gke_gpudirect.csv"))
+        known = ", ".join(r["machine"] for r in read_table(DATA / "gke_gpudirect.csv"))
         raise SpecError(
             f"pool {pool.name}: GKE has no GPUDirect networking for {pool.machine} "
             f"(known: {known}). Remove `gpudirect: true` or use one of those machines."
@@ -372,7 +370,9 @@ def gcp_quota_preferences(
             key = (machine.accelerator_label, klass)
             needs[key] = (total + pool_accelerators(inventory, pool), [*pools, pool.name])
     table = {
-        (r["accelerator_label"], r["quota_class"]): r for r in read_table("gcp_gpu_quota.csv") if r["verified"] == "yes"
+        (r["accelerator_label"], r["quota_class"]): r
+        for r in read_table(DATA / "gcp_gpu_quota.csv")
+        if r["verified"] == "yes"
     }  # an unverified id is left to a person, never filed
     preferences, manual = [], []
     for (label, klass), (total, pools) in sorted(needs.items()):
@@ -385,7 +385,7 @@ def gcp_quota_preferences(
                     klass,
                     total,
                     tuple(pools),
-                    "no verified Cloud Quotas id (modules/cloud/data/gcp_gpu_quota.csv); find it with "
+                    "no verified Cloud Quotas id (quartermaster/providers/gke/data/gcp_gpu_quota.csv); find it with "
                     "`gcloud beta quotas info list --service=compute.googleapis.com`",
                 )
             )
@@ -444,24 +444,23 @@ def conflicts(spec: GkeNodePoolSpec) -> list[str]:
     return out
 
 
-class GkeModule(CloudModule):
-    """GKE's emitters: node pools, reservations and Cloud Quotas preferences (Pulumi: `modules.pulumi.gke`;
-    Terraform: google-beta, `modules.terraform.resources`)."""
+class GkeModule(CloudModule[GkeCapacity, GkeNodePoolSpec]):
+    """GKE's capacity specs: node pools, reservations and Cloud Quotas preferences (Pulumi: `pulumi_components`;
+    Terraform: google-beta, `terraform_resources`)."""
 
     provider = GKE
-    terraform_pins: ClassVar[dict[str, ProviderPin]] = {"google-beta": ProviderPin("hashicorp/google-beta", "~> 7.34")}
-    terraform_pool_types = ("google_container_node_pool",)
 
-    def capacity(self, inventory: Inventory, cluster: Cluster, now: dt.datetime) -> tuple[Any, list[ManualQuota]]:
+    def capacity(
+        self, inventory: Inventory, cluster: Cluster, now: dt.datetime
+    ) -> tuple[GkeCapacity, list[ManualQuota]]:
         preferences, manual = gcp_quota_preferences(inventory, cluster)
         specs = GkeCapacity(gke_node_pools(inventory, cluster), gcp_reservations(inventory, cluster), preferences)
         return specs, manual
 
-    def pool_specs(self, capacity: Any) -> Sequence[Any]:
-        pools: Sequence[Any] = capacity.gke_node_pools
-        return pools
+    def pool_specs(self, capacity: GkeCapacity) -> Sequence[GkeNodePoolSpec]:
+        return capacity.gke_node_pools
 
-    def declared_nodes(self, capacity: Any) -> list[DeclaredNodes]:
+    def declared_nodes(self, capacity: GkeCapacity) -> list[DeclaredNodes]:
         return [
             DeclaredNodes(
                 p.pool, p.name, p.labels, tuple((t.key, t.value, t.effect) for t in p.taints), p.queued_provisioning
@@ -469,20 +468,11 @@ class GkeModule(CloudModule):
             for p in capacity.gke_node_pools
         ]
 
-    def conflicts(self, pool_spec: Any) -> list[str]:
+    def conflicts(self, pool_spec: GkeNodePoolSpec) -> list[str]:
         return conflicts(pool_spec)
 
-    def pool_title(self, pool_spec: Any) -> str:
+    def pool_title(self, pool_spec: GkeNodePoolSpec) -> str:
         return f"node pool {pool_spec.name}"
 
-    def declare_pulumi(
-        self, parent: pulumi.ComponentResource, spec: ClusterSpec
-    ) -> dict[str, pulumi.ComponentResource]:
-        from quartermaster.modules.pulumi.gke import declare_capacity
 
-        return declare_capacity(parent, spec)
-
-    def terraform(self, spec: ClusterSpec) -> tuple[dict[str, Body], list[TfResource]]:
-        from quartermaster.modules.terraform.resources import gcp_resources
-
-        return {"google-beta": {"project": spec.project, "region": spec.region}}, gcp_resources(spec.capacity)
+MODULE = GkeModule()
