@@ -78,7 +78,7 @@ def emit(inventory: Inventory, period: Period | None, idle: str, dialect: str) -
         )
     blks, issues = blocks(inventory, period.start, period.end)
     exit_on(issues, "emitted")
-    sys.stdout.write(emit(inventory, blks, idle, dialect, period.label))
+    sys.stdout.write(emit(inventory, blks, idle, dialect, period))
 
 
 def checked_period(inventory: Inventory, idle: str, period: str | None) -> Period | None:

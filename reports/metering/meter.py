@@ -36,7 +36,6 @@ from typing import Any, Literal
 import pandas as pd
 import pyarrow as pa
 
-from quartermaster.capacity import flavor_capacity
 from quartermaster.issues import Issue
 from quartermaster.model import Inventory
 from quartermaster.pricing import (
@@ -49,7 +48,7 @@ from quartermaster.pricing import (
     Side,
     check_idle_policy,
 )
-from quartermaster.reports.metering.query import UNITS_PER_HOUR, held_sql, meter_sql
+from quartermaster.reports.metering.query import UNITS_PER_HOUR, checks_sql, held_sql, meter_sql
 from quartermaster.reports.metering.rates import Block, blocks
 from quartermaster.reports.metering.usage import Period
 from quartermaster.units import quarter_of
@@ -246,84 +245,70 @@ SHOWN = 5
 
 
 def record_problems(con: Any, inventory: Inventory, period: Period, shown: str = "usage records") -> list[Issue]:
-    """What the records cannot mean, checked on the table `held_rows` (sql/held.sql per cluster, team or namespace,
-    pool and hour, before namespaces are summed to teams), each named with its team, pool and hour:
+    """What the records cannot mean (sql/checks.sql, the checks the warehouse query returns as rows too), checked
+    on the table `held_rows` (sql/held.sql per cluster, team or namespace, pool and hour, before namespaces are
+    summed to teams), each named with its team, pool and hour:
 
     * more than 60 minutes of records for one team and pool in one hour: the same hour twice (a repeated row, two
       files or a re-pull over the same days, one hour written with two UTC offsets, a 00:30 row beside 00:00);
       refused, never added up (merge by keeping one copy of each hour);
-    * a pool holding more accelerators in an hour than it has at its largest (`capacity.pool_accelerators`);
+    * a pool holding more accelerators in an hour than it has at its largest (`capacity.pool_accelerators`),
+      checked once hours are single;
     * a day of `period` without any record: metering would bill all of that day's paid capacity as idle (a month
       before the fleet existed, a quarter with one month of records). A day the fleet really was idle is written
       as rows of 0 accelerators."""
+    rows = con.execute(checks_sql(inventory, period)).fetchall()
+    found: dict[str, list[tuple[Any, ...]]] = {}
+    for problem, team, pool, hour, minutes, held, limit in sorted(rows, key=lambda r: (r[3], r[1] or "", r[2] or "")):
+        found.setdefault(problem, []).append((team, pool, hour, minutes, held, limit))
     issues: list[Issue] = []
-    within = [period.start, period.end]
-    twice = con.execute(
-        "SELECT team, pool, hour, minutes FROM held_rows WHERE minutes > 60 AND hour >= ? AND hour < ? "
-        "ORDER BY hour, team, pool",
-        within,
-    ).fetchall()
-    if twice:
-        named = "; ".join(f"{t} in {p} at {h:%Y-%m-%d %H:%M} UTC ({m} minutes)" for t, p, h, m in twice[:SHOWN])
-        more = f" and {len(twice) - SHOWN:,} more" if len(twice) > SHOWN else ""
+    if twice := found.get("usage-overlap"):
+        named = _first_shown([f"{t} in {p} at {h:%Y-%m-%d %H:%M} UTC ({m} minutes)" for t, p, h, m, _, _ in twice])
         issues.append(
             Issue(
                 "usage-overlap",
-                f"{shown}: the same hour is recorded more than once for a team and pool: {named}{more}",
+                f"{shown}: the same hour is recorded more than once for a team and pool: {named}",
                 "Keep one record per team, pool and hour (or 60 per-minute records): drop the repeated rows, the "
                 "overlapping file or re-pull, and write each hour once in UTC at its start.",
             )
         )
-    capacity = flavor_capacity(inventory)  # checked once hours are single: a doubled hour would count twice
-    con.register("pool_capacity", pa.table({"pool": list(capacity), "accelerators": list(capacity.values())}))
-    over = (
-        []
-        if twice
-        else con.execute(
-            "SELECT h.pool, h.hour, SUM(h.held_units) / 60000.0 AS held, c.accelerators FROM held_rows AS h "
-            "JOIN pool_capacity AS c ON h.pool = c.pool WHERE h.hour >= ? AND h.hour < ? "
-            f"GROUP BY h.pool, h.hour, c.accelerators HAVING SUM(h.held_units) > c.accelerators * {UNITS_PER_HOUR} "
-            "ORDER BY h.hour, h.pool",
-            within,
-        ).fetchall()
-    )
-    if over:
-        named = "; ".join(f"{p} at {h:%Y-%m-%d %H:%M} UTC holds {a:,.1f} of {c:,}" for p, h, a, c in over[:SHOWN])
-        more = f" and {len(over) - SHOWN:,} more" if len(over) > SHOWN else ""
+    if over := found.get("usage-capacity"):
+        named = _first_shown(
+            [
+                f"{p} at {h:%Y-%m-%d %H:%M} UTC holds {held / UNITS_PER_HOUR:,.1f} of {limit // UNITS_PER_HOUR:,}"
+                for _, p, h, _, held, limit in over
+            ]
+        )
         issues.append(
             Issue(
                 "usage-capacity",
                 f"{shown}: usage above what the pool can hold (accelerators in the hour, of the pool's largest size): "
-                f"{named}{more}",
+                f"{named}",
                 "Fix the rows of that pool and hour (a wrong value, a pool or cluster mixed up); metering bills "
                 "only what the fleet could hold.",
             )
         )
-    days = {
-        d
-        for (d,) in con.execute(
-            "SELECT DISTINCT CAST(hour AS DATE) FROM held_rows WHERE hour >= ? AND hour < ?", within
-        ).fetchall()
-    }
-    missing = [
-        day
-        for n in range((period.end - period.start).days)
-        if (day := (period.start + dt.timedelta(days=n)).date()) not in days
-    ]
-    if missing:
-        spans = _spans(missing)
+    if missing := found.get("usage-coverage"):
+        days = (period.end - period.start).days
+        spans = _first_shown(_spans([h.date() for _, _, h, _, _, _ in missing]), "spans")
         issues.append(
             Issue(
                 "usage-coverage",
-                f"{shown}: no usage records for {len(missing)} of the {period.label} period's "
-                f"{(period.end - period.start).days} days ({', '.join(spans[:SHOWN])}"
-                f"{f' and {len(spans) - SHOWN} more spans' if len(spans) > SHOWN else ''}); metering them would "
-                "bill all their paid capacity as idle",
+                f"{shown}: no usage records for {len(missing)} of the {period.label} period's {days} days ({spans}); "
+                "metering them would bill all their paid capacity as idle",
                 "Meter a period the records cover, or add the missing records (a day the fleet was idle as rows of "
                 "0 accelerators).",
             )
         )
     return issues
+
+
+def _first_shown(named: list[str], what: str = "more") -> str:
+    """The first SHOWN of `named` joined by "; ", and how many more (`and 1,995 more`; `what` = "spans": `and 3 more
+    spans`)."""
+    rest = len(named) - SHOWN
+    more = "" if rest <= 0 else f" and {rest:,} more" + ("" if what == "more" else f" {what}")
+    return ("; " if what == "more" else ", ").join(named[:SHOWN]) + more
 
 
 def _spans(days: list[dt.date]) -> list[str]:

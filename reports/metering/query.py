@@ -3,7 +3,8 @@ from `rates.blocks()`, followed by the body in `sql/meter.sql`, in a portable su
 here and SQLGlot transpiles for Spark, BigQuery and Trino/Athena (`qm meter --emit-sql`).
 
 The query reads one table, `usage` (USAGE_COLUMNS), and returns one row per charge line, idle line, idle share
-and team (RESULT_COLUMNS); `meter.meter` turns them into a `MeterResult`.
+and team; `meter.meter` turns them into a `MeterResult`. The warehouse query also returns one row per problem of
+the records (`sql/checks.sql`, the same checks `qm meter` runs before it meters: `meter.record_problems`).
 """
 
 from __future__ import annotations
@@ -13,8 +14,10 @@ from decimal import Decimal
 from importlib.resources import files
 
 from quartermaster.bounds import MAX_ACCELERATORS
+from quartermaster.capacity import flavor_capacity
 from quartermaster.model import Inventory
 from quartermaster.reports.metering.rates import Block
+from quartermaster.reports.metering.usage import Period
 from quartermaster.textsafety import sql_string
 
 UNITS_PER_HOUR = 60_000
@@ -116,6 +119,38 @@ def inventory_tables(inventory: Inventory, blks: list[Block], policy: str) -> li
     ]
 
 
+def check_tables(inventory: Inventory, period: Period) -> list[str]:
+    """The CTEs sql/checks.sql reads besides `held`: period, period_days (one row per day) and pool_capacity (each
+    pool's accelerators at its largest, in units an hour)."""
+    days = [period.start + dt.timedelta(days=n) for n in range((period.end - period.start).days)]
+    capacity = [
+        [_text(pool), f"CAST({accelerators * UNITS_PER_HOUR} AS BIGINT)"]
+        for pool, accelerators in flavor_capacity(inventory).items()
+    ] or [[_text(None), "CAST(NULL AS BIGINT)"]]  # no pools: one row that matches no usage keeps the table typed
+    return [
+        _table("period", [[_time(period.start), _time(period.end)]], ["period_from", "period_to"]),
+        _table("period_days", [[_time(d), _time(d + dt.timedelta(days=1))] for d in days], ["day_from", "day_to"]),
+        _table("pool_capacity", capacity, ["pool", "capacity_units"]),
+    ]
+
+
+def checks_sql(inventory: Inventory, period: Period) -> str:
+    """The query `meter.record_problems` runs over a table `held_rows` (sql/held.sql's rows): one row per problem
+    (sql/checks.sql's `problems`)."""
+    tables = ["held AS (SELECT * FROM held_rows)", *check_tables(inventory, period), _sql("checks.sql")]
+    return "WITH\n" + ",\n".join(tables) + "\nSELECT * FROM problems"
+
+
+PROBLEM_ROWS = """
+UNION ALL
+SELECT problem AS kind, 0 AS part, team, CAST(NULL AS INT) AS block_id, pool, CAST(NULL AS VARCHAR) AS category,
+       CAST(NULL AS DECIMAL(16, 10)) AS rate, CAST(held_units AS DECIMAL(20, 3)) AS units,
+       CAST(NULL AS BIGINT) AS cents, CAST(NULL AS BIGINT) AS requested_units, CAST(NULL AS BIGINT) AS used_units,
+       hour, minutes, capacity_units AS limit_units
+FROM problems"""
+"""The problems of sql/checks.sql as rows of the metering query's result (the warehouse query)."""
+
+
 def _sql(name: str) -> str:
     """A file of sql/ without its leading comment."""
     text = files("quartermaster.reports.metering").joinpath(f"sql/{name}").read_text(encoding="utf-8")
@@ -128,23 +163,28 @@ def held_sql() -> str:
     return _sql("held.sql").replace(":max_accelerators", str(MAX_ACCELERATORS))
 
 
-def meter_sql(inventory: Inventory, blks: list[Block], policy: str, held: bool = True) -> str:
+def meter_sql(
+    inventory: Inventory, blks: list[Block], policy: str, held: bool = True, checks: Period | None = None
+) -> str:
     """The whole metering query in DuckDB's dialect (the portable subset); without the CTE `held` (then a table
-    of that name) when `held` is False."""
+    of that name) when `held` is False; with `checks`, also the rows of sql/checks.sql's problems over that
+    period (the warehouse query)."""
     tables = inventory_tables(inventory, blks, policy) + ([held_sql()] if held else [])
-    return "WITH\n" + ",\n".join(tables) + ",\n" + _sql("meter.sql")
+    if checks is not None:
+        tables += [*check_tables(inventory, checks), _sql("checks.sql")]
+    return "WITH\n" + ",\n".join(tables) + ",\n" + _sql("meter.sql") + (PROBLEM_ROWS if checks else "")
 
 
-def emit(inventory: Inventory, blks: list[Block], policy: str, dialect: str, label: str) -> str:
+def emit(inventory: Inventory, blks: list[Block], policy: str, dialect: str, period: Period) -> str:
     """The query for a warehouse (`qm meter --emit-sql`), transpiled by SQLGlot, after a header saying what it
     reads and returns."""
     import sqlglot
 
-    query = sqlglot.transpile(meter_sql(inventory, blks, policy), read="duckdb", write=DIALECTS[dialect], pretty=True)[
-        0
-    ]
+    query = sqlglot.transpile(
+        meter_sql(inventory, blks, policy, checks=period), read="duckdb", write=DIALECTS[dialect], pretty=True
+    )[0]
     header = [
-        f"Quartermaster metering for {label}, idle policy {policy}, in {dialect} SQL (generated by qm meter "
+        f"Quartermaster metering for {period.label}, idle policy {policy}, in {dialect} SQL (generated by qm meter "
         "--emit-sql; the inventory's blocks, rates and teams are inlined).",
         "It reads one table, `usage`, one row per team, pool and hour (or minute):",
         *(f"  {column}: {what}" for column, what in USAGE_COLUMNS.items()),
@@ -152,6 +192,11 @@ def emit(inventory: Inventory, blks: list[Block], policy: str, dialect: str, lab
         "block_id, pool, category (FOCUS pricing category), rate (USD per accelerator-hour), units",
         f"(milli-accelerator-minutes: {UNITS_PER_HOUR:,} = 1 accelerator-hour), cents (USD cents, whole),",
         "requested_units and used_units (team rows). Sum of cents over usage and idle rows = the metered total.",
+        "It also returns one row per problem of the records, the checks `qm meter` runs before it bills; the bill",
+        "is not valid while there are any (hour: the hour, or the day's start, UTC):",
+        "  usage-overlap: the same team, pool and hour recorded twice (minutes: the minutes recorded, above 60);",
+        "  usage-capacity: a pool holding more than it has (units: held, limit_units: the pool's largest size);",
+        "  usage-coverage: a day of the period without any record (it would be billed as idle).",
     ]
     if dialect == "spark":
         header.append("Spark: set spark.sql.session.timeZone=UTC (usage hours are UTC).")

@@ -7,6 +7,7 @@ import re
 import threading
 from decimal import Decimal
 from pathlib import Path
+from typing import Any
 
 import duckdb
 import pandas as pd
@@ -17,7 +18,7 @@ from sqlglot import exp
 from quartermaster.loader import load
 from quartermaster.pricing import allocate_cents
 from quartermaster.reports.metering import check_usage, meter, parse_period, source
-from quartermaster.reports.metering.query import DIALECTS, UNITS_PER_HOUR, emit, meter_sql
+from quartermaster.reports.metering.query import DIALECTS, UNITS_PER_HOUR, checks_sql, emit, held_sql, meter_sql
 from quartermaster.reports.metering.rates import blocks
 from quartermaster.reports.metering.source import meter_source
 from tests.reports.fixtures import FEBRUARY, small_fleet, usage
@@ -102,7 +103,7 @@ def test_the_lint_finds_what_is_not_portable(sql: str, want: str) -> None:
 @pytest.mark.parametrize("dialect", sorted(DIALECTS))
 def test_every_transpiled_query_parses_in_its_dialect(dialect: str) -> None:
     blks, _ = blocks(EXAMPLE, OCT.start, OCT.end)
-    text = emit(EXAMPLE, blks, "even", dialect, OCT.label)
+    text = emit(EXAMPLE, blks, "even", dialect, OCT)
     header = [line for line in text.splitlines() if line.startswith("--")]
     assert any("`usage`" in line for line in header) and any("accelerators_requested" in line for line in header)
     tree = sqlglot.parse_one(text, read=DIALECTS[dialect])
@@ -121,15 +122,11 @@ def duckdb_rows(sql: str, parquet: Path) -> list[tuple[object, ...]]:
     return sorted(tuple(r) for r in con.sql(sql).fetchall())
 
 
-@pytest.mark.slow
-@pytest.mark.spark
-def test_spark_runs_the_emitted_query_to_the_same_cents(tmp_path: Path) -> None:
+def spark_session() -> Any:
+    """A local Spark session in UTC, tuned for tiny data."""
     from pyspark.sql import SparkSession
 
-    inventory = small_fleet()
-    parquet = canonical(usage(FEBRUARY), tmp_path / "usage.parquet")
-    blks, _ = blocks(inventory, FEB.start, FEB.end)
-    spark = (
+    return (
         SparkSession.builder.master("local[1]")
         .appName("qm-meter-test")
         .config("spark.sql.session.timeZone", "UTC")
@@ -141,15 +138,99 @@ def test_spark_runs_the_emitted_query_to_the_same_cents(tmp_path: Path) -> None:
         .config("spark.sql.codegen.factoryMode", "NO_CODEGEN")
         .getOrCreate()
     )
+
+
+@pytest.mark.slow
+@pytest.mark.spark
+def test_spark_runs_the_emitted_query_to_the_same_cents(tmp_path: Path) -> None:
+    inventory = small_fleet()
+    parquet = canonical(usage(FEBRUARY), tmp_path / "usage.parquet")
+    blks, _ = blocks(inventory, FEB.start, FEB.end)
+    spark = spark_session()
     try:
         spark.read.parquet(str(parquet)).createOrReplaceTempView("usage")
-        got = sorted(tuple(r) for r in spark.sql(emit(inventory, blks, "proportional", "spark", FEB.label)).collect())
+        got = sorted(tuple(r) for r in spark.sql(emit(inventory, blks, "proportional", "spark", FEB)).collect())
     finally:
         spark.stop()
     want = duckdb_rows(meter_sql(inventory, blks, "proportional"), parquet)
     assert got == want
     # and the cents are the hand-checked metering (test_metering): total $10,804.00
     assert sum(r[8] for r in got if r[0] in ("usage", "idle")) == 1080400
+
+
+def hostile_usage(days: int) -> pd.DataFrame:
+    """February's records with `days` days covered, and, for the metering checks (issue 37), team a's first hour
+    in h100-resv twice (120 minutes) and 17 GPUs of b in h100, a pool of at most 2 nodes x 8 = 16 GPUs."""
+    return usage([*FEBRUARY, FEBRUARY[0], (30, "b", "h100", 17.0, 17.0)], days=days)
+
+
+def emitted_problems(rows: list[tuple[object, ...]]) -> list[tuple[object, ...]]:
+    """The problem rows of the warehouse query as (kind, team, pool, hour, minutes, units, limit_units)."""
+    return sorted((r[0], r[2], r[4], r[11], r[12], r[7], r[13]) for r in rows if str(r[0]).startswith("usage-"))
+
+
+def python_problems(inventory, frame: pd.DataFrame, period) -> tuple[list[tuple[object, ...]], list[str]]:
+    """What `qm meter` flags on the same rows: sql/checks.sql's rows over meter.py's `held_rows`, and the rules of
+    the issues meter() refuses them with."""
+    con = duckdb.connect()
+    con.register("frame", frame.assign(minutes=60))
+    con.execute(f"CREATE TABLE held_rows AS WITH {held_sql()} SELECT * FROM held".replace("FROM usage", "FROM frame"))
+    rows = sorted(
+        (k, t, p, h, m, None if u is None else Decimal(u), lim)
+        for k, t, p, h, m, u, lim in con.execute(checks_sql(inventory, period)).fetchall()
+    )
+    normalised, issues = check_usage(frame, inventory)
+    assert issues == []
+    return rows, [i.rule for i in meter(inventory, normalised, period)[1]]
+
+
+@pytest.mark.parametrize(
+    ("frame", "want_rules"),
+    [
+        # the repeated hour hides the over-full pool (checked once hours are single); 20 of 28 days recorded
+        (hostile_usage(days=20), ["usage-overlap", "usage-coverage"]),
+        # variant: the repeated row dropped, so the 17 GPUs in a 16-GPU pool show
+        (hostile_usage(days=20).drop(index=len(FEBRUARY)), ["usage-capacity", "usage-coverage"]),
+    ],
+)
+def test_the_warehouse_query_flags_what_qm_meter_flags(
+    tmp_path: Path, frame: pd.DataFrame, want_rules: list[str]
+) -> None:
+    """Issue 37: `qm meter --emit-sql` returns a row per problem `qm meter` refuses the records for: the same team,
+    pool and hour twice, a pool above its largest size, a day without records (days 21 to 28 of February)."""
+    inventory = small_fleet()
+    blks, _ = blocks(inventory, FEB.start, FEB.end)
+    parquet = canonical(frame, tmp_path / "usage.parquet")
+    got = emitted_problems(duckdb_rows(emit(inventory, blks, "proportional", "duckdb", FEB), parquet))
+    want, rules = python_problems(inventory, frame, FEB)
+    assert rules == want_rules and got == want
+    assert sorted({r[0] for r in got}) == sorted(want_rules)
+    # the days without records: the 21st to the 28th of February, one row each at the day's start
+    assert [r[3].day for r in got if r[0] == "usage-coverage"] == list(range(21, 29))
+    if "usage-capacity" in rules:  # 17 GPUs held for the hour, of h100's 16, in milli-accelerator-minutes
+        assert [(r[2], r[5], r[6]) for r in got if r[0] == "usage-capacity"] == [
+            ("h100", 17 * UNITS_PER_HOUR, 16 * UNITS_PER_HOUR)
+        ]
+
+
+@pytest.mark.slow
+@pytest.mark.spark
+def test_spark_flags_the_same_problems_as_qm_meter(tmp_path: Path) -> None:
+    """Issue 37: the emitted Spark query, run by Spark, returns the problem rows `qm meter` finds on the same
+    records (a repeated hour and missing days; with the repeat dropped, an over-full pool)."""
+    inventory = small_fleet()
+    blks, _ = blocks(inventory, FEB.start, FEB.end)
+    query = emit(inventory, blks, "proportional", "spark", FEB)
+    spark = spark_session()
+    try:
+        for i, frame in enumerate([hostile_usage(20), hostile_usage(20).drop(index=len(FEBRUARY))]):
+            parquet = canonical(frame, tmp_path / f"usage-{i}.parquet")
+            spark.read.parquet(str(parquet)).createOrReplaceTempView("usage")
+            got = emitted_problems([tuple(r) for r in spark.sql(query).collect()])
+            want, _ = python_problems(inventory, frame, FEB)
+            assert got == want and got
+    finally:
+        spark.stop()
 
 
 def frame_result(inventory, frame, period, policy="proportional"):

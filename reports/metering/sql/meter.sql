@@ -149,16 +149,19 @@ team_units AS (
   GROUP BY team
 )
 SELECT kind, part, team, block_id, pool, category, rate, units, cents,
-       CAST(NULL AS BIGINT) AS requested_units, CAST(NULL AS BIGINT) AS used_units
+       CAST(NULL AS BIGINT) AS requested_units, CAST(NULL AS BIGINT) AS used_units,
+       CAST(NULL AS TIMESTAMP) AS hour, CAST(NULL AS BIGINT) AS minutes, CAST(NULL AS BIGINT) AS limit_units
 FROM costed
 UNION ALL
 SELECT 'idle-share' AS kind, 0 AS part, r.team, r.block_id, i.pool, i.category, i.rate, CAST(0 AS DECIMAL(20, 3)) AS units,
        r.floor_cents + CAST(FLOOR((r.idle_cents - r.floors - r.up_rank + r.n) / r.n) AS BIGINT) AS cents,
-       CAST(NULL AS BIGINT) AS requested_units, CAST(NULL AS BIGINT) AS used_units
+       CAST(NULL AS BIGINT) AS requested_units, CAST(NULL AS BIGINT) AS used_units,
+       CAST(NULL AS TIMESTAMP) AS hour, CAST(NULL AS BIGINT) AS minutes, CAST(NULL AS BIGINT) AS limit_units
 FROM share_ranked AS r
 JOIN idle_lines AS i ON r.block_id = i.block_id
 UNION ALL
 SELECT 'team' AS kind, 0 AS part, team, CAST(NULL AS INT) AS block_id, CAST(NULL AS VARCHAR) AS pool,
        CAST(NULL AS VARCHAR) AS category, CAST(NULL AS DECIMAL(16, 10)) AS rate,
-       CAST(held_units AS DECIMAL(20, 3)) AS units, CAST(NULL AS BIGINT) AS cents, requested_units, used_units
+       CAST(held_units AS DECIMAL(20, 3)) AS units, CAST(NULL AS BIGINT) AS cents, requested_units, used_units,
+       CAST(NULL AS TIMESTAMP) AS hour, CAST(NULL AS BIGINT) AS minutes, CAST(NULL AS BIGINT) AS limit_units
 FROM team_units
