@@ -82,9 +82,14 @@ def command(
     err_console.print(
         f"qm diff: read {sides[0].label} and {sides[1].label} in {time.perf_counter() - start:.1f} s", markup=False
     )
-    problems = [log_line(i.format()) for side in sides for i in side.errors]  # one line each, in every format
+    # one line each, in every format; grouped in a comment by rule and file
+    problems = [
+        (log_line(f"{i.rule} in {i.location.file}" if i.location else i.rule), log_line(i.format()))
+        for side in sides
+        for i in side.errors
+    ]
     if problems:
-        for problem in problems:
+        for _, problem in problems:
             err_console.print(problem, markup=False)
         sys.stdout.write(render_invalid(fmt.value, problems))
         raise ProblemsFound(f"{len(problems)} error(s); the inventories must validate before they can be compared.")

@@ -133,29 +133,65 @@ RENDERERS: dict[str, Callable[[QuotaDiff, RenderOptions], str]] = {
 }
 
 
-def render_invalid(fmt: str, problems: list[str], options: RenderOptions = RenderOptions()) -> str:
-    """What `qm diff` prints when either side does not validate: the located messages."""
+def render_invalid(fmt: str, problems: list[tuple[str, str]], options: RenderOptions = RenderOptions()) -> str:
+    """What `qm diff` prints when either side does not validate: the located messages, as (kind, message) pairs
+    (the kind is the rule an `Issue` names). Text and JSON list them all; the comment groups them by kind with
+    counts and shows what fits a pull-request comment (`comment_errors`)."""
     if fmt == "json":
-        return json.dumps({"blocking": True, "errors": problems}, indent=2, sort_keys=True) + "\n"
+        counts = {k: len(v) for k, v in _by_kind(problems).items()}
+        return (
+            json.dumps(
+                {"blocking": True, "errors": [m for _, m in problems], "error_counts": counts}, indent=2, sort_keys=True
+            )
+            + "\n"
+        )
     if fmt == "text":
-        return "".join(f"{p}\n" for p in problems)
+        return "".join(f"{m}\n" for _, m in problems)
     head = f"{MARKER}\n" if options.marker else ""
-    shown, size = [], 0
-    for p in problems:
-        size += len(p) + 1
-        if size > COMMENT_BUDGET:
-            break
-        shown.append(p)
-    if len(shown) < len(problems):
-        more = len(problems) - len(shown)
-        shown.append(f"... and {more:,} more (a pull-request comment holds at most 65,536 characters): run qm validate")
-    body = "".join(f"{p}\n" for p in shown)
     return visible_text(
         f"{head}## Quartermaster quota diff\n\n{ICONS['fail']} The inventory does not validate; fix these "
-        f"and push again:\n\n{code_block(body)}"
+        f"and push again:\n\n{code_block(comment_errors(problems))}"
     )
 
 
 COMMENT_BUDGET = 60_000
 """Characters of located messages a comment shows: GitHub refuses a pull-request comment over 65,536 characters
 (2,000 bad rows printed 296 KB, so nothing was posted); the rest are counted."""
+PER_KIND = 5
+"""Messages a comment shows of each kind when all of them do not fit."""
+MESSAGE_CHARS = 2_000
+"""A message longer than this is cut in a comment (it stays whole in the log)."""
+
+
+def _by_kind(problems: list[tuple[str, str]]) -> dict[str, list[str]]:
+    """The messages per kind, kinds in the order they first appear."""
+    groups: dict[str, list[str]] = {}
+    for kind, message in problems:
+        groups.setdefault(kind, []).append(message)
+    return groups
+
+
+def comment_errors(problems: list[tuple[str, str]]) -> str:
+    """The errors of a comment grouped by kind with counts (`duplicate-key: 2,400 errors (first 5 shown)`): every
+    message when they all fit COMMENT_BUDGET, else the first PER_KIND of each kind; kinds in order of first
+    appearance while they fit, the rest counted."""
+    groups = _by_kind(problems)
+    whole = sum(min(len(m), MESSAGE_CHARS) + 3 for _, m in problems) + sum(len(k) + 40 for k in groups)
+    per_kind = len(problems) if whole <= COMMENT_BUDGET else PER_KIND
+    out: list[str] = []
+    size = 0
+    for i, (kind, messages) in enumerate(groups.items()):
+        shown = [m if len(m) <= MESSAGE_CHARS else m[:MESSAGE_CHARS] + "..." for m in messages[:per_kind]]
+        cut = f" (first {len(shown)} shown)" if len(shown) < len(messages) else ""
+        block = [f"{kind}: {len(messages):,} error{'s' if len(messages) > 1 else ''}{cut}", *(f"  {m}" for m in shown)]
+        cost = sum(len(line) + 1 for line in block)
+        if size + cost > COMMENT_BUDGET:
+            rest = list(groups.values())[i:]
+            out.append(
+                f"... and {sum(map(len, rest)):,} more errors of {len(rest):,} more kinds (a pull-request comment "
+                "holds at most 65,536 characters): run qm validate"
+            )
+            break
+        out += block
+        size += cost
+    return "".join(f"{line}\n" for line in out)

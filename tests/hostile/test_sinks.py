@@ -3,6 +3,7 @@ function writes is read back by that consumer as the literal text, never as synt
 
 from __future__ import annotations
 
+import json
 import shutil
 import subprocess
 from pathlib import Path
@@ -86,14 +87,43 @@ def test_a_promql_label_name_that_is_not_one_is_refused(name: str) -> None:
         promql_label_name(name)
 
 
-def test_an_invalid_inventory_comment_fits_a_pull_request_comment() -> None:
-    # 2,000 located messages of 140 characters (280 KB): GitHub refuses a comment over 65,536 characters, so the
-    # comment shows what fits in its budget and counts the rest
+def test_an_invalid_inventory_comment_groups_its_errors_by_kind_under_the_limit() -> None:
+    """Issue 37: 2,400 located messages of ~140 characters (340 KB; GitHub refuses a comment over 65,536
+    characters): the comment names each kind with its count and shows the first 5 of each."""
+    from quartermaster.reports.quota_diff.diff_formats import PER_KIND, render_invalid
+
+    rows = [("duplicate-key", f"inv/prices.csv:{n} row {n}: duplicate key " + "x" * 100) for n in range(2, 2002)]
+    dates = [("date-shaped", f"inv/teams/t{n}.yaml:1 namespaces[0]: no such day " + "y" * 100) for n in range(400)]
+    problems = [*rows, *dates]
+    comment = render_invalid("markdown", problems)
+    assert len(comment) <= 65_536
+    assert "duplicate-key: 2,000 errors (first 5 shown)" in comment
+    assert "date-shaped: 400 errors (first 5 shown)" in comment
+    # the first PER_KIND messages of each kind, not the next one
+    assert all(m in comment for _, m in rows[:PER_KIND] + dates[:PER_KIND])
+    assert rows[PER_KIND][1] not in comment and dates[PER_KIND][1] not in comment
+    # text and JSON keep every message; JSON counts them by kind
+    assert render_invalid("text", problems).count("\n") == 2_400
+    assert json.loads(render_invalid("json", problems))["error_counts"] == {"duplicate-key": 2_000, "date-shaped": 400}
+
+
+def test_a_few_errors_are_all_shown_with_their_kind() -> None:
     from quartermaster.reports.quota_diff.diff_formats import render_invalid
 
-    problems = [f"inv/usage.csv:{n} row {n}: " + "x" * 120 for n in range(2, 2002)]
+    problems = [("duplicate-key", "inv/a.csv:2 duplicate"), ("duplicate-key", "inv/a.csv:3 duplicate")]
     comment = render_invalid("markdown", problems)
-    shown = sum(p in comment for p in problems)
+    assert "duplicate-key: 2 errors\n  inv/a.csv:2 duplicate\n  inv/a.csv:3 duplicate\n" in comment
+    assert "shown" not in comment
+
+
+def test_thousands_of_kinds_are_counted_past_the_limit() -> None:
+    """A kind per message (2,000 kinds of one error each) cannot be grouped down: the kinds that fit are shown,
+    the rest counted."""
+    from quartermaster.reports.quota_diff.diff_formats import render_invalid
+
+    problems = [(f"kind-{n}", f"inv/f{n}.yaml:1 " + "z" * 120) for n in range(2_000)]
+    comment = render_invalid("markdown", problems)
     assert len(comment) <= 65_536
-    assert 300 < shown < len(problems)  # 60,000 characters of ~150-character lines: about 400 shown
-    assert f"... and {len(problems) - shown:,} more" in comment
+    shown = sum(f"kind-{n}: 1 error\n" in comment for n in range(2_000))
+    assert 300 < shown < 2_000  # ~160 characters a kind in 60,000: about 370
+    assert f"... and {2_000 - shown:,} more errors of {2_000 - shown:,} more kinds" in comment
