@@ -29,6 +29,8 @@ from pydantic import BaseModel, TypeAdapter, ValidationError
 from quartermaster.checks import run_checks as run_all_checks
 from quartermaster.issues import Issue, Location, Ref, did_you_mean, format_path
 from quartermaster.model import (
+    MAX_TEAM_NAMESPACES,
+    MAX_TEAM_QUOTAS,
     Cluster,
     Cohort,
     Commitment,
@@ -1123,6 +1125,16 @@ def _schema_issue(
             got=value,
             location=location,
         )
+    if kind == "too_long":
+        most, got = ctx.get("max_length"), ctx.get("actual_length")
+        return Issue(
+            "schema",
+            f"`{field_name}` has {got:,} items; at most {most:,} are allowed"
+            if got is not None
+            else f"`{field_name}` is too long",
+            f"{LIST_CAP_FIXES.get(str(loc[-1]) if loc else '', 'Keep the list within the bound.')} {doc}",
+            location=location,
+        )
     if kind == "value_error":
         what, _, fix = str(ctx.get("error", err["msg"])).partition("; ")
         return Issue("schema", what, (fix[:1].upper() + fix[1:] + ".") if fix else doc, location=location)
@@ -1162,6 +1174,15 @@ def _inner_model(annotation: Any) -> type[BaseModel] | None:
 
 def _did_you_mean(word: str, options: list[str], plain: bool = False) -> str:
     return did_you_mean(word, options) or ("" if plain else f"Valid keys here: {', '.join(options)}.")
+
+
+LIST_CAP_FIXES = {
+    "namespaces": f"Split the team into teams of at most {MAX_TEAM_NAMESPACES} namespaces each (every namespace gets "
+    "a LocalQueue, a Role and a RoleBinding in each cluster), or let its workloads share fewer namespaces.",
+    "quotas": f"List one quota per flavor (at most {MAX_TEAM_QUOTAS:,}): merge the entries of one flavor, or split "
+    "the team.",
+}
+"""How to fix a list above its bound, per key (model.MAX_TEAM_NAMESPACES, model.MAX_TEAM_QUOTAS)."""
 
 
 # What a value of a non-name pattern is, and how to write one (instead of the DNS-name hint).

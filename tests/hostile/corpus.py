@@ -2621,7 +2621,89 @@ CASES += [
         ),
         ("diff", "HEAD", "--inventory", "inv", "--format", "text"),
         1,
-        says=("teams[0].namespaces: `namespaces`: tuple should have at most 100 items after validation, not 5000",),
+        says=(
+            "teams[0].namespaces: `namespaces` has 5,000 items; at most 100 are allowed",
+            "Split the team into teams of at most 100 namespaces each",
+        ),
+        issue=37,
+    ),
+    Case(  # variant: the quota cap (1,000), located in the team file with its fix
+        "team-of-1001-quotas",
+        6,
+        small(team(quotas=[{"flavor": "h100", "nominal": 1}] * 1_001)),
+        ("validate", "inv"),
+        1,
+        says=(
+            "inv/teams.yaml:11 ",
+            "teams[0].quotas: `quotas` has 1,001 items; at most 1,000 are allowed",
+            "merge the",
+        ),
+        never=("after validation",),
+        max_lines=6,
+        issue=37,
+    ),
+]
+
+
+def duplicated_rows(prices: int, demand: int) -> Callable[[Path], None]:
+    """The example's first price row `prices` more times and its first demand row `demand` more times."""
+
+    def edit(inv: Path) -> None:
+        for name, times in (("prices.csv", prices), ("demand.csv", demand)):
+            first = (inv / name).read_text().splitlines()[1]
+            with (inv / name).open("a") as f:
+                f.write(f"{first}\n" * times)
+
+    return edit
+
+
+CASES += [
+    Case(  # 2,400 bad rows (the issue's 2,000 printed 296 KB): the comment groups them by kind and file with counts
+        "pr-comment-2400-duplicate-rows",
+        6,
+        git_repo(duplicated_rows(2_100, 300)),
+        ("diff", "HEAD", "--inventory", "inv"),
+        1,
+        says=(
+            "unique-keys in inv/prices.csv: 2,100 errors (first 5 shown)",
+            "unique-keys in inv/demand.csv: 300 errors (first 5 shown)",
+        ),
+        max_lines=2_450,  # the log (stderr) keeps one line per error; the comment shows 10 of them
+        issue=37,
+    ),
+    Case(  # variant: JSON counts them by kind and keeps every message
+        "pr-json-2400-duplicate-rows",
+        6,
+        git_repo(duplicated_rows(2_000, 400)),
+        ("diff", "HEAD", "--inventory", "inv", "--format", "json"),
+        1,
+        says=('"unique-keys in inv/prices.csv": 2000', '"unique-keys in inv/demand.csv": 400'),
+        max_lines=5_000,
+        issue=37,
+    ),
+]
+
+# --- issue 37, point 7: `qm synth --now` bounded ----------------------------------------------------------------
+
+CASES += [
+    Case(  # the issue's case sized a paid, active capacity block to 0 nodes
+        "synth-now-9999",
+        7,
+        example(),
+        ("synth", "inv", "--out", "out", "--now", "9999-12-31"),
+        2,
+        says=("--now '9999-12-31' is outside 2000-2100",),
+        never=("wrote",),
+        issue=37,
+    ),
+    Case(  # variant: the calendar's last day, pushed past it by its UTC offset (2101-01-01T00:30Z)
+        "synth-now-past-the-calendar-by-its-offset",
+        7,
+        example(),
+        ("synth", "inv", "--out", "out", "--now", "2100-12-31T23:30:00-01:00"),
+        2,
+        says=("--now '2100-12-31T23:30:00-01:00' is outside 2000-2100",),
+        never=("wrote",),
         issue=37,
     ),
 ]
