@@ -4,10 +4,11 @@ open day.
 A plan whose first quarter began before the end of the actuals (`actuals_until`: the usage history's last hour's
 end, or `PlanOptions.as_of`) splits it there:
 
-- the **closed part**, from the quarter's first day to `actuals_until`, is what `qm meter` charges for it, month by
-  month (`closed_ledger`: the metering function itself, with the plan's idle policy), fixed and never re-planned:
-  its cost per team joins the quarter's cost, and each cost centre's budget row keeps only what the closed part
-  has left of it;
+- the **closed part**, from the quarter's first day (or the usage history's first day, if later: the part before
+  it is neither metered nor planned, and the plan's notes say so) to `actuals_until`, is what `qm meter` charges
+  for it, month by month (`closed_ledger`: the metering function itself, with the plan's idle policy), fixed and
+  never re-planned: its cost per team joins the quarter's cost, and each cost centre's budget row keeps only what
+  the closed part has left of it;
 - the **open part**, from `actuals_until` to the quarter's end, is all the model sees of the quarter: its hours
   (`open_hours`), its demand (the usage forecast from `actuals_until`), the existing commitments active in it;
 - a commitment, on-prem order or capacity block bought in the quarter starts on its **first open day**
@@ -131,10 +132,14 @@ def block_weeks(quarter: str, until: dt.datetime | None) -> int:
     return max(0, days) * 24 // HOURS_PER_WEEK
 
 
-def closed_periods(quarter: str, until: dt.datetime) -> list[tuple[str, dt.datetime, dt.datetime]]:
-    """The closed part of a quarter in progress, month by month: (label, start, end); a month cut by `until` is
-    labelled by its dates."""
-    start, end = _moment(quarter_bounds(quarter)[0]), min(until, _moment(quarter_bounds(quarter)[1]))
+def closed_periods(
+    quarter: str, until: dt.datetime, since: dt.datetime | None = None
+) -> list[tuple[str, dt.datetime, dt.datetime]]:
+    """The closed part of a quarter in progress, month by month: (label, start, end), from the quarter's first day or
+    the usage history's first day `since` if that is later (before it nothing was metered: `uncovered_notes`); a
+    month cut by `since` or `until` is labelled by its dates."""
+    start = max(_moment(quarter_bounds(quarter)[0]), since or dt.datetime.min)
+    end = min(until, _moment(quarter_bounds(quarter)[1]))
     out = []
     while start < end:
         month_end = _moment(add_months(start.date().replace(day=1), 1))
@@ -160,8 +165,9 @@ def closed_ledger(inventory: Inventory, quarters: list[str], until: dt.datetime 
     records, issues = check_usage(inventory_records(inventory), inventory, "usage.csv")
     if issues:
         raise PlanInputError(f"the closed part of the quarter in progress cannot be metered: {issues[0].format()}")
+    since = history_start(inventory)
     for q in begun:
-        for label, start, end in closed_periods(q, until):
+        for label, start, end in closed_periods(q, until, since):
             result, problems = meter(inventory, records, Period(label, start, end), policy)
             if problems:
                 raise PlanInputError(f"{label} cannot be metered: {problems[0].format()}")
@@ -198,6 +204,30 @@ def closed_ledger(inventory: Inventory, quarters: list[str], until: dt.datetime 
                     }
                 )
     return pd.DataFrame(rows, columns=CLOSED_COLUMNS)
+
+
+def history_start(inventory: Inventory) -> dt.datetime | None:
+    """The usage history's first day, midnight UTC of its first record (a day with a record is covered, as `qm meter`
+    checks and `covered_month` reads it); None without usage."""
+    first = min((u.hour for u in inventory.usage), default=None)
+    return None if first is None else _moment(first.date())
+
+
+def uncovered_notes(quarters: list[str] | tuple[str, ...], since: dt.datetime | None) -> tuple[str, ...]:
+    """What the plan says of a quarter in progress whose usage history begins after its first day: the part before
+    the history is neither metered nor planned (never billed as idle), so the quarter's cost leaves it out."""
+    notes = []
+    for q in quarters:
+        start, end = (_moment(d) for d in quarter_bounds(q))
+        if since is not None and start < since < end:
+            days = (since - start).total_seconds() / 86_400
+            gap = f"{start:%Y-%m-%d %H:%M}..{since:%Y-%m-%d %H:%M}"
+            notes.append(
+                f"{q}: the usage history begins {since:%Y-%m-%d %H:%M} UTC, so {gap} ({days:g} days) is neither "
+                "metered nor planned: the quarter's cost and plan vs actual cover the rest of it; add the earlier "
+                "usage records to count that part"
+            )
+    return tuple(notes)
 
 
 def closed_demand(inventory: Inventory, quarters: list[str], until: dt.datetime | None) -> pd.DataFrame:

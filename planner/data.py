@@ -268,6 +268,7 @@ def build_data(
     tail_ratio = _tail_ratio(whatif.apply_demand_overrides(tail_curves, overrides), routes, quarters[-1], scenarios)
     hours = {q: actuals.open_hours(q, until) for q in quarters}
     closed = actuals.closed_ledger(inventory, quarters, until, options.idle_policy)
+    notes += actuals.uncovered_notes(begun, actuals.history_start(inventory))
     closed_baseline = _closed_baseline(inventory, actuals.closed_demand(inventory, quarters, until))
     budgets = (
         pd.DataFrame(

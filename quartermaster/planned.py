@@ -19,6 +19,7 @@ The finance report's tables take their cents from here and round nothing themsel
 
 from __future__ import annotations
 
+import datetime as dt
 from collections.abc import Hashable, Iterable, Mapping
 from dataclasses import dataclass
 from decimal import ROUND_FLOOR, Decimal
@@ -153,11 +154,12 @@ def idle_shares(plan: PlanResult, quarter: str) -> dict[str, Decimal]:
     return {r.team: cents(r.idle_share_usd) for r in plan.cost_by_team if r.quarter == quarter}
 
 
-def closed_charges(plan: PlanResult, quarter: str, period: str) -> dict[str, Decimal]:
-    """team -> what `qm meter` charged it in a closed period of the quarter (`closed_costs`), to the cent."""
+def closed_charges(plan: PlanResult, quarter: str, start: dt.datetime, end: dt.datetime) -> dict[str, Decimal]:
+    """team -> what `qm meter` charged it in the closed periods of the quarter (`closed_costs`) that begin in [start,
+    end) (a month, or the part of it the usage history covers), to the cent."""
     out: dict[str, Decimal] = {}
     for r in plan.closed_in(quarter):
-        if r.period == period:
+        if start <= dt.datetime.fromisoformat(r.start) < end:
             out[r.team] = out.get(r.team, ZERO) + cents(r.usd)
     return out
 

@@ -51,7 +51,7 @@ from quartermaster.pricing import (
     accelerator_hour_price,
     decimal_of,
 )
-from quartermaster.reports.metering import MeterResult, Period, covered_month, meter
+from quartermaster.reports.metering import MeterResult, Period, coverage_label, covered_month, meter
 from quartermaster.units import quarter_bounds, quarter_hours
 
 if TYPE_CHECKING:
@@ -195,11 +195,7 @@ def build_bridge(
     start = to_cent(result.total_cost * scale)
     end = quarter_cost(plan, quarter)
     lines = {"demand change": demand_change, **shares_of(raw, end - start - demand_change)}
-    period = (
-        month.label
-        if covered.end == month.end
-        else f"{month.label} to {covered.end:%Y-%m-%d %H:%M} (the usage history's end)"
-    )
+    period = coverage_label(month, covered)
     return (
         BridgeLine(
             f"{period} metered, scaled to a quarter ({quarter_hours(quarter):,} / {covered.hours:,} hours)", start

@@ -61,7 +61,14 @@ def _metered(
 ) -> tuple[list[dict[str, Any]], str]:
     # imported when run, so that `qm --help` stays fast
     from quartermaster.reports.focus import focus_rows
-    from quartermaster.reports.metering import check_usage, inventory_records, meter, period_of, read_usage
+    from quartermaster.reports.metering import (
+        check_usage,
+        covered_month,
+        inventory_records,
+        meter,
+        period_of,
+        read_usage,
+    )
 
     chosen = checked_period(inventory, idle, period)
     if usage is not None:
@@ -74,7 +81,8 @@ def _metered(
     whole = chosen or period_of(records["hour"])
     results = []
     for month in whole.months():
-        result, issues = meter(inventory, records, month, idle)
+        # by default each month the records cover in part is metered for that part (its charge period says so)
+        result, issues = meter(inventory, records, month if chosen else covered_month(records, month), idle)
         exit_on(issues, "exported")
         if result is not None:
             results.append(result)

@@ -5,6 +5,7 @@ from quartermaster.reports.metering.meter import ChargeLine, MeterResult, TeamCh
 from quartermaster.reports.metering.usage import (
     Period,
     check_usage,
+    coverage_label,
     covered_month,
     inventory_records,
     parse_period,
@@ -20,6 +21,7 @@ __all__ = [
     "TeamCharge",
     "check_policy",
     "check_usage",
+    "coverage_label",
     "covered_month",
     "inventory_records",
     "meter",

@@ -35,7 +35,15 @@ from quartermaster.model import Inventory
 from quartermaster.pricing import DEFAULT_IDLE_POLICY
 from quartermaster.reports.metering.meter import MeterResult, record_problems, run_meter
 from quartermaster.reports.metering.query import held_sql
-from quartermaster.reports.metering.usage import NAMES, NUMERIC, Period, month_period, read_usage, wide_header
+from quartermaster.reports.metering.usage import (
+    NAMES,
+    NUMERIC,
+    Period,
+    coverage_label,
+    month_period,
+    read_usage,
+    wide_header,
+)
 from quartermaster.textsafety import sql_string
 
 REMOTE = ("s3://", "gs://", "gcs://")
@@ -226,7 +234,7 @@ def meter_source(
             return None, [Issue("usage-empty", f"{spec}: no usage records", "Give a file with at least one row.")]
         if bad:
             return None, _located(source, inventory)
-        problems = record_problems(con, inventory, period or _months(first, last), spec)
+        problems = record_problems(con, inventory, period or _covered(first, last), spec)
         if problems:
             return None, problems
         con.execute(
@@ -235,8 +243,7 @@ def meter_source(
             "SUM(h.held_units) AS held_units FROM held_rows AS h JOIN owners AS o ON h.team = o.name "
             "GROUP BY h.cluster, o.owner, h.pool, h.hour"
         )
-        span = _months(first, last)
-        result, issues = run_meter(con, inventory, period or span, policy, held=True)
+        result, issues = run_meter(con, inventory, period or _covered(first, last), policy, held=True)
         say("meter")
         return result, issues
     finally:
@@ -274,10 +281,16 @@ def _located(source: Source, inventory: Inventory, why: str = "some rows are not
     ]
 
 
-def _months(first: dt.datetime, last: dt.datetime) -> Period:
-    """The whole calendar months from `first` to `last`."""
+def _covered(first: dt.datetime, last: dt.datetime) -> Period:
+    """The calendar months from `first` to `last` (the first and last hour of the records), cut to the days the
+    records cover when they begin or end inside a month (a day with a record is covered, as `record_problems`
+    checks); its label then says so (`coverage_label`)."""
     a, b = month_period(first.year, first.month), month_period(last.year, last.month)
-    return a if a == b else Period(f"{a.label}..{b.label}", a.start, b.end)
+    months = a if a == b else Period(f"{a.label}..{b.label}", a.start, b.end)
+    day = dt.timedelta(days=1)
+    start, end = (dt.datetime.combine(t.date(), dt.time()) for t in (first, last))
+    part = Period(months.label, max(months.start, start), min(months.end, end + day))
+    return Period(coverage_label(months, part), part.start, part.end)
 
 
 @contextmanager

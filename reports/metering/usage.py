@@ -87,14 +87,28 @@ def period_of(hours: pd.Series) -> Period:
 
 
 def covered_month(records: pd.DataFrame, month: Period) -> Period:
-    """The part of `month` the usage history covers: the whole month, or up to the history's end (the hour after its
-    last record) when it ends inside the month."""
+    """The part of `month` the usage history covers: the whole month, or from the history's first day (midnight UTC of
+    its first record; a day with a record is covered, as `qm meter` checks) when it begins inside the month, up to
+    the history's end (the hour after its last record) when it ends inside it."""
     hours = records["hour"]
-    last = hours.max() if len(hours) else None
-    if last is None:
+    if not len(hours):
         return month
-    end = min(month.end, last.to_pydatetime().replace(tzinfo=None) + dt.timedelta(hours=1))
-    return month if end >= month.end else Period(month.label, month.start, end)
+    first = hours.min().to_pydatetime().replace(tzinfo=None)
+    start = max(month.start, dt.datetime.combine(first.date(), dt.time()))
+    end = min(month.end, hours.max().to_pydatetime().replace(tzinfo=None) + dt.timedelta(hours=1))
+    return month if (start, end) == (month.start, month.end) else Period(month.label, start, end)
+
+
+def coverage_label(month: Period, covered: Period) -> str:
+    """How a view names a month the usage history covers in part: `2026-10` when whole, else the part and that it is
+    only a part (`2026-10, 2026-10-15 00:00..2026-11-01 00:00 only (no usage records before)`)."""
+    if (covered.start, covered.end) == (month.start, month.end):
+        return month.label
+    before, after = covered.start > month.start, covered.end < month.end
+    missing = "before or after" if before and after else ("before" if before else "after")
+    return (
+        f"{month.label}, {covered.start:%Y-%m-%d %H:%M}..{covered.end:%Y-%m-%d %H:%M} only (no usage records {missing})"
+    )
 
 
 def read_usage(path: Path, inventory: Inventory, shown: str | None = None) -> tuple[pd.DataFrame, list[Issue]]:

@@ -2707,3 +2707,50 @@ CASES += [
         issue=37,
     ),
 ]
+
+# --- issue 37, point 2: a history that begins or ends inside a month: that part, said so, never idle ----------------
+
+
+def october_lines(keep: Callable[[str], bool]) -> Callable[[Path], None]:
+    """The example inventory, and `u.csv` with the October records whose line `keep` accepts."""
+    return example(
+        lambda inv: (inv.parent / "u.csv").write_text(
+            "".join(
+                f"{line}\n"
+                for i, line in enumerate((inv / "usage.csv").read_text().splitlines())
+                if not i or keep(line)
+            )
+        )
+    )
+
+
+CASES += [
+    Case(  # refused before as 14 days without records; the part from the 15th is metered, and named as a part
+        "meter-history-from-the-15th",
+        2,
+        october_lines(lambda line: line[:10] >= "2026-10-15"),
+        ("meter", "u.csv", "--inventory", "inv"),
+        0,
+        says=("Metered cost, 2026-10, 2026-10-15 00:00..2026-11-01 00:00 only (no usage records before)",),
+        never=("no usage records for 14",),
+        issue=37,
+    ),
+    Case(  # variant: a history that ends on the 20th, through the FOCUS export (its charge period is that part)
+        "export-history-to-the-20th",
+        2,
+        october_lines(lambda line: line[:10] < "2026-10-20"),
+        ("export", "focus", "inv", "--usage", "u.csv", "--out", "out/focus.csv"),
+        0,
+        outputs=("out",),
+        check=lambda case: _assert_charge_period(
+            case / "out" / "focus.csv", "2026-10-01T00:00:00Z", "2026-10-20T00:00:00Z"
+        ),
+        issue=37,
+    ),
+]
+
+
+def _assert_charge_period(path: Path, start: str, end: str) -> None:
+    with path.open() as f:
+        rows = list(csv.DictReader(f))
+    assert rows and {(r["ChargePeriodStart"], r["ChargePeriodEnd"]) for r in rows} == {(start, end)}

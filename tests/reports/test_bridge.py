@@ -129,7 +129,10 @@ def test_a_history_ending_mid_month_is_scaled_by_the_hours_it_covers() -> None:
     start = (8 * D(2) + 2 * D(10)) * quarter_hours(Q2)  # per hour: the reserved node's 8 GPUs and 2 GPUs on demand
     assert whole["2026-02 metered, scaled to a quarter (2,184 / 672 hours)"] == start
     assert (
-        half["2026-02 to 2026-02-15 00:00 (the usage history's end) metered, scaled to a quarter (2,184 / 336 hours)"]
+        half[
+            "2026-02, 2026-02-01 00:00..2026-02-15 00:00 only (no usage records after) metered, scaled to a quarter "
+            "(2,184 / 336 hours)"
+        ]
         == start
     )
     assert list(half.values())[1:] == list(whole.values())[1:]

@@ -14,7 +14,15 @@ from quartermaster.planned import closed_charges, prorated_open_charges
 from quartermaster.pricing import DEFAULT_IDLE_POLICY, IDLE_COST_CENTER, IDLE_TEAM
 from quartermaster.reports.finance.table import NAME_COLUMN, ZERO, Column, Row, Table, column_sums
 from quartermaster.reports.finance.tables.common import centre_name
-from quartermaster.reports.metering import Period, check_usage, covered_month, inventory_records, meter, parse_period
+from quartermaster.reports.metering import (
+    Period,
+    check_usage,
+    coverage_label,
+    covered_month,
+    inventory_records,
+    meter,
+    parse_period,
+)
 from quartermaster.units import quarter_bounds, quarter_of
 
 if TYPE_CHECKING:
@@ -80,7 +88,7 @@ def planned_by_team(plan: PlanResult, quarter: str, period: Period) -> tuple[dic
     """What a plan says of `period` (in `quarter`) per team, and its basis: the plan's closed part as metered when
     the period was closed when it was made (`PlanResult.closed_costs`, to the cent); else its planned open part of
     the quarter (the quarter's charge less its closed part) prorated to the period's hours."""
-    closed = closed_charges(plan, quarter, period.label)
+    closed = closed_charges(plan, quarter, period.start, period.end)
     if closed:
         return closed, CLOSED_BASIS
     until = dt.datetime.fromisoformat(plan.actuals_until) if plan.actuals_until else None
@@ -97,8 +105,9 @@ def plan_vs_actual(
     plan's closed months are its metered figures (equal to the cent), and the previous plan's forecast of the same
     months is the variance that matters.
 
-    Metered: `qm meter` of each month with usage (up to the history's end when it ends inside the month:
-    `covered_month`), with the plan's idle policy. Planned: `planned_by_team`."""
+    Metered: `qm meter` of each month with usage (of the part the history covers when it begins or ends inside the
+    month: `covered_month`, and the month's label says so), with the plan's idle policy. Planned: `planned_by_team`
+    of the same part."""
     records, months = usage_months(inventory, usage)
     plans = [
         (p, label) for p, label in ((plan, "this plan"), (previous, "previous plan")) if p is not None and p.has_plan
@@ -113,14 +122,13 @@ def plan_vs_actual(
             if q not in p.quarters:
                 continue
             policy = p.options.get("idle_policy", DEFAULT_IDLE_POLICY)
+            part = covered_month(records, month)  # a month the history covers in part: that part, said so
             if (month.label, policy) not in metered_cache:
-                metered_cache[(month.label, policy)] = metered_by_team(
-                    inventory, records, covered_month(records, month), policy
-                )
+                metered_cache[(month.label, policy)] = metered_by_team(inventory, records, part, policy)
             metered = metered_cache[(month.label, policy)]
             if metered is None:
                 continue
-            planned, basis = planned_by_team(p, q, month)
+            planned, basis = planned_by_team(p, q, part)
             covered.append(q)
             for team in sorted(set(planned) | set(metered), key=lambda t: (t.startswith("_"), t)):
                 pl, m = planned.get(team, ZERO), metered.get(team, ZERO)
@@ -130,7 +138,7 @@ def plan_vs_actual(
                         q,
                         label,
                         basis,
-                        month.label,
+                        coverage_label(month, part),
                         team,
                         code,
                         centre_name(inventory, code),
