@@ -66,6 +66,17 @@ def horizon_on_demand(plan: PlanResult) -> Decimal:
     return quarters_on_demand(plan, plan.quarters)
 
 
+def model_costs(plan: PlanResult, quarter: str) -> dict[str, Decimal]:
+    """pricing model -> its part of the quarter's cost to the cent (the ledger's cost side by pricing model,
+    `cost_by_quarter`); the parts add up to `quarter_cost`. The report's spend table and the FOCUS forecast split
+    the quarter with it."""
+    raw: dict[str, Decimal] = {}
+    for r in plan.cost_by_quarter:
+        if r.quarter == quarter:
+            raw[r.pricing_model] = raw.get(r.pricing_model, ZERO) + r.usd
+    return allocate_cents(raw, quarter_cost(plan, quarter))
+
+
 def team_costs(plan: PlanResult, quarter: str) -> dict[str, tuple[str, Decimal]]:
     """team -> (cost centre, its charge in the quarter to the cent); the charges add up to `quarter_cost`."""
     rows = [r for r in plan.cost_by_team if r.quarter == quarter]

@@ -38,7 +38,7 @@ from typing import TYPE_CHECKING, Any
 
 from quartermaster.errors import ProblemsFound
 from quartermaster.model import Inventory
-from quartermaster.planned import allocate_grid, team_costs
+from quartermaster.planned import allocate_grid, model_costs, team_costs
 from quartermaster.pricing import (
     FOCUS_PRICING_CATEGORY,
     Basis,
@@ -468,11 +468,8 @@ def plan_focus_rows(inventory: Inventory, plan: PlanResult, quarter: str) -> lis
         raise ProblemsFound(f"the plan has no quarter {quarter}; it covers {', '.join(plan.quarters)}")
     # a pricing model's lines add up to its column of the report's spend table: the quarter's cost split by model,
     # then each model's cents split by term (`planned`: one rounding rule)
-    models: dict[str, Decimal] = {}
-    for m in by_model:
-        models[m.pricing_model] = models.get(m.pricing_model, Decimal(0)) + m.usd
     lines: dict[tuple[str, int], Decimal] = {}
-    for model, usd in allocate_cents(models, kpi.cost_usd).items():
+    for model, usd in model_costs(plan, quarter).items():
         terms: dict[tuple[str, int], Decimal] = {}
         for m in (m for m in by_model if m.pricing_model == model):
             terms[(model, m.term_months)] = terms.get((model, m.term_months), Decimal(0)) + m.usd

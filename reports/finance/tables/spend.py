@@ -8,9 +8,9 @@ from decimal import Decimal
 from typing import TYPE_CHECKING, ClassVar
 
 from quartermaster.plan_result import CLOSED
-from quartermaster.planned import quarter_cost, shares_of
+from quartermaster.planned import model_costs, quarter_cost
 from quartermaster.pricing import COMMITTED_MODELS, PAY_PER_USE_MODELS, PricingModel
-from quartermaster.reports.finance.table import ZERO, Column, Row, Table, column_sums
+from quartermaster.reports.finance.table import CENTS, Column, Row, Table, column_sums
 
 if TYPE_CHECKING:
     from quartermaster.plan_result import PlanResult
@@ -44,12 +44,8 @@ def spend_by_quarter(plan: PlanResult, quarters: list[str]) -> Table:
     models = [m for m in MODEL_ORDER if m in present] + sorted(present - set(MODEL_ORDER))
     rows: list[SpendRow] = []
     for q in quarters:
-        raw = {
-            m: sum((r.usd for r in plan.cost_by_quarter if r.quarter == q and r.pricing_model == m), ZERO)
-            for m in models
-        }
-        total = quarter_cost(plan, q)
-        rows.append(SpendRow(q, total, shares_of(raw, total)))
+        parts = model_costs(plan, q)
+        rows.append(SpendRow(q, quarter_cost(plan, q), {m: parts.get(m, CENTS) for m in models}))
     sums = column_sums(rows, (*models, "total"))
     return Table(
         "spend_by_quarter",
