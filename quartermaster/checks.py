@@ -18,7 +18,15 @@ from quartermaster.catalog import UnknownAccelerator, canonical_accelerator, res
 from quartermaster.issues import Issue, Ref, Severity, did_you_mean
 from quartermaster.model import Inventory, Team
 from quartermaster.names import ClusterKind
-from quartermaster.pricing import Provisioning, missing_prices
+from quartermaster.pricing import (
+    PricingModel,
+    Provisioning,
+    cents,
+    format_usd,
+    missing_prices,
+    onprem_capital_per_node,
+    onprem_split,
+)
 from quartermaster.providers import provider_of, provider_of_cloud, providers
 
 CheckFn = Callable[[Inventory], list[Issue]]
@@ -974,3 +982,51 @@ def check_pool_prices(inv: Inventory) -> list[Issue]:
     if not inv.prices:
         return []
     return [_issue(m.message, m.fix, ("pools", m.pool, "provisioning")) for m in missing_prices(inv)]
+
+
+@rule("onprem-cost-parts", "an on-prem machine's capital and operating parts add up to its price-book rate")
+def check_onprem_cost_parts(inv: Inventory) -> list[Issue]:
+    """Each machine and site of `onprem_costs` has an `onprem` price row whose capital per node (its upfront fee plus
+    its rate less the operating part, over its term) is the parts' capital to the cent; an on-prem purchase of it
+    pays at least the operating part."""
+    out: list[Issue] = []
+    for machine, site in dict.fromkeys((c.machine, c.site) for c in inv.onprem_costs):
+        split = onprem_split(inv, machine, site)
+        assert split is not None  # the pair has parts
+        first = next(i for i, c in enumerate(inv.onprem_costs) if (c.machine, c.site) == (machine, site))
+        rows = [r for r in inv.prices if (r.machine, r.site, r.pricing_model) == (machine, site, PricingModel.ONPREM)]
+        if not rows:
+            out.append(
+                _issue(
+                    f"{machine} at {site} has capital and operating parts but no `onprem` price row",
+                    f"Add `{machine},{site},onprem,0,<usd_per_node_hour>,<source>,<as_of>` to prices.csv.",
+                    ("onprem_costs", first, "machine"),
+                )
+            )
+        for row in rows:
+            capital = onprem_capital_per_node(row, split.operating_usd_per_node_hour)
+            if cents(capital) != cents(split.capital_usd_per_node):
+                out.append(
+                    _issue(
+                        f"the parts of {machine} at {site} do not add up to its price-book rate "
+                        f"${row.usd_per_node_hour} a node-hour: the rate less the operating part "
+                        f"(${split.operating_usd_per_node_hour} a node-hour) capitalises {format_usd(capital)} a node "
+                        f"over its term, the capital items {format_usd(split.capital_usd_per_node)}",
+                        "Make the capital items (hardware, installation) add up to the price row's capital, or fix "
+                        "the operating items or the price row.",
+                        ("onprem_costs", first, "usd_per_node"),
+                        got=str(split.capital_usd_per_node),
+                    )
+                )
+        for c in inv.commitments:
+            if (c.machine, c.site) == (machine, site) and c.usd_per_node_hour < split.operating_usd_per_node_hour:
+                out.append(
+                    _issue(
+                        f"commitment `{c.name}` pays ${c.usd_per_node_hour} a node-hour, less than the operating "
+                        f"part of {machine} at {site} (${split.operating_usd_per_node_hour})",
+                        "Give the commitment its whole rate, capital and operating parts included.",
+                        ("commitments", c.name, "usd_per_node_hour"),
+                        got=str(c.usd_per_node_hour),
+                    )
+                )
+    return out

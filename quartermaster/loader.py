@@ -37,6 +37,7 @@ from quartermaster.model import (
     DemandRow,
     Inventory,
     Machine,
+    OnpremCost,
     Policy,
     PriceRow,
     PriorityClass,
@@ -77,8 +78,13 @@ def section_type(section: str) -> Any:
     return inventory_types().item_type(LIST_SECTIONS[section])
 
 
-# CSV files by the start of their name (prices.csv, demand-2027.csv, usage.csv).
-CSV_SECTIONS: dict[str, type[BaseModel]] = {"prices": PriceRow, "demand": DemandRow, "usage": UsageRow}
+# CSV files by the start of their name (prices.csv, onprem_costs.csv, demand-2027.csv, usage.csv).
+CSV_SECTIONS: dict[str, type[BaseModel]] = {
+    "prices": PriceRow,
+    "onprem_costs": OnpremCost,
+    "demand": DemandRow,
+    "usage": UsageRow,
+}
 YAML_SUFFIXES = (".yaml", ".yml")
 UNREAD = "unread"
 """The rule of an issue about inventory content that was not read (an unreadable folder, a link out or in a loop, a
@@ -175,7 +181,8 @@ def _load(root: Path, run_checks: bool, edited: Mapping[Path, str] | None) -> Lo
         issues.append(
             Issue(
                 "files",
-                f"no inventory files (*.yaml, *.yml, prices*.csv, demand*.csv, usage*.csv) under {display_path(root)}",
+                "no inventory files (*.yaml, *.yml, prices*.csv, onprem_costs*.csv, demand*.csv, usage*.csv) under "
+                f"{display_path(root)}",
                 "Point qm at an inventory directory, e.g. `qm validate inventory/`.",
             )
         )

@@ -293,7 +293,8 @@ class Commitment(Strict):
     start: CalendarDay
     """start: first day of the commitment (ISO date, 2000-01-01 to 2100-12-31)."""
     usd_per_node_hour: UsdPerNodeHour
-    """usd_per_node_hour: effective price per node-hour over the term (on-prem: capex amortised + opex)."""
+    """usd_per_node_hour: effective price per node-hour over the term (on-prem: the capital paid over the term plus
+    the operating part, `onprem_costs`)."""
     zone: ZoneName | None = None
     """zone: zone of a zonal reservation or capacity block; null = regional."""
     reservation_name: str | None = None
@@ -359,6 +360,56 @@ class PriceRow(Strict):
                 "upfront_usd_per_node and usd_per_node_hour_used apply to `commit` and `onprem` rows "
                 f"only (got a `{self.pricing_model}` row); leave them empty"
             )
+        return self
+
+
+OnpremPart = Literal["capital", "operating"]
+ONPREM_ITEMS: dict[str, OnpremPart] = {
+    "hardware": "capital",
+    "installation": "capital",
+    "power": "operating",
+    "space": "operating",
+    "support": "operating",
+}
+"""The items an on-prem machine's cost is made of, and the part each belongs to."""
+
+
+class OnpremCost(Strict):
+    """One part of what an on-prem machine costs at a site (`onprem_costs.csv`): a capital item paid once per node
+    (hardware, installation), capitalised and depreciated over the purchase's life, or an operating item paid per
+    node-hour of its life (power, space, support), booked as operating cost by month. The items of a machine and
+    site add up to its `onprem` price-book row (rule `onprem-cost-parts`)."""
+
+    machine: MachineType
+    """machine: machine type."""
+    site: SiteName
+    """site: the on-prem site."""
+    item: Literal["hardware", "installation", "power", "space", "support"]
+    """item: `hardware` or `installation` (capital), `power`, `space` or `support` (operating)."""
+    usd_per_node: Usd | None = None
+    """usd_per_node: capital items only: USD per node, paid once (upfront or financed over the purchase's life)."""
+    usd_per_node_hour: UsdPerNodeHour | None = None
+    """usd_per_node_hour: operating items only: USD per node-hour, every hour of the purchase's life."""
+    source: str
+    """source: URL or document the figure comes from (an internal figure says so)."""
+    as_of: dt.date | None = None
+    """as_of: date the figure was read or agreed; null = undated source."""
+
+    @property
+    def part(self) -> OnpremPart:
+        """`capital` or `operating` (`ONPREM_ITEMS`)."""
+        return ONPREM_ITEMS[self.item]
+
+    @model_validator(mode="after")
+    def _amount_fits_part(self) -> OnpremCost:
+        capital = self.part == "capital"
+        if capital and (self.usd_per_node is None or self.usd_per_node_hour is not None):
+            raise ValueError(
+                f"`{self.item}` is a capital item: give usd_per_node (paid once per node), leave "
+                "usd_per_node_hour empty"
+            )
+        if not capital and (self.usd_per_node_hour is None or self.usd_per_node is not None):
+            raise ValueError(f"`{self.item}` is an operating item: give usd_per_node_hour, leave usd_per_node empty")
         return self
 
 
@@ -523,6 +574,10 @@ class Policy(Strict):
     where the team holds quota today; `cohort`: also where its cohort tree holds quota it may lend; `anywhere`: any
     site and machine the price book offers (moves are listed with the quota they need). A team that holds no quota
     anywhere may run anywhere. Residency (`teams[].sites`) and pinned demand apply in every case."""
+    financing_rate: Annotated[Decimal, NotBool, Field(ge=0, le=1, decimal_places=6)] = Decimal(0)
+    """financing_rate: annual interest rate (compounded monthly) a financed on-prem purchase is discounted at: it is
+    capitalised at the present value of its capital payments, the rest of them is interest; default 0 (capitalised
+    at its payments)."""
     system_namespaces: tuple[Annotated[str, Field(min_length=1, max_length=63)], ...] = ()
     """system_namespaces: more namespaces no team may use (glob patterns such as `monitoring-*`), on top of the
     built-in ones (`quartermaster/catalog/reserved_namespaces.csv`: Kubernetes', Kueue's, the observability
@@ -616,6 +671,9 @@ class Inventory(Strict):
     """policy: organisation-wide rules."""
     prices: tuple[PriceRow, ...] = ()
     """prices: the price book (`prices.csv`)."""
+    onprem_costs: tuple[OnpremCost, ...] = ()
+    """onprem_costs: the capital and operating parts of on-prem machines' prices (`onprem_costs.csv`); empty = an
+    on-prem rate is capitalised whole."""
     demand: tuple[DemandRow, ...] = ()
     """demand: the demand forecast (`demand.csv`)."""
     usage: tuple[UsageRow, ...] = ()

@@ -78,6 +78,13 @@ BASES: dict[Basis, str] = {
 }
 """The basis every dollar figure names, and the sentence that says what it means."""
 
+SPEND_RULE = (
+    "Spend, cost-centre charges and budgets count what is paid for each hour (cash), never depreciation: an on-prem "
+    "purchase counts its rate, capital instalments and operating cost, for every hour of its life; its capital "
+    "value, depreciation and interest are the books, shown apart in the capital tables."
+)
+"""The one basis rule of spend and budgets: every view that adds money up by quarter or cost centre states it."""
+
 HOURS_PER_MONTH = 730
 ONPREM_LIFE_MONTHS = 48
 """The life an on-prem purchase is amortised over when its price row gives no term: the example's purchase orders
@@ -471,6 +478,54 @@ def committed_nodes_by_pool(inventory: Inventory) -> dict[str, int]:
             shares = allocate_cents({p: covered * n / whole for p, n in pools.items()}, covered, Decimal(1))
             out.update({p: int(n) for p, n in shares.items()})
     return out
+
+
+# --- on-prem capital -----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class OnpremSplit:
+    """What an on-prem machine's rate at a site is made of (`onprem_costs.csv`): a capital part (hardware,
+    installation) paid once per node, upfront or financed over the purchase's life, and an operating part (power,
+    space, support) paid every hour of it. A purchase's hourly rate less `operating_usd_per_node_hour` is its capital
+    instalment per node-hour."""
+
+    capital_usd_per_node: Decimal
+    operating_usd_per_node_hour: Decimal
+    sources: tuple[str, ...]
+    """sources: each item with its figure and source (`power: $1.224 a node-hour, <source>`)."""
+
+
+def onprem_split(inventory: Inventory, machine: str, site: str) -> OnpremSplit | None:
+    """The capital and operating parts of `machine` at `site`; None when the inventory gives none (the whole rate
+    is then capital)."""
+    parts = [c for c in inventory.onprem_costs if c.machine == machine and c.site == site]
+    if not parts:
+        return None
+    capital = sum((c.usd_per_node or Decimal(0) for c in parts), Decimal(0))
+    operating = sum((c.usd_per_node_hour or Decimal(0) for c in parts), Decimal(0))
+    sources = tuple(
+        f"{c.item}: "
+        + (f"{format_usd(c.usd_per_node)} a node" if c.part == "capital" else f"${c.usd_per_node_hour} a node-hour")
+        + f", {c.source}"
+        + (f" ({c.as_of})" if c.as_of else "")
+        for c in parts
+    )
+    return OnpremSplit(capital, operating, sources)
+
+
+def onprem_capital_per_node(row: PriceRow, operating_usd_per_node_hour: Decimal) -> Decimal:
+    """The capital an `onprem` price row charges per node: its upfront fee plus its hourly rate less the operating
+    part, over its term at HOURS_PER_MONTH hours a month (the rate's own amortisation)."""
+    term = commitment_term_months(row.pricing_model, row.term_months)
+    return row.upfront_usd_per_node + (row.usd_per_node_hour - operating_usd_per_node_hour) * term * HOURS_PER_MONTH
+
+
+def present_value(payments: Sequence[Decimal], annual_rate: Decimal) -> Decimal:
+    """The present value of monthly payments, the k-th (from 1) at the end of the k-th month, discounted at
+    `annual_rate` compounded monthly: sum of p_k / (1 + annual_rate / 12) ** k (exact Decimal, not rounded)."""
+    factor = 1 + annual_rate / 12
+    return sum((p / factor**k for k, p in enumerate(payments, start=1)), Decimal(0))
 
 
 # --- idle ---------------------------------------------------------------------------------------------

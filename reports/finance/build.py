@@ -266,8 +266,9 @@ def build_report(
     tables += [centres, teams, plan_vs_actual(inventory, plan, previous, usage)]
     coverage = coverage_table(plan, quarters)
     expiry = expiry_table(inventory, spend, coverage)
-    capital, depreciation = capital_tables(plan)
-    tables += [coverage, expiry, purchase_schedule(plan, payments), payment_schedule(plan), capital, depreciation]
+    capital, assets, depreciation = capital_tables(inventory, plan)
+    tables += [coverage, expiry, purchase_schedule(plan, payments), payment_schedule(plan)]
+    tables += [capital, assets, depreciation]
     tables += [demand_vs_capacity(inventory, plan, quarter), routing_table(inventory, plan), moves_table(plan)]
     tables.append(proposed_quotas_table(inventory, plan))
     tables += [utilisation_table(plan), credit_table(plan)]

@@ -120,14 +120,18 @@ def report_charts(quarters: list[str], tables: list[Table]) -> tuple[Chart, ...]
             else (
                 Chart(
                     "depreciation",
-                    "Depreciation of on-prem purchases by month",
+                    "On-prem capital by month: depreciation and interest",
                     tuple(r["month"] for r in depreciation.rows),
-                    (ChartSeries("depreciation", tuple(float(r["depreciation"]) for r in depreciation.rows)),),
+                    (
+                        ChartSeries("depreciation", tuple(float(r["depreciation"]) for r in depreciation.rows)),
+                        ChartSeries("interest", tuple(float(r["interest"]) for r in depreciation.rows)),
+                    ),
                     "USD",
                     "stacked",
-                    "USD per month (planned, depreciation)",
-                    "Basis: planned. The straight-line depreciation of the on-prem purchases booked as capital, each "
-                    "over its life from the month it is bought. Each month and the net book value: the table below.",
+                    "USD per month (planned, books)",
+                    "Basis: planned; the books, not spend. The straight-line depreciation of the on-prem purchases "
+                    "and assets held, each over its life from the month it starts, and the interest of the financed "
+                    "ones. Each month, its operating cost and the net book value: the table below.",
                     label_every=12,
                 ),
             )

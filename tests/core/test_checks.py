@@ -301,6 +301,37 @@ CASES = {
         "pool `h100` (spot at gcp-us-central1) has no price: the price book has no `spot` row",
         "warning",
     ),
+    # Issue 35, point 3: an on-prem rate's parts must add up to it ((24.50 - 5.50) x 48 x 730 = 665,760, not 600,000).
+    "on-prem parts that do not add up to the rate": Case(
+        lambda b: (
+            b.add(
+                "prices",
+                machine="dgx-b200",
+                site="onprem-sjc",
+                pricing_model="onprem",
+                usd_per_node_hour="24.50",
+                source="PO",
+            )
+            .add(
+                "onprem_costs",
+                machine="dgx-b200",
+                site="onprem-sjc",
+                item="hardware",
+                usd_per_node="600000",
+                source="PO",
+            )
+            .add(
+                "onprem_costs",
+                machine="dgx-b200",
+                site="onprem-sjc",
+                item="power",
+                usd_per_node_hour="5.50",
+                source="x",
+            )
+        ),
+        "onprem-cost-parts",
+        "capitalises $665,760.00 a node over its term, the capital items $600,000.00",
+    ),
     "scenario probabilities do not sum to 1": Case(
         lambda b: b.policy(scenarios=[{"name": "low", "probability": 0.3}, {"name": "high", "probability": 0.3}]),
         "scenario-probabilities",

@@ -85,19 +85,23 @@ def test_the_quarter_after_a_commitment_ends_names_it_with_what_it_carried(job: 
 
 def test_the_capital_total_row_counts_the_nodes_bought_in_every_format(job: MainJob) -> None:
     """Issue 35, point 3: the capital table's Total row showed Nodes 0, Life 0 and Hours 0 in HTML, CSV and XLSX;
-    its nodes are the on-prem nodes of the plan's purchase schedule (8 on the example when this was written)."""
+    its nodes are the on-prem nodes of the plan's purchase schedule (8 on the example when this was written), and
+    the assets already held have a table and a Total of their own (the example's on-prem commitments' nodes)."""
     nodes = sum(r.nodes for r in job.plan.purchase_schedule if r.pricing_model == "onprem")
     assert nodes > 0
     total = job.table("capital_purchases")["total"]
-    assert (total["nodes"], total["life_months"], total["hours"]) == (nodes, None, None)
+    assert (total["nodes"], total["life_months"]) == (nodes, None)
+    assert Decimal(total["capital"]) == Decimal(total["upfront"]) + Decimal(total["financed"])
     html_total = job.html_table("capital_purchases")[-1]
-    assert html_total[0] == "Total" and html_total[3] == str(nodes) and html_total[4] == html_total[10] == ""
+    assert html_total[0] == "Total" and html_total[3] == str(nodes) and html_total[4] == ""
     with (job.report_dir / "capital_purchases.csv").open(newline="") as f:
         csv_total = list(csv.DictReader(f))[-1]
     assert (csv_total["start_quarter"], csv_total["nodes"], csv_total["life_months"]) == ("Total", str(nodes), "")
     sheet = load_workbook(job.report_dir / "report.xlsx")["Capital purchases"]
     last = [c.value for c in sheet[sheet.max_row]]
-    assert (last[0], last[3], last[4], last[10]) == ("Total", nodes, None, None)
+    assert (last[0], last[3], last[4]) == ("Total", nodes, None)
+    held = sum(c.count for c in load(INVENTORY).inventory.commitments if c.kind == "on-prem-purchase")
+    assert job.table("capital_assets")["total"]["nodes"] == held
 
 
 def test_the_budget_alert_and_the_report_print_the_same_percentage(job: MainJob) -> None:

@@ -732,7 +732,7 @@ def test_chart_labels_do_not_overlap_each_other_the_legend_or_the_plot(stored: R
         "coverage": "% of USD (planned)",
         "demand": "Accelerators (average concurrent)",
         "payments": "USD per month (planned, cash)",
-        "depreciation": "USD per month (planned, depreciation)",
+        "depreciation": "USD per month (planned, books)",
     }
 
 

@@ -9,6 +9,7 @@ from decimal import Decimal
 from typing import TYPE_CHECKING
 
 from quartermaster.planned import planned_status
+from quartermaster.pricing import SPEND_RULE
 from quartermaster.reports.finance.table import NAME_COLUMN, Column, Row, Table
 from quartermaster.reports.finance.tables.common import centre_name
 
@@ -62,5 +63,5 @@ def budget_table(inventory: Inventory, plan: PlanResult) -> Table:
         note="Basis: planned: the plan's charge of the cost centre's teams in the quarter (their use plus their share "
         "of idle), as in the cost-centre table; variance = charge - budget, negative under budget. The quota pull "
         "request's check shows the same planned row for a cost centre a quota change touches, with its exposure row "
-        "(the quotas used in full) beside it.",
+        f"(the quotas used in full) beside it. {SPEND_RULE}",
     )

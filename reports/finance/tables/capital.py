@@ -1,6 +1,13 @@
-"""Purchases as finance books them: tables `payment_schedule` (what every purchase pays in each calendar month),
-`capital_purchases` (on-prem purchases as capital, paid upfront or financed) and `depreciation` (their straight-line
-depreciation per month over their life, apart from cloud spend).
+"""Purchases as finance books them: tables `payment_schedule` (what every purchase pays in each calendar month: the
+cash), `capital_purchases` and `capital_assets` (the plan's on-prem purchases and the on-prem assets already held, as
+capital) and `depreciation` (the books of both by month: depreciation, interest, operating cost, net book value).
+
+An on-prem rate is a capital part and an operating part (`pricing.onprem_split`, from `onprem_costs.csv`). The
+operating part (power, space, support) is operating cost by month. The capital part (hardware, installation) is
+capitalised: paid upfront at its payment; financed (paid by the month with the rate) at the present value of its
+monthly payments at `policy.financing_rate` (`pricing.present_value`), the rest of those payments being interest,
+booked by month on the liability outstanding (the effective-interest method). The capital value is depreciated
+straight-line over the life in months from the month the purchase starts.
 
 A purchase's liability is its rate times the hours of its term, from start to end (a 48-month term from 2027-01-01
 has 35,064 hours: 1,461 days, a leap day included), plus its upfront fee. The "a month" figure elsewhere is a
@@ -11,14 +18,24 @@ calendar month's own hours, so its months add up to the liability exactly.
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Sequence
 from dataclasses import dataclass
 from decimal import Decimal
 from typing import TYPE_CHECKING
 
-from quartermaster.pricing import PricingModel, allocate_cents, cents
+from quartermaster.pricing import (
+    SPEND_RULE,
+    PricingModel,
+    allocate_cents,
+    cents,
+    format_pct,
+    onprem_split,
+    present_value,
+)
 from quartermaster.reports.finance.table import CENTS, Column, Row, Table, column_sums
 
 if TYPE_CHECKING:
+    from quartermaster.model import Inventory
     from quartermaster.plan_result import PlanResult, PurchaseRow
 
 ZERO = Decimal(0)
@@ -47,13 +64,17 @@ def term_hours(row: PurchaseRow) -> int:
     return (row.end - row.start).days * 24
 
 
+def hourly_by_month(start: dt.date, end: dt.date, usd_per_hour: Decimal, total: Decimal) -> dict[str, Decimal]:
+    """`usd_per_hour` for each calendar month's own hours from `start` to `end`, to the cent, adding up to `total`."""
+    return allocate_cents({m: usd_per_hour * hours for m, hours in _months(start, end)}, total)
+
+
 def monthly_payments(row: PurchaseRow) -> dict[str, Decimal]:
     """A purchase's hourly payments per calendar month, to the cent, adding up to liability - upfront."""
     liability, upfront = cents(row.total_liability_usd), cents(row.upfront_usd)
     if liability == upfront:  # all upfront (a capacity block): nothing by the hour
         return {}
-    by_month = {m: row.usd_per_node_hour * row.nodes * hours for m, hours in _months(row.start, row.end)}
-    return allocate_cents(by_month, liability - upfront)
+    return hourly_by_month(row.start, row.end, row.usd_per_node_hour * row.nodes, liability - upfront)
 
 
 @dataclass(frozen=True)
@@ -114,6 +135,81 @@ def payment_schedule(plan: PlanResult) -> Table:
 
 
 @dataclass(frozen=True)
+class Booking:
+    """An on-prem purchase as finance books it, each amount to the cent and each by-month mapping keyed `2027-01`:
+    `upfront` capital paid when bought; `payments` its capital paid by the month (cash), of which `financed` is the
+    present value and `interest` (by month) the rest; `liability` the financed amount outstanding at each month's
+    end; `depreciation` of the capital value (`upfront + financed`) straight-line over `life_months`; `operating`
+    its operating cost by month."""
+
+    nodes: int
+    life_months: int
+    upfront: Decimal
+    payments: dict[str, Decimal]
+    financed: Decimal
+    interest: dict[str, Decimal]
+    liability: dict[str, Decimal]
+    depreciation: dict[str, Decimal]
+    operating: dict[str, Decimal]
+
+    @property
+    def capital(self) -> Decimal:
+        return self.upfront + self.financed
+
+    @property
+    def first_month(self) -> str:
+        return next(iter(self.depreciation))
+
+
+def _interest(
+    payments: dict[str, Decimal], financed: Decimal, annual_rate: Decimal
+) -> tuple[dict[str, Decimal], dict[str, Decimal]]:
+    """(interest, liability at month end) by month: each month's interest is the liability outstanding times the
+    monthly rate, to the cent; the payment less the interest repays the liability, which the last payment clears."""
+    interest: dict[str, Decimal] = {}
+    liability: dict[str, Decimal] = {}
+    owed = financed
+    months = list(payments)
+    for i, m in enumerate(months):
+        due = owed * annual_rate / 12 if i < len(months) - 1 else payments[m] - owed
+        interest[m] = cents(due)
+        owed -= payments[m] - interest[m]
+        liability[m] = owed
+    return interest, liability
+
+
+def book(
+    start: dt.date,
+    end: dt.date,
+    nodes: int,
+    life_months: int,
+    usd_per_node_hour: Decimal,
+    upfront: Decimal,
+    operating_usd_per_node_hour: Decimal,
+    annual_rate: Decimal,
+) -> Booking:
+    """Book an on-prem purchase (`Booking`): `usd_per_node_hour` its whole rate, paid every hour from `start` to
+    `end`, of which `operating_usd_per_node_hour` is operating cost and the rest capital paid by the month."""
+    hours = (end - start).days * 24
+    paid = hourly_by_month(start, end, usd_per_node_hour * nodes, cents(usd_per_node_hour * nodes * hours))
+    operating = hourly_by_month(
+        start, end, operating_usd_per_node_hour * nodes, cents(operating_usd_per_node_hour * nodes * hours)
+    )
+    payments = {m: usd - operating[m] for m, usd in paid.items()}
+    financed = cents(present_value(list(payments.values()), annual_rate))
+    interest, liability = _interest(payments, financed, annual_rate)
+    capital = cents(upfront) + financed
+    life = [_month_label(dt.date(start.year, start.month, 1), i) for i in range(life_months)]
+    depreciation = allocate_cents(dict.fromkeys(life, capital / life_months), capital)
+    return Booking(nodes, life_months, cents(upfront), payments, financed, interest, liability, depreciation, operating)
+
+
+def _operating_rate(inventory: Inventory, machine: str, site: str) -> Decimal:
+    split = onprem_split(inventory, machine, site)
+    return ZERO if split is None else split.operating_usd_per_node_hour
+
+
+@dataclass(frozen=True)
 class CapitalPurchase(Row):
     start_quarter: str
     site: str
@@ -124,115 +220,160 @@ class CapitalPurchase(Row):
     capital: Decimal
     upfront: Decimal
     financed: Decimal
+    interest: Decimal
     depreciation_month: Decimal
-    hours: int | None
+    operating_month: Decimal
 
 
-def _financing(capital: Decimal, upfront: Decimal) -> str:
-    if upfront == capital:
+@dataclass(frozen=True)
+class CapitalAsset(Row):
+    commitment: str
+    start: str
+    machine: str
+    nodes: int | None
+    life_months: int | None
+    financing: str
+    capital: Decimal
+    upfront: Decimal
+    financed: Decimal
+    interest: Decimal
+    depreciation_month: Decimal
+    operating_month: Decimal
+
+
+def _financing(b: Booking) -> str:
+    if not b.payments or not any(b.payments.values()):
         return "paid upfront"
-    return "part upfront, the rest financed monthly" if upfront else "financed: paid monthly over its life"
+    return "part upfront, the rest financed monthly" if b.upfront else "financed: paid monthly over its life"
 
 
-def _on_prem(plan: PlanResult) -> list[PurchaseRow]:
-    return [r for r in plan.purchase_schedule if r.pricing_model == PricingModel.ONPREM]
+def _values(b: Booking) -> tuple[int, int, str, Decimal, Decimal, Decimal, Decimal, Decimal, Decimal]:
+    """The columns a purchase and an asset share, from Nodes to Operating cost a month."""
+    operating_month = cents(sum(b.operating.values(), ZERO) / b.life_months)
+    return (
+        b.nodes,
+        b.life_months,
+        _financing(b),
+        b.capital,
+        b.upfront,
+        b.financed,
+        sum(b.interest.values(), CENTS),
+        cents(b.capital / b.life_months),
+        operating_month,
+    )
 
 
-def capital_tables(plan: PlanResult) -> tuple[Table, Table]:
-    """(capital_purchases, depreciation) of the plan's on-prem purchases."""
-    rows: list[CapitalPurchase] = []
-    depreciation: dict[str, Decimal] = {}
-    bought: dict[str, Decimal] = {}
-    for r in _on_prem(plan):
-        capital, upfront = cents(r.total_liability_usd), cents(r.upfront_usd)
-        life = r.term_months
-        first = dt.date(r.start.year, r.start.month, 1)
-        months = [
-            f"{dt.date(first.year + (first.month - 1 + i) // 12, (first.month - 1 + i) % 12 + 1, 1):%Y-%m}"
-            for i in range(life)
-        ]
-        per_month = allocate_cents(dict.fromkeys(months, capital / life), capital)
-        for m, usd in per_month.items():
-            depreciation[m] = depreciation.get(m, ZERO) + usd
-        bought[months[0]] = bought.get(months[0], ZERO) + capital
-        rows.append(
-            CapitalPurchase(
-                r.start_quarter,
-                r.site,
-                r.machine,
+VALUE_COLUMNS = (
+    Column("nodes", "Nodes", "int"),
+    Column("life_months", "Life (months)", "int"),
+    Column("financing", "Paid"),
+    Column("capital", "Capital value", "money"),
+    Column("upfront", "Paid upfront", "money"),
+    Column("financed", "Financed, present value", "money"),
+    Column("interest", "Interest over its life", "money"),
+    Column("depreciation_month", "Depreciation a month", "money"),
+    Column("operating_month", "Operating cost a month", "money"),
+)
+SUMMED = ("capital", "upfront", "financed", "interest", "depreciation_month", "operating_month")
+
+
+def plan_bookings(inventory: Inventory, plan: PlanResult) -> list[tuple[PurchaseRow, Booking]]:
+    """The plan's on-prem purchases, booked."""
+    rate = inventory.policy.financing_rate
+    return [
+        (
+            r,
+            book(
+                r.start,
+                r.end,
                 r.nodes,
-                life,
-                _financing(capital, upfront),
-                capital,
-                upfront,
-                capital - upfront,
-                cents(capital / life),
-                term_hours(r),
-            )
+                r.term_months,
+                r.usd_per_node_hour,
+                r.upfront_usd,
+                _operating_rate(inventory, r.machine, r.site),
+                rate,
+            ),
         )
-    sums = column_sums(rows, ("capital", "upfront", "financed", "depreciation_month"))
-    purchases = Table(
+        for r in plan.purchase_schedule
+        if r.pricing_model == PricingModel.ONPREM
+    ]
+
+
+def asset_bookings(inventory: Inventory) -> list[tuple[str, Booking]]:
+    """The on-prem assets already held (the inventory's `on-prem-purchase` commitments), booked from their start."""
+    rate = inventory.policy.financing_rate
+    return [
+        (
+            c.name,
+            book(
+                c.start,
+                c.end,
+                c.count,
+                c.term_months,
+                c.usd_per_node_hour,
+                ZERO,
+                _operating_rate(inventory, c.machine, c.site),
+                rate,
+            ),
+        )
+        for c in inventory.commitments
+        if c.kind == "on-prem-purchase" and c.term_months
+    ]
+
+
+def _rate_note(inventory: Inventory) -> str:
+    rate = inventory.policy.financing_rate
+    split = bool(inventory.onprem_costs)
+    return (
+        "Basis: planned; the books, not spend. The capital part of an on-prem rate (hardware, installation) is "
+        "capitalised, the operating part (power, space, support) is operating cost by month"
+        + (
+            " (the price book's parts, each with its source in the source trail)"
+            if split
+            else " (the price book gives no parts: the whole rate is capitalised)"
+        )
+        + ". A financed purchase, paid by the month, is capitalised at the present value of its capital payments at "
+        f"the stated financing rate of {format_pct(rate)} a year (compounded monthly, each month's payment at its "
+        "end); "
+        "the rest of those payments is interest, shown apart. Depreciation a month = capital value / life months, "
+        "straight-line from the month it starts."
+    )
+
+
+def _capital_table(
+    rows: Sequence[Row], total: Row | None, name: str, title: str, first: tuple[Column, ...], note: str
+) -> Table:
+    return Table(name, title, (*first, *VALUE_COLUMNS), tuple(rows), total=total if rows else None, note=note)
+
+
+def capital_tables(inventory: Inventory, plan: PlanResult) -> tuple[Table, Table, Table]:
+    """(capital_purchases, capital_assets, depreciation): the plan's on-prem purchases and the assets held, as
+    capital, and the books of both by month."""
+    purchases = plan_bookings(inventory, plan)
+    assets = asset_bookings(inventory)
+    p_rows = [CapitalPurchase(r.start_quarter, r.site, r.machine, *_values(b)) for r, b in purchases]
+    held = {c.name: c for c in inventory.commitments}
+    a_rows = [CapitalAsset(name, f"{held[name].start:%Y-%m}", held[name].machine, *_values(b)) for name, b in assets]
+    p_sums = column_sums(p_rows, SUMMED)
+    a_sums = column_sums(a_rows, SUMMED)
+    note = _rate_note(inventory)
+    purchases_table = _capital_table(
+        p_rows,
+        CapitalPurchase("Total", "", "", sum(r.nodes or 0 for r in p_rows), None, "", *p_sums.values()),
         "capital_purchases",
-        "On-prem purchases as capital",
-        (
-            Column("start_quarter", "Start"),
-            Column("site", "Site"),
-            Column("machine", "Machine"),
-            Column("nodes", "Nodes", "int"),
-            Column("life_months", "Life (months)", "int"),
-            Column("financing", "Paid"),
-            Column("capital", "Capital value", "money"),
-            Column("upfront", "Paid upfront", "money"),
-            Column("financed", "Financed", "money"),
-            Column("depreciation_month", "Depreciation a month", "money"),
-            Column("hours", "Hours in its life", "int"),
-        ),
-        tuple(rows),
-        total=CapitalPurchase(
-            "Total",
-            "",
-            "",
-            sum(r.nodes or 0 for r in rows),
-            None,
-            "",
-            sums["capital"],
-            sums["upfront"],
-            sums["financed"],
-            sums["depreciation_month"],
-            None,
-        )
-        if rows
-        else None,
-        note="Basis: planned. An on-prem purchase is a capital purchase order: its value is what it commits to "
-        "(upfront fee plus the price book's on-prem rate for every hour of its life), paid upfront or financed by the "
-        "month "
-        "(the payment schedule), and depreciated straight-line over its life (the depreciation table), apart from "
-        "cloud spend. The price book's on-prem rate is capitalised whole; power and space priced per hour used "
-        "(usd_per_node_hour_used) stay operating cost. Depreciation a month = capital value / life months.",
+        "The plan's on-prem purchases as capital",
+        (Column("start_quarter", "Start"), Column("site", "Site"), Column("machine", "Machine")),
+        note,
     )
-    months = sorted(depreciation)
-    dep_rows: list[DepreciationMonth] = []
-    book = ZERO
-    for m in months:
-        book += bought.get(m, ZERO) - depreciation[m]
-        dep_rows.append(DepreciationMonth(m, bought.get(m, CENTS), depreciation[m], book))
-    dep_sums = column_sums(dep_rows, ("bought", "depreciation"))
-    table = Table(
-        "depreciation",
-        "Depreciation of on-prem purchases by month (capital, apart from cloud spend)",
-        (
-            Column("month", "Month"),
-            Column("bought", "Capital bought", "money"),
-            Column("depreciation", "Depreciation", "money"),
-            Column("net_book_value", "Net book value, end of month", "money"),
-        ),
-        tuple(dep_rows),
-        total=DepreciationMonth("Total", dep_sums["bought"], dep_sums["depreciation"], None) if dep_rows else None,
-        note="Straight-line from the month a purchase starts, for its life in months, to the cent (the months of a "
-        "purchase add up to its capital value). The spend tables carry the same purchases as planned hourly cost "
-        "(the on-prem column); this is the book view of them.",
+    assets_table = _capital_table(
+        a_rows,
+        CapitalAsset("Total", "", "", sum(r.nodes or 0 for r in a_rows), None, "", *a_sums.values()),
+        "capital_assets",
+        "On-prem assets held as capital",
+        (Column("commitment", "Commitment"), Column("start", "Start"), Column("machine", "Machine")),
+        "The inventory's on-prem purchases already made, booked as the plan's are, from their start. " + note,
     )
-    return purchases, table
+    return purchases_table, assets_table, books_table([b for _, b in purchases] + [b for _, b in assets])
 
 
 @dataclass(frozen=True)
@@ -240,4 +381,67 @@ class DepreciationMonth(Row):
     month: str
     bought: Decimal
     depreciation: Decimal
+    interest: Decimal
+    operating: Decimal
     net_book_value: Decimal | None
+    liability: Decimal | None
+
+
+def books_table(bookings: list[Booking]) -> Table:
+    """Table `depreciation`: by month, the capital bought, its depreciation, the interest and operating cost of the
+    bookings, the net book value and the financed liability at the month's end."""
+    parts: dict[str, dict[str, Decimal]] = {k: {} for k in ("bought", "depreciation", "interest", "operating")}
+    owed: dict[int, dict[str, Decimal]] = {}
+    for i, b in enumerate(bookings):
+        parts["bought"][b.first_month] = parts["bought"].get(b.first_month, ZERO) + b.capital
+        for key, by_month in (("depreciation", b.depreciation), ("interest", b.interest), ("operating", b.operating)):
+            for m, usd in by_month.items():
+                parts[key][m] = parts[key].get(m, ZERO) + usd
+        owed[i] = b.liability
+    months = sorted(set().union(*(set(v) for v in parts.values())))
+    rows: list[DepreciationMonth] = []
+    book_value = ZERO
+    last: dict[int, Decimal] = {i: b.financed for i, b in enumerate(bookings)}
+    for m in months:
+        book_value += parts["bought"].get(m, ZERO) - parts["depreciation"].get(m, ZERO)
+        for i in owed:
+            if m in owed[i]:
+                last[i] = owed[i][m]
+            elif m < bookings[i].first_month:
+                last[i] = ZERO
+        started = [i for i in owed if bookings[i].first_month <= m]
+        rows.append(
+            DepreciationMonth(
+                m,
+                parts["bought"].get(m, CENTS),
+                parts["depreciation"].get(m, CENTS),
+                parts["interest"].get(m, CENTS),
+                parts["operating"].get(m, CENTS),
+                book_value,
+                sum((last[i] for i in started), CENTS),
+            )
+        )
+    sums = column_sums(rows, ("bought", "depreciation", "interest", "operating"))
+    return Table(
+        "depreciation",
+        "On-prem capital by month: the books (depreciation, interest and operating cost)",
+        (
+            Column("month", "Month"),
+            Column("bought", "Capital bought", "money"),
+            Column("depreciation", "Depreciation", "money"),
+            Column("interest", "Interest", "money"),
+            Column("operating", "Operating cost", "money"),
+            Column("net_book_value", "Net book value, end of month", "money"),
+            Column("liability", "Financed, owed at month end", "money"),
+        ),
+        tuple(rows),
+        total=DepreciationMonth(
+            "Total", sums["bought"], sums["depreciation"], sums["interest"], sums["operating"], None, None
+        )
+        if rows
+        else None,
+        note="Basis: planned; the books of the on-prem purchases and assets held, not spend. Depreciation is "
+        "straight-line from the month a purchase starts, for its life in months, to the cent (a purchase's months add "
+        "up to its capital value); interest is the financed amount owed times the monthly rate, the last month "
+        "clearing it; the operating cost is the operating part for each month's own hours. " + SPEND_RULE,
+    )

@@ -6,7 +6,7 @@ import datetime as dt
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from quartermaster.pricing import DEFAULT_IDLE_POLICY
+from quartermaster.pricing import DEFAULT_IDLE_POLICY, format_pct, onprem_split
 from quartermaster.reports.finance.table import Column, Row, Table
 from quartermaster.units import quarter_bounds
 
@@ -85,6 +85,18 @@ def forecast_statements(plan: PlanResult) -> list[tuple[str, str]]:
     return out
 
 
+def onprem_parts(inventory: Inventory) -> list[tuple[str, str]]:
+    """The capital and operating parts of each on-prem rate, item by item with their sources, and the financing rate
+    the capital tables discount financed purchases at."""
+    rows = []
+    for machine, site in dict.fromkeys((c.machine, c.site) for c in inventory.onprem_costs):
+        split = onprem_split(inventory, machine, site)
+        if split is not None:
+            rows.append((f"Capital and operating parts, {machine} at {site}", "; ".join(split.sources)))
+    rate = inventory.policy.financing_rate
+    return [*rows, ("Financing rate of on-prem purchases", f"{format_pct(rate)} a year, compounded monthly")]
+
+
 def source_trail(inventory: Inventory, plan: PlanResult, revision: str | None) -> Table:
     """Inventory revision, price-book dates, the plan's options and solve."""
     dated = sorted(p.as_of for p in inventory.prices if p.as_of is not None)
@@ -122,6 +134,7 @@ def source_trail(inventory: Inventory, plan: PlanResult, revision: str | None) -
     rows = [
         ("Inventory revision", revision or "not recorded"),
         ("Price book", prices),
+        *onprem_parts(inventory),
         ("Plan horizon", f"{plan.quarters[0]} to {plan.quarters[-1]} ({len(plan.quarters)} quarters)"),
         ("What-ifs", what_if),
         ("Demand", demand_sources(plan)),

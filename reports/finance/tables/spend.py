@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, ClassVar
 
 from quartermaster.plan_result import CLOSED
 from quartermaster.planned import model_costs, quarter_cost
-from quartermaster.pricing import COMMITTED_MODELS, PAY_PER_USE_MODELS, PricingModel
+from quartermaster.pricing import COMMITTED_MODELS, PAY_PER_USE_MODELS, SPEND_RULE, PricingModel
 from quartermaster.reports.finance.table import CENTS, Column, Row, Table, column_sums
 
 if TYPE_CHECKING:
@@ -60,5 +60,5 @@ def spend_by_quarter(plan: PlanResult, quarters: list[str]) -> Table:
         note='Basis: planned; the closed part of the quarter in progress (column "metered (closed part)", before '
         "the end of the actuals) is what `qm meter` charged for it, basis metered. Each quarter's cost to the cent, "
         "split by pricing model so the parts add up to it; "
-        "All quarters: the sum of the quarters shown.",
+        f"All quarters: the sum of the quarters shown. {SPEND_RULE}",
     )

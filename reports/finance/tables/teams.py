@@ -8,7 +8,7 @@ from decimal import Decimal
 from typing import TYPE_CHECKING
 
 from quartermaster.planned import idle_shares, team_costs
-from quartermaster.pricing import DEFAULT_IDLE_POLICY, IDLE_TEAM
+from quartermaster.pricing import DEFAULT_IDLE_POLICY, IDLE_TEAM, SPEND_RULE
 from quartermaster.reports.finance.table import NAME_COLUMN, ZERO, Column, Row, Table, column_sums
 from quartermaster.reports.finance.tables.common import centre_name
 from quartermaster.units import next_quarters
@@ -105,7 +105,7 @@ def by_team(inventory: Inventory, plan: PlanResult, previous: PlanResult | None,
         total=TeamRow("Total", "", "", *summed(team_rows)),
         note="Basis: planned. Teams pay for the accelerator-hours they are planned to use at the rate of what "
         f"serves them, plus a share of the committed hours nobody uses (idle policy: {policy}, the rule of "
-        "`qm meter`).",
+        f"`qm meter`). {SPEND_RULE}",
     )
     centres: dict[str, list[TeamRow]] = {}
     for r in team_rows:
