@@ -21,6 +21,7 @@ from quartermaster import planner
 from quartermaster.cli import app
 from quartermaster.loader import load
 from quartermaster.model import Inventory
+from quartermaster.pricing import SPEND_RULE
 from quartermaster.reports.filters import money, pct
 from quartermaster.reports.finance import ReportData, build_report, find_chromium, print_pdf, render_html, render_xlsx
 from quartermaster.reports.finance.charts import render_svg
@@ -1335,3 +1336,17 @@ def test_notes_cite_no_configuration_keys_or_repository_paths(stored: ReportData
         if c.kind == "text"
     ]
     assert [m.group(0) for text in texts for m in cited.finditer(text)] == []
+
+
+def test_spend_and_budgets_state_one_basis_and_the_books_stay_apart(stored: ReportData) -> None:
+    """Issue 35, point 3 (c): the same on-prem purchases were in spend, cost-centre charges and budgets as hourly
+    cost and in the depreciation table, with nothing saying which one is the P&L. One rule, stated by every table
+    that adds money up by quarter or cost centre: what is paid (cash), never depreciation; the spend of a quarter
+    is its planned cost, so no depreciation is in it."""
+    for name in ("spend_by_quarter", "cost_centers", "teams", "budget_status", "depreciation"):
+        assert SPEND_RULE in (stored.table(name).note or ""), name
+    assert SPEND_RULE.startswith("Spend, cost-centre charges and budgets count what is paid for each hour (cash)")
+    spend = {r["quarter"]: r["total"] for r in stored.table("spend_by_quarter").rows}
+    books = {r["month"]: r["depreciation"] for r in stored.table("depreciation").rows}
+    assert spend and books  # the example holds and buys on-prem capacity: both views have figures
+    assert "2027-01" in books and "2027Q1" in spend

@@ -120,4 +120,5 @@ def by_team(inventory: Inventory, plan: PlanResult, previous: PlanResult | None,
         (Column("cost_center", "Cost centre"), NAME_COLUMN, *money_cols),
         tuple(centre_rows),
         total=CentreRow("Total", "", *summed(team_rows)),
+        note=f"Basis: planned. Each cost centre's row adds up its teams' rows (table teams). {SPEND_RULE}",
     )
