@@ -24,7 +24,7 @@ import datetime as dt
 import math
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
-from dataclasses import asdict, replace
+from dataclasses import replace
 from decimal import Decimal
 from typing import Any, TypeVar
 
@@ -100,7 +100,7 @@ def collect(
         quarters=tuple(d.quarters),
         note=report.note,
         notes=d.notes,
-        options={k: (list(v) if isinstance(v, tuple) else v) for k, v in asdict(d.options).items() if k != "bands"},
+        options=d.options,
         relaxed=relaxed,
         actuals_until=d.actuals_until,
         forecast=d.forecast,

@@ -8,6 +8,11 @@ Every table is a tuple of frozen rows with units in the field names: money (`*_u
 USD with 6 decimals as solved (quantise with `pricing.cents` only to show it), quantities are int or float,
 and every figure is on the *planned* basis. `PlanResult.frame(name)` gives a table as a pandas DataFrame for
 those who want one (pandas is imported then).
+
+A plan folder's `plan.json` is the plan: written and read by pydantic from these types (`PlanResult` and its rows),
+whose JSON Schema (`plan_schema`, committed as docs/reference/plan.schema.json by `qm schema`) describes it. It
+carries its format version (`PLAN_FORMAT_VERSION`); a plan of another version is refused, naming both. The CSV
+files beside it are its tables for spreadsheets, written, never read back.
 """
 
 from __future__ import annotations
@@ -16,16 +21,19 @@ import contextlib
 import csv
 import datetime as dt
 import enum
+import functools
 import json
 import typing
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import asdict, dataclass, field, fields
 from decimal import Decimal
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar, Final, Literal
+
+from pydantic import ConfigDict, TypeAdapter, ValidationError
 
 from quartermaster.budget_status import BudgetStatus
-from quartermaster.pricing import PricedLine
+from quartermaster.pricing import DEFAULT_IDLE_POLICY, PricedLine
 from quartermaster.units import quarter_bounds
 
 if TYPE_CHECKING:
@@ -403,22 +411,75 @@ ROWS: dict[str, type] = {
     "ledger": PricedLine,
 }
 """Each table of a plan and the type of its rows, in the order they are written."""
-ADDED_LATER = (
-    "budget_status",
-    "routing",
-    "moves",
-    "commitment_utilisation",
-    "offer_utilisation",
-    "credit_sensitivity",
-    "credit_sensitivity_purchases",
-    "forecast",
-    "closed_costs",
-    "ledger",
-)
-"""Tables a plan written before them lacks: read back empty."""
 RETIRED = ("budgets",)
 """Tables a plan no longer has (`budgets`: the planner's own budget table, replaced by `budget_status`): `write`
 removes them from the folder, so that it holds one answer; a plan written with them reads back without them."""
+
+
+# Load-duration bands (shares of a quarter's hours, low demand to high) used to turn p50/p90 into buckets.
+# Finer at the top, where the on-demand / commitment trade-off is decided.
+BANDS: tuple[tuple[float, float], ...] = (
+    (0.0, 0.1),
+    (0.1, 0.3),
+    (0.3, 0.5),
+    (0.5, 0.7),
+    (0.7, 0.9),
+    (0.9, 0.97),
+    (0.97, 1.0),
+)
+
+
+Solver = Literal["highs", "cbc"]
+SOLVERS: tuple[Solver, ...] = ("highs", "cbc")
+"""The MILP solvers a plan can be made with: HiGHS (in-process through highspy) and CBC (bundled with PuLP)."""
+
+
+@dataclass(frozen=True)
+class PlanOptions:
+    """How to plan: horizon, scenario, what-ifs, solver settings. Part of the contract: every plan records the
+    options it was made with (`PlanResult.options`)."""
+
+    horizon: int = 8
+    """Quarters to plan."""
+    start: str | None = None
+    """First quarter; default: the quarter in progress where the actuals end (its closed part as metered, the rest
+    planned: planner/actuals.py), else the earliest quarter with demand."""
+    as_of: dt.date | None = None
+    """The day the actuals end (`qm plan --as-of`): the usage history before it is metered, the rest is forecast and
+    planned, and purchases can start from it; default: the end of the usage history."""
+    scenario: str | None = None
+    """Plan for one named scenario only (probability 1); default: all scenarios."""
+    what_if: tuple[str, ...] = ()
+    """Overrides: `demand=+20%`, `demand:<team>=-10%`, `price:<site>/<machine>[/<model>]=-10%`, `lose-site=<site>`."""
+    explain_infeasible: bool = False
+    """Add named, penalised slack variables so that a plan always exists and report which rules gave."""
+    from_usage: bool = False
+    """Derive demand from the usage history (its hours carried to each quarter by a robust trend, in bands)."""
+    solver: Solver = "highs"
+    """`highs` (default, in-process through highspy) or `cbc` (bundled with PuLP)."""
+    time_limit_s: float = 120.0
+    """Seconds each solver run may take (branch-and-bound: what is left of them, at least 1)."""
+    gap_rel: float = 1e-3
+    """Stop when the plan is proven within this share of the best possible expected cost."""
+    threads: int | None = None
+    """Threads the solver may use; default: the solver's choice."""
+    min_utilisation: float | None = None
+    """Least expected utilisation of new commitments per offer and quarter (0-1); default none."""
+    idle_policy: str = DEFAULT_IDLE_POLICY
+    """How committed hours nobody uses are shared between teams (`pricing.IDLE_POLICIES`, as `qm meter`)."""
+    credit_shares: tuple[float, ...] = ()
+    """Shares of the post-horizon credit (0-1) to re-solve the plan with, beside the plan's whole credit, so the
+    first quarter's purchases and the horizon cost show how much they rest on it (`qm plan`: 0 and 0.5)."""
+    resolve_shadow_prices: bool = True
+    """Re-solve the shadow prices the duals give only a lower bound of (`planner/marginal.py`); a sweep, which reads
+    no shadow prices, leaves it off."""
+    bands: tuple[tuple[float, float], ...] = BANDS
+    """Load-duration bands for quantile demand and for demand derived from usage."""
+
+
+PLAN_FORMAT_VERSION: Final = 1
+"""The format of plan.json this version of Quartermaster writes and reads (`PlanResult.format_version`); it moves
+when a field is added, removed or changes meaning, so that a plan is never read as something it is not."""
 
 
 @dataclass(frozen=True)
@@ -440,7 +501,8 @@ class PlanResult:
     gap: float | None
     solve_seconds: float
     quarters: tuple[str, ...]
-    options: dict[str, Any]
+    options: PlanOptions
+    """The options the plan was made with."""
     note: str = ""
     notes: tuple[str, ...] = ()
     """What the reader should know about the plan's inputs (e.g. usage hours left out as outages)."""
@@ -488,6 +550,12 @@ class PlanResult:
     post_horizon_credit_usd: Decimal | None = None
     """Expected on-demand cost that new committed capacity left after the horizon avoids, as far as demand uses
     it and at most what the cheapest new commitment would cost for it (model.py, horizon end)."""
+    format_version: Literal[1] = PLAN_FORMAT_VERSION
+    """format_version: the format of plan.json (PLAN_FORMAT_VERSION); a reader refuses a plan of another version."""
+
+    __pydantic_config__: ClassVar[ConfigDict] = ConfigDict(
+        extra="forbid", use_attribute_docstrings=True, title="Quartermaster plan (plan.json)"
+    )
 
     @property
     def has_plan(self) -> bool:
@@ -541,18 +609,12 @@ class PlanResult:
 
         return pd.DataFrame([asdict(r) for r in getattr(self, table)], columns=[f.name for f in fields(ROWS[table])])
 
-    def summary(self) -> dict[str, Any]:
-        out = {f.name: getattr(self, f.name) for f in fields(self) if f.name not in ROWS}
-        return dict(json.loads(json.dumps(out, default=str, sort_keys=True)))
-
     def write(self, out_dir: str | Path) -> list[Path]:
-        """Write plan.json (summary and every table) and one CSV per table; return the paths."""
+        """Write plan.json (the plan: every field and table) and one CSV per table; return the paths."""
         out = Path(out_dir)
         out.mkdir(parents=True, exist_ok=True)
-        doc = self.summary()
         paths = []
         for table in ROWS:
-            doc[table] = json.loads(json.dumps([asdict(r) for r in getattr(self, table)], default=str))
             path = out / f"{table}.csv"
             with path.open("w", newline="") as f:
                 writer = csv.writer(f, lineterminator="\n")
@@ -561,30 +623,52 @@ class PlanResult:
             paths.append(path)
         for table in RETIRED:
             (out / f"{table}.csv").unlink(missing_ok=True)
-        (out / "plan.json").write_text(json.dumps(doc, indent=2, sort_keys=True, default=str) + "\n")
+        doc = _plan_file().dump_python(self, mode="json")
+        (out / "plan.json").write_text(json.dumps(doc, indent=2, sort_keys=True) + "\n")
         return [out / "plan.json", *paths]
 
 
+@functools.cache
+def _plan_file() -> TypeAdapter[PlanResult]:
+    """pydantic's reader and writer of plan.json, built from PlanResult and its rows (once: it takes a moment)."""
+    return TypeAdapter(PlanResult)
+
+
+def plan_schema() -> dict[str, Any]:
+    """The JSON Schema of plan.json as `PlanResult.write` writes it (money as decimal strings, dates as ISO dates)."""
+    schema = _plan_file().json_schema(mode="serialization")
+    schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
+    schema["description"] = (
+        f"A plan folder's plan.json, format version {PLAN_FORMAT_VERSION}: what `qm plan --out` writes and every "
+        "reader of a plan reads. Generated from quartermaster/plan_result.py by `qm schema`; do not edit."
+    )
+    return schema
+
+
+def plan_schema_json() -> str:
+    """The plan's schema as stable, sorted JSON text."""
+    return json.dumps(plan_schema(), indent=2, sort_keys=True) + "\n"
+
+
 def load_result(out_dir: str | Path) -> PlanResult:
-    """Read a plan written by `PlanResult.write`: every field and row back with its type, equal to what was
-    written."""
-    out = Path(out_dir)
+    """Read a plan written by `PlanResult.write` from its plan.json: every field and row back with its type, equal
+    to what was written. A plan of another format version is refused with both versions named."""
     with not_what_was_written("plan.json"):
-        doc = json.loads((out / "plan.json").read_text())
+        doc = json.loads((Path(out_dir) / "plan.json").read_text())
         if not isinstance(doc, dict):
             raise ValueError(f"a JSON {type(doc).__name__}, not an object")
-    kwargs: dict[str, Any] = {}
-    for f in fields(PlanResult):
-        if f.name in ROWS:
-            path = out / f"{f.name}.csv"
-            if path.exists() or f.name not in ADDED_LATER:
-                with not_what_was_written(path.name):
-                    kwargs[f.name] = read_rows(path, ROWS[f.name])
-        elif f.name in doc:
-            with not_what_was_written("plan.json"):
-                kwargs[f.name] = _summary_value(f.name, doc[f.name])
-    with not_what_was_written("plan.json"):
-        return PlanResult(**kwargs)
+        version = doc.get("format_version")
+        if version != PLAN_FORMAT_VERSION:
+            written = "no format version (a plan of qm 0.1)" if version is None else f"format version {version!r}"
+            raise ValueError(f"{written}; this qm reads format version {PLAN_FORMAT_VERSION}")
+        try:
+            return _plan_file().validate_python(doc)
+        except ValidationError as error:
+            first = error.errors()[0]
+            where = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in first["loc"]).lstrip(".")
+            got = "" if first["type"] == "missing" else f" (got {first['input']!r:.60})"
+            more = f"; and {error.error_count() - 1} more" if error.error_count() > 1 else ""
+            raise ValueError(f"{where or 'the plan'}: {first['msg']}{got}{more}") from None
 
 
 @contextlib.contextmanager
@@ -607,12 +691,6 @@ def rows_of(row_type: type, records: Sequence[Mapping[Any, Any]]) -> tuple[Any, 
     return tuple(row_type(**{name: _cast(hints[name], value) for name, value in rec.items()}) for rec in records)
 
 
-def read_rows(path: Path, row_type: type) -> tuple[Any, ...]:
-    """One table's CSV as typed rows."""
-    with path.open(newline="") as f:
-        return rows_of(row_type, list(csv.DictReader(f)))
-
-
 def _values(row: Any) -> tuple[Any, ...]:
     """A row's field values in field order, as they are (`dataclasses.astuple` would deep-copy them)."""
     return tuple(getattr(row, f.name) for f in fields(row))
@@ -633,13 +711,3 @@ def _cast(kind: Any, value: Any) -> Any:
     if kind in (int, float):
         return kind(float(value)) if kind is int else float(value)
     return str(value)
-
-
-def _summary_value(name: str, value: Any) -> Any:
-    if name == "outcome":
-        return Outcome(value)
-    if name.endswith("_usd") and value is not None:
-        return Decimal(value)
-    if name in ("quarters", "baseline_stand_ins", "notes"):
-        return tuple(value)
-    return value

@@ -45,7 +45,6 @@ from typing import TYPE_CHECKING, Any
 from quartermaster.plan_result import CLOSED, EXISTING, NEW
 from quartermaster.planned import quarter_cost, shares_of, to_cent
 from quartermaster.pricing import (
-    DEFAULT_IDLE_POLICY,
     IDLE_TEAM,
     PricingModel,
     accelerator_hour_price,
@@ -115,7 +114,7 @@ def _closed_hours(plan: PlanResult, quarter: str) -> int:
 def _price_effect(inventory: Inventory, plan: PlanResult, quarter: str) -> Decimal:
     """What the plan's `price:` what-ifs change on its pay-per-use hours of the quarter: hours x book rate x change."""
     out = ZERO
-    for what_if in plan.options.get("what_if") or ():
+    for what_if in plan.options.what_if:
         m = _PRICE.match(str(what_if))
         if m is None:
             continue
@@ -137,7 +136,7 @@ def build_bridge(
     month has nothing metered."""
     quarter = quarter or plan.quarters[0]
     covered = covered_month(records, month)
-    result, problems = meter(inventory, records, covered, plan.options.get("idle_policy", DEFAULT_IDLE_POLICY))
+    result, problems = meter(inventory, records, covered, plan.options.idle_policy)
     if problems or result is None or not covered.hours:
         return None
     scale = Decimal(quarter_hours(quarter)) / Decimal(covered.hours)

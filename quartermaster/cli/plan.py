@@ -110,7 +110,10 @@ def command(
     ),
 ) -> None:
     """Plan what to commit to, where and when; print a summary and write the plan to --out."""
-    if solver not in ("highs", "cbc"):
+    from quartermaster.plan_result import SOLVERS
+
+    chosen = next((s for s in SOLVERS if s == solver), None)
+    if chosen is None:
         raise UsageError(f"--solver must be highs or cbc (got {solver}).")
     check_output(out, "--out", path, folder=True)  # before solving, not after
     if write_lp is not None:
@@ -141,7 +144,7 @@ def command(
             from_usage=from_usage,
             min_utilisation=min_utilisation,
             idle_policy=idle,
-            solver=solver,
+            solver=chosen,
             time_limit_s=time_limit,
             gap_rel=gap,
             credit_shares=(0.0, 0.5),

@@ -323,5 +323,5 @@ def build_report(
         summary,
         tuple(tables),
         report_charts(quarters, tables),
-        tuple(plan.options.get("what_if") or ()),
+        plan.options.what_if,
     )

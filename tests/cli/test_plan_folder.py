@@ -4,7 +4,10 @@
 from __future__ import annotations
 
 import dataclasses
+import json
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 from typer.testing import CliRunner
@@ -58,29 +61,48 @@ def test_the_report_refuses_a_failed_plan_too(tmp_path: Path) -> None:
     assert "found no plan (outcome `no-solution`)" in " ".join(failed.output.split())
 
 
+def cost_by_team_cut(doc: dict[str, Any]) -> None:
+    del doc["cost_by_team"][0]["usd"]
+
+
+def kpi_not_a_number(doc: dict[str, Any]) -> None:
+    doc["kpis"][1]["coverage"] = "not-a-number"
+
+
+def another_version(doc: dict[str, Any]) -> None:
+    doc["format_version"] = 2
+
+
+def no_version(doc: dict[str, Any]) -> None:
+    del doc["format_version"]
+
+
 @pytest.mark.parametrize(
-    ("file", "content", "says"),
+    ("edit", "says"),
     [
-        ("plan.json", "[1, 2]", "plan.json: a JSON list, not an object"),
-        ("cost_by_team.csv", "quarter,team\n2027Q1,x\n", "cost_by_team.csv: "),  # columns missing
-        ("kpis.csv", None, "kpis.csv: "),  # a value that is not a number
+        ("[1, 2]", "plan.json: a JSON list, not an object"),
+        (cost_by_team_cut, "plan.json: cost_by_team[0].usd: Field required"),
+        (kpi_not_a_number, "plan.json: kpis[1].coverage: Input should be a valid number"),
+        (another_version, "plan.json: format version 2; this qm reads format version 1"),
+        (no_version, "plan.json: no format version (a plan of qm 0.1); this qm reads format version 1"),
     ],
 )
 def test_a_plan_file_that_is_not_what_qm_plan_wrote_is_a_usage_error_naming_it(
-    tmp_path: Path, file: str, content: str | None, says: str
+    tmp_path: Path, edit: str | Callable[[dict[str, Any]], None], says: str
 ) -> None:
     folder = written(tmp_path)
-    path = folder / file
-    if content is None:
-        head, first, *rest = path.read_text().splitlines()
-        content = "\n".join(
-            [head, ",".join([first.split(",")[0]] + ["not-a-number"] * (len(first.split(",")) - 1)), *rest]
-        )
-    path.write_text(content)
+    path = folder / "plan.json"
+    if isinstance(edit, str):
+        path.write_text(edit)
+    else:
+        doc = json.loads(path.read_text())
+        edit(doc)
+        path.write_text(json.dumps(doc))
     result = runner.invoke(app, ["diff", str(INVENTORY), str(INVENTORY), "--plan", str(folder)])
     assert result.exit_code == 2, result.output
     output = " ".join(result.output.split())
     assert f"--plan {folder}: the plan in it cannot be read ({says}" in output
+    assert "Traceback" not in result.output
 
 
 def test_a_bug_while_reading_a_plan_is_not_reported_as_an_unreadable_plan(
@@ -93,7 +115,7 @@ def test_a_bug_while_reading_a_plan_is_not_reported_as_an_unreadable_plan(
         raise AttributeError("a bug")
 
     folder = written(tmp_path)
-    monkeypatch.setattr(plan_result, "_summary_value", broken)
+    monkeypatch.setattr(plan_result, "_plan_file", broken)
     result = runner.invoke(app, ["diff", str(INVENTORY), str(INVENTORY), "--plan", str(folder)])
     assert isinstance(result.exception, AttributeError)
     assert "cannot be read" not in result.output

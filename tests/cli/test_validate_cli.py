@@ -57,12 +57,13 @@ def test_validate_kueue_needs_no_inventory_folder(tmp_path: Path, monkeypatch: p
     assert "0 error(s)" in result.output
 
 
-def test_schema_writes_both_files(tmp_path: Path) -> None:
-    out, ref = tmp_path / "s.json", tmp_path / "ref.md"
-    result = runner.invoke(app, ["schema", "--out", str(out), "--reference", str(ref)])
+def test_schema_writes_the_three_files(tmp_path: Path) -> None:
+    out, ref, plan = tmp_path / "s.json", tmp_path / "ref.md", tmp_path / "plan.schema.json"
+    result = runner.invoke(app, ["schema", "--out", str(out), "--reference", str(ref), "--plan", str(plan)])
     assert result.exit_code == 0, result.output
     assert out.read_text() == (REPO / "inventory" / "inventory.schema.json").read_text()
     assert "## Team" in ref.read_text()
+    assert plan.read_text() == (REPO / "docs" / "reference" / "plan.schema.json").read_text()
 
 
 def test_a_team_cannot_escape_into_system_namespaces_or_groups(tmp_path: Path) -> None:

@@ -5,13 +5,20 @@ A written plan is loaded in a fresh interpreter, so what the import pulled in is
 
 from __future__ import annotations
 
+import json
 import pickle
 import subprocess
 import sys
+from pathlib import Path
 
-from quartermaster.plan_result import EXISTING, NEW
-from tests.paths import REPO
+import jsonschema
+import pytest
+
+from quartermaster.plan_result import EXISTING, NEW, PLAN_FORMAT_VERSION, plan_schema_json
+from tests.paths import DATA, REPO
 from tests.planner.planning import curves, one_site, run
+
+PLAN_SCHEMA = REPO / "docs" / "reference" / "plan.schema.json"
 
 UNIFORM = list(range(1, 101))  # 1..100 GPUs, one hour each: the plan buys commitments and pay-per-use both
 SOLVER_AND_TABLES = ("pulp", "highspy", "pandas", "numpy", "quartermaster.planner")
@@ -58,3 +65,26 @@ def test_the_reports_read_the_contracts_not_the_planner():
     out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)
     assert len(modules) > 20  # finance/tables alone has 17
     assert out.stdout.strip() == "[]"
+
+
+def test_the_committed_plan_schema_is_fresh():
+    assert PLAN_SCHEMA.read_text() == plan_schema_json(), "Run `qm schema` and commit the result."
+
+
+@pytest.mark.parametrize("folder", [DATA / "reports" / "plan", DATA / "reports" / "previous-plan"])
+def test_the_stored_example_plans_validate_against_the_committed_schema(folder: Path):
+    jsonschema.validate(json.loads((folder / "plan.json").read_text()), json.loads(PLAN_SCHEMA.read_text()))
+
+
+def test_a_written_plan_validates_and_the_schema_refuses_what_the_reader_refuses(tmp_path):
+    """plan.json as written carries its format version and validates; the schema, like `load_result`, refuses a
+    plan of another version, a key no plan has, and a table row missing a field."""
+    run(one_site(on_demand=10, commit_12=6), curves("ml", ["2027Q1"], hourly=UNIFORM)).write(tmp_path)
+    doc = json.loads((tmp_path / "plan.json").read_text())
+    schema = json.loads(PLAN_SCHEMA.read_text())
+    assert doc["format_version"] == PLAN_FORMAT_VERSION
+    jsonschema.validate(doc, schema)
+    row = {k: v for k, v in doc["purchase_schedule"][0].items() if k != "nodes"}
+    for bad in ({**doc, "format_version": 2}, {**doc, "budgets": []}, {**doc, "purchase_schedule": [row]}):
+        with pytest.raises(jsonschema.ValidationError):
+            jsonschema.validate(bad, schema)

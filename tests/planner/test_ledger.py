@@ -8,8 +8,11 @@ multiplying its quantity by its rate (ledger.csv), and a table by adding up its 
 
 from __future__ import annotations
 
+import json
 from decimal import Decimal
+from pathlib import Path
 
+import jsonschema
 import pytest
 
 from quartermaster.ledger import group_by, total
@@ -18,7 +21,7 @@ from quartermaster.plan_result import PlanResult, load_result
 from quartermaster.planned import horizon_cost, planned_charges, team_costs
 from quartermaster.planner import PlanOptions, plan
 from quartermaster.pricing import CENT, cents
-from tests.paths import INVENTORY
+from tests.paths import INVENTORY, REPO
 
 
 @pytest.fixture(scope="module")
@@ -99,3 +102,12 @@ def test_the_ledger_is_written_beside_the_plans_tables(example: PlanResult, tmp_
     paths = example.write(tmp_path)
     assert tmp_path / "ledger.csv" in paths
     assert load_result(tmp_path).ledger == example.ledger
+
+
+def test_the_examples_plan_json_with_its_ledger_validates_against_the_committed_schema(
+    example: PlanResult, tmp_path: Path
+) -> None:
+    example.write(tmp_path)
+    doc = json.loads((tmp_path / "plan.json").read_text())
+    assert doc["ledger"]  # the ledger is in the file the schema describes
+    jsonschema.validate(doc, json.loads((REPO / "docs" / "reference" / "plan.schema.json").read_text()))

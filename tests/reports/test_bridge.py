@@ -7,7 +7,7 @@ from __future__ import annotations
 from decimal import Decimal
 
 from quartermaster.model import Inventory
-from quartermaster.plan_result import KpiRow, Outcome, PlanResult, QuarterCostRow, RoutingRow, TeamCostRow
+from quartermaster.plan_result import KpiRow, Outcome, PlanOptions, PlanResult, QuarterCostRow, RoutingRow, TeamCostRow
 from quartermaster.reports.cost_bridge import build_bridge
 from quartermaster.reports.finance import build_report
 from quartermaster.reports.metering import check_usage, parse_period
@@ -39,7 +39,7 @@ def hand_plan(
         gap=0.0,
         solve_seconds=0.0,
         quarters=(Q2,),
-        options={"idle_policy": "proportional"},
+        options=PlanOptions(idle_policy="proportional"),
         kpis=(KpiRow(Q2, total, total, D(0), 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, demand),),
         cost_by_quarter=tuple(QuarterCostRow(Q2, m, 0, usd) for m, usd in by_model.items()),
         cost_by_team=(

@@ -3,6 +3,7 @@ workbook, and the page as Chromium shows it."""
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import re
 import shutil
@@ -309,7 +310,7 @@ def test_source_trail_names_the_inputs_the_options_and_the_solve(inventory: Inve
     assert trail["Plan horizon"] == f"{plan.quarters[0]} to {plan.quarters[-1]} ({len(plan.quarters)} quarters)"
     assert plan.gap is not None
     assert trail["Solver"].startswith(f"{plan.solver}: status {plan.status}, outcome optimal, MILP gap {plan.gap:.4%}")
-    assert f"idle policy {plan.options['idle_policy']}" in trail["Plan options"]
+    assert f"idle policy {plan.options.idle_policy}" in trail["Plan options"]
 
 
 def test_generation_date_is_in_the_json_and_the_workbook(stored: ReportData, tmp_path: Path) -> None:
@@ -351,7 +352,7 @@ def test_a_what_if_plan_says_so_at_the_top(inventory: Inventory, tmp_path: Path)
     """Issue 18: a report from a `--what-if` plan did not say so. The stored previous plan was planned with
     `--what-if demand=-10%` (its plan.json)."""
     what_if = planner.load_result(DATA / "previous-plan")
-    assert what_if.options["what_if"] == ["demand=-10%"]
+    assert what_if.options.what_if == ("demand=-10%",)
     html = tmp_path / "report.html"
     html.write_text(render_html(build_report(inventory, what_if, "2027Q1")), encoding="utf-8")
     dom = dump_dom(html)
@@ -986,20 +987,12 @@ def test_where_demand_was_routed_on_a_hand_worked_fleet(tmp_path: Path) -> None:
     assert [sheet.cell(2, c).value for c in (7, 10, 11, 12)] == [16 * hours, 12, 6, 10]
 
 
-def old_style_plan(tmp_path: Path) -> Path:
-    """The stored plan as a planner before issue 18 wrote it: no routing table, no post-horizon credit."""
-    import json
-
-    out = tmp_path / "old-plan"
-    shutil.copytree(DATA / "plan", out)
-    (out / "routing.csv").unlink()
-    doc = json.loads((out / "plan.json").read_text())
-    del doc["routing"], doc["post_horizon_credit_usd"]
-    (out / "plan.json").write_text(json.dumps(doc))
-    return out
+def old_style_plan() -> planner.PlanResult:
+    """The stored plan without a routing table or a post-horizon credit, as a planner before issue 18 made it."""
+    return dataclasses.replace(planner.load_result(DATA / "plan"), routing=(), post_horizon_credit_usd=None)
 
 
-def test_a_plan_written_before_routing_says_so(inventory: Inventory, stored: ReportData, tmp_path: Path) -> None:
+def test_a_plan_written_before_routing_says_so(inventory: Inventory, stored: ReportData) -> None:
     plan = planner.load_result(DATA / "plan")
     routed = stored.table("routing")
     moved = {
@@ -1009,7 +1002,7 @@ def test_a_plan_written_before_routing_says_so(inventory: Inventory, stored: Rep
     }
     assert moved and {(r["quarter"], r["accelerator"], r["served_accelerator"]) for r in routed.rows} == moved
     assert stored.summary.purchases.post_horizon_credit == plan.post_horizon_credit_usd.quantize(CENT)
-    old = build_report(inventory, planner.load_result(old_style_plan(tmp_path)), "2027Q1")
+    old = build_report(inventory, old_style_plan(), "2027Q1")
     table = old.table("routing")
     assert table.rows == () and "written before the planner recorded where it served each demand" in table.note
     assert old.summary.purchases.post_horizon_credit is None
@@ -1033,7 +1026,7 @@ def hand_plan(quarters: tuple[str, ...], team_usd: dict[str, str]) -> planner.Pl
         gap=0.0,
         solve_seconds=0.0,
         quarters=quarters,
-        options={"idle_policy": "even"},
+        options=planner.PlanOptions(idle_policy="even"),
         kpis=tuple(KpiRow(q, total, total, Decimal(0), 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0) for q in quarters),
         cost_by_team=tuple(
             TeamCostRow(q, t, f"CC-{t.upper()}", Decimal(v), Decimal(0), Decimal(v))
@@ -1149,7 +1142,7 @@ def test_report_usage_option_reads_pulled_usage_for_plan_vs_actual(inventory: In
     }
     records, issues = read_usage(pulled, inventory)
     assert not issues
-    policy = planner.load_result(tmp_path / "plan").options.get("idle_policy", "proportional")
+    policy = planner.load_result(tmp_path / "plan").options.idle_policy
     charged, problems = meter(inventory, records, parse_period("2026-10"), policy)
     assert not problems and charged is not None
     [speech] = [t for t in charged.teams if t.team == "speech"]

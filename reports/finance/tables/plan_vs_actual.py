@@ -11,7 +11,7 @@ import numpy as np
 
 from quartermaster.errors import ProblemsFound
 from quartermaster.planned import closed_charges, prorated_open_charges
-from quartermaster.pricing import DEFAULT_IDLE_POLICY, IDLE_COST_CENTER, IDLE_TEAM
+from quartermaster.pricing import IDLE_COST_CENTER, IDLE_TEAM
 from quartermaster.reports.finance.table import NAME_COLUMN, ZERO, Column, Row, Table, column_sums
 from quartermaster.reports.finance.tables.common import centre_name
 from quartermaster.reports.metering import (
@@ -121,7 +121,7 @@ def plan_vs_actual(
         for p, label in plans:
             if q not in p.quarters:
                 continue
-            policy = p.options.get("idle_policy", DEFAULT_IDLE_POLICY)
+            policy = p.options.idle_policy
             part = covered_month(records, month)  # a month the history covers in part: that part, said so
             if (month.label, policy) not in metered_cache:
                 metered_cache[(month.label, policy)] = metered_by_team(inventory, records, part, policy)
@@ -148,7 +148,7 @@ def plan_vs_actual(
                         (m - pl) / pl if pl else None,  # exact: every view rounds it once (format_pct)
                     )
                 )
-    policies = sorted({p.options.get("idle_policy", DEFAULT_IDLE_POLICY) for p, _ in plans})
+    policies = sorted({p.options.idle_policy for p, _ in plans})
     spans = "; ".join(
         f"{label} covers {p.quarters[0]}"
         + (f" to {p.quarters[-1]}" if len(p.quarters) > 1 else "")

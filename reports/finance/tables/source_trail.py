@@ -6,7 +6,7 @@ import datetime as dt
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from quartermaster.pricing import DEFAULT_IDLE_POLICY, format_pct, onprem_split
+from quartermaster.pricing import format_pct, onprem_split
 from quartermaster.reports.finance.table import Column, Row, Table
 from quartermaster.units import quarter_bounds
 
@@ -28,7 +28,7 @@ def demand_sources(plan: PlanResult) -> str:
     parts = []
     for q in plan.quarters:
         if q not in forecast:
-            parts.append(f"{q}: usage.csv" if plan.options.get("from_usage") else f"{q}: demand.csv")
+            parts.append(f"{q}: usage.csv" if plan.options.from_usage else f"{q}: demand.csv")
         elif until is not None and dt.datetime.combine(quarter_bounds(q)[0], dt.time()) < until:
             parts.append(
                 f"{q}: usage.csv as metered to {until:%Y-%m-%d %H:%M}, forecast from usage.csv for the rest "
@@ -107,29 +107,23 @@ def source_trail(inventory: Inventory, plan: PlanResult, revision: str | None) -
         else f"{len(inventory.prices)} prices, none dated"
     ) + (f"; {undated} undated" if undated else "")
     o = plan.options
-    what_if = ", ".join(o.get("what_if") or ()) or "none: the demand forecast and price book as written"
-    minimum = o.get("min_utilisation")
+    what_if = ", ".join(o.what_if) or "none: the demand forecast and price book as written"
+    minimum = o.min_utilisation
     options = "; ".join(
         [
-            f"scenario {o['scenario']}" if o.get("scenario") else "all demand scenarios / quantiles",
-            f"idle policy {o.get('idle_policy', DEFAULT_IDLE_POLICY)}",
-            "new commitments charged their whole liability, less a credit for the capacity they leave after the horizon"
-            if "charge_full_term" not in o  # a plan written before the horizon rule had this option
-            else "new commitments charged their whole term"
-            if o["charge_full_term"]
-            else "new commitments charged for the part of their term inside the horizon",
-            f"least utilisation of new commitments {float(minimum):.0%}"
+            f"scenario {o.scenario}" if o.scenario else "all demand scenarios / quantiles",
+            f"idle policy {o.idle_policy}",
+            "new commitments charged their whole liability, less a credit for the capacity they leave after the "
+            "horizon",
+            f"least utilisation of new commitments {minimum:.0%}"
             if minimum is not None
             else "no least utilisation of new commitments",
         ]
     )
     gap = "not reported" if plan.gap is None else f"{plan.gap:.4%}"
-    tolerance = o.get("gap_rel")
     solve = (
-        f"{plan.solver}: status {plan.status}, outcome {plan.outcome}, MILP gap {gap}"
-        + (f" (tolerance {float(tolerance):.2%})" if tolerance is not None else "")
-        + f", {plan.solve_seconds:.1f} s"
-        + (f", time limit {float(o['time_limit_s']):g} s" if o.get("time_limit_s") else "")
+        f"{plan.solver}: status {plan.status}, outcome {plan.outcome}, MILP gap {gap} (tolerance {o.gap_rel:.2%})"
+        f", {plan.solve_seconds:.1f} s, time limit {o.time_limit_s:g} s"
     )
     rows = [
         ("Inventory revision", revision or "not recorded"),

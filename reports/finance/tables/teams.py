@@ -8,7 +8,7 @@ from decimal import Decimal
 from typing import TYPE_CHECKING
 
 from quartermaster.planned import idle_shares, team_costs
-from quartermaster.pricing import DEFAULT_IDLE_POLICY, IDLE_TEAM, SPEND_RULE
+from quartermaster.pricing import IDLE_TEAM, SPEND_RULE
 from quartermaster.reports.finance.table import NAME_COLUMN, ZERO, Column, Row, Table, column_sums
 from quartermaster.reports.finance.tables.common import centre_name
 from quartermaster.units import next_quarters
@@ -57,7 +57,7 @@ def by_team(inventory: Inventory, plan: PlanResult, previous: PlanResult | None,
         for team, (_, usd) in team_costs(plan, q).items():
             four_cost[team] = four_cost.get(team, ZERO) + usd
     idle = idle_shares(plan, quarter)
-    policy = plan.options.get("idle_policy", DEFAULT_IDLE_POLICY)
+    policy = plan.options.idle_policy
     label = {IDLE_TEAM: "unused commitments (no team to share them)"}
     team_rows: list[TeamRow] = []
     for team in sorted(set(now) | set(before), key=lambda t: (t.startswith("_"), t)):
