@@ -2,12 +2,8 @@
 cash), `capital_purchases` and `capital_assets` (the plan's on-prem purchases and the on-prem assets already held, as
 capital) and `depreciation` (the books of both by month: depreciation, interest, operating cost, net book value).
 
-An on-prem rate is a capital part and an operating part (`pricing.onprem_split`, from `onprem_costs.csv`). The
-operating part (power, space, support) is operating cost by month. The capital part (hardware, installation) is
-capitalised: paid upfront at its payment; financed (paid by the month with the rate) at the present value of its
-monthly payments at `policy.financing_rate` (`pricing.present_value`), the rest of those payments being interest,
-booked by month on the liability outstanding (the effective-interest method). The capital value is depreciated
-straight-line over the life in months from the month the purchase starts.
+How a purchase is booked (its capital and operating parts, present value, interest, depreciation) is
+`quartermaster.books`; these tables show and add up its amounts.
 
 A purchase's liability is its rate times the hours of its term, from start to end (a 48-month term from 2027-01-01
 has 35,064 hours: 1,461 days, a leap day included), plus its upfront fee. The "a month" figure elsewhere is a
@@ -23,58 +19,21 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import TYPE_CHECKING
 
-from quartermaster.pricing import (
-    SPEND_RULE,
-    PricingModel,
-    allocate_cents,
-    cents,
-    format_pct,
-    onprem_split,
-    present_value,
-)
+from quartermaster.books import Booking, asset_bookings, monthly_payments, plan_bookings
+from quartermaster.pricing import SPEND_RULE, cents, format_pct
 from quartermaster.reports.finance.table import CENTS, Column, Row, Table, column_sums
 
 if TYPE_CHECKING:
     from quartermaster.model import Inventory
     from quartermaster.plan_result import PlanResult, PurchaseRow
 
+
 ZERO = Decimal(0)
-
-
-def _months(start: dt.date, end: dt.date) -> list[tuple[str, int]]:
-    """The calendar months from `start` up to `end` (exclusive) as (`2027-01`, hours of the month inside)."""
-    out: list[tuple[str, int]] = []
-    first = dt.date(start.year, start.month, 1)
-    while first < end:
-        nxt = dt.date(first.year + first.month // 12, first.month % 12 + 1, 1)
-        hours = ((min(nxt, end) - max(first, start)).days) * 24
-        out.append((f"{first:%Y-%m}", hours))
-        first = nxt
-    return out
-
-
-def _month_label(first: dt.date, ahead: int) -> str:
-    """`2027-03` for the month `ahead` months after `first`."""
-    index = first.month - 1 + ahead
-    return f"{first.year + index // 12:04d}-{index % 12 + 1:02d}"
 
 
 def term_hours(row: PurchaseRow) -> int:
     """Hours from a purchase's start to its end."""
     return (row.end - row.start).days * 24
-
-
-def hourly_by_month(start: dt.date, end: dt.date, usd_per_hour: Decimal, total: Decimal) -> dict[str, Decimal]:
-    """`usd_per_hour` for each calendar month's own hours from `start` to `end`, to the cent, adding up to `total`."""
-    return allocate_cents({m: usd_per_hour * hours for m, hours in _months(start, end)}, total)
-
-
-def monthly_payments(row: PurchaseRow) -> dict[str, Decimal]:
-    """A purchase's hourly payments per calendar month, to the cent, adding up to liability - upfront."""
-    liability, upfront = cents(row.total_liability_usd), cents(row.upfront_usd)
-    if liability == upfront:  # all upfront (a capacity block): nothing by the hour
-        return {}
-    return hourly_by_month(row.start, row.end, row.usd_per_node_hour * row.nodes, liability - upfront)
 
 
 @dataclass(frozen=True)
@@ -135,81 +94,6 @@ def payment_schedule(plan: PlanResult) -> Table:
 
 
 @dataclass(frozen=True)
-class Booking:
-    """An on-prem purchase as finance books it, each amount to the cent and each by-month mapping keyed `2027-01`:
-    `upfront` capital paid when bought; `payments` its capital paid by the month (cash), of which `financed` is the
-    present value and `interest` (by month) the rest; `liability` the financed amount outstanding at each month's
-    end; `depreciation` of the capital value (`upfront + financed`) straight-line over `life_months`; `operating`
-    its operating cost by month."""
-
-    nodes: int
-    life_months: int
-    upfront: Decimal
-    payments: dict[str, Decimal]
-    financed: Decimal
-    interest: dict[str, Decimal]
-    liability: dict[str, Decimal]
-    depreciation: dict[str, Decimal]
-    operating: dict[str, Decimal]
-
-    @property
-    def capital(self) -> Decimal:
-        return self.upfront + self.financed
-
-    @property
-    def first_month(self) -> str:
-        return next(iter(self.depreciation))
-
-
-def _interest(
-    payments: dict[str, Decimal], financed: Decimal, annual_rate: Decimal
-) -> tuple[dict[str, Decimal], dict[str, Decimal]]:
-    """(interest, liability at month end) by month: each month's interest is the liability outstanding times the
-    monthly rate, to the cent; the payment less the interest repays the liability, which the last payment clears."""
-    interest: dict[str, Decimal] = {}
-    liability: dict[str, Decimal] = {}
-    owed = financed
-    months = list(payments)
-    for i, m in enumerate(months):
-        due = owed * annual_rate / 12 if i < len(months) - 1 else payments[m] - owed
-        interest[m] = cents(due)
-        owed -= payments[m] - interest[m]
-        liability[m] = owed
-    return interest, liability
-
-
-def book(
-    start: dt.date,
-    end: dt.date,
-    nodes: int,
-    life_months: int,
-    usd_per_node_hour: Decimal,
-    upfront: Decimal,
-    operating_usd_per_node_hour: Decimal,
-    annual_rate: Decimal,
-) -> Booking:
-    """Book an on-prem purchase (`Booking`): `usd_per_node_hour` its whole rate, paid every hour from `start` to
-    `end`, of which `operating_usd_per_node_hour` is operating cost and the rest capital paid by the month."""
-    hours = (end - start).days * 24
-    paid = hourly_by_month(start, end, usd_per_node_hour * nodes, cents(usd_per_node_hour * nodes * hours))
-    operating = hourly_by_month(
-        start, end, operating_usd_per_node_hour * nodes, cents(operating_usd_per_node_hour * nodes * hours)
-    )
-    payments = {m: usd - operating[m] for m, usd in paid.items()}
-    financed = cents(present_value(list(payments.values()), annual_rate))
-    interest, liability = _interest(payments, financed, annual_rate)
-    capital = cents(upfront) + financed
-    life = [_month_label(dt.date(start.year, start.month, 1), i) for i in range(life_months)]
-    depreciation = allocate_cents(dict.fromkeys(life, capital / life_months), capital)
-    return Booking(nodes, life_months, cents(upfront), payments, financed, interest, liability, depreciation, operating)
-
-
-def _operating_rate(inventory: Inventory, machine: str, site: str) -> Decimal:
-    split = onprem_split(inventory, machine, site)
-    return ZERO if split is None else split.operating_usd_per_node_hour
-
-
-@dataclass(frozen=True)
 class CapitalPurchase(Row):
     start_quarter: str
     site: str
@@ -249,7 +133,6 @@ def _financing(b: Booking) -> str:
 
 def _values(b: Booking) -> tuple[int, int, str, Decimal, Decimal, Decimal, Decimal, Decimal, Decimal]:
     """The columns a purchase and an asset share, from Nodes to Operating cost a month."""
-    operating_month = cents(sum(b.operating.values(), ZERO) / b.life_months)
     return (
         b.nodes,
         b.life_months,
@@ -257,9 +140,9 @@ def _values(b: Booking) -> tuple[int, int, str, Decimal, Decimal, Decimal, Decim
         b.capital,
         b.upfront,
         b.financed,
-        sum(b.interest.values(), CENTS),
-        cents(b.capital / b.life_months),
-        operating_month,
+        b.interest_total,
+        b.depreciation_month,
+        b.operating_month,
     )
 
 
@@ -275,50 +158,6 @@ VALUE_COLUMNS = (
     Column("operating_month", "Operating cost a month", "money"),
 )
 SUMMED = ("capital", "upfront", "financed", "interest", "depreciation_month", "operating_month")
-
-
-def plan_bookings(inventory: Inventory, plan: PlanResult) -> list[tuple[PurchaseRow, Booking]]:
-    """The plan's on-prem purchases, booked."""
-    rate = inventory.policy.financing_rate
-    return [
-        (
-            r,
-            book(
-                r.start,
-                r.end,
-                r.nodes,
-                r.term_months,
-                r.usd_per_node_hour,
-                r.upfront_usd,
-                _operating_rate(inventory, r.machine, r.site),
-                rate,
-            ),
-        )
-        for r in plan.purchase_schedule
-        if r.pricing_model == PricingModel.ONPREM
-    ]
-
-
-def asset_bookings(inventory: Inventory) -> list[tuple[str, Booking]]:
-    """The on-prem assets already held (the inventory's `on-prem-purchase` commitments), booked from their start."""
-    rate = inventory.policy.financing_rate
-    return [
-        (
-            c.name,
-            book(
-                c.start,
-                c.end,
-                c.count,
-                c.term_months,
-                c.usd_per_node_hour,
-                ZERO,
-                _operating_rate(inventory, c.machine, c.site),
-                rate,
-            ),
-        )
-        for c in inventory.commitments
-        if c.kind == "on-prem-purchase" and c.term_months
-    ]
 
 
 def _rate_note(inventory: Inventory) -> str:
