@@ -28,6 +28,7 @@ from decimal import Decimal
 
 import pandas as pd
 
+from quartermaster.metering import Period, check_usage, inventory_records, meter
 from quartermaster.model import Inventory
 from quartermaster.planner.options import PlanInputError
 from quartermaster.pricing import HOURS_PER_WEEK, IDLE_COST_CENTER, IDLE_TEAM
@@ -155,9 +156,6 @@ def closed_ledger(inventory: Inventory, quarters: list[str], until: dt.datetime 
     quarter of `quarters` that began before `until`, month by month (CLOSED_COLUMNS): `qm meter`'s own function
     with the plan's idle policy, so the plan's closed months equal `qm meter`'s to the cent. Idle nobody can take
     (no team used anything) is on the IDLE_TEAM line, as in the plan's own cost by team."""
-    # the metering function itself (reports.metering), not a second copy of its rules: imported here, where it runs
-    from quartermaster.reports.metering import Period, check_usage, inventory_records, meter
-
     rows: list[dict[str, object]] = []
     begun = [q for q in quarters if until is not None and _moment(quarter_bounds(q)[0]) < until]
     if not begun or until is None:

@@ -37,6 +37,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from quartermaster.errors import ProblemsFound
+from quartermaster.metering.meter import ChargeLine, MeterResult
+from quartermaster.metering.rates import Block
 from quartermaster.model import Inventory
 from quartermaster.planned import allocate_grid, model_costs, team_costs
 from quartermaster.pricing import (
@@ -50,8 +52,6 @@ from quartermaster.pricing import (
     split_cents,
 )
 from quartermaster.providers import provider_of_cloud
-from quartermaster.reports.metering.meter import ChargeLine, MeterResult
-from quartermaster.reports.metering.rates import Block
 from quartermaster.textsafety import spreadsheet_cell
 from quartermaster.units import quarter_bounds
 

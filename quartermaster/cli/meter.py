@@ -66,8 +66,8 @@ def command(
 def emit(inventory: Inventory, period: Period | None, idle: str, dialect: str) -> None:
     """Print the metering query in a warehouse's SQL dialect on stdout."""
     # imported when run, so that `qm --help` stays fast
-    from quartermaster.reports.metering.query import DIALECTS, emit
-    from quartermaster.reports.metering.rates import blocks
+    from quartermaster.metering.query import DIALECTS, emit
+    from quartermaster.metering.rates import blocks
 
     if dialect not in DIALECTS:
         raise UsageError(f"--emit-sql {dialect}: not a dialect; use one of {', '.join(DIALECTS)}")

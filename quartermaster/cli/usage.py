@@ -174,7 +174,7 @@ def write_records(slabs: Iterator[pd.DataFrame], out: Path, inventory: Inventory
     import pyarrow.parquet as pq
 
     from quartermaster.cli.meter import exit_on
-    from quartermaster.reports.metering.usage import check_usage
+    from quartermaster.metering.usage import check_usage
 
     out.parent.mkdir(parents=True, exist_ok=True)
     partial = out.with_name(f".{out.name}.partial")

@@ -7,8 +7,8 @@ import json
 from dataclasses import asdict, fields
 from pathlib import Path
 
+from quartermaster.metering.meter import ChargeLine, MeterResult, TeamCharge
 from quartermaster.pricing import PricedLine
-from quartermaster.reports.metering.meter import ChargeLine, MeterResult, TeamCharge
 from quartermaster.textsafety import spreadsheet_cell
 
 

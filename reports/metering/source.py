@@ -31,11 +31,9 @@ import pyarrow.fs as pafs
 
 from quartermaster.bounds import FIRST_HOUR, LAST_HOUR
 from quartermaster.issues import Issue
-from quartermaster.model import Inventory
-from quartermaster.pricing import DEFAULT_IDLE_POLICY
-from quartermaster.reports.metering.meter import MeterResult, record_problems, run_meter
-from quartermaster.reports.metering.query import held_sql
-from quartermaster.reports.metering.usage import (
+from quartermaster.metering.meter import MeterResult, record_problems, run_meter
+from quartermaster.metering.query import held_sql
+from quartermaster.metering.usage import (
     NAMES,
     NUMERIC,
     Period,
@@ -44,6 +42,8 @@ from quartermaster.reports.metering.usage import (
     read_usage,
     wide_header,
 )
+from quartermaster.model import Inventory
+from quartermaster.pricing import DEFAULT_IDLE_POLICY
 from quartermaster.textsafety import sql_string
 
 REMOTE = ("s3://", "gs://", "gcs://")

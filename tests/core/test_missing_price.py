@@ -14,9 +14,9 @@ from typer.testing import CliRunner
 from quartermaster.checks import run_checks
 from quartermaster.cli import app
 from quartermaster.loader import LoadResult, load
+from quartermaster.metering.rates import blocks
 from quartermaster.modules.observability.rules import Options, build_rules
 from quartermaster.pricing import MissingPrice, PricingModel, missing_prices, pool_node_price, pool_rate
-from quartermaster.reports.metering.rates import blocks
 from quartermaster.reports.quota_diff.quota_cost import flavor_economics
 from tests.paths import INVENTORY
 

@@ -9,6 +9,7 @@ from decimal import Decimal
 import pytest
 
 from quartermaster.loader import load
+from quartermaster.metering.rates import blocks
 from quartermaster.model import Inventory
 from quartermaster.pricing import (
     HOURS_PER_MONTH,
@@ -30,7 +31,6 @@ from quartermaster.pricing import (
     pricing_model_of_commitment,
     usd,
 )
-from quartermaster.reports.metering.rates import blocks
 from quartermaster.reports.quota_diff.quota_cost import flavor_economics
 from tests.builders import make_inventory
 from tests.paths import INVENTORY, REPO

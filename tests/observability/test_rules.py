@@ -446,7 +446,7 @@ def test_spend_above_plan_fires_above_the_planned_charge_before_the_budget_alert
 def test_a_pools_alert_rate_is_the_rate_metering_charges_its_use_at(loaded: LoadResult) -> None:
     """One rate rule (pricing.pool_rate): a pool that consumes a commitment charges use at the commitment block's
     rate, any other pool at its own block's rate, as `qm meter` does."""
-    from quartermaster.reports.metering.rates import blocks
+    from quartermaster.metering.rates import blocks
 
     inv = loaded.inventory
     metered, _ = blocks(inv, dt.datetime(2026, 10, 1), dt.datetime(2026, 11, 1))

@@ -37,6 +37,9 @@ import pandas as pd
 import pyarrow as pa
 
 from quartermaster.issues import Issue
+from quartermaster.metering.query import UNITS_PER_HOUR, checks_sql, held_sql, meter_sql
+from quartermaster.metering.rates import Block, blocks
+from quartermaster.metering.usage import Period
 from quartermaster.model import Inventory
 from quartermaster.pricing import (
     CENT,
@@ -48,9 +51,6 @@ from quartermaster.pricing import (
     Side,
     check_idle_policy,
 )
-from quartermaster.reports.metering.query import UNITS_PER_HOUR, checks_sql, held_sql, meter_sql
-from quartermaster.reports.metering.rates import Block, blocks
-from quartermaster.reports.metering.usage import Period
 from quartermaster.units import quarter_of
 
 Q = Decimal("0.001")

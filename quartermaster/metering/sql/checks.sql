@@ -1,7 +1,7 @@
 -- What the usage records cannot mean: continues the WITH clause after `held` (sql/held.sql, with its `minutes`),
 -- `period` (period_from, period_to), `period_days` (day_from, day_to) and `pool_capacity` (pool, capacity_units:
 -- the pool's accelerators at its largest, capacity.pool_accelerators, in units an hour), which
--- quartermaster.reports.metering.query writes. Run as it is by `qm meter` (meter.record_problems) and appended to
+-- quartermaster.metering.query writes. Run as it is by `qm meter` (meter.record_problems) and appended to
 -- the warehouse query (`qm meter --emit-sql`), so both flag the same rows; in the portable subset of meter.sql.
 in_period AS (
   SELECT h.* FROM held AS h CROSS JOIN period AS p WHERE h.hour >= p.period_from AND h.hour < p.period_to

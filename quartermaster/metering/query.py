@@ -15,9 +15,9 @@ from importlib.resources import files
 
 from quartermaster.bounds import MAX_ACCELERATORS
 from quartermaster.capacity import flavor_capacity
+from quartermaster.metering.rates import Block
+from quartermaster.metering.usage import Period
 from quartermaster.model import Inventory
-from quartermaster.reports.metering.rates import Block
-from quartermaster.reports.metering.usage import Period
 from quartermaster.textsafety import sql_string
 
 UNITS_PER_HOUR = 60_000
@@ -153,7 +153,7 @@ FROM problems"""
 
 def _sql(name: str) -> str:
     """A file of sql/ without its leading comment."""
-    text = files("quartermaster.reports.metering").joinpath(f"sql/{name}").read_text(encoding="utf-8")
+    text = files("quartermaster.metering").joinpath(f"sql/{name}").read_text(encoding="utf-8")
     return "\n".join(line for line in text.splitlines() if not line.startswith("--"))
 
 

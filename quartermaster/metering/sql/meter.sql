@@ -1,4 +1,4 @@
--- Metering body: continues the WITH clause that quartermaster.reports.metering.query opens with the inventory's
+-- Metering body: continues the WITH clause that quartermaster.metering.query opens with the inventory's
 -- tables (blocks, pool_windows, teams, idle_policy) and `held` (sql/held.sql: the usage rows summed). Written in the portable subset (tests/reports/test_meter_sql.py
 -- lints it) so that SQLGlot can transpile it to Spark, BigQuery and Trino/Athena unchanged in meaning.
 -- Quantities are integer "units": milli-accelerator-minutes (60,000 units = one accelerator-hour).
