@@ -12,6 +12,9 @@ from typing import Annotated, Literal
 
 from pydantic import BeforeValidator, Field, StringConstraints
 
+from quartermaster.units import QUARTER_PATTERN as QUARTER_PATTERN
+from quartermaster.units import Quarter as Quarter
+
 DNS_LABEL_PATTERN = r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$"
 DNS_LABEL_RE = re.compile(DNS_LABEL_PATTERN)
 DNS_SUBDOMAIN_PATTERN = r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$"
@@ -43,10 +46,6 @@ Owner = Annotated[str, StringConstraints(pattern=OWNER_PATTERN, max_length=254)]
 Email = Annotated[str, StringConstraints(pattern=f"^{EMAIL_PATTERN}$", max_length=254)]
 COST_CENTER_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_-]*$"
 CostCenter = Annotated[str, StringConstraints(pattern=COST_CENTER_PATTERN, max_length=32)]
-# A calendar quarter inside the calendar (2000-2100, `units.FIRST_DAY`/`LAST_DAY`), e.g. 2027Q1. ASCII digits only:
-# `\d` also takes other scripts' digits, which `int` reads as a different year than the diff shows.
-QUARTER_PATTERN = r"^(20[0-9][0-9]|2100)Q[1-4]$"
-Quarter = Annotated[str, StringConstraints(pattern=QUARTER_PATTERN)]
 # A Kubernetes label key: optional DNS prefix and '/', then a name of at most 63 characters.
 LabelKey = Annotated[
     str,

@@ -15,8 +15,9 @@ from rich.console import Console
 from quartermaster.errors import ProblemsFound, UsageError
 from quartermaster.issues import Issue
 from quartermaster.loader import LoadResult, load
-from quartermaster.names import DNS_SUBDOMAIN_PATTERN, QUARTER_PATTERN
+from quartermaster.names import DNS_SUBDOMAIN_PATTERN
 from quartermaster.textsafety import log_line
+from quartermaster.units import Quarter, QuarterError
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -44,11 +45,12 @@ def finite(low: float, high: float) -> Callable[[str], float]:
     return parse
 
 
-def quarter_option(text: str) -> str:
+def quarter_option(text: str) -> Quarter:
     """A parser of a quarter option (`--start`): a quarter of the calendar in ASCII digits, as the inventory's."""
-    if not re.fullmatch(QUARTER_PATTERN, text.upper()):
-        raise typer.BadParameter(f"{text!r} is not a quarter from 2000Q1 to 2100Q4, such as 2027Q1")
-    return text.upper()
+    try:
+        return Quarter.parse(text, "option")
+    except QuarterError:
+        raise typer.BadParameter(f"{text!r} is not a quarter from 2000Q1 to 2100Q4, such as 2027Q1") from None
 
 
 def object_name_option(text: str) -> str:

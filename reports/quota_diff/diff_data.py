@@ -171,7 +171,7 @@ def _budget_status(
     touched = set(touched_centres(base, head, diff))
     monthly = centre_monthly(base, head, team_monthly)
     quarters = {b.quarter for b in head.policy.budgets if b.cost_center in touched}
-    exposure = {
+    exposure: dict[tuple[str, str], Decimal] = {
         (cc, q): m.current * Decimal(quarter_hours(q)) / HOURS_PER_MONTH
         for cc in touched
         if (m := monthly.get(cc)) is not None and m.current is not None

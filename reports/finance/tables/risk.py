@@ -53,7 +53,7 @@ def demand_spread(inventory: Inventory, plan: PlanResult) -> list[tuple[str, str
     not read them there): its metered hours have no spread. Otherwise demand.csv: p50 less its Q(0.1) (the given p10,
     else the lognormal through p50 and p90, `planner.data.quantile_at`), and p90 less p50."""
     forecast = {r.quarter for r in plan.forecast}
-    out = [
+    out: list[tuple[str, str, Decimal, Decimal | None]] = [
         (
             d.period,
             d.accelerator,
