@@ -2708,6 +2708,25 @@ CASES += [
     ),
 ]
 
+# --- issue 37, point 2: the warehouse query flags what `qm meter` flags (tests/reports/test_meter_sql.py runs it) ---
+
+CASES += [
+    Case(  # the emitted query returns the metering checks as rows, and its header says how to read them
+        "emit-sql-carries-the-metering-checks",
+        2,
+        example(),
+        ("meter", "--inventory", "inv", "--emit-sql", "trino", "--period", "2026Q4"),
+        0,
+        says=(
+            "usage-overlap: the same team, pool and hour recorded twice",
+            "usage-coverage: a day of the period without any record",
+            "'usage-capacity' AS problem",
+        ),
+        max_lines=2_000,  # the query itself
+        issue=37,
+    ),
+]
+
 # --- issue 37, point 2: a history that begins or ends inside a month: that part, said so, never idle ----------------
 
 
