@@ -20,7 +20,9 @@ app = typer.Typer(help="Export cost data in open formats.", no_args_is_help=True
 def focus(
     path: Path = inventory_argument(),
     period: str = typer.Option(
-        None, help="Metered month (2026-10) or quarter (2026Q4); default: the months of the usage."
+        None,
+        help="Metered month (2026-10) or quarter (2026Q4); default: the months of the usage (a month it covers in "
+        "part: that part, which its rows' charge period shows).",
     ),
     quarter: str = typer.Option(
         None, help="Export the plan's forecast for this quarter (2027Q1) instead of metered usage."

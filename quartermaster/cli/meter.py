@@ -29,7 +29,11 @@ def command(
         show_default=False,
     ),
     inventory: Path = typer.Option(Path("inventory"), "--inventory", "-i", help="Inventory directory.", exists=True),
-    period: str = typer.Option(None, help="Month (2026-10) or quarter (2026Q4); default: the months the records span."),
+    period: str = typer.Option(
+        None,
+        help="Month (2026-10) or quarter (2026Q4); default: the months the records span, cut to the days they cover "
+        "when they begin or end inside a month (the period's name says so).",
+    ),
     idle: str = typer.Option(DEFAULT_IDLE_POLICY, help="Idle sharing: proportional, even, or owner:TEAM."),
     out: Path = typer.Option(None, help="Also write meter.json and CSVs (teams, cost centres, lines, ledger) here."),
     emit_sql: str = typer.Option(
@@ -37,7 +41,8 @@ def command(
         "--emit-sql",
         metavar="DIALECT",
         help="Print the metering query for a warehouse instead (duckdb, spark, bigquery, "
-        "trino, athena) over its own table `usage`; needs --period, reads no USAGE.",
+        "trino, athena) over its own table `usage`, with a row per problem of the records that qm meter refuses "
+        "them for; needs --period, reads no USAGE.",
     ),
 ) -> None:
     """Charge each team max(requested, used) accelerator-hours at the rate of the capacity that served it."""
