@@ -289,7 +289,7 @@ def record_problems(con: Any, inventory: Inventory, period: Period, shown: str =
             )
         )
     if missing := found.get("usage-coverage"):
-        days = (period.end - period.start).days
+        days = len(period.days())
         spans = _first_shown(_spans([h.date() for _, _, h, _, _, _ in missing]), "spans")
         issues.append(
             Issue(

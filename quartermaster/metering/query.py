@@ -122,7 +122,7 @@ def inventory_tables(inventory: Inventory, blks: list[Block], policy: str) -> li
 def check_tables(inventory: Inventory, period: Period) -> list[str]:
     """The CTEs sql/checks.sql reads besides `held`: period, period_days (one row per day) and pool_capacity (each
     pool's accelerators at its largest, in units an hour)."""
-    days = [period.start + dt.timedelta(days=n) for n in range((period.end - period.start).days)]
+    days = period.days()
     capacity = [
         [_text(pool), f"CAST({accelerators * UNITS_PER_HOUR} AS BIGINT)"]
         for pool, accelerators in flavor_capacity(inventory).items()

@@ -45,6 +45,15 @@ class Period:
     def hours(self) -> int:
         return int((self.end - self.start).total_seconds()) // 3600
 
+    def days(self) -> list[dt.datetime]:
+        """The midnights (UTC) of the days the period touches: a part of a day counts as its day."""
+        day = dt.datetime.combine(self.start.date(), dt.time())
+        out = []
+        while day < self.end:
+            out.append(day)
+            day += dt.timedelta(days=1)
+        return out
+
     def months(self) -> list[Period]:
         """The calendar months of the period (FOCUS billing periods)."""
         out, year, month = [], self.start.year, self.start.month

@@ -3,6 +3,7 @@ first hour, the part before it is neither metered nor planned (never billed as i
 
 from __future__ import annotations
 
+import datetime as dt
 from decimal import Decimal
 from pathlib import Path
 
@@ -11,7 +12,14 @@ import pytest
 
 from quartermaster.planner import PlanOptions, plan
 from quartermaster.reports.finance import build_report
-from quartermaster.reports.metering import coverage_label, covered_month, inventory_records, parse_period
+from quartermaster.reports.metering import (
+    check_usage,
+    coverage_label,
+    covered_month,
+    inventory_records,
+    meter,
+    parse_period,
+)
 from quartermaster.reports.metering.source import meter_source
 from quartermaster.units import quarter_hours
 from tests.planner.test_quarter_in_progress import metered_october
@@ -74,3 +82,16 @@ def test_a_month_the_history_covers_in_part_is_named_as_that_part(first: str, la
     records = pd.DataFrame({"hour": pd.to_datetime([first, last])})
     month = parse_period("2026-10")
     assert coverage_label(month, covered_month(records, month)) == want
+
+
+def test_a_history_of_one_hour_meters_its_day() -> None:
+    """One record, 2026-10-15 05:00 (2 accelerators at $10): the covered part is 2026-10-15 00:00..05:00's hour end,
+    one day touched and recorded, so nothing is refused and the charge is 2 x $10 = $20.00 (the pools keep no
+    minimum, so no idle). It was a SQL syntax error: a part of a day had no day to check."""
+    inventory = metered_october(hours=pd.date_range("2026-10-15 05:00", periods=1, freq="h"))
+    records, issues = check_usage(inventory_records(inventory), inventory)
+    assert issues == []
+    part = covered_month(records, parse_period("2026-10"))
+    assert (part.start, part.end, len(part.days())) == (dt.datetime(2026, 10, 15), dt.datetime(2026, 10, 15, 6), 1)
+    result, problems = meter(inventory, records, part)
+    assert problems == [] and result is not None and result.total_cost == 20
