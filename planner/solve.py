@@ -93,7 +93,7 @@ HIGHS_COMPONENT_OPTIONS = {"presolve": "off"}
 # bracketed within this share; a price not yet bracketed moves by this share, doubled each pass; then the priced
 # whole LP by the dual simplex (simplex_strategy 1) from the components' basis, which presolve would discard.
 # Chosen on the bench's small and medium sizes: the model's first guess is within 2-4 % of the optimal duals (median
-# over the rows), and six passes leave the priced LP about 1,250 iterations at medium size (docs/benchmarks.md).
+# over the rows), and six passes leave the priced LP a short dual-simplex run from that basis.
 BUDGET_PRICE_PASSES = 6
 BUDGET_PRICE_TOLERANCE = 0.005
 BUDGET_PRICE_STEP = 0.02

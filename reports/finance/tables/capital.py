@@ -20,7 +20,8 @@ from decimal import Decimal
 from typing import TYPE_CHECKING
 
 from quartermaster.books import Booking, asset_bookings, monthly_payments, plan_bookings
-from quartermaster.pricing import SPEND_RULE, cents, format_pct
+from quartermaster.planned import purchase_cents
+from quartermaster.pricing import SPEND_RULE, format_pct
 from quartermaster.reports.finance.table import CENTS, Column, Row, Table, column_sums
 
 if TYPE_CHECKING:
@@ -55,7 +56,7 @@ def payment_schedule(plan: PlanResult) -> Table:
         name = f"{r.nodes} x {r.machine} {r.pricing_model} at {r.site}"
         start = f"{r.start:%Y-%m}"
         if r.upfront_usd:
-            upfront[start] = upfront.get(start, ZERO) + cents(r.upfront_usd)
+            upfront[start] = upfront.get(start, ZERO) + purchase_cents(r).upfront
         for month, usd in monthly_payments(r).items():
             hourly[month] = hourly.get(month, ZERO) + usd
         events.setdefault(start, []).append(f"starts: {name}")
