@@ -2,11 +2,11 @@
 
     .venv/bin/python -m bench.meter_bench [--rows 10000000] [--formats memory,parquet,csv]
 
-Records are per workload and hour for October 2026 on the example inventory (its commitments, spot, on-demand,
-flex-start and on-prem pools and their prices): random team and flavor, requests that fill about 85 % of the
-fleet, used up to the request. Three timings: the frame already in memory
-(check + meter), and `qm meter`'s own path (`source.meter_source`: read, check and meter in DuckDB) from a
-Parquet file and from a CSV file.
+Records are per-minute, one per team, pool and minute (what `qm meter` accepts), for 2026Q4 on the example
+inventory (its commitments, spot, on-demand, flex-start and on-prem pools and their prices): 10 M of the
+10,598,400 team, pool and minute slots, random requests of up to the teams' share of the pool, used up to the
+request. Three timings: the frame already in memory (check + meter), and `qm meter`'s own path
+(`source.meter_source`: read, check and meter in DuckDB) from a Parquet file and from a CSV file.
 """
 
 from __future__ import annotations
@@ -33,8 +33,8 @@ REPO = Path(__file__).resolve().parents[1]
 def write_csv(frame: pd.DataFrame, path: Path) -> None:
     """The records as CSV with ISO 8601 hours, written by pyarrow (pandas takes a minute for 10 M rows)."""
     table = pa.Table.from_pandas(frame, preserve_index=False)
-    hour = pc.strftime(table["hour"].cast(pa.timestamp("s")), format="%Y-%m-%dT%H:%M:%S")
-    pacsv.write_csv(table.set_column(0, "hour", hour), path, pacsv.WriteOptions(quoting_style="needed"))
+    when = pc.strftime(table.column(0).cast(pa.timestamp("s")), format="%Y-%m-%dT%H:%M:%S")
+    pacsv.write_csv(table.set_column(0, table.column_names[0], when), path, pacsv.WriteOptions(quoting_style="needed"))
 
 
 def main() -> None:
@@ -43,8 +43,8 @@ def main() -> None:
     parser.add_argument("--formats", default="memory,parquet,csv")
     args = parser.parse_args()
     inventory = load(REPO / "inventory").inventory
-    period = parse_period("2026-10")
-    frame = records(args.rows)
+    period = parse_period("2026Q4")
+    frame = records(args.rows, start="2026-10-01", end="2027-01-01", per="minute")
     with tempfile.TemporaryDirectory() as tmp:
         for fmt in args.formats.split(","):
             path = Path(tmp) / f"usage.{fmt}"

@@ -10,27 +10,36 @@ from quartermaster.loader import load
 from tests.paths import INVENTORY
 
 
-def records(rows: int, seed: int = 7) -> pd.DataFrame:
-    """`rows` synthetic usage records on the example inventory's pools in October 2026: random team and pool,
-    requests that fill about 85 % of the fleet's accelerator-hours, used up to the request."""
+def records(
+    rows: int, seed: int = 7, *, start: str = "2026-10-01", end: str = "2026-11-01", per: str = "hour"
+) -> pd.DataFrame:
+    """`rows` synthetic usage records on the example inventory's pools from `start` to `end`, one per team, pool
+    and `per` slot ("hour" or "minute"; its column is named so), drawn without repeats, as `qm meter` requires:
+    requests of up to a pool's capacity shared by the teams (so a slot never holds more than the pool), used up
+    to the request."""
     inventory = load(INVENTORY).inventory
     rng = np.random.default_rng(seed)
-    pools = [p.name for p in inventory.pools]
-    cluster_of = np.array([inventory.cluster_of_pool[p].name for p in pools], dtype=object)
+    capacity = flavor_capacity(inventory)
+    pools = sorted(capacity)
     teams = sorted(inventory.team_by_name)
-    pool = rng.integers(0, len(pools), rows)
-    # Mean request sized so that the records fill about 85 % of the fleet's accelerator-hours.
-    capacity = sum(flavor_capacity(inventory).values())
-    top = max(1, round(2 * 0.85 * capacity * 744 / rows * 100))
-    requested = rng.integers(0, top + 1, rows) / 100
-    hours = pd.Timestamp("2026-10-01") + pd.to_timedelta(rng.integers(0, 744, rows), unit="h")
+    step = pd.Timedelta(1, unit="h" if per == "hour" else "min")
+    slots = int((pd.Timestamp(end) - pd.Timestamp(start)) / step)
+    keys = len(teams) * len(pools) * slots
+    if rows > keys:
+        raise ValueError(f"{rows:,} records exceed the {keys:,} team, pool and {per} slots from {start} to {end}")
+    key = rng.choice(keys, rows, replace=False)
+    slot, pair = np.divmod(key, len(teams) * len(pools))
+    team, pool = np.divmod(pair, len(pools))
+    share = np.array([capacity[p] for p in pools]) / len(teams)
+    requested = np.floor(rng.random(rows) * share[pool] * 100) / 100
+    cluster_of = np.array([inventory.cluster_of_pool[p].name for p in pools], dtype=object)
     return pd.DataFrame(
         {
-            "hour": hours,
+            per: pd.Timestamp(start) + slot * step,
             "cluster": pd.array(cluster_of[pool], dtype="str"),
-            "team": pd.array(np.array(teams, dtype=object)[rng.integers(0, len(teams), rows)], dtype="str"),
+            "team": pd.array(np.array(teams, dtype=object)[team], dtype="str"),
             "flavor": pd.array(np.array(pools, dtype=object)[pool], dtype="str"),
-            "accelerators_used": np.round(requested * rng.random(rows), 2),
+            "accelerators_used": np.floor(requested * rng.random(rows) * 100) / 100,
             "accelerators_requested": requested,
         }
     )
