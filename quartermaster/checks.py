@@ -1029,4 +1029,5 @@ def check_onprem_cost_parts(inv: Inventory) -> list[Issue]:
                         got=str(c.usd_per_node_hour),
                     )
                 )
-    return out
+    # sums over every part of a machine: a part refused on loading would only repeat that error here
+    return [replace(issue, about=(*issue.about, ("onprem_costs", "*"))) for issue in out]

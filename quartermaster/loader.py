@@ -191,14 +191,16 @@ def _load(root: Path, run_checks: bool, edited: Mapping[Path, str] | None) -> Lo
     shown_files = display_paths(root, files)
     team_files = frozenset(shown for path, shown in zip(files, shown_files, strict=True) if is_team_file(root, path))
     dropped_sections: set[str] = set()
+    refused_rows: set[str] = set()
     for path, shown in zip(files, shown_files, strict=True):
         if path.suffix in YAML_SUFFIXES:
             dropped_sections |= _read_yaml(path, shown, shown in team_files, sources, issues, raw, edited or {})
         else:
-            _read_csv(path, shown, sources, issues, rows, edited or {})
+            refused_rows |= _read_csv(path, shown, sources, issues, rows, edited or {})
 
     built: dict[str, Any] = {}
-    broken: set[tuple[str, str]] = set()
+    # a CSV section with a refused row: a check across its rows (`about` (section, "*")) would only repeat that error
+    broken: set[tuple[str, str]] = {(section, "*") for section in refused_rows}
     # a file or folder that could not be read may hold any team or team_terms entry: no follow-on about either
     unread_any = any(issue.rule == UNREAD for issue in issues)
     built["team_terms"] = _apply_team_terms(
@@ -895,10 +897,12 @@ def _read_csv(
     issues: list[Issue],
     rows: dict[str, list[tuple[str, int, Any]]],
     edited: Mapping[Path, str],
-) -> None:
+) -> set[str]:
+    """Read one CSV's rows into `rows`; the issues found go to `issues`. Returns the CSV's section when a row of it
+    (or the whole file) was refused, else nothing."""
     text = read_text(path, shown, issues, edited)
     if text is None:
-        return
+        return set()
     section = _csv_section(path)
     assert section is not None  # inventory_files only returns CSVs with a section
     model = CSV_SECTIONS[section]
@@ -909,7 +913,7 @@ def _read_csv(
         issues.append(
             Issue("csv", f"unreadable CSV header ({exc})", "Fix the first line.", location=Location(shown, 1, "header"))
         )
-        return
+        return {section}
     fields = list(model.model_fields)
     lines: dict[YamlPath, int] = {(): 1}
     sources.lines[shown] = lines
@@ -922,7 +926,7 @@ def _read_csv(
                 location=Location(shown, 1, "header"),
             )
         )
-        return
+        return {section}
     bad = False
     for col, name in enumerate(header):
         lines[(name,)] = 1
@@ -949,7 +953,7 @@ def _read_csv(
             )
             bad = True
     if bad:
-        return
+        return {section}
     records: list[dict[str, str]] = []
     try:
         _read_rows(reader, header, shown, lines, records, issues)
@@ -962,7 +966,7 @@ def _read_csv(
                 location=Location(shown, reader.line_num, f"row {reader.line_num}"),
             )
         )
-        return
+        return {section}
     valid: list[Any] = [None] * len(records)
     try:  # `model` is the section's, chosen at run time (mypy takes a type only from an annotation: the ignore)
         valid = list(TypeAdapter(list[model]).validate_python(records))  # type: ignore[valid-type]
@@ -974,6 +978,7 @@ def _read_csv(
                 issues.append(_schema_issue(err, model, shown, (index,), sources, csv_row=True))
         valid = [model.model_validate(r) if i not in failed else None for i, r in enumerate(records)]
     rows[section].extend((shown, i, row) for i, row in enumerate(valid) if row is not None)
+    return {section} if None in valid else set()
 
 
 def _read_rows(

@@ -225,3 +225,17 @@ def test_a_duplicate_key_names_the_line_of_the_first(tmp_path: Path) -> None:
     [issue] = [i for i in load(tmp_path).issues if "duplicate" in i.message]
     assert issue.format().startswith(f"{tmp_path / 'sites.yaml'}:4 sites[0].name: duplicate key `name`")
     assert "the first is on line 2" in issue.format()
+
+
+def test_a_refused_onprem_part_is_one_error_not_a_follow_on_sum(tmp_path: Path) -> None:
+    """One mistake in onprem_costs.csv (a price that is not a number) is reported once: the check that the parts add
+    up to the price-book rate would only say again that a part is missing."""
+    root = tmp_path / "inv"
+    shutil.copytree(EXAMPLE, root)
+    costs = root / "onprem_costs.csv"
+    text = costs.read_text()
+    assert ",380000," in text  # the DGX H100's hardware row
+    costs.write_text(text.replace(",380000,", ",abc,"))
+    [line] = formatted(root)
+    assert line.startswith(f"{root / 'onprem_costs.csv'}:2 usd_per_node:"), line
+    assert "valid decimal" in line
