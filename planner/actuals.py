@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import datetime as dt
 import functools
+from collections.abc import Sequence
 from decimal import Decimal
 
 import pandas as pd
@@ -32,7 +33,7 @@ from quartermaster.metering import Period, check_usage, inventory_records, meter
 from quartermaster.model import Inventory
 from quartermaster.planner.options import PlanInputError
 from quartermaster.pricing import HOURS_PER_WEEK, IDLE_COST_CENTER, IDLE_TEAM
-from quartermaster.units import add_months, quarter_bounds
+from quartermaster.units import Quarter, add_months, quarter_bounds
 
 CLOSED_COLUMNS = [
     "quarter",
@@ -151,7 +152,9 @@ def closed_periods(
     return out
 
 
-def closed_ledger(inventory: Inventory, quarters: list[str], until: dt.datetime | None, policy: str) -> pd.DataFrame:
+def closed_ledger(
+    inventory: Inventory, quarters: Sequence[Quarter], until: dt.datetime | None, policy: str
+) -> pd.DataFrame:
     """Each team's metered charge (usage, idle share, total; accelerator-hours charged) in the closed part of every
     quarter of `quarters` that began before `until`, month by month (CLOSED_COLUMNS): `qm meter`'s own function
     with the plan's idle policy, so the plan's closed months equal `qm meter`'s to the cent. Idle nobody can take
@@ -228,7 +231,7 @@ def uncovered_notes(quarters: list[str] | tuple[str, ...], since: dt.datetime | 
     return tuple(notes)
 
 
-def closed_demand(inventory: Inventory, quarters: list[str], until: dt.datetime | None) -> pd.DataFrame:
+def closed_demand(inventory: Inventory, quarters: Sequence[Quarter], until: dt.datetime | None) -> pd.DataFrame:
     """Accelerator-hours requested per quarter, team and accelerator class in the closed part of each quarter of
     `quarters` that began before `until` (the demand the quarter had, as the forecast reads usage): its part of the
     all-on-demand baseline."""

@@ -22,6 +22,7 @@ import datetime as dt
 import functools
 import itertools
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 
 import pandas as pd
@@ -58,7 +59,7 @@ from quartermaster.pricing import (
     known_usd,
     per_accelerator,
 )
-from quartermaster.units import next_quarters, parse_quarter, quarter_bounds, quarter_of
+from quartermaster.units import LAST_QUARTER, Quarter, next_quarters, quarter_bounds, quarter_of
 
 RECOURSE_MODELS = PAY_PER_USE_MODELS
 COMMIT_MODELS = COMMITTED_MODELS
@@ -70,7 +71,7 @@ UNMET_PENALTY_FACTOR = 10.0
 class PlanData:
     """Everything the model needs, as plain tables (see the module docstring)."""
 
-    quarters: list[str]
+    quarters: Sequence[Quarter]
     hours: dict[str, int]
     offers: pd.DataFrame
     recourse_prices: pd.DataFrame
@@ -266,7 +267,7 @@ def build_data(
     )
     baseline_rate, baseline_stand_ins = baseline_rates(inventory, demand)
     tail_ratio = _tail_ratio(whatif.apply_demand_overrides(tail_curves, overrides), routes, quarters[-1], scenarios)
-    hours = {q: actuals.open_hours(q, until) for q in quarters}
+    hours: dict[str, int] = {q: actuals.open_hours(q, until) for q in quarters}
     closed = actuals.closed_ledger(inventory, quarters, until, options.idle_policy)
     notes += actuals.uncovered_notes(begun, actuals.history_start(inventory))
     closed_baseline = _closed_baseline(inventory, actuals.closed_demand(inventory, quarters, until))
@@ -324,15 +325,22 @@ def build_data(
 # --- horizon and scenarios -------------------------------------------------------------------------
 
 
-def _horizon(curves: pd.DataFrame, horizon: int, start: str | None) -> list[str]:
-    """The plan's quarters: `horizon` from `start`, else from the earliest quarter with demand."""
+def _horizon(curves: pd.DataFrame, horizon: int, start: str | None) -> list[Quarter]:
+    """The plan's quarters: `horizon` from `start`, else from the earliest quarter with demand (quarters sort as
+    text in calendar order)."""
     if horizon < 1 or horizon > 40:
         raise PlanInputError(f"horizon of {horizon} quarters is outside 1..40; use e.g. --horizon 8q")
     if start is None:
         if curves.empty:
             raise PlanInputError("the inventory has no demand; add demand.csv rows or use --from-usage")
-        start = min(curves["quarter"], key=parse_quarter)
-    return next_quarters(start, horizon)
+        start = min(curves["quarter"])
+    first = Quarter(start)
+    if LAST_QUARTER - first < horizon - 1:
+        raise PlanInputError(
+            f"a horizon of {horizon} quarters from {first} ends after {LAST_QUARTER}, the calendar's last quarter; "
+            f"use --horizon {LAST_QUARTER - first + 1}q or an earlier --start"
+        )
+    return next_quarters(first, horizon)
 
 
 def _scenarios(inventory: Inventory, options: PlanOptions) -> dict[str, float]:
@@ -359,21 +367,22 @@ def _expand_scenarios(curves: pd.DataFrame, scenarios: dict[str, float]) -> pd.D
     return pd.concat(parts, ignore_index=True)
 
 
-def tail_quarters(quarters: list[str], commit_options: pd.DataFrame) -> list[str]:
-    """The quarters after the horizon that a commitment started in its last quarter still covers."""
+def tail_quarters(quarters: Sequence[Quarter], commit_options: pd.DataFrame) -> list[Quarter]:
+    """The quarters after the horizon that a commitment started in its last quarter still covers, up to the
+    calendar's last quarter."""
     longest = int(commit_options["term_quarters"].max()) if not commit_options.empty else 1
-    return next_quarters(quarters[-1], longest)[1:]
+    return next_quarters(quarters[-1], min(longest, LAST_QUARTER - quarters[-1] + 1))[1:]
 
 
-def _held_flat(curves: pd.DataFrame, quarters: list[str]) -> tuple[pd.DataFrame, list[str]]:
+def _held_flat(curves: pd.DataFrame, quarters: Sequence[Quarter]) -> tuple[pd.DataFrame, list[str]]:
     """Curves with the forecast's last quarter repeated in each of `quarters` after it (a forecast that ends is
     not a forecast of zero), and [last forecast quarter, first quarter held] when any was; only when the
     forecast reaches the first of `quarters`."""
     if curves.empty:
         return curves, []
-    end = max(curves["quarter"], key=parse_quarter)
-    after = [q for q in quarters if parse_quarter(q) > parse_quarter(end)]
-    if not after or parse_quarter(end) < parse_quarter(quarters[0]):
+    end = max(curves["quarter"])  # quarters sort as text in calendar order
+    after = [q for q in quarters if q > end]
+    if not after or end < quarters[0]:
         return curves, []
     last = curves[curves["quarter"] == end]
     return pd.concat([curves, *(last.assign(quarter=q) for q in after)], ignore_index=True), [end, after[0]]
@@ -602,7 +611,7 @@ def _commit_options(prices: pd.DataFrame) -> pd.DataFrame:
 
 
 def _existing(
-    inventory: Inventory, quarters: list[str], hours: dict[str, int], until: dt.datetime | None
+    inventory: Inventory, quarters: Sequence[Quarter], hours: dict[str, int], until: dt.datetime | None
 ) -> pd.DataFrame:
     """Average active nodes and cost per quarter of each existing commitment in the quarter's open part (its closed
     part is metered), paid even at a lost site."""

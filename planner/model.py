@@ -176,7 +176,7 @@ from quartermaster.pricing import (
     per_accelerator,
     pricing_model_of_commitment,
 )
-from quartermaster.units import quarter_bounds, quarter_hours
+from quartermaster.units import Quarter, quarter_bounds, quarter_hours
 
 PAY_PER_USE = PAY_PER_USE_MODELS
 # Every tier, in the order the rows of a family over (offer, tier, cell) come out: by name.
@@ -380,7 +380,7 @@ class PlanModel:
     # horizon end: U (j) and V (j, Q+l); see the module docstring
     last_use: dict[str, int] = field(default_factory=dict)
     tail_credit: dict[tuple[str, str], int] = field(default_factory=dict)
-    tail_quarters: list[str] = field(default_factory=list)
+    tail_quarters: list[Quarter] = field(default_factory=list)
     avoided_price: dict[str, float] = field(default_factory=dict)  # j -> p^OD_j
     slice_group: Ints = field(default_factory=lambda: np.zeros(0, dtype=np.int64))  # the u group of each slice y
     session: object = None  # planner.solve: the HiGHS session that solved the model (HighsSession), if any
@@ -891,7 +891,7 @@ def add_variables(m: PlanModel) -> None:
     }
 
 
-def _index_active(m: PlanModel, commits: list[tuple[str, dict[str, Any], str]], columns: Ints) -> None:
+def _index_active(m: PlanModel, commits: list[tuple[str, dict[str, Any], Quarter]], columns: Ints) -> None:
     """The terms of A^m_jq (PlanModel.active_terms): for each offer and quarter, the starts of each option whose term
     covers the quarter, g_j nodes each times the share a_oq'q of the quarter's open hours the term covers (1 for a
     term started on a quarter's first day, in each quarter it covers)."""
@@ -1104,7 +1104,7 @@ def add_existing_commitments_cover(m: PlanModel) -> None:
 
 
 def _quarter_index(m: PlanModel, cells: Ints) -> Ints:
-    index = {q: i for i, q in enumerate(m.data.quarters)}
+    index: dict[str, int] = {q: i for i, q in enumerate(m.data.quarters)}
     return np.array([index[q] for q, _, _ in m.cells], dtype=np.int64)[cells]
 
 

@@ -31,7 +31,7 @@ which. The history must hold at least MIN_HISTORY_HOURS hours with use, a whole 
 
 from __future__ import annotations
 
-from collections.abc import Hashable
+from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
 from statistics import median
 from typing import cast
@@ -43,7 +43,7 @@ from quartermaster.model import Inventory
 from quartermaster.plan_result import ForecastRow
 from quartermaster.planner.curves import band_means, curves_frame
 from quartermaster.planner.options import PlanInputError, PlanOptions
-from quartermaster.units import next_quarters, quarter_bounds, quarter_of
+from quartermaster.units import Quarter, next_quarters, quarter_bounds, quarter_of
 
 MAX_TREND = 0.25  # a month of history must not extrapolate to more than +-25 % a quarter
 DAYS_PER_QUARTER = 365.25 / 4
@@ -397,7 +397,7 @@ def window_forecast(matrix: pd.DataFrame, horizon: pd.Timedelta) -> tuple[Foreca
 
 def usage_curves(
     inventory: Inventory,
-    quarters: list[str],
+    quarters: Sequence[Quarter],
     bands: tuple[tuple[float, float], ...],
     as_of: pd.Timestamp,
     preemptible: dict[tuple[str, str], float] | None = None,
@@ -493,7 +493,7 @@ def demand_from_usage(
 
 
 def with_actuals(
-    inventory: Inventory, curves: pd.DataFrame, quarters: list[str], bands: tuple[tuple[float, float], ...]
+    inventory: Inventory, curves: pd.DataFrame, quarters: Sequence[Quarter], bands: tuple[tuple[float, float], ...]
 ) -> tuple[pd.DataFrame, tuple[str, ...], tuple[ForecastRow, ...]]:
     """`curves` with every quarter of `quarters` that began before the usage history's end replaced by the usage's
     curves (its metered hours, the rest forecast from them), notes and the forecast's rows; unchanged without such a

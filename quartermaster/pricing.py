@@ -37,7 +37,7 @@ from quartermaster.capacity import pool_max_nodes
 from quartermaster.names import PricingModel as PricingModel
 from quartermaster.names import Provisioning as Provisioning
 from quartermaster.providers import providers
-from quartermaster.units import overlap_hours, quarter_of
+from quartermaster.units import Quarter, overlap_hours, quarter_of
 
 if TYPE_CHECKING:
     from quartermaster.model import Commitment, Inventory, PriceRow
@@ -422,7 +422,7 @@ def commitment_line(commitment: Commitment, quarter: str, basis: Basis, hours: i
     return PricedLine(Decimal(commitment.count * hours), "node-hour", commitment.usd_per_node_hour, basis, source)
 
 
-def last_quarter_of(commitment: Commitment) -> str:
+def last_quarter_of(commitment: Commitment) -> Quarter:
     """The last quarter a commitment is paid in: that of the last day of its term (its `end` is the day after)."""
     return quarter_of(commitment.end - dt.timedelta(days=1))
 

@@ -9,7 +9,15 @@ import pickle
 import pytest
 from pydantic import BaseModel, ValidationError
 
-from quartermaster.units import QUARTER_PATTERN, Quarter, QuarterError, next_quarters, quarter_bounds, quarter_hours
+from quartermaster.units import (
+    QUARTER_PATTERN,
+    Quarter,
+    QuarterError,
+    next_quarters,
+    quarter_bounds,
+    quarter_hours,
+    quarter_of,
+)
 
 
 def test_a_quarter_is_its_text_in_every_output() -> None:
@@ -36,7 +44,7 @@ def test_a_quarter_knows_its_days_and_hours(
     assert (q.first_day, q.last_day, q.end) == (want_first, want_last, want_last + dt.timedelta(days=1))
     assert q.hours == quarter_hours(quarter) == want_hours
     assert quarter_bounds(quarter) == (want_first, want_last + dt.timedelta(days=1))
-    assert Quarter.of(want_first) == Quarter.of(want_last) == q
+    assert quarter_of(want_first) == quarter_of(want_last) == q and type(quarter_of(want_first)) is Quarter
 
 
 def test_quarters_add_subtract_and_sort_in_calendar_order() -> None:

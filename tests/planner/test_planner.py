@@ -301,6 +301,12 @@ def test_an_unknown_idle_policy_is_a_plan_input_error():
         run(one_site(on_demand=10), curves("ml", Q1, level=1.0), idle_policy="owner:nobody")
 
 
+def test_a_horizon_past_the_calendar_is_a_plan_input_error_with_the_longest_that_fits():
+    # 2100Q3 and 2100Q4 are the calendar's last two quarters (it ends on 2100-12-31), so 3q does not fit and 2q does
+    with pytest.raises(PlanInputError, match=r"3 quarters from 2100Q3 ends after 2100Q4.*use --horizon 2q"):
+        run(one_site(on_demand=10), curves("ml", ["2100Q3"], level=1.0), horizon=3)
+
+
 def test_the_baseline_says_which_price_stands_in_where_there_is_no_on_demand_price():
     """Issue 14: an offer without an on-demand price of its own is priced in the all-on-demand baseline at the
     cheapest on-demand price of its accelerator elsewhere, or, with none anywhere, at its own price."""

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 from quartermaster.planned import line_cents
 from quartermaster.pricing import commitment_line, format_usd, last_quarter_of
 from quartermaster.reports.finance.table import ZERO, Column, Row, Table
-from quartermaster.units import next_quarters
+from quartermaster.units import LAST_QUARTER
 
 if TYPE_CHECKING:
     from quartermaster.model import Inventory
@@ -43,7 +43,9 @@ def expiry_table(inventory: Inventory, spend: Table, coverage: Table) -> Table:
     ending_before: dict[str, Decimal] = {}
     for c in sorted(inventory.commitments, key=lambda c: (c.end, c.name)):
         last = last_quarter_of(c)
-        gone = next_quarters(last, 2)[1]
+        if last == LAST_QUARTER:
+            continue  # paid to the calendar's end: it ends in none of the plan's quarters
+        gone = last.next
         amount = line_cents(commitment_line(c, last, "planned"))
         ending.setdefault(gone, []).append(f"{c.name} (ends {c.end}; {format_usd(amount)} in {last})")
         ending_before[gone] = ending_before.get(gone, ZERO) + amount
