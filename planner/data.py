@@ -31,7 +31,7 @@ from quartermaster.capacity import nodes_per_slice, pool_accelerators
 from quartermaster.demand_quantiles import equivalence_ratio, quantile_curve, shifted_quantiles
 from quartermaster.issues import did_you_mean
 from quartermaster.model import DemandRow, Inventory
-from quartermaster.plan_result import ForecastRow
+from quartermaster.plan_contract import ForecastRow
 from quartermaster.planner import actuals, whatif
 from quartermaster.planner.curves import curves_frame
 from quartermaster.planner.options import PlanInputError, PlanOptions

@@ -1,7 +1,7 @@
 """The marginal accelerator by re-solve: what one more accelerator of non-preemptible load at an offer, every hour of
 a quarter, costs the plan with its purchases fixed.
 
-The fixed-integer LP's duals price it in one pass (`results.shadow_prices`), and they are exact where an offer's
+The fixed-integer LP's duals price it in one pass (`build_result.shadow_prices`), and they are exact where an offer's
 cheapest way to serve one more accelerator is a pay-per-use tier with no supply cap. Elsewhere they need not be:
 with each team kept to its quota's pools (`policy.placement: quota`), several capacity rows of a quarter are full at
 once and teams have alternatives of equal cost, so the LP is degenerate and its optimal duals form a face, not a

@@ -144,7 +144,7 @@ what the offer supplies: at enterprise size (bench/planner_bench.py) that remove
 columns, and the preemptible share is a rule of the key's whole demand, not of each offer it runs at.
 A budget charges a cost centre for the hours its keys are served, at the price of what served them
 (committed hours at r^E / r^N); commitment hours nobody uses are not charged to a cost centre but to a
-shared line, so the charge is linear and the same rule makes `cost_by_team` (see results.py).
+shared line, so the charge is linear and the same rule makes `cost_by_team` (see build_result.py).
 """
 
 from __future__ import annotations
@@ -162,7 +162,7 @@ import numpy.typing as npt
 import pandas as pd
 import pulp
 
-from quartermaster.plan_result import EXISTING, NEW
+from quartermaster.plan_contract import EXISTING, NEW
 from quartermaster.planner.actuals import term_hours
 from quartermaster.planner.data import PlanData, tail_quarters
 from quartermaster.planner.tables import Budget, Cap, Demand, Existing, Route, rows
@@ -351,7 +351,7 @@ class DemandRows:
 @dataclass
 class PlanModel:
     """The built problem (`lp`, arrays) and its columns keyed by their index tuples, with the index facts the
-    constraint families and results.py share, and the solution once solved (`x`, row duals `pi`)."""
+    constraint families and build_result.py share, and the solution once solved (`x`, row duals `pi`)."""
 
     data: PlanData
     commit: dict[tuple[str, str, str], int] = field(default_factory=dict)
@@ -359,7 +359,7 @@ class PlanModel:
     slices: dict[tuple[str, str, str, str, int], int] = field(default_factory=dict)  # (j, m, q, s, b)
     unmet: dict[tuple[str, str, str, int], int] = field(default_factory=dict)
     slack: dict[tuple[str, ...], int] = field(default_factory=dict)
-    # index facts shared by the add_* functions and results.py
+    # index facts shared by the add_* functions and build_result.py
     cells: list[tuple[str, str, int]] = field(default_factory=list)  # (q, s, b)
     weight: dict[tuple[str, str, int], float] = field(default_factory=dict)
     offers: dict[str, dict[str, Any]] = field(default_factory=dict)

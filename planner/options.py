@@ -8,7 +8,7 @@ each other.
 from __future__ import annotations
 
 from quartermaster.errors import UsageError
-from quartermaster.plan_result import BANDS, PlanOptions
+from quartermaster.plan_contract import BANDS, PlanOptions
 
 __all__ = ["BANDS", "PlanInputError", "PlanOptions", "parse_horizon"]
 

@@ -1,4 +1,4 @@
-"""The library entry point: `plan(inventory, options) -> PlanResult` runs data -> model -> solve -> results."""
+"""The library entry point: `plan(inventory, options) -> PlanResult` runs data -> model -> solve -> build_result."""
 
 from __future__ import annotations
 
@@ -10,14 +10,14 @@ from pathlib import Path
 import pandas as pd
 
 from quartermaster.model import Inventory
-from quartermaster.plan_result import CreditSensitivityPurchaseRow, CreditSensitivityRow, Outcome, PlanResult
-from quartermaster.planned import horizon_cost, purchase_liability
+from quartermaster.plan_contract import CreditSensitivityPurchaseRow, CreditSensitivityRow, Outcome, PlanResult
+from quartermaster.plan_figures import horizon_cost, purchase_liability
 from quartermaster.planner import marginal
+from quartermaster.planner.build_result import collect
 from quartermaster.planner.data import PlanData, build_data
 from quartermaster.planner.model import TIERS, PlanModel, build_model
 from quartermaster.planner.options import PlanOptions
 from quartermaster.planner.placement import Tier, offer_key, served_on, tiers_of
-from quartermaster.planner.results import collect
 from quartermaster.planner.solve import fix_integers_and_resolve, solve
 from quartermaster.pricing import cents, usd
 

@@ -31,7 +31,7 @@ from dataclasses import dataclass
 
 from quartermaster.capacity import cohort_root, lendable
 from quartermaster.model import Inventory, Quota, Team
-from quartermaster.plan_result import EXISTING, NEW
+from quartermaster.plan_contract import EXISTING, NEW
 from quartermaster.pricing import PRICING_MODEL_OF_PROVISIONING, PricingModel
 
 PLACEMENTS = ("quota", "cohort", "anywhere")

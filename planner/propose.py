@@ -14,7 +14,7 @@ from __future__ import annotations
 from quartermaster.capacity import borrowable, flavor_capacity
 from quartermaster.edit import QuotaChange
 from quartermaster.model import Inventory, Quota
-from quartermaster.plan_result import ProposedQuotaRow
+from quartermaster.plan_contract import ProposedQuotaRow
 
 
 def proposed_changes(

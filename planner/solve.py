@@ -23,7 +23,7 @@ import highspy
 import numpy as np
 import pulp
 
-from quartermaster.plan_result import Outcome
+from quartermaster.plan_contract import Outcome
 from quartermaster.planner.model import BudgetCurves, Floats, Ints, LinearProgram, PlanModel, ranges
 
 # HiGHS model statuses that say what happened; any other (time or iteration limit, interrupt) leaves a

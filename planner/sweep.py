@@ -41,7 +41,7 @@ import pyarrow as pa
 
 from quartermaster.errors import UsageError, require_extra
 from quartermaster.model import Inventory
-from quartermaster.plan_result import PlanResult
+from quartermaster.plan_contract import PlanResult
 from quartermaster.planner import whatif
 from quartermaster.planner.data import curves_from_quantiles, demand_series
 from quartermaster.planner.options import PlanInputError, PlanOptions

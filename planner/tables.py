@@ -1,5 +1,5 @@
 """The planner's own tables, typed: one row schema per `PlanData` table (data.py builds them, model.py and
-results.py read them).
+build_result.py read them).
 
 A schema is a NamedTuple: its fields are the table's columns, in order, with their Python types. `rows(frame,
 Schema)` reads a table as typed rows (what mypy checks, where `itertuples()` gives any scalar), and

@@ -40,7 +40,7 @@ import numpy as np
 import pandas as pd
 
 from quartermaster.model import Inventory
-from quartermaster.plan_result import ForecastRow
+from quartermaster.plan_contract import ForecastRow
 from quartermaster.planner.curves import band_means, curves_frame
 from quartermaster.planner.options import PlanInputError, PlanOptions
 from quartermaster.units import Quarter, next_quarters, quarter_bounds, quarter_of

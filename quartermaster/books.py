@@ -15,7 +15,7 @@ from quartermaster.pricing import PricingModel, allocate_cents, cents, onprem_sp
 
 if TYPE_CHECKING:
     from quartermaster.model import Inventory
-    from quartermaster.plan_result import PlanResult, PurchaseRow
+    from quartermaster.plan_contract import PlanResult, PurchaseRow
 
 ZERO = Decimal(0)
 CENTS = Decimal("0.00")

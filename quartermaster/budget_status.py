@@ -3,11 +3,11 @@
 `budget_status` is the one function the plan (its `budget_status` table and `qm plan`'s summary), the finance report
 (its budget tables and `report.json`), the quota-PR check (`qm diff`, markdown, text and `--format json`) and the
 alert rules' budget annotations (`qm observability render --plan`) use; on the planned basis through
-`planned.planned_status`. It pairs each budget of `policy.budgets` with the cost centre's charge for that quarter
+`plan_figures.planned_status`. It pairs each budget of `policy.budgets` with the cost centre's charge for that quarter
 on one basis (`pricing.BASES`):
 
 - **planned**: the plan's charge of the cost centre's teams in the quarter (use plus idle share), to the cent as the
-  finance report shows it (`planned.centre_costs`);
+  finance report shows it (`plan_figures.centre_costs`);
 - **exposure**: the quota diff's monthly exposure of the cost centre's teams (their quotas used in full at the
   flavors' marginal rates) times the quarter's months;
 - **metered**: what `qm meter` charged the cost centre in the quarter.

@@ -8,7 +8,7 @@ Two ledgers hold every dollar a person sees:
 
 Each has two sides (`pricing.SIDES`): its cost lines say what is paid for, its charge lines who bears it, and both
 add up to the same total, quarter by quarter (month by month for `qm meter`). A table is `group_by` over one side,
-its figures exact; they are rounded to the cent once, where they are shown (`quartermaster.planned`).
+its figures exact; they are rounded to the cent once, where they are shown (`quartermaster.plan_figures`).
 """
 
 from __future__ import annotations

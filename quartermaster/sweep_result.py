@@ -1,7 +1,7 @@
 """A plan sweep as a contract: what `qm plan --sweep / --draws` writes beside a plan (planner/sweep.py solves it)
 and what the finance report and `qm plan` read back (`load_sweep`, `cost_bands`, `robust_commitments`).
 
-It lives in the core beside the plan's own contract (plan_result.py) and imports neither the solver nor pandas;
+It lives in the core beside the plan's own contract (plan_contract.py) and imports neither the solver nor pandas;
 pyarrow only when a sweep's tables are written or read. Every figure is on the planned basis.
 """
 
@@ -15,7 +15,7 @@ from decimal import Decimal
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from quartermaster.plan_result import not_what_was_written
+from quartermaster.plan_contract import not_what_was_written
 
 if TYPE_CHECKING:
     import pyarrow as pa

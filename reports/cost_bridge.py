@@ -28,7 +28,7 @@ asked (served or not) and A1 its served hours counted in the classes asked:
 They add up to E - S exactly ((H1 - Hp1 - Hc1) p0 = 0, (Hc0 - H0) p0 = -P0 and S = C0 + P0 + Io0). The demand change
 is rounded to the cent on its own, so that it depends on the quarter's demand and the metered month alone (not on the
 horizon, a utilisation floor or a price what-if); the other lines are rounded so that all add up to the difference of
-the cent figures shown (`planned.shares_of`). Without pay-per-use hours in the month, p0 is the month's average
+the cent figures shown (`plan_figures.shares_of`). Without pay-per-use hours in the month, p0 is the month's average
 rate of all used hours. Idle of the plan (Ic1) is split between existing and new commitments in proportion to their
 cost (the plan does not record which idles). A plan written before it recorded its demand (KpiRow.demand_accelerator
 _hours) counts its served hours in the classes asked plus its unmet demand instead.
@@ -42,8 +42,8 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
-from quartermaster.plan_result import CLOSED, EXISTING, NEW
-from quartermaster.planned import quarter_cost, shares_of, to_cent
+from quartermaster.plan_contract import CLOSED, EXISTING, NEW
+from quartermaster.plan_figures import quarter_cost, shares_of, to_cent
 from quartermaster.pricing import (
     IDLE_TEAM,
     PricingModel,
@@ -55,7 +55,7 @@ from quartermaster.units import quarter_bounds, quarter_hours
 
 if TYPE_CHECKING:
     from quartermaster.model import Inventory
-    from quartermaster.plan_result import PlanResult
+    from quartermaster.plan_contract import PlanResult
 
 ZERO = Decimal(0)
 PAID_TIERS = (EXISTING, NEW, PricingModel.CAPACITY_BLOCK)

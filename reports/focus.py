@@ -40,7 +40,7 @@ from quartermaster.errors import ProblemsFound
 from quartermaster.metering.meter import ChargeLine, MeterResult
 from quartermaster.metering.rates import Block
 from quartermaster.model import Inventory
-from quartermaster.planned import allocate_grid, model_costs, team_costs
+from quartermaster.plan_figures import allocate_grid, model_costs, team_costs
 from quartermaster.pricing import (
     FOCUS_PRICING_CATEGORY,
     Basis,
@@ -56,7 +56,7 @@ from quartermaster.textsafety import spreadsheet_cell
 from quartermaster.units import quarter_bounds
 
 if TYPE_CHECKING:
-    from quartermaster.plan_result import PlanResult
+    from quartermaster.plan_contract import PlanResult
 
 FOCUS_VERSION = "1.3"
 # The 23 mandatory columns of FOCUS 1.3 (ratified 2025-12-05; FOCUS_Spec, the 1.3 tree) and whether the spec
@@ -483,7 +483,7 @@ def plan_focus_rows(inventory: Inventory, plan: PlanResult, quarter: str) -> lis
     )
     start, end = (dt.datetime.combine(d, dt.time()) for d in quarter_bounds(quarter))
     # each line split to teams in proportion to their cost, rounded so that a team's lines add up to its charge in
-    # the report (`planned.team_costs`) and the teams of a line to the line: one rounding rule for both views
+    # the report (`plan_figures.team_costs`) and the teams of a line to the line: one rounding rule for both views
     charged = {t.team: t for t in by_team if t.usd > 0}
     whole = sum((t.usd for t in charged.values()), Decimal(0))
     cells = {(line, team): cost * t.usd / whole for line, cost in lines.items() for team, t in charged.items()}

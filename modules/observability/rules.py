@@ -16,7 +16,7 @@ in its `runbook` annotation the inventory file (and YAML path) to change. Alerts
   provisioning, via `quartermaster.pricing`; idle commitment capacity not shared) times the quarter's hours
   exceeds the budget.
 - `QuartermasterSpendAbovePlan` (per budget, with a plan): the same projection exceeds the cost centre's planned
-  use for the quarter without its share of idle (`planned.planned_use`), the projection's own basis.
+  use for the quarter without its share of idle (`plan_figures.planned_use`), the projection's own basis.
 
 Budget thresholds come from `budget_status.budget_status`, the function the finance report and `qm diff` use: given the
 plan's rows (`planned`, basis planned: the finance report's `budget_status` table), each budget alert states its
@@ -129,7 +129,7 @@ class PlannedBudgets:
 
     rows: tuple[BudgetStatus, ...]
     use: Mapping[tuple[str, str], Decimal]
-    """use: (cost centre, quarter) -> its planned use without idle share (`planned.planned_use`), the basis of the
+    """use: (cost centre, quarter) -> its planned use without idle share (`plan_figures.planned_use`), the basis of the
     metered spend the alerts project, so QuartermasterSpendAbovePlan compares like with like."""
     plan: str
     """plan: the plan folder, named in the alerts' annotations."""

@@ -22,7 +22,7 @@ from quartermaster.units import Quarter, QuarterError
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-    from quartermaster.plan_result import PlanResult
+    from quartermaster.plan_contract import PlanResult
 
 # No emoji codes (`research:x:` is a cohort path, not an emoji) and no markup from inventory text.
 console = Console(highlight=False, soft_wrap=True, emoji=False, width=None if sys.stdout.isatty() else 160)
@@ -134,7 +134,7 @@ def check_output(out: Path, option: str, inventory: Path, *, folder: bool, input
 
 UNREADABLE = (ValueError, OSError)
 """What reading a plan folder raises when a file in it is not what `qm plan` wrote (JSON that does not parse or
-lacks a field, a CSV or Parquet file that is cut or corrupt: `plan_result.load_result` and `sweep_result.load_sweep`
+lacks a field, a CSV or Parquet file that is cut or corrupt: `plan_contract.load_result` and `sweep_result.load_sweep`
 raise ValueError naming the file, pyarrow ValueError or OSError) or cannot be read; any other error is a bug and
 shows as one."""
 
@@ -151,7 +151,7 @@ def read_plan_or_exit(plan_dir: Path, what: str = "--plan", relaxed_ok: bool = F
     """The plan `qm plan` wrote in `plan_dir`; a usage error (`what` names the option) when there is none, it cannot
     be read, the solve found no plan, or (unless `relaxed_ok`: a reader that labels it) business rules had to give
     (`--explain-infeasible`), so that no view shows a plan's figures that are not a plan."""
-    from quartermaster.plan_result import load_result  # imported when run, so that `qm --help` stays fast
+    from quartermaster.plan_contract import load_result  # imported when run, so that `qm --help` stays fast
 
     if not (plan_dir / "plan.json").is_file():
         raise UsageError(f"{what} {plan_dir}: no plan.json there; run `qm plan --out {plan_dir}` first.")

@@ -88,7 +88,7 @@ def render(
         gmp_rules,
         prometheus_rule,
     )
-    from quartermaster.planned import planned_status, planned_use
+    from quartermaster.plan_figures import planned_status, planned_use
     from quartermaster.yamlwriter import dump_yaml
 
     labels: dict[str, str] = {}

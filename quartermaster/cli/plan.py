@@ -27,7 +27,7 @@ from quartermaster.pricing import DEFAULT_IDLE_POLICY, cents, decimal_of, format
 
 if TYPE_CHECKING:
     from quartermaster.model import Inventory
-    from quartermaster.plan_result import PlanResult
+    from quartermaster.plan_contract import PlanResult
     from quartermaster.planner import PlanOptions
     from quartermaster.sweep_result import SweepSpec
 
@@ -110,7 +110,7 @@ def command(
     ),
 ) -> None:
     """Plan what to commit to, where and when; print a summary and write the plan to --out."""
-    from quartermaster.plan_result import SOLVERS
+    from quartermaster.plan_contract import SOLVERS
 
     chosen = next((s for s in SOLVERS if s == solver), None)
     if chosen is None:
@@ -279,7 +279,7 @@ def solve_summary(r: PlanResult) -> str:
 
 
 def _print(r: PlanResult) -> None:
-    from quartermaster.planned import horizon_cost, horizon_on_demand, purchase_liability
+    from quartermaster.plan_figures import horizon_cost, horizon_on_demand, purchase_liability
 
     if r.relaxed_rules:
         head = "No plan satisfies every business rule" if r.outcome == "infeasible" else "Business rules gave"

@@ -22,7 +22,7 @@ from quartermaster.errors import UsageError
 from quartermaster.model import Inventory
 
 if TYPE_CHECKING:
-    from quartermaster.plan_result import PlanResult
+    from quartermaster.plan_contract import PlanResult
 
 FORMATS = ("html", "json", "csv", "xlsx", "pdf")
 

@@ -1,6 +1,6 @@
 """The quarterly finance report: ReportData from a plan, then renderers (HTML, XLSX, CSV, JSON, PDF)."""
 
-from quartermaster.planned import quarter_cost
+from quartermaster.plan_figures import quarter_cost
 from quartermaster.reports.finance.build import ReportData, build_report
 from quartermaster.reports.finance.report_formats import (
     RenderOptions,

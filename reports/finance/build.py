@@ -1,6 +1,6 @@
 """The quarterly planning report as data: every figure computed once, as Decimal money with past / current / delta;
 renderers only format (STYLE habit 13). Each table is built by its own module under `tables/`; money is rounded by
-the one rule of `quartermaster.planned`.
+the one rule of `quartermaster.plan_figures`.
 
 Sources: the planner's result (`PlanResult`), the inventory (demand forecast, pools, prices, budgets), optionally a
 previous plan and usage records. FinOps measures: savings vs all on-demand = on-demand equivalent - cost; effective
@@ -19,7 +19,7 @@ from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
 from quartermaster.errors import ProblemsFound
-from quartermaster.planned import (
+from quartermaster.plan_figures import (
     centre_costs,
     purchase_liability,
     quarter_cost,
@@ -62,7 +62,7 @@ if TYPE_CHECKING:
     import pandas as pd
 
     from quartermaster.model import Inventory
-    from quartermaster.plan_result import PlanResult
+    from quartermaster.plan_contract import PlanResult
 
 
 @dataclass(frozen=True)

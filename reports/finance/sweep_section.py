@@ -13,8 +13,8 @@ from decimal import Decimal
 from pathlib import Path
 
 from quartermaster.errors import UsageError
-from quartermaster.plan_result import PlanResult
-from quartermaster.planned import horizon_cost, quarter_cost, to_cent
+from quartermaster.plan_contract import PlanResult
+from quartermaster.plan_figures import horizon_cost, quarter_cost, to_cent
 from quartermaster.reports.finance.build import ReportData
 from quartermaster.reports.finance.table import Column, Row, Table
 from quartermaster.sweep_result import PLANNED, Sweep, cost_bands, load_sweep, robust_commitments

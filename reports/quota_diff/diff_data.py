@@ -30,8 +30,8 @@ from typing import Literal
 from quartermaster.budget_status import BudgetStatus, budget_status
 from quartermaster.capacity import cohort_root, nominal_by_flavor
 from quartermaster.model import Inventory, Quota, Team
-from quartermaster.plan_result import PlanResult
-from quartermaster.planned import planned_status
+from quartermaster.plan_contract import PlanResult
+from quartermaster.plan_figures import planned_status
 from quartermaster.pricing import CENT, DEFAULT_IDLE_POLICY, HOURS_PER_MONTH, idle_weights
 from quartermaster.reports.quota_diff.impact import (
     IMPACT_DAYS,

@@ -13,7 +13,7 @@ import pytest
 from typer.testing import CliRunner
 
 from quartermaster.cli import app
-from quartermaster.plan_result import Outcome, load_result
+from quartermaster.plan_contract import Outcome, load_result
 from tests.paths import DATA, INVENTORY
 
 runner = CliRunner()
@@ -109,13 +109,13 @@ def test_a_bug_while_reading_a_plan_is_not_reported_as_an_unreadable_plan(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Only what the files hold is the user's to fix: an error of the code reading them stays an error."""
-    import quartermaster.plan_result as plan_result
+    import quartermaster.plan_contract as plan_contract
 
     def broken(*_: object) -> None:
         raise AttributeError("a bug")
 
     folder = written(tmp_path)
-    monkeypatch.setattr(plan_result, "_plan_file", broken)
+    monkeypatch.setattr(plan_contract, "_plan_file", broken)
     result = runner.invoke(app, ["diff", str(INVENTORY), str(INVENTORY), "--plan", str(folder)])
     assert isinstance(result.exception, AttributeError)
     assert "cannot be read" not in result.output

@@ -14,7 +14,7 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-from quartermaster.plan_result import EXISTING, NEW, PLAN_FORMAT_VERSION, plan_schema_json
+from quartermaster.plan_contract import EXISTING, NEW, PLAN_FORMAT_VERSION, plan_schema_json
 from tests.paths import DATA, REPO
 from tests.planner.planning import curves, one_site, run
 
@@ -25,7 +25,7 @@ SOLVER_AND_TABLES = ("pulp", "highspy", "pandas", "numpy", "quartermaster.planne
 
 LOAD_IN_A_FRESH_INTERPRETER = """
 import pickle, sys
-from quartermaster.plan_result import load_result
+from quartermaster.plan_contract import load_result
 result = load_result(sys.argv[1])
 loaded = sorted(m for m in {modules!r} if m in sys.modules)
 sys.stdout.buffer.write(pickle.dumps((result, loaded)))

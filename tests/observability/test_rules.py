@@ -22,8 +22,8 @@ from quartermaster.cli import app
 from quartermaster.loader import LoadResult, load
 from quartermaster.model import Budget, Inventory
 from quartermaster.modules.observability.rules import BREAK_EVEN, Options, PlannedBudgets, build_rules
-from quartermaster.plan_result import load_result
-from quartermaster.planned import planned_status, planned_use
+from quartermaster.plan_contract import load_result
+from quartermaster.plan_figures import planned_status, planned_use
 from quartermaster.pricing import break_even, cents, pool_rate
 from quartermaster.reports.finance import build_report
 from quartermaster.yamlwriter import dump_yaml

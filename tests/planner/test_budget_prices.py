@@ -17,7 +17,7 @@ import pandas as pd
 import pytest
 
 from bench.planner_bench import SIZES, generate
-from quartermaster.plan_result import Outcome
+from quartermaster.plan_contract import Outcome
 from quartermaster.planner import PlanOptions
 from quartermaster.planner.data import PlanData
 from quartermaster.planner.model import PlanModel, build_model

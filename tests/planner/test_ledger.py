@@ -17,8 +17,8 @@ import pytest
 
 from quartermaster.ledger import group_by, total
 from quartermaster.loader import load
-from quartermaster.plan_result import PlanResult, load_result
-from quartermaster.planned import horizon_cost, planned_charges, team_costs
+from quartermaster.plan_contract import PlanResult, load_result
+from quartermaster.plan_figures import horizon_cost, planned_charges, team_costs
 from quartermaster.planner import PlanOptions, plan
 from quartermaster.pricing import CENT, cents
 from tests.paths import INVENTORY, REPO
@@ -68,9 +68,9 @@ def test_cost_by_team_is_the_charge_side_by_team(example: PlanResult) -> None:
 
 
 def test_the_budget_status_is_the_charge_side_by_cost_centre(example: PlanResult) -> None:
-    """Each team's charge is its ledger lines to within a cent (`planned.team_costs` splits the quarter's cent figure
-    by largest remainder so that the teams add up to it, moving each by less than a cent), and a cost centre's planned
-    charge (its budget status) is its teams' lines to within a cent per team."""
+    """Each team's charge is its ledger lines to within a cent (`plan_figures.team_costs` splits the quarter's cent
+    figure by largest remainder so that the teams add up to it, moving each by less than a cent), and a cost centre's
+    planned charge (its budget status) is its teams' lines to within a cent per team."""
     by_team = group_by(example.ledger, "charge", "quarter", "team")
     for q in example.quarters:
         for team, (_, usd) in team_costs(example, q).items():

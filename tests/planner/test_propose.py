@@ -12,10 +12,10 @@ from typer.testing import CliRunner
 from quartermaster.cli import app
 from quartermaster.edit import QuotaChange
 from quartermaster.loader import load
-from quartermaster.plan_result import ProposedQuotaRow
+from quartermaster.plan_contract import ProposedQuotaRow
 from quartermaster.planner import load_result
+from quartermaster.planner.build_result import largest_remainder
 from quartermaster.planner.propose import proposed_changes
-from quartermaster.planner.results import largest_remainder
 from tests.builders import make_inventory
 from tests.paths import REPO
 from tests.planner.planning import SITE, curves, price, run

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from quartermaster.plan_result import load_result
+from quartermaster.plan_contract import load_result
 from quartermaster.pricing import HOURS_PER_MONTH
 from quartermaster.reports.finance import build_report
 from quartermaster.units import quarter_hours

@@ -130,7 +130,7 @@ def test_the_workflows_comment_carries_the_planned_budget_rows_of_the_finance_re
     """Issue 26, point 4: the workflow's own plan and diff steps, run as written (bash, in the pull request's
     checkout, with the base branch's `qm` at ../tool/.venv/bin/qm), give a comment whose planned budget rows are
     the finance report's `budget_status` rows of the same plan, to the cent."""
-    from quartermaster.plan_result import load_result
+    from quartermaster.plan_contract import load_result
     from quartermaster.pricing import format_usd
     from quartermaster.reports.finance import build_report
 

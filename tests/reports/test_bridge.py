@@ -7,7 +7,15 @@ from __future__ import annotations
 from decimal import Decimal
 
 from quartermaster.model import Inventory
-from quartermaster.plan_result import KpiRow, Outcome, PlanOptions, PlanResult, QuarterCostRow, RoutingRow, TeamCostRow
+from quartermaster.plan_contract import (
+    KpiRow,
+    Outcome,
+    PlanOptions,
+    PlanResult,
+    QuarterCostRow,
+    RoutingRow,
+    TeamCostRow,
+)
 from quartermaster.reports.cost_bridge import build_bridge
 from quartermaster.reports.finance import build_report
 from quartermaster.reports.metering import check_usage, parse_period

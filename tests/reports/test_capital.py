@@ -11,7 +11,7 @@ from pathlib import Path
 from quartermaster.checks import check_onprem_cost_parts
 from quartermaster.loader import load
 from quartermaster.model import Commitment, Inventory, OnpremCost, Policy, PriceRow
-from quartermaster.plan_result import Outcome, PlanResult, PurchaseRow
+from quartermaster.plan_contract import Outcome, PlanResult, PurchaseRow
 from quartermaster.pricing import SPEND_RULE
 from quartermaster.reports.finance.tables.capital import capital_tables, payment_schedule
 from quartermaster.reports.finance.tables.payments import purchase_payments

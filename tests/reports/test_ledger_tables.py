@@ -2,10 +2,10 @@
 
 The example is planned as `qm plan inventory/` plans it and its report built; its money tables are then rebuilt from
 the plan's ledger (`quartermaster.ledger.group_by`) and compared to the cent. A table splits a cent figure so its
-parts add up to it (`planned.shares_of`, `planned.team_costs`), which moves each part by less than a cent from its
-exact lines: that is the tolerance where a table shows parts. And no module of the report (its tables, build and
-sections, the bridge) rounds money itself: the cents come from `quartermaster/planned.py` (one rounding rule), the
-rates and quantities from `quartermaster/pricing.py`, and a share is rounded where it is printed.
+parts add up to it (`plan_figures.shares_of`, `plan_figures.team_costs`), which moves each part by less than a cent
+from its exact lines: that is the tolerance where a table shows parts. And no module of the report (its tables, build
+and sections, the bridge) rounds money itself: the cents come from `quartermaster/plan_figures.py` (one rounding
+rule), the rates and quantities from `quartermaster/pricing.py`, and a share is rounded where it is printed.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ import pytest
 from quartermaster.ledger import group_by, total
 from quartermaster.loader import load
 from quartermaster.model import Inventory
-from quartermaster.plan_result import PlanResult
+from quartermaster.plan_contract import PlanResult
 from quartermaster.planner import PlanOptions, plan
 from quartermaster.pricing import CENT, IDLE_TEAM, cents
 from quartermaster.reports.finance import ReportData, build_report
@@ -53,7 +53,7 @@ def test_no_report_module_rounds_money_itself() -> None:
         for n, line in enumerate(path.read_text().splitlines(), start=1)
         if ROUNDING.search(line.split("#")[0])
     ]
-    assert found == [], "round in quartermaster/planned.py (money) or pricing.shown_* (rates, quantities)"
+    assert found == [], "round in quartermaster/plan_figures.py (money) or pricing.shown_* (rates, quantities)"
 
 
 def test_spend_by_quarter_is_the_ledgers_cost_side(example: tuple[Inventory, PlanResult, ReportData]) -> None:

@@ -17,7 +17,7 @@ from typer.testing import CliRunner
 
 from quartermaster.cli import app
 from quartermaster.loader import load
-from quartermaster.plan_result import PlanResult, load_result
+from quartermaster.plan_contract import PlanResult, load_result
 from quartermaster.pricing import format_pct, format_usd
 from quartermaster.units import overlap_hours
 from tests.paths import INVENTORY

@@ -8,7 +8,7 @@ from dataclasses import replace
 from decimal import Decimal
 
 from quartermaster.loader import load
-from quartermaster.plan_result import (
+from quartermaster.plan_contract import (
     CommitmentUtilisationRow,
     CreditSensitivityPurchaseRow,
     CreditSensitivityRow,

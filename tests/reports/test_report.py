@@ -1013,7 +1013,7 @@ def test_a_plan_written_before_routing_says_so(inventory: Inventory, stored: Rep
 
 def hand_plan(quarters: tuple[str, ...], team_usd: dict[str, str]) -> planner.PlanResult:
     """A plan of `quarters` that charges each team `team_usd` in every quarter (the small fleet's cost centres)."""
-    from quartermaster.plan_result import KpiRow, TeamCostRow
+    from quartermaster.plan_contract import KpiRow, TeamCostRow
 
     total = sum(Decimal(v) for v in team_usd.values())
     return planner.PlanResult(

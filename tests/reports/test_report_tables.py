@@ -15,9 +15,9 @@ from typer.testing import CliRunner
 from quartermaster.cli import app
 from quartermaster.loader import load
 from quartermaster.model import Inventory
-from quartermaster.plan_result import PlanResult, load_result
-from quartermaster.planned import allocate_grid, team_costs
-from quartermaster.planned import quarter_cost as plan_quarter_cost
+from quartermaster.plan_contract import PlanResult, load_result
+from quartermaster.plan_figures import allocate_grid, team_costs
+from quartermaster.plan_figures import quarter_cost as plan_quarter_cost
 from quartermaster.pricing import allocate_cents
 from quartermaster.reports.finance import build_report
 from quartermaster.reports.finance.table import Column, Row, Table

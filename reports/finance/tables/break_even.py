@@ -13,7 +13,7 @@ from quartermaster.reports.finance.tables.common import active_quarters
 
 if TYPE_CHECKING:
     from quartermaster.model import Inventory
-    from quartermaster.plan_result import PlanResult, PurchaseRow
+    from quartermaster.plan_contract import PlanResult, PurchaseRow
 
 
 @dataclass(frozen=True)

@@ -15,7 +15,7 @@ if TYPE_CHECKING:
     import pandas as pd
 
     from quartermaster.model import Inventory
-    from quartermaster.plan_result import PlanResult
+    from quartermaster.plan_contract import PlanResult
 
 NOTE = (
     "Basis: metered (first row), planned (last row); the lines between explain the difference and add up to it to "

@@ -1,5 +1,5 @@
 """Table `budget_status`: every budget of the plan's quarters against the planned charge, from
-`planned.planned_status`, the one answer every view gives (the report shows it once; the summary adds up its rows
+`plan_figures.planned_status`, the one answer every view gives (the report shows it once; the summary adds up its rows
 of the report's quarter)."""
 
 from __future__ import annotations
@@ -8,14 +8,14 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import TYPE_CHECKING
 
-from quartermaster.planned import planned_status
+from quartermaster.plan_figures import planned_status
 from quartermaster.pricing import SPEND_RULE
 from quartermaster.reports.finance.table import NAME_COLUMN, Column, Row, Table
 from quartermaster.reports.finance.tables.common import centre_name
 
 if TYPE_CHECKING:
     from quartermaster.model import Inventory
-    from quartermaster.plan_result import PlanResult
+    from quartermaster.plan_contract import PlanResult
 
 
 @dataclass(frozen=True)

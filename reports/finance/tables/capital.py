@@ -20,13 +20,13 @@ from decimal import Decimal
 from typing import TYPE_CHECKING
 
 from quartermaster.books import Booking, asset_bookings, monthly_payments, plan_bookings
-from quartermaster.planned import purchase_cents
+from quartermaster.plan_figures import purchase_cents
 from quartermaster.pricing import SPEND_RULE, format_pct
 from quartermaster.reports.finance.table import CENTS, Column, Row, Table, column_sums
 
 if TYPE_CHECKING:
     from quartermaster.model import Inventory
-    from quartermaster.plan_result import PlanResult, PurchaseRow
+    from quartermaster.plan_contract import PlanResult, PurchaseRow
 
 
 ZERO = Decimal(0)

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 from quartermaster.reports.finance.table import Column, Row, Table
 
 if TYPE_CHECKING:
-    from quartermaster.plan_result import PlanResult
+    from quartermaster.plan_contract import PlanResult
 
 
 @dataclass(frozen=True)

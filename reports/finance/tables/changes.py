@@ -6,11 +6,11 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import TYPE_CHECKING
 
-from quartermaster.planned import purchase_cents, quarter_cost
+from quartermaster.plan_figures import purchase_cents, quarter_cost
 from quartermaster.reports.finance.table import ZERO, Column, Row, Table, column_sums
 
 if TYPE_CHECKING:
-    from quartermaster.plan_result import PlanResult, PurchaseRow
+    from quartermaster.plan_contract import PlanResult, PurchaseRow
 
 
 @dataclass(frozen=True)

@@ -9,7 +9,7 @@ from quartermaster.pricing import decimal_of
 
 if TYPE_CHECKING:
     from quartermaster.model import Inventory
-    from quartermaster.plan_result import PurchaseRow
+    from quartermaster.plan_contract import PurchaseRow
 
 PCT = Decimal("0.0001")
 

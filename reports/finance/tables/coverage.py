@@ -6,13 +6,13 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import TYPE_CHECKING
 
-from quartermaster.planned import quarter_cost, quarter_on_demand
+from quartermaster.plan_figures import quarter_cost, quarter_on_demand
 from quartermaster.pricing import shown_quantity
 from quartermaster.reports.finance.table import Column, Row, Table
 from quartermaster.reports.finance.tables.common import ratio
 
 if TYPE_CHECKING:
-    from quartermaster.plan_result import PlanResult
+    from quartermaster.plan_contract import PlanResult
 
 
 @dataclass(frozen=True)

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import TYPE_CHECKING
 
-from quartermaster.planned import line_cents
+from quartermaster.plan_figures import line_cents
 from quartermaster.pricing import commitment_line, format_usd, last_quarter_of
 from quartermaster.reports.finance.table import ZERO, Column, Row, Table
 from quartermaster.units import LAST_QUARTER

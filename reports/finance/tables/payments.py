@@ -6,11 +6,11 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import TYPE_CHECKING, Literal
 
-from quartermaster.planned import purchase_cents
+from quartermaster.plan_figures import purchase_cents
 from quartermaster.reports.finance.table import Column
 
 if TYPE_CHECKING:
-    from quartermaster.plan_result import PlanResult, PurchaseRow
+    from quartermaster.plan_contract import PlanResult, PurchaseRow
 
 Payment = Literal["all upfront", "partial upfront", "no upfront"]
 
@@ -28,7 +28,7 @@ def payment_of(row: PurchaseRow) -> Payment:
 class Payments:
     """A purchase's payments to the cent: `upfront` when bought (None: none), `monthly` a month over its term (None:
     none), `over_term` all of its hourly payments (liability - upfront), `liability` and the part `in_horizon`
-    (each rounded to the cent, `quartermaster.planned`: the plan's totals are their sums)."""
+    (each rounded to the cent, `quartermaster.plan_figures`: the plan's totals are their sums)."""
 
     payment: Payment
     upfront: Decimal | None

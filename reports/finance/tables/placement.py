@@ -9,14 +9,14 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import TYPE_CHECKING
 
-from quartermaster.planned import to_cent
+from quartermaster.plan_figures import to_cent
 from quartermaster.pricing import shown_quantity
 from quartermaster.reports.finance.table import Column, Row, Table
 from quartermaster.reports.finance.tables.common import ratio
 
 if TYPE_CHECKING:
     from quartermaster.model import Inventory
-    from quartermaster.plan_result import PlanResult
+    from quartermaster.plan_contract import PlanResult
 
 
 @dataclass(frozen=True)

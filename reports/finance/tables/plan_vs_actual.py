@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from quartermaster.errors import ProblemsFound
-from quartermaster.planned import closed_charges, prorated_open_charges
+from quartermaster.plan_figures import closed_charges, prorated_open_charges
 from quartermaster.pricing import IDLE_COST_CENTER, IDLE_TEAM
 from quartermaster.reports.finance.table import NAME_COLUMN, ZERO, Column, Row, Table, column_sums
 from quartermaster.reports.finance.tables.common import centre_name
@@ -29,7 +29,7 @@ if TYPE_CHECKING:
     import pandas as pd
 
     from quartermaster.model import Inventory
-    from quartermaster.plan_result import PlanResult
+    from quartermaster.plan_contract import PlanResult
 
 
 @dataclass(frozen=True)

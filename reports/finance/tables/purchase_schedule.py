@@ -13,7 +13,7 @@ from quartermaster.reports.finance.tables.common import commitment_term
 from quartermaster.reports.finance.tables.payments import PAYMENT_COLUMNS, Payment, Payments
 
 if TYPE_CHECKING:
-    from quartermaster.plan_result import PlanResult
+    from quartermaster.plan_contract import PlanResult
 
 
 @dataclass(frozen=True)

@@ -8,7 +8,7 @@ from decimal import Decimal
 from typing import TYPE_CHECKING
 
 from quartermaster.demand_quantiles import quantile_at
-from quartermaster.planned import line_cents, quarter_cost, to_cent
+from quartermaster.plan_figures import line_cents, quarter_cost, to_cent
 from quartermaster.pricing import (
     PAY_PER_USE_MODELS,
     PricedLine,
@@ -21,7 +21,7 @@ from quartermaster.units import quarter_hours
 
 if TYPE_CHECKING:
     from quartermaster.model import Inventory
-    from quartermaster.plan_result import PlanResult
+    from quartermaster.plan_contract import PlanResult
 
 FLEXIBLE_MODELS = tuple(m for m in PAY_PER_USE_MODELS if m != PricingModel.CAPACITY_BLOCK)
 """Spend that shrinks when demand does (capacity blocks and commitments are paid whether used or not)."""

@@ -7,7 +7,7 @@ from decimal import Decimal
 from typing import TYPE_CHECKING
 
 from quartermaster.demand_quantiles import equivalence_ratio
-from quartermaster.plan_result import EXISTING, NEW
+from quartermaster.plan_contract import EXISTING, NEW
 from quartermaster.pricing import (
     COMMITTED_MODELS,
     PricingModel,
@@ -20,7 +20,7 @@ from quartermaster.reports.finance.table import ZERO, Column, Row, Table
 
 if TYPE_CHECKING:
     from quartermaster.model import Inventory
-    from quartermaster.plan_result import PlanResult
+    from quartermaster.plan_contract import PlanResult
 
 
 @dataclass

@@ -12,7 +12,7 @@ from quartermaster.units import quarter_bounds
 
 if TYPE_CHECKING:
     from quartermaster.model import Inventory
-    from quartermaster.plan_result import PlanResult
+    from quartermaster.plan_contract import PlanResult
 
 
 @dataclass(frozen=True)

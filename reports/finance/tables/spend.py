@@ -7,13 +7,13 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import TYPE_CHECKING, ClassVar
 
-from quartermaster.plan_result import CLOSED
-from quartermaster.planned import model_costs, quarter_cost
+from quartermaster.plan_contract import CLOSED
+from quartermaster.plan_figures import model_costs, quarter_cost
 from quartermaster.pricing import COMMITTED_MODELS, PAY_PER_USE_MODELS, SPEND_RULE, PricingModel
 from quartermaster.reports.finance.table import CENTS, Column, Row, Table, column_sums
 
 if TYPE_CHECKING:
-    from quartermaster.plan_result import PlanResult
+    from quartermaster.plan_contract import PlanResult
 
 MODEL_LABEL = {
     "existing-commitments": "existing commitments",

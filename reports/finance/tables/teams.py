@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import TYPE_CHECKING
 
-from quartermaster.planned import idle_shares, team_costs
+from quartermaster.plan_figures import idle_shares, team_costs
 from quartermaster.pricing import IDLE_TEAM, SPEND_RULE
 from quartermaster.reports.finance.table import NAME_COLUMN, ZERO, Column, Row, Table, column_sums
 from quartermaster.reports.finance.tables.common import centre_name
@@ -15,7 +15,7 @@ from quartermaster.units import next_quarters
 
 if TYPE_CHECKING:
     from quartermaster.model import Inventory
-    from quartermaster.plan_result import PlanResult
+    from quartermaster.plan_contract import PlanResult
 
 SHARED = "shared"
 """How the cost centre of the shared line of unused commitments is shown."""

@@ -10,7 +10,7 @@ from quartermaster.pricing import decimal_of
 from quartermaster.reports.finance.table import Column, Row, Table
 
 if TYPE_CHECKING:
-    from quartermaster.plan_result import PlanResult
+    from quartermaster.plan_contract import PlanResult
 
 
 @dataclass(frozen=True)

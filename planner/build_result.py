@@ -1,4 +1,4 @@
-"""Step 4 of the planner: the solved model -> the typed plan that reports read (`plan_result.PlanResult`).
+"""Step 4 of the planner: the solved model -> the typed plan that reports read (`plan_contract.PlanResult`).
 
 Money is Decimal (USD, 6 decimal places as solved; quantise with `pricing.cents` only to show it); every
 figure here is on the *planned* basis. Expected values weigh scenarios by probability and buckets by their
@@ -12,10 +12,10 @@ the teams by the idle policy (`PlanOptions.idle_policy`, the rules `qm meter` us
 default); only idle no team can take stays on the `pricing.IDLE_TEAM` line. `usage_usd + idle_share_usd = usd`
 per team, and the teams' `usd` add up to the quarter's cost.
 
-Budget status (`budget_status`): `planned.planned_status`, `budget_status.budget_status` on the cost centres' charges to
-the cent (`planned.planned_charges`), the rows the finance report, `qm diff --plan` and the alert rules show. The
-model's budget rule caps the charge for use only (idle shares depend on the solution), so a budget the model kept can
-show as over here, which is what finance will see.
+Budget status (`budget_status`): `plan_figures.planned_status`, `budget_status.budget_status` on the cost centres'
+charges to the cent (`plan_figures.planned_charges`), the rows the finance report, `qm diff --plan` and the alert
+rules show. The model's budget rule caps the charge for use only (idle shares depend on the solution), so a budget
+the model kept can show as over here, which is what finance will see.
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ from typing import Any, TypeVar
 import numpy as np
 import pandas as pd
 
-from quartermaster.plan_result import (
+from quartermaster.plan_contract import (
     CLOSED,
     EXISTING,
     NEW,
@@ -51,7 +51,7 @@ from quartermaster.plan_result import (
     UnmetRow,
     rows_of,
 )
-from quartermaster.planned import planned_status
+from quartermaster.plan_figures import planned_status
 from quartermaster.planner.actuals import covered_hours, term_end, term_hours
 from quartermaster.planner.model import (
     PAY_PER_USE,

@@ -29,7 +29,7 @@ from quartermaster.budget_status import BudgetStatus, QuarterBudget, budget_stat
 from quartermaster.pricing import CENT, PricedLine, allocate_cents, cents, known_usd
 
 if TYPE_CHECKING:
-    from quartermaster.plan_result import PlanResult, PurchaseRow
+    from quartermaster.plan_contract import PlanResult, PurchaseRow
 
 ZERO = Decimal("0.00")
 R = TypeVar("R", bound=Hashable)

@@ -332,7 +332,7 @@ class CreditSensitivityRow:
     """credit_share: the share of the post-horizon credit the objective counts (1 = the plan)."""
     expected_cost_usd: Decimal
     """expected_cost_usd: the horizon cost (spend inside the horizon) as shown: the sum of its quarters' costs, each
-    to the cent (the one rounding rule, quartermaster/planned.py); for share 1 the plan's own horizon cost."""
+    to the cent (the one rounding rule, quartermaster/plan_figures.py); for share 1 the plan's own horizon cost."""
     objective_usd: Decimal
     post_horizon_credit_usd: Decimal
     """post_horizon_credit_usd: the credit counted: credit_share x the credit the re-solved plan earns."""
@@ -497,7 +497,7 @@ class PlanResult:
     baseline_on_demand_usd: Decimal | None
     """The horizon's demand, served or not, at the price book's on-demand prices (each demand key at the cheapest
     on-demand rate of its class where it may run by residency): the same whatever the plan buys, where it routes
-    demand, and under every placement, horizon or price what-if (results.on_demand_baseline)."""
+    demand, and under every placement, horizon or price what-if (build_result.on_demand_baseline)."""
     gap: float | None
     solve_seconds: float
     quarters: tuple[str, ...]
@@ -519,7 +519,8 @@ class PlanResult:
     proposed_quotas: tuple[ProposedQuotaRow, ...] = ()
     budget_status: tuple[BudgetStatus, ...] = ()
     """budget_status: every budget of the plan's quarters against its cost centre's planned charge
-    (`budget_status.budget_status`, basis planned: `planned.planned_charges`), the rows the finance report shows."""
+    (`budget_status.budget_status`, basis planned: `plan_figures.planned_charges`), the rows the finance report
+    shows."""
     relaxed_rules: tuple[RelaxedRuleRow, ...] = field(default=())
     routing: tuple[RoutingRow, ...] = ()
     moves: tuple[MoveRow, ...] = ()
@@ -640,7 +641,7 @@ def plan_schema() -> dict[str, Any]:
     schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
     schema["description"] = (
         f"A plan folder's plan.json, format version {PLAN_FORMAT_VERSION}: what `qm plan --out` writes and every "
-        "reader of a plan reads. Generated from quartermaster/plan_result.py by `qm schema`; do not edit."
+        "reader of a plan reads. Generated from quartermaster/plan_contract.py by `qm schema`; do not edit."
     )
     return schema
 
