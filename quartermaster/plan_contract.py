@@ -413,7 +413,7 @@ ROWS: dict[str, type] = {
 """Each table of a plan and the type of its rows, in the order they are written."""
 RETIRED = ("budgets",)
 """Tables a plan no longer has (`budgets`: the planner's own budget table, replaced by `budget_status`): `write`
-removes them from the folder, so that it holds one answer; a plan written with them reads back without them."""
+removes their CSVs from the folder, so that it holds one answer."""
 
 
 # Load-duration bands (shares of a quarter's hours, low demand to high) used to turn p50/p90 into buckets.
