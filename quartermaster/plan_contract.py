@@ -34,7 +34,7 @@ from pydantic import ConfigDict, TypeAdapter, ValidationError
 
 from quartermaster.budget_status import BudgetStatus
 from quartermaster.pricing import DEFAULT_IDLE_POLICY, PricedLine
-from quartermaster.units import quarter_bounds
+from quartermaster.units import Quarter, quarter_bounds
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -71,7 +71,7 @@ class PurchaseRow:
     """pricing_model: `commit`, `onprem` or `capacity-block`."""
     term_months: int
     """term_months: the commitment's term; 0 for a capacity block (dated by start and end)."""
-    start_quarter: str
+    start_quarter: Quarter
     start: dt.date
     end: dt.date
     nodes: int
@@ -101,7 +101,7 @@ class ClosedCostRow:
     """What a team was charged in the closed part of the quarter in progress (before actuals_until), month by month,
     as `qm meter` charges it with the plan's idle policy: basis metered, fixed in the plan, never re-planned."""
 
-    quarter: str
+    quarter: Quarter
     period: str
     """period: the calendar month (`2026-10`), or the hours of a month cut by actuals_until (`2026-11-01 00:00..
     2026-11-15 13:00`)."""
@@ -123,7 +123,7 @@ class ClosedCostRow:
 class QuarterCostRow:
     """Cost of one quarter under one pricing model (`existing-commitments` for the inventory's own)."""
 
-    quarter: str
+    quarter: Quarter
     pricing_model: str
     term_months: int
     usd: Decimal
@@ -133,7 +133,7 @@ class QuarterCostRow:
 class TeamCostRow:
     """What a team bears in a quarter: its planned use plus its share of idle (the idle policy)."""
 
-    quarter: str
+    quarter: Quarter
     team: str
     cost_center: str
     usage_usd: Decimal
@@ -147,7 +147,7 @@ class KpiRow:
     """FinOps measures of one quarter (coverage and utilisation in dollars, as the FinOps Foundation defines
     them; the accelerator-hour versions beside them)."""
 
-    quarter: str
+    quarter: Quarter
     cost_usd: Decimal
     on_demand_equivalent_usd: Decimal
     """on_demand_equivalent_usd: the quarter's demand at on-demand prices (its part of baseline_on_demand_usd)."""
@@ -175,7 +175,7 @@ class ShadowPriceRow:
     site: str
     machine: str
     accelerator: str
-    quarter: str
+    quarter: Quarter
     usd_per_accelerator_hour: Decimal
     method: str = "unknown"
     """method: how the figure was found: `dual` (the fixed LP's duals, exact there: one more accelerator is bought
@@ -191,7 +191,7 @@ class UnmetRow:
     team: str
     accelerator: str
     site: str
-    quarter: str
+    quarter: Quarter
     expected_accelerator_hours: float
     peak_accelerators: float
 
@@ -204,7 +204,7 @@ class ProposedQuotaRow:
     flavor: str
     site: str
     machine: str
-    quarter: str
+    quarter: Quarter
     nominal: int
     borrowing_limit: int
     pool_accelerators: int = 0
@@ -230,7 +230,7 @@ class RoutingRow:
     """Expected accelerator-hours of one demand key (team, accelerator class, site) served on one offer (site,
     machine) by one tier in a quarter: where the plan put the demand."""
 
-    quarter: str
+    quarter: Quarter
     team: str
     accelerator: str
     """accelerator: the class the demand asks for."""
@@ -282,7 +282,7 @@ class CommitmentUtilisationRow:
     commitment: str
     site: str
     machine: str
-    quarter: str
+    quarter: Quarter
     """quarter: the plan's first quarter in which the commitment is active (assumed_utilisation's)."""
     assumed_utilisation: float
     """assumed_utilisation: the plan's expected use of the commitments at its site and machine in that quarter over
@@ -311,7 +311,7 @@ class OfferUtilisationRow:
 
     site: str
     machine: str
-    quarter: str
+    quarter: Quarter
     committed_accelerator_hours: float
     used_accelerator_hours: float
     """used_accelerator_hours: expected, over scenarios and hours, of the committed tiers (existing, new, capacity
@@ -338,7 +338,7 @@ class CreditSensitivityRow:
     """post_horizon_credit_usd: the credit counted: credit_share x the credit the re-solved plan earns."""
     new_commitment_liability_usd: Decimal
     """new_commitment_liability_usd: every new purchase's whole liability, each to the cent, over the horizon."""
-    first_quarter: str
+    first_quarter: Quarter
     first_quarter_liability_usd: Decimal
     """first_quarter_liability_usd: the whole liability of the purchases that start in first_quarter, each to the
     cent."""
@@ -363,7 +363,7 @@ class ForecastRow:
     """The demand forecast from the usage history for a team and accelerator class in the part of a quarter after the
     history's end (the quarter in progress; every quarter with `--from-usage`)."""
 
-    quarter: str
+    quarter: Quarter
     team: str
     accelerator: str
     method: str
@@ -500,7 +500,7 @@ class PlanResult:
     demand, and under every placement, horizon or price what-if (build_result.on_demand_baseline)."""
     gap: float | None
     solve_seconds: float
-    quarters: tuple[str, ...]
+    quarters: tuple[Quarter, ...]
     options: PlanOptions
     """The options the plan was made with."""
     note: str = ""
@@ -579,7 +579,7 @@ class PlanResult:
         return sum((p.in_horizon_usd for p in self.purchase_schedule), Decimal(0))
 
     @property
-    def first_open_quarter(self) -> str | None:
+    def first_open_quarter(self) -> Quarter | None:
         """The first quarter in which a purchase can start: the first with a day left after actuals_until (the
         quarter in progress, unless the actuals end on its last day)."""
         if self.actuals_until is None:
@@ -588,11 +588,11 @@ class PlanResult:
         first_day = until.date() if until.time() == dt.time() else until.date() + dt.timedelta(days=1)
         return next((q for q in self.quarters if quarter_bounds(q)[1] > first_day), None)
 
-    def closed_in(self, quarter: str) -> tuple[ClosedCostRow, ...]:
+    def closed_in(self, quarter: Quarter) -> tuple[ClosedCostRow, ...]:
         """The closed part's rows of a quarter (none for a quarter that started after actuals_until)."""
         return tuple(r for r in self.closed_costs if r.quarter == quarter)
 
-    def kpi(self, quarter: str) -> KpiRow | None:
+    def kpi(self, quarter: Quarter) -> KpiRow | None:
         """The quarter's FinOps measures, or None outside the plan."""
         return next((k for k in self.kpis if k.quarter == quarter), None)
 

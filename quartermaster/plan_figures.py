@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, TypeVar, overload
 
 from quartermaster.budget_status import BudgetStatus, QuarterBudget, budget_status
 from quartermaster.pricing import CENT, PricedLine, allocate_cents, cents, known_usd
+from quartermaster.units import Quarter
 
 if TYPE_CHECKING:
     from quartermaster.plan_contract import PlanResult, PurchaseRow
@@ -36,24 +37,24 @@ R = TypeVar("R", bound=Hashable)
 C = TypeVar("C", bound=Hashable)
 
 
-def quarter_cost(plan: PlanResult, quarter: str) -> Decimal:
+def quarter_cost(plan: PlanResult, quarter: Quarter) -> Decimal:
     """The plan's cost of a quarter to the cent; 0 for a quarter outside the plan."""
     kpi = plan.kpi(quarter)
     return ZERO if kpi is None else cents(kpi.cost_usd)
 
 
-def quarter_on_demand(plan: PlanResult, quarter: str) -> Decimal:
+def quarter_on_demand(plan: PlanResult, quarter: Quarter) -> Decimal:
     """The quarter's demand at on-demand prices (the all-on-demand baseline) to the cent."""
     kpi = plan.kpi(quarter)
     return ZERO if kpi is None else cents(kpi.on_demand_equivalent_usd)
 
 
-def quarters_cost(plan: PlanResult, quarters: Iterable[str]) -> Decimal:
+def quarters_cost(plan: PlanResult, quarters: Iterable[Quarter]) -> Decimal:
     """Several quarters' cost: the sum of their cent figures."""
     return sum((quarter_cost(plan, q) for q in quarters), ZERO)
 
 
-def quarters_on_demand(plan: PlanResult, quarters: Iterable[str]) -> Decimal:
+def quarters_on_demand(plan: PlanResult, quarters: Iterable[Quarter]) -> Decimal:
     return sum((quarter_on_demand(plan, q) for q in quarters), ZERO)
 
 
@@ -66,7 +67,7 @@ def horizon_on_demand(plan: PlanResult) -> Decimal:
     return quarters_on_demand(plan, plan.quarters)
 
 
-def model_costs(plan: PlanResult, quarter: str) -> dict[str, Decimal]:
+def model_costs(plan: PlanResult, quarter: Quarter) -> dict[str, Decimal]:
     """pricing model -> its part of the quarter's cost to the cent (the ledger's cost side by pricing model,
     `cost_by_quarter`); the parts add up to `quarter_cost`. The report's spend table and the FOCUS forecast split
     the quarter with it."""
@@ -77,14 +78,14 @@ def model_costs(plan: PlanResult, quarter: str) -> dict[str, Decimal]:
     return allocate_cents(raw, quarter_cost(plan, quarter))
 
 
-def team_costs(plan: PlanResult, quarter: str) -> dict[str, tuple[str, Decimal]]:
+def team_costs(plan: PlanResult, quarter: Quarter) -> dict[str, tuple[str, Decimal]]:
     """team -> (cost centre, its charge in the quarter to the cent); the charges add up to `quarter_cost`."""
     rows = [r for r in plan.cost_by_team if r.quarter == quarter]
     rounded = allocate_cents({r.team: r.usd for r in rows}, quarter_cost(plan, quarter))
     return {r.team: (r.cost_center, rounded[r.team]) for r in rows}
 
 
-def centre_costs(plan: PlanResult, quarter: str) -> dict[str, Decimal]:
+def centre_costs(plan: PlanResult, quarter: Quarter) -> dict[str, Decimal]:
     """cost centre -> its teams' charges in the quarter (`team_costs`) added up."""
     out: dict[str, Decimal] = {}
     for centre, usd in team_costs(plan, quarter).values():
@@ -92,7 +93,7 @@ def centre_costs(plan: PlanResult, quarter: str) -> dict[str, Decimal]:
     return out
 
 
-def centre_use(plan: PlanResult, quarter: str) -> dict[str, Decimal]:
+def centre_use(plan: PlanResult, quarter: Quarter) -> dict[str, Decimal]:
     """cost centre -> its teams' planned use in the quarter without their share of idle, to the cent: each team's
     charge (`team_costs`) split into use and idle share (`allocate_cents`), the use parts added up."""
     charge = team_costs(plan, quarter)
@@ -160,12 +161,12 @@ def purchase_cents(row: PurchaseRow) -> PurchaseCents:
     )
 
 
-def idle_shares(plan: PlanResult, quarter: str) -> dict[str, Decimal]:
+def idle_shares(plan: PlanResult, quarter: Quarter) -> dict[str, Decimal]:
     """team -> its share of the quarter's idle (`cost_by_team.idle_share_usd`), to the cent."""
     return {r.team: cents(r.idle_share_usd) for r in plan.cost_by_team if r.quarter == quarter}
 
 
-def closed_charges(plan: PlanResult, quarter: str, start: dt.datetime, end: dt.datetime) -> dict[str, Decimal]:
+def closed_charges(plan: PlanResult, quarter: Quarter, start: dt.datetime, end: dt.datetime) -> dict[str, Decimal]:
     """team -> what `qm meter` charged it in the closed periods of the quarter (`closed_costs`) that begin in [start,
     end) (a month, or the part of it the usage history covers), to the cent."""
     out: dict[str, Decimal] = {}
@@ -175,7 +176,7 @@ def closed_charges(plan: PlanResult, quarter: str, start: dt.datetime, end: dt.d
     return out
 
 
-def prorated_open_charges(plan: PlanResult, quarter: str, share: Decimal) -> dict[str, Decimal]:
+def prorated_open_charges(plan: PlanResult, quarter: Quarter, share: Decimal) -> dict[str, Decimal]:
     """team -> `share` of its planned charge in the quarter's open part (its charge, `team_costs`, less what the closed
     part metered), to the cent: a period of the open part prorated by its hours."""
     spent: dict[str, Decimal] = {}

@@ -51,7 +51,7 @@ from quartermaster.pricing import (
     decimal_of,
 )
 from quartermaster.reports.metering import MeterResult, Period, coverage_label, covered_month, meter
-from quartermaster.units import quarter_bounds, quarter_hours
+from quartermaster.units import Quarter, quarter_bounds, quarter_hours
 
 if TYPE_CHECKING:
     from quartermaster.model import Inventory
@@ -102,7 +102,7 @@ def _metered_side(result: MeterResult, scale: Decimal) -> _Side:
     )
 
 
-def _closed_hours(plan: PlanResult, quarter: str) -> int:
+def _closed_hours(plan: PlanResult, quarter: Quarter) -> int:
     """Hours of the quarter before the plan's actuals_until: its closed part, metered in the plan (0 without one)."""
     if plan.actuals_until is None:
         return 0
@@ -111,7 +111,7 @@ def _closed_hours(plan: PlanResult, quarter: str) -> int:
     return int((until - start).total_seconds()) // 3600
 
 
-def _price_effect(inventory: Inventory, plan: PlanResult, quarter: str) -> Decimal:
+def _price_effect(inventory: Inventory, plan: PlanResult, quarter: Quarter) -> Decimal:
     """What the plan's `price:` what-ifs change on its pay-per-use hours of the quarter: hours x book rate x change."""
     out = ZERO
     for what_if in plan.options.what_if:
@@ -130,7 +130,7 @@ def _price_effect(inventory: Inventory, plan: PlanResult, quarter: str) -> Decim
 
 
 def build_bridge(
-    inventory: Inventory, plan: PlanResult, records: Any, month: Period, quarter: str | None = None
+    inventory: Inventory, plan: PlanResult, records: Any, month: Period, quarter: Quarter | None = None
 ) -> tuple[BridgeLine, ...] | None:
     """The bridge from `month` (metered from `records`) to `quarter` (default: the plan's first), or None when the
     month has nothing metered."""

@@ -53,7 +53,7 @@ from quartermaster.pricing import (
 )
 from quartermaster.providers import provider_of_cloud
 from quartermaster.textsafety import spreadsheet_cell
-from quartermaster.units import quarter_bounds
+from quartermaster.units import Quarter, quarter_bounds
 
 if TYPE_CHECKING:
     from quartermaster.plan_contract import PlanResult
@@ -449,7 +449,7 @@ def _plan_provider(inventory: Inventory, model: str) -> str:
     return provider_of_cloud(providers.pop()).focus_provider_name if len(providers) == 1 else "Multiple providers"
 
 
-def plan_focus_rows(inventory: Inventory, plan: PlanResult, quarter: str) -> list[dict[str, Any]]:
+def plan_focus_rows(inventory: Inventory, plan: PlanResult, quarter: Quarter) -> list[dict[str, Any]]:
     """The plan's forecast for one quarter as FOCUS-shaped rows (`FORECAST_COLUMNS`): each pricing-model line of
     `cost_by_quarter` (one quarter of it, `3 Months`) split to teams in proportion to the plan's `cost_by_team`
     (`split_charge`, AllocatedMethodId `plan-team-share`; the plan's shared line of unused commitments is the

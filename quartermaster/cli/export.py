@@ -7,11 +7,12 @@ from typing import Any
 
 import typer
 
-from quartermaster.cli.common import check_output, console, inventory_argument, load_or_exit
+from quartermaster.cli.common import check_output, console, inventory_argument, load_or_exit, quarter_option
 from quartermaster.cli.meter import checked_period, exit_on
 from quartermaster.errors import ProblemsFound, UsageError
 from quartermaster.model import Inventory
 from quartermaster.pricing import DEFAULT_IDLE_POLICY
+from quartermaster.units import Quarter
 
 app = typer.Typer(help="Export cost data in open formats.", no_args_is_help=True)
 
@@ -24,8 +25,10 @@ def focus(
         help="Metered month (2026-10) or quarter (2026Q4); default: the months of the usage (a month it covers in "
         "part: that part, which its rows' charge period shows).",
     ),
-    quarter: str = typer.Option(
-        None, help="Export the plan's forecast for this quarter (2027Q1) instead of metered usage."
+    quarter: Quarter | None = typer.Option(
+        None,
+        parser=quarter_option,
+        help="Export the plan's forecast for this quarter (2027Q1) instead of metered usage.",
     ),
     plan: Path = typer.Option(None, help="A plan folder written by `qm plan` (with --quarter); default: plan now."),
     usage: Path = typer.Option(
@@ -91,7 +94,7 @@ def _metered(
     return focus_rows(inventory, results), whole.label
 
 
-def _planned(inventory: Inventory, quarter: str, plan_dir: Path | None) -> tuple[list[dict[str, Any]], str]:
+def _planned(inventory: Inventory, quarter: Quarter, plan_dir: Path | None) -> tuple[list[dict[str, Any]], str]:
     # imported when run, so that `qm --help` stays fast
     from quartermaster.cli.report import plan_or_exit
     from quartermaster.reports.focus import plan_focus_rows

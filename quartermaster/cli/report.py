@@ -15,11 +15,13 @@ from quartermaster.cli.common import (
     err_console,
     inventory_argument,
     load_or_exit,
+    quarter_option,
     read_plan_or_exit,
     unreadable_plan,
 )
 from quartermaster.errors import UsageError
 from quartermaster.model import Inventory
+from quartermaster.units import Quarter
 
 if TYPE_CHECKING:
     from quartermaster.plan_contract import PlanResult
@@ -27,7 +29,9 @@ if TYPE_CHECKING:
 FORMATS = ("html", "json", "csv", "xlsx", "pdf")
 
 
-def plan_or_exit(inventory: Inventory, quarter: str | None, plan_dir: Path | None, what: str = "--plan") -> PlanResult:
+def plan_or_exit(
+    inventory: Inventory, quarter: Quarter | None, plan_dir: Path | None, what: str = "--plan"
+) -> PlanResult:
     """A plan read from a folder written by `qm plan`, or planned now from `quarter` on."""
     # imported when run, so that `qm --help` stays fast
     from quartermaster.planner import PlanOptions, plan
@@ -40,8 +44,10 @@ def plan_or_exit(inventory: Inventory, quarter: str | None, plan_dir: Path | Non
 
 def command(
     path: Path = inventory_argument(),
-    quarter: str = typer.Option(
-        None, help="Quarter to report on, e.g. 2027Q1; default: the plan's first open to purchases."
+    quarter: Quarter | None = typer.Option(
+        None,
+        parser=quarter_option,
+        help="Quarter to report on, e.g. 2027Q1; default: the plan's first open to purchases.",
     ),
     plan_dir: Path = typer.Option(None, "--plan", help="A plan folder written by `qm plan`; default: plan now."),
     previous: Path = typer.Option(None, help="The previous plan's folder, to show what changed."),

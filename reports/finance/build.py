@@ -56,7 +56,7 @@ from quartermaster.reports.finance.tables.source_trail import source_trail
 from quartermaster.reports.finance.tables.spend import spend_by_quarter
 from quartermaster.reports.finance.tables.teams import by_team
 from quartermaster.reports.finance.tables.unmet import unmet_table
-from quartermaster.units import next_quarters
+from quartermaster.units import Quarter, next_quarters
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -182,7 +182,7 @@ class ReportData:
         return json.dumps({**plain(self), "generated": plain(generated)}, indent=2, sort_keys=True) + "\n"
 
 
-def in_progress(plan: PlanResult, quarter: str, vs_actual: Table) -> InProgress | None:
+def in_progress(plan: PlanResult, quarter: Quarter, vs_actual: Table) -> InProgress | None:
     """The quarter in progress, the plan's first when its actuals end inside it (None otherwise): its spend (the
     closed months as metered, the rest planned) and the months metered so far against the previous plan's figure
     for them where plan vs actual has one, else this plan's (its closed months: the metered figure)."""
@@ -205,7 +205,7 @@ def in_progress(plan: PlanResult, quarter: str, vs_actual: Table) -> InProgress 
 def build_report(
     inventory: Inventory,
     plan: PlanResult,
-    quarter: str | None = None,
+    quarter: Quarter | None = None,
     previous: PlanResult | None = None,
     revision: str | None = None,
     usage: pd.DataFrame | None = None,

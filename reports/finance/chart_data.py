@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from quartermaster.reports.finance.table import ZERO, Chart, ChartSeries, Table
+from quartermaster.units import Quarter
 
 
-def report_charts(quarters: list[str], tables: list[Table]) -> tuple[Chart, ...]:
+def report_charts(quarters: Sequence[Quarter], tables: list[Table]) -> tuple[Chart, ...]:
     spend = next(t for t in tables if t.name == "spend_by_quarter")
     models = [c for c in spend.columns if c.kind == "money" and c.key != "total"]
     coverage = next(t for t in tables if t.name == "coverage")

@@ -18,6 +18,7 @@ from quartermaster.plan_figures import horizon_cost, quarter_cost, to_cent
 from quartermaster.reports.finance.build import ReportData
 from quartermaster.reports.finance.table import Column, Row, Table
 from quartermaster.sweep_result import PLANNED, Sweep, cost_bands, load_sweep, robust_commitments
+from quartermaster.units import Quarter
 
 TABLES = ("sweep_cost", "sweep_commitments")
 
@@ -124,7 +125,7 @@ def sweep_tables(sweep: Sweep, plan: PlanResult) -> tuple[Table, Table]:
             Column("high", high[0].upper() + high[1:], "money"),
             Column("plan", "This plan", "money"),
         ),
-        rows=tuple(row(b, quarter_cost(plan, b.quarter)) for b in quarters),
+        rows=tuple(row(b, quarter_cost(plan, Quarter(b.quarter))) for b in quarters),
         total=None if total is None else row(total, horizon_cost(plan), "Horizon"),
         note=(
             f"{what}. Each scenario is planned on its own; "

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from decimal import Decimal
 from typing import TYPE_CHECKING
@@ -10,6 +11,7 @@ from quartermaster.errors import ProblemsFound
 from quartermaster.pricing import break_even, decimal_of, shown_rate
 from quartermaster.reports.finance.table import ZERO, Column, Row, Table
 from quartermaster.reports.finance.tables.common import active_quarters
+from quartermaster.units import Quarter
 
 if TYPE_CHECKING:
     from quartermaster.model import Inventory
@@ -111,7 +113,9 @@ def break_even_table(inventory: Inventory, plan: PlanResult, approve_rows: list[
     )
 
 
-def _expected(plan: PlanResult, r: PurchaseRow, active: list[str]) -> tuple[Decimal | None, str, Decimal | None]:
+def _expected(
+    plan: PlanResult, r: PurchaseRow, active: Sequence[Quarter]
+) -> tuple[Decimal | None, str, Decimal | None]:
     """The expected utilisation of the committed capacity where `r` is bought over its active quarters, what it is
     of, and the metered utilisation there."""
     own = [u for u in plan.offer_utilisation if (u.site, u.machine) == (r.site, r.machine) and u.quarter in active]

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from decimal import Decimal
 from typing import TYPE_CHECKING
 
 from quartermaster.plan_figures import purchase_cents, quarter_cost
 from quartermaster.reports.finance.table import ZERO, Column, Row, Table, column_sums
+from quartermaster.units import Quarter
 
 if TYPE_CHECKING:
     from quartermaster.plan_contract import PlanResult, PurchaseRow
@@ -33,7 +35,7 @@ class PurchaseChange(Row):
     liability_delta: Decimal | None
 
 
-def _purchase_change(a: PurchaseRow | None, b: PurchaseRow | None, start: str, quarters: list[str]) -> str:
+def _purchase_change(a: PurchaseRow | None, b: PurchaseRow | None, start: str, quarters: Sequence[Quarter]) -> str:
     """What happened to a purchase between the previous plan (`a`) and this one (`b`)."""
     if a is None:
         return "added"
@@ -60,7 +62,7 @@ def _purchase_change(a: PurchaseRow | None, b: PurchaseRow | None, start: str, q
     return "; ".join(changed) or "liability changed"
 
 
-def changes_tables(plan: PlanResult, previous: PlanResult, quarters: list[str]) -> list[Table]:
+def changes_tables(plan: PlanResult, previous: PlanResult, quarters: Sequence[Quarter]) -> list[Table]:
     """Cost per quarter and purchases, this plan against the previous one. The plans may cover different
     horizons: a quarter only one of them covers has no change, and a purchase the previous plan starts after
     this plan's horizon is "beyond this plan's horizon", not dropped."""

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from decimal import Decimal
 from typing import TYPE_CHECKING
 
 from quartermaster.pricing import decimal_of
+from quartermaster.units import Quarter
 
 if TYPE_CHECKING:
     from quartermaster.model import Inventory
@@ -29,7 +31,7 @@ def commitment_term(row: PurchaseRow) -> str:
     return f"{row.term_months} months" if row.term_months else f"{row.node_weeks} node-weeks"
 
 
-def active_quarters(order: list[str], row: PurchaseRow) -> list[str]:
+def active_quarters(order: Sequence[Quarter], row: PurchaseRow) -> Sequence[Quarter]:
     """The plan's quarters in which a purchase is active: from its start quarter, for its term (a capacity block:
     its start quarter)."""
     if row.start_quarter not in order:

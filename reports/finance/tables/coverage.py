@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from decimal import Decimal
 from typing import TYPE_CHECKING
@@ -10,6 +11,7 @@ from quartermaster.plan_figures import quarter_cost, quarter_on_demand
 from quartermaster.pricing import shown_quantity
 from quartermaster.reports.finance.table import Column, Row, Table
 from quartermaster.reports.finance.tables.common import ratio
+from quartermaster.units import Quarter
 
 if TYPE_CHECKING:
     from quartermaster.plan_contract import PlanResult
@@ -29,7 +31,7 @@ class CoverageRow(Row):
     served: Decimal
 
 
-def coverage_table(plan: PlanResult, quarters: list[str]) -> Table:
+def coverage_table(plan: PlanResult, quarters: Sequence[Quarter]) -> Table:
     rows: list[CoverageRow] = []
     for q in quarters:
         k = plan.kpi(q)

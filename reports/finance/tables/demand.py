@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 from quartermaster.capacity import pool_accelerators
 from quartermaster.reports.finance.table import ZERO, Column, Row, Table
 from quartermaster.reports.finance.tables.common import active_quarters
+from quartermaster.units import Quarter
 
 if TYPE_CHECKING:
     from quartermaster.model import Inventory
@@ -38,7 +39,7 @@ def _capacity(inventory: Inventory) -> dict[tuple[str, str], int]:
     return out
 
 
-def _new_committed(plan: PlanResult, quarter: str) -> dict[tuple[str, str], int]:
+def _new_committed(plan: PlanResult, quarter: Quarter) -> dict[tuple[str, str], int]:
     """Accelerators of planned new commitments active in the quarter, per (accelerator, site)."""
     order = list(plan.quarters)
     out: dict[tuple[str, str], int] = {}
@@ -49,7 +50,7 @@ def _new_committed(plan: PlanResult, quarter: str) -> dict[tuple[str, str], int]
     return out
 
 
-def demand_vs_capacity(inventory: Inventory, plan: PlanResult, quarter: str) -> Table:
+def demand_vs_capacity(inventory: Inventory, plan: PlanResult, quarter: Quarter) -> Table:
     demand: dict[tuple[str, str], tuple[Decimal, Decimal]] = {}
     for d in inventory.demand:
         if d.period == quarter and not d.scenario:

@@ -23,7 +23,7 @@ from quartermaster.reports.metering import (
     meter,
     parse_period,
 )
-from quartermaster.units import quarter_bounds, quarter_of
+from quartermaster.units import Quarter, quarter_bounds, quarter_of
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -84,7 +84,7 @@ CLOSED_BASIS = "metered (closed when planned)"
 PLANNED_BASIS = "planned (prorated)"
 
 
-def planned_by_team(plan: PlanResult, quarter: str, period: Period) -> tuple[dict[str, Decimal], str]:
+def planned_by_team(plan: PlanResult, quarter: Quarter, period: Period) -> tuple[dict[str, Decimal], str]:
     """What a plan says of `period` (in `quarter`) per team, and its basis: the plan's closed part as metered when
     the period was closed when it was made (`PlanResult.closed_costs`, to the cent); else its planned open part of
     the quarter (the quarter's charge less its closed part) prorated to the period's hours."""

@@ -3,6 +3,7 @@ and p90 demand); basis: exposure around the planned cost."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from decimal import Decimal
 from typing import TYPE_CHECKING
@@ -17,7 +18,7 @@ from quartermaster.pricing import (
     decimal_of,
 )
 from quartermaster.reports.finance.table import ZERO, Column, Row, Table, column_sums
-from quartermaster.units import quarter_hours
+from quartermaster.units import Quarter, quarter_hours
 
 if TYPE_CHECKING:
     from quartermaster.model import Inventory
@@ -83,7 +84,7 @@ def _exposure_line(accelerator: str, accelerator_hours: Decimal, rate: Decimal) 
     return PricedLine(accelerator_hours, "accelerator-hour", rate, "planned", source)
 
 
-def p90_exposure(inventory: Inventory, plan: PlanResult, quarters: list[str]) -> dict[str, list[ExposureRow]]:
+def p90_exposure(inventory: Inventory, plan: PlanResult, quarters: Sequence[Quarter]) -> dict[str, list[ExposureRow]]:
     """Per quarter, an `ExposureRow` per accelerator with a p90 above its expected level (demand_spread)."""
     rates = cheapest_on_demand_per_accelerator(inventory)
     extra: dict[str, dict[str, Decimal]] = {q: {} for q in quarters}
@@ -105,7 +106,7 @@ def p90_exposure(inventory: Inventory, plan: PlanResult, quarters: list[str]) ->
     }
 
 
-def risk_table(plan: PlanResult, quarter: str, rows: list[ExposureRow]) -> tuple[Table, Decimal]:
+def risk_table(plan: PlanResult, quarter: Quarter, rows: list[ExposureRow]) -> tuple[Table, Decimal]:
     """The p90 exposure of the report's quarter (`p90_exposure`'s rows of it) and the cost at p90 demand."""
     exposure = column_sums(rows, ("exposure",))["exposure"]
     expected = quarter_cost(plan, quarter)
@@ -127,7 +128,7 @@ def risk_table(plan: PlanResult, quarter: str, rows: list[ExposureRow]) -> tuple
 
 
 def cost_band(
-    inventory: Inventory, plan: PlanResult, quarters: list[str], exposure: dict[str, list[ExposureRow]]
+    inventory: Inventory, plan: PlanResult, quarters: Sequence[Quarter], exposure: dict[str, list[ExposureRow]]
 ) -> Table:
     """Cost per quarter at p10, expected and at p90 demand (basis: exposure).
 
@@ -136,7 +137,7 @@ def cost_band(
     most the quarter's on-demand, spot and flex-start spend (commitments and capacity blocks are paid whether used or
     not)."""
     rates = cheapest_on_demand_per_accelerator(inventory)
-    below = dict.fromkeys(quarters, ZERO)
+    below: dict[str, Decimal] = dict.fromkeys(quarters, ZERO)
     for quarter, accelerator, less, _ in demand_spread(inventory, plan):
         if quarter in below and accelerator in rates:
             below[quarter] += less * quarter_hours(quarter) * rates[accelerator]

@@ -115,7 +115,7 @@ def routing_table(inventory: Inventory, plan: PlanResult) -> Table:
         g.teams.add(r.team)
         g.demand_hours += decimal_of(r.demand_accelerator_hours)
         g.served_hours += decimal_of(r.accelerator_hours)
-    order = list(plan.quarters)
+    order = plan.quarters
     rows = tuple(
         _routing_line(inventory, g)
         for _, g in sorted(groups.items(), key=lambda kv: (order.index(kv[0][0]), kv[0][1:]))

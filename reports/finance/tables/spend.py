@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import TYPE_CHECKING, ClassVar
@@ -11,6 +11,7 @@ from quartermaster.plan_contract import CLOSED
 from quartermaster.plan_figures import model_costs, quarter_cost
 from quartermaster.pricing import COMMITTED_MODELS, PAY_PER_USE_MODELS, SPEND_RULE, PricingModel
 from quartermaster.reports.finance.table import CENTS, Column, Row, Table, column_sums
+from quartermaster.units import Quarter
 
 if TYPE_CHECKING:
     from quartermaster.plan_contract import PlanResult
@@ -38,7 +39,7 @@ class SpendRow(Row):
     by_model: Mapping[str, Decimal] = field(default_factory=dict)
 
 
-def spend_by_quarter(plan: PlanResult, quarters: list[str]) -> Table:
+def spend_by_quarter(plan: PlanResult, quarters: Sequence[Quarter]) -> Table:
     """Quarter x pricing model, each row's parts rounded so they add up to the quarter's cost to the cent."""
     present = {r.pricing_model for r in plan.cost_by_quarter}
     models = [m for m in MODEL_ORDER if m in present] + sorted(present - set(MODEL_ORDER))

@@ -11,7 +11,7 @@ from quartermaster.plan_figures import idle_shares, team_costs
 from quartermaster.pricing import IDLE_TEAM, SPEND_RULE
 from quartermaster.reports.finance.table import NAME_COLUMN, ZERO, Column, Row, Table, column_sums
 from quartermaster.reports.finance.tables.common import centre_name
-from quartermaster.units import next_quarters
+from quartermaster.units import Quarter, next_quarters
 
 if TYPE_CHECKING:
     from quartermaster.model import Inventory
@@ -48,7 +48,9 @@ def _centre_of(code: str) -> str:
     return SHARED if code.startswith("_") else code
 
 
-def by_team(inventory: Inventory, plan: PlanResult, previous: PlanResult | None, quarter: str) -> tuple[Table, Table]:
+def by_team(
+    inventory: Inventory, plan: PlanResult, previous: PlanResult | None, quarter: Quarter
+) -> tuple[Table, Table]:
     """(teams, cost_centers): a cost centre's row is the sum of its teams' rows; every total is its rows' sum."""
     now = team_costs(plan, quarter)
     before = team_costs(previous, quarter) if previous is not None and previous.has_plan else {}
