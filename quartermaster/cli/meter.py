@@ -25,7 +25,8 @@ def command(
         help="Usage records: a CSV or Parquet file, a folder (month partitions like "
         "month=2026-10/ included), a glob, or the same on s3:// or gs://; columns hour (or "
         "minute), cluster, team or namespace, flavor, accelerators_used, "
-        "accelerators_requested.",
+        "accelerators_requested, optionally pod (rows per pod: a team's pods share an hour, each pod at most 60 "
+        "minutes of it; without pod, one record per team, pool and hour or 60 per-minute records).",
         show_default=False,
     ),
     inventory: Path = typer.Option(Path("inventory"), "--inventory", "-i", help="Inventory directory.", exists=True),

@@ -221,15 +221,18 @@ def meter(
             pa.Table.from_pandas(usage, preserve_index=False) if isinstance(usage, pd.DataFrame) else usage,
         )
         names = set(con.sql("SELECT * FROM usage_input LIMIT 0").to_arrow_table().schema.names)
+        pod = "CAST(pod AS VARCHAR)" if "pod" in names else "CAST(NULL AS VARCHAR)"  # no pods: a team is one pod
         if "used" in names:  # a frame from check_usage
             con.execute(
                 "CREATE VIEW usage AS SELECT '' AS cluster, date_trunc('hour', hour) AS hour, "
                 "CAST(team AS VARCHAR) AS team, CAST(flavor AS VARCHAR) AS flavor, used AS accelerators_used, "
-                f"requested AS accelerators_requested, {'minutes' if 'minutes' in names else 60} AS minutes "
-                "FROM usage_input"
+                f"requested AS accelerators_requested, {'minutes' if 'minutes' in names else 60} AS minutes, "
+                f"{pod} AS pod FROM usage_input"
             )
         else:
-            con.execute("CREATE VIEW usage AS SELECT * FROM usage_input")
+            con.execute(
+                f"CREATE VIEW usage AS SELECT *{'' if 'pod' in names else ', ' + pod + ' AS pod'} FROM usage_input"
+            )
         con.execute(f"CREATE TABLE held_rows AS WITH {held_sql()} SELECT * FROM held")
         problems = record_problems(con, inventory, period)
         if problems:
@@ -249,9 +252,10 @@ def record_problems(con: Any, inventory: Inventory, period: Period, shown: str =
     on the table `held_rows` (sql/held.sql per cluster, team or namespace, pool and hour, before namespaces are
     summed to teams), each named with its team, pool and hour:
 
-    * more than 60 minutes of records for one team and pool in one hour: the same hour twice (a repeated row, two
-      files or a re-pull over the same days, one hour written with two UTC offsets, a 00:30 row beside 00:00);
-      refused, never added up (merge by keeping one copy of each hour);
+    * more than 60 minutes of records for one pod of a team and pool in one hour (without a `pod` column, for the
+      team): the same hour twice (a repeated row, two files or a re-pull over the same days, one hour written with
+      two UTC offsets, a 00:30 row beside 00:00); refused, never added up (merge by keeping one copy of each hour).
+      Many pods of a team share an hour;
     * a pool holding more accelerators in an hour than it has at its largest (`capacity.pool_accelerators`),
       checked once hours are single;
     * a day of `period` without any record: metering would bill all of that day's paid capacity as idle (a month
@@ -267,9 +271,10 @@ def record_problems(con: Any, inventory: Inventory, period: Period, shown: str =
         issues.append(
             Issue(
                 "usage-overlap",
-                f"{shown}: the same hour is recorded more than once for a team and pool: {named}",
-                "Keep one record per team, pool and hour (or 60 per-minute records): drop the repeated rows, the "
-                "overlapping file or re-pull, and write each hour once in UTC at its start.",
+                f"{shown}: the same hour is recorded more than once for a team (or one of its pods) and pool: {named}",
+                "Keep one record per team (with a `pod` column: per pod), pool and hour, or 60 per-minute records: "
+                "drop the repeated rows, the overlapping file or re-pull, and write each hour once in UTC at its "
+                "start.",
             )
         )
     if over := found.get("usage-capacity"):

@@ -3,7 +3,8 @@ inventory, and pick the period to meter.
 
 Columns: `hour` (start of the hour, ISO 8601; or `minute`, the start of the minute, for per-minute rows that
 each weigh 1/60 of an hour), `cluster`, `team` or `namespace`, `flavor`, `accelerators_used`,
-`accelerators_requested` (mean accelerators over the hour or minute). Problems come back as
+`accelerators_requested` (mean accelerators over the hour or minute), and optionally `pod` (rows per pod: each
+pod at most 60 minutes an hour, many pods of a team in one hour). Problems come back as
 `Issue`s with the file, the first offending line and how many rows share the problem.
 """
 
@@ -29,7 +30,7 @@ from quartermaster.units import FIRST_DAY, LAST_DAY, quarter_bounds
 
 NUMERIC = ("accelerators_used", "accelerators_requested")
 REQUIRED = ("hour", "cluster", "flavor", *NUMERIC)
-NAMES = ("cluster", "team", "namespace", "flavor")
+NAMES = ("cluster", "team", "namespace", "flavor", "pod")
 """Name columns, read dictionary-encoded (pandas categoricals): few distinct values over millions of rows."""
 
 
@@ -121,8 +122,8 @@ def coverage_label(month: Period, covered: Period) -> str:
 
 
 def read_usage(path: Path, inventory: Inventory, shown: str | None = None) -> tuple[pd.DataFrame, list[Issue]]:
-    """Records as a frame with columns hour, team, flavor, used, requested, minutes; and every problem found
-    (located in `shown`, default the path)."""
+    """Records as a frame with columns hour, team, flavor, used, requested, minutes (and pod when given); and every
+    problem found (located in `shown`, default the path)."""
     shown = shown or str(path)
     wide = wide_header(path, shown)
     if wide is not None:
@@ -314,6 +315,7 @@ def check_usage(raw: pd.DataFrame, inventory: Inventory, shown: str = "<usage>")
             "used": numbers["accelerators_used"],
             "requested": numbers["accelerators_requested"],
             "minutes": 1 if when == "minute" else 60,
+            **({"pod": raw["pod"].astype(str).where(raw["pod"].notna())} if "pod" in raw.columns else {}),
         },
         copy=False,
     )

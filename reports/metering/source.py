@@ -7,7 +7,8 @@ every name known, every pool on its cluster, hours in range, no bad number; then
 them. Only when the check finds a problem are the files read again one by one (`usage.read_usage`) to name
 the first offending line of each.
 
-Rows are hourly (`hour`) or per minute (`minute`: the start of the minute, each row weighs 1/60 of an hour).
+Rows are hourly (`hour`) or per minute (`minute`: the start of the minute, each row weighs 1/60 of an hour), per
+team or, with a `pod` column, per pod (each pod at most 60 minutes an hour; many pods of a team share an hour).
 """
 
 from __future__ import annotations
@@ -97,7 +98,7 @@ def open_source(spec: str) -> tuple[Source | None, list[Issue]]:
             ]
         # CSV on object storage: every column as text, typed by the check (a bad value on line 10 million is
         # then a located problem, not a failed scan); local files are read by DuckDB itself (`_scan`)
-        text = {c: pa.string() for c in (*NAMES, "hour", "minute", *NUMERIC)}
+        text = {c: pa.string() for c in (*NAMES, "pod", "hour", "minute", *NUMERIC)}
         fmt: ds.FileFormat = (
             ds.ParquetFileFormat()
             if kind == "parquet"
@@ -163,7 +164,8 @@ def _usage_view(types: dict[str, str], scan: str) -> str:
         f"SELECT CAST(cluster AS VARCHAR) AS cluster, CAST({who} AS VARCHAR) AS team, "
         f"CAST(flavor AS VARCHAR) AS flavor, date_trunc('hour', {moment}) AS hour, "
         f"{numbers[0]} AS accelerators_used, {numbers[1]} AS accelerators_requested, "
-        f"{1 if when == 'minute' else 60} AS minutes FROM {scan}"
+        f"{1 if when == 'minute' else 60} AS minutes, "
+        f"{'CAST(pod AS VARCHAR)' if 'pod' in types else 'CAST(NULL AS VARCHAR)'} AS pod FROM {scan}"
     )
 
 

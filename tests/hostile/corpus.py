@@ -2736,7 +2736,7 @@ CASES += [
         ("meter", "--inventory", "inv", "--emit-sql", "trino", "--period", "2026Q4"),
         0,
         says=(
-            "usage-overlap: the same team, pool and hour recorded twice",
+            "usage-overlap: the same team (or pod), pool and hour recorded twice",
             "usage-coverage: a day of the period without any record",
             "'usage-capacity' AS problem",
         ),
@@ -2791,3 +2791,51 @@ def _assert_charge_period(path: Path, start: str, end: str) -> None:
     with path.open() as f:
         rows = list(csv.DictReader(f))
     assert rows and {(r["ChargePeriodStart"], r["ChargePeriodEnd"]) for r in rows} == {(start, end)}
+
+
+# --- issue 37, point 2: per-pod records (a cost tool's export): pods share an hour, one pod's hour twice is refused --
+
+POD_HEADER = "hour,cluster,team,flavor,pod,accelerators_used,accelerators_requested\n"
+POD_HOUR = "".join(f"2026-10-01T00:00:00,gke-a,ml,h100,train-{i},1,1\n" for i in range(2))
+"""Two pods of team ml on h100 for the whole first hour of October, one accelerator each."""
+POD_IDLE = "".join(f"2026-10-{day:02d}T00:00:00,gke-a,ml,h100,,0,0\n" for day in range(2, 32))
+
+
+def pod_usage(text: str) -> Callable[[Path], None]:
+    """The small inventory (with prices) and `u.csv` holding `text` (a file of the cost tool, outside `inv/`)."""
+    inventory = small(**{"prices.csv": PRICES})
+
+    def build(case: Path) -> None:
+        inventory(case)
+        (case / "u.csv").write_text(text)
+
+    return build
+
+
+CASES += [
+    Case(  # two pods of one team in one hour: 2 accelerator-hours, not an hour recorded twice
+        "meter-pods-share-an-hour",
+        2,
+        pod_usage(POD_HEADER + POD_HOUR + POD_IDLE),
+        ("meter", "u.csv", "--inventory", "inv", "--out", "out"),
+        0,
+        outputs=("out",),
+        check=lambda case: _assert_held_hours(case, "ml", "2"),
+        issue=37,
+    ),
+    Case(  # the same per-pod file twice (a doubled export): each pod's hour has 120 minutes, refused, named
+        "meter-pods-doubled",
+        2,
+        pod_usage(POD_HEADER + POD_HOUR + POD_HOUR + POD_IDLE),
+        ("meter", "u.csv", "--inventory", "inv"),
+        1,
+        says=("recorded more than once", "ml in h100 at 2026-10-01 00:00 UTC (120 minutes)"),
+        issue=37,
+    ),
+]
+
+
+def _assert_held_hours(case: Path, team: str, hours: str) -> None:
+    """The team's charged accelerator-hours in out/meter.json."""
+    teams = {t["team"]: t for t in json.loads((case / "out" / "meter.json").read_text())["teams"]}
+    assert teams[team]["charged_hours"] == hours

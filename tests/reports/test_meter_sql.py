@@ -4,6 +4,7 @@ per-minute rows) and its cent allocation against the pricing home."""
 from __future__ import annotations
 
 import re
+import tempfile
 import threading
 from decimal import Decimal
 from pathlib import Path
@@ -111,8 +112,9 @@ def test_every_transpiled_query_parses_in_its_dialect(dialect: str) -> None:
 
 
 def canonical(frame: pd.DataFrame, path: Path) -> Path:
-    """Usage rows with the query's columns, as Parquet."""
-    frame.assign(minutes=60).to_parquet(path, index=False)
+    """Usage rows with the query's columns, as Parquet (`pod` NULL when the rows are per team)."""
+    pods = frame["pod"] if "pod" in frame.columns else pd.Series(None, index=frame.index, dtype="string")
+    frame.assign(minutes=60, pod=pods.astype("string")).to_parquet(path, index=False)
     return path
 
 
@@ -173,7 +175,7 @@ def python_problems(inventory, frame: pd.DataFrame, period) -> tuple[list[tuple[
     """What `qm meter` flags on the same rows: sql/checks.sql's rows over meter.py's `held_rows`, and the rules of
     the issues meter() refuses them with."""
     con = duckdb.connect()
-    con.register("frame", frame.assign(minutes=60))
+    con.register("frame", pd.read_parquet(canonical(frame, Path(tempfile.mkdtemp()) / "usage.parquet")))
     con.execute(f"CREATE TABLE held_rows AS WITH {held_sql()} SELECT * FROM held".replace("FROM usage", "FROM frame"))
     rows = sorted(
         (k, t, p, h, m, None if u is None else Decimal(u), lim)
@@ -184,6 +186,17 @@ def python_problems(inventory, frame: pd.DataFrame, period) -> tuple[list[tuple[
     return rows, [i.rule for i in meter(inventory, normalised, period)[1]]
 
 
+def per_pod(frame: pd.DataFrame) -> pd.DataFrame:
+    """Each hourly row as two pods of its team that each hold half of it for the whole hour (the same hour, twice
+    over: one record per pod)."""
+    halves = frame.loc[frame.index.repeat(2)].reset_index(drop=True)
+    halves["pod"] = [f"{team}-{i % 2}" for i, team in enumerate(halves["team"])]
+    return halves.assign(
+        accelerators_used=halves["accelerators_used"] / 2,
+        accelerators_requested=halves["accelerators_requested"] / 2,
+    )
+
+
 @pytest.mark.parametrize(
     ("frame", "want_rules"),
     [
@@ -191,6 +204,9 @@ def python_problems(inventory, frame: pd.DataFrame, period) -> tuple[list[tuple[
         (hostile_usage(days=20), ["usage-overlap", "usage-coverage"]),
         # variant: the repeated row dropped, so the 17 GPUs in a 16-GPU pool show
         (hostile_usage(days=20).drop(index=len(FEBRUARY)), ["usage-capacity", "usage-coverage"]),
+        # per pod: two pods share each hour, and the repeated row repeats both pods (a doubled file)
+        (per_pod(hostile_usage(days=20)), ["usage-overlap", "usage-coverage"]),
+        (per_pod(hostile_usage(days=20).drop(index=len(FEBRUARY))), ["usage-capacity", "usage-coverage"]),
     ],
 )
 def test_the_warehouse_query_flags_what_qm_meter_flags(
@@ -223,7 +239,8 @@ def test_spark_flags_the_same_problems_as_qm_meter(tmp_path: Path) -> None:
     query = emit(inventory, blks, "proportional", "spark", FEB)
     spark = spark_session()
     try:
-        for i, frame in enumerate([hostile_usage(20), hostile_usage(20).drop(index=len(FEBRUARY))]):
+        frames = [hostile_usage(20), hostile_usage(20).drop(index=len(FEBRUARY))]
+        for i, frame in enumerate([*frames, *map(per_pod, frames)]):
             parquet = canonical(frame, tmp_path / f"usage-{i}.parquet")
             spark.read.parquet(str(parquet)).createOrReplaceTempView("usage")
             got = emitted_problems([tuple(r) for r in spark.sql(query).collect()])
@@ -293,6 +310,35 @@ def test_each_hourly_row_as_sixty_minute_rows_meters_the_same(tmp_path: Path) ->
     assert result.to_dict() == frame_result(small_fleet(), frame, FEB)
 
 
+def test_per_pod_records_are_billed_as_their_team_sums(tmp_path: Path) -> None:
+    """Two pods of a team in one hour, each holding half of the team's row for all 60 minutes, bill what the team's
+    row bills (the same hour is not recorded twice: each pod has 60 minutes); as a file (CSV, per minute) too."""
+    frame = usage(FEBRUARY)
+    pods = per_pod(frame)
+    assert frame_result(small_fleet(), pods, FEB) == frame_result(small_fleet(), frame, FEB)
+    minutes = pods.loc[pods.index.repeat(60)].reset_index(drop=True)
+    minutes["minute"] = minutes["hour"] + pd.to_timedelta(list(range(60)) * len(pods), unit="min")
+    minutes.drop(columns=["hour"]).to_csv(tmp_path / "pods.csv", index=False)
+    result, issues = meter_source(str(tmp_path / "pods.csv"), small_fleet(), FEB)
+    assert issues == [] and result is not None
+    assert result.to_dict() == frame_result(small_fleet(), frame, FEB)
+
+
+def test_one_pod_recorded_twice_in_an_hour_is_refused(tmp_path: Path) -> None:
+    """Pod a-0's first hour twice (a re-pull): 120 minutes of one pod, refused by both paths, while the other pods
+    of the hour are fine."""
+    pods = per_pod(usage(FEBRUARY))
+    doubled = pd.concat([pods, pods.iloc[[0]]], ignore_index=True)
+    normalised, issues = check_usage(doubled, small_fleet())
+    assert issues == []
+    _, problems = meter(small_fleet(), normalised, FEB)
+    doubled.to_parquet(tmp_path / "pods.parquet", index=False)
+    _, from_file = meter_source(str(tmp_path / "pods.parquet"), small_fleet(), FEB)
+    for found in (problems, from_file):
+        assert [i.rule for i in found] == ["usage-overlap"]
+        assert "a in h100-resv at 2026-02-01 00:00 UTC (120 minutes)" in found[0].format()
+
+
 def test_a_bad_row_in_the_second_file_of_a_folder_is_located(tmp_path: Path) -> None:
     frame = usage(FEBRUARY).astype({"flavor": object})
     frame.iloc[:3].to_csv(tmp_path / "a.csv", index=False)
@@ -322,7 +368,7 @@ def test_the_query_allocates_cents_as_the_pricing_home_does() -> None:
     con.execute(
         "CREATE VIEW usage AS SELECT '' AS cluster, hour, CAST(team AS VARCHAR) AS team, "
         "CAST(flavor AS VARCHAR) AS flavor, used AS accelerators_used, requested AS accelerators_requested, "
-        "60 AS minutes FROM frame"
+        "60 AS minutes, CAST(NULL AS VARCHAR) AS pod FROM frame"
     )
     rows = con.sql(meter_sql(EXAMPLE, blks, "proportional")).to_arrow_table().to_pylist()
     lines = [r for r in rows if r["kind"] in ("usage", "idle") and r["units"] > 0]

@@ -7,7 +7,8 @@ in_period AS (
   SELECT h.* FROM held AS h CROSS JOIN period AS p WHERE h.hour >= p.period_from AND h.hour < p.period_to
 ),
 overlap AS (
-  -- more than 60 minutes of records for one team and pool in one hour: the same hour recorded twice
+  -- more than 60 minutes of records for one pod (or, without pods, one team) in a pool and hour: the same hour
+  -- recorded twice
   SELECT team, pool, hour, minutes FROM in_period WHERE minutes > 60
 ),
 overlap_count AS (
