@@ -68,9 +68,9 @@ from quartermaster.demand_quantiles import equivalence_ratio
 from quartermaster.plan_contract import EXISTING, NEW
 from quartermaster.planner.build_result import collect
 from quartermaster.planner.data import OFFER_COLUMNS, POOL_COLUMNS, PlanData
-from quartermaster.planner.model import PlanModel, build_model
 from quartermaster.planner.options import PlanOptions
 from quartermaster.planner.placement import QuotaHolder, tiers_of
+from quartermaster.planner.program import PlanModel, build_model
 from quartermaster.planner.solve import (
     HIGHS_LP_OPTIONS,
     BudgetStart,

@@ -6,7 +6,7 @@ share of the quarter's hours.
 
 Cost attribution (`cost_by_team`): a cost centre pays for the hours its teams are served, at the price of
 what served them; committed hours at the contracts' average price (existing) or the cheapest new term
-(new); this is the same charge its budget caps in the model (model.py). Commitment hours nobody uses, and
+(new); this is the same charge its budget caps in the model (program.py). Commitment hours nobody uses, and
 the difference between those rates and what the commitments cost (the quarter's idle), are shared between
 the teams by the idle policy (`PlanOptions.idle_policy`, the rules `qm meter` uses: proportional to use by
 default); only idle no team can take stays on the `pricing.IDLE_TEAM` line. `usage_usd + idle_share_usd = usd`
@@ -53,13 +53,13 @@ from quartermaster.plan_contract import (
 )
 from quartermaster.plan_figures import planned_status
 from quartermaster.planner.actuals import covered_hours, term_end, term_hours
-from quartermaster.planner.model import (
+from quartermaster.planner.placement import served_on
+from quartermaster.planner.program import (
     PAY_PER_USE,
     TIERS,
     PlanModel,
     on_demand_equivalent_price,
 )
-from quartermaster.planner.placement import served_on
 from quartermaster.planner.solve import SolveReport
 from quartermaster.planner.tables import Budget, Cap, CommitOption, Demand, Existing, Offer, Pool, Team
 from quartermaster.planner.tables import rows as table_rows
@@ -227,7 +227,7 @@ def purchase_schedule(m: PlanModel) -> pd.DataFrame:
                 "usd_per_node_hour_used": opt.usd_per_node_hour_used,
             }
         )
-    for (j, q), var in m.capacity_block.items():  # one dated block per offer and quarter, paid up front (model.py)
+    for (j, q), var in m.capacity_block.items():  # one dated block per offer and quarter, paid up front (program.py)
         o = offers[j]
         instances, weeks = round(m.value(var)), m.data.block_weeks(q)
         block = _capacity_block_line(m, j, instances * weeks)

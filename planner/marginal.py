@@ -30,7 +30,7 @@ from dataclasses import replace
 import pandas as pd
 
 from quartermaster.planner.data import PlanData
-from quartermaster.planner.model import PlanModel, build_model
+from quartermaster.planner.program import PlanModel, build_model
 from quartermaster.planner.solve import solve
 
 MARGINAL_ACCELERATORS = 1.0

@@ -1,7 +1,7 @@
 """The planner's maths page (docs/explanation/planner-maths.md), generated from the model itself.
 
-The page is `planner/model.py`'s docstring (sets, parameters, variables, objective, and the prose between them)
-with its constraints grouped by the constraint-family registry (`model.FAMILIES`): for each family in build order,
+The page is `planner/program.py`'s docstring (sets, parameters, variables, objective, and the prose between them)
+with its constraints grouped by the constraint-family registry (`program.FAMILIES`): for each family in build order,
 its rows in mathematics and the docstring of the function that adds them. A family with no maths in the docstring,
 or maths that names no family, is an error, so the code and the page cannot drift apart; a test compares the page
 on disk with this output.
@@ -16,7 +16,7 @@ import inspect
 import textwrap
 from pathlib import Path
 
-from quartermaster.planner import model
+from quartermaster.planner import program
 
 PAGE = Path("docs/explanation/planner-maths.md")
 CONSTRAINTS = "Constraints"
@@ -54,15 +54,15 @@ def _entries(body: str) -> list[tuple[str, str]]:
 def family_of(word: str) -> str | None:
     """The family an entry's first word (`budget_cq`, `supply_cap_jmqsb`) is the rows of: the longest family name
     it is, or starts with followed by its index; None when it names none."""
-    names = [f for f in model.FAMILIES if word == f or word.startswith(f + "_")]
+    names = [f for f in program.FAMILIES if word == f or word.startswith(f + "_")]
     return max(names, key=len) if names else None
 
 
 def constraint_maths() -> tuple[dict[str, list[str]], list[str]]:
     """Each family's entries of the model docstring's Constraints section, and the entries that are no family's
     rows (variable domains, integrality); MathsDrift when a family has no entry."""
-    body = next(text for title, text in _blocks(model.__doc__ or "") if title == CONSTRAINTS)
-    by_family: dict[str, list[str]] = {f: [] for f in model.FAMILIES}
+    body = next(text for title, text in _blocks(program.__doc__ or "") if title == CONSTRAINTS)
+    by_family: dict[str, list[str]] = {f: [] for f in program.FAMILIES}
     other = []
     for word, text in _entries(body):
         family = family_of(word)
@@ -73,7 +73,7 @@ def constraint_maths() -> tuple[dict[str, list[str]], list[str]]:
     missing = [f for f, texts in by_family.items() if not texts]
     if missing:
         raise MathsDrift(
-            f"planner/model.py: constraint families {', '.join(missing)} have no maths in the module docstring's "
+            f"planner/program.py: constraint families {', '.join(missing)} have no maths in the module docstring's "
             f"{CONSTRAINTS} section; write each as `<family>_<index>: <rows>` there"
         )
     return by_family, other
@@ -89,17 +89,17 @@ def page() -> str:
     out = [
         "# The planner's maths",
         "",
-        "<!-- Generated from planner/model.py by `python -m quartermaster.planner.maths`; do not edit by hand. -->",
+        "<!-- Generated from planner/program.py by `python -m quartermaster.planner.maths`; do not edit by hand. -->",
         "",
-        "The reservation planner's optimisation problem as `planner/model.py` builds it. Every constraint family "
+        "The reservation planner's optimisation problem as `planner/program.py` builds it. Every constraint family "
         "below is one function of the model and one prefix of its rows' names in an LP file (`qm plan --write-lp`); "
         "[How the planner works](planning.md) explains what the plan does with it.",
     ]
-    for title, text in _blocks(model.__doc__ or "")[1:]:  # the first paragraph says which step this is
+    for title, text in _blocks(program.__doc__ or "")[1:]:  # the first paragraph says which step this is
         if title == CONSTRAINTS:
             out += ["", "## Constraint families", "", "In build order, grouped by the function that adds them."]
-            for add in dict.fromkeys(model.FAMILIES.values()):
-                families = [f for f, a in model.FAMILIES.items() if a is add]
+            for add in dict.fromkeys(program.FAMILIES.values()):
+                families = [f for f, a in program.FAMILIES.items() if a is add]
                 maths = "\n".join(text for f in families for text in by_family[f])
                 names, _, rule = inspect.cleandoc(add.__doc__ or "").partition(": ")
                 heading = ", ".join(f"`{f}`" for f in families)

@@ -15,9 +15,9 @@ from quartermaster.plan_figures import horizon_cost, purchase_liability
 from quartermaster.planner import marginal
 from quartermaster.planner.build_result import collect
 from quartermaster.planner.data import PlanData, build_data
-from quartermaster.planner.model import TIERS, PlanModel, build_model
 from quartermaster.planner.options import PlanOptions
 from quartermaster.planner.placement import Tier, offer_key, served_on, tiers_of
+from quartermaster.planner.program import TIERS, PlanModel, build_model
 from quartermaster.planner.solve import fix_integers_and_resolve, solve
 from quartermaster.pricing import cents, usd
 

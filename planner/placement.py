@@ -1,7 +1,7 @@
 """Where a team may run: the flavors (a pool and the pricing model its nodes are bought at: one Kueue ResourceFlavor)
 its demand may be served on under `policy.placement`.
 
-A flavor serves a tier (model.py) at its offer (site and machine), `flavors()`:
+A flavor serves a tier (program.py) at its offer (site and machine), `flavors()`:
 - `existing` (the inventory's commitments): the pools that consume one of the offer's commitments (`commitment:`);
   where a commitment is consumed by no pool (a discount on what runs there, e.g. a CUD or a savings plan), also the
   offer's pools priced on demand;

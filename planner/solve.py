@@ -24,7 +24,7 @@ import numpy as np
 import pulp
 
 from quartermaster.plan_contract import Outcome
-from quartermaster.planner.model import BudgetCurves, Floats, Ints, LinearProgram, PlanModel, ranges
+from quartermaster.planner.program import BudgetCurves, Floats, Ints, LinearProgram, PlanModel, ranges
 
 # HiGHS model statuses that say what happened; any other (time or iteration limit, interrupt) leaves a
 # plan only if HiGHS holds a primal feasible solution.

@@ -1,4 +1,4 @@
-"""The planner's own tables, typed: one row schema per `PlanData` table (data.py builds them, model.py and
+"""The planner's own tables, typed: one row schema per `PlanData` table (data.py builds them, program.py and
 build_result.py read them).
 
 A schema is a NamedTuple: its fields are the table's columns, in order, with their Python types. `rows(frame,

@@ -20,7 +20,7 @@ from bench.planner_bench import SIZES, generate
 from quartermaster.plan_contract import Outcome
 from quartermaster.planner import PlanOptions
 from quartermaster.planner.data import PlanData
-from quartermaster.planner.model import PlanModel, build_model
+from quartermaster.planner.program import PlanModel, build_model
 from quartermaster.planner.solve import highs_lp, solve
 
 STARTS = ("predicted", "slack-first")

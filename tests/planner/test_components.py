@@ -15,7 +15,7 @@ from quartermaster.loader import load
 from quartermaster.planner import PlanOptions
 from quartermaster.planner import solve as solve_module
 from quartermaster.planner.data import OFFER_COLUMNS, POOL_COLUMNS, PlanData, build_data
-from quartermaster.planner.model import build_model
+from quartermaster.planner.program import build_model
 from quartermaster.planner.solve import highs_lp, solve
 from tests.paths import INVENTORY
 

@@ -14,7 +14,7 @@ import pytest
 
 from quartermaster.model import Quota
 from quartermaster.planner import PlanOptions, build_data
-from quartermaster.planner.model import FAMILIES, build_model
+from quartermaster.planner.program import FAMILIES, build_model
 from tests.builders import make_inventory
 from tests.planner.planning import MACHINE, SITE, curves, one_site, price
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from quartermaster.planner import maths, model
+from quartermaster.planner import maths, program
 from tests.paths import REPO
 
 FIX = "docs/explanation/planner-maths.md is stale: run `python -m quartermaster.planner.maths` and commit the page"
@@ -17,7 +17,7 @@ def test_the_maths_page_is_the_one_the_model_generates():
 
 def test_every_family_has_its_maths_and_its_rule_on_the_page():
     page = maths.page()
-    for family, add in model.FAMILIES.items():
+    for family, add in program.FAMILIES.items():
         assert f"`{family}`" in page
         assert f"{family}_" in page.split("## Constraint families", 1)[1]  # its rows, e.g. budget_cq: ...
         assert f"Added by `{add.__name__}`" in page
@@ -25,7 +25,7 @@ def test_every_family_has_its_maths_and_its_rule_on_the_page():
 
 def test_a_family_registered_without_maths_stops_the_page(monkeypatch):
     """A new family in the registry whose rows the docstring does not write out: the page would drift."""
-    monkeypatch.setitem(model.FAMILIES, "gpu_hours_within_power", model.add_budgets)
+    monkeypatch.setitem(program.FAMILIES, "gpu_hours_within_power", program.add_budgets)
     with pytest.raises(maths.MathsDrift, match="gpu_hours_within_power have no maths"):
         maths.page()
 

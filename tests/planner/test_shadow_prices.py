@@ -22,8 +22,8 @@ from quartermaster.loader import load
 from quartermaster.planner import PlanOptions, marginal, plan
 from quartermaster.planner.build_result import collect
 from quartermaster.planner.data import PlanData, build_data
-from quartermaster.planner.model import build_model
 from quartermaster.planner.pipeline import resolve_shadow_prices
+from quartermaster.planner.program import build_model
 from quartermaster.planner.solve import fix_integers_and_resolve, solve
 from quartermaster.units import quarter_bounds
 from tests.paths import INVENTORY

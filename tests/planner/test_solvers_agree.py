@@ -10,7 +10,7 @@ import pytest
 from quartermaster.planner import Outcome, PlanOptions
 from quartermaster.planner.build_result import collect
 from quartermaster.planner.data import build_data
-from quartermaster.planner.model import build_model
+from quartermaster.planner.program import build_model
 from quartermaster.planner.solve import branch_and_bound, fix_integers_and_resolve
 from quartermaster.units import quarter_hours
 from tests.planner.planning import EXACT, curves, make_tpu_inventory, one_site, price, run
