@@ -58,7 +58,7 @@ def metered_rows(records: list[tuple[int, str, str, int, int]], policy: str) -> 
     con.execute(
         "CREATE VIEW usage AS SELECT '' AS cluster, hour, CAST(team AS VARCHAR) AS team, "
         "CAST(flavor AS VARCHAR) AS flavor, used AS accelerators_used, requested AS accelerators_requested, "
-        "60 AS minutes FROM frame"
+        "60 AS minutes, CAST(NULL AS VARCHAR) AS pod FROM frame"
     )
     return con.sql(meter_sql(FLEET, BLOCKS, policy)).to_arrow_table().to_pylist()
 
