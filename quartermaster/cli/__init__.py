@@ -1,5 +1,8 @@
 """The `qm` command line: one module per command, each thin (parse, call the library, render, exit code).
 
+`qm COMMAND` lives in `COMMAND_command.py` (`qm import` in `import_command.py`); `command_support.py` holds what
+the commands share (the console, loading with printed problems, option parsers).
+
 Exit codes (`quartermaster.errors`): 0 ok, 1 problems found, 2 usage error. Commands raise
 `QuartermasterError` subclasses for user mistakes; `QmGroup` maps them to their exit code in one place.
 """
@@ -14,22 +17,22 @@ from typer.core import TyperGroup
 
 from quartermaster import __version__
 from quartermaster.cli import (
-    codeowners,
-    diff,
-    export,
-    importer,
-    meter,
-    observability,
-    plan,
-    quota,
-    render,
-    report,
-    schema,
-    synth,
-    usage,
-    validate,
+    codeowners_command,
+    diff_command,
+    export_command,
+    import_command,
+    meter_command,
+    observability_command,
+    plan_command,
+    quota_command,
+    render_command,
+    report_command,
+    schema_command,
+    synth_command,
+    usage_command,
+    validate_command,
 )
-from quartermaster.cli.common import err_console
+from quartermaster.cli.command_support import err_console
 from quartermaster.errors import EXIT_USAGE, QuartermasterError
 from quartermaster.textsafety import log_line
 
@@ -77,20 +80,20 @@ def _options(
     """Quartermaster: capacity-as-code for accelerator fleets."""
 
 
-app.command("validate")(validate.command)
-app.command("schema")(schema.command)
-app.command("meter")(meter.command)
-app.command("report")(report.command)
-app.add_typer(export.app, name="export")
-app.command("diff")(diff.command)
-app.add_typer(quota.app, name="quota")
-app.command("codeowners")(codeowners.command)
-app.command("render")(render.command)
-app.add_typer(importer.app, name="import")
-app.command("synth")(synth.command)
-app.command("plan")(plan.command)
-app.add_typer(usage.app, name="usage")
-app.add_typer(observability.app, name="observability")
+app.command("validate")(validate_command.command)
+app.command("schema")(schema_command.command)
+app.command("meter")(meter_command.command)
+app.command("report")(report_command.command)
+app.add_typer(export_command.app, name="export")
+app.command("diff")(diff_command.command)
+app.add_typer(quota_command.app, name="quota")
+app.command("codeowners")(codeowners_command.command)
+app.command("render")(render_command.command)
+app.add_typer(import_command.app, name="import")
+app.command("synth")(synth_command.command)
+app.command("plan")(plan_command.command)
+app.add_typer(usage_command.app, name="usage")
+app.add_typer(observability_command.app, name="observability")
 
 
 def main() -> None:

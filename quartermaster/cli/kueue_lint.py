@@ -5,7 +5,7 @@ from __future__ import annotations
 import datetime as dt
 from pathlib import Path
 
-from quartermaster.cli.common import console, print_issue
+from quartermaster.cli.command_support import console, print_issue
 from quartermaster.errors import ProblemsFound
 from quartermaster.model import Inventory
 

@@ -12,7 +12,7 @@ import pytest
 from typer.testing import CliRunner
 
 from quartermaster.cli import app
-from quartermaster.cli.plan import solve_summary
+from quartermaster.cli.plan_command import solve_summary
 from quartermaster.loader import load
 from quartermaster.planner import load_result
 from quartermaster.planner.options import PlanOptions
@@ -193,7 +193,7 @@ def test_a_budget_over_says_why_a_plan_that_caps_budgets_can_be_over(capsys):
     """Review of issue 26: `qm plan` said a budget was over without why (the model caps use; the idle share is
     added after), and says nothing of it when every budget is kept."""
     from quartermaster.budget_status import BudgetStatus
-    from quartermaster.cli.plan import OVER_WHY, _print_budget_status
+    from quartermaster.cli.plan_command import OVER_WHY, _print_budget_status
 
     kept = BudgetStatus("CC-1", "2027Q1", "planned", Decimal("90.00"), Decimal("100.00"))
     over = BudgetStatus("CC-2", "2027Q1", "planned", Decimal("112.50"), Decimal("100.00"))

@@ -227,7 +227,7 @@ def test_codeowners_gives_team_files_to_owners_and_the_rest_to_finance(tmp_path:
         "CODEOWNERS",
         "docs/CODEOWNERS",
         "pyproject.toml",
-        "quartermaster/cli/diff.py",
+        "quartermaster/cli/diff_command.py",
         "planner/solve.py",
         "modules/kueue/cluster_files.py",
         "reports/quota_diff/policy.py",

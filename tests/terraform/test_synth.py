@@ -14,8 +14,7 @@ import pytest
 from typer.testing import CliRunner
 
 from quartermaster.capacity import nodes_per_slice
-from quartermaster.cli import app
-from quartermaster.cli import synth as synth_command
+from quartermaster.cli import app, synth_command
 from quartermaster.model import Inventory
 from quartermaster.modules.cloud import cloud_module, cluster_spec
 from quartermaster.modules.kueue import objects_for_cluster

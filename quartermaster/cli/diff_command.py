@@ -19,7 +19,7 @@ from pathlib import Path
 import typer
 
 from quartermaster.bounds import MAX_IMPACT_DAYS
-from quartermaster.cli.common import err_console, read_plan_or_exit
+from quartermaster.cli.command_support import err_console, read_plan_or_exit
 from quartermaster.errors import ProblemsFound
 from quartermaster.loader import LoadResult
 from quartermaster.textsafety import log_line

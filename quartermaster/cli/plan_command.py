@@ -12,7 +12,7 @@ import typer
 from rich.table import Table
 
 from quartermaster.bounds import MAX_DRAWS, MAX_SOLVE_SECONDS, MAX_SWEEP_POINTS
-from quartermaster.cli.common import (
+from quartermaster.cli.command_support import (
     check_output,
     console,
     err_console,
@@ -257,7 +257,7 @@ def _sweep(
 def _propose(path: Path, inventory: Inventory, result: PlanResult, force: bool) -> None:
     """Write the proposed quotas that fit today's pools into the team files; say which flavors were left."""
     # imported when run, so that `qm --help` stays fast
-    from quartermaster.cli.quota import write_quotas
+    from quartermaster.cli.quota_command import write_quotas
     from quartermaster.planner.propose import proposed_changes
 
     changes, skipped = proposed_changes(inventory, result.proposed_quotas)

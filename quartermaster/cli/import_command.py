@@ -6,7 +6,7 @@ from pathlib import Path
 
 import typer
 
-from quartermaster.cli.common import console, err_console, print_issue
+from quartermaster.cli.command_support import console, err_console, print_issue
 from quartermaster.errors import ProblemsFound
 
 app = typer.Typer(help="Import existing objects into an inventory skeleton.", no_args_is_help=True)

@@ -7,8 +7,8 @@ from typing import Any
 
 import typer
 
-from quartermaster.cli.common import check_output, console, inventory_argument, load_or_exit, quarter_option
-from quartermaster.cli.meter import checked_period, exit_on
+from quartermaster.cli.command_support import check_output, console, inventory_argument, load_or_exit, quarter_option
+from quartermaster.cli.meter_command import checked_period, exit_on
 from quartermaster.errors import ProblemsFound, UsageError
 from quartermaster.model import Inventory
 from quartermaster.pricing import DEFAULT_IDLE_POLICY
@@ -96,7 +96,7 @@ def _metered(
 
 def _planned(inventory: Inventory, quarter: Quarter, plan_dir: Path | None) -> tuple[list[dict[str, Any]], str]:
     # imported when run, so that `qm --help` stays fast
-    from quartermaster.cli.report import plan_or_exit
+    from quartermaster.cli.report_command import plan_or_exit
     from quartermaster.reports.focus import plan_focus_rows
 
     result = plan_or_exit(inventory, quarter, plan_dir)

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import typer
 
-from quartermaster.cli.common import check_output, console, inventory_argument, load_or_exit
+from quartermaster.cli.command_support import check_output, console, inventory_argument, load_or_exit
 from quartermaster.errors import UsageError, require_extra
 from quartermaster.providers import provider_of
 

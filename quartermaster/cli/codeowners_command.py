@@ -10,7 +10,7 @@ from pathlib import Path
 
 import typer
 
-from quartermaster.cli.common import console, inventory_argument, load_or_exit
+from quartermaster.cli.command_support import console, inventory_argument, load_or_exit
 from quartermaster.errors import ProblemsFound
 
 

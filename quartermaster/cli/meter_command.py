@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 import typer
 from rich.table import Table
 
-from quartermaster.cli.common import check_output, console, load_or_exit, print_issue
+from quartermaster.cli.command_support import check_output, console, load_or_exit, print_issue
 from quartermaster.errors import ProblemsFound, UsageError
 from quartermaster.issues import Issue
 from quartermaster.pricing import BASES, DEFAULT_IDLE_POLICY

@@ -7,7 +7,7 @@ from pathlib import Path
 import typer
 from rich.table import Table
 
-from quartermaster.cli.common import console, load_or_exit
+from quartermaster.cli.command_support import console, load_or_exit
 from quartermaster.errors import UsageError
 
 

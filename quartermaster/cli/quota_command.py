@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 
 import typer
 
-from quartermaster.cli.common import console, print_issue
+from quartermaster.cli.command_support import console, print_issue
 from quartermaster.errors import ProblemsFound
 
 if TYPE_CHECKING:

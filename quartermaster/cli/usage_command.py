@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 import typer
 
 from quartermaster.bounds import FIRST_DAY, LAST_DAY, calendar_problem
-from quartermaster.cli.common import check_output, console, err_console, finite, load_or_exit
+from quartermaster.cli.command_support import check_output, console, err_console, finite, load_or_exit
 from quartermaster.errors import ProblemsFound, UsageError
 from quartermaster.issues import Issue
 from quartermaster.modules.observability.metrics import DEFAULT_CLUSTER_LABEL
@@ -173,7 +173,7 @@ def write_records(slabs: Iterator[pd.DataFrame], out: Path, inventory: Inventory
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    from quartermaster.cli.meter import exit_on
+    from quartermaster.cli.meter_command import exit_on
     from quartermaster.metering.usage import check_usage
 
     out.parent.mkdir(parents=True, exist_ok=True)

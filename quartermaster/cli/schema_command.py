@@ -7,7 +7,7 @@ from pathlib import Path
 
 import typer
 
-from quartermaster.cli.common import console
+from quartermaster.cli.command_support import console
 from quartermaster.plan_contract import plan_schema_json
 from quartermaster.schema import reference_markdown, schema_json
 

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import typer
 
-from quartermaster.cli.common import (
+from quartermaster.cli.command_support import (
     check_output,
     console,
     err_console,

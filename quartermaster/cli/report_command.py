@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 import typer
 
-from quartermaster.cli.common import (
+from quartermaster.cli.command_support import (
     UNREADABLE,
     check_output,
     console,
@@ -74,7 +74,7 @@ def command(
     inventory = load_or_exit(path).inventory
     records = None
     if usage is not None:
-        from quartermaster.cli.meter import exit_on
+        from quartermaster.cli.meter_command import exit_on
         from quartermaster.reports.metering import read_usage
 
         records, issues = read_usage(usage, inventory)
