@@ -23,7 +23,7 @@ import pyarrow.compute as pc
 import pyarrow.csv as pacsv
 
 from quartermaster.loader import load
-from quartermaster.reports.metering import check_usage, meter, parse_period
+from quartermaster.metering import check_usage, meter, parse_period
 from quartermaster.reports.metering.source import meter_source
 from tests.reports.records import records
 

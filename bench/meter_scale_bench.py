@@ -30,8 +30,8 @@ import pyarrow.parquet as pq
 
 from quartermaster.capacity import flavor_capacity
 from quartermaster.loader import load
+from quartermaster.metering import parse_period
 from quartermaster.model import Inventory
-from quartermaster.reports.metering import parse_period
 from quartermaster.reports.metering.source import meter_source
 
 REPO = Path(__file__).resolve().parents[1]

@@ -42,6 +42,7 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
+from quartermaster.metering import MeterResult, Period, coverage_label, covered_month, meter
 from quartermaster.plan_contract import CLOSED, EXISTING, NEW
 from quartermaster.plan_figures import quarter_cost, shares_of, to_cent
 from quartermaster.pricing import (
@@ -50,7 +51,6 @@ from quartermaster.pricing import (
     accelerator_hour_price,
     decimal_of,
 )
-from quartermaster.reports.metering import MeterResult, Period, coverage_label, covered_month, meter
 from quartermaster.units import Quarter, quarter_bounds, quarter_hours
 
 if TYPE_CHECKING:

@@ -65,8 +65,7 @@ def _metered(
     inventory: Inventory, period: str | None, usage: Path | None, idle: str
 ) -> tuple[list[dict[str, Any]], str]:
     # imported when run, so that `qm --help` stays fast
-    from quartermaster.reports.focus import focus_rows
-    from quartermaster.reports.metering import (
+    from quartermaster.metering import (
         check_usage,
         covered_month,
         inventory_records,
@@ -74,6 +73,7 @@ def _metered(
         period_of,
         read_usage,
     )
+    from quartermaster.reports.focus import focus_rows
 
     chosen = checked_period(inventory, idle, period)
     if usage is not None:

@@ -15,8 +15,8 @@ from quartermaster.issues import Issue
 from quartermaster.pricing import BASES, DEFAULT_IDLE_POLICY
 
 if TYPE_CHECKING:
+    from quartermaster.metering import MeterResult, Period
     from quartermaster.model import Inventory
-    from quartermaster.reports.metering import MeterResult, Period
 
 
 def command(
@@ -90,7 +90,7 @@ def emit(inventory: Inventory, period: Period | None, idle: str, dialect: str) -
 def checked_period(inventory: Inventory, idle: str, period: str | None) -> Period | None:
     """Check `--idle` and `--period`; exit 2 saying the accepted forms when either is wrong."""
     # imported when run, so that `qm --help` stays fast
-    from quartermaster.reports.metering import check_policy, parse_period
+    from quartermaster.metering import check_policy, parse_period
 
     problem = check_policy(idle, inventory)
     if problem:

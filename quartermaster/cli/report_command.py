@@ -75,7 +75,7 @@ def command(
     records = None
     if usage is not None:
         from quartermaster.cli.meter_command import exit_on
-        from quartermaster.reports.metering import read_usage
+        from quartermaster.metering import read_usage
 
         records, issues = read_usage(usage, inventory)
         exit_on(issues, "reported")

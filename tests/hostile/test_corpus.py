@@ -27,7 +27,7 @@ PRELOADED = (
     "ruamel.yaml",
     "quartermaster.loader",
     "quartermaster.edit",
-    "quartermaster.reports.metering",
+    "quartermaster.metering",
     "quartermaster.reports.focus",
     "quartermaster.reports.quota_diff",
     "quartermaster.modules.kueue",

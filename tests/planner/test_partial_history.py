@@ -10,9 +10,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from quartermaster.planner import PlanOptions, plan
-from quartermaster.reports.finance import build_report
-from quartermaster.reports.metering import (
+from quartermaster.metering import (
     check_usage,
     coverage_label,
     covered_month,
@@ -20,6 +18,8 @@ from quartermaster.reports.metering import (
     meter,
     parse_period,
 )
+from quartermaster.planner import PlanOptions, plan
+from quartermaster.reports.finance import build_report
 from quartermaster.reports.metering.source import meter_source
 from quartermaster.units import quarter_hours
 from tests.planner.test_quarter_in_progress import metered_october

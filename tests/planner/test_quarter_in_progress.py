@@ -12,10 +12,10 @@ import pandas as pd
 import pytest
 
 from quartermaster.loader import load
+from quartermaster.metering import check_usage, inventory_records, meter, parse_period
 from quartermaster.planner import PlanInputError, PlanOptions, build_data, plan
 from quartermaster.planner.options import BANDS
 from quartermaster.reports.finance import build_report
-from quartermaster.reports.metering import check_usage, inventory_records, meter, parse_period
 from quartermaster.units import quarter_hours
 from tests.builders import make_inventory
 from tests.paths import INVENTORY

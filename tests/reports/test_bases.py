@@ -19,6 +19,7 @@ import pytest
 from quartermaster import planner
 from quartermaster.capacity import nominal_by_flavor
 from quartermaster.loader import load
+from quartermaster.metering import check_usage, inventory_records, meter, parse_period
 from quartermaster.metering.meter import MeterResult
 from quartermaster.model import Inventory
 from quartermaster.pricing import (
@@ -30,7 +31,6 @@ from quartermaster.pricing import (
     pricing_model_of,
 )
 from quartermaster.reports.finance import build_report
-from quartermaster.reports.metering import check_usage, inventory_records, meter, parse_period
 from quartermaster.reports.quota_diff import build_quota_diff, flavor_economics
 from tests.paths import INVENTORY
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from decimal import Decimal
 
+from quartermaster.metering import check_usage, parse_period
 from quartermaster.model import Inventory
 from quartermaster.plan_contract import (
     KpiRow,
@@ -18,7 +19,6 @@ from quartermaster.plan_contract import (
 )
 from quartermaster.reports.cost_bridge import build_bridge
 from quartermaster.reports.finance import build_report
-from quartermaster.reports.metering import check_usage, parse_period
 from quartermaster.units import quarter_hours
 from tests.reports.fixtures import SITE, small_fleet, usage
 

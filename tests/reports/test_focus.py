@@ -16,6 +16,7 @@ from typer.testing import CliRunner
 from quartermaster import planner
 from quartermaster.cli import app
 from quartermaster.loader import load
+from quartermaster.metering import check_usage, inventory_records, meter, parse_period
 from quartermaster.reports.focus import (
     COLUMNS,
     FORECAST_PROVIDER,
@@ -26,7 +27,6 @@ from quartermaster.reports.focus import (
     plan_focus_rows,
     write_focus,
 )
-from quartermaster.reports.metering import check_usage, inventory_records, meter, parse_period
 from tests.paths import DATA, INVENTORY, REPO
 from tests.reports.fixtures import FEBRUARY, small_fleet, usage
 

@@ -17,12 +17,12 @@ import pytest
 
 from quartermaster.ledger import group_by, total
 from quartermaster.loader import load
+from quartermaster.metering import check_usage, covered_month, inventory_records, meter, parse_period
 from quartermaster.model import Inventory
 from quartermaster.plan_contract import PlanResult
 from quartermaster.planner import PlanOptions, plan
 from quartermaster.pricing import CENT, IDLE_TEAM, cents
 from quartermaster.reports.finance import ReportData, build_report
-from quartermaster.reports.metering import check_usage, covered_month, inventory_records, meter, parse_period
 from quartermaster.units import quarter_hours
 from tests.paths import INVENTORY, REPO
 

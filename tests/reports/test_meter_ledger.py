@@ -14,9 +14,9 @@ import pytest
 
 from quartermaster.ledger import group_by, total
 from quartermaster.loader import load
+from quartermaster.metering import check_usage, inventory_records, meter, parse_period
 from quartermaster.metering.meter import MeterResult
 from quartermaster.pricing import CENT, IDLE_COST_CENTER, IDLE_TEAM
-from quartermaster.reports.metering import check_usage, inventory_records, meter, parse_period
 from quartermaster.reports.metering.export import write_meter
 from tests.paths import INVENTORY
 

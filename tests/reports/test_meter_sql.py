@@ -17,10 +17,11 @@ import sqlglot
 from sqlglot import exp
 
 from quartermaster.loader import load
+from quartermaster.metering import check_usage, meter, parse_period
 from quartermaster.metering.query import DIALECTS, UNITS_PER_HOUR, checks_sql, emit, held_sql, meter_sql
 from quartermaster.metering.rates import blocks
 from quartermaster.pricing import allocate_cents
-from quartermaster.reports.metering import check_usage, meter, parse_period, source
+from quartermaster.reports.metering import source
 from quartermaster.reports.metering.source import meter_source
 from tests.reports.fixtures import FEBRUARY, small_fleet, usage
 from tests.reports.records import records

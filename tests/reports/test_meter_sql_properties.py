@@ -15,10 +15,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from quartermaster.metering import check_usage, parse_period
 from quartermaster.metering.query import UNITS_PER_HOUR, meter_sql
 from quartermaster.metering.rates import blocks
 from quartermaster.pricing import allocate_cents, cents, idle_weights, split_cents
-from quartermaster.reports.metering import check_usage, parse_period
 from tests.reports.fixtures import small_fleet
 
 pytestmark = pytest.mark.slow  # 80 runs of the metering query

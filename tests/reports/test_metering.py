@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from quartermaster.reports.metering import check_usage, meter, parse_period, read_usage
+from quartermaster.metering import check_usage, meter, parse_period, read_usage
 from tests.reports.fixtures import FEBRUARY, small_fleet, usage
 
 FEB = parse_period("2026-02")  # 28 days = 672 hours

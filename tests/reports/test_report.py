@@ -1109,7 +1109,7 @@ def test_report_usage_option_reads_pulled_usage_for_plan_vs_actual(inventory: In
     """Issue 20: usage pulled from Prometheus (`qm usage pull --out FILE`, outside the inventory) reaches plan vs
     actual through `qm report --usage FILE`, in place of the inventory's own usage; its metered figure is what
     `qm meter` charges for the same file (here the example's speech rows of 2026-10 alone)."""
-    from quartermaster.reports.metering import meter, parse_period, read_usage
+    from quartermaster.metering import meter, parse_period, read_usage
 
     pulled = tmp_path / "pulled.csv"
     rows = (INVENTORY / "usage.csv").read_text().splitlines()

@@ -10,11 +10,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from quartermaster.errors import ProblemsFound
-from quartermaster.plan_figures import closed_charges, prorated_open_charges
-from quartermaster.pricing import IDLE_COST_CENTER, IDLE_TEAM
-from quartermaster.reports.finance.table import NAME_COLUMN, ZERO, Column, Row, Table, column_sums
-from quartermaster.reports.finance.tables.common import centre_name
-from quartermaster.reports.metering import (
+from quartermaster.metering import (
     Period,
     check_usage,
     coverage_label,
@@ -23,6 +19,10 @@ from quartermaster.reports.metering import (
     meter,
     parse_period,
 )
+from quartermaster.plan_figures import closed_charges, prorated_open_charges
+from quartermaster.pricing import IDLE_COST_CENTER, IDLE_TEAM
+from quartermaster.reports.finance.table import NAME_COLUMN, ZERO, Column, Row, Table, column_sums
+from quartermaster.reports.finance.tables.common import centre_name
 from quartermaster.units import Quarter, quarter_bounds, quarter_of
 
 if TYPE_CHECKING:
