@@ -3,19 +3,20 @@
 A provider is one package, `quartermaster/providers/<name>/`, on both sides of the layer rule (the core imports
 nothing of `modules`, `planner` or `reports`):
 
-- **Core facts** (the package itself, `__init__.py`: a subclass of `Provider` and its one object): the cluster
-  model of its kind and its own settings, names and limits, which provisioning modes it offers, its pool and
-  cluster checks, the node labels, taints and topology levels Kueue needs, the RBAC group spelling, and the metering
-  and FOCUS facts (owned or rented, FOCUS provider and service names). The core (model, loader, checks, catalog,
-  pricing) asks only these.
+- **Core facts** (the package itself, `__init__.py`: a subclass of `Provider` and its one object, `PROVIDER`): the
+  cluster model of its kind and its own settings, names and limits, which provisioning modes it offers, its pool
+  and cluster checks, the node labels, taints and topology levels Kueue needs, the RBAC group spelling, and the
+  metering and FOCUS facts (owned or rented, FOCUS provider and service names). The core (model, loader, checks,
+  catalog, pricing) asks only these.
 - **Emitters** (its submodules `cloud`, `pulumi_components`, `terraform_resources`, and its fact tables under
   `data/`): the pool specs, quota requests, the conflicts guard, the Pulumi components and the Terraform resources.
   They build on the shared emitter code of `modules/`, which imports them by name (`Provider.package`); nothing in
   the core imports them. A provider without cloud resources (on-prem) has none.
 
-The registry (`quartermaster.providers.register`, `provider_of`) holds the core objects by cluster kind; adding a
-provider means writing its package and registering its object (docs/explanation/providers.md walks through a toy
-provider). Nothing outside these packages compares provider names.
+The registry (`quartermaster.providers.register`, `provider_of`) holds the core objects by cluster kind. Every
+package under `quartermaster/providers/` is a built-in provider, registered by its `PROVIDER` in `order`, so adding
+one means writing its package and nothing else (docs/explanation/providers.md walks through a toy provider, which
+the tests register themselves). Nothing outside these packages compares provider names.
 """
 
 from __future__ import annotations
@@ -40,6 +41,9 @@ class Provider(ABC):
     """The `provider` of its sites and machines (`gcp`)."""
     title: ClassVar[str]
     """How messages name it (`GKE`)."""
+    order: ClassVar[int]
+    """Where a built-in provider comes among the others, lowest first: the registry's order, in which messages list
+    the kinds (GKE 10, EKS 20, AKS 30, on-prem 40; a new one picks a free number)."""
     cluster_model: ClassVar[type[Cluster]]
     """The model of a cluster of this kind: the shared fields plus the provider's own settings."""
     provisioning: ClassVar[frozenset[Provisioning]]

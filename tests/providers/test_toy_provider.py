@@ -16,10 +16,12 @@ from quartermaster.loader import load
 from quartermaster.modules.cloud import cluster_spec
 from quartermaster.modules.kueue import objects_for_cluster, validate_manifests
 from quartermaster.modules.terraform import stack_clusters
-from quartermaster.providers import provider_of, register, unregister
+from quartermaster.providers import BUILT_IN, discover, provider_of, register, unregister
 from quartermaster.schema import schema_dict
 from tests.builders import BEFORE_THE_BLOCK, DURING_THE_BLOCK, InventoryBuilder, make_inventory
-from tests.providers.toy import TOY, ToyCluster, ToySettings
+from tests.paths import REPO
+from tests.providers.toy import PROVIDER as TOY
+from tests.providers.toy import ToyCluster, ToySettings
 
 
 @pytest.fixture(autouse=True)
@@ -148,6 +150,15 @@ def test_a_plan_buys_toy_capacity_and_the_forecast_names_the_toy_cloud() -> None
     rows = plan_focus_rows(inventory, result, "2027Q1")
     assert {r["x_PlannedProvider"] for r in rows if r["x_PlannedProvider"] != "Multiple providers"} == {"Toy Cloud"}
     assert provider_of("toy").focus_provider_name == "Toy Cloud"
+
+
+def test_a_provider_is_found_by_its_folder() -> None:
+    # the toy's folder, under `tests/providers/`, is found as the built-in ones are under `quartermaster/providers/`:
+    # each folder's `PROVIDER`, in their `order` (GKE 10, EKS 20, AKS 30, on-prem 40: the order messages list them in)
+    assert discover("tests.providers") == (TOY,)
+    assert [p.kind for p in BUILT_IN] == ["gke", "eks", "aks", "onprem"]
+    folders = sorted(p.parent.name for p in (REPO / "quartermaster" / "providers").glob("*/__init__.py"))
+    assert sorted(p.kind for p in BUILT_IN) == folders
 
 
 def test_without_its_registration_the_kind_is_refused_again() -> None:

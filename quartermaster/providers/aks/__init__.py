@@ -35,6 +35,7 @@ class AksCluster(Cluster):
 
 class Aks(Provider):
     kind = "aks"
+    order = 30
     cloud = "azure"
     title = "AKS"
     cluster_model = AksCluster
@@ -78,4 +79,4 @@ class Aks(Provider):
         ]
 
 
-AKS = Aks()
+PROVIDER = Aks()

@@ -14,7 +14,7 @@ from quartermaster.capacity import pool_accelerators, pool_max_nodes, pool_min_n
 from quartermaster.model import Cluster, Inventory, Pool
 from quartermaster.modules.cloud.base import CloudModule, DeclaredNodes, ManualQuota
 from quartermaster.modules.cloud.common import SpecError, pool_taints, sorted_labels
-from quartermaster.providers.aks import AGENT_POOL_NAME, AKS, AksCluster
+from quartermaster.providers.aks import AGENT_POOL_NAME, PROVIDER, AksCluster
 
 
 @dataclass(frozen=True)
@@ -67,7 +67,7 @@ def aks_agent_pools(inventory: Inventory, cluster: AksCluster) -> list[AksAgentP
 def _node_labels(pool: Pool) -> dict[str, str]:
     """The pool's labels plus the label AKS puts beside each taint it adds (a Spot pool's
     `kubernetes.azure.com/scalesetpriority=spot`), declared so that azurerm shows no drift."""
-    return {**pool.labels, **{t.key: t.value for t in AKS.platform_taints(pool.provisioning) if t.declared}}
+    return {**pool.labels, **{t.key: t.value for t in PROVIDER.platform_taints(pool.provisioning) if t.declared}}
 
 
 def _agent_pool(inventory: Inventory, cluster: AksCluster, pool: Pool) -> AksAgentPoolSpec:
@@ -98,7 +98,7 @@ def _agent_pool(inventory: Inventory, cluster: AksCluster, pool: Pool) -> AksAge
         max_count=pool_max_nodes(pool, machine) if autoscaled else None,
         availability_zones=pool.zones,
         node_labels=sorted_labels(_node_labels(pool)),
-        node_taints=tuple(f"{t.key}={t.value}:{t.effect}" for t in pool_taints(pool, machine, AKS)),
+        node_taints=tuple(f"{t.key}={t.value}:{t.effect}" for t in pool_taints(pool, machine, PROVIDER)),
         scale_set_priority="Spot" if spot else "Regular",
         scale_set_eviction_policy="Delete" if spot else None,
         spot_max_price=-1.0 if spot else None,  # -1: pay up to the on-demand price, never evicted for price
@@ -129,7 +129,7 @@ def conflicts(spec: AksAgentPoolSpec) -> list[str]:
 class AksModule(CloudModule[AksCapacity, AksAgentPoolSpec]):
     """AKS's capacity specs: agent pools (Pulumi: `pulumi_components`; Terraform: azurerm, `terraform_resources`)."""
 
-    provider = AKS
+    provider = PROVIDER
 
     def capacity(
         self, inventory: Inventory, cluster: Cluster, now: dt.datetime

@@ -42,6 +42,7 @@ class EksCluster(Cluster):
 
 class Eks(Provider):
     kind = "eks"
+    order = 20
     cloud = "aws"
     title = "EKS"
     cluster_model = EksCluster
@@ -117,4 +118,4 @@ class Eks(Provider):
         return out
 
 
-EKS = Eks()
+PROVIDER = Eks()

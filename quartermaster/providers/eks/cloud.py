@@ -17,7 +17,7 @@ from quartermaster.model import Cluster, Commitment, Inventory, Pool
 from quartermaster.modules.cloud.base import CloudModule, DeclaredNodes, ManualQuota
 from quartermaster.modules.cloud.common import SpecError, TaintSpec, pool_taints, read_table, sorted_labels
 from quartermaster.pricing import Provisioning
-from quartermaster.providers.eks import EKS, EksCluster
+from quartermaster.providers.eks import PROVIDER, EksCluster
 
 GPU_AMI_TYPE = "AL2023_x86_64_NVIDIA"  # as eks-blueprints' ml-capacity-block pattern
 EFA_LABEL = "vpc.amazonaws.com/efa.present"
@@ -184,7 +184,7 @@ def _node_group(
         min_size=min_nodes,
         max_size=max_nodes,
         labels=sorted_labels(labels),
-        taints=pool_taints(pool, machine, EKS),
+        taints=pool_taints(pool, machine, PROVIDER),
         launch_template=template,
         accelerators=pool_accelerators(inventory, pool),
         scheduled_scaling=schedule,
@@ -204,7 +204,7 @@ def _block_phase(
     "not found" for done (`resourceScheduleDelete`, internal/service/autoscaling/schedule.go; read 2026-11-25)."""
     if pool.commitment is None:
         raise SpecError(f"pool {pool.name}: a capacity-block pool needs its `commitment` (the block's dates).")
-    start, scale_down = EKS.capacity_window(inventory.commitment_by_name[pool.commitment])
+    start, scale_down = PROVIDER.capacity_window(inventory.commitment_by_name[pool.commitment])
     assert scale_down is not None  # a capacity block ends
     up = ScheduledScalingSpec(f"{pool.name}-block-start", _utc(start), nodes, nodes, nodes)
     down = ScheduledScalingSpec(f"{pool.name}-block-end", _utc(scale_down), 0, nodes, 0)
@@ -343,7 +343,7 @@ class EksModule(CloudModule[EksCapacity, EksNodeGroupSpec]):
     """EKS's capacity specs: node groups with their launch templates, capacity reservations and EC2 vCPU quotas
     (Pulumi: `pulumi_components`; Terraform: aws, `terraform_resources`)."""
 
-    provider = EKS
+    provider = PROVIDER
 
     def capacity(
         self, inventory: Inventory, cluster: Cluster, now: dt.datetime

@@ -23,6 +23,7 @@ class GkeCluster(Cluster):
 
 class Gke(Provider):
     kind = "gke"
+    order = 10
     cloud = "gcp"
     title = "GKE"
     cluster_model = GkeCluster
@@ -61,4 +62,4 @@ class Gke(Provider):
         return matches[0] if value is not None and len(matches) == 1 else None
 
 
-GKE = Gke()
+PROVIDER = Gke()

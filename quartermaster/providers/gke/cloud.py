@@ -17,7 +17,7 @@ from quartermaster.model import Cluster, Commitment, Inventory, Machine, Pool
 from quartermaster.modules.cloud.base import CloudModule, DeclaredNodes, ManualQuota
 from quartermaster.modules.cloud.common import SpecError, TaintSpec, per_zone, pool_taints, read_table, sorted_labels
 from quartermaster.names import POOL_LABEL
-from quartermaster.providers.gke import GKE, TPU_ACCELERATOR_LABEL, TPU_TOPOLOGY_LABEL
+from quartermaster.providers.gke import PROVIDER, TPU_ACCELERATOR_LABEL, TPU_TOPOLOGY_LABEL
 
 RESERVATION_KEY = "compute.googleapis.com/reservation-name"
 QUOTA_SERVICE = "compute.googleapis.com"
@@ -231,7 +231,7 @@ def _node_pool(
         autoscaling=None,
         guest_accelerator=None,
         labels={},
-        taints=pool_taints(pool, machine, GKE),
+        taints=pool_taints(pool, machine, PROVIDER),
         reservation_affinity=_reservation_affinity(inventory, pool),
         spot=pool.provisioning == "spot",
     )
@@ -448,7 +448,7 @@ class GkeModule(CloudModule[GkeCapacity, GkeNodePoolSpec]):
     """GKE's capacity specs: node pools, reservations and Cloud Quotas preferences (Pulumi: `pulumi_components`;
     Terraform: google-beta, `terraform_resources`)."""
 
-    provider = GKE
+    provider = PROVIDER
 
     def capacity(
         self, inventory: Inventory, cluster: Cluster, now: dt.datetime

@@ -21,6 +21,7 @@ class OnpremCluster(Cluster):
 
 class Onprem(Provider):
     kind = "onprem"
+    order = 40
     cloud = "onprem"
     title = "on-prem"
     cluster_model = OnpremCluster
@@ -51,4 +52,4 @@ class Onprem(Provider):
         ]
 
 
-ONPREM = Onprem()
+PROVIDER = Onprem()

@@ -2,7 +2,7 @@
 
 This module is its core facts (the cluster model and the `Provider`); `cloud`, `pulumi_components` and
 `terraform_resources` are its emitters, which Quartermaster's emitter layer imports by name when a toy cluster is
-built. `tests/providers/test_toy_provider.py` registers `TOY` and uses it end to end.
+built. `tests/providers/test_toy_provider.py` registers its `PROVIDER` and uses it end to end.
 """
 
 from __future__ import annotations
@@ -35,6 +35,7 @@ class Toy(Provider):
     kind = "toy"
     cloud = "toycloud"
     title = "Toy"
+    order = 50  # after the built-in providers (10 to 40), were it one
     cluster_model = ToyCluster
     provisioning = frozenset({Provisioning.ON_DEMAND, Provisioning.SPOT})
     node_pool_label = "toy.example/pool"
@@ -50,4 +51,4 @@ class Toy(Provider):
         ]
 
 
-TOY = Toy()
+PROVIDER = Toy()

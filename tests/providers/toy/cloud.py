@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 
 from quartermaster.model import Cluster, Inventory
 from quartermaster.modules.cloud import CloudModule, DeclaredNodes, ManualQuota
-from tests.providers.toy import TOY, ToyCluster
+from tests.providers.toy import PROVIDER, ToyCluster
 
 
 @dataclass(frozen=True)
@@ -27,7 +27,7 @@ class ToyCapacity:
 
 
 class ToyModule(CloudModule[ToyCapacity, ToyPoolSpec]):
-    provider = TOY
+    provider = PROVIDER
 
     def capacity(
         self, inventory: Inventory, cluster: Cluster, now: dt.datetime
