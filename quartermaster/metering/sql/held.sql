@@ -10,7 +10,6 @@ held AS (
          SUM(used_units) AS used_units,
          SUM(requested_units) AS requested_units,
          SUM(held_units) AS held_units,
-         SUM(row_count) AS row_count,
          SUM(bad_numbers) AS bad_numbers,
          MAX(minutes) AS minutes
   FROM (
@@ -18,7 +17,6 @@ held AS (
            SUM(used_milli * minutes) AS used_units,
            SUM(requested_milli * minutes) AS requested_units,
            SUM(GREATEST(used_milli, requested_milli) * minutes) AS held_units,
-           COUNT(*) AS row_count,
            SUM(1 - ok) AS bad_numbers,
            SUM(minutes) AS minutes
     FROM (
