@@ -76,19 +76,19 @@ def _moment(day: dt.date) -> dt.datetime:
     return dt.datetime.combine(day, dt.time())
 
 
-def open_start(quarter: str, until: dt.datetime | None) -> dt.datetime:
+def open_start(quarter: Quarter, until: dt.datetime | None) -> dt.datetime:
     """The first moment of the quarter that is open (planned): its first day, or `until` if that is later."""
     start = _moment(quarter_bounds(quarter)[0])
     return start if until is None else max(start, until)
 
 
-def open_hours(quarter: str, until: dt.datetime | None) -> int:
+def open_hours(quarter: Quarter, until: dt.datetime | None) -> int:
     """H_q: the quarter's hours from open_start to its end (all of them when it starts after `until`)."""
     end = _moment(quarter_bounds(quarter)[1])
     return max(0, int((end - open_start(quarter, until)).total_seconds()) // 3600)
 
 
-def purchase_day(quarter: str, until: dt.datetime | None) -> dt.date:
+def purchase_day(quarter: Quarter, until: dt.datetime | None) -> dt.date:
     """The day a purchase made in the quarter starts: its first day, or in the quarter in progress the first open day
     (the day `until` falls on when it is midnight, else the day after)."""
     moment = open_start(quarter, until)
@@ -105,7 +105,7 @@ def term_hours(start: dt.date, months: int) -> int:
     return (term_end(start, months) - start).days * 24
 
 
-def covered_hours(start: dt.date, end: dt.date, quarter: str, until: dt.datetime | None) -> int:
+def covered_hours(start: dt.date, end: dt.date, quarter: Quarter, until: dt.datetime | None) -> int:
     """Hours of [start, end) inside the quarter's open part."""
     q_end = _moment(quarter_bounds(quarter)[1])
     first = max(_moment(start), open_start(quarter, until))
@@ -113,7 +113,7 @@ def covered_hours(start: dt.date, end: dt.date, quarter: str, until: dt.datetime
 
 
 @functools.lru_cache(maxsize=65536)
-def active_share(start: dt.date, months: int, quarter: str, until: dt.datetime | None) -> float:
+def active_share(start: dt.date, months: int, quarter: Quarter, until: dt.datetime | None) -> float:
     """The share of the quarter's open hours that a term of `months` started on `start` covers (1 for every quarter a
     term started on a quarter's first day covers whole)."""
     hours = open_hours(quarter, until)
@@ -121,13 +121,13 @@ def active_share(start: dt.date, months: int, quarter: str, until: dt.datetime |
 
 
 @functools.lru_cache(maxsize=65536)
-def bought_share(bought_in: str, months: int, quarter: str, until: dt.datetime | None) -> float:
+def bought_share(bought_in: Quarter, months: int, quarter: Quarter, until: dt.datetime | None) -> float:
     """active_share of a term of `months` bought in quarter `bought_in` (from its purchase_day), in `quarter`: cached,
     since the model asks it for every commitment column and quarter."""
     return active_share(purchase_day(bought_in, until), months, quarter, until)
 
 
-def block_weeks(quarter: str, until: dt.datetime | None) -> int:
+def block_weeks(quarter: Quarter, until: dt.datetime | None) -> int:
     """W_q: the whole weeks from the quarter's purchase day to its end, the length of the capacity block booked in
     it."""
     days = (quarter_bounds(quarter)[1] - purchase_day(quarter, until)).days
@@ -135,7 +135,7 @@ def block_weeks(quarter: str, until: dt.datetime | None) -> int:
 
 
 def closed_periods(
-    quarter: str, until: dt.datetime, since: dt.datetime | None = None
+    quarter: Quarter, until: dt.datetime, since: dt.datetime | None = None
 ) -> list[tuple[str, dt.datetime, dt.datetime]]:
     """The closed part of a quarter in progress, month by month: (label, start, end), from the quarter's first day or
     the usage history's first day `since` if that is later (before it nothing was metered: `uncovered_notes`); a
@@ -214,7 +214,7 @@ def history_start(inventory: Inventory) -> dt.datetime | None:
     return None if first is None else _moment(first.date())
 
 
-def uncovered_notes(quarters: list[str] | tuple[str, ...], since: dt.datetime | None) -> tuple[str, ...]:
+def uncovered_notes(quarters: Sequence[Quarter], since: dt.datetime | None) -> tuple[str, ...]:
     """What the plan says of a quarter in progress whose usage history begins after its first day: the part before
     the history is neither metered nor planned (never billed as idle), so the quarter's cost leaves it out."""
     notes = []
@@ -236,7 +236,7 @@ def closed_demand(inventory: Inventory, quarters: Sequence[Quarter], until: dt.d
     `quarters` that began before `until` (the demand the quarter had, as the forecast reads usage): its part of the
     all-on-demand baseline."""
     columns = ["quarter", "team", "accelerator", "accelerator_hours"]
-    rows: dict[tuple[str, str, str], float] = {}
+    rows: dict[tuple[Quarter, str, str], float] = {}
     if until is not None:
         begun = {q: _moment(quarter_bounds(q)[0]) for q in quarters if _moment(quarter_bounds(q)[0]) < until}
         for u in inventory.usage:

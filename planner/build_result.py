@@ -77,6 +77,7 @@ from quartermaster.pricing import (
     per_accelerator,
     usd,
 )
+from quartermaster.units import Quarter
 
 TINY = 1e-6
 
@@ -291,7 +292,7 @@ def _capacity_block_line(m: PlanModel, j: str, node_weeks: int) -> PricedLine:
     return PricedLine(Decimal(HOURS_PER_WEEK * node_weeks), "node-hour", rate, "planned", source)
 
 
-def _charge_line(m: PlanModel, j: str, tier: str, q: str, node_hours: float) -> PricedLine:
+def _charge_line(m: PlanModel, j: str, tier: str, q: Quarter, node_hours: float) -> PricedLine:
     """A team's node-hours of one tier at offer j in quarter q at the rate its cost centre is charged
     (`PlanModel.charge_per_node_hour`, the rate its budget row caps): the price of a pay-per-use tier, existing
     commitments' cost over their node-hours, the cheapest new term's amortised rate plus its rate per hour used."""
@@ -308,12 +309,12 @@ def _charge_line(m: PlanModel, j: str, tier: str, q: str, node_hours: float) -> 
     return PricedLine(decimal_of(node_hours), "node-hour", rate, "planned", source)
 
 
-def _active_new_nodes(m: PlanModel) -> dict[tuple[str, str, str], float]:
+def _active_new_nodes(m: PlanModel) -> dict[tuple[str, str, Quarter], float]:
     """(j, option, q) -> new nodes of that option active in q, on average over its open hours (a term that starts or
     ends inside the quarter counts the share of them it covers, as A_jq does)."""
     d = m.data
     qs = d.quarters
-    out: dict[tuple[str, str, str], float] = defaultdict(float)
+    out: dict[tuple[str, str, Quarter], float] = defaultdict(float)
     for (j, option, start), var in m.commit.items():
         units = round(m.value(var))
         if units <= 0:
@@ -354,7 +355,7 @@ def _idle_shares(
 
 
 def _team_rows(
-    quarter: str, use: dict[str, float], share: dict[str, float], cost_center: dict[str, str]
+    quarter: Quarter, use: dict[str, float], share: dict[str, float], cost_center: dict[str, str]
 ) -> list[dict[str, object]]:
     """Each team's planned use, its share of the quarter's idle (`_idle_shares`) and the total it bears; the
     IDLE_TEAM line last."""
@@ -384,7 +385,7 @@ def _team_rows(
 
 
 def _with_closed(
-    rows: list[dict[str, object]], quarter: str, ledger: Sequence[PricedLine], cost_center: dict[str, str]
+    rows: list[dict[str, object]], quarter: Quarter, ledger: Sequence[PricedLine], cost_center: dict[str, str]
 ) -> list[dict[str, object]]:
     """A quarter's planned team rows with the closed part's metered charges (the ledger's metered charge lines) added
     (usage to usage, idle share to idle share), so a team's row of the quarter in progress is what it was metered
@@ -425,7 +426,7 @@ def _costs(
     offers = d.offer_by_name
     ledger: list[PricedLine] = []
 
-    def book(line: PricedLine, label: str, q: str, pricing_model: str, *, term_months: int = 0, **who: str) -> None:
+    def book(line: PricedLine, label: str, q: Quarter, pricing_model: str, *, term_months: int = 0, **who: str) -> None:
         """Add a line to the ledger with what it is (label, pricing model and term), its quarter and, in `who`, its
         team, cost centre, flavor and month (charge lines: PricedLine.side given); its amount is quantity x rate
         unless booked."""
@@ -447,9 +448,9 @@ def _costs(
         line = PricedLine(paid, "node-hour", e.usd_per_node_hour, "planned", source, amount_usd=e.usd)
         book(line, "existing commitment", e.quarter, EXISTING_LINE)
     active = _active_new_nodes(m)
-    available: dict[str, float] = defaultdict(float)  # committed accelerator-hours per quarter
-    upfront_paid: dict[str, float] = defaultdict(float)  # upfront fees, in the quarter they are paid
-    upfront_amortised: dict[str, float] = defaultdict(float)  # the same fees spread over their terms' hours
+    available: dict[Quarter, float] = defaultdict(float)  # committed accelerator-hours per quarter
+    upfront_paid: dict[Quarter, float] = defaultdict(float)  # upfront fees, in the quarter they are paid
+    upfront_amortised: dict[Quarter, float] = defaultdict(float)  # the same fees spread over their terms' hours
     for (j, option, q), nodes in active.items():
         opt = _option(m, j, option)
         line = _commitment_line(offers[j], opt, nodes * d.hours[q])
@@ -471,14 +472,16 @@ def _costs(
         book(_capacity_block_line(m, j, node_weeks), "capacity block", q, PricingModel.CAPACITY_BLOCK)
         available[q] += HOURS_PER_WEEK * node_weeks * offers[j].accelerators_per_node
     # accelerator-hours, and USD at on-demand-equivalent prices (FinOps coverage) and at charge rates (utilisation)
-    served: dict[str, float] = defaultdict(float)
-    committed: dict[str, float] = defaultdict(float)
-    served_od: dict[str, float] = defaultdict(float)
-    covered_od: dict[str, float] = defaultdict(float)
-    commitment_used: dict[str, float] = defaultdict(float)
-    team_hours: dict[tuple[str, str, str, str], float] = defaultdict(float)  # node-hours per quarter, team, offer, tier
-    pay_per_use: dict[tuple[str, str, str], float] = defaultdict(float)  # node-hours per quarter, offer and model
-    used_hours: dict[tuple[str, str], float] = defaultdict(float)  # new commitments' hours used, per quarter and offer
+    served: dict[Quarter, float] = defaultdict(float)
+    committed: dict[Quarter, float] = defaultdict(float)
+    served_od: dict[Quarter, float] = defaultdict(float)
+    covered_od: dict[Quarter, float] = defaultdict(float)
+    commitment_used: dict[Quarter, float] = defaultdict(float)
+    # node-hours per quarter, team, offer, tier
+    team_hours: dict[tuple[Quarter, str, str, str], float] = defaultdict(float)
+    pay_per_use: dict[tuple[Quarter, str, str], float] = defaultdict(float)  # node-hours per quarter, offer and model
+    # new commitments' hours used, per quarter and offer
+    used_hours: dict[tuple[Quarter, str], float] = defaultdict(float)
     for (k, j, t, q, s, b), x in sorted(m.used()):
         node_hours = m.cell_hours[(q, s, b)] * x
         a = offers[j].accelerators_per_node
@@ -513,7 +516,7 @@ def _costs(
         line = replace(_charge_line(m, j, t, q, node_hours), side="charge")
         tier = EXISTING_LINE if t == EXISTING else t
         book(line, "use", q, tier, team=team, cost_center=cc_of.get(team, team), flavor=flavor)
-    unmet: dict[str, float] = defaultdict(float)
+    unmet: dict[Quarter, float] = defaultdict(float)
     for (_k, q, s, b), var in m.unmet.items():
         unmet[q] += m.cell_hours[(q, s, b)] * m.value(var)
     od_equivalent = on_demand_baseline(m)
@@ -597,20 +600,20 @@ def ledger_sums(lines: Iterable[PricedLine], side: str, keys: tuple[str, ...]) -
     return out
 
 
-def expected_demand(m: PlanModel) -> dict[str, float]:
+def expected_demand(m: PlanModel) -> dict[Quarter, float]:
     """quarter -> its expected demand in accelerator-hours of the classes asked, served or not: the plan's input,
     whatever it buys or where it routes demand."""
-    out: dict[str, float] = defaultdict(float)
+    out: dict[Quarter, float] = defaultdict(float)
     for r in table_rows(m.data.demand, Demand):
         out[r.quarter] += m.cell_hours[(r.quarter, r.scenario, r.bucket)] * r.level
     return out
 
 
-def on_demand_baseline(m: PlanModel) -> dict[str, float]:
+def on_demand_baseline(m: PlanModel) -> dict[Quarter, float]:
     """quarter -> its demand (all of it, served or not) at on-demand prices: each key's expected accelerator-hours
     at its class's on-demand rate (PlanData.baseline_rate), the same whatever the plan buys or where it routes."""
     d = m.data
-    out: dict[str, float] = defaultdict(float)
+    out: dict[Quarter, float] = defaultdict(float)
     for r in table_rows(d.demand, Demand):
         out[r.quarter] += (
             m.cell_hours[(r.quarter, r.scenario, r.bucket)] * r.level * d.baseline_rate.get(r.demand_key, 0.0)
@@ -640,7 +643,7 @@ def routing(m: PlanModel) -> pd.DataFrame:
     d = m.data
     offers = d.offer_by_name
     ratio = {(k, j): rho for k, routes in m.routes.items() for j, rho in routes}
-    hours: dict[tuple[str, str, str, str], float] = defaultdict(float)
+    hours: dict[tuple[Quarter, str, str, str], float] = defaultdict(float)
     for (k, j, t, q, s, b), x in m.used():
         if x > TINY:
             hours[(q, k, j, t)] += m.cell_hours[(q, s, b)] * x * offers[j].accelerators_per_node
@@ -733,11 +736,11 @@ def commitment_utilisation(m: PlanModel) -> pd.DataFrame:
     site and machine over their node-hours, in the first quarter of the plan it is active in) beside the usage
     history's (PlanData.metered_utilisation); the expected figure is the metered one where there is history."""
     d = m.data
-    used: dict[tuple[str, str], float] = defaultdict(float)
+    used: dict[tuple[str, Quarter], float] = defaultdict(float)
     for (j, t, q, s, b), vars_ in m.by_tier.items():
         if t == EXISTING:
             used[(j, q)] += d.scenarios[s] * m.weight[(q, s, b)] * sum(m.value(v) for v in vars_)
-    by_team: dict[tuple[str, str, str], float] = defaultdict(float)  # (j, team, q) -> expected accelerators
+    by_team: dict[tuple[str, str, Quarter], float] = defaultdict(float)  # (j, team, q) -> expected accelerators
     for (k, j, t, q, s, b), x in m.used():
         if t == EXISTING:
             by_team[(j, m.key_parts[k][0], q)] += (
@@ -768,7 +771,7 @@ def commitment_utilisation(m: PlanModel) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=UTILISATION_COLUMNS).sort_values("commitment").reset_index(drop=True)
 
 
-def _rise_by(m: PlanModel, by_team: dict[tuple[str, str, str], float], j: str, q: str) -> str:
+def _rise_by(m: PlanModel, by_team: dict[tuple[str, str, Quarter], float], j: str, q: Quarter) -> str:
     """The teams whose planned accelerators on the existing commitments at j in q (on average) exceed what they held
     at j in the usage history, largest first: `team +N.N (move|forecast rise)`; a move where the team holds no quota
     in the pools that serve them."""
@@ -800,7 +803,7 @@ def offer_utilisation(m: PlanModel) -> pd.DataFrame:
     utilisation there (PlanData.metered_utilisation)."""
     d = m.data
     offers = d.offer_by_name
-    committed: dict[tuple[str, str], float] = defaultdict(float)
+    committed: dict[tuple[str, Quarter], float] = defaultdict(float)
     for (j, q), nodes in m.existing_nodes.items():
         committed[(j, q)] += nodes * d.hours[q] * offers[j].accelerators_per_node
     for (j, _, q), nodes in _active_new_nodes(m).items():
@@ -808,7 +811,7 @@ def offer_utilisation(m: PlanModel) -> pd.DataFrame:
     for (j, q), var in m.capacity_block.items():
         weeks = round(m.value(var)) * d.block_weeks(q)
         committed[(j, q)] += HOURS_PER_WEEK * weeks * offers[j].accelerators_per_node
-    used: dict[tuple[str, str], float] = defaultdict(float)
+    used: dict[tuple[str, Quarter], float] = defaultdict(float)
     for (_k, j, t, q, s, b), x in m.used():
         if t in (EXISTING, NEW, PricingModel.CAPACITY_BLOCK):
             used[(j, q)] += m.cell_hours[(q, s, b)] * x * offers[j].accelerators_per_node
@@ -923,8 +926,8 @@ def shadow_prices(m: PlanModel) -> pd.DataFrame:
             span = slice(at * n_cells, (at + 1) * n_cells)
             open_price[span] = np.minimum(open_price[span], hours * p)
     offers = d.offer_by_name
-    total: dict[tuple[str, str], float] = defaultdict(float)
-    exact: dict[tuple[str, str], bool] = {}
+    total: dict[tuple[str, Quarter], float] = defaultdict(float)
+    exact: dict[tuple[str, Quarter], bool] = {}
     for at in np.flatnonzero(np.isfinite(cheapest)).tolist():
         j = m.offer_names[at // n_cells]
         jq = (j, quarter_of_cell[at % n_cells])
@@ -951,8 +954,8 @@ def shadow_prices(m: PlanModel) -> pd.DataFrame:
 
 def unmet_demand(m: PlanModel) -> pd.DataFrame:
     """Demand the plan leaves unserved (never dropped silently)."""
-    hours: dict[tuple[str, str], float] = defaultdict(float)
-    peak: dict[tuple[str, str], float] = defaultdict(float)
+    hours: dict[tuple[str, Quarter], float] = defaultdict(float)
+    peak: dict[tuple[str, Quarter], float] = defaultdict(float)
     for (k, q, s, b), var in m.unmet.items():
         x = m.value(var)
         if x > TINY:

@@ -72,7 +72,7 @@ class PlanData:
     """Everything the model needs, as plain tables (see the module docstring)."""
 
     quarters: Sequence[Quarter]
-    hours: dict[str, int]
+    hours: dict[Quarter, int]
     offers: pd.DataFrame
     recourse_prices: pd.DataFrame
     commit_options: pd.DataFrame
@@ -93,7 +93,7 @@ class PlanData:
     lost_sites: tuple[str, ...] = ()
     notes: tuple[str, ...] = ()
     """What the reader of the plan should know about its inputs (e.g. usage hours left out as outages)."""
-    begun: tuple[str, ...] = ()
+    begun: tuple[Quarter, ...] = ()
     """Quarters of the horizon that began before actuals_until: the model plans only their open part."""
     actuals_until: str | None = None
     """The end of the actuals (ISO): the usage history's end, or PlanOptions.as_of; before it, cost is metered."""
@@ -102,7 +102,7 @@ class PlanData:
     closed: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(columns=actuals.CLOSED_COLUMNS))
     """The closed part of the quarter in progress as `qm meter` charges it, per month and team (actuals.closed_ledger):
     fixed, not planned."""
-    closed_baseline: dict[str, float] = field(default_factory=dict)
+    closed_baseline: dict[Quarter, float] = field(default_factory=dict)
     """quarter -> its closed part's demand (accelerator-hours requested, actuals.closed_demand) at baseline_rates: its
     part of the all-on-demand baseline."""
     placement: str = "quota"
@@ -135,7 +135,7 @@ class PlanData:
     last held flat); None or a missing row = 1 (the last quarter held flat)."""
 
     @property
-    def first_quarter(self) -> str:
+    def first_quarter(self) -> Quarter:
         return self.quarters[0]
 
     @functools.cached_property
@@ -143,16 +143,16 @@ class PlanData:
         """actuals_until as a moment (None without actuals)."""
         return None if self.actuals_until is None else dt.datetime.fromisoformat(self.actuals_until)
 
-    def purchase_day(self, quarter: str) -> dt.date:
+    def purchase_day(self, quarter: Quarter) -> dt.date:
         """The day a purchase made in the quarter starts (actuals.purchase_day: the first open day in the quarter in
         progress)."""
         return actuals.purchase_day(quarter, self.until)
 
-    def active_share(self, start: str, months: int, quarter: str) -> float:
+    def active_share(self, start: Quarter, months: int, quarter: Quarter) -> float:
         """The share of `quarter`'s open hours covered by a term of `months` bought in quarter `start`."""
         return actuals.bought_share(start, months, quarter, self.until)
 
-    def block_weeks(self, quarter: str) -> int:
+    def block_weeks(self, quarter: Quarter) -> int:
         """W_q: the weeks of the capacity block booked in the quarter (from its purchase day)."""
         return actuals.block_weeks(quarter, self.until)
 
@@ -267,7 +267,7 @@ def build_data(
     )
     baseline_rate, baseline_stand_ins = baseline_rates(inventory, demand)
     tail_ratio = _tail_ratio(whatif.apply_demand_overrides(tail_curves, overrides), routes, quarters[-1], scenarios)
-    hours: dict[str, int] = {q: actuals.open_hours(q, until) for q in quarters}
+    hours = {q: actuals.open_hours(q, until) for q in quarters}
     closed = actuals.closed_ledger(inventory, quarters, until, options.idle_policy)
     notes += actuals.uncovered_notes(begun, actuals.history_start(inventory))
     closed_baseline = _closed_baseline(inventory, actuals.closed_demand(inventory, quarters, until))
@@ -388,7 +388,7 @@ def _held_flat(curves: pd.DataFrame, quarters: Sequence[Quarter]) -> tuple[pd.Da
     return pd.concat([curves, *(last.assign(quarter=q) for q in after)], ignore_index=True), [end, after[0]]
 
 
-def _tail_ratio(curves: pd.DataFrame, routes: pd.DataFrame, last: str, scenarios: dict[str, float]) -> pd.DataFrame:
+def _tail_ratio(curves: pd.DataFrame, routes: pd.DataFrame, last: Quarter, scenarios: dict[str, float]) -> pd.DataFrame:
     """offer, quarter, ratio (see PlanData.tail_ratio) from the curves of `last` and of the tail."""
     columns = ["offer", "quarter", "ratio"]
     if curves.empty or routes.empty:
@@ -611,7 +611,7 @@ def _commit_options(prices: pd.DataFrame) -> pd.DataFrame:
 
 
 def _existing(
-    inventory: Inventory, quarters: Sequence[Quarter], hours: dict[str, int], until: dt.datetime | None
+    inventory: Inventory, quarters: Sequence[Quarter], hours: dict[Quarter, int], until: dt.datetime | None
 ) -> pd.DataFrame:
     """Average active nodes and cost per quarter of each existing commitment in the quarter's open part (its closed
     part is metered), paid even at a lost site."""
@@ -738,15 +738,16 @@ def baseline_rates(inventory: Inventory, demand: pd.DataFrame) -> tuple[dict[str
     return rates, tuple(stand_ins)
 
 
-def _closed_baseline(inventory: Inventory, closed: pd.DataFrame) -> dict[str, float]:
+def _closed_baseline(inventory: Inventory, closed: pd.DataFrame) -> dict[Quarter, float]:
     """quarter -> the closed part's requested accelerator-hours at the baseline rate of each team's class
     (baseline_rates, as the open part's demand)."""
     if closed.empty:
         return {}
     keys = closed.assign(site="", demand_key=closed["team"] + "/" + closed["accelerator"])
     rates, _ = baseline_rates(inventory, keys)
-    out: dict[str, float] = {}
-    for q, key, hours in zip(keys["quarter"], keys["demand_key"], keys["accelerator_hours"], strict=True):
+    out: dict[Quarter, float] = {}
+    for text, key, hours in zip(keys["quarter"], keys["demand_key"], keys["accelerator_hours"], strict=True):
+        q = Quarter(text)
         out[q] = out.get(q, 0.0) + float(hours) * rates.get(key, 0.0)
     return out
 

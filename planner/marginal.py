@@ -32,6 +32,7 @@ import pandas as pd
 from quartermaster.planner.data import PlanData
 from quartermaster.planner.program import PlanModel, build_model
 from quartermaster.planner.solve import solve
+from quartermaster.units import Quarter
 
 MARGINAL_ACCELERATORS = 1.0
 """The unit a shadow price is the cost of: one accelerator, every hour of the quarter."""
@@ -60,7 +61,7 @@ def fixed_cost(data: PlanData, bought: dict[str, int]) -> float | None:
     return report.objective if report.outcome.has_plan else None
 
 
-def with_probe(data: PlanData, offer: str, quarter: str, accelerators: float) -> PlanData:
+def with_probe(data: PlanData, offer: str, quarter: Quarter, accelerators: float) -> PlanData:
     """The data plus `accelerators` of non-preemptible demand in every hour of `quarter`, routed to `offer` only."""
     row = data.offers[data.offers["offer"] == offer].iloc[0]
     cells = data.demand[data.demand["quarter"] == quarter][["quarter", "scenario", "bucket", "weight"]]
@@ -78,7 +79,7 @@ def with_probe(data: PlanData, offer: str, quarter: str, accelerators: float) ->
 
 
 def marginal_usd_per_accelerator_hour(
-    data: PlanData, bought: dict[str, int], base: float, offer: str, quarter: str
+    data: PlanData, bought: dict[str, int], base: float, offer: str, quarter: Quarter
 ) -> float | None:
     """USD per accelerator-hour of one more accelerator at `offer` in `quarter` (`base`: `fixed_cost` of the data);
     None when the probed LP has no plan."""

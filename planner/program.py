@@ -192,6 +192,10 @@ Bools = npt.NDArray[np.bool_]
 Sense = Literal["<=", ">=", "="]
 Terms = tuple[Ints, Ints, "Floats | float"]
 """Terms of a block of rows: (row of the block, column, coefficient) of each; the coefficient may be one number."""
+Cell = tuple[Quarter, str, int]
+"""(q, s, b): a quarter, a scenario and a load-duration bucket of it."""
+UseKey = tuple[str, str, str, Quarter, str, int]
+"""(k, j, t, q, s, b): a use column's demand key, offer, tier and cell."""
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9_]")
 
@@ -207,13 +211,13 @@ def _stem(*parts: object) -> str:
     return name(*parts)
 
 
-def cell_name(stem: tuple[object, ...], q: str, s: str, b: int) -> str:
+def cell_name(stem: tuple[object, ...], q: Quarter, s: str, b: int) -> str:
     """name(*stem, q, s, f"b{b}") from cached parts: a row or column per cell of a family and an offer or key."""
     return f"{_stem(*stem)}__{_cell_part(q, s, b)}"
 
 
 @functools.lru_cache(maxsize=4096)
-def _cell_part(q: str, s: str, b: int) -> str:
+def _cell_part(q: Quarter, s: str, b: int) -> str:
     return name(q, s, f"b{b}")
 
 
@@ -354,32 +358,32 @@ class PlanModel:
     constraint families and build_result.py share, and the solution once solved (`x`, row duals `pi`)."""
 
     data: PlanData
-    commit: dict[tuple[str, str, str], int] = field(default_factory=dict)
-    capacity_block: dict[tuple[str, str], int] = field(default_factory=dict)
-    slices: dict[tuple[str, str, str, str, int], int] = field(default_factory=dict)  # (j, m, q, s, b)
-    unmet: dict[tuple[str, str, str, int], int] = field(default_factory=dict)
+    commit: dict[tuple[str, str, Quarter], int] = field(default_factory=dict)  # (j, o, q)
+    capacity_block: dict[tuple[str, Quarter], int] = field(default_factory=dict)
+    slices: dict[tuple[str, str, Quarter, str, int], int] = field(default_factory=dict)  # (j, m, q, s, b)
+    unmet: dict[tuple[str, Quarter, str, int], int] = field(default_factory=dict)
     slack: dict[tuple[str, ...], int] = field(default_factory=dict)
     # index facts shared by the add_* functions and build_result.py
-    cells: list[tuple[str, str, int]] = field(default_factory=list)  # (q, s, b)
-    weight: dict[tuple[str, str, int], float] = field(default_factory=dict)
+    cells: list[Cell] = field(default_factory=list)
+    weight: dict[Cell, float] = field(default_factory=dict)
     offers: dict[str, dict[str, Any]] = field(default_factory=dict)
     offer_names: list[str] = field(default_factory=list)  # sorted
     offer_code: dict[str, int] = field(default_factory=dict)  # j -> its position in offer_names
-    tiers: dict[tuple[str, str], list[str]] = field(default_factory=dict)  # (j, q) -> tiers
+    tiers: dict[tuple[str, Quarter], list[str]] = field(default_factory=dict)  # (j, q) -> tiers
     routes: dict[str, list[tuple[str, float]]] = field(default_factory=dict)  # k -> [(j, rho)]
     cost_center: dict[str, str] = field(default_factory=dict)  # k -> c
     key_parts: dict[str, tuple[str, ...]] = field(default_factory=dict)
-    spot_share: dict[tuple[str, str, str], float] = field(default_factory=dict)  # (k, q, s) -> sigma
+    spot_share: dict[tuple[str, Quarter, str], float] = field(default_factory=dict)  # (k, q, s) -> sigma
     dominated: dict[str, set[tuple[str, str]]] = field(default_factory=dict)  # k -> (j, m) no plan needs
-    existing_nodes: dict[tuple[str, str], float] = field(default_factory=dict)  # (j, q)
-    existing_nodes_by_model: dict[tuple[str, str, str], float] = field(default_factory=dict)  # (j, m, q)
+    existing_nodes: dict[tuple[str, Quarter], float] = field(default_factory=dict)  # (j, q)
+    existing_nodes_by_model: dict[tuple[str, str, Quarter], float] = field(default_factory=dict)  # (j, m, q)
     price: dict[tuple[str, str], float] = field(default_factory=dict)  # (j, m) pay-per-use
     options: dict[str, list[dict[str, Any]]] = field(default_factory=dict)  # j -> commitment options
     used_rate: dict[str, float] = field(default_factory=dict)  # j -> v_j
-    charge_rate: dict[tuple[str, str, str], float] = field(default_factory=dict)  # (j, tier, q) for budgets
+    charge_rate: dict[tuple[str, str, Quarter], float] = field(default_factory=dict)  # (j, tier, q) for budgets
     # horizon end: U (j) and V (j, Q+l); see the module docstring
     last_use: dict[str, int] = field(default_factory=dict)
-    tail_credit: dict[tuple[str, str], int] = field(default_factory=dict)
+    tail_credit: dict[tuple[str, Quarter], int] = field(default_factory=dict)  # (j, Q+l)
     tail_quarters: list[Quarter] = field(default_factory=list)
     avoided_price: dict[str, float] = field(default_factory=dict)  # j -> p^OD_j
     slice_group: Ints = field(default_factory=lambda: np.zeros(0, dtype=np.int64))  # the u group of each slice y
@@ -398,7 +402,7 @@ class PlanModel:
     _demand: DemandRows | None = None
     _active: tuple[Ints, Ints, Floats, list[str]] | None = None  # active_terms: start by (j, q); column, g, model
     # used(): the solution it was read from (PlanModel.x) and its u columns above 0
-    _used: tuple[Floats, list[tuple[tuple[str, str, str, str, str, int], float]]] | None = None
+    _used: tuple[Floats, list[tuple[UseKey, float]]] | None = None
 
     # --- building -------------------------------------------------------------------------------------------------
 
@@ -536,7 +540,7 @@ class PlanModel:
         self.x = np.array([v.varValue or 0.0 for v in self._pulp[1]])
         self.pi = np.array([c.pi or 0.0 for c in self.prob.constraints()])
 
-    def _use_keys(self, entries: Ints) -> list[tuple[str, str, str, str, str, int]]:
+    def _use_keys(self, entries: Ints) -> list[UseKey]:
         """(k, j, t, q, s, b) of these entries of the u columns."""
         u = self.u
         cell = u.cell[entries]
@@ -550,13 +554,13 @@ class PlanModel:
             )
         )
 
-    def use_in(self, quarter: str) -> list[tuple[tuple[str, str, str, str, str, int], float]]:
+    def use_in(self, quarter: Quarter) -> list[tuple[UseKey, float]]:
         """(k, j, t, q, s, b) and the value of each u column of `quarter` in the solution, in column order."""
         in_quarter = np.array([q == quarter for q, _, _ in self.cells])
         entries = np.flatnonzero(in_quarter[self.u.cell])
         return list(zip(self._use_keys(entries), self.x[self.u.column[entries]].tolist(), strict=True))
 
-    def used(self) -> list[tuple[tuple[str, str, str, str, str, int], float]]:
+    def used(self) -> list[tuple[UseKey, float]]:
         """(k, j, t, q, s, b) and the value of each u column above 0 in the solution, in column order (kept until
         the solution changes)."""
         if self._used is None or self._used[0] is not self.x:
@@ -566,7 +570,7 @@ class PlanModel:
         return self._used[1]
 
     @functools.cached_property
-    def by_tier(self) -> dict[tuple[str, str, str, str, int], list[int]]:
+    def by_tier(self) -> dict[tuple[str, str, Quarter, str, int], list[int]]:
         """(j, t, q, s, b) -> [u_kjt] over demand keys, in column order (sorted by key)."""
         u = self.u
         columns, starts = u.column[u.by_group].tolist(), u.group_start.tolist()
@@ -597,17 +601,17 @@ class PlanModel:
         """Whether pay-per-use tier `tier` at j is bought in whole slices of g_j > 1 nodes (TPU)."""
         return self.offers[j]["nodes_per_unit"] > 1 and tier in PAY_PER_USE and tier != PricingModel.CAPACITY_BLOCK
 
-    def charge_per_node_hour(self, j: str, tier: str, q: str) -> float:
+    def charge_per_node_hour(self, j: str, tier: str, q: Quarter) -> float:
         """What a cost centre is charged per node-hour of tier t at j in q (r^E, r^N, or the pay-per-use price)."""
         return self.price[(j, tier)] if tier in PAY_PER_USE else self.charge_rate[(j, tier, q)]
 
-    def expected_hours(self, cell: tuple[str, str, int]) -> float:
+    def expected_hours(self, cell: Cell) -> float:
         """pi_s w_qsb H_q: the expected hours of a cell."""
         q, s, _ = cell
         return self.data.scenarios[s] * self.weight[cell] * self.data.hours[q]
 
     @functools.cached_property
-    def cell_hours(self) -> dict[tuple[str, str, int], float]:
+    def cell_hours(self) -> dict[Cell, float]:
         """expected_hours of every cell."""
         return {c: self.expected_hours(c) for c in self.cells}
 
@@ -626,7 +630,9 @@ class PlanModel:
             entries, row = entries[keep], row[keep]
         return row, column[entries], times * nodes[entries]
 
-    def active_new(self, j: str, q: str, model: str | None = None, times: float = 1.0) -> tuple[list[int], list[float]]:
+    def active_new(
+        self, j: str, q: Quarter, model: str | None = None, times: float = 1.0
+    ) -> tuple[list[int], list[float]]:
         """The columns and coefficients of `times` x A^m_jq (active_terms) for one offer and quarter."""
         _, columns, coefficients = self.active_terms(
             np.array([self.offer_code[j]]), np.array([self.data.quarters.index(q)]), model, times
@@ -1104,7 +1110,7 @@ def add_existing_commitments_cover(m: PlanModel) -> None:
 
 
 def _quarter_index(m: PlanModel, cells: Ints) -> Ints:
-    index: dict[str, int] = {q: i for i, q in enumerate(m.data.quarters)}
+    index = {q: i for i, q in enumerate(m.data.quarters)}
     return np.array([index[q] for q, _, _ in m.cells], dtype=np.int64)[cells]
 
 
@@ -1149,7 +1155,7 @@ def add_capacity_block_window(m: PlanModel) -> None:
     )
 
 
-def block_share(m: PlanModel, q: str) -> float:
+def block_share(m: PlanModel, q: Quarter) -> float:
     """f_q: the share of quarter q's (open) hours that its capacity block's window covers."""
     return HOURS_PER_WEEK * m.data.block_weeks(q) / m.data.hours[q]
 
@@ -1248,7 +1254,7 @@ def add_supply_caps(m: PlanModel) -> None:
             )
 
 
-def _cell(cell: tuple[str, str, int]) -> tuple[str, str, str]:
+def _cell(cell: Cell) -> tuple[Quarter, str, str]:
     q, s, b = cell
     return q, s, f"b{b}"
 

@@ -711,4 +711,10 @@ def _cast(kind: Any, value: Any) -> Any:
         return value if isinstance(value, dt.date) else dt.date.fromisoformat(str(value))
     if kind in (int, float):
         return kind(float(value)) if kind is int else float(value)
+    if kind is Quarter:
+        return _quarter(str(value))
     return str(value)
+
+
+_quarter = functools.lru_cache(maxsize=4096)(Quarter)
+"""Quarter(text), each distinct text parsed once: a plan's tables repeat a few quarters over many rows."""

@@ -10,7 +10,8 @@ import pytest
 
 from quartermaster.loader import load
 from quartermaster.planner import PlanOptions, build_data
-from quartermaster.planner.tables import SCHEMAS, Offer, check_tables, columns, rows
+from quartermaster.planner.tables import SCHEMAS, Demand, Offer, check_tables, columns, rows
+from quartermaster.units import Quarter
 from tests.paths import INVENTORY
 
 
@@ -32,6 +33,13 @@ def test_rows_are_typed_rows_in_the_schemas_column_order(example):
     assert [r.offer for r in got] == list(example.offers["offer"])
     # a3-megagpu-8g and every other GPU machine of the example carry 8 GPUs a node
     assert all(isinstance(r, Offer) and r.accelerators_per_node >= 1 for r in got)
+
+
+def test_a_quarter_column_reads_as_quarters_with_their_calendar(example):
+    """pandas keeps a quarter column as plain text; its rows carry `Quarter`s (issue 39, point 5)."""
+    got = list(rows(example.demand, Demand))
+    assert {r.quarter for r in got} == set(example.demand["quarter"])  # the same text
+    assert all(type(r.quarter) is Quarter for r in got)  # plain str has no calendar: `.first_day`, `+ 1`, ...
 
 
 @pytest.mark.parametrize(
