@@ -33,7 +33,7 @@ import pulumi
 from quartermaster.issues import errors
 from quartermaster.loader import load
 from quartermaster.modules.cloud import SpecError
-from quartermaster.modules.cloud.common import moment
+from quartermaster.modules.cloud.spec_support import moment
 from quartermaster.modules.pulumi import declare_cluster
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -29,7 +29,7 @@ except MissingExtra as missing:  # say which extra to install, not a traceback
 from quartermaster.issues import errors
 from quartermaster.loader import load
 from quartermaster.modules.cloud import SpecError
-from quartermaster.modules.cloud.common import moment
+from quartermaster.modules.cloud.spec_support import moment
 from quartermaster.modules.terraform import stack_clusters
 from quartermaster.modules.terraform.app import Backend, synth
 

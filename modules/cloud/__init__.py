@@ -4,7 +4,7 @@
 Pure and fast: no Pulumi or Terraform import. The Pulumi components and the Terraform emitter turn the same specs
 into resources, so the two outputs cannot drift apart. `cluster_spec(inventory, name, now)` is the entry point;
 `conflicts(spec)` lists arguments that contradict each other (both emitters refuse such a spec). This package knows
-no provider: it asks the provider of a cluster's kind (`modules.cloud.base`).
+no provider: it asks the provider of a cluster's kind (`modules.cloud.provider_emitters`).
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ import datetime as dt
 from typing import Any
 
 from quartermaster.model import Inventory
-from quartermaster.modules.cloud.base import (
+from quartermaster.modules.cloud.provider_emitters import (
     CloudModule,
     ClusterSpec,
     DeclaredNodes,
@@ -21,7 +21,7 @@ from quartermaster.modules.cloud.base import (
     cloud_module,
     emitter,
 )
-from quartermaster.modules.cloud.common import SpecError, TaintSpec, upper_snake_effect
+from quartermaster.modules.cloud.spec_support import SpecError, TaintSpec, upper_snake_effect
 
 __all__ = [
     "CloudModule",

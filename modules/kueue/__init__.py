@@ -8,6 +8,6 @@ validate_manifests(objects, source) -> list[Issue]      schema, CEL, webhook and
 
 from quartermaster.modules.kueue.builders import kueue_objects, objects_for_cluster
 from quartermaster.modules.kueue.cluster_files import render_cluster
-from quartermaster.modules.kueue.validate import validate_manifests, validate_path
+from quartermaster.modules.kueue.manifest_checks import validate_manifests, validate_path
 
 __all__ = ["kueue_objects", "objects_for_cluster", "render_cluster", "validate_manifests", "validate_path"]

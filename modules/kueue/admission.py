@@ -36,12 +36,12 @@ from typing import Any
 from quartermaster.capacity import pool_min_nodes, pool_window
 from quartermaster.issues import Issue, Location
 from quartermaster.model import Cluster, Inventory
-from quartermaster.modules.cloud.common import ACCELERATOR_TAINT_VALUE
+from quartermaster.modules.cloud.spec_support import ACCELERATOR_TAINT_VALUE
 from quartermaster.modules.kueue import api
 from quartermaster.modules.kueue.builders import PROVISIONING_CONTROLLER, objects_for_cluster
 from quartermaster.modules.kueue.k8s import parse_quantity
 from quartermaster.modules.kueue.manifest import from_manifest
-from quartermaster.modules.kueue.quota import QuotaTree
+from quartermaster.modules.kueue.quota_tree import QuotaTree
 from quartermaster.providers import provider_of
 
 ANY = "*"

@@ -12,8 +12,8 @@ from quartermaster.loader import SourceMap
 from quartermaster.model import Inventory
 from quartermaster.modules.cloud import ClusterSpec, cluster_spec, emitter
 from quartermaster.modules.observability.emit import kubernetes_objects
-from quartermaster.modules.pulumi.errors import ResourceError
 from quartermaster.modules.pulumi.kueue import KueueObjects
+from quartermaster.modules.pulumi.resource_error import ResourceError
 from quartermaster.providers import provider_of
 
 

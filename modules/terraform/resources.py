@@ -16,7 +16,7 @@ from typing import Any, Protocol, cast
 
 from quartermaster.model import Inventory
 from quartermaster.modules.cloud import ClusterSpec, SpecError, cloud_module, conflicts, emitter
-from quartermaster.modules.cloud.base import Body
+from quartermaster.modules.cloud.provider_emitters import Body
 from quartermaster.providers import Provider, provider_of, providers
 
 Manifest = dict[str, Any]

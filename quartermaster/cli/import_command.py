@@ -31,7 +31,7 @@ def kueue(
     """Turn ResourceFlavors, ClusterQueues, Cohorts, LocalQueues and priority classes into inventory YAML."""
     # imported when run, so that `qm --help` stays fast
     from quartermaster.modules.kueue.importer import import_kueue
-    from quartermaster.modules.kueue.validate import load_manifests, validate
+    from quartermaster.modules.kueue.manifest_checks import load_manifests, validate
 
     manifests, issues = load_manifests(path)
     if not issues:  # objects Kueue's CRD schemas refuse are never imported (a list where a map goes)

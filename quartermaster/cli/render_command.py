@@ -58,7 +58,7 @@ def command(
     """Render Kueue objects (plus Namespaces and RBAC) per cluster, byte-identical across runs for one instant."""
     # imported when run, so that `qm --help` stays fast
     from quartermaster.modules.cloud import SpecError
-    from quartermaster.modules.cloud.common import moment
+    from quartermaster.modules.cloud.spec_support import moment
     from quartermaster.modules.kueue import objects_for_cluster, validate_manifests
     from quartermaster.modules.kueue.admission import admission_refusals
     from quartermaster.modules.kueue.cluster_files import render_kueue_configuration, render_objects, stale_renders

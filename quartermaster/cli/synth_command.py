@@ -42,7 +42,7 @@ def command(
         raise UsageError(NODE_MISSING)
     # imported when run, so that `qm --help` stays fast; the terraform extra only after require_extra found it
     from quartermaster.modules.cloud import SpecError
-    from quartermaster.modules.cloud.common import moment
+    from quartermaster.modules.cloud.spec_support import moment
     from quartermaster.modules.terraform import stack_clusters
     from quartermaster.modules.terraform.app import Backend, synth
 

@@ -37,12 +37,11 @@ from quartermaster.reports.finance.tables.budgets import budget_table
 from quartermaster.reports.finance.tables.capital import capital_tables, payment_schedule
 from quartermaster.reports.finance.tables.caveats import caveats_table
 from quartermaster.reports.finance.tables.changes import changes_tables
-from quartermaster.reports.finance.tables.common import commitment_term, ratio
 from quartermaster.reports.finance.tables.coverage import coverage_table
 from quartermaster.reports.finance.tables.demand import demand_vs_capacity
 from quartermaster.reports.finance.tables.expiry import ExpiryRow, expiry_table
 from quartermaster.reports.finance.tables.payments import purchase_payments
-from quartermaster.reports.finance.tables.placement import (
+from quartermaster.reports.finance.tables.placement_tables import (
     credit_table,
     moves_table,
     proposed_quotas_table,
@@ -54,6 +53,7 @@ from quartermaster.reports.finance.tables.risk import cost_band, p90_exposure, r
 from quartermaster.reports.finance.tables.routing import routing_table
 from quartermaster.reports.finance.tables.source_trail import source_trail
 from quartermaster.reports.finance.tables.spend import spend_by_quarter
+from quartermaster.reports.finance.tables.table_support import commitment_term, ratio
 from quartermaster.reports.finance.tables.teams import by_team
 from quartermaster.reports.finance.tables.unmet import unmet_table
 from quartermaster.units import Quarter, next_quarters

@@ -6,7 +6,7 @@ Per flavor and hour, with each team's requested accelerators d_t (max of request
 charges) as its demand:
 
 1. **Quota tree** (Kueue's resource nodes, KEP-79), as the offline admission check reads it from the ClusterQueues
-   and Cohorts rendered at the last replayed hour (`flavor_trees`, `modules/kueue/quota.py`): a team's
+   and Cohorts rendered at the last replayed hour (`flavor_trees`, `modules/kueue/quota_tree.py`): a team's
    ClusterQueue has S_t = nominal and a private reserve g_t = nominal - lending_limit (0 without a lending limit);
    a cohort has S_C = its own nominal plus sum over children of (S_c - g_c), and g_C likewise. Usage that passes
    up from a node is max(0, U - g).
@@ -80,12 +80,12 @@ def replay_instant(demand_rows: Iterable[tuple[dt.datetime, str, str, float]]) -
 
 
 def flavor_trees(inventory: Inventory, flavors: Iterable[str], at: dt.datetime) -> dict[str, list[Node]]:
-    """The quota tree of each flavor at `at`: the tree the offline admission check reads (`modules/kueue/quota.py`,
+    """The quota tree of each flavor at `at`: the tree the offline admission check reads (`modules/kueue/quota_tree.py`,
     built from the ClusterQueues and Cohorts rendered for the flavor's cluster), in the flavor's accelerator
     resource: each team's ClusterQueue that lists the flavor, under its cohort chain, and every cohort that lists
     it. A flavor that is no pool of the inventory has an empty tree."""
     from quartermaster.modules.kueue.builders import quota_objects
-    from quartermaster.modules.kueue.quota import QuotaTree as RenderedQuotas
+    from quartermaster.modules.kueue.quota_tree import QuotaTree as RenderedQuotas
 
     priority = {p.name: p.value for p in inventory.priority_classes}
     rendered: dict[str, RenderedQuotas] = {}

@@ -11,7 +11,7 @@ from quartermaster.cli import app
 from quartermaster.loader import load
 from quartermaster.modules.kueue import objects_for_cluster
 from quartermaster.modules.kueue.importer import equivalence, import_kueue
-from quartermaster.modules.kueue.validate import load_manifests
+from quartermaster.modules.kueue.manifest_checks import load_manifests
 from tests.builders import DURING_THE_BLOCK
 from tests.paths import DATA, INVENTORY
 

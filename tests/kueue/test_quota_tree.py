@@ -1,6 +1,6 @@
 """One quota tree (issue 36, point 1): the quota-diff replay reads the tree the offline admission check reads, built
-from the rendered ClusterQueues and Cohorts (`modules/kueue/quota.py`), and its water-filling arrives at what Kueue's
-resource nodes say a queue can hold."""
+from the rendered ClusterQueues and Cohorts (`modules/kueue/quota_tree.py`), and its water-filling arrives at what
+Kueue's resource nodes say a queue can hold."""
 
 from __future__ import annotations
 

@@ -12,7 +12,7 @@ import pytest
 from quartermaster.capacity import pool_accelerators
 from quartermaster.model import Commitment, Inventory, Pool
 from quartermaster.modules.cloud import SpecError, cluster_spec
-from quartermaster.modules.pulumi.errors import ResourceError
+from quartermaster.modules.pulumi.resource_error import ResourceError
 from quartermaster.providers.gke.pulumi_components import GkeAcceleratorPool
 from tests.builders import BEFORE_THE_BLOCK
 from tests.pulumi.harness import registered, run_cluster, run_program

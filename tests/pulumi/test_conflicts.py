@@ -13,7 +13,7 @@ import pytest
 from quartermaster.model import Inventory
 from quartermaster.modules.cloud import ClusterSpec, SpecError, cloud_module, cluster_spec, conflicts
 from quartermaster.modules.pulumi.cluster import ClusterCapacity
-from quartermaster.modules.pulumi.errors import ResourceError
+from quartermaster.modules.pulumi.resource_error import ResourceError
 from quartermaster.modules.terraform import stack_spec
 from quartermaster.providers.gke.cloud import GkeReservationAffinity
 from tests.builders import BEFORE_THE_BLOCK

@@ -13,7 +13,7 @@ import pytest
 from quartermaster.capacity import nodes_per_slice, open_pools, pool_accelerators, pool_max_nodes, pool_min_nodes
 from quartermaster.model import Inventory, Pool
 from quartermaster.modules.cloud import cluster_spec
-from quartermaster.modules.cloud.common import read_table
+from quartermaster.modules.cloud.spec_support import read_table
 from quartermaster.modules.kueue.builders import accelerator_flavor_name
 from quartermaster.providers.eks.cloud import DATA as EKS_DATA
 from quartermaster.providers.gke.cloud import DATA as GKE_DATA
@@ -327,7 +327,7 @@ def test_eks_capacity_block_declares_only_the_actions_still_ahead(
 
 
 def test_a_moment_without_a_time_zone_is_refused_with_the_form_to_use(inventory: Inventory) -> None:
-    from quartermaster.modules.cloud.common import SpecError, moment
+    from quartermaster.modules.cloud.spec_support import SpecError, moment
 
     with pytest.raises(SpecError, match=r"--now '2026-12-01T08:00': not a day or a moment with a time zone"):
         moment("2026-12-01T08:00", "--now")

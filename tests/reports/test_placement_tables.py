@@ -20,7 +20,7 @@ from quartermaster.plan_contract import (
 )
 from quartermaster.planner import load_result
 from quartermaster.reports.finance.tables.break_even import break_even_table
-from quartermaster.reports.finance.tables.placement import (
+from quartermaster.reports.finance.tables.placement_tables import (
     credit_table,
     moves_table,
     proposed_quotas_table,

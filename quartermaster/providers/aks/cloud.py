@@ -12,8 +12,8 @@ from dataclasses import dataclass, field
 
 from quartermaster.capacity import pool_accelerators, pool_max_nodes, pool_min_nodes
 from quartermaster.model import Cluster, Inventory, Pool
-from quartermaster.modules.cloud.base import CloudModule, DeclaredNodes, ManualQuota
-from quartermaster.modules.cloud.common import SpecError, pool_taints, sorted_labels
+from quartermaster.modules.cloud.provider_emitters import CloudModule, DeclaredNodes, ManualQuota
+from quartermaster.modules.cloud.spec_support import SpecError, pool_taints, sorted_labels
 from quartermaster.providers.aks import AGENT_POOL_NAME, PROVIDER, AksCluster
 
 

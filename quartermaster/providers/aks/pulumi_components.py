@@ -7,7 +7,7 @@ import pulumi
 import pulumi_azure_native as azure_native
 
 from quartermaster.modules.cloud import ClusterSpec
-from quartermaster.modules.pulumi.errors import ResourceError
+from quartermaster.modules.pulumi.resource_error import ResourceError
 from quartermaster.providers.aks.cloud import AksAgentPoolSpec, AksCapacity, conflicts
 
 

@@ -5,7 +5,7 @@ argument in the Terraform spelling."""
 from __future__ import annotations
 
 from quartermaster.modules.cloud import ClusterSpec
-from quartermaster.modules.cloud.base import Body
+from quartermaster.modules.cloud.provider_emitters import Body
 from quartermaster.modules.terraform.resources import ProviderPin, TfResource, compact, tf_name
 from quartermaster.providers.aks.cloud import AksAgentPoolSpec, AksCapacity
 

@@ -14,8 +14,8 @@ from pathlib import Path
 
 from quartermaster.capacity import pool_accelerators, pool_max_nodes, pool_min_nodes
 from quartermaster.model import Cluster, Commitment, Inventory, Pool
-from quartermaster.modules.cloud.base import CloudModule, DeclaredNodes, ManualQuota
-from quartermaster.modules.cloud.common import SpecError, TaintSpec, pool_taints, read_table, sorted_labels
+from quartermaster.modules.cloud.provider_emitters import CloudModule, DeclaredNodes, ManualQuota
+from quartermaster.modules.cloud.spec_support import SpecError, TaintSpec, pool_taints, read_table, sorted_labels
 from quartermaster.pricing import Provisioning
 from quartermaster.providers.eks import PROVIDER, EksCluster
 

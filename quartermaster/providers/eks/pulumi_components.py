@@ -8,7 +8,7 @@ import pulumi
 import pulumi_aws as aws
 
 from quartermaster.modules.cloud import ClusterSpec, upper_snake_effect
-from quartermaster.modules.pulumi.errors import ResourceError
+from quartermaster.modules.pulumi.resource_error import ResourceError
 from quartermaster.providers.eks.cloud import (
     AwsCapacityReservationSpec,
     AwsServiceQuotaSpec,

@@ -5,7 +5,7 @@ blocks on `aws_eks_node_group`), capacity reservations and EC2 vCPU quotas, each
 from __future__ import annotations
 
 from quartermaster.modules.cloud import ClusterSpec, upper_snake_effect
-from quartermaster.modules.cloud.base import Body
+from quartermaster.modules.cloud.provider_emitters import Body
 from quartermaster.modules.terraform.resources import ProviderPin, Ref, TfResource, compact, tf_name
 from quartermaster.providers.eks.cloud import (
     AwsCapacityReservationSpec,

@@ -14,8 +14,15 @@ from pathlib import Path
 
 from quartermaster.capacity import nodes_per_slice, pool_accelerators, pool_max_nodes, pool_min_nodes
 from quartermaster.model import Cluster, Commitment, Inventory, Machine, Pool
-from quartermaster.modules.cloud.base import CloudModule, DeclaredNodes, ManualQuota
-from quartermaster.modules.cloud.common import SpecError, TaintSpec, per_zone, pool_taints, read_table, sorted_labels
+from quartermaster.modules.cloud.provider_emitters import CloudModule, DeclaredNodes, ManualQuota
+from quartermaster.modules.cloud.spec_support import (
+    SpecError,
+    TaintSpec,
+    per_zone,
+    pool_taints,
+    read_table,
+    sorted_labels,
+)
 from quartermaster.names import POOL_LABEL
 from quartermaster.providers.gke import PROVIDER, TPU_ACCELERATOR_LABEL, TPU_TOPOLOGY_LABEL
 

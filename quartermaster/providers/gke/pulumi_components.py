@@ -9,7 +9,7 @@ import pulumi
 import pulumi_gcp as gcp
 
 from quartermaster.modules.cloud import ClusterSpec, upper_snake_effect
-from quartermaster.modules.pulumi.errors import ResourceError
+from quartermaster.modules.pulumi.resource_error import ResourceError
 from quartermaster.providers.gke.cloud import (
     GcpQuotaPreferenceSpec,
     GcpReservationSpec,

@@ -6,7 +6,7 @@ docs name them)."""
 from __future__ import annotations
 
 from quartermaster.modules.cloud import ClusterSpec, upper_snake_effect
-from quartermaster.modules.cloud.base import Body
+from quartermaster.modules.cloud.provider_emitters import Body
 from quartermaster.modules.terraform.resources import ProviderPin, Ref, TfResource, compact, tf_name
 from quartermaster.providers.gke.cloud import (
     UNLIMITED_QUOTA,

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 from quartermaster.errors import ProblemsFound
 from quartermaster.pricing import break_even, decimal_of, shown_rate
 from quartermaster.reports.finance.table import ZERO, Column, Row, Table
-from quartermaster.reports.finance.tables.common import active_quarters
+from quartermaster.reports.finance.tables.table_support import active_quarters
 from quartermaster.units import Quarter
 
 if TYPE_CHECKING:

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 from quartermaster.plan_figures import planned_status
 from quartermaster.pricing import SPEND_RULE
 from quartermaster.reports.finance.table import NAME_COLUMN, Column, Row, Table
-from quartermaster.reports.finance.tables.common import centre_name
+from quartermaster.reports.finance.tables.table_support import centre_name
 
 if TYPE_CHECKING:
     from quartermaster.model import Inventory

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 from quartermaster.plan_figures import quarter_cost, quarter_on_demand
 from quartermaster.pricing import shown_quantity
 from quartermaster.reports.finance.table import Column, Row, Table
-from quartermaster.reports.finance.tables.common import ratio
+from quartermaster.reports.finance.tables.table_support import ratio
 from quartermaster.units import Quarter
 
 if TYPE_CHECKING:

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 
 from quartermaster.capacity import pool_accelerators
 from quartermaster.reports.finance.table import ZERO, Column, Row, Table
-from quartermaster.reports.finance.tables.common import active_quarters
+from quartermaster.reports.finance.tables.table_support import active_quarters
 from quartermaster.units import Quarter
 
 if TYPE_CHECKING:

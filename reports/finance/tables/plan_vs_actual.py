@@ -22,7 +22,7 @@ from quartermaster.metering import (
 from quartermaster.plan_figures import closed_charges, prorated_open_charges
 from quartermaster.pricing import IDLE_COST_CENTER, IDLE_TEAM
 from quartermaster.reports.finance.table import NAME_COLUMN, ZERO, Column, Row, Table, column_sums
-from quartermaster.reports.finance.tables.common import centre_name
+from quartermaster.reports.finance.tables.table_support import centre_name
 from quartermaster.units import Quarter, quarter_bounds, quarter_of
 
 if TYPE_CHECKING:

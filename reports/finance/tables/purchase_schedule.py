@@ -9,8 +9,8 @@ from typing import TYPE_CHECKING
 
 from quartermaster.reports.finance.table import Column, Row, Table, column_sums
 from quartermaster.reports.finance.tables.capital import term_hours
-from quartermaster.reports.finance.tables.common import commitment_term
 from quartermaster.reports.finance.tables.payments import PAYMENT_COLUMNS, Payment, Payments
+from quartermaster.reports.finance.tables.table_support import commitment_term
 
 if TYPE_CHECKING:
     from quartermaster.plan_contract import PlanResult

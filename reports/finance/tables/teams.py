@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 from quartermaster.plan_figures import idle_shares, team_costs
 from quartermaster.pricing import IDLE_TEAM, SPEND_RULE
 from quartermaster.reports.finance.table import NAME_COLUMN, ZERO, Column, Row, Table, column_sums
-from quartermaster.reports.finance.tables.common import centre_name
+from quartermaster.reports.finance.tables.table_support import centre_name
 from quartermaster.units import Quarter, next_quarters
 
 if TYPE_CHECKING:

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 from quartermaster.plan_figures import to_cent
 from quartermaster.pricing import shown_quantity
 from quartermaster.reports.finance.table import Column, Row, Table
-from quartermaster.reports.finance.tables.common import ratio
+from quartermaster.reports.finance.tables.table_support import ratio
 
 if TYPE_CHECKING:
     from quartermaster.model import Inventory
