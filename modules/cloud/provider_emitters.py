@@ -1,13 +1,19 @@
 """The emitter side of a provider, as the shared emitter code sees it: its capacity specs and conflicts guard
 (`CloudModule`), its Pulumi components and its Terraform resources, each a submodule of the provider's package that
-this layer imports by name (`emitter`); the core provider (`quartermaster.providers`) names the package.
+this layer imports by name and whose one typed object it reads (`emitter`); the core provider
+(`quartermaster.providers`) names the package.
 
 A provider package `quartermaster/providers/<name>/` (or any package a registered provider is defined in) holds:
 
 - `cloud.py`: the specs, plain frozen dataclasses built from the inventory (no Pulumi or Terraform import), and
   `MODULE`, its `CloudModule`;
-- `pulumi_components.py`: its Pulumi components and `declare_capacity(parent, spec)`;
-- `terraform_resources.py`: `PINS`, `POOL_TYPES` and `terraform(spec)`, its Terraform provider blocks and resources.
+- `pulumi_components.py`: its Pulumi components and `COMPONENTS`, a
+  `modules.pulumi.provider_components.PulumiComponents` (`declare_capacity(parent, spec)`);
+- `terraform_resources.py`: its Terraform provider blocks and resources and `RESOURCES`, a
+  `modules.terraform.resources.TerraformResources` (`pins`, `pool_types`, `terraform(spec)`).
+
+Each object is generic in the provider's capacity specs (`CloudModule[GkeCapacity, ...]`,
+`PulumiComponents[GkeCapacity]`), so mypy checks the provider's functions against what the shared code calls.
 
 A provider without cloud resources (on-prem, `Provider.cloud_resources` False) has none of them. Building or
 checking specs imports only `cloud.py`, so it never loads a cloud SDK or Node.js.
@@ -19,7 +25,6 @@ import importlib
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from types import ModuleType
 from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar
 
 from quartermaster.model import Cluster, Inventory
@@ -107,10 +112,20 @@ CLOUD_PART = "cloud"
 """The submodule of a provider's package that holds its specs: `MODULE`, its `CloudModule`."""
 
 
-def emitter(provider: Provider, part: str) -> ModuleType:
-    """The submodule `part` of the provider's package (`cloud`, `pulumi_components`, `terraform_resources`),
-    imported on first use."""
-    return importlib.import_module(f"{provider.package}.{part}")
+EmitterT = TypeVar("EmitterT")
+"""The type of a provider's emitter object (`CloudModule`, `PulumiComponents`, `TerraformResources`)."""
+
+
+def emitter(provider: Provider, part: str, name: str, kind: type[EmitterT]) -> EmitterT:
+    """The object `name` of the submodule `part` of the provider's package (`cloud.MODULE`,
+    `pulumi_components.COMPONENTS`, `terraform_resources.RESOURCES`), imported on first use; a TypeError when it is
+    not a `kind`. Its capacity type is `Any` (`CloudModule[Any, Any]`): the shared code meets a provider's specs
+    only at run time, by a cluster's kind."""
+    module = importlib.import_module(f"{provider.package}.{part}")
+    found = getattr(module, name, None)
+    if not isinstance(found, kind):
+        raise TypeError(f"{module.__name__}.{name} must be a {kind.__name__} (got {type(found).__name__})")
+    return found
 
 
 def cloud_module(kind: str) -> CloudModule[Any, Any] | None:
@@ -118,5 +133,5 @@ def cloud_module(kind: str) -> CloudModule[Any, Any] | None:
     provider = provider_of(kind)
     if not provider.cloud_resources:
         return None
-    module: CloudModule[Any, Any] = emitter(provider, CLOUD_PART).MODULE
-    return module
+    # mypy refuses an abstract class as `type[...]` (python/mypy issue 4717); `emitter` only checks isinstance with it
+    return emitter(provider, CLOUD_PART, "MODULE", CloudModule)  # type: ignore[type-abstract]

@@ -10,11 +10,11 @@ import pulumi
 
 from quartermaster.loader import SourceMap
 from quartermaster.model import Inventory
-from quartermaster.modules.cloud import ClusterSpec, cluster_spec, emitter
+from quartermaster.modules.cloud import ClusterSpec, cluster_spec
 from quartermaster.modules.observability.emit import kubernetes_objects
 from quartermaster.modules.pulumi.kueue import KueueObjects
+from quartermaster.modules.pulumi.provider_components import declare_capacity
 from quartermaster.modules.pulumi.resource_error import ResourceError
-from quartermaster.providers import provider_of
 
 
 class ClusterCapacity(pulumi.ComponentResource):
@@ -49,20 +49,6 @@ class ClusterCapacity(pulumi.ComponentResource):
             )
         self.pool_names = sorted(self.pools)
         self.register_outputs({"pools": self.pool_names})
-
-
-PULUMI_PART = "pulumi_components"
-"""The submodule of a provider's package that holds its Pulumi components and `declare_capacity(parent, spec)`."""
-
-
-def declare_capacity(parent: pulumi.ComponentResource, spec: ClusterSpec[Any]) -> dict[str, pulumi.ComponentResource]:
-    """The cluster's cloud resources, declared by its provider's `pulumi_components` as children of `parent`: the
-    component of each inventory pool (none for a provider without cloud resources, on-prem)."""
-    provider = provider_of(spec.kind)
-    if not provider.cloud_resources:
-        return {}
-    pools: dict[str, pulumi.ComponentResource] = emitter(provider, PULUMI_PART).declare_capacity(parent, spec)
-    return pools
 
 
 def declare_cluster(

@@ -1,29 +1,29 @@
 """Terraform stacks from the cloud specs and Kueue manifests: pure, no cdktf import.
 
 A cluster's stack holds its provider's resources, which that provider's `terraform_resources` module builds
-(`quartermaster/providers/<name>/terraform_resources.py`: `PINS`, `POOL_TYPES` and `terraform(spec)`, each body
-mirroring the provider's Pulumi components argument for argument, in the Terraform spelling), and the Kueue objects
-as `kubernetes_manifest` resources. Argument names were checked against the provider docs of the versions pinned in
-`provider_pins()` (sources in `modules/terraform/__init__.py`).
+(`quartermaster/providers/<name>/terraform_resources.py`, its `RESOURCES`: `pins`, `pool_types` and
+`terraform(spec)`, each body mirroring the provider's Pulumi components argument for argument, in the Terraform
+spelling), and the Kueue objects as `kubernetes_manifest` resources. Argument names were checked against the
+provider docs of the versions pinned in `provider_pins()` (sources in `modules/terraform/__init__.py`).
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any, Protocol, cast
+from typing import Any, Generic
 
 from quartermaster.model import Inventory
 from quartermaster.modules.cloud import ClusterSpec, SpecError, cloud_module, conflicts, emitter
-from quartermaster.modules.cloud.provider_emitters import Body
+from quartermaster.modules.cloud.provider_emitters import Body, CapacityT
 from quartermaster.providers import Provider, provider_of, providers
 
 Manifest = dict[str, Any]
 
 KUBECONFIG_VARIABLE = "kubeconfig_path"
 TERRAFORM_PART = "terraform_resources"
-"""The submodule of a provider's package that builds its Terraform resources (`TerraformResources`)."""
+"""The submodule of a provider's package that builds its Terraform resources (`RESOURCES`, `TerraformResources`)."""
 
 
 @dataclass(frozen=True)
@@ -37,28 +37,30 @@ class ProviderPin:
 KUBERNETES_PIN = ProviderPin("hashicorp/kubernetes", "~> 2.38")
 
 
-class TerraformResources(Protocol):
-    """What a provider's `terraform_resources` module offers."""
+@dataclass(frozen=True)
+class TerraformResources(Generic[CapacityT]):
+    """A provider's Terraform resources as the stacks read them: `RESOURCES = TerraformResources(PINS, POOL_TYPES,
+    terraform)` in its `terraform_resources` module, whose `terraform` mypy checks against this signature."""
 
-    PINS: dict[str, ProviderPin]
+    pins: dict[str, ProviderPin]
     """The Terraform providers its resources need, by the name the resources use."""
-    POOL_TYPES: tuple[str, ...]
+    pool_types: tuple[str, ...]
     """Terraform resource types that hold nodes: the Kueue objects wait for them."""
-
-    def terraform(self, spec: ClusterSpec[Any]) -> tuple[dict[str, Body], list[TfResource]]:
-        """The Terraform provider blocks and resources of the cluster's cloud capacity."""
-        ...
+    terraform: Callable[[ClusterSpec[CapacityT]], tuple[dict[str, Body], list[TfResource]]]
+    """The Terraform provider blocks and resources of a cluster's cloud capacity."""
 
 
-def terraform_resources(provider: Provider) -> TerraformResources | None:
-    """The provider's `terraform_resources` module; None when its clusters have no cloud resources (on-prem)."""
-    return cast(TerraformResources, emitter(provider, TERRAFORM_PART)) if provider.cloud_resources else None
+def terraform_resources(provider: Provider) -> TerraformResources[Any] | None:
+    """The provider's Terraform resources; None when its clusters have no cloud resources (on-prem)."""
+    if not provider.cloud_resources:
+        return None
+    return emitter(provider, TERRAFORM_PART, "RESOURCES", TerraformResources)
 
 
 def provider_pins() -> dict[str, ProviderPin]:
     """Every Terraform provider the stacks may use and the version its argument names were read at (see the module
     docstring of modules.terraform): the registered providers' and `kubernetes` for the Kueue objects."""
-    pins = {name: pin for p in providers() if (module := terraform_resources(p)) for name, pin in module.PINS.items()}
+    pins = {name: pin for p in providers() if (module := terraform_resources(p)) for name, pin in module.pins.items()}
     return {**pins, "kubernetes": KUBERNETES_PIN}
 
 
@@ -143,7 +145,7 @@ def stack_spec(spec: ClusterSpec[Any], manifests: Sequence[Manifest]) -> TfStack
         raise SpecError(f"cluster {spec.cluster}: " + "; ".join(problems) + ".")
     module = terraform_resources(provider_of(spec.kind))
     blocks, resources = module.terraform(spec) if module else ({}, [])
-    pool_types = module.POOL_TYPES if module else ()
+    pool_types = module.pool_types if module else ()
     variables: dict[str, Body] = {}
     if manifests:
         blocks["kubernetes"] = {"config_path": Ref(f"${{var.{KUBECONFIG_VARIABLE}}}")}

@@ -15,7 +15,7 @@ from pydantic import ValidationError
 from quartermaster.loader import load
 from quartermaster.modules.cloud import cluster_spec
 from quartermaster.modules.kueue import objects_for_cluster, validate_manifests
-from quartermaster.modules.terraform import stack_clusters
+from quartermaster.modules.terraform import stack_clusters, stack_spec
 from quartermaster.providers import BUILT_IN, discover, provider_of, register, unregister
 from quartermaster.schema import schema_dict
 from tests.builders import BEFORE_THE_BLOCK, DURING_THE_BLOCK, InventoryBuilder, make_inventory
@@ -159,6 +159,24 @@ def test_a_provider_is_found_by_its_folder() -> None:
     assert [p.kind for p in BUILT_IN] == ["gke", "eks", "aks", "onprem"]
     folders = sorted(p.parent.name for p in (REPO / "quartermaster" / "providers").glob("*/__init__.py"))
     assert sorted(p.kind for p in BUILT_IN) == folders
+
+
+def test_a_provider_folder_without_its_objects_is_named(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # a package whose provider object is missing, and an emitter module whose object is of another type: the
+    # error names the module and the name it looks for, instead of an AttributeError deep in a stack
+    (tmp_path / "cloudless" / "nameless").mkdir(parents=True)
+    (tmp_path / "cloudless" / "__init__.py").write_text("")
+    (tmp_path / "cloudless" / "nameless" / "__init__.py").write_text("TOY = None\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    with pytest.raises(TypeError, match=r"cloudless\.nameless: a provider's package names its `Provider` object"):
+        discover("cloudless")
+    from tests.providers.toy import terraform_resources
+
+    monkeypatch.setattr(terraform_resources, "RESOURCES", terraform_resources.terraform)
+    with pytest.raises(
+        TypeError, match=r"toy\.terraform_resources\.RESOURCES must be a TerraformResources \(got function\)"
+    ):
+        stack_spec(cluster_spec(toy_inventory().build(), "toy-a", BEFORE_THE_BLOCK), [])
 
 
 def test_without_its_registration_the_kind_is_refused_again() -> None:

@@ -7,6 +7,7 @@ import pulumi
 import pulumi_azure_native as azure_native
 
 from quartermaster.modules.cloud import ClusterSpec
+from quartermaster.modules.pulumi.provider_components import PulumiComponents
 from quartermaster.modules.pulumi.resource_error import ResourceError
 from quartermaster.providers.aks.cloud import AksAgentPoolSpec, AksCapacity, conflicts
 
@@ -63,3 +64,6 @@ def declare_capacity(
         )
         for pool in capacity.aks_agent_pools
     }
+
+
+COMPONENTS = PulumiComponents(declare_capacity)

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from quartermaster.modules.cloud import ClusterSpec
 from quartermaster.modules.cloud.provider_emitters import Body
-from quartermaster.modules.terraform.resources import ProviderPin, TfResource, compact, tf_name
+from quartermaster.modules.terraform.resources import ProviderPin, TerraformResources, TfResource, compact, tf_name
 from quartermaster.providers.aks.cloud import AksAgentPoolSpec, AksCapacity
 
 PINS = {"azurerm": ProviderPin("hashicorp/azurerm", "~> 4.40")}
@@ -67,3 +67,6 @@ def aks_node_pool(spec: AksAgentPoolSpec, subscription: str) -> TfResource:
         ),
         ignore_changes=("node_count",) if spec.enable_auto_scaling else (),
     )  # the autoscaler owns it
+
+
+RESOURCES = TerraformResources(PINS, POOL_TYPES, terraform)

@@ -8,6 +8,7 @@ import pulumi
 import pulumi_aws as aws
 
 from quartermaster.modules.cloud import ClusterSpec, upper_snake_effect
+from quartermaster.modules.pulumi.provider_components import PulumiComponents
 from quartermaster.modules.pulumi.resource_error import ResourceError
 from quartermaster.providers.eks.cloud import (
     AwsCapacityReservationSpec,
@@ -207,3 +208,6 @@ def declare_capacity(
     for quota in capacity.aws_service_quotas:
         AwsQuotaRequest(quota.quota_code, quota, opts=child)
     return pools
+
+
+COMPONENTS = PulumiComponents(declare_capacity)

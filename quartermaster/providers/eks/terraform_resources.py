@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from quartermaster.modules.cloud import ClusterSpec, upper_snake_effect
 from quartermaster.modules.cloud.provider_emitters import Body
-from quartermaster.modules.terraform.resources import ProviderPin, Ref, TfResource, compact, tf_name
+from quartermaster.modules.terraform.resources import ProviderPin, Ref, TerraformResources, TfResource, compact, tf_name
 from quartermaster.providers.eks.cloud import (
     AwsCapacityReservationSpec,
     AwsServiceQuotaSpec,
@@ -175,3 +175,6 @@ def aws_service_quota(spec: AwsServiceQuotaSpec) -> list[TfResource]:
     applied = TfResource("aws_servicequotas_service_quota", name, "aws", key, data=True)
     value = Ref(f"${{max({spec.value:g}, {applied.address}.value)}}")
     return [applied, TfResource("aws_servicequotas_service_quota", name, "aws", {**key, "value": value})]
+
+
+RESOURCES = TerraformResources(PINS, POOL_TYPES, terraform)

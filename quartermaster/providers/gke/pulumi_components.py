@@ -9,6 +9,7 @@ import pulumi
 import pulumi_gcp as gcp
 
 from quartermaster.modules.cloud import ClusterSpec, upper_snake_effect
+from quartermaster.modules.pulumi.provider_components import PulumiComponents
 from quartermaster.modules.pulumi.resource_error import ResourceError
 from quartermaster.providers.gke.cloud import (
     GcpQuotaPreferenceSpec,
@@ -208,3 +209,6 @@ def declare_capacity(
     for preference in capacity.gcp_quota_preferences:
         GcpQuotaRequest(preference.name, preference, opts=child)
     return pools
+
+
+COMPONENTS = PulumiComponents(declare_capacity)

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from quartermaster.modules.cloud import ClusterSpec, upper_snake_effect
 from quartermaster.modules.cloud.provider_emitters import Body
-from quartermaster.modules.terraform.resources import ProviderPin, Ref, TfResource, compact, tf_name
+from quartermaster.modules.terraform.resources import ProviderPin, Ref, TerraformResources, TfResource, compact, tf_name
 from quartermaster.providers.gke.cloud import (
     UNLIMITED_QUOTA,
     GcpQuotaPreferenceSpec,
@@ -177,3 +177,6 @@ def gcp_quota_preference(spec: GcpQuotaPreferenceSpec) -> list[TfResource]:
         },
     }
     return [info, TfResource("google_cloud_quotas_quota_preference", tf_name(spec.name), "google-beta", compact(body))]
+
+
+RESOURCES = TerraformResources(PINS, POOL_TYPES, terraform)

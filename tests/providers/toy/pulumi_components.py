@@ -6,6 +6,7 @@ from __future__ import annotations
 import pulumi
 
 from quartermaster.modules.cloud import ClusterSpec
+from quartermaster.modules.pulumi.provider_components import PulumiComponents
 from tests.providers.toy.cloud import ToyCapacity, ToyPoolSpec
 
 
@@ -21,3 +22,6 @@ def declare_capacity(
     parent: pulumi.ComponentResource, spec: ClusterSpec[ToyCapacity]
 ) -> dict[str, pulumi.ComponentResource]:
     return {p.pool: ToyPool(p, pulumi.ResourceOptions(parent=parent)) for p in spec.capacity.pools}
+
+
+COMPONENTS = PulumiComponents(declare_capacity)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from quartermaster.modules.cloud import ClusterSpec
-from quartermaster.modules.terraform import ProviderPin, TfResource
+from quartermaster.modules.terraform.resources import ProviderPin, TerraformResources, TfResource
 from tests.providers.toy.cloud import ToyCapacity
 
 PINS = {"toycloud": ProviderPin("example/toycloud", "~> 1.0")}
@@ -23,3 +23,6 @@ def terraform(spec: ClusterSpec[ToyCapacity]) -> tuple[dict[str, Any], list[TfRe
         for p in spec.capacity.pools
     ]
     return {"toycloud": {"region": spec.region}}, resources
+
+
+RESOURCES = TerraformResources(PINS, POOL_TYPES, terraform)
