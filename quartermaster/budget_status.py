@@ -24,6 +24,7 @@ from decimal import Decimal
 from typing import Protocol
 
 from quartermaster.pricing import Basis, cents
+from quartermaster.units import Quarter
 
 
 class QuarterBudget(Protocol):
@@ -32,7 +33,7 @@ class QuarterBudget(Protocol):
     @property
     def cost_center(self) -> str: ...
     @property
-    def quarter(self) -> str: ...
+    def quarter(self) -> Quarter: ...
     @property
     def usd(self) -> Decimal: ...
 
@@ -42,7 +43,7 @@ class BudgetStatus:
     """A cost centre's charge in a quarter on one basis against its budget, both to the cent."""
 
     cost_center: str
-    quarter: str
+    quarter: Quarter
     basis: Basis
     usd: Decimal
     """usd: the cost centre's charge in the quarter on `basis`."""
@@ -67,9 +68,9 @@ class BudgetStatus:
 
 def budget_status(
     budgets: Iterable[QuarterBudget],
-    charges: Mapping[tuple[str, str], Decimal],
+    charges: Mapping[tuple[str, Quarter], Decimal],
     basis: Basis,
-    quarters: Collection[str],
+    quarters: Collection[Quarter],
 ) -> tuple[BudgetStatus, ...]:
     """A row per budget of one of `quarters`, sorted by quarter then cost centre: the cost centre's charge in the
     quarter on `basis` (`charges`, keyed by (cost centre, quarter); none is 0) against the budget, both to the cent."""

@@ -105,13 +105,13 @@ def centre_use(plan: PlanResult, quarter: Quarter) -> dict[str, Decimal]:
     return out
 
 
-def planned_use(plan: PlanResult) -> dict[tuple[str, str], Decimal]:
+def planned_use(plan: PlanResult) -> dict[tuple[str, Quarter], Decimal]:
     """(cost centre, quarter) -> the cost centre's planned use without idle share (`centre_use`) in every quarter of
     the plan: what metered use at the pools' rates, which shares no idle, is held to."""
     return {(centre, q): usd for q in plan.quarters for centre, usd in centre_use(plan, q).items()}
 
 
-def planned_charges(plan: PlanResult) -> dict[tuple[str, str], Decimal]:
+def planned_charges(plan: PlanResult) -> dict[tuple[str, Quarter], Decimal]:
     """(cost centre, quarter) -> the cost centre's planned charge (`centre_costs`) in every quarter of the plan: the
     `planned` basis of `budget_status.budget_status`."""
     return {(centre, q): usd for q in plan.quarters for centre, usd in centre_costs(plan, q).items()}

@@ -372,8 +372,9 @@ class PricedLine:
     """side: `cost` (what is paid for) or `charge` (who bears it): `SIDES`."""
     label: str = ""
     """label: what the line is (`use`, `idle share`, `new commitment`, `pay-per-use`, ...)."""
-    quarter: str = ""
-    """quarter: the quarter the line belongs to (`2026Q4`)."""
+    quarter: Quarter | Literal[""] = ""
+    """quarter: the quarter the line belongs to (`2026Q4`); empty when no one quarter holds it (a metered period over
+    several)."""
     month: str = ""
     """month: the metered period the line belongs to (`2026-10`, or a month cut by the actuals' end); empty for a
     line of a whole quarter (or of its open, planned part)."""
@@ -412,7 +413,7 @@ def known_usd(*lines: PricedLine) -> Decimal:
     return total
 
 
-def commitment_line(commitment: Commitment, quarter: str, basis: Basis, hours: int | None = None) -> PricedLine:
+def commitment_line(commitment: Commitment, quarter: Quarter, basis: Basis, hours: int | None = None) -> PricedLine:
     """A commitment's node-hours inside a quarter at its rate: what it costs that quarter, used or not (the plan's
     existing commitments, the expiry table's amount in the quarter before one ends). 0 node-hours outside its term.
     `hours`: its hours in the part of the quarter charged, when not all of it (the plan's quarter in progress: its

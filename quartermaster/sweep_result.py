@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from quartermaster.plan_contract import not_what_was_written
+from quartermaster.units import Quarter
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -140,6 +141,7 @@ class CostBand:
     """The planned cost of a quarter (or of the whole horizon, quarter `total`) across a sweep's scenarios."""
 
     quarter: str
+    """quarter: a quarter (`2027Q1`), or `total` for the horizon: text, not a `Quarter`."""
     scenarios: int
     """scenarios: how many had a plan (PLANNED) and count here."""
     p10_usd: Decimal
@@ -174,7 +176,7 @@ class RobustCommitment:
     min_nodes: int
     max_nodes: int
     """min_nodes, max_nodes: nodes bought over the horizon, among the scenarios that buy it."""
-    first_quarter: str
+    first_quarter: Quarter
     """first_quarter: the earliest quarter any scenario starts one."""
 
 
@@ -191,7 +193,7 @@ def robust_commitments(sweep: Sweep) -> list[RobustCommitment]:
         per[p["scenario"]] = per.get(p["scenario"], 0) + p["nodes"]
         first[key] = min(first.get(key, p["start_quarter"]), p["start_quarter"])
     out = [
-        RobustCommitment(*key, len(per), len(planned), min(per.values()), max(per.values()), first[key])
+        RobustCommitment(*key, len(per), len(planned), min(per.values()), max(per.values()), Quarter(first[key]))
         for key, per in nodes.items()
     ]
     return sorted(out, key=lambda c: (-c.bought_in, c.site, c.machine, c.pricing_model, c.term_months))

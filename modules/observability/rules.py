@@ -68,7 +68,7 @@ from quartermaster.pricing import (
 )
 from quartermaster.providers import provider_of
 from quartermaster.textsafety import prometheus_template_text
-from quartermaster.units import quarter_bounds, quarter_hours
+from quartermaster.units import Quarter, quarter_bounds, quarter_hours
 
 UTILISATION = "quartermaster:commitment_utilisation:ratio"
 BREAK_EVEN = "quartermaster:commitment_break_even:ratio"
@@ -128,7 +128,7 @@ class PlannedBudgets:
     the plan was read from."""
 
     rows: tuple[BudgetStatus, ...]
-    use: Mapping[tuple[str, str], Decimal]
+    use: Mapping[tuple[str, Quarter], Decimal]
     """use: (cost centre, quarter) -> its planned use without idle share (`plan_figures.planned_use`), the basis of the
     metered spend the alerts project, so QuartermasterSpendAbovePlan compares like with like."""
     plan: str

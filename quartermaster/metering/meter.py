@@ -51,7 +51,7 @@ from quartermaster.pricing import (
     Side,
     check_idle_policy,
 )
-from quartermaster.units import quarter_of
+from quartermaster.units import Quarter, quarter_of
 
 Q = Decimal("0.001")
 
@@ -115,7 +115,7 @@ class MeterResult:
         - charge side: the same usage lines, every idle share (`quantity` the team's share of its block's idle,
           `rate` that idle) and the idle no policy could share (IDLE_TEAM), adding up to total_cost: by team each
           TeamCharge.total, by cost centre cost_centers (IDLE_COST_CENTER: the idle no team took)."""
-        quarter: str = quarter_of(self.period.start.date())
+        quarter: Quarter | Literal[""] = quarter_of(self.period.start.date())
         if quarter_of((self.period.end - dt.timedelta(hours=1)).date()) != quarter:
             quarter = ""  # a period over several quarters belongs to none of them alone
         idle_usd: dict[str, Decimal] = {}

@@ -82,7 +82,7 @@ class InProgress:
     `qm meter` charged them to `metered_until` and the rest planned; and the months metered so far against a plan's
     figure for them (plan vs actual's rows for the quarter: the previous plan's where given; None when none)."""
 
-    quarter: str
+    quarter: Quarter
     metered_until: str
     spend: Decimal
     months: str | None
@@ -101,8 +101,8 @@ class InProgress:
 
 @dataclass(frozen=True)
 class Summary:
-    quarter: str
-    next_four: tuple[str, ...]
+    quarter: Quarter
+    next_four: tuple[Quarter, ...]
     spend_quarter: Amount
     spend_next_four: Amount
     on_demand_quarter: Amount
@@ -142,9 +142,9 @@ class ReportData:
     """Everything the quarterly planning report shows."""
 
     title: str
-    quarter: str
+    quarter: Quarter
     plan_outcome: str
-    plan_quarters: tuple[str, ...]
+    plan_quarters: tuple[Quarter, ...]
     has_previous: bool
     summary: Summary
     tables: tuple[Table, ...]

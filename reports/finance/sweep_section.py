@@ -29,6 +29,7 @@ class SweepCostRow(Row):
     `mid`, `high` = 10th, 50th, 90th), over a grid of what-ifs alone its lowest and highest (`mid` unused)."""
 
     quarter: str
+    """quarter: a quarter, or `total` for the horizon: text, not a `Quarter`."""
     scenarios: int
     low: Decimal
     mid: Decimal | None
@@ -41,6 +42,7 @@ class Spread:
     """How a sweep's spread is told: percentiles of draws, or a grid's range."""
 
     quarter: str
+    """quarter: a quarter, or `total` for the horizon: text, not a `Quarter`."""
     scenarios: int
     low: Decimal
     mid: Decimal | None
@@ -76,7 +78,7 @@ class SweepCommitmentRow(Row):
     share: Decimal
     min_nodes: int
     max_nodes: int
-    first_quarter: str
+    first_quarter: Quarter
     plan_nodes: int
 
 

@@ -62,7 +62,7 @@ from quartermaster.reports.quota_diff.types import (
     SettingChange,
     TeamChange,
 )
-from quartermaster.units import quarter_hours
+from quartermaster.units import Quarter, quarter_hours
 
 # --- building ---------------------------------------------------------------------------------------
 
@@ -171,7 +171,7 @@ def _budget_status(
     touched = set(touched_centres(base, head, diff))
     monthly = centre_monthly(base, head, team_monthly)
     quarters = {b.quarter for b in head.policy.budgets if b.cost_center in touched}
-    exposure: dict[tuple[str, str], Decimal] = {
+    exposure: dict[tuple[str, Quarter], Decimal] = {
         (cc, q): m.current * Decimal(quarter_hours(q)) / HOURS_PER_MONTH
         for cc in touched
         if (m := monthly.get(cc)) is not None and m.current is not None

@@ -32,6 +32,7 @@ class BreakEvenRow(Row):
     expected_of: str
     metered: Decimal | None
     quarters: str
+    """quarters: the quarters `expected` is averaged over, as text (`2027Q1 to 2027Q4`, or one quarter)."""
     verdict: str
 
 

@@ -12,6 +12,7 @@ from quartermaster.plan_figures import planned_status
 from quartermaster.pricing import SPEND_RULE
 from quartermaster.reports.finance.table import NAME_COLUMN, Column, Row, Table
 from quartermaster.reports.finance.tables.table_support import centre_name
+from quartermaster.units import Quarter
 
 if TYPE_CHECKING:
     from quartermaster.model import Inventory
@@ -22,7 +23,7 @@ if TYPE_CHECKING:
 class StatusLine(Row):
     cost_center: str
     cost_center_name: str
-    quarter: str
+    quarter: Quarter
     basis: str
     usd: Decimal
     budget_usd: Decimal

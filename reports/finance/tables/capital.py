@@ -97,6 +97,7 @@ def payment_schedule(plan: PlanResult) -> Table:
 @dataclass(frozen=True)
 class CapitalPurchase(Row):
     start_quarter: str
+    """start_quarter: a quarter, or `Total` on the total row: text, not a `Quarter`."""
     site: str
     machine: str
     nodes: int | None

@@ -18,6 +18,7 @@ if TYPE_CHECKING:
 @dataclass(frozen=True)
 class CostChange(Row):
     quarter: str
+    """quarter: a quarter, or `Total` (`Total, quarters both plans cover`) on the total row: text, not a `Quarter`."""
     previous: Decimal | None
     current: Decimal | None
     delta: Decimal | None
@@ -25,7 +26,7 @@ class CostChange(Row):
 
 @dataclass(frozen=True)
 class PurchaseChange(Row):
-    start_quarter: str
+    start_quarter: Quarter
     site: str
     machine: str
     pricing_model: str
@@ -35,7 +36,7 @@ class PurchaseChange(Row):
     liability_delta: Decimal | None
 
 
-def _purchase_change(a: PurchaseRow | None, b: PurchaseRow | None, start: str, quarters: Sequence[Quarter]) -> str:
+def _purchase_change(a: PurchaseRow | None, b: PurchaseRow | None, start: Quarter, quarters: Sequence[Quarter]) -> str:
     """What happened to a purchase between the previous plan (`a`) and this one (`b`)."""
     if a is None:
         return "added"
@@ -94,7 +95,7 @@ def changes_tables(plan: PlanResult, previous: PlanResult, quarters: Sequence[Qu
         + (" A quarter only this plan covers has no previous figure." if len(both) < len(quarters) else ""),
     )
 
-    def keyed(p: PlanResult) -> dict[tuple[str, ...], PurchaseRow]:
+    def keyed(p: PlanResult) -> dict[tuple[Quarter, str, str, str, str], PurchaseRow]:
         return {
             (r.start_quarter, r.site, r.machine, r.pricing_model, str(r.term_months)): r for r in p.purchase_schedule
         }

@@ -19,7 +19,7 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True)
 class CoverageRow(Row):
-    quarter: str
+    quarter: Quarter
     cost: Decimal
     on_demand: Decimal
     savings: Decimal

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 from quartermaster.plan_figures import line_cents
 from quartermaster.pricing import commitment_line, format_usd, last_quarter_of
 from quartermaster.reports.finance.table import ZERO, Column, Row, Table
-from quartermaster.units import LAST_QUARTER
+from quartermaster.units import LAST_QUARTER, Quarter
 
 if TYPE_CHECKING:
     from quartermaster.model import Inventory
@@ -22,7 +22,7 @@ EXPIRY_COVERAGE_DROP = Decimal("0.10")
 
 @dataclass(frozen=True)
 class ExpiryRow(Row):
-    quarter: str
+    quarter: Quarter
     existing_before: Decimal | None
     existing: Decimal
     change: Decimal | None

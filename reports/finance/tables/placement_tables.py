@@ -13,6 +13,7 @@ from quartermaster.plan_figures import to_cent
 from quartermaster.pricing import shown_quantity
 from quartermaster.reports.finance.table import Column, Row, Table
 from quartermaster.reports.finance.tables.table_support import ratio
+from quartermaster.units import Quarter
 
 if TYPE_CHECKING:
     from quartermaster.model import Inventory
@@ -47,7 +48,7 @@ class UtilisationLine(Row):
     commitment: str
     site: str
     machine: str
-    quarter: str
+    quarter: Quarter
     assumed: Decimal
     metered: Decimal | None
     metered_hours: int
@@ -62,9 +63,10 @@ class CreditLine(Row):
     horizon_cost: Decimal
     credit: Decimal
     liability: Decimal
-    first_quarter: str
+    first_quarter: Quarter
     first_quarter_liability: Decimal
     first_quarter_purchases: str
+    """first_quarter_purchases: what the plan buys in first_quarter, as text."""
 
 
 def moves_table(plan: PlanResult) -> Table:

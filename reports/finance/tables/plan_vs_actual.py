@@ -35,6 +35,7 @@ if TYPE_CHECKING:
 @dataclass(frozen=True)
 class PlanActualRow(Row):
     quarter: str
+    """quarter: a quarter, or `Total` on the total row: text, not a `Quarter`."""
     plan: str
     basis: str
     months: str

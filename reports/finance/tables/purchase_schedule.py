@@ -19,6 +19,7 @@ if TYPE_CHECKING:
 @dataclass(frozen=True)
 class PurchaseLine(Row):
     start_quarter: str
+    """start_quarter: a quarter, or `Totals by payment` on the total row: text, not a `Quarter`."""
     approve: str
     """approve: `now` for a purchase that starts in the first quarter open to purchases (the quarter in progress,
     from its first open day), else `later`."""

@@ -41,20 +41,20 @@ class ExposureRow(Row):
 
 @dataclass(frozen=True)
 class BandRow(Row):
-    quarter: str
+    quarter: Quarter
     p10: Decimal
     expected: Decimal
     p90: Decimal
 
 
-def demand_spread(inventory: Inventory, plan: PlanResult) -> list[tuple[str, str, Decimal, Decimal | None]]:
+def demand_spread(inventory: Inventory, plan: PlanResult) -> list[tuple[Quarter, str, Decimal, Decimal | None]]:
     """(quarter, accelerator, accelerators below the expected level at p10, above it at p90 or None) per demand row,
     averaged over the quarter's hours. A quarter the plan forecasts from the usage history (PlanResult.forecast: the
     quarter in progress) takes its forecast's band over the hours it forecasts, not demand.csv's rows (the plan does
     not read them there): its metered hours have no spread. Otherwise demand.csv: p50 less its Q(0.1) (the given p10,
     else the lognormal through p50 and p90, `planner.data.quantile_at`), and p90 less p50."""
     forecast = {r.quarter for r in plan.forecast}
-    out: list[tuple[str, str, Decimal, Decimal | None]] = [
+    out: list[tuple[Quarter, str, Decimal, Decimal | None]] = [
         (
             d.period,
             d.accelerator,
@@ -84,10 +84,12 @@ def _exposure_line(accelerator: str, accelerator_hours: Decimal, rate: Decimal) 
     return PricedLine(accelerator_hours, "accelerator-hour", rate, "planned", source)
 
 
-def p90_exposure(inventory: Inventory, plan: PlanResult, quarters: Sequence[Quarter]) -> dict[str, list[ExposureRow]]:
+def p90_exposure(
+    inventory: Inventory, plan: PlanResult, quarters: Sequence[Quarter]
+) -> dict[Quarter, list[ExposureRow]]:
     """Per quarter, an `ExposureRow` per accelerator with a p90 above its expected level (demand_spread)."""
     rates = cheapest_on_demand_per_accelerator(inventory)
-    extra: dict[str, dict[str, Decimal]] = {q: {} for q in quarters}
+    extra: dict[Quarter, dict[str, Decimal]] = {q: {} for q in quarters}
     for quarter, accelerator, _, above in demand_spread(inventory, plan):
         if quarter in extra and above is not None:
             by_acc = extra[quarter]
@@ -128,7 +130,7 @@ def risk_table(plan: PlanResult, quarter: Quarter, rows: list[ExposureRow]) -> t
 
 
 def cost_band(
-    inventory: Inventory, plan: PlanResult, quarters: Sequence[Quarter], exposure: dict[str, list[ExposureRow]]
+    inventory: Inventory, plan: PlanResult, quarters: Sequence[Quarter], exposure: dict[Quarter, list[ExposureRow]]
 ) -> Table:
     """Cost per quarter at p10, expected and at p90 demand (basis: exposure).
 
@@ -137,7 +139,7 @@ def cost_band(
     most the quarter's on-demand, spot and flex-start spend (commitments and capacity blocks are paid whether used or
     not)."""
     rates = cheapest_on_demand_per_accelerator(inventory)
-    below: dict[str, Decimal] = dict.fromkeys(quarters, ZERO)
+    below: dict[Quarter, Decimal] = dict.fromkeys(quarters, ZERO)
     for quarter, accelerator, less, _ in demand_spread(inventory, plan):
         if quarter in below and accelerator in rates:
             below[quarter] += less * quarter_hours(quarter) * rates[accelerator]

@@ -17,6 +17,7 @@ from quartermaster.pricing import (
     shown_rate,
 )
 from quartermaster.reports.finance.table import ZERO, Column, Row, Table
+from quartermaster.units import Quarter
 
 if TYPE_CHECKING:
     from quartermaster.model import Inventory
@@ -25,7 +26,7 @@ if TYPE_CHECKING:
 
 @dataclass
 class _Group:
-    quarter: str
+    quarter: Quarter
     accelerator: str
     site: str
     served_accelerator: str
@@ -39,7 +40,7 @@ class _Group:
 
 @dataclass(frozen=True)
 class RoutingLine(Row):
-    quarter: str
+    quarter: Quarter
     accelerator: str
     site: str
     teams: str

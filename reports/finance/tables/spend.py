@@ -35,6 +35,7 @@ class SpendRow(Row):
 
     PARTS: ClassVar[str | None] = "by_model"
     quarter: str
+    """quarter: a quarter, or `All quarters` on the total row: text, not a `Quarter`."""
     total: Decimal
     by_model: Mapping[str, Decimal] = field(default_factory=dict)
 

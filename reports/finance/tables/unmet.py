@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 
 from quartermaster.pricing import decimal_of
 from quartermaster.reports.finance.table import Column, Row, Table
+from quartermaster.units import Quarter
 
 if TYPE_CHECKING:
     from quartermaster.plan_contract import PlanResult
@@ -15,7 +16,7 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True)
 class UnmetLine(Row):
-    quarter: str
+    quarter: Quarter
     team: str
     accelerator: str
     site: str
