@@ -325,7 +325,7 @@ def build_data(
 # --- horizon and scenarios -------------------------------------------------------------------------
 
 
-def _horizon(curves: pd.DataFrame, horizon: int, start: str | None) -> list[Quarter]:
+def _horizon(curves: pd.DataFrame, horizon: int, start: Quarter | None) -> list[Quarter]:
     """The plan's quarters: `horizon` from `start`, else from the earliest quarter with demand (quarters sort as
     text in calendar order)."""
     if horizon < 1 or horizon > 40:

@@ -441,7 +441,7 @@ class PlanOptions:
 
     horizon: int = 8
     """Quarters to plan."""
-    start: str | None = None
+    start: Quarter | None = None
     """First quarter; default: the quarter in progress where the actuals end (its closed part as metered, the rest
     planned: planner/actuals.py), else the earliest quarter with demand."""
     as_of: dt.date | None = None

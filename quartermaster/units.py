@@ -153,7 +153,7 @@ def quarter_bounds(quarter: str) -> tuple[dt.date, dt.date]:
 
 
 def quarter_hours(quarter: str) -> int:
-    """Hours in a calendar quarter (2,160 to 2,208)."""
+    """Hours in a calendar quarter (2,160 to 2,208); text of any year, as quarter_bounds (the alert rules' tests)."""
     start, end = quarter_bounds(quarter)
     return (end - start).days * 24
 
@@ -164,7 +164,7 @@ def next_quarters(first: str, count: int) -> list[Quarter]:
     return [start + n for n in range(count)]
 
 
-def overlap_hours(start: dt.date, end: dt.date, quarter: str) -> int:
+def overlap_hours(start: dt.date, end: dt.date, quarter: Quarter) -> int:
     """Hours of [start, end) that fall inside a quarter."""
     q_start, q_end = quarter_bounds(quarter)
     days = (min(end, q_end) - max(start, q_start)).days

@@ -24,6 +24,7 @@ from quartermaster.cli.command_support import (
 )
 from quartermaster.errors import ProblemsFound, UsageError
 from quartermaster.pricing import DEFAULT_IDLE_POLICY, cents, decimal_of, format_pct, format_usd
+from quartermaster.units import Quarter
 
 if TYPE_CHECKING:
     from quartermaster.model import Inventory
@@ -35,7 +36,7 @@ if TYPE_CHECKING:
 def command(
     path: Path = inventory_argument(),
     horizon: str = typer.Option("8q", help="Quarters to plan, e.g. 8q or 2y."),
-    start: str | None = typer.Option(
+    start: Quarter | None = typer.Option(
         None,
         parser=quarter_option,
         help="First quarter, e.g. 2027Q1; default: the quarter in progress where the usage history ends, else the "
