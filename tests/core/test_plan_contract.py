@@ -9,12 +9,22 @@ import json
 import pickle
 import subprocess
 import sys
+import typing
 from pathlib import Path
 
 import jsonschema
 import pytest
 
-from quartermaster.plan_contract import EXISTING, NEW, PLAN_FORMAT_VERSION, plan_schema_json
+from quartermaster.plan_contract import (
+    EXISTING,
+    NEW,
+    PLAN_FORMAT_VERSION,
+    ROWS,
+    PlanResult,
+    load_result,
+    plan_schema_json,
+)
+from quartermaster.units import Quarter
 from tests.paths import DATA, REPO
 from tests.planner.planning import curves, one_site, run
 
@@ -43,6 +53,27 @@ def test_a_written_plan_loads_without_the_solver_or_pandas(tmp_path):
 
     assert imported == []  # none of pulp, highspy, pandas, numpy or the planner package
     assert loaded == result  # every field and typed row, as the planner made them
+
+
+def _quarter_values(plan: PlanResult) -> list[object]:
+    """The values of every field typed Quarter in a plan: its quarters and each table's quarter columns."""
+    out: list[object] = list(plan.quarters)
+    for table, row_type in ROWS.items():
+        names = [name for name, hint in typing.get_type_hints(row_type).items() if hint is Quarter]
+        out += [getattr(row, name) for row in getattr(plan, table) for name in names]
+    return out
+
+
+def test_a_quarter_field_holds_a_quarter_as_made_and_as_read_back(tmp_path):
+    """Pandas and JSON give quarters as plain text; the plan's fields typed Quarter hold `Quarter`s (issue 39, point
+    5), as the planner makes them and as plan.json is read back. A ledger line's quarter is one too, or empty."""
+    result = run(one_site(on_demand=10, commit_12=6, spot=3), curves("ml", ["2027Q1", "2027Q2"], hourly=UNIFORM))
+    result.write(tmp_path)
+    for plan in (result, load_result(tmp_path)):
+        values = _quarter_values(plan)
+        assert len(values) > len(plan.quarters)  # the tables' quarter columns, not only the horizon
+        assert {type(v) for v in values} == {Quarter}
+        assert {type(x.quarter) for x in plan.ledger if x.quarter} == {Quarter}
 
 
 def test_the_routing_tiers_are_named_by_the_contract():
