@@ -31,6 +31,7 @@ from typing import Any, TypeVar
 import numpy as np
 import pandas as pd
 
+from quartermaster import cycle_collector
 from quartermaster.plan_contract import (
     CLOSED,
     EXISTING,
@@ -84,6 +85,7 @@ TINY = 1e-6
 # --- collecting the tables -------------------------------------------------------------------------
 
 
+@cycle_collector.paused()
 def collect(
     m: PlanModel, report: SolveReport, duals_report: SolveReport | None = None, relaxed: bool = False
 ) -> PlanResult:
