@@ -26,6 +26,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from quartermaster import cycle_collector
 from quartermaster.capacity import open_pools
 from quartermaster.model import Cluster, Cohort, Inventory, Pool, Quota, Team
 from quartermaster.modules.kueue import api
@@ -117,6 +118,7 @@ class FlavorQuota:
 # --- entry points ----------------------------------------------------------------------------------
 
 
+@cycle_collector.paused()
 def objects_for_cluster(inventory: Inventory, cluster: str, at: dt.datetime) -> list[dict[str, Any]]:
     """Every object for `cluster` valid at `at` (an aware datetime) as the manifest `qm render` writes, in apply
     order, in the cluster's `kueue_api_version`."""
@@ -124,6 +126,7 @@ def objects_for_cluster(inventory: Inventory, cluster: str, at: dt.datetime) -> 
     return [to_manifest(obj, version) for obj in kueue_objects(inventory, cluster, at)]
 
 
+@cycle_collector.paused()
 def kueue_objects(inventory: Inventory, cluster: str, at: dt.datetime) -> list[Emitted]:
     """Every object for `cluster` valid at `at` (an aware datetime), typed, in apply order."""
     c = inventory.cluster_by_name[cluster]

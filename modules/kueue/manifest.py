@@ -107,19 +107,33 @@ def json_name(f: dataclasses.Field[Any]) -> str:
     return head + "".join(part[:1].upper() + part[1:] for part in rest)
 
 
+_FIELDS: dict[type, tuple[tuple[str, str], ...] | None] = {}
+"""Per type: (Python name, manifest name) of each field of a dataclass, None for any other type."""
+_PLAIN = frozenset({str, int, float, bool})
+"""Types written as they are."""
+
+
 def to_json(value: Any) -> Any:
-    """A typed value as plain JSON data: dataclasses as dicts of their set fields (None is left out)."""
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+    """A typed value as plain JSON data: dataclasses as dicts of their set fields (None is left out). Field names
+    are read once per type (a fleet of 1,000 teams writes 380,000 values)."""
+    kind = type(value)
+    if kind in _PLAIN:
+        return value
+    if kind not in _FIELDS:
+        fields = dataclasses.fields(value) if dataclasses.is_dataclass(value) else None
+        _FIELDS[kind] = None if fields is None else tuple((f.name, json_name(f)) for f in fields)
+    named = _FIELDS[kind]
+    if named is not None:
         out = {}
-        for f in dataclasses.fields(value):
-            item = getattr(value, f.name)
+        for attr, key in named:
+            item = getattr(value, attr)
             if item is not None:
-                out[json_name(f)] = to_json(item)
+                out[key] = item if type(item) in _PLAIN else to_json(item)
         return out
     if isinstance(value, list | tuple):
-        return [to_json(v) for v in value]
+        return [v if type(v) in _PLAIN else to_json(v) for v in value]
     if isinstance(value, dict):
-        return {k: to_json(v) for k, v in value.items()}
+        return {k: v if type(v) in _PLAIN else to_json(v) for k, v in value.items()}
     return value
 
 

@@ -3,6 +3,7 @@ when the caller had it off already."""
 
 from __future__ import annotations
 
+import datetime as dt
 import gc
 from types import SimpleNamespace
 
@@ -10,6 +11,7 @@ import pytest
 
 from quartermaster import cycle_collector
 from quartermaster.loader import load
+from quartermaster.modules.kueue import objects_for_cluster
 from quartermaster.plan_contract import Outcome
 from quartermaster.planner.build_result import collect
 
@@ -60,4 +62,21 @@ def test_collecting_a_plan_runs_paused(monkeypatch: pytest.MonkeyPatch) -> None:
     with pytest.raises(_Seen):
         collect(SimpleNamespace(data=data), report)  # type: ignore[arg-type]
     assert seen == [False]
+    assert gc.isenabled()
+
+
+def test_building_kueue_objects_runs_paused(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A cluster's Kueue objects are built and written as manifests with the collector off."""
+    seen: list[bool] = []
+
+    def manifest(obj: object, version: str) -> dict[str, str]:
+        seen.append(gc.isenabled())
+        return {}
+
+    monkeypatch.setattr("quartermaster.modules.kueue.builders.to_manifest", manifest)
+    inventory = load("inventory").inventory
+    assert inventory is not None
+    cluster = inventory.clusters[0].name
+    objects_for_cluster(inventory, cluster, dt.datetime(2026, 11, 27, tzinfo=dt.UTC))
+    assert seen and not any(seen)
     assert gc.isenabled()
