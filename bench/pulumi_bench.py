@@ -5,8 +5,8 @@
 The inventory has four clusters (GKE GPU, GKE TPU with 2 slices per pool, EKS, AKS) sharing the pools
 with every provisioning mode, and 50 teams with quotas. For each cluster it times the pure specs
 (`modules.cloud.cluster_spec`) and the whole stack (`declare_cluster`: components, cloud resources, Kueue
-objects) under `pulumi.runtime.set_mocks`; the first stack also pays the provider SDK imports. CPU time
-is printed next to wall time because the machine may be shared.
+objects) under `pulumi.runtime.set_mocks` with the test suite's mocks (tests/pulumi/harness.py); the first stack
+also pays the provider SDK imports. CPU time is printed next to wall time because the machine may be shared.
 """
 
 from __future__ import annotations
@@ -22,12 +22,10 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-import pulumi
-from pulumi.runtime import settings
-
 from quartermaster.model import Inventory
 from quartermaster.modules.cloud import cluster_spec
 from quartermaster.providers import validate_inventory
+from tests.pulumi.harness import run_cluster  # the test suite's mocks: outputs echo inputs, as the engine's would
 
 SHARE = {"gke-gpu": 0.4, "gke-tpu": 0.2, "eks": 0.25, "aks": 0.15}  # of the pools
 
@@ -160,37 +158,9 @@ def generate(pools: int) -> Inventory:
             "commitments": commitments,
             "teams": teams,
             "cohorts": [{"name": "org"}],
+            "policy": {"quota_contact_email": "capacity@example.com"},  # GKE quota requests name a contact
         }
     )
-
-
-class CountingMocks(pulumi.runtime.Mocks):
-    """Echo inputs as outputs and count registrations."""
-
-    def __init__(self) -> None:
-        self.resources = 0
-
-    def new_resource(self, args: pulumi.runtime.MockResourceArgs) -> tuple[str, dict[str, Any]]:
-        self.resources += 1
-        return f"{args.name}-id", {**args.inputs, "latestVersion": 1}
-
-    def call(self, args: pulumi.runtime.MockCallArgs) -> tuple[dict[str, Any], None]:
-        return {}, None
-
-
-def run_stack(inventory: Inventory, cluster: str) -> int:
-    """Declare one cluster's stack under mocks; the number of resources registered."""
-    from quartermaster.modules.pulumi import declare_cluster
-
-    mocks = CountingMocks()
-    settings.ROOT.set(None)
-    pulumi.runtime.set_mocks(mocks, project="quartermaster", stack=cluster, preview=False)
-
-    def program() -> None:
-        declare_cluster(inventory, cluster, "kubeconfig", dt.datetime.now(dt.UTC))
-
-    pulumi.runtime.test(program)()
-    return mocks.resources
 
 
 def main() -> None:
@@ -204,7 +174,7 @@ def main() -> None:
         t0 = time.perf_counter()
         cluster_spec(inventory, cluster.name, dt.datetime.now(dt.UTC))
         t1, c1 = time.perf_counter(), time.process_time()
-        resources = run_stack(inventory, cluster.name)
+        resources = len(run_cluster(inventory, cluster.name, now=dt.datetime.now(dt.UTC)).resources)
         t2, c2 = time.perf_counter(), time.process_time()
         wall, cpu = wall + t2 - t1, cpu + c2 - c1
         print(
