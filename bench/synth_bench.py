@@ -31,9 +31,8 @@ def main() -> None:
     inventory = generate(parser.parse_args().pools)
     clusters = stack_clusters(inventory)
     t0 = time.perf_counter()
-    from cdktf import App
-
-    from quartermaster.modules.terraform.app import Backend, ClusterStack  # first: it silences jsii's Node 20 banner
+    # cdktf's App through the module that silences jsii's Node 20 banner before cdktf starts Node.js
+    from quartermaster.modules.terraform.app import App, Backend, ClusterStack
 
     t1 = time.perf_counter()
     now = dt.datetime.now(dt.UTC)

@@ -23,3 +23,4 @@ def test_the_bench_prints_its_figures(script: str, figure: str) -> None:
     )
     assert run.returncode == 0, run.stderr[-2000:]
     assert figure in run.stdout
+    assert "end-of-life" not in run.stdout + run.stderr  # jsii's Node 20 banner stays silenced
