@@ -9,6 +9,9 @@ dependencies and options, as the engine would have received them.
 
 from __future__ import annotations
 
+import asyncio
+import atexit
+import contextlib
 import datetime as dt
 import runpy
 from collections.abc import Callable
@@ -89,6 +92,26 @@ class EchoMocks(pulumi.runtime.Mocks):
         return self.reads.get(args.token, dict(args.args)), []
 
 
+_LOOPS: set[asyncio.AbstractEventLoop] = set()
+"""The event loops Pulumi's mocks run on: the main thread's and one per worker thread (the mock monitor makes those
+and never closes them)."""
+
+
+@atexit.register
+def _close_loops() -> None:
+    """Close them before the interpreter finalises them: it may close a loop's self-pipe first and then print a
+    traceback from the loop's `__del__` (seen in `python -m tests.pulumi.preview`)."""
+    for loop in _LOOPS:
+        if not loop.is_running() and not loop.is_closed():
+            loop.close()
+
+
+def _keep_loop() -> None:
+    """Add the calling thread's event loop to _LOOPS (a thread the mocks have not used yet has none)."""
+    with contextlib.suppress(RuntimeError):
+        _LOOPS.add(asyncio.get_event_loop())
+
+
 class RecordingMonitor(mocks.MockMonitor):
     """The mock engine, also keeping what the real engine uses for parenting, providers and options."""
 
@@ -96,8 +119,19 @@ class RecordingMonitor(mocks.MockMonitor):
         self.registered = Registered()
         super().__init__(EchoMocks(self.registered, reads))
 
+    def Invoke(self, request: Any) -> Any:
+        response = super().Invoke(request)
+        _keep_loop()
+        return response
+
+    def Call(self, request: Any) -> Any:
+        response = super().Call(request)
+        _keep_loop()
+        return response
+
     def RegisterResource(self, request: Any) -> Any:
         response = super().RegisterResource(request)
+        _keep_loop()
         if request.type != "pulumi:pulumi:Stack":
             inputs = pulumi.runtime.rpc.deserialize_properties(request.object)
             self.registered.resources.append(
@@ -131,6 +165,7 @@ def run_program(
         program()
 
     pulumi.runtime.test(main)()
+    _keep_loop()
     return monitor.registered
 
 
