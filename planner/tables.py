@@ -16,7 +16,7 @@ from collections.abc import Iterator
 from decimal import Decimal
 from typing import TYPE_CHECKING, NamedTuple, TypeVar
 
-from quartermaster.units import Quarter
+from quartermaster.units import Quarter, cached_quarter
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -197,10 +197,7 @@ def _hints(schema: type[NamedTuple]) -> dict[str, type]:
 def _values(column: pd.Series, kind: type) -> list[object]:
     """A column's values as Python values of `kind`: a `Quarter` column's text parsed once per distinct quarter."""
     values = column.tolist()
-    if kind is not Quarter:
-        return values
-    quarter = {text: Quarter(text) for text in set(values)}
-    return [quarter[text] for text in values]
+    return [cached_quarter(text) for text in values] if kind is Quarter else values
 
 
 def schema_problems(name: str, frame: pd.DataFrame) -> list[str]:

@@ -34,7 +34,7 @@ from pydantic import ConfigDict, TypeAdapter, ValidationError
 
 from quartermaster.budget_status import BudgetStatus
 from quartermaster.pricing import DEFAULT_IDLE_POLICY, PricedLine
-from quartermaster.units import Quarter, quarter_bounds
+from quartermaster.units import Quarter, cached_quarter, quarter_bounds
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -712,9 +712,5 @@ def _cast(kind: Any, value: Any) -> Any:
     if kind in (int, float):
         return kind(float(value)) if kind is int else float(value)
     if kind is Quarter:
-        return _quarter(str(value))
+        return cached_quarter(str(value))
     return str(value)
-
-
-_quarter = functools.lru_cache(maxsize=4096)(Quarter)
-"""Quarter(text), each distinct text parsed once: a plan's tables repeat a few quarters over many rows."""

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import calendar
 import datetime as dt
+import functools
 import re
 from typing import TYPE_CHECKING, Any, overload
 
@@ -132,6 +133,12 @@ def utc_hour(moment: dt.datetime) -> dt.datetime:
     """An hour as naive UTC, the one convention of usage records: a time with an offset is converted to UTC, a
     time without one is taken as UTC."""
     return moment.astimezone(dt.UTC).replace(tzinfo=None) if moment.tzinfo is not None else moment
+
+
+@functools.lru_cache(maxsize=4096)
+def cached_quarter(text: str) -> Quarter:
+    """`Quarter(text)`, each distinct text parsed once: tables repeat a few quarters over many rows."""
+    return Quarter(text)
 
 
 LAST_QUARTER = Quarter("2100Q4")
