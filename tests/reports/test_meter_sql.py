@@ -198,6 +198,13 @@ def per_pod(frame: pd.DataFrame) -> pd.DataFrame:
     )
 
 
+def per_minute(frame: pd.DataFrame) -> pd.DataFrame:
+    """Each hourly row as sixty per-minute rows of the same numbers (`minute` in place of `hour`)."""
+    minutes = frame.loc[frame.index.repeat(60)].reset_index(drop=True)
+    minutes["minute"] = minutes["hour"] + pd.to_timedelta(list(range(60)) * len(frame), unit="min")
+    return minutes.drop(columns=["hour"])
+
+
 @pytest.mark.parametrize(
     ("frame", "want_rules"),
     [
@@ -303,9 +310,7 @@ def test_per_minute_rows_weigh_a_sixtieth_of_an_hour(tmp_path: Path) -> None:
 
 def test_each_hourly_row_as_sixty_minute_rows_meters_the_same(tmp_path: Path) -> None:
     frame = usage(FEBRUARY)
-    minutes = frame.loc[frame.index.repeat(60)].reset_index(drop=True)
-    minutes["minute"] = minutes["hour"] + pd.to_timedelta(list(range(60)) * len(frame), unit="min")
-    minutes.drop(columns=["hour"]).to_parquet(tmp_path / "minutes.parquet", index=False)
+    per_minute(frame).to_parquet(tmp_path / "minutes.parquet", index=False)
     result, issues = meter_source(str(tmp_path / "minutes.parquet"), small_fleet(), FEB)
     assert issues == [] and result is not None
     assert result.to_dict() == frame_result(small_fleet(), frame, FEB)
@@ -317,9 +322,7 @@ def test_per_pod_records_are_billed_as_their_team_sums(tmp_path: Path) -> None:
     frame = usage(FEBRUARY)
     pods = per_pod(frame)
     assert frame_result(small_fleet(), pods, FEB) == frame_result(small_fleet(), frame, FEB)
-    minutes = pods.loc[pods.index.repeat(60)].reset_index(drop=True)
-    minutes["minute"] = minutes["hour"] + pd.to_timedelta(list(range(60)) * len(pods), unit="min")
-    minutes.drop(columns=["hour"]).to_csv(tmp_path / "pods.csv", index=False)
+    per_minute(pods).to_csv(tmp_path / "pods.csv", index=False)
     result, issues = meter_source(str(tmp_path / "pods.csv"), small_fleet(), FEB)
     assert issues == [] and result is not None
     assert result.to_dict() == frame_result(small_fleet(), frame, FEB)
